@@ -1,0 +1,3 @@
+#ifndef MMUSIM_ARCH_H
+#define MMUSIM_ARCH_H
+#endif

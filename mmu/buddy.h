@@ -1,0 +1,79 @@
+/*
+ * buddy.h - the binary buddy allocator of one zone, as mm/page_alloc.c does it.
+ *
+ * Orders 0..max_order; free lists per order and per migratetype; split returns
+ * upper halves one order lower; free merges with the buddy (pfn ^ (1 << order))
+ * while it is free at the same order.  Fallback between migratetypes follows
+ * the kernel's fallback table and steals a whole pageblock for large or
+ * unmovable requests.
+ *
+ * Simulated state is never host memory of the simulated size: the part of a
+ * zone no allocation has reached yet is a "frontier" of implicit max-order
+ * blocks, materialised one block at a time.  Host memory grows with the pages
+ * that were ever allocated, not with the zone size.
+ */
+#ifndef MMUSIM_BUDDY_H
+#define MMUSIM_BUDDY_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef enum {
+  MT_UNMOVABLE,
+  MT_MOVABLE,
+  MT_RECLAIMABLE,
+  MT_HIGHATOMIC,
+  MT_CMA,
+  MT_ISOLATE,
+  N_MIGRATETYPES
+} MigrateType;
+
+typedef enum { ZONE_DMA, ZONE_DMA32, ZONE_NORMAL, ZONE_MOVABLE, N_ZONE_TYPES } ZoneType;
+
+typedef struct BuddyZone BuddyZone;
+
+/* A zone of pfns [start_pfn, end_pfn).  Blocks are aligned to their order in
+ * absolute pfns, as in the kernel; a partial max-order block at either end is
+ * handed to the free lists as smaller aligned blocks. */
+BuddyZone *buddy_zone_new(ZoneType type, int node, uint64_t start_pfn, uint64_t end_pfn,
+                          unsigned max_order, unsigned pageblock_order);
+void buddy_zone_free(BuddyZone *z);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(BuddyZone, buddy_zone_free)
+
+/* Allocate 2^order pages.  FALSE when no block of that order or larger is
+ * free in any allowed migratetype: a result, not an error. */
+gboolean buddy_alloc(BuddyZone *z, unsigned order, MigrateType mt, uint64_t *pfn);
+/* Free a block that buddy_alloc returned (same order). */
+void buddy_free(BuddyZone *z, uint64_t pfn, unsigned order);
+
+/* /proc/buddyinfo: free blocks of exactly this order (all migratetypes). */
+uint64_t buddy_free_blocks(const BuddyZone *z, unsigned order);
+uint64_t buddy_free_blocks_mt(const BuddyZone *z, unsigned order, MigrateType mt);
+uint64_t buddy_free_pages(const BuddyZone *z);
+uint64_t buddy_managed_pages(const BuddyZone *z);
+unsigned buddy_max_order(const BuddyZone *z);
+uint64_t buddy_start_pfn(const BuddyZone *z);
+uint64_t buddy_end_pfn(const BuddyZone *z);
+ZoneType buddy_zone_type(const BuddyZone *z);
+int buddy_node(const BuddyZone *z);
+const char *buddy_zone_name(ZoneType t);
+const char *buddy_migratetype_name(MigrateType mt);
+
+/* The kernel's fragmentation index for an allocation of `order`
+ * (mm/vmstat.c __fragmentation_index): -1000 when a suitable block is free,
+ * otherwise 0..1000, towards 1000 when failure is due to fragmentation rather
+ * than lack of memory; 0 when the zone has no free pages. */
+int buddy_fragmentation_index(const BuddyZone *z, unsigned order);
+
+/* TRUE if pfn is inside a free block (for tests and the fault path). */
+gboolean buddy_is_free(const BuddyZone *z, uint64_t pfn);
+
+/* Check every invariant (free counts match the lists, no overlapping or
+ * mergeable-but-unmerged blocks, every page accounted for exactly once).
+ * On failure appends the reason to `why` and returns FALSE.  For tests. */
+gboolean buddy_check(const BuddyZone *z, GString *why);
+
+/* Host bytes used by the zone's bookkeeping (for the memory-per-page figure). */
+uint64_t buddy_host_bytes(const BuddyZone *z);
+
+#endif

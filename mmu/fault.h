@@ -1,0 +1,3 @@
+#ifndef MMUSIM_FAULT_H
+#define MMUSIM_FAULT_H
+#endif

@@ -1,0 +1,3 @@
+#ifndef MMUSIM_KERNEL_H
+#define MMUSIM_KERNEL_H
+#endif

@@ -1,0 +1,3 @@
+#ifndef MMUSIM_MM_H
+#define MMUSIM_MM_H
+#endif

@@ -1,0 +1,3 @@
+#ifndef MMUSIM_PGTABLE_H
+#define MMUSIM_PGTABLE_H
+#endif

@@ -1,0 +1,45 @@
+/*
+ * physmem.h - the physical memory of the machine: nodes, their zones, and the
+ * order in which an allocation tries them (the zonelist).
+ *
+ * Layout: node n owns pfns [n * pages_per_node, (n + 1) * pages_per_node).
+ * Node 0 holds ZONE_DMA (below 16M) and ZONE_DMA32 (below 4G) as on x86-64;
+ * the rest of every node is ZONE_NORMAL.  mem.kernel_reserved bytes at the
+ * start of node 0 (above the DMA zone) are never given to the buddy allocator.
+ * An allocation on node N tries N's zones from NORMAL down to DMA (like
+ * GFP_HIGHUSER_MOVABLE), then the other nodes nearest first.
+ */
+#ifndef MMUSIM_PHYSMEM_H
+#define MMUSIM_PHYSMEM_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "buddy.h"
+#include "settings.h"
+
+#define PAGE_SHIFT_4K 12
+
+typedef struct PhysMem PhysMem;
+
+PhysMem *physmem_new(const Settings *s, GError **error);
+void physmem_free(PhysMem *pm);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PhysMem, physmem_free)
+
+/* Allocate 2^order 4K pages, trying `node` first.  FALSE when no zone of any
+ * node can serve it (simulated out of memory, or too fragmented). */
+gboolean physmem_alloc(PhysMem *pm, int node, unsigned order, MigrateType mt, uint64_t *pfn);
+/* Like physmem_alloc but only from `node` (for __GFP_THISNODE and bind). */
+gboolean physmem_alloc_on(PhysMem *pm, int node, unsigned order, MigrateType mt, uint64_t *pfn);
+void physmem_release(PhysMem *pm, uint64_t pfn, unsigned order);
+
+int physmem_nodes(const PhysMem *pm);
+int physmem_node_of(const PhysMem *pm, uint64_t pfn);
+uint64_t physmem_pages_per_node(const PhysMem *pm);
+uint64_t physmem_free_pages(const PhysMem *pm, int node);
+/* Zones of a node, NULL where the node has none of that type. */
+BuddyZone *physmem_zone(const PhysMem *pm, int node, ZoneType t);
+/* /proc/buddyinfo lines: "Node 0, zone   Normal   12 4 ... ". */
+void physmem_buddyinfo(const PhysMem *pm, GString *out);
+uint64_t physmem_host_bytes(const PhysMem *pm);
+
+#endif

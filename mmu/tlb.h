@@ -1,0 +1,3 @@
+#ifndef MMUSIM_TLB_H
+#define MMUSIM_TLB_H
+#endif

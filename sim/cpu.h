@@ -1,0 +1,3 @@
+#ifndef MMUSIM_CPU_H
+#define MMUSIM_CPU_H
+#endif

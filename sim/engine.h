@@ -1,0 +1,3 @@
+#ifndef MMUSIM_ENGINE_H
+#define MMUSIM_ENGINE_H
+#endif

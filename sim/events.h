@@ -1,0 +1,3 @@
+#ifndef MMUSIM_EVENTS_H
+#define MMUSIM_EVENTS_H
+#endif

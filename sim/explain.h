@@ -1,0 +1,3 @@
+#ifndef MMUSIM_EXPLAIN_H
+#define MMUSIM_EXPLAIN_H
+#endif

@@ -1,0 +1,3 @@
+#ifndef MMUSIM_MACHINE_H
+#define MMUSIM_MACHINE_H
+#endif

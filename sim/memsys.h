@@ -1,0 +1,50 @@
+/*
+ * memsys.h - the memory hierarchy behind one CPU: L1I, L1D, L2 (private),
+ * the LLC of its node (shared), an L2 prefetcher and DRAM.
+ *
+ * memsys_access() is the one entry point for data, instruction and page-walk
+ * references.  It returns the latency in cycles of that reference alone and the
+ * level that served it, and counts into the CPU's Counters.  Overlap of
+ * independent misses is the core model's business (sim/cpu.c), not this one's.
+ *
+ * Prefetcher (cache.prefetcher): trains on L2 misses of data loads and stores
+ * (not walks, not instruction fetches), detects ascending or descending
+ * sequential streams by line, and fills cache.prefetch_degree lines ahead into
+ * the L2 (and LLC).  Prefetches never cross a 4K physical page boundary unless
+ * cache.prefetch_cross_page is set, because hardware prefetchers see physical
+ * addresses and the next virtual page may live anywhere.
+ */
+#ifndef MMUSIM_MEMSYS_H
+#define MMUSIM_MEMSYS_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "cache.h"
+#include "settings.h"
+#include "stats.h"
+
+typedef enum { MEM_L1 = 0, MEM_L2 = 1, MEM_LLC = 2, MEM_DRAM = 3 } MemLevel;
+typedef enum { MREQ_LOAD, MREQ_STORE, MREQ_IFETCH, MREQ_WALK } MemReqKind;
+
+typedef struct MemHier MemHier;
+
+/* The LLC shared by the CPUs of one node; NULL when cache.llc_size is 0. */
+Cache *memsys_llc_new(const Settings *s, GError **error);
+
+/* `llc` is shared and not owned; `ctr` is the CPU's counter array. */
+MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error);
+void memsys_free(MemHier *h);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MemHier, memsys_free)
+
+/* One reference to physical address `pa`.  Returns its latency in cycles and
+ * stores the level that served it in *level (may be NULL). */
+uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level);
+
+/* Latency in cycles of a hit at `level` (DRAM: the local idle latency). */
+uint32_t memsys_level_cycles(const MemHier *h, MemLevel level);
+const char *memsys_level_name(MemLevel level);
+unsigned memsys_line_bytes(const MemHier *h);
+/* Drop every cached line (used by tests and by `explain` for a cold start). */
+void memsys_flush(MemHier *h);
+
+#endif

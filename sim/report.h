@@ -1,0 +1,48 @@
+/*
+ * report.h - what a run prints: perf-stat-like text, JSON, CSV.
+ *
+ * A RunReport holds the aggregated counters of one configuration (mean and
+ * relative standard deviation over -r repeats) plus what the host did.
+ * `counters` are simulated quantities only; host time and memory go under
+ * `host` so that the same input, settings and seed give the same counters on
+ * any host.
+ */
+#ifndef MMUSIM_REPORT_H
+#define MMUSIM_REPORT_H
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include "settings.h"
+#include "stats.h"
+
+typedef struct {
+  const char *machine;      /* preset name or .ini path */
+  const char *workload;     /* workload spec or trace path */
+  const char *arch;         /* "x86_64", "ppc64" */
+  unsigned runs;
+  const Settings *settings; /* every resolved setting */
+  CounterValues mean;       /* per counter, mean over runs */
+  CounterValues rel_stddev; /* per counter, stddev / mean (0 when runs == 1 or mean == 0) */
+  double host_seconds;
+  double host_accesses_per_second;
+  uint64_t host_peak_rss_bytes;
+} RunReport;
+
+/* mean and relative stddev of n runs' values, counter by counter. */
+void report_aggregate(const CounterValues *runs, unsigned n, CounterValues *mean, CounterValues *rel_stddev);
+
+/* TRUE if the counter belongs in this architecture's report. */
+gboolean report_counter_applies(CounterId id, const char *arch);
+
+void report_text(const RunReport *r, FILE *out);
+/* { "version", "machine", "workload", "runs", "settings", "counters",
+ *   "stddev", "host" } as DESIGN.md specifies. */
+JsonNode *report_json_node(const RunReport *r);
+void report_json(const RunReport *r, FILE *out);
+/* Header line then one row: machine,workload,runs,<counter>...,<counter>_rsd... */
+void report_csv_header(const RunReport *r, FILE *out);
+void report_csv_row(const RunReport *r, FILE *out);
+void report_csv(const RunReport *r, FILE *out);
+
+#endif

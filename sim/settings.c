@@ -1,0 +1,358 @@
+/*
+ * settings.c - parse, check and hold the values of the knobs in settings.def.
+ *
+ * A value is checked once, when it is set: its type, its range and, for enums,
+ * its choices.  The error names the knob, the origin of the text and what is
+ * allowed, so a user can fix a preset or a `-s` at once.  Reading a value is an
+ * array index; the hot path reads settings only at machine build time.
+ */
+#include "config.h"
+#include "settings.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+G_DEFINE_QUARK(mmusim-settings-error-quark, mmusim_settings_error)
+
+static const SettingDef defs[N_SETTINGS] = {
+#define X(id, nm, type, def, unit, min, max, choices, help, source) \
+  { SET_##id, nm, SETTING_##type, def, unit, min, max, choices, help, source },
+#include "settings.def"
+#undef X
+};
+
+typedef struct {
+  int64_t i;   /* INT, SIZE, BOOL, ENUM index */
+  double d;    /* every numeric type */
+  char *text;  /* normalised text of the value */
+  gboolean set;
+} SettingValue;
+
+struct Settings {
+  SettingValue v[N_SETTINGS];
+};
+
+const SettingDef *settings_def(SettingId id)
+{
+  g_return_val_if_fail(id < N_SETTINGS, NULL);
+  return &defs[id];
+}
+
+const SettingDef *settings_lookup(const char *name)
+{
+  for (int i = 0; i < N_SETTINGS; i++)
+    if (strcmp(defs[i].name, name) == 0)
+      return &defs[i];
+  return NULL;
+}
+
+static unsigned edit_distance(const char *a, const char *b)
+{
+  size_t la = strlen(a), lb = strlen(b);
+  g_autofree unsigned *row = g_new(unsigned, lb + 1);
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = j;
+  for (size_t i = 1; i <= la; i++) {
+    unsigned diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= lb; j++) {
+      unsigned up = row[j];
+      unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      unsigned best = MIN(row[j] + 1, row[j - 1] + 1);
+      row[j] = MIN(best, diag + cost);
+      diag = up;
+    }
+  }
+  return row[lb];
+}
+
+const char *settings_suggest(const char *name)
+{
+  const char *best = NULL;
+  unsigned best_d = G_MAXUINT;
+  for (int i = 0; i < N_SETTINGS; i++) {
+    unsigned d = edit_distance(name, defs[i].name);
+    if (d < best_d) {
+      best_d = d;
+      best = defs[i].name;
+    }
+  }
+  /* Only suggest when the name is plausibly a typo. */
+  return best_d <= MAX(3u, (unsigned)strlen(name) / 3) ? best : NULL;
+}
+
+const char *settings_type_name(SettingType type)
+{
+  switch (type) {
+  case SETTING_INT: return "int";
+  case SETTING_SIZE: return "size";
+  case SETTING_DOUBLE: return "float";
+  case SETTING_BOOL: return "bool";
+  case SETTING_ENUM: return "enum";
+  case SETTING_STRING: return "string";
+  }
+  return "?";
+}
+
+/* ---- text parsing -------------------------------------------------------- */
+
+static gboolean parse_scaled(const char *text, uint64_t unit, uint64_t *out)
+{
+  if (!text || !*text)
+    return FALSE;
+  const char *p = text;
+  while (g_ascii_isspace(*p))
+    p++;
+  if (*p == '-' || *p == '+')
+    return FALSE;
+  errno = 0;
+  char *end;
+  uint64_t v;
+  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+    v = g_ascii_strtoull(p + 2, &end, 16);
+  else
+    v = g_ascii_strtoull(p, &end, 10);
+  if (end == p || (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && end == p + 2) || errno)
+    return FALSE;
+  uint64_t mul = 1;
+  switch (g_ascii_toupper(*end)) {
+  case 'K': mul = unit; end++; break;
+  case 'M': mul = unit * unit; end++; break;
+  case 'G': mul = unit * unit * unit; end++; break;
+  case 'T': mul = unit * unit * unit * unit; end++; break;
+  default: break;
+  }
+  /* Accept "KB", "KiB", "MB" ... after a suffix, as people write them. */
+  if (mul > 1 && (*end == 'i' || *end == 'I'))
+    end++;
+  if (mul > 1 && (*end == 'b' || *end == 'B'))
+    end++;
+  while (g_ascii_isspace(*end))
+    end++;
+  if (*end)
+    return FALSE;
+  if (v && mul > UINT64_MAX / v)
+    return FALSE;
+  *out = v * mul;
+  return TRUE;
+}
+
+gboolean settings_parse_size(const char *text, uint64_t *out)
+{
+  return parse_scaled(text, 1024, out);
+}
+
+gboolean settings_parse_count(const char *text, uint64_t *out)
+{
+  return parse_scaled(text, 1000, out);
+}
+
+gboolean settings_parse_bool(const char *text, gboolean *out)
+{
+  static const char *yes[] = { "true", "yes", "on", "1", NULL };
+  static const char *no[] = { "false", "no", "off", "0", NULL };
+  for (int i = 0; yes[i]; i++)
+    if (g_ascii_strcasecmp(text, yes[i]) == 0)
+      return *out = TRUE, TRUE;
+  for (int i = 0; no[i]; i++)
+    if (g_ascii_strcasecmp(text, no[i]) == 0)
+      return *out = FALSE, TRUE;
+  return FALSE;
+}
+
+char *settings_format_size(uint64_t bytes)
+{
+  static const char sfx[] = "KMGTP";
+  if (bytes == 0 || bytes % 1024)
+    return g_strdup_printf("%" G_GUINT64_FORMAT, bytes);
+  int i = -1;
+  while (bytes % 1024 == 0 && i < 4) {
+    bytes /= 1024;
+    i++;
+  }
+  return g_strdup_printf("%" G_GUINT64_FORMAT "%c", bytes, sfx[i]);
+}
+
+static int enum_index(const char *choices, const char *text)
+{
+  g_auto(GStrv) parts = g_strsplit(choices, "|", -1);
+  for (int i = 0; parts[i]; i++)
+    if (g_ascii_strcasecmp(parts[i], text) == 0)
+      return i;
+  return -1;
+}
+
+static char *enum_choice(const char *choices, int idx)
+{
+  g_auto(GStrv) parts = g_strsplit(choices, "|", -1);
+  return g_strdup(parts[idx]);
+}
+
+static char *format_range(const SettingDef *d)
+{
+  if (d->type == SETTING_SIZE) {
+    g_autofree char *lo = settings_format_size((uint64_t)d->min);
+    g_autofree char *hi = settings_format_size((uint64_t)d->max);
+    return g_strdup_printf("a size from %s to %s (suffixes K, M, G, T)", lo, hi);
+  }
+  if (d->type == SETTING_INT)
+    return g_strdup_printf("a whole number from %.0f to %.0f", d->min, d->max);
+  return g_strdup_printf("a number from %g to %g", d->min, d->max);
+}
+
+static gboolean bad_value(const SettingDef *d, const char *value, const char *origin, const char *allowed, GError **error)
+{
+  g_set_error(error, MMUSIM_SETTINGS_ERROR, SETTINGS_ERROR_BAD_VALUE,
+              "%s: setting '%s' cannot be '%s': it takes %s", origin, d->name, value, allowed);
+  return FALSE;
+}
+
+static gboolean store(SettingValue *v, const SettingDef *d, const char *value, const char *origin, GError **error)
+{
+  g_autofree char *text = g_strstrip(g_strdup(value));
+  switch (d->type) {
+  case SETTING_INT:
+  case SETTING_SIZE: {
+    uint64_t x;
+    gboolean ok = d->type == SETTING_SIZE ? settings_parse_size(text, &x) : settings_parse_count(text, &x);
+    if (!ok || (double)x < d->min || (double)x > d->max) {
+      g_autofree char *range = format_range(d);
+      return bad_value(d, text, origin, range, error);
+    }
+    v->i = (int64_t)x;
+    v->d = (double)x;
+    g_free(v->text);
+    v->text = d->type == SETTING_SIZE ? settings_format_size(x) : g_strdup_printf("%" G_GUINT64_FORMAT, x);
+    break;
+  }
+  case SETTING_DOUBLE: {
+    char *end;
+    errno = 0;
+    double x = g_ascii_strtod(text, &end);
+    if (end == text || *end || errno || !isfinite(x) || x < d->min || x > d->max) {
+      g_autofree char *range = format_range(d);
+      return bad_value(d, text, origin, range, error);
+    }
+    v->d = x;
+    v->i = (int64_t)x;
+    g_free(v->text);
+    v->text = g_strdup_printf("%g", x);
+    break;
+  }
+  case SETTING_BOOL: {
+    gboolean b;
+    if (!settings_parse_bool(text, &b))
+      return bad_value(d, text, origin, "true or false", error);
+    v->i = b;
+    v->d = b;
+    g_free(v->text);
+    v->text = g_strdup(b ? "true" : "false");
+    break;
+  }
+  case SETTING_ENUM: {
+    int idx = enum_index(d->choices, text);
+    if (idx < 0) {
+      g_autofree char *allowed = g_strdup_printf("one of %s", d->choices);
+      return bad_value(d, text, origin, allowed, error);
+    }
+    v->i = idx;
+    v->d = idx;
+    g_free(v->text);
+    v->text = enum_choice(d->choices, idx);
+    break;
+  }
+  case SETTING_STRING:
+    g_free(v->text);
+    v->text = g_strdup(text);
+    v->i = 0;
+    v->d = 0;
+    break;
+  }
+  return TRUE;
+}
+
+Settings *settings_new(void)
+{
+  Settings *s = g_new0(Settings, 1);
+  for (int i = 0; i < N_SETTINGS; i++) {
+    g_autoptr(GError) err = NULL;
+    if (!store(&s->v[i], &defs[i], defs[i].def, "settings.def", &err))
+      g_error("%s", err->message); /* a broken default is a build bug */
+  }
+  return s;
+}
+
+Settings *settings_copy(const Settings *src)
+{
+  Settings *s = g_new0(Settings, 1);
+  for (int i = 0; i < N_SETTINGS; i++) {
+    s->v[i] = src->v[i];
+    s->v[i].text = g_strdup(src->v[i].text);
+  }
+  return s;
+}
+
+void settings_free(Settings *s)
+{
+  if (!s)
+    return;
+  for (int i = 0; i < N_SETTINGS; i++)
+    g_free(s->v[i].text);
+  g_free(s);
+}
+
+gboolean settings_set(Settings *s, const char *name, const char *value, const char *origin, GError **error)
+{
+  g_autofree char *key = g_strstrip(g_strdup(name));
+  const SettingDef *d = settings_lookup(key);
+  if (!d) {
+    const char *near = settings_suggest(key);
+    g_set_error(error, MMUSIM_SETTINGS_ERROR, SETTINGS_ERROR_UNKNOWN_KEY,
+                "%s: unknown setting '%s'%s%s%s (`mmusim list settings` lists them all)", origin, key,
+                near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+    return FALSE;
+  }
+  if (!store(&s->v[d->id], d, value, origin, error))
+    return FALSE;
+  s->v[d->id].set = TRUE;
+  return TRUE;
+}
+
+gboolean settings_set_pair(Settings *s, const char *pair, const char *origin, GError **error)
+{
+  const char *eq = strchr(pair, '=');
+  if (!eq) {
+    g_set_error(error, MMUSIM_SETTINGS_ERROR, SETTINGS_ERROR_BAD_VALUE,
+                "%s: '%s' is not KEY=VALUE (for example -s thp.enabled=never)", origin, pair);
+    return FALSE;
+  }
+  g_autofree char *key = g_strndup(pair, eq - pair);
+  return settings_set(s, key, eq + 1, origin, error);
+}
+
+int64_t settings_int(const Settings *s, SettingId id)
+{
+  return s->v[id].i;
+}
+
+double settings_double(const Settings *s, SettingId id)
+{
+  return s->v[id].d;
+}
+
+gboolean settings_bool(const Settings *s, SettingId id)
+{
+  return s->v[id].i != 0;
+}
+
+const char *settings_str(const Settings *s, SettingId id)
+{
+  return s->v[id].text;
+}
+
+gboolean settings_is_set(const Settings *s, SettingId id)
+{
+  return s->v[id].set;
+}

@@ -1,0 +1,81 @@
+/*
+ * settings.h - the one registry of knobs.
+ *
+ * Every knob is declared once in settings.def; this header turns the rows into
+ * the SettingId enum.  A Settings object holds one resolved value per knob:
+ * the default, then a machine preset, then each `-s KEY=VALUE` in order.  Values
+ * are checked when they are set (the edge), never when they are read.
+ */
+#ifndef MMUSIM_SETTINGS_H
+#define MMUSIM_SETTINGS_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef enum {
+  SETTING_INT,    /* whole number; counts take K/M/G as powers of 1000 */
+  SETTING_SIZE,   /* bytes; K/M/G/T are powers of 1024 */
+  SETTING_DOUBLE,
+  SETTING_BOOL,   /* true/false, yes/no, on/off, 1/0 */
+  SETTING_ENUM,   /* one of the '|'-separated choices */
+  SETTING_STRING,
+} SettingType;
+
+typedef enum {
+#define X(id, name, type, def, unit, min, max, choices, help, source) SET_##id,
+#include "settings.def"
+#undef X
+  N_SETTINGS
+} SettingId;
+
+typedef struct {
+  SettingId id;
+  const char *name;
+  SettingType type;
+  const char *def;
+  const char *unit;
+  double min, max;
+  const char *choices;
+  const char *help;
+  const char *source;
+} SettingDef;
+
+typedef struct Settings Settings;
+
+#define MMUSIM_SETTINGS_ERROR (mmusim_settings_error_quark())
+GQuark mmusim_settings_error_quark(void);
+typedef enum { SETTINGS_ERROR_UNKNOWN_KEY, SETTINGS_ERROR_BAD_VALUE } SettingsError;
+
+const SettingDef *settings_def(SettingId id);
+/* NULL when no knob has that name. */
+const SettingDef *settings_lookup(const char *name);
+/* The known name closest to `name` (for "did you mean"), or NULL. */
+const char *settings_suggest(const char *name);
+const char *settings_type_name(SettingType type);
+
+Settings *settings_new(void);
+Settings *settings_copy(const Settings *s);
+void settings_free(Settings *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Settings, settings_free)
+
+/* Set a knob from text.  `origin` names where the text came from ("-s",
+ * "skylake.ini:12") and is put in the error message. */
+gboolean settings_set(Settings *s, const char *name, const char *value, const char *origin, GError **error);
+/* "KEY=VALUE" as given to -s. */
+gboolean settings_set_pair(Settings *s, const char *pair, const char *origin, GError **error);
+
+int64_t settings_int(const Settings *s, SettingId id);    /* INT, SIZE, BOOL, ENUM (index) */
+double settings_double(const Settings *s, SettingId id);  /* any numeric */
+gboolean settings_bool(const Settings *s, SettingId id);
+const char *settings_str(const Settings *s, SettingId id); /* the value as text, any type */
+/* TRUE once the knob was set by a preset or by the user. */
+gboolean settings_is_set(const Settings *s, SettingId id);
+
+/* Parsing helpers shared with the workload and trace parsers. */
+gboolean settings_parse_size(const char *text, uint64_t *out);
+gboolean settings_parse_count(const char *text, uint64_t *out);
+gboolean settings_parse_bool(const char *text, gboolean *out);
+/* Human-readable size (4K, 2M, 1G, 1536K) for messages and reports. */
+char *settings_format_size(uint64_t bytes);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * stats.h - the counters of a run, named as perf and /proc/vmstat name them.
+ *
+ * Counting is a plain increment of a per-CPU array: no branch on "are we in the
+ * region of interest".  The region is cut out afterwards by subtracting a
+ * snapshot taken at `roi begin` (or after --warmup) from one at `roi end`.
+ */
+#ifndef MMUSIM_STATS_H
+#define MMUSIM_STATS_H
+
+#include <glib.h>
+#include <stdint.h>
+
+enum { CF_PPC64 = 1, CF_DERIVED = 2 };
+
+typedef enum {
+#define C(id, name, flags, help) CTR_##id,
+#include "counters.def"
+#undef C
+  N_COUNTERS
+} CounterId;
+
+typedef struct {
+  CounterId id;
+  const char *name;
+  unsigned flags;
+  const char *help;
+} CounterDef;
+
+typedef struct {
+  uint64_t c[N_COUNTERS];
+} Counters;
+
+const CounterDef *counter_def(CounterId id);
+const CounterDef *counter_lookup(const char *name);
+
+void counters_add(Counters *dst, const Counters *src);
+/* dst = a - b, counter by counter (a taken after b). */
+void counters_diff(Counters *dst, const Counters *a, const Counters *b);
+
+/* Final values of a run as doubles, derived counters filled in.
+ * elapsed_cycles is the wall-clock span of the counted region. */
+typedef struct {
+  double v[N_COUNTERS];
+} CounterValues;
+
+void counter_values_from(CounterValues *out, const Counters *sum, uint64_t elapsed_cycles, double freq_mhz);
+
+#endif

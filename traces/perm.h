@@ -1,0 +1,3 @@
+#ifndef MMUSIM_PERM_H
+#define MMUSIM_PERM_H
+#endif

@@ -1,0 +1,61 @@
+/*
+ * record.h - the one trace record every reader and generator produces.
+ *
+ * A TraceRecord is one line of the text format (doc/trace-format.md): a memory
+ * access, a run of non-memory instructions, a mapping event, a policy event, a
+ * thread placement or a region-of-interest mark.  Ordering guarantee: a source
+ * yields records in the order the program issued them; records of different
+ * threads may interleave, and each carries its process and thread id.
+ */
+#ifndef MMUSIM_RECORD_H
+#define MMUSIM_RECORD_H
+
+#include <stdint.h>
+
+typedef enum {
+  REC_ACCESS,    /* kind, addr, size, gap */
+  REC_COMPUTE,   /* len = instructions */
+  REC_MMAP,      /* addr, len, prot, flags */
+  REC_MUNMAP,    /* addr, len */
+  REC_MPROTECT,  /* addr, len, prot */
+  REC_MADVISE,   /* addr, len, arg = TraceAdvice */
+  REC_PRCTL,     /* arg = TracePrctl, arg2 = value */
+  REC_MEMPOLICY, /* addr, len, arg = TracePolicy, arg2 = node mask */
+  REC_THREAD,    /* pid, tid, arg = cpu (-1: let the scheduler place it) */
+  REC_ROI_BEGIN,
+  REC_ROI_END,
+  N_REC_TYPES
+} TraceRecordType;
+
+typedef enum {
+  ACC_LOAD,     /* R */
+  ACC_STORE,    /* W */
+  ACC_DEP_LOAD, /* D: address depends on the previous load */
+  ACC_IFETCH,   /* X */
+} AccessKind;
+
+/* prot bits */
+enum { PROT_R = 1, PROT_W = 2, PROT_X = 4 };
+/* mmap flags */
+enum { MAP_F_STACK = 1, MAP_F_HUGETLB = 2, MAP_F_SHARED = 4, MAP_F_ONDEMAND = 8 /* made by a reader, not the program */ };
+
+typedef enum { ADV_HUGEPAGE, ADV_NOHUGEPAGE, ADV_DONTNEED, ADV_COLLAPSE } TraceAdvice;
+typedef enum { PRCTL_THP_DISABLE } TracePrctl;
+typedef enum { MPOL_DEFAULT_LOCAL, MPOL_BIND, MPOL_PREFERRED, MPOL_INTERLEAVE, MPOL_WEIGHTED_INTERLEAVE } TracePolicy;
+
+typedef struct {
+  uint8_t type;   /* TraceRecordType */
+  uint8_t kind;   /* AccessKind for REC_ACCESS */
+  uint8_t prot;   /* PROT_* for REC_MMAP, REC_MPROTECT */
+  uint8_t flags;  /* MAP_F_* for REC_MMAP */
+  uint32_t size;  /* bytes of an access */
+  uint32_t pid;
+  uint32_t tid;
+  uint32_t gap;   /* non-memory instructions before an access */
+  int32_t arg;    /* advice, prctl option, policy, cpu */
+  uint64_t addr;
+  uint64_t len;   /* bytes of a mapping event; instructions of REC_COMPUTE */
+  uint64_t arg2;  /* prctl value, node mask */
+} TraceRecord;
+
+#endif

@@ -1,0 +1,3 @@
+#ifndef MMUSIM_WORKLOAD_IMPL_H
+#define MMUSIM_WORKLOAD_IMPL_H
+#endif
