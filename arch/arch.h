@@ -1,3 +1,75 @@
+/*
+ * arch.h - ArchOps: everything architecture-specific behind one const table.
+ *
+ * The generic core (sim/cpu.c) owns the L1 TLBs and the timing; the kernel
+ * (mmu/) owns VMAs, faults and Linux's page table.  An architecture supplies
+ * the page sizes, the geometry of Linux's page table, the translation hardware
+ * after an L1 TLB miss (second-level TLB, walk caches, the walk or the hash
+ * lookup), how to invalidate it, and the step-by-step explanation.
+ * Adding an architecture is one folder and one row in arch.c.
+ */
 #ifndef MMUSIM_ARCH_H
 #define MMUSIM_ARCH_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "pgtable.h"
+#include "record.h"
+#include "settings.h"
+#include "stats.h"
+
+#define ARCH_MAX_SIZES 4
+
+typedef struct Cpu Cpu;
+typedef struct Mm Mm;
+
+typedef enum {
+  XLAT_OK,            /* translation found; out filled */
+  XLAT_NOT_PRESENT,   /* no valid translation: the kernel must fault it in */
+  XLAT_PROTECTION,    /* present but the access is not allowed (write to read-only, ...) */
+  XLAT_NONCANONICAL,  /* address the hardware cannot translate at all */
+} XlatStatus;
+
+typedef struct {
+  uint64_t pfn;        /* first 4K frame of the page */
+  uint8_t flags;       /* TLBF_* */
+  uint8_t size;        /* page-size code (index into ArchOps.page_shift) */
+  uint32_t cycles;     /* cycles from the L1 TLB miss to the translation */
+  uint32_t walk_cycles; /* of which in a page walk (0 when the second level hit) */
+  gboolean walked;
+} Xlat;
+
+typedef struct {
+  const char *name;
+  const char *description;
+  unsigned n_sizes;
+  unsigned page_shift[ARCH_MAX_SIZES];   /* e.g. 12, 21, 30 */
+  const char *size_name[ARCH_MAX_SIZES]; /* "4K", "2M", "1G" */
+  /* Check arch-specific settings once, when the machine is built. */
+  gboolean (*check)(const Settings *s, GError **error);
+  void (*pgtable_geometry)(const Settings *s, PtGeometry *g);
+  /* Largest user address + 1 (the end of the canonical lower half). */
+  uint64_t (*user_va_limit)(const Settings *s);
+  /* Level of Linux's page table whose leaf maps the given size code. */
+  unsigned (*size_level)(unsigned size_code);
+  /* Per-CPU translation state after the L1 TLBs. */
+  void *(*cpu_new)(const Settings *s, Cpu *cpu, GError **error);
+  void (*cpu_free)(void *state);
+  /* After an L1 TLB miss.  `ex`, when not NULL, receives the explanation
+   * of every step (mmusim explain); the hot path passes NULL. */
+  XlatStatus (*translate)(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex);
+  /* Invalidate what the arch caches for one page / one context / all. */
+  void (*flush_page)(Cpu *cpu, unsigned asid, uint64_t va);
+  void (*flush_asid)(Cpu *cpu, unsigned asid);
+  void (*flush_all)(Cpu *cpu);
+  /* A table page of Linux's page table was freed: drop walk caches. */
+  void (*tables_freed)(Cpu *cpu, unsigned asid);
+} ArchOps;
+
+const ArchOps *arch_lookup(const char *name);
+/* "x86_64, ppc64" for messages. */
+char *arch_names(void);
+
+extern const ArchOps x86_64_ops;
+
 #endif

@@ -1,1 +1,137 @@
+/*
+ * mm.c - VMA bookkeeping of one address space.
+ *
+ * Leaves out: the maple tree (a sorted array gives the same answers), anon_vma
+ * chains, file mappings and the stack guard gap.
+ */
 #include "config.h"
+#include "mm.h"
+
+Mm *mm_new(uint32_t pid, uint16_t asid, const PtGeometry *g, const PtAllocator *a)
+{
+  Mm *mm = g_new0(Mm, 1);
+  mm->pid = pid;
+  mm->asid = asid;
+  mm->vmas = g_array_new(FALSE, FALSE, sizeof(Vma));
+  if (!pgtable_init(&mm->pt, g, a)) {
+    g_array_free(mm->vmas, TRUE);
+    g_free(mm);
+    return NULL;
+  }
+  return mm;
+}
+
+void mm_free(Mm *mm)
+{
+  if (!mm)
+    return;
+  pgtable_destroy(&mm->pt);
+  g_array_free(mm->vmas, TRUE);
+  g_free(mm);
+}
+
+/* Index of the first VMA whose end is above va. */
+static guint first_above(const Mm *mm, uint64_t va)
+{
+  guint lo = 0, hi = mm->vmas->len;
+  while (lo < hi) {
+    guint mid = (lo + hi) / 2;
+    if (g_array_index(mm->vmas, Vma, mid).end <= va)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+Vma *mm_find_vma(Mm *mm, uint64_t va)
+{
+  if (mm->last_vma < mm->vmas->len) {
+    Vma *v = &g_array_index(mm->vmas, Vma, mm->last_vma);
+    if (va >= v->start && va < v->end)
+      return v;
+  }
+  guint i = first_above(mm, va);
+  if (i < mm->vmas->len) {
+    Vma *v = &g_array_index(mm->vmas, Vma, i);
+    if (va >= v->start) {
+      mm->last_vma = i;
+      return v;
+    }
+  }
+  return NULL;
+}
+
+void mm_insert_vma(Mm *mm, const Vma *v)
+{
+  guint i = first_above(mm, v->start);
+  g_array_insert_val(mm->vmas, i, *v);
+}
+
+/* Split the VMA containing `at` so that `at` becomes a boundary. */
+static void split_at(Mm *mm, uint64_t at)
+{
+  guint i = first_above(mm, at);
+  if (i >= mm->vmas->len)
+    return;
+  Vma *v = &g_array_index(mm->vmas, Vma, i);
+  if (v->start >= at || v->end <= at)
+    return;
+  Vma upper = *v;
+  upper.start = at;
+  v->end = at;
+  g_array_insert_val(mm->vmas, i + 1, upper);
+}
+
+guint mm_split_range(Mm *mm, uint64_t start, uint64_t end, guint *n)
+{
+  split_at(mm, start);
+  split_at(mm, end);
+  guint first = first_above(mm, start), i = first;
+  while (i < mm->vmas->len && g_array_index(mm->vmas, Vma, i).start < end)
+    i++;
+  *n = i - first;
+  mm->last_vma = 0;
+  return first;
+}
+
+void mm_remove_range(Mm *mm, uint64_t start, uint64_t end)
+{
+  guint n;
+  guint first = mm_split_range(mm, start, end, &n);
+  if (n)
+    g_array_remove_range(mm->vmas, first, n);
+  mm->last_vma = 0;
+}
+
+static gboolean same_kind(const Vma *a, const Vma *b)
+{
+  return a->end == b->start && a->prot == b->prot && a->flags == b->flags && a->thp == b->thp &&
+         a->policy == b->policy && a->policy_nodes == b->policy_nodes;
+}
+
+void mm_merge_vmas(Mm *mm)
+{
+  guint i = 0;
+  while (i + 1 < mm->vmas->len) {
+    Vma *a = &g_array_index(mm->vmas, Vma, i);
+    Vma *b = &g_array_index(mm->vmas, Vma, i + 1);
+    if (same_kind(a, b)) {
+      a->end = b->end;
+      g_array_remove_index(mm->vmas, i + 1);
+    } else {
+      i++;
+    }
+  }
+  mm->last_vma = 0;
+}
+
+guint mm_vma_count(const Mm *mm)
+{
+  return mm->vmas->len;
+}
+
+const Vma *mm_vma(const Mm *mm, guint i)
+{
+  return &g_array_index(mm->vmas, Vma, i);
+}

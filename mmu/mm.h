@@ -1,3 +1,60 @@
+/*
+ * mm.h - an address space (mm_struct): its VMAs, page table and flags.
+ *
+ * VMAs are kept sorted and non-overlapping in a GArray; mapping events are
+ * rare next to accesses, and the fault path caches the last VMA it found.
+ * mmap over an existing range replaces it (MAP_FIXED semantics); munmap and
+ * mprotect split VMAs at the range edges as the kernel does (__split_vma).
+ * This file only keeps the VMA bookkeeping; mmu/kernel.c frees the pages and
+ * flushes the TLBs.  Sources: mm/mmap.c, mm/mprotect.c, include/linux/mm_types.h.
+ */
 #ifndef MMUSIM_MM_H
 #define MMUSIM_MM_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "pgtable.h"
+
+/* Per-VMA huge-page advice (VM_HUGEPAGE / VM_NOHUGEPAGE). */
+typedef enum { VMA_THP_DEFAULT, VMA_THP_HUGEPAGE, VMA_THP_NOHUGEPAGE } VmaThpAdvice;
+
+typedef struct {
+  uint64_t start, end; /* [start, end), page aligned */
+  uint8_t prot;        /* PROT_R | PROT_W | PROT_X (traces/record.h) */
+  uint8_t flags;       /* MAP_F_* */
+  uint8_t thp;         /* VmaThpAdvice */
+  uint8_t policy;      /* TracePolicy of a mempolicy record; default local */
+  uint64_t policy_nodes;
+} Vma;
+
+typedef struct Mm {
+  uint32_t pid;
+  uint16_t asid;       /* PCID tag of this address space */
+  PageTable pt;
+  GArray *vmas;        /* of Vma, sorted by start */
+  guint last_vma;      /* index of the last VMA found (lookup cache) */
+  gboolean thp_disable; /* prctl(PR_SET_THP_DISABLE): MMF_DISABLE_THP */
+  uint64_t rss_pages;  /* base pages mapped (huge pages count 512) */
+  uint64_t cpumask;    /* CPUs that ran this mm since its last full flush (first 64) */
+} Mm;
+
+/* Returns NULL when the root page table cannot be allocated. */
+Mm *mm_new(uint32_t pid, uint16_t asid, const PtGeometry *g, const PtAllocator *a);
+/* Frees the VMAs and the page-table pages, not the mapped pages. */
+void mm_free(Mm *mm);
+
+/* The VMA containing va, or NULL. */
+Vma *mm_find_vma(Mm *mm, uint64_t va);
+/* Insert a VMA for [start, end); the range must be free (remove first). */
+void mm_insert_vma(Mm *mm, const Vma *v);
+/* Remove [start, end) from the VMA list, splitting VMAs at the edges. */
+void mm_remove_range(Mm *mm, uint64_t start, uint64_t end);
+/* Split so that start and end fall on VMA boundaries; returns the index of
+ * the first VMA inside the range and the count through *n. */
+guint mm_split_range(Mm *mm, uint64_t start, uint64_t end, guint *n);
+/* Merge neighbours that became identical (vma_merge). */
+void mm_merge_vmas(Mm *mm);
+guint mm_vma_count(const Mm *mm);
+const Vma *mm_vma(const Mm *mm, guint i);
+
 #endif

@@ -1,1 +1,205 @@
+/*
+ * pgtable.c - the radix page table of one address space.
+ *
+ * Models: table pages allocated from simulated physical memory, entry values
+ * in the x86-64 layout, leaves at any level, freeing of emptied tables (as
+ * free_pgtables() does on munmap).  Leaves out: the split page-table locks,
+ * the deposit of a table for THP split (mmu/thp.c keeps it), and 5-level
+ * folding at run time (the level count is fixed per machine).
+ * Sources: arch/x86/include/asm/pgtable_types.h, mm/memory.c.
+ */
 #include "config.h"
+#include "pgtable.h"
+
+#include <string.h>
+
+void pgtable_geometry_x86_64(PtGeometry *g, unsigned levels)
+{
+  memset(g, 0, sizeof *g);
+  g->levels = levels;
+  g->page_shift = 12;
+  for (unsigned l = 1; l <= levels; l++) {
+    g->bits[l] = 9;
+    g->shift[l] = 12 + 9 * (l - 1);
+    g->table_bytes[l] = 4096;
+  }
+}
+
+static PtNode *node_new(PageTable *pt, unsigned level)
+{
+  uint64_t pfn;
+  if (!pt->a.alloc(pt->a.ctx, level, &pfn))
+    return NULL;
+  PtNode *n = g_new0(PtNode, 1);
+  n->pfn = pfn;
+  n->level = level;
+  n->e = g_new0(uint64_t, 1u << pt->g.bits[level]);
+  if (level > 1)
+    n->child = g_new0(PtNode *, 1u << pt->g.bits[level]);
+  pt->tables++;
+  return n;
+}
+
+static void node_free(PageTable *pt, PtNode *n)
+{
+  pt->a.release(pt->a.ctx, n->level, n->pfn);
+  pt->tables--;
+  g_free(n->e);
+  g_free(n->child);
+  g_free(n);
+}
+
+gboolean pgtable_init(PageTable *pt, const PtGeometry *g, const PtAllocator *a)
+{
+  memset(pt, 0, sizeof *pt);
+  pt->g = *g;
+  pt->a = *a;
+  pt->root = node_new(pt, g->levels);
+  return pt->root != NULL;
+}
+
+static void destroy_rec(PageTable *pt, PtNode *n)
+{
+  if (n->child)
+    for (unsigned i = 0; i < (1u << pt->g.bits[n->level]); i++)
+      if (n->child[i])
+        destroy_rec(pt, n->child[i]);
+  node_free(pt, n);
+}
+
+void pgtable_destroy(PageTable *pt)
+{
+  if (pt->root)
+    destroy_rec(pt, pt->root);
+  pt->root = NULL;
+}
+
+static gboolean is_leaf(uint64_t e, unsigned level)
+{
+  return level == 1 || (e & PTE_PS);
+}
+
+PtNode *pgtable_lookup(const PageTable *pt, uint64_t va, unsigned *level, unsigned *index)
+{
+  PtNode *n = pt->root;
+  for (unsigned l = pt->g.levels;; l--) {
+    unsigned i = pgtable_index(&pt->g, l, va);
+    uint64_t e = n->e[i];
+    if (l == 1 || !(e & PTE_P) || is_leaf(e, l) || !n->child[i]) {
+      *level = l;
+      *index = i;
+      return n;
+    }
+    n = n->child[i];
+  }
+}
+
+PtNode *pgtable_ensure(PageTable *pt, uint64_t va, unsigned level, unsigned *allocated)
+{
+  PtNode *n = pt->root;
+  for (unsigned l = pt->g.levels; l > level; l--) {
+    unsigned i = pgtable_index(&pt->g, l, va);
+    uint64_t e = n->e[i];
+    if ((e & PTE_P) && (e & PTE_PS))
+      return NULL; /* a huge leaf covers this range */
+    if (!n->child[i]) {
+      PtNode *c = node_new(pt, l - 1);
+      if (!c)
+        return NULL;
+      if (allocated)
+        (*allocated)++;
+      n->child[i] = c;
+      /* Linux makes user table entries present, writable and user; the leaf
+       * decides the real permission. */
+      n->e[i] = pte_make(c->pfn, PTE_P | PTE_RW | PTE_US);
+      n->used++;
+    }
+    n = n->child[i];
+  }
+  return n;
+}
+
+gboolean pgtable_set(PageTable *pt, uint64_t va, unsigned level, uint64_t entry, unsigned *allocated)
+{
+  PtNode *n = pgtable_ensure(pt, va, level, allocated);
+  if (!n)
+    return FALSE;
+  unsigned i = pgtable_index(&pt->g, level, va);
+  if (n->e[i] == 0 && entry != 0)
+    n->used++;
+  else if (n->e[i] != 0 && entry == 0)
+    n->used--;
+  n->e[i] = entry;
+  return TRUE;
+}
+
+/* Clear [start, end) below table n (covering base va `base` at its level).
+ * Returns TRUE if n became empty. */
+static gboolean clear_rec(PageTable *pt, PtNode *n, uint64_t base, uint64_t start, uint64_t end,
+                          PtLeafFn fn, void *ctx, unsigned *freed)
+{
+  unsigned l = n->level;
+  uint64_t span = pgtable_entry_span(&pt->g, l);
+  unsigned nent = 1u << pt->g.bits[l];
+  unsigned first = start > base ? (unsigned)((start - base) / span) : 0;
+  for (unsigned i = first; i < nent; i++) {
+    uint64_t lo = base + (uint64_t)i * span, hi = lo + span;
+    if (lo >= end)
+      break;
+    uint64_t e = n->e[i];
+    if (!e)
+      continue;
+    if (is_leaf(e, l)) {
+      if (lo < start || hi > end)
+        g_warning("pgtable_clear_range: huge leaf at %#" G_GINT64_MODIFIER "x only partly in range", lo);
+      if ((e & PTE_P) && fn)
+        fn(ctx, lo, l, e);
+      n->e[i] = 0;
+      n->used--;
+      continue;
+    }
+    PtNode *c = n->child[i];
+    if (c && clear_rec(pt, c, lo, MAX(start, lo), MIN(end, hi), fn, ctx, freed)) {
+      node_free(pt, c);
+      (*freed)++;
+      n->child[i] = NULL;
+      n->e[i] = 0;
+      n->used--;
+    }
+  }
+  return n->used == 0;
+}
+
+unsigned pgtable_clear_range(PageTable *pt, uint64_t start, uint64_t end, PtLeafFn fn, void *ctx)
+{
+  unsigned freed = 0;
+  if (start < end)
+    clear_rec(pt, pt->root, 0, start, end, fn, ctx, &freed);
+  return freed; /* the root stays, as the pgd stays for the mm's life */
+}
+
+static void change_rec(PageTable *pt, PtNode *n, uint64_t base, uint64_t start, uint64_t end, uint64_t set, uint64_t clear)
+{
+  unsigned l = n->level;
+  uint64_t span = pgtable_entry_span(&pt->g, l);
+  unsigned nent = 1u << pt->g.bits[l];
+  unsigned first = start > base ? (unsigned)((start - base) / span) : 0;
+  for (unsigned i = first; i < nent; i++) {
+    uint64_t lo = base + (uint64_t)i * span;
+    if (lo >= end)
+      break;
+    uint64_t e = n->e[i];
+    if (!(e & PTE_P))
+      continue;
+    if (is_leaf(e, l))
+      n->e[i] = (e & ~clear) | set;
+    else if (n->child[i])
+      change_rec(pt, n->child[i], lo, MAX(start, lo), MIN(end, lo + span), set, clear);
+  }
+}
+
+void pgtable_change_range(PageTable *pt, uint64_t start, uint64_t end, uint64_t set, uint64_t clear)
+{
+  if (start < end)
+    change_rec(pt, pt->root, 0, start, end, set, clear);
+}

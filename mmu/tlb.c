@@ -1,1 +1,138 @@
+/*
+ * tlb.c - set-associative TLB arrays with LRU, FIFO or random replacement.
+ *
+ * Models: tags, sets, ways, replacement, invalidation by page, by ASID and
+ * whole.  Leaves out: hardware's tree-PLRU approximation (true LRU instead),
+ * global pages (Linux user mappings are non-global), and the way real arrays
+ * hash high VPN bits into the set index.  Source: Intel SDM vol. 3A 4.10.
+ */
 #include "config.h"
+#include "tlb.h"
+#include "cache.h"
+
+#include <string.h>
+
+int tlb_repl_from_name(const char *name)
+{
+  if (g_ascii_strcasecmp(name, "lru") == 0)
+    return TLB_REPL_LRU;
+  if (g_ascii_strcasecmp(name, "fifo") == 0)
+    return TLB_REPL_FIFO;
+  if (g_ascii_strcasecmp(name, "random") == 0)
+    return TLB_REPL_RANDOM;
+  return -1;
+}
+
+Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, TlbRepl repl, GError **error)
+{
+  if (entries == 0 || ways == 0 || entries % ways) {
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s: %u entries cannot be split into sets of %u ways; entries must be a nonzero multiple of ways",
+                name, entries, ways);
+    return NULL;
+  }
+  Tlb *t = g_new0(Tlb, 1);
+  t->name = g_strdup(name);
+  t->ways = ways;
+  t->sets = entries / ways;
+  t->set_mask = (t->sets & (t->sets - 1)) == 0 ? t->sets - 1 : 0;
+  if (t->sets == 1)
+    t->set_mask = 0, t->sets = 1;
+  t->repl = repl;
+  t->tags = g_new0(uint64_t, entries);
+  t->stamp = g_new0(uint64_t, entries);
+  t->pay = g_new0(TlbPayload, entries);
+  t->rng = 0x9e3779b97f4a7c15ULL;
+  return t;
+}
+
+void tlb_free(Tlb *t)
+{
+  if (!t)
+    return;
+  g_free(t->name);
+  g_free(t->tags);
+  g_free(t->stamp);
+  g_free(t->pay);
+  g_free(t);
+}
+
+const TlbPayload *tlb_peek(const Tlb *t, uint64_t key)
+{
+  unsigned base = tlb_set_of(t, key) * t->ways;
+  for (unsigned w = 0; w < t->ways; w++)
+    if (t->tags[base + w] == key)
+      return &t->pay[base + w];
+  return NULL;
+}
+
+static unsigned victim(Tlb *t, unsigned base)
+{
+  for (unsigned w = 0; w < t->ways; w++)
+    if (!(t->tags[base + w] & TLB_VALID))
+      return w;
+  if (t->repl == TLB_REPL_RANDOM) {
+    /* xorshift64: deterministic for a given sequence of insertions */
+    t->rng ^= t->rng << 13;
+    t->rng ^= t->rng >> 7;
+    t->rng ^= t->rng << 17;
+    return (unsigned)(t->rng % t->ways);
+  }
+  unsigned best = 0;
+  for (unsigned w = 1; w < t->ways; w++)
+    if (t->stamp[base + w] < t->stamp[base + best])
+      best = w;
+  return best;
+}
+
+void tlb_insert(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
+{
+  unsigned base = tlb_set_of(t, key) * t->ways;
+  unsigned w;
+  for (w = 0; w < t->ways; w++)
+    if (t->tags[base + w] == key)
+      break;
+  if (w == t->ways)
+    w = victim(t, base);
+  t->tags[base + w] = key;
+  t->stamp[base + w] = ++t->tick;
+  t->pay[base + w] = (TlbPayload){ .pfn = pfn, .flags = flags, .size = size };
+}
+
+gboolean tlb_invalidate(Tlb *t, uint64_t key)
+{
+  unsigned base = tlb_set_of(t, key) * t->ways;
+  for (unsigned w = 0; w < t->ways; w++) {
+    if (t->tags[base + w] == key) {
+      t->tags[base + w] = 0;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+void tlb_flush_asid(Tlb *t, unsigned asid)
+{
+  unsigned n = t->sets * t->ways;
+  for (unsigned i = 0; i < n; i++)
+    if ((t->tags[i] & TLB_VALID) && ((t->tags[i] >> TLB_ASID_SHIFT) & TLB_ASID_MASK) == asid)
+      t->tags[i] = 0;
+}
+
+void tlb_flush_all(Tlb *t)
+{
+  memset(t->tags, 0, sizeof(uint64_t) * t->sets * t->ways);
+}
+
+unsigned tlb_entries(const Tlb *t)
+{
+  return t->sets * t->ways;
+}
+
+unsigned tlb_valid_entries(const Tlb *t)
+{
+  unsigned n = 0;
+  for (unsigned i = 0; i < t->sets * t->ways; i++)
+    n += (t->tags[i] & TLB_VALID) != 0;
+  return n;
+}

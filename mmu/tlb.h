@@ -1,3 +1,97 @@
+/*
+ * tlb.h - one set-associative TLB array, architecture-neutral.
+ *
+ * An entry maps (address-space id, virtual page number, page size) to a
+ * physical frame with its permission and dirty state.  The hierarchy (which
+ * arrays exist, which page sizes each holds, what is probed after a miss) is
+ * built by sim/cpu.c and the architecture from the machine's settings.
+ *
+ * Keys: the VPN at the entry's own page size in bits 0..44 (57-bit VAs with
+ * 4K pages leave 45 bits), the page-size code in bits 45..47 and the ASID
+ * (PCID) in bits 48..62; bit 63 marks a valid entry.  The set index is the
+ * VPN modulo the number of sets, as hardware indexes by low VPN bits.
+ *
+ * Replacement is a policy chosen by name (tlb.replacement): lru, fifo, random.
+ * The lookup is inline: it is on the path of every access.
+ */
 #ifndef MMUSIM_TLB_H
 #define MMUSIM_TLB_H
+
+#include <glib.h>
+#include <stdint.h>
+
+#define TLB_VALID (1ULL << 63)
+#define TLB_VPN_BITS 45
+#define TLB_VPN_MASK ((1ULL << TLB_VPN_BITS) - 1)
+#define TLB_SIZE_SHIFT 45
+#define TLB_ASID_SHIFT 48
+#define TLB_ASID_MASK 0x7fffULL
+
+/* Entry flags. */
+enum { TLBF_W = 1, TLBF_D = 2, TLBF_X = 4, TLBF_U = 8 };
+
+typedef enum { TLB_REPL_LRU, TLB_REPL_FIFO, TLB_REPL_RANDOM } TlbRepl;
+
+typedef struct {
+  uint64_t pfn;   /* first 4K frame of the page */
+  uint8_t flags;  /* TLBF_* */
+  uint8_t size;   /* page-size code of the architecture */
+} TlbPayload;
+
+typedef struct {
+  char *name;
+  unsigned sets, ways;
+  uint64_t set_mask;  /* sets - 1 when a power of two, else 0 */
+  TlbRepl repl;
+  uint64_t *tags;     /* sets * ways */
+  uint64_t *stamp;    /* LRU: last use; FIFO: insertion */
+  TlbPayload *pay;
+  uint64_t tick;
+  uint64_t rng;       /* random replacement state */
+} Tlb;
+
+static inline uint64_t tlb_key(unsigned asid, unsigned size_code, uint64_t vpn)
+{
+  return TLB_VALID | ((uint64_t)(asid & TLB_ASID_MASK) << TLB_ASID_SHIFT) |
+         ((uint64_t)size_code << TLB_SIZE_SHIFT) | (vpn & TLB_VPN_MASK);
+}
+
+static inline unsigned tlb_set_of(const Tlb *t, uint64_t key)
+{
+  uint64_t vpn = key & TLB_VPN_MASK;
+  return (unsigned)(t->set_mask ? (vpn & t->set_mask) : (vpn % t->sets));
+}
+
+/* Probe; on a hit update the replacement state and return the payload. */
+static inline TlbPayload *tlb_lookup(Tlb *t, uint64_t key)
+{
+  unsigned base = tlb_set_of(t, key) * t->ways;
+  const uint64_t *tag = t->tags + base;
+  for (unsigned w = 0; w < t->ways; w++) {
+    if (tag[w] == key) {
+      if (t->repl == TLB_REPL_LRU)
+        t->stamp[base + w] = ++t->tick;
+      return &t->pay[base + w];
+    }
+  }
+  return NULL;
+}
+
+Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, TlbRepl repl, GError **error);
+void tlb_free(Tlb *t);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Tlb, tlb_free)
+
+/* Probe without changing replacement state. */
+const TlbPayload *tlb_peek(const Tlb *t, uint64_t key);
+/* Insert (or refresh) an entry; evicts per the policy when the set is full. */
+void tlb_insert(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size);
+/* Invalidate one key; TRUE if it was present. */
+gboolean tlb_invalidate(Tlb *t, uint64_t key);
+void tlb_flush_asid(Tlb *t, unsigned asid);
+void tlb_flush_all(Tlb *t);
+unsigned tlb_entries(const Tlb *t);
+unsigned tlb_valid_entries(const Tlb *t);
+/* Replacement policy by name ("lru", "fifo", "random"); -1 if unknown. */
+int tlb_repl_from_name(const char *name);
+
 #endif

@@ -1,1 +1,454 @@
+/*
+ * cpu.c - the core: timing model and the translation path of every access.
+ *
+ * Per access: the L1 TLB (ITLB or DTLB arrays by page size, probed as the
+ * hardware probes them in parallel), then the architecture's second level and
+ * walk (arch/), faults handled by the kernel (mmu/fault.c) and retried, then
+ * the data reference through the cache hierarchy (sim/memsys.c).  The timing
+ * rules are listed in cpu.h.
+ *
+ * Leaves out: branch prediction and the front end beyond instruction-fetch
+ * misses; an access that straddles two pages is translated for its first byte
+ * only; loads never forward from stores.
+ *
+ * Hot path notes: a repeat access to the same 4K granule as the previous data
+ * (or fetch) access skips the L1 probe.  This is exact, not an approximation:
+ * that entry is the most recently used in its array, so probing it would
+ * change nothing; every invalidation clears the shortcut.
+ */
 #include "config.h"
+#include "cpu.h"
+
+#include <string.h>
+#include "events.h"
+#include "fault.h"
+#include "machine.h"
+
+#define NO_KEY (~0ULL)
+
+static uint64_t granule_key(unsigned asid, uint64_t va)
+{
+  return ((uint64_t)asid << 52) | (va >> 12);
+}
+
+Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
+{
+  const Settings *s = m->s;
+  Cpu *cpu = g_new0(Cpu, 1);
+  cpu->id = id;
+  cpu->node = node;
+  cpu->m = m;
+  cpu->arch = m->arch;
+  cpu->cpi = settings_double(s, SET_CPU_CPI);
+  cpu->ud_key = cpu->ui_key = NO_KEY;
+  cpu->l1_hit_cycles = (uint32_t)settings_int(s, SET_TLB_L1_HIT_CYCLES);
+  cpu->rob_size = (unsigned)settings_int(s, SET_CPU_ROB_SIZE);
+  cpu->n_mshr = (unsigned)settings_int(s, SET_CPU_MSHRS);
+  cpu->mshr_done = g_new0(uint64_t, cpu->n_mshr);
+  cpu->mshr_insn = g_new0(uint64_t, cpu->n_mshr);
+  cpu->n_walkers = (unsigned)settings_int(s, SET_CPU_PAGE_WALKERS);
+  cpu->walker_free = g_new0(uint64_t, cpu->n_walkers);
+
+  cpu->mem = memsys_new(s, llc, &cpu->ctr, error);
+  if (!cpu->mem)
+    goto fail;
+
+  /* L1 TLB arrays.  Each page size lives in its own array, or, with
+   * tlb.l1_mixed, in the 4K array; a size without an array is held as
+   * fragments of the largest smaller size that has one. */
+  TlbRepl repl = (TlbRepl)settings_int(s, SET_TLB_REPLACEMENT);
+  static const SettingId d_ent[] = { SET_TLB_L1D_4K_ENTRIES, SET_TLB_L1D_2M_ENTRIES, SET_TLB_L1D_1G_ENTRIES };
+  static const SettingId d_way[] = { SET_TLB_L1D_4K_WAYS, SET_TLB_L1D_2M_WAYS, SET_TLB_L1D_1G_WAYS };
+  static const SettingId i_ent[] = { SET_TLB_L1I_4K_ENTRIES, SET_TLB_L1I_2M_ENTRIES, 0 };
+  static const SettingId i_way[] = { SET_TLB_L1I_4K_WAYS, SET_TLB_L1I_2M_WAYS, 0 };
+  static const char *d_name[] = { "tlb.l1d_4k", "tlb.l1d_2m", "tlb.l1d_1g" };
+  static const char *i_name[] = { "tlb.l1i_4k", "tlb.l1i_2m", "tlb.l1i_1g" };
+  gboolean mixed = settings_bool(s, SET_TLB_L1_MIXED);
+  cpu->l1_mixed = mixed;
+  unsigned nsz = MIN(m->arch->n_sizes, 3u);
+  for (unsigned sz = 0; sz < nsz; sz++) {
+    if (sz > 0 && mixed) {
+      cpu->l1d[sz] = NULL;
+      cpu->l1i[sz] = NULL;
+      continue;
+    }
+    unsigned de = (unsigned)settings_int(s, d_ent[sz]);
+    if (de) {
+      cpu->l1d[sz] = tlb_new(d_name[sz], de, (unsigned)settings_int(s, d_way[sz]), repl, error);
+      if (!cpu->l1d[sz])
+        goto fail;
+    }
+    unsigned ie = i_ent[sz] ? (unsigned)settings_int(s, i_ent[sz]) : 0;
+    if (ie) {
+      cpu->l1i[sz] = tlb_new(i_name[sz], ie, (unsigned)settings_int(s, i_way[sz]), repl, error);
+      if (!cpu->l1i[sz])
+        goto fail;
+    }
+  }
+  for (unsigned sz = 0; sz < nsz; sz++) {
+    unsigned hd = sz, hi = sz;
+    if (mixed) {
+      hd = hi = sz; /* one array, keys carry the size */
+    } else {
+      while (hd > 0 && !cpu->l1d[hd])
+        hd--;
+      while (hi > 0 && !cpu->l1i[hi])
+        hi--;
+    }
+    cpu->l1d_home[sz] = (uint8_t)hd;
+    cpu->l1i_home[sz] = (uint8_t)hi;
+  }
+  if (!cpu->l1d[0] || !cpu->l1i[0]) {
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "the L1 TLBs need 4K arrays: tlb.l1d_4k_entries and tlb.l1i_4k_entries must be at least 1");
+    goto fail;
+  }
+  cpu->arch_state = m->arch->cpu_new(s, cpu, error);
+  if (!cpu->arch_state)
+    goto fail;
+  return cpu;
+fail:
+  cpu_free(cpu);
+  return NULL;
+}
+
+void cpu_free(Cpu *cpu)
+{
+  if (!cpu)
+    return;
+  for (unsigned sz = 0; sz < ARCH_MAX_SIZES; sz++) {
+    tlb_free(cpu->l1d[sz]);
+    tlb_free(cpu->l1i[sz]);
+  }
+  if (cpu->arch_state)
+    cpu->arch->cpu_free(cpu->arch_state);
+  memsys_free(cpu->mem);
+  g_free(cpu->mshr_done);
+  g_free(cpu->mshr_insn);
+  g_free(cpu->walker_free);
+  g_free(cpu);
+}
+
+/* ---- time ----------------------------------------------------------------- */
+
+static inline void issue_insns(Cpu *cpu, uint64_t n)
+{
+  cpu->insns += n;
+  cpu->ctr.c[CTR_INSTRUCTIONS] += n;
+  cpu->frac += (double)n * cpu->cpi;
+  uint64_t whole = (uint64_t)cpu->frac;
+  cpu->frac -= (double)whole;
+  cpu->clock += whole;
+}
+
+void cpu_compute(Cpu *cpu, uint64_t n)
+{
+  issue_insns(cpu, n);
+}
+
+void cpu_drain(Cpu *cpu)
+{
+  uint64_t t = MAX(cpu->clock, cpu->last_load_done);
+  for (unsigned i = 0; i < cpu->n_mshr; i++)
+    t = MAX(t, cpu->mshr_done[i]);
+  cpu->clock = t;
+}
+
+void cpu_stall(Cpu *cpu, uint64_t cycles)
+{
+  cpu_drain(cpu);
+  cpu->clock += cycles;
+}
+
+/* ---- invalidation ------------------------------------------------------------- */
+
+static void forget_shortcuts(Cpu *cpu)
+{
+  cpu->ud_key = cpu->ui_key = NO_KEY;
+}
+
+void cpu_flush_page(Cpu *cpu, unsigned asid, uint64_t va)
+{
+  const ArchOps *a = cpu->arch;
+  for (unsigned sz = 0; sz < a->n_sizes && sz < 3; sz++) {
+    for (unsigned h = 0; h <= sz; h++) {
+      uint64_t key = tlb_key(asid, h, va >> a->page_shift[h]);
+      if (cpu->l1d[h])
+        tlb_invalidate(cpu->l1d[h], key);
+      if (cpu->l1i[h])
+        tlb_invalidate(cpu->l1i[h], key);
+    }
+  }
+  a->flush_page(cpu, asid, va);
+  forget_shortcuts(cpu);
+}
+
+void cpu_flush_asid(Cpu *cpu, unsigned asid)
+{
+  for (unsigned sz = 0; sz < ARCH_MAX_SIZES; sz++) {
+    if (cpu->l1d[sz])
+      tlb_flush_asid(cpu->l1d[sz], asid);
+    if (cpu->l1i[sz])
+      tlb_flush_asid(cpu->l1i[sz], asid);
+  }
+  cpu->arch->flush_asid(cpu, asid);
+  forget_shortcuts(cpu);
+}
+
+void cpu_flush_all(Cpu *cpu)
+{
+  for (unsigned sz = 0; sz < ARCH_MAX_SIZES; sz++) {
+    if (cpu->l1d[sz])
+      tlb_flush_all(cpu->l1d[sz]);
+    if (cpu->l1i[sz])
+      tlb_flush_all(cpu->l1i[sz]);
+  }
+  cpu->arch->flush_all(cpu);
+  forget_shortcuts(cpu);
+}
+
+/* ---- translation ---------------------------------------------------------------- */
+
+/* Frame of the 4K granule of va inside a page of `size` starting at pfn. */
+static inline uint64_t granule_pfn(const ArchOps *a, unsigned size, uint64_t pfn, uint64_t va)
+{
+  return pfn + ((va & ((1ULL << a->page_shift[size]) - 1)) >> 12);
+}
+
+static inline gboolean allowed(uint8_t flags, AccessKind kind)
+{
+  if (kind == ACC_STORE)
+    return (flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D);
+  if (kind == ACC_IFETCH)
+    return (flags & TLBF_X) != 0;
+  return TRUE;
+}
+
+/* Probe the L1 arrays; on a hit store the granule's frame and flags. */
+static gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *pfn, uint8_t *flags, gboolean *dirty_assist)
+{
+  const ArchOps *a = cpu->arch;
+  Tlb *const *l1 = kind == ACC_IFETCH ? cpu->l1i : cpu->l1d;
+  const uint8_t *home = kind == ACC_IFETCH ? cpu->l1i_home : cpu->l1d_home;
+  Tlb *mixed = cpu->l1_mixed ? l1[0] : NULL;
+  for (unsigned sz = 0; sz < a->n_sizes && sz < 3; sz++) {
+    Tlb *t = mixed ? mixed : l1[sz];
+    if (!t || home[sz] != sz)
+      continue;
+    TlbPayload *p = tlb_lookup(t, tlb_key(cpu->cur_asid, sz, va >> a->page_shift[sz]));
+    if (!p)
+      continue;
+    if (!allowed(p->flags, kind)) {
+      if (kind == ACC_STORE && (p->flags & TLBF_W))
+        *dirty_assist = TRUE;
+      return FALSE;
+    }
+    *pfn = granule_pfn(a, sz, p->pfn, va);
+    *flags = p->flags;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+static void l1_fill(Cpu *cpu, AccessKind kind, uint64_t va, const Xlat *x)
+{
+  const ArchOps *a = cpu->arch;
+  const uint8_t *home = kind == ACC_IFETCH ? cpu->l1i_home : cpu->l1d_home;
+  Tlb *const *l1 = kind == ACC_IFETCH ? cpu->l1i : cpu->l1d;
+  unsigned h = home[x->size];
+  Tlb *t = l1[h] ? l1[h] : l1[0];
+  uint64_t sub = (va & ((1ULL << a->page_shift[x->size]) - 1)) >> a->page_shift[h];
+  uint64_t pfn = x->pfn + (sub << (a->page_shift[h] - 12));
+  tlb_insert(t, tlb_key(cpu->cur_asid, h, va >> a->page_shift[h]), pfn, x->flags, (uint8_t)h);
+}
+
+/* Take a walker slot at time *t for `cycles`; advances *t to the end. */
+static inline void use_walker(Cpu *cpu, uint64_t *t, uint32_t cycles)
+{
+  unsigned best = 0;
+  for (unsigned i = 1; i < cpu->n_walkers; i++)
+    if (cpu->walker_free[i] < cpu->walker_free[best])
+      best = i;
+  uint64_t start = MAX(*t, cpu->walker_free[best]);
+  cpu->ctr.c[CTR_TLB_STALL_CYCLES] += start - *t;
+  *t = start + cycles;
+  cpu->walker_free[best] = *t;
+}
+
+static void sample_walk(Cpu *cpu, Thread *th, uint64_t va, const Xlat *x, XlatStatus st)
+{
+  Machine *m = cpu->m;
+  if (!events_enabled(m->ev) || !m->walk_sample_left || --m->walk_sample_left)
+    return;
+  m->walk_sample_left = (uint64_t)settings_int(m->s, SET_EVENTS_WALK_SAMPLE);
+  events_emit(m->ev, (uint64_t)((double)cpu->clock / m->k->cycles_per_ns), cpu->id, th->pid, th->tid, "walk",
+              "va=%#" G_GINT64_MODIFIER "x status=%s size=%s cycles=%u walk_cycles=%u", va,
+              st == XLAT_OK ? "ok" : st == XLAT_NOT_PRESENT ? "not-present" : st == XLAT_PROTECTION ? "protection" : "noncanonical",
+              cpu->arch->size_name[x->size], x->cycles, x->walk_cycles);
+}
+
+/* The slow path after the shortcut missed.  *t is the time the translation
+ * starts; on return it is the time it completed.  FALSE when the access is
+ * dropped (segmentation fault, out of memory). */
+static gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn, uint8_t *flags)
+{
+  Kernel *k = cpu->m->k;
+  gboolean assist = FALSE;
+  if (l1_probe(cpu, kind, va, pfn, flags, &assist))
+    return TRUE;
+  cpu->ctr.c[CTR_L1_TLB_MISSES]++;
+  if (assist)
+    cpu->ctr.c[CTR_FAULTS_DIRTY]++;
+  for (unsigned attempt = 0; attempt < 4; attempt++) {
+    Xlat x = { 0 };
+    XlatStatus st = cpu->arch->translate(cpu, th->mm, va, kind, &x, NULL);
+    *t += x.cycles - x.walk_cycles;
+    if (x.walked) {
+      use_walker(cpu, t, x.walk_cycles);
+      if (attempt == 0)
+        cpu->ctr.c[kind == ACC_IFETCH ? CTR_ITLB_LOAD_MISSES : kind == ACC_STORE ? CTR_DTLB_STORE_MISSES : CTR_DTLB_LOAD_MISSES]++;
+      sample_walk(cpu, th, va, &x, st);
+    }
+    if (st == XLAT_OK) {
+      l1_fill(cpu, kind, va, &x);
+      *pfn = granule_pfn(cpu->arch, x.size, x.pfn, va);
+      *flags = x.flags;
+      return TRUE;
+    }
+    /* A fault: precise, so the pipeline drains before the handler runs. */
+    cpu->clock = MAX(cpu->clock, *t);
+    cpu_drain(cpu);
+    uint64_t cost = 0;
+    FaultResult fr = st == XLAT_NONCANONICAL ? FAULT_SEGV : fault_handle(k, cpu, th->mm, va, kind, &cost);
+    if (st == XLAT_NONCANONICAL) {
+      cpu->ctr.c[CTR_SEGV]++;
+      cpu->ctr.c[CTR_PAGE_FAULTS]++;
+      cost = k->segv_cycles;
+    }
+    cpu->clock += cost;
+    cpu->ctr.c[CTR_FAULT_CYCLES] += cost;
+    *t = cpu->clock;
+    if (fr != FAULT_MAPPED)
+      return FALSE;
+  }
+  return FALSE;
+}
+
+void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
+{
+  Counters *ctr = &cpu->ctr;
+  AccessKind kind = (AccessKind)r->kind;
+  uint64_t va = r->addr;
+
+  /* The ROB bound: the oldest outstanding miss blocks retirement. */
+  unsigned h = cpu->mshr_head;
+  if (G_UNLIKELY(cpu->mshr_done[h] > cpu->clock && cpu->insns - cpu->mshr_insn[h] >= cpu->rob_size)) {
+    ctr->c[CTR_MEM_STALL_CYCLES] += cpu->mshr_done[h] - cpu->clock;
+    cpu->clock = cpu->mshr_done[h];
+  }
+  issue_insns(cpu, (uint64_t)r->gap + 1);
+  ctr->c[CTR_ACCESSES]++;
+
+  MemReqKind mk;
+  uint64_t t = cpu->clock;
+  uint64_t *ukey, *upfn;
+  uint8_t *uflags;
+  switch (kind) {
+  case ACC_STORE:
+    ctr->c[CTR_STORES]++;
+    ctr->c[CTR_DTLB_STORES]++;
+    mk = MREQ_STORE;
+    ukey = &cpu->ud_key, upfn = &cpu->ud_pfn, uflags = &cpu->ud_flags;
+    break;
+  case ACC_IFETCH:
+    ctr->c[CTR_IFETCHES]++;
+    ctr->c[CTR_ITLB_LOADS]++;
+    mk = MREQ_IFETCH;
+    ukey = &cpu->ui_key, upfn = &cpu->ui_pfn, uflags = &cpu->ui_flags;
+    break;
+  case ACC_DEP_LOAD:
+    t = MAX(t, cpu->last_load_done);
+    /* fall through */
+  default:
+    ctr->c[CTR_LOADS]++;
+    ctr->c[CTR_DTLB_LOADS]++;
+    mk = MREQ_LOAD;
+    ukey = &cpu->ud_key, upfn = &cpu->ud_pfn, uflags = &cpu->ud_flags;
+    break;
+  }
+
+  uint64_t key = granule_key(cpu->cur_asid, va);
+  uint64_t pfn;
+  if (G_LIKELY(key == *ukey && allowed(*uflags, kind))) {
+    pfn = *upfn;
+  } else {
+    uint8_t flags;
+    if (!translate(cpu, th, va, kind, &t, &pfn, &flags)) {
+      *ukey = NO_KEY;
+      return;
+    }
+    *ukey = key;
+    *upfn = pfn;
+    *uflags = flags;
+  }
+  t += cpu->l1_hit_cycles;
+
+  MemLevel lvl;
+  uint32_t lat = memsys_access(cpu->mem, (pfn << 12) | (va & 0xfff), mk, &lvl);
+  uint64_t done = t + lat;
+  if (lvl != MEM_L1) {
+    /* A miss needs a fill buffer; they are reused in issue order. */
+    h = cpu->mshr_head;
+    uint64_t free_at = cpu->mshr_done[h];
+    if (free_at > cpu->clock) {
+      ctr->c[CTR_MEM_STALL_CYCLES] += free_at - cpu->clock;
+      cpu->clock = free_at;
+    }
+    if (free_at > t)
+      done = free_at + lat;
+    cpu->mshr_done[h] = done;
+    cpu->mshr_insn[h] = cpu->insns;
+    cpu->mshr_head = h + 1 == cpu->n_mshr ? 0 : h + 1;
+  }
+  if (mk == MREQ_LOAD)
+    cpu->last_load_done = done;
+  else if (mk == MREQ_IFETCH && done > cpu->clock)
+    cpu->clock = done; /* the front end waits for its instructions */
+}
+
+uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString *ex)
+{
+  const ArchOps *a = cpu->arch;
+  Kernel *k = cpu->m->k;
+  uint64_t pfn = 0;
+  uint8_t flags = 0;
+  gboolean assist = FALSE;
+  if (l1_probe(cpu, kind, va, &pfn, &flags, &assist)) {
+    g_string_append_printf(ex, "  L1 %s hit: %u cycles\n", kind == ACC_IFETCH ? "ITLB" : "DTLB", cpu->l1_hit_cycles);
+    return (pfn << 12) | (va & 0xfff);
+  }
+  g_string_append_printf(ex, "  L1 %s miss%s\n", kind == ACC_IFETCH ? "ITLB" : "DTLB",
+                         assist ? " (entry found clean: the store re-walks to set the dirty bit)" : "");
+  for (unsigned attempt = 0; attempt < 4; attempt++) {
+    Xlat x = { 0 };
+    XlatStatus st = a->translate(cpu, th->mm, va, kind, &x, ex);
+    if (st == XLAT_OK) {
+      l1_fill(cpu, kind, va, &x);
+      uint64_t pa = (granule_pfn(a, x.size, x.pfn, va) << 12) | (va & 0xfff);
+      g_string_append_printf(ex, "  translation: %s page at pfn %#" G_GINT64_MODIFIER "x, flags%s%s%s -> pa %#" G_GINT64_MODIFIER "x, %u cycles after the L1 TLB\n",
+                             a->size_name[x.size], x.pfn, x.flags & TLBF_W ? " W" : " RO", x.flags & TLBF_D ? " D" : "",
+                             x.flags & TLBF_X ? " X" : " NX", pa, x.cycles);
+      return pa;
+    }
+    if (st == XLAT_NONCANONICAL)
+      return ~0ULL;
+    uint64_t cost = 0;
+    FaultResult fr = fault_handle(k, cpu, th->mm, va, kind, &cost);
+    g_string_append_printf(ex, "  page fault (%s): %s, %" G_GUINT64_FORMAT " cycles\n",
+                           st == XLAT_NOT_PRESENT ? "not present" : "protection",
+                           fr == FAULT_MAPPED ? "handled, retrying" : fr == FAULT_SEGV ? "SIGSEGV" : "out of memory", cost);
+    if (fr != FAULT_MAPPED)
+      return ~0ULL;
+  }
+  return ~0ULL;
+}

@@ -1,3 +1,83 @@
+/*
+ * cpu.h - one simulated CPU: its clock, counters, L1 TLBs, caches, the
+ * architecture's translation state and the core timing model.
+ *
+ * Core timing (cpu.c): instructions issue at cpu.cpi cycles each; an access
+ * costs its translation and data latency.  Independent misses overlap, up to
+ * cpu.mshrs outstanding (slots are reused in issue order) and as long as the
+ * oldest outstanding miss is less than cpu.rob_size instructions old; a
+ * dependent load (D) cannot start before the previous load completed, so a
+ * pointer chase pays every latency in full; instruction-fetch misses stall
+ * the front end; page walks need one of cpu.page_walkers walkers; faults
+ * drain the pipeline and run the handler synchronously.
+ */
 #ifndef MMUSIM_CPU_H
 #define MMUSIM_CPU_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "arch.h"
+#include "memsys.h"
+#include "stats.h"
+#include "tlb.h"
+
+typedef struct Machine Machine;
+typedef struct Thread Thread;
+
+struct Cpu {
+  int id, node;
+  Machine *m;
+  uint64_t clock;           /* cycles */
+  double frac;              /* fractional cycles not yet added to clock */
+  double cpi;
+  uint64_t insns;           /* instructions issued, for the ROB bound */
+  Counters ctr;
+  MemHier *mem;
+  const ArchOps *arch;
+  void *arch_state;
+  Tlb *l1d[ARCH_MAX_SIZES]; /* by page-size code; may repeat (mixed) or be NULL */
+  Tlb *l1i[ARCH_MAX_SIZES];
+  uint8_t l1d_home[ARCH_MAX_SIZES]; /* size code of the array that holds each size */
+  uint8_t l1i_home[ARCH_MAX_SIZES];
+  gboolean l1_mixed;        /* one L1 array per side holds every page size */
+  uint32_t l1_hit_cycles;
+  /* Last data and instruction translation (4K granule): an exact shortcut,
+   * since that entry is the most recently used of its L1 array. */
+  uint64_t ud_key, ui_key;  /* asid << 52 | va >> 12, ~0 when empty */
+  uint64_t ud_pfn, ui_pfn;  /* frame of that 4K granule */
+  uint8_t ud_flags, ui_flags;
+  /* core timing */
+  unsigned n_mshr, mshr_head;
+  uint64_t *mshr_done, *mshr_insn;
+  unsigned n_walkers;
+  uint64_t *walker_free;
+  unsigned rob_size;
+  uint64_t last_load_done;
+  Thread *cur;              /* thread running on this CPU */
+  unsigned cur_asid;
+};
+
+Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error);
+void cpu_free(Cpu *cpu);
+
+/* Run one access of the thread on this CPU. */
+void cpu_access(Cpu *cpu, Thread *t, const TraceRecord *r);
+/* Run `n` instructions that touch no memory. */
+void cpu_compute(Cpu *cpu, uint64_t n);
+/* Wait for every outstanding miss (before a fault, a syscall, the end). */
+void cpu_drain(Cpu *cpu);
+/* Charge kernel work: drain, then `cycles`. */
+void cpu_stall(Cpu *cpu, uint64_t cycles);
+
+/* Invalidate one page / one context / everything in this CPU's TLBs,
+ * walk caches and last-translation shortcuts. */
+void cpu_flush_page(Cpu *cpu, unsigned asid, uint64_t va);
+void cpu_flush_asid(Cpu *cpu, unsigned asid);
+void cpu_flush_all(Cpu *cpu);
+
+/* Translate va for `kind` without timing, for `explain`: fills the text of
+ * every step in `ex` and returns the physical address (or ~0 on a fault that
+ * could not be resolved). */
+uint64_t cpu_explain(Cpu *cpu, Thread *t, uint64_t va, AccessKind kind, GString *ex);
+
 #endif

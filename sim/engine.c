@@ -1,1 +1,284 @@
+/*
+ * engine.c - the event loop: per-thread queues, clock-ordered CPUs, barriers,
+ * the region of interest.
+ *
+ * Queues hold at most ENGINE_QUEUE_MAX records in all; past that the engine
+ * runs whatever is queued, so a trace whose threads are far apart costs
+ * bounded memory.  (That bound is a memory limit of the host, not a model
+ * parameter.)
+ */
 #include "config.h"
+#include "engine.h"
+
+#include <string.h>
+#include "events.h"
+
+#define ENGINE_QUEUE_MAX (1u << 20)
+
+typedef struct {
+  Thread *t;
+  TraceRecord *buf;
+  size_t cap, head, len;
+} Queue;
+
+typedef struct {
+  Machine *m;
+  GPtrArray *queues;   /* Queue*, in order of first appearance */
+  GHashTable *by_thread; /* Thread* -> Queue* */
+  Queue *last;         /* lookup cache */
+  uint32_t last_pid, last_tid;
+  size_t queued;
+  uint64_t warmup_left;
+  gboolean in_roi, roi_seen, stopped;
+  Counters begin;
+  uint64_t t_begin;
+  EngineResult *res;
+} Engine;
+
+static void queue_free(gpointer p)
+{
+  Queue *q = p;
+  g_free(q->buf);
+  g_free(q);
+}
+
+static Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
+{
+  if (e->last && e->last_pid == pid && e->last_tid == tid && cpu < 0)
+    return e->last;
+  Thread *t = machine_thread(e->m, pid, tid, cpu);
+  if (!t)
+    return NULL;
+  Queue *q = g_hash_table_lookup(e->by_thread, t);
+  if (!q) {
+    q = g_new0(Queue, 1);
+    q->t = t;
+    g_hash_table_insert(e->by_thread, t, q);
+    g_ptr_array_add(e->queues, q);
+  }
+  e->last = q;
+  e->last_pid = pid;
+  e->last_tid = tid;
+  return q;
+}
+
+static void push(Engine *e, Queue *q, const TraceRecord *r)
+{
+  if (q->len == q->cap) {
+    size_t cap = q->cap ? q->cap * 2 : 1024;
+    TraceRecord *nb = g_new(TraceRecord, cap);
+    for (size_t i = 0; i < q->len; i++)
+      nb[i] = q->buf[(q->head + i) % q->cap];
+    g_free(q->buf);
+    q->buf = nb;
+    q->cap = cap;
+    q->head = 0;
+  }
+  q->buf[(q->head + q->len) % q->cap] = *r;
+  q->len++;
+  e->queued++;
+}
+
+static void snapshot_begin(Engine *e)
+{
+  Machine *m = e->m;
+  for (unsigned i = 0; i < m->n_cpus; i++)
+    cpu_drain(m->cpus[i]);
+  machine_counters(m, &e->begin);
+  e->t_begin = machine_max_clock(m);
+}
+
+static void snapshot_end(Engine *e)
+{
+  Machine *m = e->m;
+  for (unsigned i = 0; i < m->n_cpus; i++)
+    cpu_drain(m->cpus[i]);
+  Counters now;
+  machine_counters(m, &now);
+  counters_diff(&e->res->counted, &now, &e->begin);
+  e->res->elapsed_cycles = machine_max_clock(m) - e->t_begin;
+}
+
+/* Put thread t on its CPU, switching contexts if another thread ran there. */
+static Cpu *run_on(Engine *e, Thread *t)
+{
+  Machine *m = e->m;
+  Cpu *cpu = m->cpus[t->cpu];
+  if (G_LIKELY(cpu->cur == t))
+    return cpu;
+  if (cpu->cur) {
+    cpu->ctr.c[CTR_CONTEXT_SWITCHES]++;
+    cpu_stall(cpu, (uint64_t)(settings_double(m->s, SET_SCHED_SWITCH_NS) * m->k->cycles_per_ns));
+  }
+  if (!cpu->cur || cpu->cur->mm != t->mm) {
+    if (!settings_bool(m->s, SET_TLB_PCID) && cpu->cur)
+      cpu_flush_all(cpu); /* no PCIDs: a CR3 write drops every translation */
+    cpu->cur_asid = t->mm->asid;
+    cpu->ud_key = cpu->ui_key = ~0ULL;
+    if (cpu->id < 64)
+      t->mm->cpumask |= 1ULL << cpu->id;
+  }
+  cpu->cur = t;
+  return cpu;
+}
+
+static void count_warmup(Engine *e)
+{
+  if (G_UNLIKELY(e->warmup_left) && --e->warmup_left == 0)
+    snapshot_begin(e);
+}
+
+static void run_record(Engine *e, Thread *t, const TraceRecord *r)
+{
+  Cpu *cpu = run_on(e, t);
+  switch ((TraceRecordType)r->type) {
+  case REC_ACCESS:
+    cpu_access(cpu, t, r);
+    count_warmup(e);
+    if (G_UNLIKELY(e->m->k->oom))
+      e->stopped = TRUE;
+    break;
+  case REC_COMPUTE:
+    cpu_compute(cpu, r->len);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Index of the queue to run next: nonempty, lowest CPU clock, first seen. */
+static Queue *pick(Engine *e, gboolean *starved)
+{
+  Queue *best = NULL;
+  uint64_t best_clock = UINT64_MAX, low_clock = UINT64_MAX;
+  for (guint i = 0; i < e->queues->len; i++) {
+    Queue *q = g_ptr_array_index(e->queues, i);
+    uint64_t c = e->m->cpus[q->t->cpu]->clock;
+    low_clock = MIN(low_clock, c);
+    if (q->len && c < best_clock) {
+      best = q;
+      best_clock = c;
+    }
+  }
+  /* A thread with nothing queued may be behind the chosen one: more input
+   * might belong to it. */
+  *starved = best && low_clock < best_clock;
+  return best;
+}
+
+/* Run queued records.  With `all`, until every queue is empty (a barrier);
+ * otherwise until the next record to run might be preceded by input not
+ * read yet. */
+static void run_queues(Engine *e, gboolean all)
+{
+  if (e->queues->len == 1) { /* one thread: no choice to make */
+    Queue *q = g_ptr_array_index(e->queues, 0);
+    while (q->len && !e->stopped) {
+      run_record(e, q->t, &q->buf[q->head]);
+      q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
+      q->len--;
+      e->queued--;
+    }
+    return;
+  }
+  while (!e->stopped) {
+    gboolean starved;
+    Queue *q = pick(e, &starved);
+    if (!q || (starved && !all && e->queued < ENGINE_QUEUE_MAX))
+      return;
+    /* Run this thread until its CPU is no longer the earliest. */
+    run_record(e, q->t, &q->buf[q->head]);
+    q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
+    q->len--;
+    e->queued--;
+  }
+}
+
+static void barrier_event(Engine *e, Queue *q, const TraceRecord *r)
+{
+  run_queues(e, TRUE);
+  if (e->stopped)
+    return;
+  Machine *m = e->m;
+  Cpu *cpu = run_on(e, q->t);
+  switch ((TraceRecordType)r->type) {
+  case REC_ROI_BEGIN:
+    e->in_roi = TRUE;
+    e->roi_seen = TRUE;
+    snapshot_begin(e);
+    break;
+  case REC_ROI_END:
+    if (e->in_roi)
+      snapshot_end(e);
+    e->in_roi = FALSE;
+    break;
+  default: {
+    uint64_t cost = kernel_syscall(m->k, cpu, q->t->mm, r);
+    (void)cost;
+    break;
+  }
+  }
+}
+
+gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, EngineResult *res, GError **error)
+{
+  memset(res, 0, sizeof *res);
+  Engine e = { 0 };
+  e.m = m;
+  e.res = res;
+  e.queues = g_ptr_array_new_with_free_func(queue_free);
+  e.by_thread = g_hash_table_new(g_direct_hash, g_direct_equal);
+  m->k->map_on_demand = src->unmapped == UNMAPPED_ONDEMAND;
+  e.warmup_left = opt ? opt->warmup : 0;
+  snapshot_begin(&e);
+
+  g_autofree TraceBatch *batch = g_new(TraceBatch, 1);
+  gboolean ok = TRUE;
+  uint32_t pid = 1, tid = 1;
+  while (!e.stopped) {
+    if (!trace_source_next(src, batch, error)) {
+      ok = FALSE;
+      break;
+    }
+    if (batch->n == 0)
+      break;
+    res->records += batch->n;
+    for (unsigned i = 0; i < batch->n && !e.stopped; i++) {
+      const TraceRecord *r = &batch->rec[i];
+      if (r->type == REC_THREAD) {
+        pid = r->pid;
+        tid = r->tid;
+        if (!queue_for(&e, pid, tid, r->arg)) {
+          m->k->oom = TRUE;
+          e.stopped = TRUE;
+        }
+        continue;
+      }
+      Queue *q = queue_for(&e, r->pid ? r->pid : pid, r->tid ? r->tid : tid, -1);
+      if (!q) {
+        m->k->oom = TRUE;
+        e.stopped = TRUE;
+        break;
+      }
+      if (r->type == REC_ACCESS || r->type == REC_COMPUTE) {
+        push(&e, q, r);
+        if (e.queued >= ENGINE_QUEUE_MAX)
+          run_queues(&e, FALSE);
+      } else {
+        barrier_event(&e, q, r);
+        if (r->type == REC_ROI_BEGIN) /* --warmup counts from the region's start */
+          e.warmup_left = opt ? opt->warmup : 0;
+      }
+    }
+    run_queues(&e, FALSE);
+  }
+  if (ok)
+    run_queues(&e, TRUE);
+  /* Without an explicit end, the region runs to the end of the input. */
+  if (ok && (e.in_roi || !e.roi_seen))
+    snapshot_end(&e);
+  res->oom = m->k->oom;
+  g_hash_table_destroy(e.by_thread);
+  g_ptr_array_free(e.queues, TRUE);
+  return ok;
+}

@@ -1,3 +1,32 @@
+/*
+ * engine.h - runs a trace source on a machine.
+ *
+ * Records are sorted into per-thread queues; the engine repeatedly runs the
+ * next record of the thread whose CPU has the lowest clock, so CPUs advance
+ * together in simulated time and a run is deterministic.  Mapping events and
+ * region marks are barriers: every queued access runs first, then the event.
+ * Counters cover the region of interest when the input marks one (after
+ * --warmup accesses of it), else the whole input.
+ */
 #ifndef MMUSIM_ENGINE_H
 #define MMUSIM_ENGINE_H
+
+#include <glib.h>
+#include "machine.h"
+#include "source.h"
+#include "stats.h"
+
+typedef struct {
+  uint64_t warmup; /* accesses at the start of the region left uncounted */
+} EngineOptions;
+
+typedef struct {
+  Counters counted;        /* the counted region */
+  uint64_t elapsed_cycles; /* simulated time of the counted region */
+  uint64_t records;        /* records read */
+  gboolean oom;            /* simulated out of memory: the run stopped */
+} EngineResult;
+
+gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, EngineResult *res, GError **error);
+
 #endif

@@ -1,1 +1,253 @@
+/*
+ * machine.c - presets, building a machine, threads, TLB shootdown.
+ *
+ * Leaves out (for now): inter-processor interrupt costs of remote
+ * shootdowns beyond the invalidation itself, and SMT siblings sharing TLBs.
+ */
 #include "config.h"
+#include "machine.h"
+
+#include <gio/gio.h>
+#include <string.h>
+#include "events.h"
+
+#define PRESET_PREFIX "/org/mmusim/machines/"
+
+GResource *mmusim_presets_get_resource(void);
+
+static gint sort_names(gconstpointer a, gconstpointer b)
+{
+  return g_strcmp0(*(char *const *)a, *(char *const *)b);
+}
+
+char **machine_preset_names(void)
+{
+  char **names = g_resources_enumerate_children(PRESET_PREFIX, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+  GPtrArray *out = g_ptr_array_new();
+  for (int i = 0; names && names[i]; i++)
+    if (g_str_has_suffix(names[i], ".ini"))
+      g_ptr_array_add(out, g_strndup(names[i], strlen(names[i]) - 4));
+  g_strfreev(names);
+  g_ptr_array_sort(out, sort_names);
+  g_ptr_array_add(out, NULL);
+  return (char **)g_ptr_array_free(out, FALSE);
+}
+
+static GKeyFile *load_keyfile(const char *name_or_path, char **origin, GError **error)
+{
+  g_autoptr(GKeyFile) kf = g_key_file_new();
+  g_autofree char *rpath = g_strconcat(PRESET_PREFIX, name_or_path, ".ini", NULL);
+  g_autoptr(GBytes) bytes = g_resources_lookup_data(rpath, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+  g_autoptr(GError) err = NULL;
+  if (bytes) {
+    gsize len;
+    const char *data = g_bytes_get_data(bytes, &len);
+    if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &err)) {
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "built-in preset %s: %s", name_or_path, err->message);
+      return NULL;
+    }
+    *origin = g_strdup_printf("preset %s", name_or_path);
+  } else if (g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
+    if (!g_key_file_load_from_file(kf, name_or_path, G_KEY_FILE_NONE, &err)) {
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s: %s", name_or_path, err->message);
+      return NULL;
+    }
+    *origin = g_strdup(name_or_path);
+  } else {
+    g_auto(GStrv) names = machine_preset_names();
+    g_autofree char *list = g_strjoinv(", ", names);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "unknown machine '%s': give a preset (%s) or the path of an .ini file", name_or_path, list);
+    return NULL;
+  }
+  return g_steal_pointer(&kf);
+}
+
+static gboolean apply_keyfile(Settings *s, GKeyFile *kf, const char *origin, int depth, GError **error)
+{
+  if (depth > 8) {
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s: 'inherit' chain is too deep (a loop?)", origin);
+    return FALSE;
+  }
+  g_autofree char *parent = g_key_file_get_string(kf, "machine", "inherit", NULL);
+  if (parent) {
+    g_autofree char *porigin = NULL;
+    g_autoptr(GKeyFile) pkf = load_keyfile(g_strstrip(parent), &porigin, error);
+    if (!pkf || !apply_keyfile(s, pkf, porigin, depth + 1, error))
+      return FALSE;
+  }
+  g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
+  for (int g = 0; groups[g]; g++) {
+    g_auto(GStrv) keys = g_key_file_get_keys(kf, groups[g], NULL, NULL);
+    for (int i = 0; keys && keys[i]; i++) {
+      if (strcmp(groups[g], "machine") == 0 &&
+          (strcmp(keys[i], "name") == 0 || strcmp(keys[i], "description") == 0 || strcmp(keys[i], "inherit") == 0))
+        continue;
+      g_autofree char *name = g_strconcat(groups[g], ".", keys[i], NULL);
+      g_autofree char *value = g_key_file_get_value(kf, groups[g], keys[i], NULL);
+      g_autofree char *where = g_strdup_printf("%s [%s] %s", origin, groups[g], keys[i]);
+      if (!settings_set(s, name, value, where, error))
+        return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+gboolean machine_load_preset(Settings *s, const char *name_or_path, GError **error)
+{
+  g_autofree char *origin = NULL;
+  g_autoptr(GKeyFile) kf = load_keyfile(name_or_path, &origin, error);
+  return kf && apply_keyfile(s, kf, origin, 0, error);
+}
+
+void machine_list(GString *out)
+{
+  g_auto(GStrv) names = machine_preset_names();
+  for (int i = 0; names[i]; i++) {
+    g_autofree char *origin = NULL;
+    g_autoptr(GKeyFile) kf = load_keyfile(names[i], &origin, NULL);
+    g_autofree char *desc = kf ? g_key_file_get_string(kf, "machine", "description", NULL) : NULL;
+    g_string_append_printf(out, "%-12s %s\n", names[i], desc ? desc : "");
+  }
+}
+
+static void thread_free(gpointer p)
+{
+  g_free(p);
+}
+
+Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError **error)
+{
+  const char *arch_name = settings_str(s, SET_MACHINE_ARCH);
+  const ArchOps *arch = arch_lookup(arch_name);
+  if (!arch) {
+    g_autofree char *names = arch_names();
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "setting 'machine.arch' cannot be '%s': it takes one of %s",
+                arch_name, names);
+    return NULL;
+  }
+  if (arch->check && !arch->check(s, error))
+    return NULL;
+  Machine *m = g_new0(Machine, 1);
+  m->name = g_strdup(name);
+  m->s = settings_copy(s);
+  m->arch = arch;
+  m->ev = ev;
+  m->walk_sample_left = (uint64_t)settings_int(s, SET_EVENTS_WALK_SAMPLE);
+  m->threads = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, thread_free);
+  unsigned nodes = (unsigned)settings_int(s, SET_MACHINE_NODES);
+  unsigned per = (unsigned)settings_int(s, SET_MACHINE_CPUS_PER_NODE);
+  m->k = kernel_new(m->s, arch, m, error);
+  if (!m->k)
+    goto fail;
+  m->k->ev = ev;
+  m->llc = g_new0(Cache *, nodes);
+  for (unsigned n = 0; n < nodes; n++) {
+    if (settings_int(s, SET_CACHE_LLC_SIZE)) {
+      m->llc[n] = memsys_llc_new(m->s, error);
+      if (!m->llc[n])
+        goto fail;
+    }
+  }
+  m->n_cpus = nodes * per;
+  m->cpus = g_new0(Cpu *, m->n_cpus);
+  for (unsigned i = 0; i < m->n_cpus; i++) {
+    m->cpus[i] = cpu_new(m, (int)i, (int)(i / per), m->llc[i / per], error);
+    if (!m->cpus[i])
+      goto fail;
+  }
+  return m;
+fail:
+  machine_free(m);
+  return NULL;
+}
+
+void machine_free(Machine *m)
+{
+  if (!m)
+    return;
+  if (m->threads)
+    g_hash_table_destroy(m->threads);
+  for (unsigned i = 0; m->cpus && i < m->n_cpus; i++)
+    cpu_free(m->cpus[i]);
+  g_free(m->cpus);
+  kernel_free(m->k);
+  unsigned nodes = (unsigned)settings_int(m->s, SET_MACHINE_NODES);
+  for (unsigned n = 0; m->llc && n < nodes; n++)
+    cache_free(m->llc[n]);
+  g_free(m->llc);
+  settings_free(m->s);
+  g_free(m->name);
+  g_free(m);
+}
+
+Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu)
+{
+  int64_t key = ((int64_t)pid << 32) | tid;
+  Thread *t = g_hash_table_lookup(m->threads, &key);
+  if (t) {
+    if (cpu >= 0)
+      t->cpu = cpu % (int)m->n_cpus;
+    return t;
+  }
+  Mm *mm = kernel_mm(m->k, pid);
+  if (!mm)
+    return NULL;
+  t = g_new0(Thread, 1);
+  t->pid = pid;
+  t->tid = tid;
+  t->mm = mm;
+  t->cpu = cpu >= 0 ? cpu % (int)m->n_cpus : (int)(m->next_cpu++ % m->n_cpus);
+  int64_t *k = g_new(int64_t, 1);
+  *k = key;
+  g_hash_table_insert(m->threads, k, t);
+  return t;
+}
+
+void machine_flush_range(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end)
+{
+  Kernel *k = m->k;
+  uint64_t pages = (end - start) >> 12;
+  gboolean full = pages > k->flush_ceiling_pages;
+  uint64_t cost = 0;
+  for (unsigned i = 0; i < m->n_cpus; i++) {
+    Cpu *c = m->cpus[i];
+    gboolean may_hold = i < 64 ? (mm->cpumask >> i) & 1 : TRUE;
+    if (!may_hold && c != initiator)
+      continue;
+    if (full) {
+      cpu_flush_asid(c, mm->asid);
+      c->ctr.c[CTR_TLB_FLUSH_FULL]++;
+    } else {
+      for (uint64_t va = start; va < end; va += 4096)
+        cpu_flush_page(c, mm->asid, va);
+      c->ctr.c[CTR_TLB_FLUSH_PAGES] += pages;
+    }
+    if (c == initiator)
+      cost = full ? k->full_flush_cycles : pages * k->invlpg_cycles;
+  }
+  cpu_stall(initiator, cost);
+}
+
+void machine_tables_freed(Machine *m, Mm *mm)
+{
+  for (unsigned i = 0; i < m->n_cpus; i++)
+    m->arch->tables_freed(m->cpus[i], mm->asid);
+}
+
+void machine_counters(const Machine *m, Counters *out)
+{
+  memset(out, 0, sizeof *out);
+  for (unsigned i = 0; i < m->n_cpus; i++) {
+    counters_add(out, &m->cpus[i]->ctr);
+    out->c[CTR_CYCLES] += m->cpus[i]->clock;
+  }
+}
+
+uint64_t machine_max_clock(const Machine *m)
+{
+  uint64_t t = 0;
+  for (unsigned i = 0; i < m->n_cpus; i++)
+    t = MAX(t, m->cpus[i]->clock);
+  return t;
+}

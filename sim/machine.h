@@ -1,3 +1,69 @@
+/*
+ * machine.h - a machine built from a preset and settings: CPUs on nodes,
+ * their caches, the kernel, and the threads that run on it.
+ *
+ * Presets are GKeyFile .ini files compiled into the binary (sim/machines/);
+ * MACHINE may also be a path to such a file.  Groups are the first component
+ * of a setting's name: [tlb] stlb_entries = 1536 sets tlb.stlb_entries.
+ * [machine] name, description and inherit (another preset to start from)
+ * describe the preset itself.
+ */
 #ifndef MMUSIM_MACHINE_H
 #define MMUSIM_MACHINE_H
+
+#include <glib.h>
+#include "arch.h"
+#include "cpu.h"
+#include "kernel.h"
+#include "settings.h"
+
+typedef struct EventLog EventLog;
+
+struct Thread {
+  uint32_t pid, tid;
+  int cpu;                  /* CPU it runs on */
+  Mm *mm;
+};
+
+struct Machine {
+  char *name;
+  Settings *s;
+  const ArchOps *arch;
+  Kernel *k;
+  unsigned n_cpus;
+  Cpu **cpus;
+  Cache **llc;              /* one per node */
+  GHashTable *threads;      /* (pid << 32 | tid) -> Thread */
+  unsigned next_cpu;        /* round-robin placement */
+  EventLog *ev;
+  uint64_t walk_sample_left; /* walks until the next one written to --events */
+};
+
+/* Apply a preset (built-in name or .ini path) to `s`. */
+gboolean machine_load_preset(Settings *s, const char *name_or_path, GError **error);
+/* Built-in preset names, NULL-terminated. */
+char **machine_preset_names(void);
+/* "name  description" lines for `mmusim list machines`. */
+void machine_list(GString *out);
+
+/* Build a machine from resolved settings (takes a copy of them). */
+Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError **error);
+void machine_free(Machine *m);
+
+/* The thread (pid, tid), created on first use and placed on `cpu` (or the
+ * scheduler's choice when cpu < 0).  NULL when its mm cannot be created. */
+Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu);
+
+/* TLB shootdown: invalidate [start, end) of `mm` on every CPU that may hold
+ * it, charging `initiator`.  Ranges above tlb.flush_ceiling_pages flush the
+ * whole context. */
+void machine_flush_range(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end);
+/* Page tables of `mm` were freed: drop paging-structure caches. */
+void machine_tables_freed(Machine *m, Mm *mm);
+
+/* Sum of every CPU's counters, cycles = sum of clocks. */
+void machine_counters(const Machine *m, Counters *out);
+/* Latest clock of any CPU (elapsed simulated time so far). */
+uint64_t machine_max_clock(const Machine *m);
+
 #endif

@@ -1,1 +1,432 @@
+/*
+ * x86_64.c - the x86-64 MMU after an L1 TLB miss.
+ *
+ * Models (Intel SDM vol. 3A chapter 4):
+ * - the second-level TLB (STLB) holding the page sizes tlb.stlb_sizes names,
+ *   an optional separate 1G array, and AMD's separate L2 ITLB; a page size the
+ *   second level does not hold is cached as fragments of the largest size it
+ *   does hold (1G as 2M on Zen) or not at all (2M on Westmere's 4K-only STLB);
+ * - paging-structure caches (4.10.3): a PML5E, PML4E, PDPTE and PDE cache,
+ *   each fully associative with LRU, tagged by PCID and the VA bits above the
+ *   level's index, holding non-leaf entries only; a walk starts below the
+ *   lowest level that hits, so a PDE-cache hit costs one reference;
+ * - the walk itself: every entry read is a physical access through the data
+ *   cache hierarchy (memsys_access with MREQ_WALK); accessed bits are set on
+ *   every level, the dirty bit on the leaf for stores; permission checks
+ *   (present, user, writable, NX) as the SDM lists them.
+ * Leaves out: nested (2-D) paging, the PDPTE registers of PAE, the walker's
+ * speculative behaviour, and global pages.
+ */
 #include "config.h"
+#include "x86_64.h"
+
+#include <string.h>
+#include "cache.h"
+#include "cpu.h"
+#include "memsys.h"
+#include "mm.h"
+#include "tlb.h"
+
+#define PWC_MAX_LEVEL 5
+
+typedef struct {
+  unsigned n;
+  uint64_t *tag;   /* TLB_VALID | asid << 48 | va >> shift[level] */
+  PtNode **node;   /* the next-level table the cached entry points to */
+  uint64_t *stamp;
+  uint64_t tick;
+} Pwc;
+
+typedef struct {
+  Tlb *stlb, *stlb_1g, *l2i;
+  uint8_t stlb_home[X86_N_SIZES]; /* array size code holding each page size, 0xff: none */
+  Pwc pwc[PWC_MAX_LEVEL + 1];     /* indexed by the level of the cached entry (2..5) */
+  unsigned levels;
+  uint64_t user_limit;
+  uint32_t stlb_hit_cycles, walk_overhead_cycles;
+  unsigned shift[PWC_MAX_LEVEL + 1];
+} X86State;
+
+static const unsigned x86_shift[X86_N_SIZES] = { 12, 21, 30 };
+
+uint64_t x86_64_user_limit(unsigned levels)
+{
+  return levels == 5 ? 1ULL << 56 : 1ULL << 47;
+}
+
+/* ---- paging-structure caches --------------------------------------------- */
+
+static void pwc_init(Pwc *p, unsigned n)
+{
+  p->n = n;
+  p->tag = g_new0(uint64_t, n ? n : 1);
+  p->node = g_new0(PtNode *, n ? n : 1);
+  p->stamp = g_new0(uint64_t, n ? n : 1);
+}
+
+static void pwc_clear(Pwc *p)
+{
+  g_free(p->tag);
+  g_free(p->node);
+  g_free(p->stamp);
+}
+
+static PtNode *pwc_lookup(Pwc *p, uint64_t tag)
+{
+  for (unsigned i = 0; i < p->n; i++) {
+    if (p->tag[i] == tag) {
+      p->stamp[i] = ++p->tick;
+      return p->node[i];
+    }
+  }
+  return NULL;
+}
+
+static void pwc_fill(Pwc *p, uint64_t tag, PtNode *node)
+{
+  if (!p->n)
+    return;
+  unsigned v = 0;
+  for (unsigned i = 0; i < p->n; i++) {
+    if (p->tag[i] == tag || !(p->tag[i] & TLB_VALID)) {
+      v = i;
+      break;
+    }
+    if (p->stamp[i] < p->stamp[v])
+      v = i;
+  }
+  p->tag[v] = tag;
+  p->node[v] = node;
+  p->stamp[v] = ++p->tick;
+}
+
+static void pwc_flush(Pwc *p, gboolean all, unsigned asid)
+{
+  for (unsigned i = 0; i < p->n; i++)
+    if (all || ((p->tag[i] >> TLB_ASID_SHIFT) & TLB_ASID_MASK) == asid)
+      p->tag[i] = 0;
+}
+
+static uint64_t pwc_tag(const X86State *st, unsigned level, unsigned asid, uint64_t va)
+{
+  return TLB_VALID | ((uint64_t)(asid & TLB_ASID_MASK) << TLB_ASID_SHIFT) | (va >> st->shift[level]);
+}
+
+void x86_64_pwc_info(const Cpu *cpu, X86PwcInfo *info)
+{
+  const X86State *st = cpu->arch_state;
+  memset(info, 0, sizeof *info);
+  for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++) {
+    info->entries[l] = st->pwc[l].n;
+    for (unsigned i = 0; i < st->pwc[l].n; i++)
+      info->valid[l] += (st->pwc[l].tag[i] & TLB_VALID) != 0;
+  }
+}
+
+/* ---- settings and geometry ------------------------------------------------- */
+
+static gboolean x86_check(const Settings *s, GError **error)
+{
+  int levels = (int)settings_int(s, SET_X86_PAGING_LEVELS);
+  if (levels == 4 && settings_int(s, SET_PWC_PML5_ENTRIES) && settings_is_set(s, SET_PWC_PML5_ENTRIES)) {
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "setting 'pwc.pml5_entries' needs 5-level paging: set x86.paging_levels=5 or pwc.pml5_entries=0");
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void x86_geometry(const Settings *s, PtGeometry *g)
+{
+  pgtable_geometry_x86_64(g, (unsigned)settings_int(s, SET_X86_PAGING_LEVELS));
+}
+
+static uint64_t x86_user_va_limit(const Settings *s)
+{
+  return x86_64_user_limit((unsigned)settings_int(s, SET_X86_PAGING_LEVELS));
+}
+
+static unsigned x86_size_level(unsigned size_code)
+{
+  return size_code + 1;
+}
+
+/* ---- per-CPU state ----------------------------------------------------------- */
+
+static void x86_cpu_free(void *state)
+{
+  X86State *st = state;
+  if (!st)
+    return;
+  tlb_free(st->stlb);
+  tlb_free(st->stlb_1g);
+  tlb_free(st->l2i);
+  for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++)
+    pwc_clear(&st->pwc[l]);
+  g_free(st);
+}
+
+static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
+{
+  X86State *st = g_new0(X86State, 1);
+  TlbRepl repl = (TlbRepl)settings_int(s, SET_TLB_REPLACEMENT);
+  st->levels = (unsigned)settings_int(s, SET_X86_PAGING_LEVELS);
+  st->user_limit = x86_64_user_limit(st->levels);
+  st->stlb_hit_cycles = (uint32_t)settings_int(s, SET_TLB_STLB_HIT_CYCLES);
+  st->walk_overhead_cycles = (uint32_t)settings_int(s, SET_WALK_OVERHEAD_CYCLES);
+  for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++)
+    st->shift[l] = 12 + 9 * (l - 1);
+
+  unsigned n = (unsigned)settings_int(s, SET_TLB_STLB_ENTRIES);
+  if (n) {
+    st->stlb = tlb_new("tlb.stlb", n, (unsigned)settings_int(s, SET_TLB_STLB_WAYS), repl, error);
+    if (!st->stlb)
+      goto fail;
+  }
+  n = (unsigned)settings_int(s, SET_TLB_STLB_1G_ENTRIES);
+  if (n) {
+    st->stlb_1g = tlb_new("tlb.stlb_1g", n, (unsigned)settings_int(s, SET_TLB_STLB_1G_WAYS), repl, error);
+    if (!st->stlb_1g)
+      goto fail;
+  }
+  n = (unsigned)settings_int(s, SET_TLB_L2I_ENTRIES);
+  if (n) {
+    st->l2i = tlb_new("tlb.l2i", n, (unsigned)settings_int(s, SET_TLB_L2I_WAYS), repl, error);
+    if (!st->l2i)
+      goto fail;
+  }
+  /* Which array and size a page of each size goes to in the second level. */
+  int held = (int)settings_int(s, SET_TLB_STLB_SIZES); /* 0: 4k, 1: 4k+2m, 2: 4k+2m+1g */
+  st->stlb_home[X86_4K] = st->stlb ? X86_4K : 0xff;
+  st->stlb_home[X86_2M] = st->stlb ? (held >= 1 ? X86_2M : 0xff) : 0xff;
+  st->stlb_home[X86_1G] = st->stlb_1g ? X86_1G : !st->stlb ? 0xff : held >= 2 ? X86_1G : held == 1 ? X86_2M : 0xff;
+
+  static const SettingId pwc_set[PWC_MAX_LEVEL + 1] = {
+    0, 0, SET_PWC_PDE_ENTRIES, SET_PWC_PDPT_ENTRIES, SET_PWC_PML4_ENTRIES, SET_PWC_PML5_ENTRIES
+  };
+  for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++)
+    pwc_init(&st->pwc[l], l <= st->levels ? (unsigned)settings_int(s, pwc_set[l]) : 0);
+  return st;
+fail:
+  x86_cpu_free(st);
+  return NULL;
+}
+
+/* ---- the walk ------------------------------------------------------------------ */
+
+static const char *level_name(unsigned levels, unsigned l)
+{
+  static const char *names[] = { "", "PTE", "PDE", "PDPTE", "PML4E", "PML5E" };
+  (void)levels;
+  return names[l];
+}
+
+static void explain_entry(GString *ex, unsigned levels, unsigned l, unsigned idx, uint64_t pa, uint64_t e,
+                          MemLevel where, uint32_t cyc)
+{
+  g_string_append_printf(ex, "  %-6s index %3u  read %#014" G_GINT64_MODIFIER "x  %-4s %3u cycles  entry %#018" G_GINT64_MODIFIER "x [",
+                         level_name(levels, l), idx, pa, memsys_level_name(where), cyc, e);
+  if (!(e & PTE_P)) {
+    g_string_append(ex, "not present]\n");
+    return;
+  }
+  g_string_append_printf(ex, "P%s%s%s%s%s%s%s] -> pfn %#" G_GINT64_MODIFIER "x\n",
+                         e & PTE_RW ? " RW" : " RO", e & PTE_US ? " U" : " S", e & PTE_A ? " A" : "",
+                         e & PTE_D ? " D" : "", e & PTE_PS ? " PS" : "", e & PTE_NX ? " NX" : "",
+                         e & PTE_SW_ZERO ? " zero-page" : "", pte_pfn(e));
+}
+
+/* Insert a translation of page size `size` into array `t` whose entries
+ * are of size `home` (<= size), as a fragment when they differ. */
+static void insert_frag(Tlb *t, unsigned asid, unsigned home, unsigned size, uint64_t va, uint64_t pfn, uint8_t flags)
+{
+  uint64_t sub = (va & ((1ULL << x86_shift[size]) - 1)) >> x86_shift[home];
+  uint64_t fpfn = pfn + (sub << (x86_shift[home] - 12));
+  tlb_insert(t, tlb_key(asid, home, va >> x86_shift[home]), fpfn, flags, (uint8_t)home);
+}
+
+static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex)
+{
+  X86State *st = cpu->arch_state;
+  unsigned asid = cpu->cur_asid;
+  gboolean write = kind == ACC_STORE, fetch = kind == ACC_IFETCH;
+  out->walked = FALSE;
+  out->walk_cycles = 0;
+
+  if (va >= st->user_limit) {
+    if (ex)
+      g_string_append_printf(ex, "  %#" G_GINT64_MODIFIER "x is not a canonical user address (limit %#" G_GINT64_MODIFIER "x)\n",
+                             va, st->user_limit);
+    return XLAT_NONCANONICAL;
+  }
+
+  /* Second level: shared STLB (or the L2 ITLB for fetches on AMD). */
+  Tlb *l2 = fetch && st->l2i ? st->l2i : st->stlb;
+  uint32_t cycles = st->stlb_hit_cycles;
+  for (unsigned sz = 0; l2 && sz < X86_N_SIZES; sz++) {
+    Tlb *t = sz == X86_1G && st->stlb_1g && l2 == st->stlb ? st->stlb_1g : l2;
+    unsigned home = l2 == st->l2i ? (sz == X86_1G ? X86_2M : sz) : st->stlb_home[sz];
+    if (home != sz)
+      continue; /* fragments are found by the probe of their home size */
+    TlbPayload *p = tlb_lookup(t, tlb_key(asid, sz, va >> x86_shift[sz]));
+    if (p && (!write || (p->flags & TLBF_W)) && (!write || (p->flags & TLBF_D))) {
+      cpu->ctr.c[CTR_STLB_HITS]++;
+      out->pfn = p->pfn;
+      out->flags = p->flags;
+      out->size = p->size;
+      out->cycles = cycles;
+      if (ex)
+        g_string_append_printf(ex, "  %s hit (%s entry): %u cycles\n", t->name, x86_64_ops.size_name[sz], cycles);
+      return XLAT_OK;
+    }
+  }
+  cpu->ctr.c[CTR_STLB_MISSES]++;
+  if (ex)
+    g_string_append_printf(ex, "  %s miss: %u cycles\n", l2 ? l2->name : "second-level TLB (none)", cycles);
+
+  /* Page walk, starting below the lowest paging-structure cache hit. */
+  out->walked = TRUE;
+  cpu->ctr.c[CTR_PAGE_WALKS]++;
+  uint32_t walk = st->walk_overhead_cycles;
+  PtNode *node = mm->pt.root;
+  unsigned level = st->levels;
+  for (unsigned l = 2; l <= st->levels; l++) {
+    PtNode *n = pwc_lookup(&st->pwc[l], pwc_tag(st, l, asid, va));
+    if (n) {
+      node = n;
+      level = l - 1;
+      cpu->ctr.c[CTR_PWC_HITS]++;
+      break;
+    }
+  }
+  if (ex) {
+    if (level < st->levels)
+      g_string_append_printf(ex, "  paging-structure cache: %s cache hit, walk starts at the %s\n",
+                             level_name(st->levels, level + 1), level_name(st->levels, level));
+    else
+      g_string_append_printf(ex, "  paging-structure caches: miss, walk starts at CR3 (table pfn %#" G_GINT64_MODIFIER "x)\n",
+                             mm->pt.root->pfn);
+  }
+
+  XlatStatus status = XLAT_OK;
+  uint64_t allow_w = PTE_RW, allow_u = PTE_US;
+  for (;; level--) {
+    unsigned idx = pgtable_index(&mm->pt.g, level, va);
+    uint64_t pa = (node->pfn << 12) | ((uint64_t)idx << 3);
+    MemLevel where;
+    uint32_t c = memsys_access(cpu->mem, pa, MREQ_WALK, &where);
+    walk += c;
+    cpu->ctr.c[CTR_WALK_REFS]++;
+    cpu->ctr.c[CTR_WALK_REFS_L1 + where]++;
+    uint64_t e = node->e[idx];
+    if (ex)
+      explain_entry(ex, st->levels, level, idx, pa, e, where, c);
+    if (!(e & PTE_P)) {
+      status = XLAT_NOT_PRESENT;
+      break;
+    }
+    allow_w &= e;
+    allow_u &= e;
+    node->e[idx] = e | PTE_A;
+    if (level == 1 || (e & PTE_PS)) {
+      if (!allow_u || (write && !allow_w) || (fetch && (e & PTE_NX))) {
+        status = XLAT_PROTECTION;
+        break;
+      }
+      if (write)
+        node->e[idx] |= PTE_D;
+      unsigned size = level - 1;
+      out->size = (uint8_t)size;
+      out->pfn = pte_pfn(e) & ~((1ULL << (x86_shift[size] - 12)) - 1);
+      out->flags = (uint8_t)(TLBF_U | ((allow_w) ? TLBF_W : 0) | ((node->e[idx] & PTE_D) ? TLBF_D : 0) |
+                             ((e & PTE_NX) ? 0 : TLBF_X));
+      /* Fill the second level. */
+      unsigned home = st->stlb_home[size];
+      if (fetch && st->l2i)
+        insert_frag(st->l2i, asid, size == X86_1G ? X86_2M : size, size, va, out->pfn, out->flags);
+      else if (size == X86_1G && st->stlb_1g)
+        insert_frag(st->stlb_1g, asid, X86_1G, size, va, out->pfn, out->flags);
+      else if (home != 0xff)
+        insert_frag(st->stlb, asid, home, size, va, out->pfn, out->flags);
+      break;
+    }
+    /* A non-leaf entry: cache it and descend. */
+    pwc_fill(&st->pwc[level], pwc_tag(st, level, asid, va), node->child[idx]);
+    node = node->child[idx];
+  }
+  out->walk_cycles = walk;
+  out->cycles = cycles + walk;
+  cpu->ctr.c[CTR_WALK_CYCLES] += walk;
+  if (ex)
+    g_string_append_printf(ex, "  walk: %u cycles (%u overhead)\n", walk, st->walk_overhead_cycles);
+  return status;
+}
+
+static void x86_flush_page(Cpu *cpu, unsigned asid, uint64_t va)
+{
+  X86State *st = cpu->arch_state;
+  for (unsigned sz = 0; sz < X86_N_SIZES; sz++) {
+    if (st->stlb)
+      tlb_invalidate(st->stlb, tlb_key(asid, sz, va >> x86_shift[sz]));
+    if (st->stlb_1g)
+      tlb_invalidate(st->stlb_1g, tlb_key(asid, sz, va >> x86_shift[sz]));
+    if (st->l2i)
+      tlb_invalidate(st->l2i, tlb_key(asid, sz, va >> x86_shift[sz]));
+  }
+  /* INVLPG also drops paging-structure-cache entries of that context
+   * (SDM 4.10.4.1); being coarse here is allowed and simple. */
+  for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++)
+    pwc_flush(&st->pwc[l], FALSE, asid);
+}
+
+static void x86_flush_asid(Cpu *cpu, unsigned asid)
+{
+  X86State *st = cpu->arch_state;
+  if (st->stlb)
+    tlb_flush_asid(st->stlb, asid);
+  if (st->stlb_1g)
+    tlb_flush_asid(st->stlb_1g, asid);
+  if (st->l2i)
+    tlb_flush_asid(st->l2i, asid);
+  for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++)
+    pwc_flush(&st->pwc[l], FALSE, asid);
+}
+
+static void x86_flush_all(Cpu *cpu)
+{
+  X86State *st = cpu->arch_state;
+  if (st->stlb)
+    tlb_flush_all(st->stlb);
+  if (st->stlb_1g)
+    tlb_flush_all(st->stlb_1g);
+  if (st->l2i)
+    tlb_flush_all(st->l2i);
+  for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++)
+    pwc_flush(&st->pwc[l], TRUE, 0);
+}
+
+static void x86_tables_freed(Cpu *cpu, unsigned asid)
+{
+  X86State *st = cpu->arch_state;
+  for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++)
+    pwc_flush(&st->pwc[l], FALSE, asid);
+}
+
+const ArchOps x86_64_ops = {
+  .name = "x86_64",
+  .description = "x86-64 4- or 5-level radix page tables with paging-structure caches",
+  .n_sizes = X86_N_SIZES,
+  .page_shift = { 12, 21, 30 },
+  .size_name = { "4K", "2M", "1G" },
+  .check = x86_check,
+  .pgtable_geometry = x86_geometry,
+  .user_va_limit = x86_user_va_limit,
+  .size_level = x86_size_level,
+  .cpu_new = x86_cpu_new,
+  .cpu_free = x86_cpu_free,
+  .translate = x86_translate,
+  .flush_page = x86_flush_page,
+  .flush_asid = x86_flush_asid,
+  .flush_all = x86_flush_all,
+  .tables_freed = x86_tables_freed,
+};
