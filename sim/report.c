@@ -386,6 +386,22 @@ static void json_add_setting(JsonBuilder *jb, const Settings *s, const SettingDe
   }
 }
 
+/* member: { counter name: value } for the counters of the report's arch. */
+static void json_add_counters(JsonBuilder *jb, const char *member, const RunReport *r, const CounterValues *values,
+                              gboolean counts)
+{
+  json_builder_set_member_name(jb, member);
+  json_builder_begin_object(jb);
+  for (int i = 0; i < N_COUNTERS; i++) {
+    if (!report_counter_applies((CounterId)i, r->arch))
+      continue;
+    const CounterDef *d = counter_def((CounterId)i);
+    json_builder_set_member_name(jb, d->name);
+    json_add_number(jb, values->v[i], counts && !(d->flags & CF_DERIVED));
+  }
+  json_builder_end_object(jb);
+}
+
 JsonNode *report_json_node(const RunReport *r)
 {
   g_autoptr(JsonBuilder) jb = json_builder_new();
@@ -408,26 +424,10 @@ JsonNode *report_json_node(const RunReport *r)
   }
   json_builder_end_object(jb);
 
-  json_builder_set_member_name(jb, "counters");
-  json_builder_begin_object(jb);
-  for (int i = 0; i < N_COUNTERS; i++) {
-    if (!report_counter_applies((CounterId)i, r->arch))
-      continue;
-    const CounterDef *d = counter_def((CounterId)i);
-    json_builder_set_member_name(jb, d->name);
-    json_add_number(jb, r->mean.v[i], !(d->flags & CF_DERIVED));
-  }
-  json_builder_end_object(jb);
-
-  json_builder_set_member_name(jb, "stddev");
-  json_builder_begin_object(jb);
-  for (int i = 0; i < N_COUNTERS; i++) {
-    if (!report_counter_applies((CounterId)i, r->arch))
-      continue;
-    json_builder_set_member_name(jb, counter_def((CounterId)i)->name);
-    json_add_number(jb, r->rel_stddev.v[i], FALSE);
-  }
-  json_builder_end_object(jb);
+  /* counted values are whole unless they are a mean over runs; derived ones
+   * are ratios; relative stddevs are fractions */
+  json_add_counters(jb, "counters", r, &r->mean, TRUE);
+  json_add_counters(jb, "stddev", r, &r->rel_stddev, FALSE);
 
   json_builder_set_member_name(jb, "host");
   json_builder_begin_object(jb);
