@@ -1,8 +1,15 @@
 /*
- * events.h - the --events FILE log: one line per fault, sampled page walk or
- * kernel event, written as it happens.
+ * events.h - the --events FILE writer: one line per simulated event.
  *
- * Line format: "<sim_ns> cpu=<n> pid=<p> tid=<t> <event> key=value ...".
+ * A line reads
+ *
+ *   <sim_ns> cpu=<n> pid=<p> tid=<t> <event> key=value ...
+ *
+ * with <sim_ns> the simulated time in nanoseconds and <event> a short word
+ * (fault, walk, tlb_flush, segv, ...), so `grep ' fault '` or
+ * `awk '$5 == "walk"'` pick one kind.  Callers test events_enabled() before
+ * building arguments; a NULL EventLog means "no --events" and every call on it
+ * does nothing.
  */
 #ifndef MMUSIM_EVENTS_H
 #define MMUSIM_EVENTS_H
@@ -12,12 +19,25 @@
 
 typedef struct EventLog EventLog;
 
-/* "-" writes to standard output. */
+/* Open `path` for writing ("-" is standard output).  On failure sets an
+ * MMUSIM_SIM_ERROR / SIM_ERROR_IO error naming the path. */
 EventLog *events_open(const char *path, GError **error);
+/* Flush and close (standard output is flushed, not closed).  Accepts NULL. */
 void events_close(EventLog *log);
-/* NULL-safe: a NULL log is disabled. */
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(EventLog, events_close)
+
+/* FALSE for NULL. */
 gboolean events_enabled(const EventLog *log);
+
+/* Write one line.  `fmt` (may be NULL) formats the key=value part; it must
+ * not contain a newline.  Does nothing when log is NULL. */
 void events_emit(EventLog *log, uint64_t sim_ns, int cpu, uint32_t pid, uint32_t tid, const char *event,
                  const char *fmt, ...) G_GNUC_PRINTF(7, 8);
+
+/* Flush what was written and report the first write error since the log was
+ * opened (a full disk), naming the path.  TRUE for NULL. */
+gboolean events_flush(EventLog *log, GError **error);
+/* Lines written so far (0 for NULL). */
+uint64_t events_count(const EventLog *log);
 
 #endif

@@ -107,14 +107,15 @@ static gboolean parse_scaled(const char *text, uint64_t unit, uint64_t *out)
     p++;
   if (*p == '-' || *p == '+')
     return FALSE;
+  /* strtoull itself would take blanks and a sign after "0x" ("0x-5" wraps
+   * to 2^64 - 5), so the first digit is checked here. */
+  gboolean hex = p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
+  if (hex ? !g_ascii_isxdigit(p[2]) : !g_ascii_isdigit(p[0]))
+    return FALSE;
   errno = 0;
   char *end;
-  uint64_t v;
-  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-    v = g_ascii_strtoull(p + 2, &end, 16);
-  else
-    v = g_ascii_strtoull(p, &end, 10);
-  if (end == p || (p[0] == '0' && (p[1] == 'x' || p[1] == 'X') && end == p + 2) || errno)
+  uint64_t v = hex ? g_ascii_strtoull(p + 2, &end, 16) : g_ascii_strtoull(p, &end, 10);
+  if (errno)
     return FALSE;
   uint64_t mul = 1;
   switch (g_ascii_toupper(*end)) {
@@ -124,8 +125,9 @@ static gboolean parse_scaled(const char *text, uint64_t unit, uint64_t *out)
   case 'T': mul = unit * unit * unit * unit; end++; break;
   default: break;
   }
-  /* Accept "KB", "KiB", "MB" ... after a suffix, as people write them. */
-  if (mul > 1 && (*end == 'i' || *end == 'I'))
+  /* Accept "KB", "MB" ... after a suffix, as people write them, and "KiB",
+   * "MiB" ... for sizes only: a binary prefix on a count of 1000s would lie. */
+  if (mul > 1 && unit == 1024 && (*end == 'i' || *end == 'I'))
     end++;
   if (mul > 1 && (*end == 'b' || *end == 'B'))
     end++;
@@ -190,6 +192,21 @@ static char *enum_choice(const char *choices, int idx)
   return g_strdup(parts[idx]);
 }
 
+/* The shortest text that reads back as the same double, with '.' whatever
+ * the locale ("%g" would print 1234567.25 as 1.23457e+06). */
+static char *format_double(double x)
+{
+  char buf[G_ASCII_DTOSTR_BUF_SIZE];
+  for (int prec = 15; prec < 17; prec++) {
+    char format[8];
+    g_snprintf(format, sizeof format, "%%.%dg", prec);
+    g_ascii_formatd(buf, sizeof buf, format, x);
+    if (g_ascii_strtod(buf, NULL) == x)
+      return g_strdup(buf);
+  }
+  return g_strdup(g_ascii_formatd(buf, sizeof buf, "%.17g", x));
+}
+
 static char *format_range(const SettingDef *d)
 {
   if (d->type == SETTING_SIZE) {
@@ -199,7 +216,9 @@ static char *format_range(const SettingDef *d)
   }
   if (d->type == SETTING_INT)
     return g_strdup_printf("a whole number from %.0f to %.0f", d->min, d->max);
-  return g_strdup_printf("a number from %g to %g", d->min, d->max);
+  g_autofree char *lo = format_double(d->min);
+  g_autofree char *hi = format_double(d->max);
+  return g_strdup_printf("a number from %s to %s", lo, hi);
 }
 
 static gboolean bad_value(const SettingDef *d, const char *value, const char *origin, const char *allowed, GError **error)
@@ -238,7 +257,7 @@ static gboolean store(SettingValue *v, const SettingDef *d, const char *value, c
     v->d = x;
     v->i = (int64_t)x;
     g_free(v->text);
-    v->text = g_strdup_printf("%g", x);
+    v->text = format_double(x);
     break;
   }
   case SETTING_BOOL: {
