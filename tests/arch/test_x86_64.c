@@ -1,4 +1,215 @@
+/*
+ * Unit tests of the x86-64 translation hardware: canonical limits, walk
+ * references per leaf size, paging-structure caches, STLB fills and the page
+ * sizes each level holds, A/D bits, permission checks, PCID isolation.
+ */
 #include "config.h"
-#include "testutil.h"
-static Suite *s(void) { return suite_create("placeholder"); }
-TEST_MAIN(s)
+#include "machine_fixture.h"
+#include "x86_64/x86_64.h"
+
+#define VA 0x00007f1234567abcULL
+
+/* Map va's 4K page (or a 2M/1G leaf at level 2/3) to pfn with flags. */
+static void map_leaf(Thread *t, uint64_t va, unsigned level, uint64_t pfn, uint64_t flags)
+{
+  uint64_t e = pte_make(pfn, PTE_P | PTE_US | flags | (level > 1 ? PTE_PS : 0));
+  ck_assert(pgtable_set(&t->mm->pt, va, level, e, NULL));
+}
+
+static XlatStatus xlat(Machine *m, Thread *t, uint64_t va, AccessKind k, Xlat *x)
+{
+  memset(x, 0, sizeof *x);
+  return m->arch->translate(m->cpus[0], t->mm, va, k, x, NULL);
+}
+
+START_TEST(test_canonical_limits)
+{
+  ck_assert_uint_eq(x86_64_user_limit(4), 1ULL << 47);
+  ck_assert_uint_eq(x86_64_user_limit(5), 1ULL << 56);
+  Machine *m = fixture_machine("skylake", NULL);
+  Thread *t = fixture_thread(m, 1);
+  Xlat x;
+  ck_assert_int_eq(xlat(m, t, 1ULL << 47, ACC_LOAD, &x), XLAT_NONCANONICAL);
+  ck_assert_int_eq(xlat(m, t, (1ULL << 47) - 4096, ACC_LOAD, &x), XLAT_NOT_PRESENT);
+  machine_free(m);
+  const char *la57[] = { "x86.paging_levels=5", NULL };
+  m = fixture_machine("skylake", la57);
+  t = fixture_thread(m, 1);
+  ck_assert_int_eq(xlat(m, t, 1ULL << 47, ACC_LOAD, &x), XLAT_NOT_PRESENT);
+  ck_assert_int_eq(xlat(m, t, 1ULL << 56, ACC_LOAD, &x), XLAT_NONCANONICAL);
+  machine_free(m);
+}
+END_TEST
+
+/* Cold walk references: 4 for 4K, 3 for 2M, 2 for 1G; 5 for 4K with LA57. */
+static void check_refs(const char *const *sets, unsigned level, unsigned want_refs)
+{
+  Machine *m = fixture_machine("skylake", sets);
+  Thread *t = fixture_thread(m, 1);
+  map_leaf(t, VA & ~((1ULL << (12 + 9 * (level - 1))) - 1), level, 0x40000, PTE_RW);
+  Xlat x;
+  Cpu *cpu = m->cpus[0];
+  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert(x.walked);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS], want_refs);
+  ck_assert_uint_eq(x.size, level - 1);
+  ck_assert_uint_eq(x.pfn, 0x40000);
+  machine_free(m);
+}
+
+START_TEST(test_walk_refs_per_size)
+{
+  check_refs(NULL, 1, 4);
+  check_refs(NULL, 2, 3);
+  check_refs(NULL, 3, 2);
+  const char *la57[] = { "x86.paging_levels=5", NULL };
+  check_refs(la57, 1, 5);
+}
+END_TEST
+
+START_TEST(test_pwc_shortens_walks)
+{
+  Machine *m = fixture_machine("skylake", NULL);
+  Thread *t = fixture_thread(m, 1);
+  Cpu *cpu = m->cpus[0];
+  map_leaf(t, VA, 1, 0x50000, PTE_RW);
+  map_leaf(t, VA + 4096, 1, 0x50001, PTE_RW);        /* same PT page: PDE cache */
+  map_leaf(t, VA + (1ULL << 21), 1, 0x50002, PTE_RW); /* same PD page: PDPTE cache */
+  map_leaf(t, VA + (1ULL << 30), 1, 0x50003, PTE_RW); /* same PDPT page: PML4E cache */
+  Xlat x;
+  uint64_t r0 = cpu->ctr.c[CTR_WALK_REFS];
+  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS] - r0, 4);
+  r0 = cpu->ctr.c[CTR_WALK_REFS];
+  ck_assert_int_eq(xlat(m, t, VA + 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS] - r0, 1);
+  r0 = cpu->ctr.c[CTR_WALK_REFS];
+  ck_assert_int_eq(xlat(m, t, VA + (1ULL << 21), ACC_LOAD, &x), XLAT_OK);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS] - r0, 2);
+  r0 = cpu->ctr.c[CTR_WALK_REFS];
+  ck_assert_int_eq(xlat(m, t, VA + (1ULL << 30), ACC_LOAD, &x), XLAT_OK);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS] - r0, 3);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PWC_HITS], 3);
+  /* A context flush drops the walk caches too. */
+  cpu_flush_asid(cpu, t->mm->asid);
+  r0 = cpu->ctr.c[CTR_WALK_REFS];
+  ck_assert_int_eq(xlat(m, t, VA + 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS] - r0, 4);
+  X86PwcInfo info;
+  x86_64_pwc_info(cpu, &info);
+  ck_assert_uint_eq(info.entries[2], 32);
+  ck_assert_uint_eq(info.entries[5], 0); /* no PML5 cache with 4 levels */
+  machine_free(m);
+}
+END_TEST
+
+START_TEST(test_stlb_fill_and_sizes)
+{
+  Machine *m = fixture_machine("skylake", NULL);
+  Thread *t = fixture_thread(m, 1);
+  Cpu *cpu = m->cpus[0];
+  map_leaf(t, VA & ~((1ULL << 21) - 1), 2, 0x60000, PTE_RW);
+  Xlat x;
+  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert(x.walked);
+  ck_assert_int_eq(xlat(m, t, VA + 8192, ACC_LOAD, &x), XLAT_OK);
+  ck_assert(!x.walked); /* Skylake's STLB holds 2M pages */
+  ck_assert_uint_eq(cpu->ctr.c[CTR_STLB_HITS], 1);
+  ck_assert_uint_eq(x.cycles, 9);
+  machine_free(m);
+
+  /* Westmere's STLB holds 4K pages only: a 2M page walks again. */
+  m = fixture_machine("westmere", NULL);
+  t = fixture_thread(m, 1);
+  map_leaf(t, VA & ~((1ULL << 21) - 1), 2, 0x60000, PTE_RW);
+  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(xlat(m, t, VA + 8192, ACC_LOAD, &x), XLAT_OK);
+  ck_assert(x.walked);
+  machine_free(m);
+}
+END_TEST
+
+START_TEST(test_accessed_dirty_and_permissions)
+{
+  Machine *m = fixture_machine("skylake", NULL);
+  Thread *t = fixture_thread(m, 1);
+  map_leaf(t, VA, 1, 0x70000, PTE_RW | PTE_NX);
+  map_leaf(t, VA + 4096, 1, 0x70001, 0); /* read-only */
+  Xlat x;
+  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  unsigned level, idx;
+  PtNode *n = pgtable_lookup(&t->mm->pt, VA, &level, &idx);
+  ck_assert_uint_eq(level, 1);
+  ck_assert(n->e[idx] & PTE_A);
+  ck_assert(!(n->e[idx] & PTE_D));
+  ck_assert(!(x.flags & TLBF_D));
+  ck_assert(t->mm->pt.root->e[pgtable_index(&t->mm->pt.g, 4, VA)] & PTE_A);
+  ck_assert_int_eq(xlat(m, t, VA, ACC_STORE, &x), XLAT_OK);
+  ck_assert(n->e[idx] & PTE_D);
+  ck_assert(x.flags & TLBF_D);
+  ck_assert_int_eq(xlat(m, t, VA, ACC_IFETCH, &x), XLAT_PROTECTION);     /* NX */
+  ck_assert_int_eq(xlat(m, t, VA + 4096, ACC_STORE, &x), XLAT_PROTECTION); /* RO */
+  ck_assert_int_eq(xlat(m, t, VA + 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(xlat(m, t, VA + 8192, ACC_LOAD, &x), XLAT_NOT_PRESENT);
+  machine_free(m);
+}
+END_TEST
+
+START_TEST(test_pcid_isolation)
+{
+  Machine *m = fixture_machine("skylake", NULL);
+  Thread *a = fixture_thread(m, 1);
+  map_leaf(a, VA, 1, 0x80000, PTE_RW);
+  Xlat x;
+  ck_assert_int_eq(xlat(m, a, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_uint_eq(x.pfn, 0x80000);
+  Thread *b = fixture_thread(m, 2);
+  ck_assert_uint_ne(a->mm->asid, b->mm->asid);
+  map_leaf(b, VA, 1, 0x90000, PTE_RW);
+  ck_assert_int_eq(xlat(m, b, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert(x.walked); /* a's STLB entry is not b's */
+  ck_assert_uint_eq(x.pfn, 0x90000);
+  /* Back to a: its entry survived in the STLB. */
+  fixture_thread(m, 1);
+  ck_assert_int_eq(xlat(m, a, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert(!x.walked);
+  ck_assert_uint_eq(x.pfn, 0x80000);
+  machine_free(m);
+}
+END_TEST
+
+START_TEST(test_walk_refs_use_caches)
+{
+  Machine *m = fixture_machine("skylake", NULL);
+  Thread *t = fixture_thread(m, 1);
+  Cpu *cpu = m->cpus[0];
+  map_leaf(t, VA, 1, 0xa0000, PTE_RW);
+  Xlat x;
+  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS_DRAM], 4); /* cold */
+  cpu_flush_all(cpu);
+  uint64_t l1 = cpu->ctr.c[CTR_WALK_REFS_L1];
+  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS_L1] - l1, 4); /* entries now in L1D */
+  /* 4 L1 hits at 4 cycles plus the overhead. */
+  ck_assert_uint_eq(x.walk_cycles, 4 * 4 + (uint32_t)settings_int(m->s, SET_WALK_OVERHEAD_CYCLES));
+  machine_free(m);
+}
+END_TEST
+
+static Suite *x86_suite(void)
+{
+  Suite *s = suite_create("x86_64");
+  TCase *tc = tcase_create("walk");
+  tcase_add_test(tc, test_canonical_limits);
+  tcase_add_test(tc, test_walk_refs_per_size);
+  tcase_add_test(tc, test_pwc_shortens_walks);
+  tcase_add_test(tc, test_stlb_fill_and_sizes);
+  tcase_add_test(tc, test_accessed_dirty_and_permissions);
+  tcase_add_test(tc, test_pcid_isolation);
+  tcase_add_test(tc, test_walk_refs_use_caches);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TEST_MAIN(x86_suite)

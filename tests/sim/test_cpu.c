@@ -1,4 +1,170 @@
+/*
+ * Unit tests of the core timing model: CPI, dependent loads that pay every
+ * latency, independent misses that overlap up to cpu.mshrs, the dirty-bit
+ * assist, and the counters of the access path.
+ */
 #include "config.h"
-#include "testutil.h"
-static Suite *s(void) { return suite_create("placeholder"); }
-TEST_MAIN(s)
+#include "machine_fixture.h"
+
+#define BASE 0x7f0000000000ULL
+
+static const char *quiet[] = { "cache.prefetcher=none", NULL };
+
+static Machine *setup(const char *const *sets, Thread **t)
+{
+  Machine *m = fixture_machine("skylake", sets);
+  *t = fixture_thread(m, 1);
+  /* One 4K page, mapped RW and dirty, so no fault interferes. */
+  fixture_vma(*t, BASE, 1 << 20, PROT_R | PROT_W);
+  ck_assert(pgtable_set(&(*t)->mm->pt, BASE, 1, pte_make(0x12345, PTE_P | PTE_RW | PTE_US | PTE_A | PTE_D), NULL));
+  return m;
+}
+
+static void access(Machine *m, Thread *t, AccessKind k, uint64_t va)
+{
+  TraceRecord r = { .type = REC_ACCESS, .kind = k, .addr = va, .size = 8 };
+  cpu_access(m->cpus[0], t, &r);
+}
+
+static uint32_t dram_cycles(Machine *m)
+{
+  return memsys_level_cycles(m->cpus[0]->mem, MEM_DRAM);
+}
+
+START_TEST(test_cpi)
+{
+  Thread *t;
+  Machine *m = setup(quiet, &t);
+  Cpu *cpu = m->cpus[0];
+  cpu_compute(cpu, 1000);
+  ck_assert_uint_eq(cpu->clock, 500); /* cpu.cpi 0.5 */
+  cpu_compute(cpu, 3);
+  ck_assert_uint_eq(cpu->clock, 501); /* the half cycle is carried */
+  ck_assert_uint_eq(cpu->ctr.c[CTR_INSTRUCTIONS], 1003);
+  machine_free(m);
+}
+END_TEST
+
+/* Eight loads to distinct lines of one cold page. */
+static uint64_t eight_loads(const char *const *sets, AccessKind k)
+{
+  Thread *t;
+  Machine *m = setup(sets, &t);
+  Cpu *cpu = m->cpus[0];
+  access(m, t, ACC_LOAD, BASE);     /* translate and warm the TLB */
+  cpu_drain(cpu);
+  memsys_flush(cpu->mem);
+  uint64_t t0 = cpu->clock;
+  for (int i = 1; i <= 8; i++)
+    access(m, t, k, BASE + 64 * (uint64_t)i * 7);
+  cpu_drain(cpu);
+  uint64_t elapsed = cpu->clock - t0;
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], 1); /* the shortcut served the rest */
+  machine_free(m);
+  return elapsed;
+}
+
+START_TEST(test_dependent_loads_serialise)
+{
+  Thread *t;
+  Machine *m = setup(quiet, &t);
+  uint32_t dram = dram_cycles(m);
+  machine_free(m);
+  uint64_t dep = eight_loads(quiet, ACC_DEP_LOAD);
+  uint64_t indep = eight_loads(quiet, ACC_LOAD);
+  ck_assert_uint_ge(dep, 8 * (uint64_t)dram);
+  ck_assert_uint_lt(indep, 2 * (uint64_t)dram); /* 12 fill buffers: all overlap */
+  const char *one_mshr[] = { "cache.prefetcher=none", "cpu.mshrs=1", NULL };
+  uint64_t serial = eight_loads(one_mshr, ACC_LOAD);
+  ck_assert_uint_ge(serial, 8 * (uint64_t)dram);
+}
+END_TEST
+
+START_TEST(test_dirty_assist)
+{
+  Thread *t;
+  Machine *m = fixture_machine("skylake", quiet);
+  t = fixture_thread(m, 1);
+  Cpu *cpu = m->cpus[0];
+  fixture_vma(t, BASE, 1 << 20, PROT_R | PROT_W);
+  ck_assert(pgtable_set(&t->mm->pt, BASE, 1, pte_make(0x12345, PTE_P | PTE_RW | PTE_US), NULL));
+  access(m, t, ACC_LOAD, BASE);
+  access(m, t, ACC_STORE, BASE + 8);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_FAULTS_DIRTY], 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], 2);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_FAULTS], 0);
+  access(m, t, ACC_STORE, BASE + 16);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], 2);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_LOADS], 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_STORES], 2);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_DTLB_STORE_MISSES], 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_DTLB_LOAD_MISSES], 1);
+  machine_free(m);
+}
+END_TEST
+
+START_TEST(test_fault_then_retry)
+{
+  Thread *t;
+  Machine *m = fixture_machine("skylake", quiet);
+  t = fixture_thread(m, 1);
+  Cpu *cpu = m->cpus[0];
+  fixture_vma(t, BASE, 1 << 20, PROT_R | PROT_W);
+  access(m, t, ACC_LOAD, BASE);   /* zero page */
+  access(m, t, ACC_STORE, BASE);  /* copy-on-write */
+  access(m, t, ACC_LOAD, BASE + 64);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_FAULTS_ZERO_PAGE], 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_FAULTS_COW], 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_FAULTS], 2);
+  ck_assert_uint_ge(cpu->ctr.c[CTR_FAULT_CYCLES], m->k->zero_page_cycles + m->k->anon_cycles);
+  ck_assert_uint_ge(cpu->clock, cpu->ctr.c[CTR_FAULT_CYCLES]);
+  access(m, t, ACC_LOAD, BASE + (2 << 20)); /* outside the VMA */
+  ck_assert_uint_eq(cpu->ctr.c[CTR_SEGV], 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_ACCESSES], 4);
+  machine_free(m);
+}
+END_TEST
+
+START_TEST(test_walkers_limit_overlap)
+{
+  /* Eight independent loads to eight cold pages: with one walker the walks
+   * queue behind each other. */
+  uint64_t elapsed[2];
+  for (int w = 0; w < 2; w++) {
+    const char *sets[] = { "cache.prefetcher=none", w ? "cpu.page_walkers=8" : "cpu.page_walkers=1", NULL };
+    Machine *m = fixture_machine("skylake", sets);
+    Thread *t = fixture_thread(m, 1);
+    Cpu *cpu = m->cpus[0];
+    fixture_vma(t, BASE, 1 << 30, PROT_R | PROT_W);
+    for (int i = 0; i < 8; i++) {
+      uint64_t va = BASE + ((uint64_t)i << 22);
+      ck_assert(pgtable_set(&t->mm->pt, va, 1, pte_make(0x1000 + (uint64_t)i, PTE_P | PTE_RW | PTE_US | PTE_A | PTE_D), NULL));
+    }
+    memsys_flush(cpu->mem);
+    uint64_t t0 = cpu->clock;
+    for (int i = 0; i < 8; i++)
+      access(m, t, ACC_LOAD, BASE + ((uint64_t)i << 22));
+    cpu_drain(cpu);
+    elapsed[w] = cpu->clock - t0;
+    if (w == 0)
+      ck_assert_uint_gt(cpu->ctr.c[CTR_TLB_STALL_CYCLES], 0);
+    machine_free(m);
+  }
+  ck_assert_uint_gt(elapsed[0], 2 * elapsed[1]);
+}
+END_TEST
+
+static Suite *cpu_suite(void)
+{
+  Suite *s = suite_create("cpu");
+  TCase *tc = tcase_create("timing");
+  tcase_add_test(tc, test_cpi);
+  tcase_add_test(tc, test_dependent_loads_serialise);
+  tcase_add_test(tc, test_dirty_assist);
+  tcase_add_test(tc, test_fault_then_retry);
+  tcase_add_test(tc, test_walkers_limit_overlap);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TEST_MAIN(cpu_suite)

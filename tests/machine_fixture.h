@@ -1,0 +1,45 @@
+/*
+ * machine_fixture.h - build a small machine for unit tests.
+ */
+#ifndef MMUSIM_MACHINE_FIXTURE_H
+#define MMUSIM_MACHINE_FIXTURE_H
+
+#include "machine.h"
+#include "testutil.h"
+
+/* A machine from `preset` with 1G of memory and the given KEY=VALUE pairs
+ * (NULL-terminated). */
+static inline Machine *fixture_machine(const char *preset, const char *const *sets)
+{
+  g_autoptr(Settings) s = settings_new();
+  GError *err = NULL;
+  ck_assert(machine_load_preset(s, preset, &err));
+  ck_assert(settings_set(s, "machine.mem_per_node", "1G", "test", &err));
+  for (int i = 0; sets && sets[i]; i++) {
+    ck_assert_msg(settings_set_pair(s, sets[i], "test", &err), "%s", err ? err->message : "");
+  }
+  Machine *m = machine_new(preset, s, NULL, &err);
+  ck_assert_msg(m != NULL, "%s", err ? err->message : "");
+  return m;
+}
+
+/* Thread 1 of process `pid` on CPU 0, made current there. */
+static inline Thread *fixture_thread(Machine *m, uint32_t pid)
+{
+  Thread *t = machine_thread(m, pid, 1, 0);
+  Cpu *cpu = m->cpus[0];
+  cpu->cur = t;
+  cpu->cur_asid = t->mm->asid;
+  cpu->ud_key = cpu->ui_key = ~0ULL;
+  t->mm->cpumask |= 1;
+  return t;
+}
+
+/* An anonymous VMA [start, start + len) with prot. */
+static inline void fixture_vma(Thread *t, uint64_t start, uint64_t len, uint8_t prot)
+{
+  Vma v = { .start = start, .end = start + len, .prot = prot };
+  mm_insert_vma(t->mm, &v);
+}
+
+#endif
