@@ -79,22 +79,24 @@ static inline uint64_t feistel_inverse(const Perm *p, uint64_t x)
   return (l << p->half_bits) | r;
 }
 
+/* Step until back inside [0, n); the cycle through x holds x itself, so the
+ * walk ends.  `step` is a constant at each call and gets inlined. */
+static inline uint64_t cycle_walk(const Perm *p, uint64_t x, uint64_t (*step)(const Perm *, uint64_t))
+{
+  do
+    x = step(p, x);
+  while (x >= p->n);
+  return x;
+}
+
 uint64_t perm_apply(const Perm *p, uint64_t i)
 {
   g_return_val_if_fail(i < p->n, 0);
-  uint64_t x = i;
-  do
-    x = feistel(p, x);
-  while (x >= p->n);
-  return x;
+  return cycle_walk(p, i, feistel);
 }
 
 uint64_t perm_invert(const Perm *p, uint64_t x)
 {
   g_return_val_if_fail(x < p->n, 0);
-  uint64_t i = x;
-  do
-    i = feistel_inverse(p, i);
-  while (i >= p->n);
-  return i;
+  return cycle_walk(p, x, feistel_inverse);
 }

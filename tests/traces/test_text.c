@@ -7,8 +7,10 @@
 #include "testutil.h"
 #include "text.h"
 
+#include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* All records of a source; NULL with *error set on a parse error. */
 static GArray *read_all(TraceSource *src, GError **error)
@@ -416,6 +418,30 @@ START_TEST(line_too_long)
 }
 END_TEST
 
+START_TEST(reads_standard_input)
+{
+  GError *err = NULL;
+  char *path = NULL;
+  int fd = g_file_open_tmp("mmusim-text-XXXXXX.txt", &path, &err);
+  ck_assert_no_error(err);
+  const char text[] = "process 2\nR 0x1000 8\nbad line\n";
+  ck_assert_int_eq(write(fd, text, strlen(text)), (int)strlen(text));
+  close(fd);
+  ck_assert_ptr_nonnull(freopen(path, "r", stdin));
+  g_autoptr(TraceSource) src = text_source_open("-", &err);
+  ck_assert_no_error(err);
+  GArray *r = read_all(src, &err);
+  ck_assert_ptr_null(r);
+  /* Messages name standard input, and the source leaves it open. */
+  ck_assert_msg(g_str_has_prefix(err->message, "<stdin>:3: unknown record near 'bad'"), "%s", err->message);
+  g_error_free(err);
+  g_clear_pointer(&src, trace_source_free);
+  ck_assert_int_ne(fcntl(fileno(stdin), F_GETFD), -1);
+  g_unlink(path);
+  g_free(path);
+}
+END_TEST
+
 /* ---- writing and round trips ------------------------------------------- */
 
 static char *format_all(GArray *recs)
@@ -594,6 +620,7 @@ static Suite *text_suite(void)
   tc = tcase_create("stream");
   tcase_add_test(tc, streams_file_larger_than_buffer);
   tcase_add_test(tc, line_too_long);
+  tcase_add_test(tc, reads_standard_input);
   suite_add_tcase(s, tc);
   tc = tcase_create("write");
   tcase_add_test(tc, round_trip_canonical);
