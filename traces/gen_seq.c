@@ -1,1 +1,60 @@
+/*
+ * gen_seq.c - sequential passes over the buffer with a fixed stride.
+ *
+ * Imitates a streaming kernel (STREAM, a strided array walk): access k is the
+ * 8-byte word at (k mod positions) * stride, positions being the strides
+ * whose word fits in size, so the walk wraps around as many times as
+ * `accesses` needs.  Which accesses are stores comes from `rw`, evenly spread
+ * (workload_mix).  The stream does not depend on the seed.  Setup writes
+ * every line once, as a benchmark initialising its arrays does.
+ *
+ * Left out: STREAM's several arrays and its floating-point work (use gap).
+ */
 #include "config.h"
+#include "workload_impl.h"
+
+typedef struct {
+  uint64_t stride;    /* bytes between consecutive accesses */
+  uint64_t positions; /* accesses in one pass */
+  uint64_t next;      /* position of the next access */
+  WorkloadMix mix;
+} SeqGen;
+
+enum { OWN_STRIDE, OWN_RW };
+
+static const WorkloadParam seq_params[] = {
+  { "stride", WPARAM_SIZE, "64", NULL, WORKLOAD_WORD_BYTES, WORKLOAD_VA_END - WORKLOAD_BASE_VA,
+    "bytes between consecutive accesses, a multiple of 8 up to size" },
+  { "rw", WPARAM_FRACTION, "0", NULL, 0, 0, "fraction of the accesses that are stores, 0 to 1" },
+  { NULL },
+};
+
+static gpointer seq_init(WorkloadConfig *cfg, GError **error)
+{
+  uint64_t stride = cfg->own[OWN_STRIDE].u;
+  if (stride % WORKLOAD_WORD_BYTES || stride > cfg->size_bytes)
+    return workload_reject(cfg, "stride", "a multiple of 8 bytes, at most size", error);
+  SeqGen *g = g_new0(SeqGen, 1);
+  g->stride = stride;
+  g->positions = (cfg->size_bytes - WORKLOAD_WORD_BYTES) / stride + 1;
+  workload_mix_init(&g->mix, cfg->own[OWN_RW].frac);
+  return g;
+}
+
+static void seq_access(gpointer state, TraceRecord *r)
+{
+  SeqGen *g = state;
+  r->kind = workload_mix_next(&g->mix);
+  r->addr = WORKLOAD_BASE_VA + g->next * g->stride;
+  if (++g->next == g->positions)
+    g->next = 0;
+}
+
+const WorkloadGenerator gen_seq = {
+  "seq",
+  "sequential passes with a fixed stride, wrapping around size (STREAM-like)",
+  seq_params,
+  seq_init,
+  seq_access,
+  g_free,
+};

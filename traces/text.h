@@ -16,4 +16,25 @@ TraceSource *text_source_from_string(const char *name, const char *text, GError 
  * process/thread lines implicit only when `cur_pid`/`cur_tid` match. */
 void text_format_record(const TraceRecord *r, GString *out);
 
+/* ---- additions ---------------------------------------------------------
+ *
+ * text_format_record appends the canonical line of one record and leaves the
+ * process and thread implicit: a reader gives the line the pid and tid of the
+ * `process`/`thread` lines above it.  A REC_THREAD record is itself such a
+ * line: (P, 1, cpu -1) is written `process P`, any other `thread T [cpu C]`.
+ *
+ * TextWriter is the stateful writer that makes the implicit context explicit:
+ * it remembers the current pid and tid (1 and 1, the reader's defaults) and
+ * writes a `process`/`thread` line before a record whose pid or tid differ.
+ * Reading its output back gives the same records, plus a REC_THREAD for each
+ * context line it had to add.
+ */
+typedef struct {
+  uint32_t pid, tid;
+} TextWriter;
+
+void text_writer_init(TextWriter *w);
+/* Append `r` as one or more newline-terminated lines. */
+void text_writer_write(TextWriter *w, const TraceRecord *r, GString *out);
+
 #endif

@@ -1,3 +1,119 @@
+/*
+ * workload_impl.h - between workload.c and the generators (gen_*.c).
+ *
+ * workload.c parses a spec into a WorkloadConfig (the common parameters and
+ * the generator's own, checked against the tables below), and runs the part
+ * every generator shares: the thread record, the mmap of the memory, the
+ * setup writes, the ROI marks around the measured phase.  A generator only
+ * says where each measured access goes.
+ *
+ * Adding a generator: write gen_NAME.c defining a const WorkloadGenerator
+ * (name, one-line summary, its own parameters with defaults, init/access/
+ * free), declare it at the bottom of this file, and add one row to the
+ * registry in workload.c.  Its state must be O(1) in `size`: a random order
+ * comes from traces/perm.c or a PRNG, never from a stored array.
+ */
 #ifndef MMUSIM_WORKLOAD_IMPL_H
 #define MMUSIM_WORKLOAD_IMPL_H
+
+#include "workload.h"
+
+/* Every generated access moves one 8-byte word, as the loads and stores of
+ * the benchmarks imitated (lmbench lat_mem_rd, GUPS, STREAM) do. */
+#define WORKLOAD_WORD_BYTES 8
+/* The setup phase writes one word per this many bytes, in address order: a
+ * memset touches every cache line, and one store per line is what caches,
+ * TLBs and the page-fault path see of it. */
+#define WORKLOAD_SETUP_STRIDE_BYTES 64
+/* The mapping is `size` rounded up to whole 2M huge pages, so THP and
+ * hugetlbfs can back all of it (x86-64 PMD size). */
+#define WORKLOAD_MAP_ALIGN_BYTES (2ULL << 20)
+/* The mapping ends at or below 128T, the top of the 4-level user address
+ * space (Documentation/arch/x86/x86_64/mm.rst), so size is at most 1T. */
+#define WORKLOAD_VA_END 0x800000000000ULL
+
+typedef enum {
+  WPARAM_SIZE,     /* bytes; K/M/G/T powers of 1024; bounded by min..max */
+  WPARAM_COUNT,    /* K/M/G powers of 1000; bounded by min..max */
+  WPARAM_FRACTION, /* a real number in [0, 1] */
+  WPARAM_CHOICE,   /* one of the '|'-separated choices; the value is its index */
+} WorkloadParamType;
+
+typedef struct {
+  const char *key;
+  WorkloadParamType type;
+  const char *def;     /* default, as the user would write it */
+  const char *choices; /* WPARAM_CHOICE: "random|seq" */
+  uint64_t min, max;   /* WPARAM_SIZE, WPARAM_COUNT */
+  const char *help;    /* one line for `mmusim list workloads` */
+} WorkloadParam;
+
+typedef union {
+  uint64_t u;      /* SIZE, COUNT */
+  double frac;     /* FRACTION */
+  unsigned choice; /* CHOICE: index into the choices */
+} WorkloadValue;
+
+#define WORKLOAD_MAX_OWN_PARAMS 8
+
+typedef struct WorkloadGenerator WorkloadGenerator;
+
+typedef struct {
+  /* Set by workload.c before init. */
+  const WorkloadGenerator *gen;
+  uint64_t size_bytes; /* memory the generator works on, from WORKLOAD_BASE_VA */
+  uint64_t accesses;   /* measured accesses */
+  uint64_t seed;
+  uint32_t gap;        /* instructions before each measured access */
+  gboolean hugetlb;    /* backing=hugetlb */
+  WorkloadValue own[WORKLOAD_MAX_OWN_PARAMS];          /* in the order of gen->params */
+  const char *own_text[WORKLOAD_MAX_OWN_PARAMS];       /* the same, normalised text */
+  /* May be changed by init: the setup phase writes a word at
+   * WORKLOAD_BASE_VA + k * setup_stride_bytes for k < setup_writes.
+   * Defaults: every WORKLOAD_SETUP_STRIDE_BYTES that fit in size. */
+  uint64_t setup_stride_bytes;
+  uint64_t setup_writes;
+} WorkloadConfig;
+
+struct WorkloadGenerator {
+  const char *name;
+  const char *summary;         /* one line for `mmusim list workloads` */
+  const WorkloadParam *params; /* its own parameters; ends with { NULL } */
+  /* Check the own parameters against the common ones, return the state
+   * (NULL with *error set on a bad combination). */
+  gpointer (*init)(WorkloadConfig *cfg, GError **error);
+  /* Fill in the next measured access: `r` arrives as an 8-byte load of
+   * pid 1, tid 1 with the gap set; set addr and, if needed, kind. */
+  void (*access)(gpointer state, TraceRecord *r);
+  void (*free)(gpointer state);
+};
+
+/* Set a TRACE_ERROR_WORKLOAD error "workload NAME: bad value 'TEXT' for KEY;
+ * expected EXPECTED" for one of the generator's own parameters; returns NULL
+ * so that init can `return workload_reject(...)`. */
+gpointer workload_reject(const WorkloadConfig *cfg, const char *key, const char *expected, GError **error);
+
+/* Loads and stores in a given ratio, spread evenly: a Bresenham accumulator
+ * in units of 2^-32, so rw=0.25 makes exactly every fourth access a store. */
+typedef struct {
+  uint64_t acc, step;
+} WorkloadMix;
+
+void workload_mix_init(WorkloadMix *m, double store_fraction);
+
+static inline AccessKind workload_mix_next(WorkloadMix *m)
+{
+  m->acc += m->step;
+  if (m->acc >> 32) {
+    m->acc -= 1ULL << 32;
+    return ACC_STORE;
+  }
+  return ACC_LOAD;
+}
+
+/* The generators (one file each). */
+extern const WorkloadGenerator gen_ptrchase;
+extern const WorkloadGenerator gen_random;
+extern const WorkloadGenerator gen_seq;
+
 #endif

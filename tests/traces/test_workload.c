@@ -1,4 +1,432 @@
+/*
+ * test_workload.c - the workload generators: the shape of the stream (thread,
+ * mmap, setup, ROI, measured accesses), determinism by seed, the chase
+ * visiting every line once per cycle, addresses inside the mapping, and
+ * messages for bad specs.
+ */
 #include "config.h"
 #include "testutil.h"
-static Suite *s(void) { return suite_create("placeholder"); }
-TEST_MAIN(s)
+#include "workload.h"
+
+#include <string.h>
+
+#define MiB (1ULL << 20)
+
+/* Every record of a workload, checked on the way: batches are full except
+ * the last, and every record belongs to pid 1, tid 1. */
+static GArray *generate(const char *spec, uint64_t seed, char **description)
+{
+  GError *err = NULL;
+  g_autoptr(TraceSource) src = workload_open(spec, seed, &err);
+  ck_assert_no_error(err);
+  ck_assert_int_eq(src->unmapped, UNMAPPED_SEGV);
+  if (description)
+    *description = g_strdup(src->description);
+  GArray *recs = g_array_new(FALSE, FALSE, sizeof(TraceRecord));
+  TraceBatch *batch = g_new(TraceBatch, 1);
+  gboolean short_batch = FALSE;
+  for (;;) {
+    ck_assert(trace_source_next(src, batch, &err));
+    if (batch->n == 0)
+      break;
+    ck_assert_msg(!short_batch, "a short batch before the end");
+    short_batch = batch->n < TRACE_BATCH_MAX;
+    for (unsigned i = 0; i < batch->n; i++)
+      if (batch->rec[i].pid != 1 || batch->rec[i].tid != 1)
+        ck_abort_msg("record %u of a batch is not pid 1, tid 1", i);
+    g_array_append_vals(recs, batch->rec, batch->n);
+  }
+  ck_assert(trace_source_next(src, batch, &err)); /* still at the end */
+  ck_assert_uint_eq(batch->n, 0);
+  g_free(batch);
+  return recs;
+}
+
+#define REC(a, i) (&g_array_index((a), TraceRecord, (i)))
+
+/* The common frame: thread, mmap, `setup` writes, roi begin, `accesses`
+ * accesses, roi end.  Checks every record outside the measured phase. */
+static void check_frame(GArray *r, uint64_t size, uint64_t setup, uint64_t setup_stride, uint64_t accesses,
+                        uint32_t gap, uint8_t map_flags)
+{
+  ck_assert_uint_eq(r->len, 2 + setup + 1 + accesses + 1);
+  ck_assert_uint_eq(REC(r, 0)->type, REC_THREAD);
+  ck_assert_int_eq(REC(r, 0)->arg, -1);
+  const TraceRecord *m = REC(r, 1);
+  ck_assert_uint_eq(m->type, REC_MMAP);
+  ck_assert_uint_eq(m->addr, WORKLOAD_BASE_VA);
+  ck_assert_uint_eq(m->len, (size + 2 * MiB - 1) / (2 * MiB) * (2 * MiB));
+  ck_assert_uint_eq(m->prot, PROT_R | PROT_W);
+  ck_assert_uint_eq(m->flags, map_flags);
+  for (uint64_t k = 0; k < setup; k++) {
+    const TraceRecord *w = REC(r, 2 + k);
+    if (w->type != REC_ACCESS || w->kind != ACC_STORE || w->size != 8 || w->gap != 0 ||
+        w->addr != WORKLOAD_BASE_VA + k * setup_stride)
+      ck_abort_msg("setup write %" G_GUINT64_FORMAT " wrong: addr 0x%" G_GINT64_MODIFIER "x", k, w->addr);
+  }
+  ck_assert_uint_eq(REC(r, 2 + setup)->type, REC_ROI_BEGIN);
+  for (uint64_t k = 0; k < accesses; k++) {
+    const TraceRecord *a = REC(r, 3 + setup + k);
+    if (a->type != REC_ACCESS || a->size != 8 || a->gap != gap || a->addr % 8 || a->addr < WORKLOAD_BASE_VA ||
+        a->addr + a->size > WORKLOAD_BASE_VA + size)
+      ck_abort_msg("access %" G_GUINT64_FORMAT " wrong or outside the buffer: addr 0x%" G_GINT64_MODIFIER "x", k,
+                   a->addr);
+  }
+  ck_assert_uint_eq(REC(r, r->len - 1)->type, REC_ROI_END);
+  /* ROI marks exactly once. */
+  unsigned begins = 0, ends = 0;
+  for (unsigned i = 0; i < r->len; i++) {
+    begins += REC(r, i)->type == REC_ROI_BEGIN;
+    ends += REC(r, i)->type == REC_ROI_END;
+  }
+  ck_assert_uint_eq(begins, 1);
+  ck_assert_uint_eq(ends, 1);
+}
+
+/* The measured accesses only. */
+static const TraceRecord *measured(GArray *r, uint64_t accesses)
+{
+  return REC(r, r->len - 1 - accesses);
+}
+
+static gboolean same_stream(GArray *a, GArray *b)
+{
+  return a->len == b->len && memcmp(a->data, b->data, a->len * sizeof(TraceRecord)) == 0;
+}
+
+/* ---- ptrchase ------------------------------------------------------------- */
+
+START_TEST(ptrchase_frame_and_counts)
+{
+  g_autofree char *desc = NULL;
+  GArray *r = generate("ptrchase:size=64K,accesses=5000,gap=7", 0, &desc);
+  /* 64K / 64 = 1024 elements, each written once in setup. */
+  check_frame(r, 64 * 1024, 1024, 64, 5000, 7, 0);
+  const TraceRecord *a = measured(r, 5000);
+  for (unsigned k = 0; k < 5000; k++)
+    if (a[k].kind != ACC_DEP_LOAD || a[k].addr % 64)
+      ck_abort_msg("chase load %u is not a line-aligned D", k);
+  ck_assert_str_eq(desc, "ptrchase:size=64K,accesses=5000,seed=1,gap=7,backing=anon,line=64,order=random");
+  g_array_free(r, TRUE);
+}
+END_TEST
+
+START_TEST(ptrchase_visits_every_line_once_per_cycle)
+{
+  /* 256 elements of 256 bytes, three and a half cycles. */
+  const unsigned n = 256, cycles = 3;
+  const uint64_t accesses = n * cycles + n / 2;
+  g_autofree char *spec = g_strdup_printf("ptrchase:size=64K,line=256,accesses=%" G_GUINT64_FORMAT, accesses);
+  GArray *r = generate(spec, 0, NULL);
+  check_frame(r, 64 * 1024, n, 256, accesses, 0, 0);
+  const TraceRecord *a = measured(r, accesses);
+  for (unsigned c = 0; c < cycles; c++) {
+    unsigned hits[256] = { 0 };
+    for (unsigned k = 0; k < n; k++) {
+      const TraceRecord *x = &a[c * n + k];
+      hits[(x->addr - WORKLOAD_BASE_VA) / 256]++;
+      /* Every cycle follows the same order. */
+      if (x->addr != a[k].addr)
+        ck_abort_msg("cycle %u differs from the first at step %u", c, k);
+    }
+    for (unsigned e = 0; e < n; e++)
+      if (hits[e] != 1)
+        ck_abort_msg("cycle %u visits element %u %u times", c, e, hits[e]);
+  }
+  /* A random chain: consecutive loads are rarely neighbours. */
+  unsigned neighbours = 0;
+  for (unsigned k = 0; k + 1 < n; k++)
+    neighbours += a[k + 1].addr == a[k].addr + 256;
+  ck_assert_uint_lt(neighbours, 8);
+  g_array_free(r, TRUE);
+}
+END_TEST
+
+START_TEST(ptrchase_seq_order)
+{
+  GArray *r = generate("ptrchase:size=8K,line=1K,order=seq,accesses=20", 0, NULL);
+  check_frame(r, 8192, 8, 1024, 20, 0, 0);
+  const TraceRecord *a = measured(r, 20);
+  for (unsigned k = 0; k < 20; k++)
+    ck_assert_uint_eq(a[k].addr, WORKLOAD_BASE_VA + (k % 8) * 1024);
+  g_array_free(r, TRUE);
+}
+END_TEST
+
+START_TEST(ptrchase_line_not_dividing_size)
+{
+  /* 10000 / 3072 = 3 elements; the tail of the buffer is not in the chain. */
+  GArray *r = generate("ptrchase:size=10000,line=3K,accesses=6", 0, NULL);
+  check_frame(r, 10000, 3, 3072, 6, 0, 0);
+  const TraceRecord *a = measured(r, 6);
+  uint64_t seen = 0;
+  for (unsigned k = 0; k < 3; k++)
+    seen |= 1ULL << ((a[k].addr - WORKLOAD_BASE_VA) / 3072);
+  ck_assert_uint_eq(seen, 7);
+  g_array_free(r, TRUE);
+}
+END_TEST
+
+START_TEST(ptrchase_defaults)
+{
+  /* Streamed and counted, not stored: 2M records. */
+  GError *err = NULL;
+  g_autoptr(TraceSource) src = workload_open("ptrchase", 0, &err);
+  ck_assert_no_error(err);
+  ck_assert_str_eq(src->description,
+                   "ptrchase:size=64M,accesses=1000000,seed=1,gap=0,backing=anon,line=64,order=random");
+  TraceBatch *batch = g_new(TraceBatch, 1);
+  uint64_t by_type[N_REC_TYPES] = { 0 }, stores = 0, dep_loads = 0;
+  while (trace_source_next(src, batch, &err) && batch->n)
+    for (unsigned i = 0; i < batch->n; i++) {
+      by_type[batch->rec[i].type]++;
+      stores += batch->rec[i].type == REC_ACCESS && batch->rec[i].kind == ACC_STORE;
+      dep_loads += batch->rec[i].type == REC_ACCESS && batch->rec[i].kind == ACC_DEP_LOAD;
+    }
+  ck_assert_no_error(err);
+  /* 64M of 64-byte lines written once, then 1M chase loads. */
+  ck_assert_uint_eq(stores, 1 << 20);
+  ck_assert_uint_eq(dep_loads, 1000000);
+  ck_assert_uint_eq(by_type[REC_ACCESS], (1 << 20) + 1000000);
+  ck_assert_uint_eq(by_type[REC_THREAD], 1);
+  ck_assert_uint_eq(by_type[REC_MMAP], 1);
+  ck_assert_uint_eq(by_type[REC_ROI_BEGIN], 1);
+  ck_assert_uint_eq(by_type[REC_ROI_END], 1);
+  g_free(batch);
+}
+END_TEST
+
+/* ---- seeds ------------------------------------------------------------- */
+
+START_TEST(same_seed_same_stream)
+{
+  const char *specs[] = { "ptrchase:size=1M,accesses=20000", "random:size=1M,accesses=20000,rw=0.3",
+                          "seq:size=1M,accesses=20000,stride=192" };
+  for (unsigned k = 0; k < G_N_ELEMENTS(specs); k++) {
+    GArray *a = generate(specs[k], 0, NULL);
+    GArray *b = generate(specs[k], 0, NULL);
+    ck_assert_msg(same_stream(a, b), "%s: two runs differ", specs[k]);
+    g_array_free(a, TRUE);
+    g_array_free(b, TRUE);
+  }
+}
+END_TEST
+
+START_TEST(different_seed_different_stream)
+{
+  const char *specs[] = { "ptrchase:size=1M,accesses=20000", "random:size=1M,accesses=20000" };
+  for (unsigned k = 0; k < G_N_ELEMENTS(specs); k++) {
+    GArray *a = generate(specs[k], 1, NULL);
+    GArray *b = generate(specs[k], 2, NULL);
+    ck_assert_uint_eq(a->len, b->len);
+    const TraceRecord *x = measured(a, 20000), *y = measured(b, 20000);
+    unsigned same = 0;
+    for (unsigned i = 0; i < 20000; i++)
+      same += x[i].addr == y[i].addr;
+    ck_assert_msg(same < 200, "%s: seeds 1 and 2 share %u of 20000 addresses", specs[k], same);
+    g_array_free(a, TRUE);
+    g_array_free(b, TRUE);
+  }
+}
+END_TEST
+
+START_TEST(seed_argument_overrides_spec)
+{
+  g_autofree char *d1 = NULL, *d2 = NULL, *d3 = NULL;
+  GArray *a = generate("random:size=64K,accesses=1000,seed=5", 0, &d1);
+  GArray *b = generate("random:size=64K,accesses=1000,seed=9", 5, &d2);
+  GArray *c = generate("random:size=64K,accesses=1000,seed=9", 0, &d3);
+  ck_assert(same_stream(a, b));
+  ck_assert(!same_stream(a, c));
+  ck_assert_str_eq(d1, d2);
+  ck_assert_ptr_nonnull(strstr(d2, ",seed=5,"));
+  ck_assert_ptr_nonnull(strstr(d3, ",seed=9,"));
+  g_array_free(a, TRUE);
+  g_array_free(b, TRUE);
+  g_array_free(c, TRUE);
+}
+END_TEST
+
+/* ---- random and seq ------------------------------------------------------ */
+
+START_TEST(random_frame_and_spread)
+{
+  /* 64K = 16 pages; 64000 accesses put about 4000 in each. */
+  GArray *r = generate("random:size=64K,accesses=64000,backing=hugetlb,gap=2", 0, NULL);
+  check_frame(r, 64 * 1024, 1024, 64, 64000, 2, MAP_F_HUGETLB);
+  const TraceRecord *a = measured(r, 64000);
+  unsigned pages[16] = { 0 }, stores = 0;
+  for (unsigned k = 0; k < 64000; k++) {
+    pages[(a[k].addr - WORKLOAD_BASE_VA) / 4096]++;
+    stores += a[k].kind == ACC_STORE;
+  }
+  for (unsigned p = 0; p < 16; p++)
+    ck_assert_msg(pages[p] > 3600 && pages[p] < 4400, "page %u got %u of 64000 accesses", p, pages[p]);
+  ck_assert_uint_eq(stores, 0); /* rw=0 by default */
+  g_array_free(r, TRUE);
+}
+END_TEST
+
+START_TEST(random_rw_fraction_keeps_addresses)
+{
+  GArray *loads = generate("random:size=1M,accesses=1000", 0, NULL);
+  GArray *mixed = generate("random:size=1M,accesses=1000,rw=0.25", 0, NULL);
+  GArray *all = generate("random:size=1M,accesses=1000,rw=1", 0, NULL);
+  const TraceRecord *l = measured(loads, 1000), *m = measured(mixed, 1000), *s = measured(all, 1000);
+  unsigned stores = 0;
+  for (unsigned k = 0; k < 1000; k++) {
+    ck_assert_uint_eq(l[k].addr, m[k].addr);
+    ck_assert_uint_eq(l[k].addr, s[k].addr);
+    ck_assert_uint_eq(s[k].kind, ACC_STORE);
+    ck_assert_uint_eq(l[k].kind, ACC_LOAD);
+    /* Evenly spread: every fourth access, starting with the fourth. */
+    ck_assert_uint_eq(m[k].kind, k % 4 == 3 ? ACC_STORE : ACC_LOAD);
+    stores += m[k].kind == ACC_STORE;
+  }
+  ck_assert_uint_eq(stores, 250);
+  g_array_free(loads, TRUE);
+  g_array_free(mixed, TRUE);
+  g_array_free(all, TRUE);
+}
+END_TEST
+
+START_TEST(seq_wraps_with_stride)
+{
+  /* (4096 - 8) / 128 + 1 = 32 positions a pass; 100 accesses wrap 3 times. */
+  g_autofree char *desc = NULL;
+  GArray *r = generate("seq:size=4K,stride=128,accesses=100,rw=0.5", 0, &desc);
+  check_frame(r, 4096, 64, 64, 100, 0, 0);
+  const TraceRecord *a = measured(r, 100);
+  for (unsigned k = 0; k < 100; k++) {
+    ck_assert_uint_eq(a[k].addr, WORKLOAD_BASE_VA + (k % 32) * 128);
+    ck_assert_uint_eq(a[k].kind, k % 2 ? ACC_STORE : ACC_LOAD);
+  }
+  ck_assert_str_eq(desc, "seq:size=4K,accesses=100,seed=1,gap=0,backing=anon,stride=128,rw=0.5");
+  g_array_free(r, TRUE);
+}
+END_TEST
+
+START_TEST(seq_size_not_multiple_of_stride)
+{
+  /* size 5000, stride 1000: words at 0, 1000, ..., 4000 fit (4000 + 8 <= 5000). */
+  GArray *r = generate("seq:size=5000,stride=1000,accesses=7", 0, NULL);
+  /* setup: (5000 - 8) / 64 + 1 = 79 lines. */
+  check_frame(r, 5000, 79, 64, 7, 0, 0);
+  const TraceRecord *a = measured(r, 7);
+  const uint64_t expect[] = { 0, 1000, 2000, 3000, 4000, 0, 1000 };
+  for (unsigned k = 0; k < 7; k++)
+    ck_assert_uint_eq(a[k].addr - WORKLOAD_BASE_VA, expect[k]);
+  g_array_free(r, TRUE);
+}
+END_TEST
+
+START_TEST(large_sizes_cost_nothing)
+{
+  /* 1T of memory, a few accesses: the source must not touch host memory in
+   * proportion to size, and the mapping must end at 128T. */
+  GError *err = NULL;
+  g_autoptr(TraceSource) src = workload_open("ptrchase:size=1T,accesses=10", 0, &err);
+  ck_assert_no_error(err);
+  TraceBatch *batch = g_new(TraceBatch, 1);
+  ck_assert(trace_source_next(src, batch, &err));
+  ck_assert_uint_eq(batch->n, TRACE_BATCH_MAX);
+  ck_assert_uint_eq(batch->rec[1].len, 1ULL << 40);
+  ck_assert_uint_eq(batch->rec[1].addr + batch->rec[1].len, 0x800000000000ULL);
+  g_free(batch);
+}
+END_TEST
+
+START_TEST(zero_accesses)
+{
+  GArray *r = generate("seq:size=4K,accesses=0", 0, NULL);
+  check_frame(r, 4096, 64, 64, 0, 0, 0);
+  g_array_free(r, TRUE);
+}
+END_TEST
+
+/* ---- bad specs ----------------------------------------------------------- */
+
+typedef struct {
+  const char *spec;
+  const char *fragments[3];
+} BadSpec;
+
+static const BadSpec bad_specs[] = {
+  { "pointerchase:size=1M", { "unknown workload 'pointerchase'", "ptrchase, random, seq" } },
+  { "", { "unknown workload ''", "ptrchase" } },
+  { "ptrchase:sise=1M", { "unknown parameter 'sise'", "size, accesses, seed, gap, backing, line, order" } },
+  { "random:line=64", { "workload random", "unknown parameter 'line'", "rw" } },
+  { "ptrchase:size=lots", { "'lots' for size", "K/M/G", "4K to 1T" } },
+  { "ptrchase:size=0", { "'0' for size", "4K to 1T" } },
+  { "ptrchase:size=2T", { "'2T' for size", "4K to 1T" } },
+  { "ptrchase:accesses=-5", { "'-5' for accesses", "count" } },
+  { "ptrchase:gap=5G", { "'5G' for gap", "4294967295" } },
+  { "ptrchase:line=12", { "'12' for line", "multiple of 8" } },
+  { "ptrchase:size=4K,line=8K", { "'8K' for line", "at most size" } },
+  { "ptrchase:order=sorted", { "'sorted' for order", "random or seq" } },
+  { "seq:backing=thp", { "'thp' for backing", "anon or hugetlb" } },
+  { "seq:stride=4", { "'4' for stride", "8" } },
+  { "random:rw=1.5", { "'1.5' for rw", "fraction from 0 to 1" } },
+  { "random:rw=half", { "'half' for rw", "fraction" } },
+  { "random:size", { "'size' has no value", "size=VALUE" } },
+  { "random:seed=1,seed=2", { "'seed' given twice" } },
+};
+
+START_TEST(bad_spec_messages)
+{
+  const BadSpec *b = &bad_specs[_i];
+  GError *err = NULL;
+  TraceSource *src = workload_open(b->spec, 0, &err);
+  ck_assert_msg(src == NULL, "'%s' accepted", b->spec);
+  ck_assert(g_error_matches(err, MMUSIM_TRACE_ERROR, TRACE_ERROR_WORKLOAD));
+  for (unsigned k = 0; k < G_N_ELEMENTS(b->fragments) && b->fragments[k]; k++)
+    ck_assert_msg(strstr(err->message, b->fragments[k]), "message \"%s\" lacks \"%s\"", err->message,
+                  b->fragments[k]);
+  ck_assert_ptr_nonnull(strstr(err->message, "expected"));
+  g_error_free(err);
+}
+END_TEST
+
+START_TEST(list_names_everything)
+{
+  GString *out = g_string_new(NULL);
+  workload_list(out);
+  const char *want[] = { "ptrchase", "random", "seq", "size=64M", "accesses=1M", "seed=1", "gap=0",
+                         "backing=anon", "line=64", "order=random", "rw=0", "stride=64" };
+  for (unsigned k = 0; k < G_N_ELEMENTS(want); k++)
+    ck_assert_msg(strstr(out->str, want[k]), "list lacks %s", want[k]);
+  g_string_free(out, TRUE);
+}
+END_TEST
+
+static Suite *workload_suite(void)
+{
+  Suite *s = suite_create("workload");
+  TCase *tc = tcase_create("ptrchase");
+  tcase_add_test(tc, ptrchase_frame_and_counts);
+  tcase_add_test(tc, ptrchase_visits_every_line_once_per_cycle);
+  tcase_add_test(tc, ptrchase_seq_order);
+  tcase_add_test(tc, ptrchase_line_not_dividing_size);
+  tcase_add_test(tc, ptrchase_defaults);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("seeds");
+  tcase_add_test(tc, same_seed_same_stream);
+  tcase_add_test(tc, different_seed_different_stream);
+  tcase_add_test(tc, seed_argument_overrides_spec);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("random_seq");
+  tcase_add_test(tc, random_frame_and_spread);
+  tcase_add_test(tc, random_rw_fraction_keeps_addresses);
+  tcase_add_test(tc, seq_wraps_with_stride);
+  tcase_add_test(tc, seq_size_not_multiple_of_stride);
+  tcase_add_test(tc, large_sizes_cost_nothing);
+  tcase_add_test(tc, zero_accesses);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("specs");
+  tcase_add_loop_test(tc, bad_spec_messages, 0, G_N_ELEMENTS(bad_specs));
+  tcase_add_test(tc, list_names_everything);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TEST_MAIN(workload_suite)
