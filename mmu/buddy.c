@@ -756,9 +756,10 @@ static gboolean check_chunk(const BuddyZone *z, GString *why, uint64_t c, uint64
   uint64_t bsize = block_pages(z->max_order);
   uint64_t cbase = z->base_pfn + c * bsize;
   uint64_t from = MAX(cbase, z->start_pfn), to = MIN(cbase + bsize, z->end_pfn);
-  for (uint64_t p = cbase; p < cbase + bsize; p++)
-    if (p < from || p >= to)
-      CHECK(page_of(z, p)->state == PAGE_NONE, "pfn " PFN " outside the zone is marked", p);
+  for (uint64_t p = cbase; p < from; p++)
+    CHECK(page_of(z, p)->state == PAGE_NONE, "pfn " PFN " before the zone is marked", p);
+  for (uint64_t p = to; p < cbase + bsize; p++)
+    CHECK(page_of(z, p)->state == PAGE_NONE, "pfn " PFN " after the zone is marked", p);
   for (uint64_t p = from; p < to;) {
     const BuddyPage *e = page_of(z, p);
     CHECK(e->state != PAGE_NONE, "pfn " PFN " belongs to no block", p);

@@ -474,9 +474,12 @@ static void random_run(uint64_t start, uint64_t end, unsigned max_order, unsigne
         uint64_t n = UINT64_C(1) << order;
         ck_assert_msg(pfn >= start && pfn + n <= end && pfn % n == 0, "bad block %#lx order %u", (unsigned long)pfn,
                       order);
+        /* Plain tests in the per-page loops: Check's assertions are costly. */
         for (uint64_t p = pfn; p < pfn + n; p++) {
-          ck_assert_msg(!owned[p], "step %d: pfn %#lx handed out twice", step, (unsigned long)p);
-          ck_assert(!buddy_is_free(z, p));
+          if (owned[p])
+            ck_abort_msg("step %d: pfn %#lx handed out twice", step, (unsigned long)p);
+          if (buddy_is_free(z, p))
+            ck_abort_msg("step %d: pfn %#lx handed out but still free", step, (unsigned long)p);
           owned[p] = 1;
         }
         Held h = { pfn, order };
@@ -484,7 +487,8 @@ static void random_run(uint64_t start, uint64_t end, unsigned max_order, unsigne
       } else {
         refused++;
         for (unsigned o = order; o <= max_order; o++)
-          ck_assert_msg(buddy_free_blocks(z, o) == 0, "refused order %u with an order-%u block free", order, o);
+          if (buddy_free_blocks(z, o))
+            ck_abort_msg("refused order %u with an order-%u block free", order, o);
       }
     } else {
       guint i = (guint)g_rand_int_range(rng, 0, (gint32)held->len);
@@ -493,7 +497,8 @@ static void random_run(uint64_t start, uint64_t end, unsigned max_order, unsigne
       buddy_free(z, h.pfn, h.order);
       for (uint64_t p = h.pfn; p < h.pfn + (UINT64_C(1) << h.order); p++) {
         owned[p] = 0;
-        ck_assert(buddy_is_free(z, p));
+        if (!buddy_is_free(z, p))
+          ck_abort_msg("step %d: pfn %#lx freed but not free", step, (unsigned long)p);
       }
     }
     if (step % check_every == 0)
