@@ -22,23 +22,20 @@ static Settings *settings_va(const char *first, va_list ap)
   return s;
 }
 
-static Settings *settings_with(const char *first, ...)
+/* physmem_new on settings from "key=value" pairs, up to a NULL. */
+static PhysMem *physmem_va(GError **error, const char *first, va_list ap)
 {
-  va_list ap;
-  va_start(ap, first);
-  Settings *s = settings_va(first, ap);
-  va_end(ap);
-  return s;
+  g_autoptr(Settings) s = settings_va(first, ap);
+  return physmem_new(s, error);
 }
 
 static PhysMem *machine(const char *first, ...)
 {
   va_list ap;
   va_start(ap, first);
-  g_autoptr(Settings) s = settings_va(first, ap);
-  va_end(ap);
   GError *err = NULL;
-  PhysMem *pm = physmem_new(s, &err);
+  PhysMem *pm = physmem_va(&err, first, ap);
+  va_end(ap);
   ck_assert_no_error(err);
   return pm;
 }
@@ -226,10 +223,9 @@ static void assert_rejected(const char *setting, const char *says, const char *f
 {
   va_list ap;
   va_start(ap, first);
-  g_autoptr(Settings) s = settings_va(first, ap);
-  va_end(ap);
   GError *err = NULL;
-  PhysMem *pm = physmem_new(s, &err);
+  PhysMem *pm = physmem_va(&err, first, ap);
+  va_end(ap);
   ck_assert_msg(pm == NULL, "machine accepted");
   ck_assert(err != NULL);
   ck_assert(g_error_matches(err, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE));
@@ -261,10 +257,7 @@ START_TEST(test_edge_machines_are_accepted)
   ck_assert_uint_eq(buddy_max_order(z), 8);
   ck_assert_uint_eq(buddy_pageblock_order(z), 8);
 
-  g_autoptr(Settings) s = settings_with("machine.nodes=3", NULL);
-  GError *err = NULL;
-  g_autoptr(PhysMem) three = physmem_new(s, &err);
-  ck_assert_no_error(err);
+  g_autoptr(PhysMem) three = machine("machine.nodes=3", NULL);
   ck_assert_int_eq(physmem_nodes(three), 3);
 }
 END_TEST
