@@ -76,4 +76,13 @@ gboolean buddy_check(const BuddyZone *z, GString *why);
 /* Host bytes used by the zone's bookkeeping (for the memory-per-page figure). */
 uint64_t buddy_host_bytes(const BuddyZone *z);
 
+/* ---- additions beyond the original contract ---- */
+
+unsigned buddy_pageblock_order(const BuddyZone *z);
+/* The migratetype that owns the pageblock of pfn (pfn inside the zone). */
+MigrateType buddy_pageblock_migratetype(const BuddyZone *z, uint64_t pfn);
+/* Append the free lists, one line per order ("order  3: Movable[0x8 0x18]"),
+ * the untouched frontier on the max-order line.  For test failure messages. */
+void buddy_draw(const BuddyZone *z, GString *out);
+
 #endif

@@ -1,2 +1,268 @@
+/*
+ * physmem.c - the machine's physical memory: nodes, their zones, and the
+ * zonelist an allocation walks.
+ *
+ * Models the x86-64 zone layout (arch/x86/include/asm/dma.h: ZONE_DMA below
+ * 16 MiB, ZONE_DMA32 below 4 GiB, both on node 0 only, ZONE_NORMAL above),
+ * memory the kernel keeps from boot (mem.kernel_reserved, taken from node 0
+ * just above the DMA zone and never given to the buddy allocator), and the
+ * node-ordered zonelist of mm/page_alloc.c build_zonelists: the local node's
+ * zones from Normal down to DMA, then every other node's the same way, nearest
+ * node first.  Leaves out: watermarks and reclaim (a zone either serves the
+ * request or is passed over), ZONE_MOVABLE (never populated), memory holes
+ * other than the reserved range, and the lowmem reserve ratios.
+ * Zones with no pages are not created.  mem.kernel_reserved is rounded up to
+ * whole 4K pages.
+ */
 #include "config.h"
 #include "physmem.h"
+#include "cache.h"
+
+/* mmusim_sim_error_quark belongs to sim/cache.c; this copy lets physmem link
+ * until that file defines it (drop one at merge). */
+G_DEFINE_QUARK(mmusim-sim-error-quark, mmusim_sim_error)
+
+/* x86-64 zone limits in bytes (MAX_DMA_PFN, MAX_DMA32_PFN): architecture,
+ * not policy. */
+#define X86_DMA_LIMIT_BYTES (UINT64_C(16) << 20)
+#define X86_DMA32_LIMIT_BYTES (UINT64_C(4) << 30)
+
+/* The order a node's zones are tried in (highest usable zone first). */
+static const ZoneType zone_try_order[] = { ZONE_NORMAL, ZONE_DMA32, ZONE_DMA };
+
+struct PhysMem {
+  int nodes;
+  uint64_t pages_per_node;
+  BuddyZone **zones;  /* [node * N_ZONE_TYPES + type], NULL where empty */
+  int *node_order;    /* [node * nodes + i]: i-th node to try from `node` */
+};
+
+/* Distance between two nodes, for ordering the zonelist.  |a - b| until the
+ * NUMA distance table exists; replace this function to use it. */
+static unsigned physmem_node_distance(const PhysMem *pm, int a, int b)
+{
+  (void)pm;
+  return (unsigned)ABS(a - b);
+}
+
+/* node_order[n]: all nodes by distance from n, ties to the lower node
+ * (an insertion sort that keeps the initial ascending order among equals). */
+static void build_node_order(PhysMem *pm)
+{
+  pm->node_order = g_new(int, (gsize)pm->nodes * pm->nodes);
+  for (int n = 0; n < pm->nodes; n++) {
+    int *row = &pm->node_order[n * pm->nodes];
+    for (int i = 0; i < pm->nodes; i++) {
+      int j = i;
+      unsigned d = physmem_node_distance(pm, n, i);
+      for (; j > 0 && physmem_node_distance(pm, n, row[j - 1]) > d; j--)
+        row[j] = row[j - 1];
+      row[j] = i;
+    }
+  }
+}
+
+static gboolean machine_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static gboolean machine_error(GError **error, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error_literal(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, msg);
+  return FALSE;
+}
+
+/* Reject machines the layout cannot be built for; messages name the setting
+ * and what it may be. */
+static gboolean check_machine(uint64_t mem_per_node, uint64_t reserved, int64_t max_order, int64_t pb_order,
+                              GError **error)
+{
+  if (pb_order > max_order)
+    return machine_error(error,
+                         "buddy.pageblock_order=%" G_GINT64_FORMAT " exceeds buddy.max_order=%" G_GINT64_FORMAT
+                         ": a pageblock must fit in the largest buddy block, so it may be at most %" G_GINT64_FORMAT,
+                         pb_order, max_order, max_order);
+  uint64_t block_bytes = UINT64_C(1) << (PAGE_SHIFT_4K + max_order);
+  g_autofree char *mem_s = settings_format_size(mem_per_node);
+  g_autofree char *block_s = settings_format_size(block_bytes);
+  if (mem_per_node % block_bytes)
+    return machine_error(error,
+                         "machine.mem_per_node=%s is not a multiple of the largest buddy block (%s with "
+                         "buddy.max_order=%" G_GINT64_FORMAT "); it must be a multiple of %s",
+                         mem_s, block_s, max_order, block_s);
+  uint64_t room = mem_per_node > X86_DMA_LIMIT_BYTES ? mem_per_node - X86_DMA_LIMIT_BYTES : 0;
+  if (reserved > room) {
+    g_autofree char *res_s = settings_format_size(reserved);
+    g_autofree char *room_s = settings_format_size(room);
+    return machine_error(error,
+                         "mem.kernel_reserved=%s does not fit in node 0 above its 16M DMA zone "
+                         "(machine.mem_per_node=%s); it may be at most %s",
+                         res_s, mem_s, room_s);
+  }
+  return TRUE;
+}
+
+static void add_zone(PhysMem *pm, int node, ZoneType t, uint64_t start_pfn, uint64_t end_pfn, unsigned max_order,
+                     unsigned pb_order)
+{
+  if (start_pfn >= end_pfn)
+    return;
+  pm->zones[node * N_ZONE_TYPES + t] = buddy_zone_new(t, node, start_pfn, end_pfn, max_order, pb_order);
+}
+
+PhysMem *physmem_new(const Settings *s, GError **error)
+{
+  int nodes = (int)settings_int(s, SET_MACHINE_NODES);
+  uint64_t mem_per_node = (uint64_t)settings_int(s, SET_MACHINE_MEM_PER_NODE);
+  uint64_t reserved = (uint64_t)settings_int(s, SET_MEM_KERNEL_RESERVED);
+  int64_t max_order = settings_int(s, SET_BUDDY_MAX_ORDER);
+  int64_t pb_order = settings_int(s, SET_BUDDY_PAGEBLOCK_ORDER);
+  /* Like the kernel (pageblock_order is at most MAX_PAGE_ORDER), a default
+   * pageblock shrinks with a smaller max_order; only an explicit one is wrong. */
+  if (pb_order > max_order && !settings_is_set(s, SET_BUDDY_PAGEBLOCK_ORDER))
+    pb_order = max_order;
+  if (!check_machine(mem_per_node, reserved, max_order, pb_order, error))
+    return NULL;
+
+  PhysMem *pm = g_new0(PhysMem, 1);
+  pm->nodes = nodes;
+  pm->pages_per_node = mem_per_node >> PAGE_SHIFT_4K;
+  pm->zones = g_new0(BuddyZone *, (gsize)nodes * N_ZONE_TYPES);
+  build_node_order(pm);
+
+  uint64_t page_bytes = UINT64_C(1) << PAGE_SHIFT_4K;
+  uint64_t dma_end = X86_DMA_LIMIT_BYTES >> PAGE_SHIFT_4K;
+  uint64_t dma32_end = X86_DMA32_LIMIT_BYTES >> PAGE_SHIFT_4K;
+  uint64_t reserved_pages = (reserved + page_bytes - 1) >> PAGE_SHIFT_4K; /* whole pages */
+  for (int n = 0; n < nodes; n++) {
+    uint64_t start = (uint64_t)n * pm->pages_per_node, end = start + pm->pages_per_node;
+    if (n == 0) {
+      uint64_t usable = dma_end + reserved_pages; /* first pfn above the reserved range */
+      add_zone(pm, n, ZONE_DMA, start, MIN(dma_end, end), (unsigned)max_order, (unsigned)pb_order);
+      add_zone(pm, n, ZONE_DMA32, usable, MIN(dma32_end, end), (unsigned)max_order, (unsigned)pb_order);
+      add_zone(pm, n, ZONE_NORMAL, MAX(usable, dma32_end), end, (unsigned)max_order, (unsigned)pb_order);
+    } else {
+      add_zone(pm, n, ZONE_NORMAL, start, end, (unsigned)max_order, (unsigned)pb_order);
+    }
+  }
+  return pm;
+}
+
+void physmem_free(PhysMem *pm)
+{
+  if (!pm)
+    return;
+  for (int i = 0; i < pm->nodes * N_ZONE_TYPES; i++)
+    buddy_zone_free(pm->zones[i]);
+  g_free(pm->zones);
+  g_free(pm->node_order);
+  g_free(pm);
+}
+
+gboolean physmem_alloc_on(PhysMem *pm, int node, unsigned order, MigrateType mt, uint64_t *pfn)
+{
+  g_return_val_if_fail(pm != NULL && node >= 0 && node < pm->nodes, FALSE);
+  for (unsigned i = 0; i < G_N_ELEMENTS(zone_try_order); i++) {
+    BuddyZone *z = pm->zones[node * N_ZONE_TYPES + zone_try_order[i]];
+    if (z && buddy_alloc(z, order, mt, pfn))
+      return TRUE;
+  }
+  return FALSE;
+}
+
+gboolean physmem_alloc(PhysMem *pm, int node, unsigned order, MigrateType mt, uint64_t *pfn)
+{
+  g_return_val_if_fail(pm != NULL && node >= 0 && node < pm->nodes, FALSE);
+  const int *row = &pm->node_order[node * pm->nodes];
+  for (int i = 0; i < pm->nodes; i++)
+    if (physmem_alloc_on(pm, row[i], order, mt, pfn))
+      return TRUE;
+  return FALSE;
+}
+
+/* The zone holding pfn, or NULL (reserved, or beyond the last node). */
+static BuddyZone *zone_of(const PhysMem *pm, uint64_t pfn)
+{
+  int node = physmem_node_of(pm, pfn);
+  if (node < 0)
+    return NULL;
+  for (ZoneType t = 0; t < N_ZONE_TYPES; t++) {
+    BuddyZone *z = pm->zones[node * N_ZONE_TYPES + t];
+    if (z && pfn >= buddy_start_pfn(z) && pfn < buddy_end_pfn(z))
+      return z;
+  }
+  return NULL;
+}
+
+void physmem_release(PhysMem *pm, uint64_t pfn, unsigned order)
+{
+  g_return_if_fail(pm != NULL);
+  BuddyZone *z = zone_of(pm, pfn);
+  if (!z) {
+    g_critical("physmem_release: pfn %#" G_GINT64_MODIFIER "x is in no zone", pfn);
+    return;
+  }
+  buddy_free(z, pfn, order);
+}
+
+int physmem_nodes(const PhysMem *pm)
+{
+  return pm->nodes;
+}
+
+int physmem_node_of(const PhysMem *pm, uint64_t pfn)
+{
+  uint64_t n = pfn / pm->pages_per_node;
+  return n < (uint64_t)pm->nodes ? (int)n : -1;
+}
+
+uint64_t physmem_pages_per_node(const PhysMem *pm)
+{
+  return pm->pages_per_node;
+}
+
+uint64_t physmem_free_pages(const PhysMem *pm, int node)
+{
+  g_return_val_if_fail(node >= 0 && node < pm->nodes, 0);
+  uint64_t pages = 0;
+  for (ZoneType t = 0; t < N_ZONE_TYPES; t++) {
+    const BuddyZone *z = pm->zones[node * N_ZONE_TYPES + t];
+    if (z)
+      pages += buddy_free_pages(z);
+  }
+  return pages;
+}
+
+BuddyZone *physmem_zone(const PhysMem *pm, int node, ZoneType t)
+{
+  if (node < 0 || node >= pm->nodes || t >= N_ZONE_TYPES)
+    return NULL;
+  return pm->zones[node * N_ZONE_TYPES + t];
+}
+
+/* mm/vmstat.c frag_show_print: "Node %d, zone %8s " then "%6lu " per order. */
+void physmem_buddyinfo(const PhysMem *pm, GString *out)
+{
+  for (int n = 0; n < pm->nodes; n++) {
+    for (ZoneType t = 0; t < N_ZONE_TYPES; t++) {
+      const BuddyZone *z = pm->zones[n * N_ZONE_TYPES + t];
+      if (!z)
+        continue;
+      g_string_append_printf(out, "Node %d, zone %8s ", n, buddy_zone_name(t));
+      for (unsigned o = 0; o <= buddy_max_order(z); o++)
+        g_string_append_printf(out, "%6" G_GUINT64_FORMAT " ", buddy_free_blocks(z, o));
+      g_string_append_c(out, '\n');
+    }
+  }
+}
+
+uint64_t physmem_host_bytes(const PhysMem *pm)
+{
+  uint64_t bytes = sizeof(*pm) + (uint64_t)pm->nodes * N_ZONE_TYPES * sizeof(BuddyZone *) +
+                   (uint64_t)pm->nodes * pm->nodes * sizeof(int);
+  for (int i = 0; i < pm->nodes * N_ZONE_TYPES; i++)
+    if (pm->zones[i])
+      bytes += buddy_host_bytes(pm->zones[i]);
+  return bytes;
+}

@@ -1,4 +1,281 @@
+/*
+ * test_physmem.c - nodes and zones of the machine: the x86-64 zone layout,
+ * the kernel's reserved range, the zonelist order across nodes, the
+ * /proc/buddyinfo text, machines that cannot be built, and a 1 TiB machine
+ * that costs little host memory.
+ */
 #include "config.h"
 #include "testutil.h"
-static Suite *s(void) { return suite_create("placeholder"); }
-TEST_MAIN(s)
+#include "cache.h"
+#include "physmem.h"
+
+#include <string.h>
+
+/* Settings from "key=value" pairs, up to a NULL. */
+static Settings *settings_va(const char *first, va_list ap)
+{
+  Settings *s = settings_new();
+  for (const char *pair = first; pair; pair = va_arg(ap, const char *)) {
+    GError *err = NULL;
+    ck_assert_msg(settings_set_pair(s, pair, "test", &err), "%s: %s", pair, err ? err->message : "");
+  }
+  return s;
+}
+
+/* physmem_new on settings from "key=value" pairs, up to a NULL. */
+static PhysMem *physmem_va(GError **error, const char *first, va_list ap)
+{
+  g_autoptr(Settings) s = settings_va(first, ap);
+  return physmem_new(s, error);
+}
+
+static PhysMem *machine(const char *first, ...)
+{
+  va_list ap;
+  va_start(ap, first);
+  GError *err = NULL;
+  PhysMem *pm = physmem_va(&err, first, ap);
+  va_end(ap);
+  ck_assert_no_error(err);
+  return pm;
+}
+
+static void assert_zone(const PhysMem *pm, int node, ZoneType t, uint64_t start, uint64_t end)
+{
+  const BuddyZone *z = physmem_zone(pm, node, t);
+  ck_assert_msg(z != NULL, "node %d has no %s zone", node, buddy_zone_name(t));
+  ck_assert_uint_eq(buddy_start_pfn(z), start);
+  ck_assert_uint_eq(buddy_end_pfn(z), end);
+  ck_assert_int_eq(buddy_node(z), node);
+  ck_assert_int_eq(buddy_zone_type(z), t);
+}
+
+/* Two 8G nodes, 64M reserved: node 0 is DMA [0, 4096), reserved
+ * [4096, 20480), DMA32 [20480, 1M), Normal [1M, 2M); node 1 Normal [2M, 4M)
+ * (pfns; M = 2^20). */
+START_TEST(test_layout_of_two_nodes)
+{
+  g_autoptr(PhysMem) pm = machine("machine.nodes=2", "machine.mem_per_node=8G", "mem.kernel_reserved=64M", NULL);
+  ck_assert_int_eq(physmem_nodes(pm), 2);
+  ck_assert_uint_eq(physmem_pages_per_node(pm), 2097152);
+  assert_zone(pm, 0, ZONE_DMA, 0, 4096);
+  assert_zone(pm, 0, ZONE_DMA32, 20480, 1048576);
+  assert_zone(pm, 0, ZONE_NORMAL, 1048576, 2097152);
+  assert_zone(pm, 1, ZONE_NORMAL, 2097152, 4194304);
+  ck_assert(physmem_zone(pm, 1, ZONE_DMA) == NULL);
+  ck_assert(physmem_zone(pm, 1, ZONE_DMA32) == NULL);
+  ck_assert(physmem_zone(pm, 0, ZONE_MOVABLE) == NULL);
+  ck_assert(physmem_zone(pm, 2, ZONE_NORMAL) == NULL);
+  /* 4096 + (1048576 - 20480) + 1048576 */
+  ck_assert_uint_eq(physmem_free_pages(pm, 0), 2080768);
+  ck_assert_uint_eq(physmem_free_pages(pm, 1), 2097152);
+  ck_assert_int_eq(physmem_node_of(pm, 2097151), 0);
+  ck_assert_int_eq(physmem_node_of(pm, 2097152), 1);
+  ck_assert_int_eq(physmem_node_of(pm, 4194304), -1);
+}
+END_TEST
+
+/* 128M node with 64M reserved: DMA [0, 4096) and DMA32 [20480, 32768).
+ * Draining the node hands out each of its 16384 pages once and none of the
+ * reserved range; releasing them all restores the free count. */
+START_TEST(test_reserved_range_is_never_handed_out)
+{
+  g_autoptr(PhysMem) pm = machine("machine.mem_per_node=128M", "mem.kernel_reserved=64M", NULL);
+  assert_zone(pm, 0, ZONE_DMA32, 20480, 32768);
+  ck_assert(physmem_zone(pm, 0, ZONE_NORMAL) == NULL);
+  g_autofree guint8 *seen = g_new0(guint8, 32768);
+  g_autoptr(GArray) got = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  uint64_t pfn;
+  while (physmem_alloc_on(pm, 0, 0, MT_MOVABLE, &pfn)) {
+    ck_assert_msg(pfn < 4096 || (pfn >= 20480 && pfn < 32768), "pfn %#lx handed out", (unsigned long)pfn);
+    ck_assert(!seen[pfn]);
+    seen[pfn] = 1;
+    g_array_append_val(got, pfn);
+  }
+  ck_assert_uint_eq(got->len, 16384);
+  ck_assert_uint_eq(physmem_free_pages(pm, 0), 0);
+  for (guint i = 0; i < got->len; i++)
+    physmem_release(pm, g_array_index(got, uint64_t, i), 0);
+  ck_assert_uint_eq(physmem_free_pages(pm, 0), 16384);
+  ck_assert_uint_eq(buddy_free_blocks(physmem_zone(pm, 0, ZONE_DMA32), 10), 12);
+}
+END_TEST
+
+/* 1M + 1 byte reserved is 257 pages: DMA32 starts at 4096 + 257. */
+START_TEST(test_reserved_rounds_up_to_pages)
+{
+  g_autoptr(PhysMem) pm = machine("machine.mem_per_node=64M", "mem.kernel_reserved=1048577", NULL);
+  assert_zone(pm, 0, ZONE_DMA32, 4353, 16384);
+  g_autoptr(PhysMem) none = machine("machine.mem_per_node=64M", "mem.kernel_reserved=0", NULL);
+  assert_zone(none, 0, ZONE_DMA32, 4096, 16384);
+}
+END_TEST
+
+/* Which node and zone a pfn belongs to, as "n2/Normal". */
+static char *where(const PhysMem *pm, uint64_t pfn)
+{
+  int node = physmem_node_of(pm, pfn);
+  for (ZoneType t = 0; t < N_ZONE_TYPES; t++) {
+    const BuddyZone *z = physmem_zone(pm, node, t);
+    if (z && pfn >= buddy_start_pfn(z) && pfn < buddy_end_pfn(z))
+      return g_strdup_printf("n%d/%s", node, buddy_zone_name(t));
+  }
+  return g_strdup("nowhere");
+}
+
+/* Allocate order-10 blocks from `node` until none is left and describe the
+ * run as "n2/Normal x16, n1/Normal x16, ...". */
+static char *drain(PhysMem *pm, int node, gboolean only_there)
+{
+  GString *out = g_string_new(NULL);
+  g_autofree char *last = NULL;
+  unsigned run = 0;
+  uint64_t pfn;
+  while (only_there ? physmem_alloc_on(pm, node, 10, MT_MOVABLE, &pfn) : physmem_alloc(pm, node, 10, MT_MOVABLE, &pfn)) {
+    char *w = where(pm, pfn);
+    if (last && strcmp(w, last) == 0) {
+      run++;
+      g_free(w);
+      continue;
+    }
+    if (last)
+      g_string_append_printf(out, "%s x%u, ", last, run);
+    g_free(last);
+    last = w;
+    run = 1;
+  }
+  if (last)
+    g_string_append_printf(out, "%s x%u", last, run);
+  return g_string_free(out, FALSE);
+}
+
+/* Four 64M nodes, nothing reserved: node 0 has DMA (4 blocks of 4M) and DMA32
+ * (12), nodes 1..3 Normal (16 each).  From node 2: itself, then nodes 1 and
+ * 3 (distance 1, lower first), then node 0 from DMA32 down to DMA. */
+START_TEST(test_zonelist_order)
+{
+  g_autoptr(PhysMem) pm = machine("machine.nodes=4", "machine.mem_per_node=64M", "mem.kernel_reserved=0", NULL);
+  g_autofree char *from2 = drain(pm, 2, FALSE);
+  ck_assert_str_eq(from2, "n2/Normal x16, n1/Normal x16, n3/Normal x16, n0/DMA32 x12, n0/DMA x4");
+
+  g_autoptr(PhysMem) pm0 = machine("machine.nodes=4", "machine.mem_per_node=64M", "mem.kernel_reserved=0", NULL);
+  g_autofree char *from0 = drain(pm0, 0, FALSE);
+  ck_assert_str_eq(from0, "n0/DMA32 x12, n0/DMA x4, n1/Normal x16, n2/Normal x16, n3/Normal x16");
+
+  g_autoptr(PhysMem) pm3 = machine("machine.nodes=4", "machine.mem_per_node=64M", "mem.kernel_reserved=0", NULL);
+  g_autofree char *only1 = drain(pm3, 1, TRUE);
+  ck_assert_str_eq(only1, "n1/Normal x16");
+  ck_assert_uint_eq(physmem_free_pages(pm3, 0), 16384);
+  ck_assert_uint_eq(physmem_free_pages(pm3, 1), 0);
+}
+END_TEST
+
+/* Two 64M nodes, 1M reserved.  DMA [0, 4096): four order-10 blocks.  DMA32
+ * [4352, 16384): 4352 (order 8), 4608 (order 9), then 11 blocks of order 10
+ * from 5120.  Node 1: 16 blocks of order 10.  Counts are "%6lu " per order
+ * after "Node %d, zone %8s ", as mm/vmstat.c prints them. */
+START_TEST(test_buddyinfo_text)
+{
+  g_autoptr(PhysMem) pm = machine("machine.nodes=2", "machine.mem_per_node=64M", "mem.kernel_reserved=1M", NULL);
+  g_autoptr(GString) out = g_string_new(NULL);
+  physmem_buddyinfo(pm, out);
+  ck_assert_str_eq(out->str,
+                   "Node 0, zone      DMA      0      0      0      0      0      0      0      0      0      0      4 \n"
+                   "Node 0, zone    DMA32      0      0      0      0      0      0      0      0      1      1     11 \n"
+                   "Node 1, zone   Normal      0      0      0      0      0      0      0      0      0      0     16 \n");
+  uint64_t pfn;
+  ck_assert(physmem_alloc(pm, 1, 0, MT_MOVABLE, &pfn));
+  ck_assert_uint_eq(pfn, 16384);
+  g_string_truncate(out, 0);
+  physmem_buddyinfo(pm, out);
+  ck_assert_msg(strstr(out->str, "Node 1, zone   Normal      1      1      1      1      1      1      1      1      1"
+                                 "      1     15 \n") != NULL,
+                "after one page: %s", out->str);
+  physmem_release(pm, pfn, 0);
+  ck_assert_uint_eq(physmem_free_pages(pm, 1), 16384);
+}
+END_TEST
+
+/* 16 nodes of 64G.  Nothing is materialised until used: the whole machine's
+ * bookkeeping fits in a few tens of KiB, and one page on each node adds one
+ * 4M chunk (8 KiB) per node. */
+START_TEST(test_terabyte_machine_is_sparse)
+{
+  g_autoptr(PhysMem) pm = machine("machine.nodes=16", "machine.mem_per_node=64G", NULL);
+  uint64_t start_bytes = physmem_host_bytes(pm);
+  ck_assert_uint_lt(start_bytes, 64 * 1024);
+  uint64_t free_total = 0;
+  for (int n = 0; n < 16; n++)
+    free_total += physmem_free_pages(pm, n);
+  ck_assert_uint_eq(free_total, (UINT64_C(16) << 24) - 16384); /* 1T in pages minus 64M reserved */
+  for (int n = 0; n < 16; n++) {
+    uint64_t pfn;
+    ck_assert(physmem_alloc_on(pm, n, 0, MT_MOVABLE, &pfn));
+    ck_assert_int_eq(physmem_node_of(pm, pfn), n);
+  }
+  uint64_t grown = physmem_host_bytes(pm) - start_bytes;
+  ck_assert_uint_ge(grown, 16 * 8 * 1024);
+  ck_assert_uint_lt(grown, 16 * 12 * 1024);
+}
+END_TEST
+
+static void assert_rejected(const char *setting, const char *says, const char *first, ...)
+{
+  va_list ap;
+  va_start(ap, first);
+  GError *err = NULL;
+  PhysMem *pm = physmem_va(&err, first, ap);
+  va_end(ap);
+  ck_assert_msg(pm == NULL, "machine accepted");
+  ck_assert(err != NULL);
+  ck_assert(g_error_matches(err, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE));
+  ck_assert_msg(strstr(err->message, setting) != NULL, "'%s' does not name %s", err->message, setting);
+  ck_assert_msg(strstr(err->message, says) != NULL, "'%s' does not say '%s'", err->message, says);
+  g_error_free(err);
+}
+
+START_TEST(test_bad_machines_are_rejected)
+{
+  assert_rejected("machine.mem_per_node=66M", "multiple of 4M", "machine.mem_per_node=66M", NULL);
+  assert_rejected("machine.mem_per_node=64M", "multiple of 4G", "machine.mem_per_node=64M", "buddy.max_order=20",
+                  "buddy.pageblock_order=9", NULL);
+  assert_rejected("mem.kernel_reserved=64M", "at most 48M", "machine.mem_per_node=64M", NULL);
+  assert_rejected("buddy.pageblock_order=9", "at most 8", "buddy.max_order=8", "buddy.pageblock_order=9", NULL);
+}
+END_TEST
+
+/* Edge machines that are possible: all of node 0 above DMA reserved, and a
+ * default pageblock that shrinks with a smaller max_order. */
+START_TEST(test_edge_machines_are_accepted)
+{
+  g_autoptr(PhysMem) pm = machine("machine.mem_per_node=64M", "mem.kernel_reserved=48M", NULL);
+  ck_assert(physmem_zone(pm, 0, ZONE_DMA32) == NULL && physmem_zone(pm, 0, ZONE_NORMAL) == NULL);
+  ck_assert_uint_eq(physmem_free_pages(pm, 0), 4096);
+
+  g_autoptr(PhysMem) small = machine("buddy.max_order=8", "machine.mem_per_node=1G", NULL);
+  const BuddyZone *z = physmem_zone(small, 0, ZONE_DMA32);
+  ck_assert_uint_eq(buddy_max_order(z), 8);
+  ck_assert_uint_eq(buddy_pageblock_order(z), 8);
+
+  g_autoptr(PhysMem) three = machine("machine.nodes=3", NULL);
+  ck_assert_int_eq(physmem_nodes(three), 3);
+}
+END_TEST
+
+static Suite *physmem_suite(void)
+{
+  Suite *s = suite_create("physmem");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_layout_of_two_nodes);
+  tcase_add_test(tc, test_reserved_range_is_never_handed_out);
+  tcase_add_test(tc, test_reserved_rounds_up_to_pages);
+  tcase_add_test(tc, test_zonelist_order);
+  tcase_add_test(tc, test_buddyinfo_text);
+  tcase_add_test(tc, test_terabyte_machine_is_sparse);
+  tcase_add_test(tc, test_bad_machines_are_rejected);
+  tcase_add_test(tc, test_edge_machines_are_accepted);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TEST_MAIN(physmem_suite)
