@@ -124,11 +124,13 @@ typedef struct {
   Kernel *k;
   Mm *mm;
   uint64_t freed_pages;
+  uint64_t leaves;
 } ZapCtx;
 
 static void zap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
 {
   ZapCtx *z = ctx;
+  z->leaves++;
   uint64_t pages = pgtable_entry_span(&z->mm->pt.g, level) >> 12;
   z->mm->rss_pages -= MIN(z->mm->rss_pages, pages);
   if (entry & PTE_SW_ZERO)
@@ -145,8 +147,10 @@ static void zap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
  * free_pgtables()). */
 static void zap_range(Kernel *k, Cpu *cpu, Mm *mm, uint64_t start, uint64_t end)
 {
-  ZapCtx z = { k, mm, 0 };
+  ZapCtx z = { k, mm, 0, 0 };
   unsigned tables = pgtable_clear_range(&mm->pt, start, end, zap_leaf, &z);
+  if (!z.leaves && !tables)
+    return; /* nothing was mapped: nothing to flush */
   machine_flush_range(k->m, cpu, mm, start, end);
   if (tables) {
     cpu->ctr.c[CTR_PT_PAGES_FREED] += tables;

@@ -20,7 +20,6 @@
 
 /* mmusim_sim_error_quark belongs to sim/cache.c; this copy lets physmem link
  * until that file defines it (drop one at merge). */
-G_DEFINE_QUARK(mmusim-sim-error-quark, mmusim_sim_error)
 
 /* x86-64 zone limits in bytes (MAX_DMA_PFN, MAX_DMA32_PFN): architecture,
  * not policy. */

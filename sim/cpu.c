@@ -296,11 +296,11 @@ static gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, ui
   gboolean assist = FALSE;
   if (l1_probe(cpu, kind, va, pfn, flags, &assist))
     return TRUE;
-  cpu->ctr.c[CTR_L1_TLB_MISSES]++;
   if (assist)
     cpu->ctr.c[CTR_FAULTS_DIRTY]++;
   for (unsigned attempt = 0; attempt < 4; attempt++) {
     Xlat x = { 0 };
+    cpu->ctr.c[CTR_L1_TLB_MISSES]++; /* the retried instruction misses again */
     XlatStatus st = cpu->arch->translate(cpu, th->mm, va, kind, &x, NULL);
     *t += x.cycles - x.walk_cycles;
     if (x.walked) {

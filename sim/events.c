@@ -29,9 +29,6 @@ struct EventLog {
   uint64_t lines;
 };
 
-/* The sim/ error domain belongs to the cache model's file; it is defined here
- * until sim/cache.c carries its definition. */
-G_DEFINE_QUARK(mmusim-sim-error-quark, mmusim_sim_error)
 
 EventLog *events_open(const char *path, GError **error)
 {

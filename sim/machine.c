@@ -22,7 +22,7 @@ static gint sort_names(gconstpointer a, gconstpointer b)
 
 char **machine_preset_names(void)
 {
-  char **names = g_resources_enumerate_children(PRESET_PREFIX, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+  char **names = g_resource_enumerate_children(mmusim_presets_get_resource(), PRESET_PREFIX, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
   GPtrArray *out = g_ptr_array_new();
   for (int i = 0; names && names[i]; i++)
     if (g_str_has_suffix(names[i], ".ini"))
@@ -37,7 +37,7 @@ static GKeyFile *load_keyfile(const char *name_or_path, char **origin, GError **
 {
   g_autoptr(GKeyFile) kf = g_key_file_new();
   g_autofree char *rpath = g_strconcat(PRESET_PREFIX, name_or_path, ".ini", NULL);
-  g_autoptr(GBytes) bytes = g_resources_lookup_data(rpath, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+  g_autoptr(GBytes) bytes = g_resource_lookup_data(mmusim_presets_get_resource(), rpath, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
   g_autoptr(GError) err = NULL;
   if (bytes) {
     gsize len;

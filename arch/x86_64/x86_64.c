@@ -269,7 +269,7 @@ static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
     if (home != sz)
       continue; /* fragments are found by the probe of their home size */
     TlbPayload *p = tlb_lookup(t, tlb_key(asid, sz, va >> x86_shift[sz]));
-    if (p && (!write || (p->flags & TLBF_W)) && (!write || (p->flags & TLBF_D))) {
+    if (p && (!write || (p->flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D)) && (!fetch || (p->flags & TLBF_X))) {
       cpu->ctr.c[CTR_STLB_HITS]++;
       out->pfn = p->pfn;
       out->flags = p->flags;

@@ -12,13 +12,14 @@ set -u
 cases="$GOLDEN_DIR/cases"
 pass=0
 fail=0
+only="$*"
 filter() {
-  sed -e '/^host:/d' -e '/"host" *:/,/}/d' -e '/"version" *:/d'
+  sed -e '/^ *host:/d' -e '/"host" *:/,/}/d' -e '/"version" *:/d' -e "s#$cases#@DIR@#g"
 }
 for args in "$cases"/*.args; do
   name=$(basename "$args" .args)
-  if [ $# -gt 0 ]; then
-    case " $* " in *" $name "*) ;; *) continue ;; esac
+  if [ -n "$only" ]; then
+    case " $only " in *" $name "*) ;; *) continue ;; esac
   fi
   set -f
   # shellcheck disable=SC2046

@@ -20,7 +20,7 @@ static Machine *setup(const char *const *sets, Thread **t)
   return m;
 }
 
-static void access(Machine *m, Thread *t, AccessKind k, uint64_t va)
+static void do_access(Machine *m, Thread *t, AccessKind k, uint64_t va)
 {
   TraceRecord r = { .type = REC_ACCESS, .kind = k, .addr = va, .size = 8 };
   cpu_access(m->cpus[0], t, &r);
@@ -51,12 +51,12 @@ static uint64_t eight_loads(const char *const *sets, AccessKind k)
   Thread *t;
   Machine *m = setup(sets, &t);
   Cpu *cpu = m->cpus[0];
-  access(m, t, ACC_LOAD, BASE);     /* translate and warm the TLB */
+  do_access(m, t, ACC_LOAD, BASE);     /* translate and warm the TLB */
   cpu_drain(cpu);
   memsys_flush(cpu->mem);
   uint64_t t0 = cpu->clock;
   for (int i = 1; i <= 8; i++)
-    access(m, t, k, BASE + 64 * (uint64_t)i * 7);
+    do_access(m, t, k, BASE + 64 * (uint64_t)i * 7);
   cpu_drain(cpu);
   uint64_t elapsed = cpu->clock - t0;
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], 1); /* the shortcut served the rest */
@@ -88,12 +88,12 @@ START_TEST(test_dirty_assist)
   Cpu *cpu = m->cpus[0];
   fixture_vma(t, BASE, 1 << 20, PROT_R | PROT_W);
   ck_assert(pgtable_set(&t->mm->pt, BASE, 1, pte_make(0x12345, PTE_P | PTE_RW | PTE_US), NULL));
-  access(m, t, ACC_LOAD, BASE);
-  access(m, t, ACC_STORE, BASE + 8);
+  do_access(m, t, ACC_LOAD, BASE);
+  do_access(m, t, ACC_STORE, BASE + 8);
   ck_assert_uint_eq(cpu->ctr.c[CTR_FAULTS_DIRTY], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], 2);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_FAULTS], 0);
-  access(m, t, ACC_STORE, BASE + 16);
+  do_access(m, t, ACC_STORE, BASE + 16);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], 2);
   ck_assert_uint_eq(cpu->ctr.c[CTR_LOADS], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_STORES], 2);
@@ -110,15 +110,15 @@ START_TEST(test_fault_then_retry)
   t = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
   fixture_vma(t, BASE, 1 << 20, PROT_R | PROT_W);
-  access(m, t, ACC_LOAD, BASE);   /* zero page */
-  access(m, t, ACC_STORE, BASE);  /* copy-on-write */
-  access(m, t, ACC_LOAD, BASE + 64);
+  do_access(m, t, ACC_LOAD, BASE);   /* zero page */
+  do_access(m, t, ACC_STORE, BASE);  /* copy-on-write */
+  do_access(m, t, ACC_LOAD, BASE + 64);
   ck_assert_uint_eq(cpu->ctr.c[CTR_FAULTS_ZERO_PAGE], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_FAULTS_COW], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_FAULTS], 2);
   ck_assert_uint_ge(cpu->ctr.c[CTR_FAULT_CYCLES], m->k->zero_page_cycles + m->k->anon_cycles);
   ck_assert_uint_ge(cpu->clock, cpu->ctr.c[CTR_FAULT_CYCLES]);
-  access(m, t, ACC_LOAD, BASE + (2 << 20)); /* outside the VMA */
+  do_access(m, t, ACC_LOAD, BASE + (2 << 20)); /* outside the VMA */
   ck_assert_uint_eq(cpu->ctr.c[CTR_SEGV], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_ACCESSES], 4);
   machine_free(m);
@@ -143,7 +143,7 @@ START_TEST(test_walkers_limit_overlap)
     memsys_flush(cpu->mem);
     uint64_t t0 = cpu->clock;
     for (int i = 0; i < 8; i++)
-      access(m, t, ACC_LOAD, BASE + ((uint64_t)i << 22));
+      do_access(m, t, ACC_LOAD, BASE + ((uint64_t)i << 22));
     cpu_drain(cpu);
     elapsed[w] = cpu->clock - t0;
     if (w == 0)
