@@ -1,2 +1,478 @@
+/*
+ * memsys.c - the cache hierarchy behind one CPU: private L1I, L1D and L2, the
+ * shared LLC of its node, an L2 prefetcher and DRAM.
+ *
+ * What it models: which level serves a reference, and what that level costs
+ * when idle.  A reference walks down L1 (L1I for instruction fetches, L1D for
+ * everything else, page-walk reads included), L2, LLC, DRAM and fills every
+ * level it missed on the way (non-exclusive: nothing is invalidated on the way
+ * back, and an LLC eviction does not back-invalidate the private levels).
+ * Stores are write-allocate and are looked up like loads.
+ *
+ * Latency returned: the load-to-use latency of the level that served the
+ * reference, not a sum over the levels it passed (vendor guides quote each
+ * level's figure that way, mmu-facts section 7):
+ *   L1 hit   cache.l1d_hit_cycles (cache.l1i_hit_cycles for instruction fetches)
+ *   L2 hit   cache.l2_hit_cycles
+ *   LLC hit  cache.llc_hit_cycles
+ *   DRAM     cache.llc_hit_cycles + ceil(dram.latency_ns * cpu.freq_mhz / 1000),
+ *            or cache.l2_hit_cycles + the same DRAM cycles without an LLC.
+ *
+ * Left out: coherence between the private levels of different CPUs, dirty
+ * lines and the bandwidth of write-backs, MSHR occupancy and queueing, DRAM
+ * banks and bandwidth, remote-node latency (added by the caller that knows the
+ * page's node).  Overlap of independent misses is the core model's business
+ * (sim/cpu.c).  Prefetches are free and timely: they fill the L2 and the LLC at
+ * once and cost no cycles or bandwidth.
+ *
+ * Prefetchers (cache.prefetcher), after the Intel Optimization Reference
+ * Manual's L2 streamer and adjacent-line prefetcher:
+ *   nextline  every data L2 miss on line X prefetches line X+1.
+ *   stream    a data L2 miss that belongs to no stream starts one; a second
+ *             miss next to it (+1 or -1 line) fixes its direction, and from
+ *             then on the stream keeps cache.prefetch_degree lines ahead of
+ *             demand.  It advances on a data L2 miss inside its window and on
+ *             a data L2 hit on a line it prefetched itself (the miss it
+ *             removed), so a covered stream keeps running instead of missing
+ *             once every degree + 1 lines.  32 streams, two per set of a
+ *             16-set table indexed by the 4K page of the stream's last line
+ *             (one forward and one backward stream per page); a new stream
+ *             evicts the least recently used of its set.
+ * Neither crosses a 4K physical page boundary unless cache.prefetch_cross_page
+ * is set: a line beyond the page of the triggering reference is dropped and
+ * counted in prefetch_page_stops (once per line), and streams are then tracked
+ * per 4K page, so a stream that runs into the next page is detected anew there.
+ */
 #include "config.h"
 #include "memsys.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The stream table: 16 sets x 2 ways = 32 streams (Intel Optimization
+ * Reference Manual, "Data Prefetch to the L2 and Last Level Cache": the
+ * streamer tracks up to 32 streams, one forward and one backward per 4K page).
+ * No setting yet.  Indexing by page means a reference looks at two streams
+ * (six when prefetches may cross pages) instead of 32: scanning all 32 cost
+ * 20 ns per access on random misses, more than the three cache lookups. */
+#define MEMSYS_STREAM_WAYS 2
+#define MEMSYS_STREAM_SETS 16
+/* Hardware prefetchers see physical addresses and stop at this boundary
+ * (same manual: the streamer does not cross 4K pages). */
+#define MEMSYS_PREFETCH_PAGE_BYTES 4096u
+
+/* Order of the choices of cache.prefetcher in settings.def. */
+typedef enum { MEMSYS_PF_NONE = 0, MEMSYS_PF_NEXTLINE = 1, MEMSYS_PF_STREAM = 2 } MemPrefetcher;
+
+typedef struct {
+  /* Lines a miss may belong to: x - win_lo <= win_span (unsigned); see
+   * memsys_stream_window().  An invalid stream matches nothing. */
+  uint64_t win_lo;
+  uint64_t win_span;
+  uint64_t last;      /* last demand line the stream followed */
+  uint64_t frontier;  /* furthest line prefetched, or dropped at a page boundary */
+  int dir;            /* +1 ascending, -1 descending, 0 one miss seen */
+  gboolean valid;
+} MemStream;
+
+typedef struct {
+  MemStream way[MEMSYS_STREAM_WAYS];
+  unsigned mru;       /* way matched or allocated last */
+} MemStreamSet;
+
+/* What one kind of reference looks up first and where it counts. */
+typedef struct {
+  Cache *l1;
+  uint32_t l1_cycles;
+  gboolean trains;    /* data reference: trains the prefetcher */
+  uint64_t *lookups;  /* counter, or MemHier.sink */
+  uint64_t *misses;
+} MemPath;
+
+struct MemHier {
+  MemPath path[MREQ_WALK + 1];  /* indexed by MemReqKind */
+  Cache *l1i, *l1d, *l2;        /* owned */
+  Cache *llc;                   /* shared, not owned; NULL: no LLC */
+  Counters *ctr;
+  uint32_t l2_cycles;
+  uint32_t llc_cycles;          /* 0 without an LLC */
+  uint32_t dram_cycles;         /* total latency of a reference DRAM serves */
+  unsigned line_shift;
+  unsigned page_line_shift;     /* log2(lines per prefetch page) */
+  MemPrefetcher prefetcher;
+  int64_t prefetch_degree;
+  gboolean prefetch_cross_page;
+  MemStreamSet streams[MEMSYS_STREAM_SETS];
+  uint64_t sink;                /* counts that are not counted (walk lookups) */
+  Counters own_ctr;             /* used when no counters were given */
+};
+
+static unsigned memsys_log2(uint64_t pow2)
+{
+  unsigned s = 0;
+  while ((1ull << s) < pow2)
+    s++;
+  return s;
+}
+
+static void memsys_stream_reset(MemHier *h)
+{
+  memset(h->streams, 0, sizeof h->streams);
+  for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++)
+    for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++)
+      h->streams[i].way[w].win_lo = UINT64_MAX;  /* no line is UINT64_MAX */
+}
+
+Cache *memsys_llc_new(const Settings *s, GError **error)
+{
+  uint64_t size = (uint64_t)settings_int(s, SET_CACHE_LLC_SIZE);
+  if (size == 0)
+    return NULL;
+  return cache_new("LLC", size, (unsigned)settings_int(s, SET_CACHE_LLC_WAYS),
+                   (unsigned)settings_int(s, SET_CACHE_LINE_BYTES), error);
+}
+
+MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error)
+{
+  g_return_val_if_fail(s != NULL, NULL);
+  g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+
+  unsigned line_bytes = (unsigned)settings_int(s, SET_CACHE_LINE_BYTES);
+  g_autoptr(Cache) l1i = cache_new("L1I", (uint64_t)settings_int(s, SET_CACHE_L1I_SIZE),
+                                   (unsigned)settings_int(s, SET_CACHE_L1I_WAYS), line_bytes, error);
+  if (l1i == NULL)
+    return NULL;
+  g_autoptr(Cache) l1d = cache_new("L1D", (uint64_t)settings_int(s, SET_CACHE_L1D_SIZE),
+                                   (unsigned)settings_int(s, SET_CACHE_L1D_WAYS), line_bytes, error);
+  if (l1d == NULL)
+    return NULL;
+  g_autoptr(Cache) l2 = cache_new("L2", (uint64_t)settings_int(s, SET_CACHE_L2_SIZE),
+                                  (unsigned)settings_int(s, SET_CACHE_L2_WAYS), line_bytes, error);
+  if (l2 == NULL)
+    return NULL;
+
+  MemHier *h = g_new0(MemHier, 1);
+  h->l1i = g_steal_pointer(&l1i);
+  h->l1d = g_steal_pointer(&l1d);
+  h->l2 = g_steal_pointer(&l2);
+  h->llc = llc;
+  h->ctr = ctr != NULL ? ctr : &h->own_ctr;
+  h->line_shift = memsys_log2(line_bytes);  /* a power of two: cache_new checked */
+  h->page_line_shift = line_bytes < MEMSYS_PREFETCH_PAGE_BYTES
+                         ? memsys_log2(MEMSYS_PREFETCH_PAGE_BYTES / line_bytes) : 0;
+
+  uint32_t l1i_cycles = (uint32_t)settings_int(s, SET_CACHE_L1I_HIT_CYCLES);
+  uint32_t l1d_cycles = (uint32_t)settings_int(s, SET_CACHE_L1D_HIT_CYCLES);
+  h->l2_cycles = (uint32_t)settings_int(s, SET_CACHE_L2_HIT_CYCLES);
+  h->llc_cycles = llc != NULL ? (uint32_t)settings_int(s, SET_CACHE_LLC_HIT_CYCLES) : 0;
+  /* The small subtraction keeps a product that is whole in decimal from
+   * rounding up: 33.2 ns at 7500 MHz is 249 cycles, 249.00000000000003 in
+   * binary floating point. */
+  double dram = settings_double(s, SET_DRAM_LATENCY_NS) * settings_double(s, SET_CPU_FREQ_MHZ) / 1000.0;
+  h->dram_cycles = (llc != NULL ? h->llc_cycles : h->l2_cycles) + (uint32_t)ceil(dram - 1e-9);
+
+  h->prefetcher = (MemPrefetcher)settings_int(s, SET_CACHE_PREFETCHER);
+  h->prefetch_degree = settings_int(s, SET_CACHE_PREFETCH_DEGREE);
+  h->prefetch_cross_page = settings_bool(s, SET_CACHE_PREFETCH_CROSS_PAGE);
+  memsys_stream_reset(h);
+
+  uint64_t *c = h->ctr->c;
+  h->path[MREQ_LOAD] = (MemPath){ h->l1d, l1d_cycles, TRUE, &c[CTR_L1D_LOADS], &c[CTR_L1D_LOAD_MISSES] };
+  h->path[MREQ_STORE] = (MemPath){ h->l1d, l1d_cycles, TRUE, &c[CTR_L1D_STORES], &c[CTR_L1D_STORE_MISSES] };
+  h->path[MREQ_IFETCH] = (MemPath){ h->l1i, l1i_cycles, FALSE, &h->sink, &c[CTR_L1I_LOAD_MISSES] };
+  h->path[MREQ_WALK] = (MemPath){ h->l1d, l1d_cycles, FALSE, &h->sink, &h->sink };
+  return h;
+}
+
+void memsys_free(MemHier *h)
+{
+  if (h == NULL)
+    return;
+  cache_free(h->l1i);
+  cache_free(h->l1d);
+  cache_free(h->l2);
+  g_free(h);
+}
+
+/* ---- prefetcher ---------------------------------------------------------- */
+
+/* TRUE if the prefetcher may go from line a to line b. */
+static inline gboolean memsys_same_page(const MemHier *h, uint64_t a, uint64_t b)
+{
+  return h->prefetch_cross_page || ((a ^ b) >> h->page_line_shift) == 0;
+}
+
+static void memsys_prefetch_line(MemHier *h, uint64_t line)
+{
+  if (cache_contains(h->l2, line))
+    return;
+  cache_fill(h->l2, line);
+  if (h->llc != NULL)
+    cache_fill(h->llc, line);
+  h->ctr->c[CTR_PREFETCHES]++;
+}
+
+/* Recompute the lines a stream may match: with one miss seen, its neighbours
+ * and itself; once it has a direction, from its last line to one past its
+ * frontier; never outside the 4K page of its last line unless prefetches may
+ * cross pages. */
+static void memsys_stream_window(const MemHier *h, MemStream *st)
+{
+  uint64_t lo, hi;
+  if (st->dir == 0) {
+    lo = st->last - (st->last > 0);
+    hi = st->last + 1;
+  } else if (st->dir > 0) {
+    lo = st->last;
+    hi = st->frontier + 1;
+  } else {
+    lo = st->frontier - (st->frontier > 0);
+    hi = st->last;
+  }
+  if (!h->prefetch_cross_page) {
+    uint64_t page_lo = st->last >> h->page_line_shift << h->page_line_shift;
+    uint64_t page_hi = page_lo + (UINT64_C(1) << h->page_line_shift) - 1;
+    lo = MAX(lo, page_lo);
+    hi = MIN(hi, page_hi);
+  }
+  st->win_lo = lo;
+  st->win_span = hi - lo;
+}
+
+static inline MemStreamSet *memsys_stream_set(MemHier *h, uint64_t line)
+{
+  return &h->streams[(line >> h->page_line_shift) % MEMSYS_STREAM_SETS];
+}
+
+/* The stream line x belongs to, or NULL.  A miss belongs to a stream when x is
+ * in its window; a hit only when the stream prefetched x, that is when x lies
+ * between its last line (excluded) and its frontier.  Streams are filed by the
+ * page of their last line; one that may cross pages can reach x from the page
+ * before or after x's (its window spans at most prefetch_degree + 1 lines, so
+ * a farther one is missed and a new stream is trained instead). */
+static MemStream *memsys_stream_find(MemHier *h, uint64_t x, gboolean hit)
+{
+  uint64_t page_lines = UINT64_C(1) << h->page_line_shift;
+  const uint64_t probe[] = { x, x - page_lines, x + page_lines };
+  unsigned pages = h->prefetch_cross_page ? G_N_ELEMENTS(probe) : 1;
+  for (unsigned k = 0; k < pages; k++) {
+    MemStreamSet *set = memsys_stream_set(h, probe[k]);
+    for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
+      MemStream *st = &set->way[w];
+      if (x - st->win_lo > st->win_span)
+        continue;
+      if (hit) {
+        int64_t d = (int64_t)(x - st->last) * st->dir;
+        if (st->dir == 0 || d < 1 || d > (int64_t)(st->frontier - st->last) * st->dir)
+          continue;
+      }
+      set->mru = w;
+      return st;
+    }
+  }
+  return NULL;
+}
+
+/* A free way of the set for `line`'s page, else its least recently used. */
+static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line)
+{
+  MemStreamSet *set = memsys_stream_set(h, line);
+  unsigned v = set->mru == 0 ? 1 : 0;
+  for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++)
+    if (!set->way[w].valid) {
+      v = w;
+      break;
+    }
+  set->mru = v;
+  return &set->way[v];
+}
+
+/* Bring the stream to prefetch_degree lines ahead of demand line x. */
+static void memsys_stream_issue(MemHier *h, MemStream *st, uint64_t x)
+{
+  int64_t ahead = (int64_t)(st->frontier - x) * st->dir;
+  if (ahead < 0) {  /* demand overtook the prefetches */
+    ahead = 0;
+    st->frontier = x;
+  }
+  for (; ahead < h->prefetch_degree; ahead++) {
+    if (st->dir < 0 && st->frontier == 0)
+      break;
+    st->frontier += (uint64_t)(int64_t)st->dir;
+    if (memsys_same_page(h, st->frontier, x))
+      memsys_prefetch_line(h, st->frontier);
+    else
+      h->ctr->c[CTR_PREFETCH_PAGE_STOPS]++;
+  }
+}
+
+/* Stream st follows demand line x: prefetch ahead, and refile the stream
+ * under x's page if that page belongs to another set (only possible when
+ * prefetches may cross pages). */
+static void memsys_stream_follow(MemHier *h, MemStream *st, uint64_t x)
+{
+  MemStreamSet *from = memsys_stream_set(h, st->last);
+  st->last = x;
+  memsys_stream_issue(h, st, x);
+  memsys_stream_window(h, st);
+  if (memsys_stream_set(h, x) != from) {
+    MemStream moved = *st;
+    st->valid = FALSE;
+    st->win_lo = UINT64_MAX;
+    st->win_span = 0;
+    *memsys_stream_alloc(h, x) = moved;
+  }
+}
+
+/* A data L2 miss on line x: advance the stream it belongs to, or start one. */
+static void memsys_stream_miss(MemHier *h, uint64_t x)
+{
+  MemStream *st = memsys_stream_find(h, x, FALSE);
+  if (st == NULL) {
+    /* Field by field: a compound literal compiles to `rep stos` here, which
+     * cost 10 ns per random miss. */
+    st = memsys_stream_alloc(h, x);
+    st->last = x;
+    st->frontier = x;
+    st->dir = 0;
+    st->valid = TRUE;
+    memsys_stream_window(h, st);
+    return;
+  }
+  if (st->dir == 0) {
+    if (x == st->last)  /* the same line again: nothing learnt */
+      return;
+    st->dir = x > st->last ? 1 : -1;
+    st->frontier = x;
+  }
+  memsys_stream_follow(h, st, x);
+}
+
+/* A data L2 hit on line x: if a stream prefetched it, keep that stream ahead. */
+static void memsys_stream_hit(MemHier *h, uint64_t x)
+{
+  MemStream *st = memsys_stream_find(h, x, TRUE);
+  if (st != NULL)
+    memsys_stream_follow(h, st, x);
+}
+
+static void memsys_prefetch_on_miss(MemHier *h, uint64_t x)
+{
+  switch (h->prefetcher) {
+  case MEMSYS_PF_NONE:
+    break;
+  case MEMSYS_PF_NEXTLINE:
+    if (memsys_same_page(h, x + 1, x))
+      memsys_prefetch_line(h, x + 1);
+    else
+      h->ctr->c[CTR_PREFETCH_PAGE_STOPS]++;
+    break;
+  case MEMSYS_PF_STREAM:
+    memsys_stream_miss(h, x);
+    break;
+  }
+}
+
+/* ---- the reference path -------------------------------------------------- */
+
+uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
+{
+  g_return_val_if_fail((unsigned)kind <= MREQ_WALK, 0);
+  const MemPath *p = &h->path[kind];
+  uint64_t line = pa >> h->line_shift;
+  MemLevel served;
+  uint32_t cycles;
+
+  (*p->lookups)++;
+  if (G_LIKELY(cache_access(p->l1, line))) {
+    served = MEM_L1;
+    cycles = p->l1_cycles;
+  } else {
+    (*p->misses)++;
+    if (cache_access(h->l2, line)) {
+      served = MEM_L2;
+      cycles = h->l2_cycles;
+      if (p->trains && h->prefetcher == MEMSYS_PF_STREAM)
+        memsys_stream_hit(h, line);
+    } else {
+      h->ctr->c[CTR_L2_MISSES]++;
+      served = MEM_DRAM;
+      cycles = h->dram_cycles;
+      if (h->llc != NULL) {
+        h->ctr->c[CTR_LLC_LOADS]++;
+        if (cache_access(h->llc, line)) {
+          served = MEM_LLC;
+          cycles = h->llc_cycles;
+        } else {
+          h->ctr->c[CTR_LLC_LOAD_MISSES]++;
+        }
+      }
+      if (p->trains)
+        memsys_prefetch_on_miss(h, line);
+    }
+  }
+  if (level != NULL)
+    *level = served;
+  return cycles;
+}
+
+/* ---- queries ------------------------------------------------------------- */
+
+uint32_t memsys_level_cycles(const MemHier *h, MemLevel level)
+{
+  switch (level) {
+  case MEM_L1:
+    return h->path[MREQ_LOAD].l1_cycles;
+  case MEM_L2:
+    return h->l2_cycles;
+  case MEM_LLC:
+    return h->llc_cycles;
+  case MEM_DRAM:
+    return h->dram_cycles;
+  }
+  g_return_val_if_reached(0);
+}
+
+const char *memsys_level_name(MemLevel level)
+{
+  static const char *const names[] = { "L1", "L2", "LLC", "DRAM" };
+  g_return_val_if_fail((unsigned)level <= MEM_DRAM, "?");
+  return names[level];
+}
+
+unsigned memsys_line_bytes(const MemHier *h)
+{
+  return 1u << h->line_shift;
+}
+
+gboolean memsys_has_llc(const MemHier *h)
+{
+  return h->llc != NULL;
+}
+
+gboolean memsys_holds(const MemHier *h, uint64_t pa, MemReqKind kind, MemLevel level)
+{
+  g_return_val_if_fail((unsigned)kind <= MREQ_WALK, FALSE);
+  uint64_t line = pa >> h->line_shift;
+  switch (level) {
+  case MEM_L1:
+    return cache_contains(h->path[kind].l1, line);
+  case MEM_L2:
+    return cache_contains(h->l2, line);
+  case MEM_LLC:
+    return h->llc != NULL && cache_contains(h->llc, line);
+  case MEM_DRAM:
+    return TRUE;
+  }
+  g_return_val_if_reached(FALSE);
+}
+
+void memsys_flush(MemHier *h)
+{
+  cache_invalidate_all(h->l1i);
+  cache_invalidate_all(h->l1d);
+  cache_invalidate_all(h->l2);
+  if (h->llc != NULL)
+    cache_invalidate_all(h->llc);
+  memsys_stream_reset(h);
+}

@@ -10,7 +10,8 @@
  * Prefetcher (cache.prefetcher): trains on L2 misses of data loads and stores
  * (not walks, not instruction fetches), detects ascending or descending
  * sequential streams by line, and fills cache.prefetch_degree lines ahead into
- * the L2 (and LLC).  Prefetches never cross a 4K physical page boundary unless
+ * the L2 (and LLC).  A detected stream also advances on a data L2 hit on a line
+ * it prefetched (the miss it removed), so it stays that many lines ahead.  Prefetches never cross a 4K physical page boundary unless
  * cache.prefetch_cross_page is set, because hardware prefetchers see physical
  * addresses and the next virtual page may live anywhere.
  */
@@ -40,11 +41,21 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MemHier, memsys_free)
  * stores the level that served it in *level (may be NULL). */
 uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level);
 
-/* Latency in cycles of a hit at `level` (DRAM: the local idle latency). */
+/* Latency in cycles of a hit at `level` (MEM_L1: the L1D; DRAM: the local idle
+ * latency, as memsys_access() returns it: LLC (or L2) hit cycles + DRAM). */
 uint32_t memsys_level_cycles(const MemHier *h, MemLevel level);
 const char *memsys_level_name(MemLevel level);
 unsigned memsys_line_bytes(const MemHier *h);
-/* Drop every cached line (used by tests and by `explain` for a cold start). */
+/* Drop every cached line, the shared LLC's included, and the prefetcher's
+ * streams (used by tests and by `explain` for a cold start). */
 void memsys_flush(MemHier *h);
+
+/* FALSE when the hierarchy has no LLC (cache.llc_size 0); then MEM_LLC never
+ * serves a reference and memsys_level_cycles(h, MEM_LLC) is 0. */
+gboolean memsys_has_llc(const MemHier *h);
+/* TRUE if the line of `pa` is in `level` (MEM_L1: the L1I for MREQ_IFETCH, the
+ * L1D otherwise; MEM_DRAM: always).  Changes nothing: no LRU update, no
+ * prefetcher training. */
+gboolean memsys_holds(const MemHier *h, uint64_t pa, MemReqKind kind, MemLevel level);
 
 #endif
