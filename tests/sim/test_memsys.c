@@ -83,6 +83,30 @@ static void tiny_close(Tiny *t)
 
 #define LINE(n) ((uint64_t)(n) * 64)
 
+/* The counters memsys counts; EXPECT_COUNTS checks them all, and every one it
+ * does not name must be 0. */
+typedef struct {
+  uint64_t loads, load_misses, stores, store_misses, ifetch_misses;
+  uint64_t l2_misses, llc_loads, llc_misses, prefetches, page_stops;
+} MemCounts;
+
+static void expect_counts(const Counters *c, MemCounts e, int line)
+{
+  const struct { CounterId id; uint64_t want; } rows[] = {
+    { CTR_L1D_LOADS, e.loads }, { CTR_L1D_LOAD_MISSES, e.load_misses },
+    { CTR_L1D_STORES, e.stores }, { CTR_L1D_STORE_MISSES, e.store_misses },
+    { CTR_L1I_LOAD_MISSES, e.ifetch_misses }, { CTR_L2_MISSES, e.l2_misses },
+    { CTR_LLC_LOADS, e.llc_loads }, { CTR_LLC_LOAD_MISSES, e.llc_misses },
+    { CTR_PREFETCHES, e.prefetches }, { CTR_PREFETCH_PAGE_STOPS, e.page_stops },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(rows); i++)
+    ck_assert_msg(c->c[rows[i].id] == rows[i].want, "line %d: %s is %llu, expected %llu", line,
+                  counter_def(rows[i].id)->name, (unsigned long long)c->c[rows[i].id],
+                  (unsigned long long)rows[i].want);
+}
+
+#define EXPECT_COUNTS(ctr, ...) expect_counts(&(ctr), (MemCounts){ __VA_ARGS__ }, __LINE__)
+
 START_TEST(test_levels_and_latencies)
 {
   Tiny t;
@@ -111,14 +135,7 @@ START_TEST(test_levels_and_latencies)
   ck_assert(memsys_holds(h, a, MREQ_LOAD, MEM_LLC));
   ACCESS(h, a, MREQ_LOAD, MEM_LLC, LLC_CYC);
 
-  ck_assert_uint_eq(t.ctr.c[CTR_L1D_LOADS], 10);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1D_LOAD_MISSES], 9);
-  ck_assert_uint_eq(t.ctr.c[CTR_L2_MISSES], 8);
-  ck_assert_uint_eq(t.ctr.c[CTR_LLC_LOADS], 8);
-  ck_assert_uint_eq(t.ctr.c[CTR_LLC_LOAD_MISSES], 7);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1D_STORES], 0);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1I_LOAD_MISSES], 0);
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 0);
+  EXPECT_COUNTS(t.ctr, .loads = 10, .load_misses = 9, .l2_misses = 8, .llc_loads = 8, .llc_misses = 7);
 
   ck_assert_uint_eq(memsys_level_cycles(h, MEM_L1), L1D_CYC);
   ck_assert_uint_eq(memsys_level_cycles(h, MEM_L2), L2_CYC);
@@ -137,11 +154,7 @@ START_TEST(test_stores_write_allocate)
   ACCESS(t.h, LINE(7), MREQ_STORE, MEM_DRAM, DRAM_CYC);
   ACCESS(t.h, LINE(7), MREQ_LOAD, MEM_L1, L1D_CYC);  /* the store allocated the line */
   ACCESS(t.h, LINE(7), MREQ_STORE, MEM_L1, L1D_CYC);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1D_STORES], 2);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1D_STORE_MISSES], 1);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1D_LOADS], 1);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1D_LOAD_MISSES], 0);
-  ck_assert_uint_eq(t.ctr.c[CTR_L2_MISSES], 1);
+  EXPECT_COUNTS(t.ctr, .stores = 2, .store_misses = 1, .loads = 1, .l2_misses = 1, .llc_loads = 1, .llc_misses = 1);
   tiny_close(&t);
 }
 END_TEST
@@ -156,10 +169,8 @@ START_TEST(test_ifetch_uses_l1i)
   ACCESS(t.h, LINE(9), MREQ_IFETCH, MEM_L1, L1I_CYC);
   /* A load of the same line misses the L1D and finds it in the shared L2. */
   ACCESS(t.h, LINE(9), MREQ_LOAD, MEM_L2, L2_CYC);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1I_LOAD_MISSES], 1);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1D_LOADS], 1);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1D_LOAD_MISSES], 1);
-  ck_assert_uint_eq(t.ctr.c[CTR_L2_MISSES], 1);
+  EXPECT_COUNTS(t.ctr, .ifetch_misses = 1, .loads = 1, .load_misses = 1, .l2_misses = 1, .llc_loads = 1,
+                .llc_misses = 1);
   tiny_close(&t);
 }
 END_TEST
@@ -170,15 +181,11 @@ START_TEST(test_walks_not_dcache_loads)
   tiny_open(&t, NULL);
   ACCESS(t.h, LINE(300), MREQ_WALK, MEM_DRAM, DRAM_CYC);
   ACCESS(t.h, LINE(300) + 8, MREQ_WALK, MEM_L1, L1D_CYC);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1D_LOADS], 0);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1D_LOAD_MISSES], 0);
-  ck_assert_uint_eq(t.ctr.c[CTR_L2_MISSES], 1);  /* but they do count below the L1 */
-  ck_assert_uint_eq(t.ctr.c[CTR_LLC_LOADS], 1);
-  ck_assert_uint_eq(t.ctr.c[CTR_LLC_LOAD_MISSES], 1);
+  /* No L1-dcache-loads, but they do count below the L1. */
+  EXPECT_COUNTS(t.ctr, .l2_misses = 1, .llc_loads = 1, .llc_misses = 1);
   /* Walks go through the L1D: a data load of that line hits. */
   ACCESS(t.h, LINE(300), MREQ_LOAD, MEM_L1, L1D_CYC);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1D_LOADS], 1);
-  ck_assert_uint_eq(t.ctr.c[CTR_L1D_LOAD_MISSES], 0);
+  EXPECT_COUNTS(t.ctr, .loads = 1, .l2_misses = 1, .llc_loads = 1, .llc_misses = 1);
   tiny_close(&t);
 }
 END_TEST
@@ -194,9 +201,7 @@ START_TEST(test_no_llc)
   ck_assert_uint_eq(memsys_level_cycles(t.h, MEM_LLC), 0);
   ACCESS(t.h, LINE(5), MREQ_LOAD, MEM_DRAM, L2_CYC + 30);
   ck_assert(!memsys_holds(t.h, LINE(5), MREQ_LOAD, MEM_LLC));
-  ck_assert_uint_eq(t.ctr.c[CTR_L2_MISSES], 1);
-  ck_assert_uint_eq(t.ctr.c[CTR_LLC_LOADS], 0);
-  ck_assert_uint_eq(t.ctr.c[CTR_LLC_LOAD_MISSES], 0);
+  EXPECT_COUNTS(t.ctr, .loads = 1, .load_misses = 1, .l2_misses = 1);
   tiny_close(&t);
 }
 END_TEST
@@ -248,12 +253,9 @@ START_TEST(test_shared_llc)
   ck_assert(memsys_holds(t.h, LINE(78), MREQ_LOAD, MEM_LLC));
   ACCESS(t.h, LINE(78), MREQ_LOAD, MEM_LLC, LLC_CYC);
 
-  ck_assert_uint_eq(t.ctr.c[CTR_LLC_LOADS], 2);
-  ck_assert_uint_eq(t.ctr.c[CTR_LLC_LOAD_MISSES], 1);
-  ck_assert_uint_eq(ctr1.c[CTR_LLC_LOADS], 2);
-  ck_assert_uint_eq(ctr1.c[CTR_LLC_LOAD_MISSES], 1);
-  ck_assert_uint_eq(ctr1.c[CTR_L1D_LOADS], 1);
-  ck_assert_uint_eq(ctr1.c[CTR_L1D_STORES], 1);
+  EXPECT_COUNTS(t.ctr, .loads = 2, .load_misses = 2, .l2_misses = 2, .llc_loads = 2, .llc_misses = 1);
+  EXPECT_COUNTS(ctr1, .loads = 1, .load_misses = 1, .stores = 1, .store_misses = 1, .l2_misses = 2,
+                .llc_loads = 2, .llc_misses = 1);
   memsys_free(g_steal_pointer(&h1));  /* before the LLC it shares */
   tiny_close(&t);
 }
@@ -324,6 +326,17 @@ static uint64_t pline(int k)
   return PAGE_P + (uint64_t)(int64_t)k * 64;
 }
 
+/* `n` references to lines first, first + step, ... of page P (negative lines
+ * are in the pages below): the first `misses` go to DRAM, the rest must find
+ * their line in the L2, put there by the prefetcher. */
+static void walk_lines(MemHier *h, int first, int step, int n, int misses, MemReqKind kind)
+{
+  for (int i = 0; i < n; i++) {
+    gboolean miss = i < misses;
+    ACCESS(h, pline(first + i * step), kind, miss ? MEM_DRAM : MEM_L2, miss ? DRAM_CYC : L2_CYC);
+  }
+}
+
 START_TEST(test_stream_ascending_stops_at_page)
 {
   static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_degree=2", NULL };
@@ -339,21 +352,16 @@ START_TEST(test_stream_ascending_stops_at_page)
   ck_assert(memsys_holds(t.h, pline(3), MREQ_LOAD, MEM_LLC));  /* fills the LLC too */
   ck_assert(!memsys_holds(t.h, pline(3), MREQ_LOAD, MEM_L1));   /* but not the L1 */
   ck_assert(!memsys_holds(t.h, pline(4), MREQ_LOAD, MEM_L2));
-  for (int k = 2; k < 64; k++)
-    ACCESS(t.h, pline(k), MREQ_LOAD, MEM_L2, L2_CYC);
+  walk_lines(t.h, 2, 1, 62, 0, MREQ_LOAD);
   /* Prefetched 2..63; 64 and 65 would be in the next page. */
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 62);
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_PAGE_STOPS], 2);
-  ck_assert_uint_eq(t.ctr.c[CTR_L2_MISSES], 2);
+  EXPECT_COUNTS(t.ctr, .loads = 64, .load_misses = 64, .l2_misses = 2, .llc_loads = 2, .llc_misses = 2,
+                .prefetches = 62, .page_stops = 2);
   ck_assert(!memsys_holds(t.h, pline(64), MREQ_LOAD, MEM_L2));
 
   /* The next page is a new stream: two misses, then prefetches again. */
-  ACCESS(t.h, pline(64), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
-  ACCESS(t.h, pline(65), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
-  ACCESS(t.h, pline(66), MREQ_LOAD, MEM_L2, L2_CYC);
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 65);  /* 66, 67, 68 */
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_PAGE_STOPS], 2);
-  ck_assert_uint_eq(t.ctr.c[CTR_L2_MISSES], 4);
+  walk_lines(t.h, 64, 1, 3, 2, MREQ_LOAD);
+  EXPECT_COUNTS(t.ctr, .loads = 67, .load_misses = 67, .l2_misses = 4, .llc_loads = 4, .llc_misses = 4,
+                .prefetches = 65 /* 66, 67, 68 */, .page_stops = 2);
   tiny_close(&t);
 }
 END_TEST
@@ -364,24 +372,17 @@ START_TEST(test_stream_cross_page)
                                      "cache.prefetch_cross_page=true", NULL };
   Tiny t;
   tiny_open(&t, cfg);
-  ACCESS(t.h, pline(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
-  ACCESS(t.h, pline(1), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
-  for (int k = 2; k < 70; k++)
-    ACCESS(t.h, pline(k), MREQ_LOAD, MEM_L2, L2_CYC);
+  walk_lines(t.h, 0, 1, 70, 2, MREQ_LOAD);
   /* 2, 3 at line 1, then k + 2 for k = 2..69. */
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 70);
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_PAGE_STOPS], 0);
-  ck_assert_uint_eq(t.ctr.c[CTR_L2_MISSES], 2);
+  EXPECT_COUNTS(t.ctr, .loads = 70, .load_misses = 70, .l2_misses = 2, .llc_loads = 2, .llc_misses = 2,
+                .prefetches = 70);
 
   /* Descending from the second line of P into the page below. */
   memsys_flush(t.h);
   memset(&t.ctr, 0, sizeof t.ctr);
-  ACCESS(t.h, pline(1), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
-  ACCESS(t.h, pline(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
-  for (int k = -1; k > -70; k--)
-    ACCESS(t.h, pline(k), MREQ_LOAD, MEM_L2, L2_CYC);
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 71);  /* -1..-71 */
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_PAGE_STOPS], 0);
+  walk_lines(t.h, 1, -1, 71, 2, MREQ_LOAD);  /* 1, 0, -1..-69 */
+  EXPECT_COUNTS(t.ctr, .loads = 71, .load_misses = 71, .l2_misses = 2, .llc_loads = 2, .llc_misses = 2,
+                .prefetches = 71 /* -1..-71 */);
   tiny_close(&t);
 }
 END_TEST
@@ -391,12 +392,9 @@ START_TEST(test_stream_descending)
   static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_degree=2", NULL };
   Tiny t;
   tiny_open(&t, cfg);
-  ACCESS(t.h, pline(63), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
-  ACCESS(t.h, pline(62), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
-  for (int k = 61; k >= 0; k--)
-    ACCESS(t.h, pline(k), MREQ_LOAD, MEM_L2, L2_CYC);
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 62);
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_PAGE_STOPS], 2);  /* -1 and -2 */
+  walk_lines(t.h, 63, -1, 64, 2, MREQ_LOAD);
+  EXPECT_COUNTS(t.ctr, .loads = 64, .load_misses = 64, .l2_misses = 2, .llc_loads = 2, .llc_misses = 2,
+                .prefetches = 62, .page_stops = 2 /* -1 and -2 */);
   ck_assert(!memsys_holds(t.h, pline(-1), MREQ_LOAD, MEM_L2));
   tiny_close(&t);
 }
@@ -407,13 +405,11 @@ START_TEST(test_stream_degree_four)
   static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_degree=4", NULL };
   Tiny t;
   tiny_open(&t, cfg);
-  ACCESS(t.h, pline(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
-  ACCESS(t.h, pline(1), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  walk_lines(t.h, 0, 1, 2, 2, MREQ_LOAD);
   ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 4);  /* 2..5 */
-  for (int k = 2; k < 64; k++)
-    ACCESS(t.h, pline(k), MREQ_STORE, MEM_L2, L2_CYC);  /* stores train too */
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 62);
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_PAGE_STOPS], 4);  /* 64..67, each once */
+  walk_lines(t.h, 2, 1, 62, 0, MREQ_STORE);  /* stores train too */
+  EXPECT_COUNTS(t.ctr, .loads = 2, .load_misses = 2, .stores = 62, .store_misses = 62, .l2_misses = 2,
+                .llc_loads = 2, .llc_misses = 2, .prefetches = 62, .page_stops = 4 /* 64..67, each once */);
   tiny_close(&t);
 }
 END_TEST
