@@ -1,4 +1,643 @@
+/*
+ * test_memsys.c - the per-CPU hierarchy on a tiny, hand-made machine:
+ * latencies, serving levels and counters worked out by hand, the prefetchers
+ * and their 4K page rule, walks, the shared LLC, and counter invariants after
+ * a random sequence.
+ *
+ * The tiny machine (line 64 B):
+ *   L1I 1K 2-way (8 sets), 3 cycles     L1D 1K 2-way (8 sets), 4 cycles
+ *   L2  4K 4-way (16 sets), 12 cycles   LLC 16K 4-way (64 sets), 40 cycles
+ *   DRAM 20 ns at 1500 MHz = 30 cycles, so a DRAM reference costs 40 + 30 = 70.
+ * Line n sits in L1 set n % 8, L2 set n % 16, LLC set n % 64.
+ */
 #include "config.h"
+#include "memsys.h"
 #include "testutil.h"
-static Suite *s(void) { return suite_create("placeholder"); }
-TEST_MAIN(s)
+
+#include <string.h>
+
+enum { L1D_CYC = 4, L1I_CYC = 3, L2_CYC = 12, LLC_CYC = 40, DRAM_CYC = 70 };
+
+static const char *const tiny_machine[] = {
+  "cache.line_bytes=64",
+  "cache.l1i_size=1K", "cache.l1i_ways=2", "cache.l1i_hit_cycles=3",
+  "cache.l1d_size=1K", "cache.l1d_ways=2", "cache.l1d_hit_cycles=4",
+  "cache.l2_size=4K", "cache.l2_ways=4", "cache.l2_hit_cycles=12",
+  "cache.llc_size=16K", "cache.llc_ways=4", "cache.llc_hit_cycles=40",
+  "cache.prefetcher=none",
+  "dram.latency_ns=20", "cpu.freq_mhz=1500",
+  NULL,
+};
+
+/* The tiny machine, then `extra` ("KEY=VALUE", NULL-terminated, may be NULL). */
+static Settings *tiny_settings(const char *const *extra)
+{
+  Settings *s = settings_new();
+  for (const char *const *p = tiny_machine; *p != NULL; p++) {
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(settings_set_pair(s, *p, "test", &err), "%s: %s", *p, err ? err->message : "");
+  }
+  for (const char *const *p = extra; p != NULL && *p != NULL; p++) {
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(settings_set_pair(s, *p, "test", &err), "%s: %s", *p, err ? err->message : "");
+  }
+  return s;
+}
+
+typedef struct {
+  Settings *s;
+  Cache *llc;
+  MemHier *h;
+  Counters ctr;
+} Tiny;
+
+static void tiny_open(Tiny *t, const char *const *extra)
+{
+  memset(t, 0, sizeof *t);
+  g_autoptr(GError) err = NULL;
+  t->s = tiny_settings(extra);
+  t->llc = memsys_llc_new(t->s, &err);
+  ck_assert_no_error(err);
+  t->h = memsys_new(t->s, t->llc, &t->ctr, &err);
+  ck_assert_no_error(err);
+  ck_assert_ptr_nonnull(t->h);
+}
+
+static void tiny_close(Tiny *t)
+{
+  memsys_free(t->h);
+  cache_free(t->llc);
+  settings_free(t->s);
+}
+
+/* One reference; checks the level that served it and its latency. */
+#define ACCESS(h, pa, kind, want_level, want_cycles)                                     \
+  do {                                                                                   \
+    MemLevel got_level_ = (MemLevel)-1;                                                  \
+    uint32_t got_cycles_ = memsys_access((h), (pa), (kind), &got_level_);                \
+    ck_assert_msg(got_level_ == (want_level), "pa 0x%llx: served by %s, expected %s",   \
+                  (unsigned long long)(pa), memsys_level_name(got_level_),               \
+                  memsys_level_name(want_level));                                        \
+    ck_assert_uint_eq(got_cycles_, (want_cycles));                                       \
+  } while (0)
+
+#define LINE(n) ((uint64_t)(n) * 64)
+
+/* The counters memsys counts; EXPECT_COUNTS checks them all, and every one it
+ * does not name must be 0. */
+typedef struct {
+  uint64_t loads, load_misses, stores, store_misses, ifetch_misses;
+  uint64_t l2_misses, llc_loads, llc_misses, prefetches, page_stops;
+} MemCounts;
+
+static void expect_counts(const Counters *c, MemCounts e, int line)
+{
+  const struct { CounterId id; uint64_t want; } rows[] = {
+    { CTR_L1D_LOADS, e.loads }, { CTR_L1D_LOAD_MISSES, e.load_misses },
+    { CTR_L1D_STORES, e.stores }, { CTR_L1D_STORE_MISSES, e.store_misses },
+    { CTR_L1I_LOAD_MISSES, e.ifetch_misses }, { CTR_L2_MISSES, e.l2_misses },
+    { CTR_LLC_LOADS, e.llc_loads }, { CTR_LLC_LOAD_MISSES, e.llc_misses },
+    { CTR_PREFETCHES, e.prefetches }, { CTR_PREFETCH_PAGE_STOPS, e.page_stops },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(rows); i++)
+    ck_assert_msg(c->c[rows[i].id] == rows[i].want, "line %d: %s is %llu, expected %llu", line,
+                  counter_def(rows[i].id)->name, (unsigned long long)c->c[rows[i].id],
+                  (unsigned long long)rows[i].want);
+}
+
+#define EXPECT_COUNTS(ctr, ...) expect_counts(&(ctr), (MemCounts){ __VA_ARGS__ }, __LINE__)
+
+START_TEST(test_levels_and_latencies)
+{
+  Tiny t;
+  tiny_open(&t, NULL);
+  MemHier *h = t.h;
+  const uint64_t a = LINE(1024);  /* L1 set 0, L2 set 0, LLC set 0 */
+
+  ACCESS(h, a, MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ck_assert(memsys_holds(h, a, MREQ_LOAD, MEM_L1));  /* a miss fills every level */
+  ck_assert(memsys_holds(h, a, MREQ_LOAD, MEM_L2));
+  ck_assert(memsys_holds(h, a, MREQ_LOAD, MEM_LLC));
+  ACCESS(h, a + 63, MREQ_LOAD, MEM_L1, L1D_CYC);     /* same line */
+
+  /* Two more lines of L1 set 0 push a out of the 2-way L1D; the L2 keeps it. */
+  ACCESS(h, LINE(1032), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(h, LINE(1040), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ck_assert(!memsys_holds(h, a, MREQ_LOAD, MEM_L1));
+  ACCESS(h, a, MREQ_LOAD, MEM_L2, L2_CYC);
+
+  /* L2 set 0 holds a, 1040 (a most recent); four more lines of that set push
+   * out 1040 and then a; the 4-way LLC set 0 only gets 1088 besides a. */
+  for (uint64_t n = 1056; n <= 1104; n += 16)
+    ACCESS(h, LINE(n), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ck_assert(!memsys_holds(h, a, MREQ_LOAD, MEM_L1));
+  ck_assert(!memsys_holds(h, a, MREQ_LOAD, MEM_L2));
+  ck_assert(memsys_holds(h, a, MREQ_LOAD, MEM_LLC));
+  ACCESS(h, a, MREQ_LOAD, MEM_LLC, LLC_CYC);
+
+  EXPECT_COUNTS(t.ctr, .loads = 10, .load_misses = 9, .l2_misses = 8, .llc_loads = 8, .llc_misses = 7);
+
+  ck_assert_uint_eq(memsys_level_cycles(h, MEM_L1), L1D_CYC);
+  ck_assert_uint_eq(memsys_level_cycles(h, MEM_L2), L2_CYC);
+  ck_assert_uint_eq(memsys_level_cycles(h, MEM_LLC), LLC_CYC);
+  ck_assert_uint_eq(memsys_level_cycles(h, MEM_DRAM), DRAM_CYC);
+  ck_assert_uint_eq(memsys_line_bytes(h), 64);
+  ck_assert(memsys_has_llc(h));
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_stores_write_allocate)
+{
+  Tiny t;
+  tiny_open(&t, NULL);
+  ACCESS(t.h, LINE(7), MREQ_STORE, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, LINE(7), MREQ_LOAD, MEM_L1, L1D_CYC);  /* the store allocated the line */
+  ACCESS(t.h, LINE(7), MREQ_STORE, MEM_L1, L1D_CYC);
+  EXPECT_COUNTS(t.ctr, .stores = 2, .store_misses = 1, .loads = 1, .l2_misses = 1, .llc_loads = 1, .llc_misses = 1);
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_ifetch_uses_l1i)
+{
+  Tiny t;
+  tiny_open(&t, NULL);
+  ACCESS(t.h, LINE(9), MREQ_IFETCH, MEM_DRAM, DRAM_CYC);
+  ck_assert(memsys_holds(t.h, LINE(9), MREQ_IFETCH, MEM_L1));
+  ck_assert(!memsys_holds(t.h, LINE(9), MREQ_LOAD, MEM_L1));
+  ACCESS(t.h, LINE(9), MREQ_IFETCH, MEM_L1, L1I_CYC);
+  /* A load of the same line misses the L1D and finds it in the shared L2. */
+  ACCESS(t.h, LINE(9), MREQ_LOAD, MEM_L2, L2_CYC);
+  EXPECT_COUNTS(t.ctr, .ifetch_misses = 1, .loads = 1, .load_misses = 1, .l2_misses = 1, .llc_loads = 1,
+                .llc_misses = 1);
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_walks_not_dcache_loads)
+{
+  Tiny t;
+  tiny_open(&t, NULL);
+  ACCESS(t.h, LINE(300), MREQ_WALK, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, LINE(300) + 8, MREQ_WALK, MEM_L1, L1D_CYC);
+  /* No L1-dcache-loads, but they do count below the L1. */
+  EXPECT_COUNTS(t.ctr, .l2_misses = 1, .llc_loads = 1, .llc_misses = 1);
+  /* Walks go through the L1D: a data load of that line hits. */
+  ACCESS(t.h, LINE(300), MREQ_LOAD, MEM_L1, L1D_CYC);
+  EXPECT_COUNTS(t.ctr, .loads = 1, .l2_misses = 1, .llc_loads = 1, .llc_misses = 1);
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_no_llc)
+{
+  static const char *const no_llc[] = { "cache.llc_size=0", NULL };
+  Tiny t;
+  tiny_open(&t, no_llc);
+  ck_assert_ptr_null(t.llc);
+  ck_assert(!memsys_has_llc(t.h));
+  ck_assert_uint_eq(memsys_level_cycles(t.h, MEM_DRAM), L2_CYC + 30);
+  ck_assert_uint_eq(memsys_level_cycles(t.h, MEM_LLC), 0);
+  ACCESS(t.h, LINE(5), MREQ_LOAD, MEM_DRAM, L2_CYC + 30);
+  ck_assert(!memsys_holds(t.h, LINE(5), MREQ_LOAD, MEM_LLC));
+  EXPECT_COUNTS(t.ctr, .loads = 1, .load_misses = 1, .l2_misses = 1);
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_dram_cycles)
+{
+  /* Defaults: 80 ns at 3000 MHz is exactly 240 cycles, behind a 40-cycle LLC. */
+  g_autoptr(Settings) def = settings_new();
+  g_autoptr(GError) err = NULL;
+  g_autoptr(Cache) llc = memsys_llc_new(def, &err);
+  ck_assert_no_error(err);
+  g_autoptr(MemHier) h = memsys_new(def, llc, NULL, &err);  /* no counters: allowed */
+  ck_assert_no_error(err);
+  ck_assert_uint_eq(memsys_level_cycles(h, MEM_L1), 4);
+  ck_assert_uint_eq(memsys_level_cycles(h, MEM_L2), 12);
+  ck_assert_uint_eq(memsys_level_cycles(h, MEM_LLC), 40);
+  ck_assert_uint_eq(memsys_level_cycles(h, MEM_DRAM), 280);
+  ck_assert_uint_eq(memsys_access(h, 0x1234, MREQ_LOAD, NULL), 280);
+
+  /* 10.5 ns at 1000 MHz is 10.5 cycles: rounded up to 11. */
+  static const char *const frac[] = { "dram.latency_ns=10.5", "cpu.freq_mhz=1000", NULL };
+  Tiny t;
+  tiny_open(&t, frac);
+  ck_assert_uint_eq(memsys_level_cycles(t.h, MEM_DRAM), LLC_CYC + 11);
+  tiny_close(&t);
+
+  /* 33.2 ns at 7500 MHz is 249 cycles, but 33.2 * 7500 / 1000 in binary
+   * floating point is 249.00000000000003: it must not round up to 250. */
+  static const char *const whole[] = { "dram.latency_ns=33.2", "cpu.freq_mhz=7500", NULL };
+  tiny_open(&t, whole);
+  ck_assert_uint_eq(memsys_level_cycles(t.h, MEM_DRAM), LLC_CYC + 249);
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_shared_llc)
+{
+  Tiny t;
+  tiny_open(&t, NULL);
+  Counters ctr1 = { { 0 } };
+  g_autoptr(GError) err = NULL;
+  g_autoptr(MemHier) h1 = memsys_new(t.s, t.llc, &ctr1, &err);
+  ck_assert_no_error(err);
+
+  ACCESS(t.h, LINE(77), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(h1, LINE(77), MREQ_LOAD, MEM_LLC, LLC_CYC);   /* CPU 0 brought it into the LLC */
+  ACCESS(h1, LINE(78), MREQ_STORE, MEM_DRAM, DRAM_CYC);
+  ck_assert(!memsys_holds(t.h, LINE(78), MREQ_LOAD, MEM_L2));  /* private levels stay private */
+  ck_assert(memsys_holds(t.h, LINE(78), MREQ_LOAD, MEM_LLC));
+  ACCESS(t.h, LINE(78), MREQ_LOAD, MEM_LLC, LLC_CYC);
+
+  EXPECT_COUNTS(t.ctr, .loads = 2, .load_misses = 2, .l2_misses = 2, .llc_loads = 2, .llc_misses = 1);
+  EXPECT_COUNTS(ctr1, .loads = 1, .load_misses = 1, .stores = 1, .store_misses = 1, .l2_misses = 2,
+                .llc_loads = 2, .llc_misses = 1);
+  memsys_free(g_steal_pointer(&h1));  /* before the LLC it shares */
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_flush)
+{
+  Tiny t;
+  tiny_open(&t, NULL);
+  ACCESS(t.h, LINE(3), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, LINE(4), MREQ_IFETCH, MEM_DRAM, DRAM_CYC);
+  memsys_flush(t.h);
+  for (MemLevel l = MEM_L1; l <= MEM_LLC; l++) {
+    ck_assert(!memsys_holds(t.h, LINE(3), MREQ_LOAD, l));
+    ck_assert(!memsys_holds(t.h, LINE(4), MREQ_IFETCH, l));
+  }
+  ck_assert(memsys_holds(t.h, LINE(3), MREQ_LOAD, MEM_DRAM));
+  ACCESS(t.h, LINE(3), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, LINE(4), MREQ_IFETCH, MEM_DRAM, DRAM_CYC);
+  tiny_close(&t);
+}
+END_TEST
+
+static void expect_build_error(const char *const *extra, gboolean llc, const char *needle)
+{
+  g_autoptr(Settings) s = tiny_settings(extra);
+  g_autoptr(GError) err = NULL;
+  if (llc) {
+    ck_assert_ptr_null(memsys_llc_new(s, &err));
+  } else {
+    ck_assert_ptr_null(memsys_new(s, NULL, NULL, &err));
+  }
+  ck_assert_ptr_nonnull(err);
+  ck_assert(g_error_matches(err, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE));
+  ck_assert_msg(strstr(err->message, needle) != NULL, "expected \"%s\" in: %s", needle, err->message);
+}
+
+START_TEST(test_build_errors)
+{
+  static const char *const l1d[] = { "cache.l1d_ways=3", NULL };
+  static const char *const l2[] = { "cache.l2_ways=3", NULL };
+  static const char *const line[] = { "cache.line_bytes=48", NULL };
+  static const char *const llc[] = { "cache.llc_size=1000", NULL };
+  expect_build_error(l1d, FALSE, "L1D: size 1024 bytes is not a positive multiple of ways x line (3 x 64");
+  expect_build_error(l2, FALSE, "L2: size 4096 bytes");
+  expect_build_error(line, FALSE, "L1I: line size 48 bytes is not a power of two");
+  expect_build_error(llc, TRUE, "LLC: size 1000 bytes");
+}
+END_TEST
+
+START_TEST(test_level_names)
+{
+  ck_assert_str_eq(memsys_level_name(MEM_L1), "L1");
+  ck_assert_str_eq(memsys_level_name(MEM_L2), "L2");
+  ck_assert_str_eq(memsys_level_name(MEM_LLC), "LLC");
+  ck_assert_str_eq(memsys_level_name(MEM_DRAM), "DRAM");
+}
+END_TEST
+
+/* ---- prefetchers --------------------------------------------------------- */
+
+/* A 16K 4-way L2 (64 sets) so a whole 4K page of prefetches fits. */
+#define PF_MACHINE "cache.l2_size=16K", "cache.llc_size=64K", "cache.llc_ways=8"
+#define PAGE_P 0x40000  /* a 4K page: lines 4096..4159 */
+
+static uint64_t pline(int k)
+{
+  return PAGE_P + (uint64_t)(int64_t)k * 64;
+}
+
+/* `n` references to lines first, first + step, ... of page P (negative lines
+ * are in the pages below): the first `misses` go to DRAM, the rest must find
+ * their line in the L2, put there by the prefetcher. */
+static void walk_lines(MemHier *h, int first, int step, int n, int misses, MemReqKind kind)
+{
+  for (int i = 0; i < n; i++) {
+    gboolean miss = i < misses;
+    ACCESS(h, pline(first + i * step), kind, miss ? MEM_DRAM : MEM_L2, miss ? DRAM_CYC : L2_CYC);
+  }
+}
+
+START_TEST(test_stream_ascending_stops_at_page)
+{
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_degree=2", NULL };
+  Tiny t;
+  tiny_open(&t, cfg);
+  /* Line 0 starts a stream, line 1 fixes its direction and prefetches 2 and 3;
+   * each later line, found in the L2, prefetches the line two ahead. */
+  ACCESS(t.h, pline(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 0);
+  ACCESS(t.h, pline(1), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 2);
+  ck_assert(memsys_holds(t.h, pline(3), MREQ_LOAD, MEM_L2));
+  ck_assert(memsys_holds(t.h, pline(3), MREQ_LOAD, MEM_LLC));  /* fills the LLC too */
+  ck_assert(!memsys_holds(t.h, pline(3), MREQ_LOAD, MEM_L1));   /* but not the L1 */
+  ck_assert(!memsys_holds(t.h, pline(4), MREQ_LOAD, MEM_L2));
+  walk_lines(t.h, 2, 1, 62, 0, MREQ_LOAD);
+  /* Prefetched 2..63; 64 and 65 would be in the next page. */
+  EXPECT_COUNTS(t.ctr, .loads = 64, .load_misses = 64, .l2_misses = 2, .llc_loads = 2, .llc_misses = 2,
+                .prefetches = 62, .page_stops = 2);
+  ck_assert(!memsys_holds(t.h, pline(64), MREQ_LOAD, MEM_L2));
+
+  /* The next page is a new stream: two misses, then prefetches again. */
+  walk_lines(t.h, 64, 1, 3, 2, MREQ_LOAD);
+  EXPECT_COUNTS(t.ctr, .loads = 67, .load_misses = 67, .l2_misses = 4, .llc_loads = 4, .llc_misses = 4,
+                .prefetches = 65 /* 66, 67, 68 */, .page_stops = 2);
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_stream_cross_page)
+{
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_degree=2",
+                                     "cache.prefetch_cross_page=true", NULL };
+  Tiny t;
+  tiny_open(&t, cfg);
+  walk_lines(t.h, 0, 1, 70, 2, MREQ_LOAD);
+  /* 2, 3 at line 1, then k + 2 for k = 2..69. */
+  EXPECT_COUNTS(t.ctr, .loads = 70, .load_misses = 70, .l2_misses = 2, .llc_loads = 2, .llc_misses = 2,
+                .prefetches = 70);
+
+  /* Descending from the second line of P into the page below. */
+  memsys_flush(t.h);
+  memset(&t.ctr, 0, sizeof t.ctr);
+  walk_lines(t.h, 1, -1, 71, 2, MREQ_LOAD);  /* 1, 0, -1..-69 */
+  EXPECT_COUNTS(t.ctr, .loads = 71, .load_misses = 71, .l2_misses = 2, .llc_loads = 2, .llc_misses = 2,
+                .prefetches = 71 /* -1..-71 */);
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_stream_descending)
+{
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_degree=2", NULL };
+  Tiny t;
+  tiny_open(&t, cfg);
+  walk_lines(t.h, 63, -1, 64, 2, MREQ_LOAD);
+  EXPECT_COUNTS(t.ctr, .loads = 64, .load_misses = 64, .l2_misses = 2, .llc_loads = 2, .llc_misses = 2,
+                .prefetches = 62, .page_stops = 2 /* -1 and -2 */);
+  ck_assert(!memsys_holds(t.h, pline(-1), MREQ_LOAD, MEM_L2));
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_stream_degree_four)
+{
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_degree=4", NULL };
+  Tiny t;
+  tiny_open(&t, cfg);
+  walk_lines(t.h, 0, 1, 2, 2, MREQ_LOAD);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 4);  /* 2..5 */
+  walk_lines(t.h, 2, 1, 62, 0, MREQ_STORE);  /* stores train too */
+  EXPECT_COUNTS(t.ctr, .loads = 2, .load_misses = 2, .stores = 62, .store_misses = 62, .l2_misses = 2,
+                .llc_loads = 2, .llc_misses = 2, .prefetches = 62, .page_stops = 4 /* 64..67, each once */);
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_stream_bottom_of_memory)
+{
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_cross_page=true", NULL };
+  Tiny t;
+  tiny_open(&t, cfg);
+  ACCESS(t.h, LINE(1), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, LINE(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* descending, nothing below */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 0);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_PAGE_STOPS], 0);
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_stream_two_streams_and_noise)
+{
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_degree=2", NULL };
+  Tiny t;
+  tiny_open(&t, cfg);
+  const uint64_t q = PAGE_P + 0x10000;  /* another page */
+  /* Lines that are not neighbours start streams but never fix a direction. */
+  ACCESS(t.h, pline(10), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, pline(20), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, pline(12), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, pline(30), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 0);
+  /* An ascending stream in P and a descending one in Q, interleaved. */
+  ACCESS(t.h, pline(40), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, q + LINE(50), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, pline(41), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, q + LINE(49), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 4);  /* P 42, 43; Q 48, 47 */
+  ACCESS(t.h, pline(42), MREQ_LOAD, MEM_L2, L2_CYC);
+  ACCESS(t.h, q + LINE(48), MREQ_LOAD, MEM_L2, L2_CYC);
+  ACCESS(t.h, pline(43), MREQ_LOAD, MEM_L2, L2_CYC);
+  ACCESS(t.h, q + LINE(47), MREQ_LOAD, MEM_L2, L2_CYC);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 8);  /* P 44, 45; Q 46, 45 */
+  ck_assert(memsys_holds(t.h, q + LINE(45), MREQ_LOAD, MEM_L2));
+  ck_assert(memsys_holds(t.h, pline(45), MREQ_LOAD, MEM_L2));
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_stream_table_conflicts)
+{
+  /* Pages P, P + 64K and P + 128K are 16 pages apart: the same set of the
+   * 2-way stream table.  Their lines are chosen in different L2 sets. */
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_degree=2", NULL };
+  const uint64_t b = PAGE_P + 0x10000, c = PAGE_P + 0x20000;
+  Tiny t;
+  tiny_open(&t, cfg);
+  ACCESS(t.h, pline(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, pline(1), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* stream A: 2, 3 */
+  ACCESS(t.h, b + LINE(10), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, b + LINE(11), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* stream B: 12, 13 */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 4);
+  ACCESS(t.h, pline(2), MREQ_LOAD, MEM_L2, L2_CYC);  /* A: 4; B is now the LRU */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 5);
+  ACCESS(t.h, c + LINE(20), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* C evicts B */
+  ACCESS(t.h, b + LINE(12), MREQ_LOAD, MEM_L2, L2_CYC);  /* prefetched, but B is gone */
+  ACCESS(t.h, b + LINE(13), MREQ_LOAD, MEM_L2, L2_CYC);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 5);
+  ACCESS(t.h, pline(3), MREQ_LOAD, MEM_L2, L2_CYC);  /* A still runs: 5 */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 6);
+  ACCESS(t.h, b + LINE(14), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* B anew, evicting C */
+  ACCESS(t.h, c + LINE(21), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* C forgotten: no prefetch */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 6);
+  ACCESS(t.h, b + LINE(15), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* C took A's way; B: 16, 17 */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 8);
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_prefetch_ignores_walks_and_ifetches)
+{
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", NULL };
+  static const char *const nl[] = { PF_MACHINE, "cache.prefetcher=nextline", NULL };
+  const char *const *cfgs[] = { cfg, nl };
+  for (unsigned i = 0; i < G_N_ELEMENTS(cfgs); i++) {
+    Tiny t;
+    tiny_open(&t, cfgs[i]);
+    for (int k = 0; k < 4; k++)
+      ACCESS(t.h, pline(k), MREQ_WALK, MEM_DRAM, DRAM_CYC);
+    for (int k = 8; k < 12; k++)
+      ACCESS(t.h, pline(k), MREQ_IFETCH, MEM_DRAM, DRAM_CYC);
+    ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 0);
+    tiny_close(&t);
+  }
+}
+END_TEST
+
+START_TEST(test_nextline)
+{
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=nextline", "cache.prefetch_degree=4", NULL };
+  Tiny t;
+  tiny_open(&t, cfg);
+  ACCESS(t.h, pline(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* prefetches 1 only */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 1);
+  ACCESS(t.h, pline(1), MREQ_LOAD, MEM_L2, L2_CYC);      /* an L2 hit triggers nothing */
+  ACCESS(t.h, pline(2), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* prefetches 3 */
+  ACCESS(t.h, pline(3), MREQ_LOAD, MEM_L2, L2_CYC);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 2);
+  /* A line already in the L2 is not prefetched again. */
+  ACCESS(t.h, pline(21), MREQ_STORE, MEM_DRAM, DRAM_CYC);  /* prefetches 22 */
+  ACCESS(t.h, pline(20), MREQ_LOAD, MEM_DRAM, DRAM_CYC);   /* 21 is there */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 3);
+  /* The last line of the page: the next one is in another page. */
+  ACCESS(t.h, pline(63), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 3);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_PAGE_STOPS], 1);
+  ACCESS(t.h, pline(64), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  tiny_close(&t);
+
+  static const char *const cross[] = { PF_MACHINE, "cache.prefetcher=nextline", "cache.prefetch_cross_page=yes", NULL };
+  tiny_open(&t, cross);
+  ACCESS(t.h, pline(63), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, pline(64), MREQ_LOAD, MEM_L2, L2_CYC);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 1);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_PAGE_STOPS], 0);
+  tiny_close(&t);
+}
+END_TEST
+
+START_TEST(test_prefetcher_none)
+{
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=none", NULL };
+  Tiny t;
+  tiny_open(&t, cfg);
+  for (int k = 0; k < 8; k++)
+    ACCESS(t.h, pline(k), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 0);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_PAGE_STOPS], 0);
+  tiny_close(&t);
+}
+END_TEST
+
+/* ---- invariants after a random sequence ---------------------------------- */
+
+START_TEST(test_random_invariants)
+{
+  static const char *const stream[] = { "cache.prefetcher=stream", "cache.prefetch_degree=2", NULL };
+  static const char *const nextline_no_llc[] = { "cache.prefetcher=nextline", "cache.llc_size=0", NULL };
+  const char *const *cfgs[] = { stream, nextline_no_llc };
+  for (unsigned c = 0; c < G_N_ELEMENTS(cfgs); c++) {
+    Tiny t;
+    tiny_open(&t, cfgs[c]);
+    GRand *rng = g_rand_new_with_seed(7 + c);
+    uint64_t served[MREQ_WALK + 1][MEM_DRAM + 1] = { { 0 } };
+    uint64_t pa = 0;
+    for (int i = 0; i < 20000; i++) {
+      MemReqKind kind = (MemReqKind)g_rand_int_range(rng, 0, MREQ_WALK + 1);
+      if (g_rand_boolean(rng))
+        pa += 64;  /* runs of neighbours feed the prefetcher */
+      else
+        pa = (uint64_t)g_rand_int_range(rng, 0, 64 * 1024) * 8;  /* 512 KB of lines */
+      MemLevel lv;
+      uint32_t cyc = memsys_access(t.h, pa, kind, &lv);
+      served[kind][lv]++;
+      uint32_t want = lv == MEM_L1 && kind == MREQ_IFETCH ? (uint32_t)L1I_CYC : memsys_level_cycles(t.h, lv);
+      ck_assert_uint_eq(cyc, want);
+      /* The line is now in every level it passed on the way. */
+      ck_assert(memsys_holds(t.h, pa, kind, MEM_L1));
+      if (lv >= MEM_L2)
+        ck_assert(memsys_holds(t.h, pa, kind, MEM_L2));
+      if (lv >= MEM_LLC && memsys_has_llc(t.h))
+        ck_assert(memsys_holds(t.h, pa, kind, MEM_LLC));
+      ck_assert(lv != MEM_LLC || memsys_has_llc(t.h));
+    }
+    const uint64_t *n = t.ctr.c;
+    uint64_t loads = 0, stores = 0, below_l2 = 0, dram = 0;
+    for (int l = MEM_L1; l <= MEM_DRAM; l++) {
+      loads += served[MREQ_LOAD][l];
+      stores += served[MREQ_STORE][l];
+    }
+    for (int k = 0; k <= MREQ_WALK; k++) {
+      below_l2 += served[k][MEM_LLC] + served[k][MEM_DRAM];
+      dram += served[k][MEM_DRAM];
+    }
+    ck_assert_uint_eq(n[CTR_L1D_LOADS], loads);
+    ck_assert_uint_eq(n[CTR_L1D_LOAD_MISSES], loads - served[MREQ_LOAD][MEM_L1]);
+    ck_assert_uint_eq(n[CTR_L1D_STORES], stores);
+    ck_assert_uint_eq(n[CTR_L1D_STORE_MISSES], stores - served[MREQ_STORE][MEM_L1]);
+    ck_assert_uint_eq(n[CTR_L1I_LOAD_MISSES],
+                      served[MREQ_IFETCH][MEM_L2] + served[MREQ_IFETCH][MEM_LLC] + served[MREQ_IFETCH][MEM_DRAM]);
+    ck_assert_uint_eq(n[CTR_L2_MISSES], below_l2);
+    ck_assert_uint_eq(n[CTR_LLC_LOADS], memsys_has_llc(t.h) ? below_l2 : 0);
+    ck_assert_uint_eq(n[CTR_LLC_LOAD_MISSES], memsys_has_llc(t.h) ? dram : 0);
+    ck_assert_uint_gt(n[CTR_PREFETCHES], 0);
+    ck_assert_uint_gt(n[CTR_PREFETCH_PAGE_STOPS], 0);
+    for (int l = MEM_L1; l <= MEM_DRAM; l++)
+      if (l != MEM_LLC || memsys_has_llc(t.h))
+        ck_assert_msg(served[MREQ_LOAD][l] > 0, "no load served by %s", memsys_level_name(l));
+    g_rand_free(rng);
+    tiny_close(&t);
+  }
+}
+END_TEST
+
+static Suite *memsys_suite(void)
+{
+  Suite *s = suite_create("memsys");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_levels_and_latencies);
+  tcase_add_test(tc, test_stores_write_allocate);
+  tcase_add_test(tc, test_ifetch_uses_l1i);
+  tcase_add_test(tc, test_walks_not_dcache_loads);
+  tcase_add_test(tc, test_no_llc);
+  tcase_add_test(tc, test_dram_cycles);
+  tcase_add_test(tc, test_shared_llc);
+  tcase_add_test(tc, test_flush);
+  tcase_add_test(tc, test_build_errors);
+  tcase_add_test(tc, test_level_names);
+  tcase_add_test(tc, test_stream_ascending_stops_at_page);
+  tcase_add_test(tc, test_stream_cross_page);
+  tcase_add_test(tc, test_stream_descending);
+  tcase_add_test(tc, test_stream_degree_four);
+  tcase_add_test(tc, test_stream_bottom_of_memory);
+  tcase_add_test(tc, test_stream_two_streams_and_noise);
+  tcase_add_test(tc, test_stream_table_conflicts);
+  tcase_add_test(tc, test_prefetch_ignores_walks_and_ifetches);
+  tcase_add_test(tc, test_nextline);
+  tcase_add_test(tc, test_prefetcher_none);
+  tcase_add_test(tc, test_random_invariants);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TEST_MAIN(memsys_suite)
