@@ -252,6 +252,19 @@ END_TEST
 
 /* ---- splitting and removing ------------------------------------------------------- */
 
+/* mm_split_range(start, end) returns first and n, and leaves `count` VMAs. */
+static void expect_split(uint64_t start, uint64_t end, guint first, guint n, guint count)
+{
+  g_autofree char *before = draw_vmas(mm);
+  guint got_n;
+  guint got_first = mm_split_range(mm, start, end, &got_n);
+  g_autofree char *after = draw_vmas(mm);
+  ck_assert_msg(got_first == first && got_n == n && mm_vma_count(mm) == count,
+                "split [%#" G_GINT64_MODIFIER "x, %#" G_GINT64_MODIFIER "x): first %u n %u count %u, want %u %u %u\n"
+                "before: %s\nafter:  %s",
+                start, end, got_first, got_n, mm_vma_count(mm), first, n, count, before, after);
+}
+
 START_TEST(test_split_inside_one)
 {
   Vma v = { .start = 0x10000, .end = 0x20000, .prot = PROT_R | PROT_W, .flags = MAP_F_STACK,
@@ -268,10 +281,7 @@ START_TEST(test_split_inside_one)
   ck_assert_uint_eq(first, 1);
   ck_assert_uint_eq(n, 1);
   /* Splitting again on the same edges changes nothing. */
-  first = mm_split_range(mm, 0x12000, 0x15000, &n);
-  ck_assert_uint_eq(mm_vma_count(mm), 3);
-  ck_assert_uint_eq(first, 1);
-  ck_assert_uint_eq(n, 1);
+  expect_split(0x12000, 0x15000, 1, 1, 3);
 }
 END_TEST
 
@@ -295,31 +305,16 @@ START_TEST(test_split_across)
   ck_assert_uint_eq(n, 2);
 
   /* Edges that already are boundaries: no new VMA. */
-  first = mm_split_range(mm, 0x30000, 0x60000, &n);
-  ck_assert_uint_eq(mm_vma_count(mm), 5);
-  ck_assert_uint_eq(first, 2);
-  ck_assert_uint_eq(n, 3);
+  expect_split(0x30000, 0x60000, 2, 3, 5);
   /* A range inside a gap: nothing, and first is where a VMA would go. */
-  first = mm_split_range(mm, 0x21000, 0x2f000, &n);
-  ck_assert_uint_eq(n, 0);
-  ck_assert_uint_eq(first, 2);
+  expect_split(0x21000, 0x2f000, 2, 0, 5);
   /* Ranges before and after everything. */
-  first = mm_split_range(mm, 0x1000, 0x10000, &n);
-  ck_assert_uint_eq(n, 0);
-  ck_assert_uint_eq(first, 0);
-  first = mm_split_range(mm, 0x60000, 0x70000, &n);
-  ck_assert_uint_eq(n, 0);
-  ck_assert_uint_eq(first, 5);
+  expect_split(0x1000, 0x10000, 0, 0, 5);
+  expect_split(0x60000, 0x70000, 5, 0, 5);
   /* An empty range cuts nothing. */
-  first = mm_split_range(mm, 0x54000, 0x54000, &n);
-  ck_assert_uint_eq(n, 0);
-  ck_assert_uint_eq(first, 4);
-  ck_assert_uint_eq(mm_vma_count(mm), 5);
+  expect_split(0x54000, 0x54000, 4, 0, 5);
   /* A range from a gap into a VMA splits only that VMA. */
-  first = mm_split_range(mm, 0x48000, 0x51000, &n);
-  ck_assert_uint_eq(mm_vma_count(mm), 6);
-  ck_assert_uint_eq(first, 4);
-  ck_assert_uint_eq(n, 1);
+  expect_split(0x48000, 0x51000, 4, 1, 6);
   ck_assert_uint_eq(mm_vma(mm, 4)->end, 0x51000);
   assert_well_formed("split_range");
 }

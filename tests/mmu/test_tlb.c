@@ -69,6 +69,14 @@ static void assert_holds(const Tlb *t, const char *before, const uint64_t *vpns,
                   after);
 }
 
+/* Insert vpn and check that exactly `want` is left, drawing before and after. */
+static void put_expect(Tlb *t, uint64_t vpn, const uint64_t *want, unsigned n)
+{
+  g_autofree char *before = draw_tlb(t);
+  put(t, vpn);
+  assert_holds(t, before, want, n);
+}
+
 static Tlb *make(unsigned entries, unsigned ways, TlbRepl repl)
 {
   GError *err = NULL;
@@ -184,7 +192,22 @@ START_TEST(test_hit_and_miss)
 }
 END_TEST
 
-/* One set of four ways, LRU:
+/* Run the sequence "insert A B C D, lookup A, insert E, lookup C, insert F"
+ * on one set of four ways and check the set after each insertion. */
+static void run_abcdef(TlbRepl repl, const uint64_t after_e[4], uint64_t gone_e, const uint64_t after_f[4],
+                       uint64_t gone_f)
+{
+  g_autoptr(Tlb) t = make(4, 4, repl);
+  put(t, A), put(t, B), put(t, C), put(t, D);
+  ck_assert_ptr_nonnull(tlb_lookup(t, key0(A)));
+  put_expect(t, E, after_e, 4);
+  ck_assert(!has(t, gone_e));
+  ck_assert_ptr_nonnull(tlb_lookup(t, key0(C)));
+  put_expect(t, F, after_f, 4);
+  ck_assert(!has(t, gone_f));
+}
+
+/* LRU:
  *
  *   step        ways (last use)               evicted
  *   insert ABCD A1 B2 C3 D4
@@ -195,21 +218,8 @@ END_TEST
  */
 START_TEST(test_lru_order)
 {
-  g_autoptr(Tlb) t = make(4, 4, TLB_REPL_LRU);
-  put(t, A), put(t, B), put(t, C), put(t, D);
-  ck_assert_ptr_nonnull(tlb_lookup(t, key0(A)));
-  g_autofree char *before_e = draw_tlb(t);
-  put(t, E);
-  static const uint64_t after_e[] = { A, C, D, E };
-  assert_holds(t, before_e, after_e, 4);
-  ck_assert(!has(t, B));
-
-  ck_assert_ptr_nonnull(tlb_lookup(t, key0(C)));
-  g_autofree char *before_f = draw_tlb(t);
-  put(t, F);
-  static const uint64_t after_f[] = { A, C, E, F };
-  assert_holds(t, before_f, after_f, 4);
-  ck_assert(!has(t, D));
+  static const uint64_t after_e[] = { A, C, D, E }, after_f[] = { A, C, E, F };
+  run_abcdef(TLB_REPL_LRU, after_e, B, after_f, D);
 }
 END_TEST
 
@@ -224,21 +234,8 @@ END_TEST
  */
 START_TEST(test_fifo_differs_from_lru)
 {
-  g_autoptr(Tlb) t = make(4, 4, TLB_REPL_FIFO);
-  put(t, A), put(t, B), put(t, C), put(t, D);
-  ck_assert_ptr_nonnull(tlb_lookup(t, key0(A)));
-  g_autofree char *before_e = draw_tlb(t);
-  put(t, E);
-  static const uint64_t after_e[] = { B, C, D, E };
-  assert_holds(t, before_e, after_e, 4);
-  ck_assert(!has(t, A));
-
-  ck_assert_ptr_nonnull(tlb_lookup(t, key0(C)));
-  g_autofree char *before_f = draw_tlb(t);
-  put(t, F);
-  static const uint64_t after_f[] = { C, D, E, F };
-  assert_holds(t, before_f, after_f, 4);
-  ck_assert(!has(t, B));
+  static const uint64_t after_e[] = { B, C, D, E }, after_f[] = { C, D, E, F };
+  run_abcdef(TLB_REPL_FIFO, after_e, A, after_f, B);
 }
 END_TEST
 
@@ -293,10 +290,8 @@ START_TEST(test_insert_refreshes)
     copies += t->tags[w] == key0(A);
   ck_assert_uint_eq(copies, 1);
   /* A was refreshed after D, so B is now the least recently used. */
-  g_autofree char *before = draw_tlb(t);
-  put(t, E);
   static const uint64_t want[] = { A, C, D, E };
-  assert_holds(t, before, want, 4);
+  put_expect(t, E, want, 4);
 }
 END_TEST
 
@@ -344,10 +339,8 @@ START_TEST(test_invalidate)
   ck_assert(!tlb_invalidate(t, tlb_key(1, 0, A))); /* A of another ASID */
   /* The freed way takes the next entry: nothing valid is evicted, although
    * A is the least recently used. */
-  g_autofree char *before = draw_tlb(t);
-  put(t, E);
   static const uint64_t want[] = { A, B, D, E };
-  assert_holds(t, before, want, 4);
+  put_expect(t, E, want, 4);
 }
 END_TEST
 
@@ -380,10 +373,8 @@ START_TEST(test_peek_keeps_lru)
   ck_assert_ptr_null(tlb_peek(t, key0(E)));
   ck_assert_uint_eq(t->stamp[0], stamp_a);
   ck_assert_uint_eq(t->tick, tick);
-  g_autofree char *before = draw_tlb(t);
-  put(t, E);
   static const uint64_t want[] = { B, C, D, E };
-  assert_holds(t, before, want, 4);
+  put_expect(t, E, want, 4);
 }
 END_TEST
 
