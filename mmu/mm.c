@@ -85,6 +85,12 @@ static void split_at(Mm *mm, uint64_t at)
 
 guint mm_split_range(Mm *mm, uint64_t start, uint64_t end, guint *n)
 {
+  if (start >= end) {
+    /* An empty range holds no VMA; cutting one there would only add a
+     * boundary nobody asked for. */
+    *n = 0;
+    return first_above(mm, start);
+  }
   split_at(mm, start);
   split_at(mm, end);
   guint first = first_above(mm, start), i = first;

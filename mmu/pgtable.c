@@ -100,9 +100,11 @@ PtNode *pgtable_ensure(PageTable *pt, uint64_t va, unsigned level, unsigned *all
   for (unsigned l = pt->g.levels; l > level; l--) {
     unsigned i = pgtable_index(&pt->g, l, va);
     uint64_t e = n->e[i];
-    if ((e & PTE_P) && (e & PTE_PS))
-      return NULL; /* a huge leaf covers this range */
+    if (e & PTE_PS)
+      return NULL; /* a huge leaf covers this range, present or not */
     if (!n->child[i]) {
+      if (e)
+        return NULL; /* a non-present entry that is not a table holds the slot */
       PtNode *c = node_new(pt, l - 1);
       if (!c)
         return NULL;
@@ -125,6 +127,8 @@ gboolean pgtable_set(PageTable *pt, uint64_t va, unsigned level, uint64_t entry,
   if (!n)
     return FALSE;
   unsigned i = pgtable_index(&pt->g, level, va);
+  if (n->child && n->child[i])
+    return FALSE; /* a lower table still hangs here: its pages would be lost */
   if (n->e[i] == 0 && entry != 0)
     n->used++;
   else if (n->e[i] != 0 && entry == 0)

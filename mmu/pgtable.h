@@ -94,11 +94,15 @@ static inline uint64_t pgtable_entry_span(const PtGeometry *g, unsigned level)
 PtNode *pgtable_lookup(const PageTable *pt, uint64_t va, unsigned *level, unsigned *index);
 
 /* Make sure the table at `level` covering `va` exists, allocating tables
- * above it.  Returns it, or NULL when allocation failed or a huge leaf is in
- * the way.  *allocated counts new table pages. */
+ * above it.  Returns it, or NULL when allocation failed or a leaf is in the
+ * way (a huge leaf, present or not, or any other non-table entry).
+ * *allocated counts new table pages; tables allocated before a failure stay
+ * in the tree, empty. */
 PtNode *pgtable_ensure(PageTable *pt, uint64_t va, unsigned level, unsigned *allocated);
 
-/* Set the entry for `va` at `level` (1 = PTE) to `entry`. */
+/* Set the entry for `va` at `level` (1 = PTE) to `entry`.  FALSE when
+ * pgtable_ensure fails or, above level 1, a lower table still hangs under the
+ * entry (clear the range first, as a collapse does); the entry is unchanged. */
 gboolean pgtable_set(PageTable *pt, uint64_t va, unsigned level, uint64_t entry, unsigned *allocated);
 
 /* Called for each present leaf in an unmapped range; the callee frees the

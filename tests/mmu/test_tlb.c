@@ -1,4 +1,474 @@
+/*
+ * test_tlb.c - unit tests of one set-associative TLB array (mmu/tlb.h).
+ *
+ * Each test builds a tiny TLB (one to twelve sets of a few ways), fills it by
+ * hand and checks which entries survive.  The expected contents are worked
+ * out in the comments; a failing check draws the array before and after the
+ * step that went wrong.  Virtual page numbers are chosen so that they read as
+ * names: 0xa is "A", 0xb is "B", and so on, and every entry maps pfn
+ * 0x100 + vpn so a payload shows which entry it belongs to.
+ */
 #include "config.h"
 #include "testutil.h"
-static Suite *s(void) { return suite_create("placeholder"); }
-TEST_MAIN(s)
+
+#include "cache.h"
+#include "tlb.h"
+
+#include <string.h>
+
+enum { A = 0xa, B = 0xb, C = 0xc, D = 0xd, E = 0xe, F = 0xf };
+
+static uint64_t key0(uint64_t vpn)
+{
+  return tlb_key(0, 0, vpn);
+}
+
+static void put(Tlb *t, uint64_t vpn)
+{
+  tlb_insert(t, key0(vpn), 0x100 + vpn, 0, 0);
+}
+
+static gboolean has(const Tlb *t, uint64_t vpn)
+{
+  return tlb_peek(t, key0(vpn)) != NULL;
+}
+
+/* One line per set: "set 1: [a0 s0 vpn 0xd pfn 0x10d @4] [-] ...", where @
+ * is the replacement stamp (last use for LRU, insertion for FIFO). */
+static char *draw_tlb(const Tlb *t)
+{
+  GString *s = g_string_new(NULL);
+  g_string_append_printf(s, "%s: %u sets x %u ways\n", t->name, t->sets, t->ways);
+  for (unsigned set = 0; set < t->sets; set++) {
+    g_string_append_printf(s, "  set %u:", set);
+    for (unsigned w = 0; w < t->ways; w++) {
+      unsigned i = set * t->ways + w;
+      uint64_t k = t->tags[i];
+      if (!(k & TLB_VALID)) {
+        g_string_append(s, " [-]");
+        continue;
+      }
+      g_string_append_printf(s, " [a%u s%u vpn %#" G_GINT64_MODIFIER "x pfn %#" G_GINT64_MODIFIER "x @%" G_GUINT64_FORMAT "]",
+                             (unsigned)((k >> TLB_ASID_SHIFT) & TLB_ASID_MASK),
+                             (unsigned)((k >> TLB_SIZE_SHIFT) & 7), (uint64_t)(k & TLB_VPN_MASK), t->pay[i].pfn,
+                             t->stamp[i]);
+    }
+    g_string_append_c(s, '\n');
+  }
+  return g_string_free(s, FALSE);
+}
+
+/* Check that exactly the listed vpns (asid 0, size 0) are present. */
+static void assert_holds(const Tlb *t, const char *before, const uint64_t *vpns, unsigned n)
+{
+  g_autofree char *after = draw_tlb(t);
+  ck_assert_msg(tlb_valid_entries(t) == n, "expected %u valid entries, found %u\nbefore:\n%safter:\n%s", n,
+                tlb_valid_entries(t), before, after);
+  for (unsigned i = 0; i < n; i++)
+    ck_assert_msg(has(t, vpns[i]), "vpn %#" G_GINT64_MODIFIER "x missing\nbefore:\n%safter:\n%s", vpns[i], before,
+                  after);
+}
+
+/* Insert vpn and check that exactly `want` is left, drawing before and after. */
+static void put_expect(Tlb *t, uint64_t vpn, const uint64_t *want, unsigned n)
+{
+  g_autofree char *before = draw_tlb(t);
+  put(t, vpn);
+  assert_holds(t, before, want, n);
+}
+
+static Tlb *make(unsigned entries, unsigned ways, TlbRepl repl)
+{
+  GError *err = NULL;
+  Tlb *t = tlb_new("test.tlb", entries, ways, repl, &err);
+  ck_assert_no_error(err);
+  ck_assert_ptr_nonnull(t);
+  return t;
+}
+
+/* ---- keys and sets ---------------------------------------------------------- */
+
+START_TEST(test_key_layout)
+{
+  /* valid 1<<63 = 0x8000000000000000
+   * asid 0x1234 << 48 = 0x1234000000000000
+   * size 2 << 45     = 0x0000400000000000
+   * vpn              = 0x0000000001abcdef
+   * sum              = 0x9234400001abcdef */
+  ck_assert_uint_eq(tlb_key(0x1234, 2, 0x1abcdef), 0x9234400001abcdefULL);
+  /* Even the all-zero key carries the valid bit, so an empty way (tag 0)
+   * never matches a lookup. */
+  ck_assert_uint_eq(tlb_key(0, 0, 0), TLB_VALID);
+  /* The VPN keeps 45 bits: bit 45 of the VPN would land on the size code. */
+  ck_assert_uint_eq(tlb_key(0, 0, (1ULL << 45) | 5), TLB_VALID | 5);
+  /* The ASID keeps 15 bits: 0x8001 wraps to 1, as bit 63 is the valid bit. */
+  ck_assert_uint_eq(tlb_key(0x8001, 0, 7), tlb_key(1, 0, 7));
+  /* Each field decodes back out. */
+  uint64_t k = tlb_key(0x7fff, 1, TLB_VPN_MASK);
+  ck_assert_uint_eq(k & TLB_VPN_MASK, TLB_VPN_MASK);
+  ck_assert_uint_eq((k >> TLB_SIZE_SHIFT) & 7, 1);
+  ck_assert_uint_eq((k >> TLB_ASID_SHIFT) & TLB_ASID_MASK, 0x7fff);
+  ck_assert(k & TLB_VALID);
+  /* A 57-bit VA with 4K pages has a 45-bit VPN: the largest one fits. */
+  uint64_t top_vpn = ((1ULL << 57) - 1) >> 12;
+  ck_assert_uint_eq(tlb_key(0, 0, top_vpn) & TLB_VPN_MASK, top_vpn);
+}
+END_TEST
+
+START_TEST(test_set_index_power_of_two)
+{
+  g_autoptr(Tlb) t = make(16, 4, TLB_REPL_LRU); /* 4 sets */
+  ck_assert_uint_eq(t->sets, 4);
+  ck_assert_uint_eq(t->set_mask, 3);
+  ck_assert_uint_eq(tlb_entries(t), 16);
+  ck_assert_uint_eq(tlb_set_of(t, key0(0x13)), 3); /* 0b10011 & 3 */
+  ck_assert_uint_eq(tlb_set_of(t, key0(0x14)), 0);
+  /* ASID and size code do not take part in the index. */
+  ck_assert_uint_eq(tlb_set_of(t, tlb_key(0x55, 2, 0x13)), 3);
+}
+END_TEST
+
+START_TEST(test_set_index_twelve_sets)
+{
+  g_autoptr(Tlb) t = make(48, 4, TLB_REPL_LRU); /* 12 sets, like a 48-entry 4-way array */
+  ck_assert_uint_eq(t->sets, 12);
+  ck_assert_uint_eq(t->set_mask, 0);
+  ck_assert_uint_eq(tlb_set_of(t, key0(25)), 1);     /* 25 = 2 * 12 + 1 */
+  ck_assert_uint_eq(tlb_set_of(t, key0(4096)), 4);   /* 4096 = 341 * 12 + 4 */
+  ck_assert_uint_eq(tlb_set_of(t, key0(11)), 11);
+  ck_assert_uint_eq(tlb_set_of(t, key0(12)), 0);
+
+  /* vpn 1, 13, 25, 37, 49 all fall into set 1: the fifth evicts within it and
+   * leaves the entries of set 2 (vpn 2) and set 0 (vpn 12) alone. */
+  put(t, 2);
+  put(t, 12);
+  g_autofree char *before = draw_tlb(t);
+  for (uint64_t v = 1; v <= 49; v += 12)
+    put(t, v);
+  static const uint64_t want[] = { 2, 12, 13, 25, 37, 49 };
+  assert_holds(t, before, want, G_N_ELEMENTS(want));
+  ck_assert(!has(t, 1)); /* the LRU of set 1 */
+  for (unsigned w = 0; w < 4; w++)
+    ck_assert_uint_eq((t->tags[1 * 4 + w] & TLB_VPN_MASK) % 12, 1);
+}
+END_TEST
+
+START_TEST(test_set_index_is_vpn_mod_sets)
+{
+  /* Set counts that are powers of two use the mask, the others a modulo;
+   * both must agree with vpn % sets. */
+  static const unsigned sets[] = { 1, 2, 3, 4, 6, 12, 16, 64, 96 };
+  for (unsigned s = 0; s < G_N_ELEMENTS(sets); s++) {
+    g_autoptr(Tlb) t = make(sets[s] * 2, 2, TLB_REPL_LRU);
+    ck_assert_uint_eq(t->sets, sets[s]);
+    uint64_t vpn = 0x123456789ULL;
+    for (unsigned i = 0; i < 500; i++) {
+      vpn = vpn * 6364136223846793005ULL + 1442695040888963407ULL;
+      uint64_t v = vpn >> 19;
+      ck_assert_msg(tlb_set_of(t, key0(v)) == (v & TLB_VPN_MASK) % sets[s], "sets %u vpn %#" G_GINT64_MODIFIER "x",
+                    sets[s], v);
+    }
+  }
+}
+END_TEST
+
+/* ---- lookup and replacement ---------------------------------------------------- */
+
+START_TEST(test_hit_and_miss)
+{
+  g_autoptr(Tlb) t = make(8, 2, TLB_REPL_LRU);
+  ck_assert_ptr_null(tlb_lookup(t, key0(A)));
+  ck_assert_uint_eq(tlb_valid_entries(t), 0);
+  tlb_insert(t, key0(A), 0x4242, TLBF_W | TLBF_D, 1);
+  TlbPayload *p = tlb_lookup(t, key0(A));
+  ck_assert_ptr_nonnull(p);
+  ck_assert_uint_eq(p->pfn, 0x4242);
+  ck_assert_uint_eq(p->flags, TLBF_W | TLBF_D);
+  ck_assert_uint_eq(p->size, 1);
+  /* A neighbour in the same set and the same vpn at another size miss. */
+  ck_assert_ptr_null(tlb_lookup(t, key0(A + 4)));
+  ck_assert_ptr_null(tlb_lookup(t, tlb_key(0, 1, A)));
+  ck_assert_uint_eq(tlb_valid_entries(t), 1);
+}
+END_TEST
+
+/* Run the sequence "insert A B C D, lookup A, insert E, lookup C, insert F"
+ * on one set of four ways and check the set after each insertion. */
+static void run_abcdef(TlbRepl repl, const uint64_t after_e[4], uint64_t gone_e, const uint64_t after_f[4],
+                       uint64_t gone_f)
+{
+  g_autoptr(Tlb) t = make(4, 4, repl);
+  put(t, A), put(t, B), put(t, C), put(t, D);
+  ck_assert_ptr_nonnull(tlb_lookup(t, key0(A)));
+  put_expect(t, E, after_e, 4);
+  ck_assert(!has(t, gone_e));
+  ck_assert_ptr_nonnull(tlb_lookup(t, key0(C)));
+  put_expect(t, F, after_f, 4);
+  ck_assert(!has(t, gone_f));
+}
+
+/* LRU:
+ *
+ *   step        ways (last use)               evicted
+ *   insert ABCD A1 B2 C3 D4
+ *   lookup A    A5 B2 C3 D4
+ *   insert E    A5 E6 C3 D4                   B (oldest use 2)
+ *   lookup C    A5 E6 C7 D4
+ *   insert F    A5 E6 C7 F8                   D (oldest use 4)
+ */
+START_TEST(test_lru_order)
+{
+  static const uint64_t after_e[] = { A, C, D, E }, after_f[] = { A, C, E, F };
+  run_abcdef(TLB_REPL_LRU, after_e, B, after_f, D);
+}
+END_TEST
+
+/* The same sequence under FIFO: lookups do not count, the oldest insertion
+ * goes first.
+ *
+ *   insert ABCD A1 B2 C3 D4
+ *   lookup A    (no change)
+ *   insert E    E5 B2 C3 D4                   A (inserted first)
+ *   lookup C    (no change)
+ *   insert F    E5 F6 C3 D4                   B
+ */
+START_TEST(test_fifo_differs_from_lru)
+{
+  static const uint64_t after_e[] = { B, C, D, E }, after_f[] = { C, D, E, F };
+  run_abcdef(TLB_REPL_FIFO, after_e, A, after_f, B);
+}
+END_TEST
+
+/* Random replacement: two arrays fed the same sequence end up identical, and
+ * every eviction stays inside the set of the new entry. */
+START_TEST(test_random_deterministic_and_in_set)
+{
+  g_autoptr(Tlb) t1 = make(8, 2, TLB_REPL_RANDOM); /* 4 sets */
+  g_autoptr(Tlb) t2 = make(8, 2, TLB_REPL_RANDOM);
+  /* Fill sets 0, 1 and 3 with vpns that stay put. */
+  static const uint64_t fixed[] = { 0x0, 0x4, 0x1, 0x5, 0x3, 0x7 };
+  for (unsigned i = 0; i < G_N_ELEMENTS(fixed); i++)
+    put(t1, fixed[i]), put(t2, fixed[i]);
+  g_autofree char *before = draw_tlb(t1);
+  gboolean evicted_way[2] = { FALSE, FALSE };
+  for (uint64_t v = 2; v < 2 + 4 * 200; v += 4) { /* all in set 2 */
+    uint64_t old0 = t1->tags[2 * 2 + 0], old1 = t1->tags[2 * 2 + 1];
+    put(t1, v);
+    put(t2, v);
+    if ((old0 & TLB_VALID) && (old1 & TLB_VALID)) {
+      evicted_way[0] |= t1->tags[4] != old0;
+      evicted_way[1] |= t1->tags[5] != old1;
+    }
+    ck_assert(has(t1, v));
+  }
+  g_autofree char *after = draw_tlb(t1);
+  for (unsigned i = 0; i < G_N_ELEMENTS(fixed); i++)
+    ck_assert_msg(has(t1, fixed[i]), "vpn %#" G_GINT64_MODIFIER "x of another set was evicted\nbefore:\n%safter:\n%s",
+                  fixed[i], before, after);
+  ck_assert_uint_eq(tlb_valid_entries(t1), 8);
+  ck_assert_msg(memcmp(t1->tags, t2->tags, 8 * sizeof(uint64_t)) == 0,
+                "same sequence, different contents\n%s", after);
+  /* 200 draws between two ways pick each at least once. */
+  ck_assert(evicted_way[0] && evicted_way[1]);
+}
+END_TEST
+
+/* Inserting a key already present updates it in place: one entry, new
+ * payload, and under LRU it counts as a use. */
+START_TEST(test_insert_refreshes)
+{
+  g_autoptr(Tlb) t = make(4, 4, TLB_REPL_LRU);
+  put(t, A), put(t, B), put(t, C), put(t, D);
+  tlb_insert(t, key0(A), 0x999, TLBF_W | TLBF_D, 0);
+  ck_assert_uint_eq(tlb_valid_entries(t), 4);
+  const TlbPayload *p = tlb_peek(t, key0(A));
+  ck_assert_ptr_nonnull(p);
+  ck_assert_uint_eq(p->pfn, 0x999);
+  ck_assert_uint_eq(p->flags, TLBF_W | TLBF_D);
+  unsigned copies = 0;
+  for (unsigned w = 0; w < 4; w++)
+    copies += t->tags[w] == key0(A);
+  ck_assert_uint_eq(copies, 1);
+  /* A was refreshed after D, so B is now the least recently used. */
+  static const uint64_t want[] = { A, C, D, E };
+  put_expect(t, E, want, 4);
+}
+END_TEST
+
+/* ---- address spaces and invalidation --------------------------------------------- */
+
+START_TEST(test_pcid_isolation)
+{
+  g_autoptr(Tlb) t = make(16, 4, TLB_REPL_LRU);
+  tlb_insert(t, tlb_key(1, 0, 0x40), 0x111, 0, 0);
+  tlb_insert(t, tlb_key(2, 0, 0x40), 0x222, 0, 0);
+  tlb_insert(t, tlb_key(2, 0, 0x41), 0x223, 0, 0);
+  tlb_insert(t, tlb_key(1, 1, 0x40), 0x400, 0, 1); /* same vpn number, 2M size code */
+  ck_assert_uint_eq(tlb_valid_entries(t), 4);
+  ck_assert_uint_eq(tlb_lookup(t, tlb_key(1, 0, 0x40))->pfn, 0x111);
+  ck_assert_uint_eq(tlb_lookup(t, tlb_key(2, 0, 0x40))->pfn, 0x222);
+  ck_assert_uint_eq(tlb_lookup(t, tlb_key(1, 1, 0x40))->pfn, 0x400);
+  ck_assert_ptr_null(tlb_lookup(t, tlb_key(3, 0, 0x40)));
+
+  g_autofree char *before = draw_tlb(t);
+  tlb_flush_asid(t, 1);
+  g_autofree char *after = draw_tlb(t);
+  ck_assert_msg(tlb_valid_entries(t) == 2, "flush of asid 1\nbefore:\n%safter:\n%s", before, after);
+  ck_assert_ptr_null(tlb_peek(t, tlb_key(1, 0, 0x40)));
+  ck_assert_ptr_null(tlb_peek(t, tlb_key(1, 1, 0x40)));
+  ck_assert_uint_eq(tlb_peek(t, tlb_key(2, 0, 0x40))->pfn, 0x222);
+  ck_assert_uint_eq(tlb_peek(t, tlb_key(2, 0, 0x41))->pfn, 0x223);
+  /* Flushing an ASID with no entries changes nothing. */
+  tlb_flush_asid(t, 7);
+  ck_assert_uint_eq(tlb_valid_entries(t), 2);
+  /* ASID 0 is an ordinary ASID. */
+  tlb_insert(t, tlb_key(0, 0, 0x40), 0x5, 0, 0);
+  tlb_flush_asid(t, 0);
+  ck_assert_uint_eq(tlb_valid_entries(t), 2);
+  ck_assert_ptr_null(tlb_peek(t, tlb_key(0, 0, 0x40)));
+}
+END_TEST
+
+START_TEST(test_invalidate)
+{
+  g_autoptr(Tlb) t = make(4, 4, TLB_REPL_LRU);
+  put(t, A), put(t, B), put(t, C), put(t, D);
+  ck_assert(tlb_invalidate(t, key0(C)));
+  ck_assert(!tlb_invalidate(t, key0(C)));
+  ck_assert(!tlb_invalidate(t, key0(F)));
+  ck_assert(!tlb_invalidate(t, tlb_key(1, 0, A))); /* A of another ASID */
+  /* The freed way takes the next entry: nothing valid is evicted, although
+   * A is the least recently used. */
+  static const uint64_t want[] = { A, B, D, E };
+  put_expect(t, E, want, 4);
+}
+END_TEST
+
+START_TEST(test_flush_all)
+{
+  g_autoptr(Tlb) t = make(48, 4, TLB_REPL_FIFO);
+  for (uint64_t v = 0; v < 48; v++)
+    tlb_insert(t, tlb_key((unsigned)v % 3, 0, v), v, 0, 0);
+  ck_assert_uint_eq(tlb_valid_entries(t), 48);
+  tlb_flush_all(t);
+  ck_assert_uint_eq(tlb_valid_entries(t), 0);
+  ck_assert_uint_eq(tlb_entries(t), 48);
+  for (uint64_t v = 0; v < 48; v++)
+    ck_assert_ptr_null(tlb_lookup(t, tlb_key((unsigned)v % 3, 0, v)));
+  /* Still usable afterwards. */
+  put(t, A);
+  ck_assert(has(t, A));
+}
+END_TEST
+
+/* A peek is not a use: after peeking at A, A is still the LRU entry. */
+START_TEST(test_peek_keeps_lru)
+{
+  g_autoptr(Tlb) t = make(4, 4, TLB_REPL_LRU);
+  put(t, A), put(t, B), put(t, C), put(t, D);
+  uint64_t stamp_a = t->stamp[0], tick = t->tick;
+  const TlbPayload *p = tlb_peek(t, key0(A));
+  ck_assert_ptr_nonnull(p);
+  ck_assert_uint_eq(p->pfn, 0x100 + A);
+  ck_assert_ptr_null(tlb_peek(t, key0(E)));
+  ck_assert_uint_eq(t->stamp[0], stamp_a);
+  ck_assert_uint_eq(t->tick, tick);
+  static const uint64_t want[] = { B, C, D, E };
+  put_expect(t, E, want, 4);
+}
+END_TEST
+
+/* ---- configuration ------------------------------------------------------------ */
+
+static void assert_bad_geometry(unsigned entries, unsigned ways)
+{
+  GError *err = NULL;
+  Tlb *t = tlb_new("tlb.stlb", entries, ways, TLB_REPL_LRU, &err);
+  ck_assert_ptr_null(t);
+  ck_assert_ptr_nonnull(err);
+  ck_assert(g_error_matches(err, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE));
+  ck_assert_msg(strstr(err->message, "tlb.stlb") != NULL, "message does not name the TLB: %s", err->message);
+  g_autofree char *num = g_strdup_printf("%u entries", entries);
+  ck_assert_msg(strstr(err->message, num) != NULL, "message does not give the size: %s", err->message);
+  g_error_free(err);
+  /* Callers that pass no GError get NULL all the same. */
+  ck_assert_ptr_null(tlb_new("tlb.stlb", entries, ways, TLB_REPL_LRU, NULL));
+}
+
+START_TEST(test_bad_geometry)
+{
+  assert_bad_geometry(10, 4); /* not a multiple of the ways */
+  assert_bad_geometry(0, 4);
+  assert_bad_geometry(16, 0); /* no division by zero */
+  assert_bad_geometry(0, 0);
+  assert_bad_geometry(4, 8);  /* fewer entries than ways */
+}
+END_TEST
+
+START_TEST(test_fully_associative)
+{
+  /* One set: every vpn shares it, whatever its low bits. */
+  g_autoptr(Tlb) t = make(8, 8, TLB_REPL_LRU);
+  ck_assert_uint_eq(t->sets, 1);
+  for (uint64_t v = 0; v < 8; v++)
+    put(t, v * 1000 + 3);
+  ck_assert_uint_eq(tlb_valid_entries(t), 8);
+  for (uint64_t v = 0; v < 8; v++)
+    ck_assert(has(t, v * 1000 + 3));
+}
+END_TEST
+
+START_TEST(test_repl_from_name)
+{
+  ck_assert_int_eq(tlb_repl_from_name("lru"), TLB_REPL_LRU);
+  ck_assert_int_eq(tlb_repl_from_name("fifo"), TLB_REPL_FIFO);
+  ck_assert_int_eq(tlb_repl_from_name("random"), TLB_REPL_RANDOM);
+  ck_assert_int_eq(tlb_repl_from_name("LRU"), TLB_REPL_LRU);
+  ck_assert_int_eq(tlb_repl_from_name("Random"), TLB_REPL_RANDOM);
+  ck_assert_int_eq(tlb_repl_from_name("plru"), -1);
+  ck_assert_int_eq(tlb_repl_from_name("lru "), -1);
+  ck_assert_int_eq(tlb_repl_from_name(""), -1);
+}
+END_TEST
+
+START_TEST(test_free_null)
+{
+  tlb_free(NULL);
+}
+END_TEST
+
+static Suite *tlb_suite(void)
+{
+  Suite *s = suite_create("tlb");
+  TCase *tc = tcase_create("keys");
+  tcase_add_test(tc, test_key_layout);
+  tcase_add_test(tc, test_set_index_power_of_two);
+  tcase_add_test(tc, test_set_index_twelve_sets);
+  tcase_add_test(tc, test_set_index_is_vpn_mod_sets);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("replacement");
+  tcase_add_test(tc, test_hit_and_miss);
+  tcase_add_test(tc, test_lru_order);
+  tcase_add_test(tc, test_fifo_differs_from_lru);
+  tcase_add_test(tc, test_random_deterministic_and_in_set);
+  tcase_add_test(tc, test_insert_refreshes);
+  tcase_add_test(tc, test_peek_keeps_lru);
+  tcase_add_test(tc, test_fully_associative);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("invalidation");
+  tcase_add_test(tc, test_pcid_isolation);
+  tcase_add_test(tc, test_invalidate);
+  tcase_add_test(tc, test_flush_all);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("config");
+  tcase_add_test(tc, test_bad_geometry);
+  tcase_add_test(tc, test_repl_from_name);
+  tcase_add_test(tc, test_free_null);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TEST_MAIN(tlb_suite)
