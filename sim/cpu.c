@@ -131,6 +131,15 @@ void cpu_free(Cpu *cpu)
 
 /* ---- time ----------------------------------------------------------------- */
 
+/* Free the fill buffers of misses that completed, oldest first. */
+static inline void mshr_retire(Cpu *cpu)
+{
+  while (cpu->mshr_count && cpu->mshr_done[cpu->mshr_tail] <= cpu->clock) {
+    cpu->mshr_tail = cpu->mshr_tail + 1 == cpu->n_mshr ? 0 : cpu->mshr_tail + 1;
+    cpu->mshr_count--;
+  }
+}
+
 static inline void issue_insns(Cpu *cpu, uint64_t n)
 {
   cpu->insns += n;
@@ -340,11 +349,13 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
   AccessKind kind = (AccessKind)r->kind;
   uint64_t va = r->addr;
 
-  /* The ROB bound: the oldest outstanding miss blocks retirement. */
-  unsigned h = cpu->mshr_head;
-  if (G_UNLIKELY(cpu->mshr_done[h] > cpu->clock && cpu->insns - cpu->mshr_insn[h] >= cpu->rob_size)) {
-    ctr->c[CTR_MEM_STALL_CYCLES] += cpu->mshr_done[h] - cpu->clock;
-    cpu->clock = cpu->mshr_done[h];
+  /* The ROB bound: the oldest outstanding miss blocks retirement once
+   * rob_size younger instructions have issued. */
+  mshr_retire(cpu);
+  if (G_UNLIKELY(cpu->mshr_count && cpu->insns - cpu->mshr_insn[cpu->mshr_tail] >= cpu->rob_size)) {
+    ctr->c[CTR_MEM_STALL_CYCLES] += cpu->mshr_done[cpu->mshr_tail] - cpu->clock;
+    cpu->clock = cpu->mshr_done[cpu->mshr_tail];
+    mshr_retire(cpu);
   }
   issue_insns(cpu, (uint64_t)r->gap + 1);
   ctr->c[CTR_ACCESSES]++;
@@ -397,18 +408,21 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
   uint32_t lat = memsys_access(cpu->mem, (pfn << 12) | (va & 0xfff), mk, &lvl);
   uint64_t done = t + lat;
   if (lvl != MEM_L1) {
-    /* A miss needs a fill buffer; they are reused in issue order. */
-    h = cpu->mshr_head;
-    uint64_t free_at = cpu->mshr_done[h];
-    if (free_at > cpu->clock) {
+    /* A miss needs a fill buffer; they are freed in issue order. */
+    mshr_retire(cpu);
+    if (cpu->mshr_count == cpu->n_mshr) {
+      uint64_t free_at = cpu->mshr_done[cpu->mshr_tail];
       ctr->c[CTR_MEM_STALL_CYCLES] += free_at - cpu->clock;
       cpu->clock = free_at;
+      if (free_at > t)
+        done = free_at + lat;
+      cpu->mshr_tail = cpu->mshr_tail + 1 == cpu->n_mshr ? 0 : cpu->mshr_tail + 1;
+      cpu->mshr_count--;
     }
-    if (free_at > t)
-      done = free_at + lat;
-    cpu->mshr_done[h] = done;
-    cpu->mshr_insn[h] = cpu->insns;
-    cpu->mshr_head = h + 1 == cpu->n_mshr ? 0 : h + 1;
+    unsigned slot = (cpu->mshr_tail + cpu->mshr_count) % cpu->n_mshr;
+    cpu->mshr_done[slot] = done;
+    cpu->mshr_insn[slot] = cpu->insns;
+    cpu->mshr_count++;
   }
   if (mk == MREQ_LOAD)
     cpu->last_load_done = done;

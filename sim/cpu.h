@@ -47,7 +47,7 @@ struct Cpu {
   uint64_t ud_pfn, ui_pfn;  /* frame of that 4K granule */
   uint8_t ud_flags, ui_flags;
   /* core timing */
-  unsigned n_mshr, mshr_head;
+  unsigned n_mshr, mshr_tail, mshr_count; /* outstanding misses: ring from tail, in issue order */
   uint64_t *mshr_done, *mshr_insn;
   unsigned n_walkers;
   uint64_t *walker_free;

@@ -154,6 +154,31 @@ START_TEST(test_walkers_limit_overlap)
 }
 END_TEST
 
+START_TEST(test_rob_bounds_runahead)
+{
+  /* One DRAM miss, then L1 hits: with a small ROB the core stalls on the
+   * miss; with a large one the hits run ahead under it. */
+  uint64_t clock[2];
+  for (int big = 0; big < 2; big++) {
+    const char *sets[] = { "cache.prefetcher=none", big ? "cpu.rob_size=4096" : "cpu.rob_size=16", NULL };
+    Thread *t;
+    Machine *m = setup(sets, &t);
+    Cpu *cpu = m->cpus[0];
+    do_access(m, t, ACC_LOAD, BASE);
+    do_access(m, t, ACC_LOAD, BASE + 64);
+    cpu_drain(cpu);
+    memsys_flush(cpu->mem);
+    do_access(m, t, ACC_LOAD, BASE + 64); /* miss: L1 was flushed */
+    uint64_t t0 = cpu->clock;
+    for (int i = 0; i < 64; i++)
+      do_access(m, t, ACC_LOAD, BASE + 64); /* hits */
+    clock[big] = cpu->clock - t0;
+    machine_free(m);
+  }
+  ck_assert_uint_gt(clock[0], clock[1] + 100);
+}
+END_TEST
+
 static Suite *cpu_suite(void)
 {
   Suite *s = suite_create("cpu");
@@ -163,6 +188,7 @@ static Suite *cpu_suite(void)
   tcase_add_test(tc, test_dirty_assist);
   tcase_add_test(tc, test_fault_then_retry);
   tcase_add_test(tc, test_walkers_limit_overlap);
+  tcase_add_test(tc, test_rob_bounds_runahead);
   suite_add_tcase(s, tc);
   return s;
 }
