@@ -5,10 +5,10 @@
 # "exit N").  Lines that describe the host ("host:" lines, the "host" object
 # of --json) vary between machines and are filtered out before comparing.
 # Regenerate one case after a deliberate model change with
-#   GOLDEN_UPDATE=1 tests/golden/run-golden.sh NAME
+#   GOLDEN_UPDATE=1 tests/run-golden.sh NAME
 set -u
 : "${MMUSIM:=./mmusim}"
-: "${GOLDEN_DIR:=$(dirname "$0")}"
+: "${GOLDEN_DIR:=$(dirname "$0")/golden}"
 cases="$GOLDEN_DIR/cases"
 pass=0
 fail=0
