@@ -16,6 +16,7 @@
 #include "physmem.h"
 #include "record.h"
 #include "settings.h"
+#include "thp.h"
 
 typedef struct Machine Machine;
 typedef struct EventLog EventLog;
@@ -33,6 +34,8 @@ typedef struct Kernel {
   int alloc_node;        /* node of the CPU in the kernel now: page tables go there */
   gboolean map_on_demand; /* accesses outside any VMA map memory (lackey, ChampSim) */
   EventLog *ev;
+  const ThpPolicy *thp;  /* thp.policy */
+  struct Khugepaged *khugepaged;
   /* costs in cycles */
   uint64_t zero_page_cycles, anon_cycles, segv_cycles, ptpage_cycles;
   uint64_t clear_4k_cycles, copy_4k_cycles, invlpg_cycles, full_flush_cycles;

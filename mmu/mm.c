@@ -13,7 +13,9 @@ Mm *mm_new(uint32_t pid, uint16_t asid, const PtGeometry *g, const PtAllocator *
   mm->pid = pid;
   mm->asid = asid;
   mm->vmas = g_array_new(FALSE, FALSE, sizeof(Vma));
+  mm->deposited = g_hash_table_new(g_int64_hash, g_int64_equal);
   if (!pgtable_init(&mm->pt, g, a)) {
+    g_hash_table_destroy(mm->deposited);
     g_array_free(mm->vmas, TRUE);
     g_free(mm);
     return NULL;
@@ -25,9 +27,42 @@ void mm_free(Mm *mm)
 {
   if (!mm)
     return;
+  /* Deposited tables go back where table pages come from. */
+  GHashTableIter it;
+  gpointer key, val;
+  g_hash_table_iter_init(&it, mm->deposited);
+  while (g_hash_table_iter_next(&it, &key, &val)) {
+    mm->pt.a.release(mm->pt.a.ctx, 1, *(uint64_t *)val);
+    g_free(key);
+    g_free(val);
+  }
+  g_hash_table_destroy(mm->deposited);
   pgtable_destroy(&mm->pt);
   g_array_free(mm->vmas, TRUE);
   g_free(mm);
+}
+
+void mm_deposit(Mm *mm, uint64_t haddr, uint64_t table_pfn)
+{
+  g_return_if_fail(!g_hash_table_contains(mm->deposited, &haddr));
+  g_hash_table_insert(mm->deposited, g_memdup2(&haddr, sizeof haddr), g_memdup2(&table_pfn, sizeof table_pfn));
+}
+
+gboolean mm_withdraw(Mm *mm, uint64_t haddr, uint64_t *table_pfn)
+{
+  gpointer key, val;
+  if (!g_hash_table_lookup_extended(mm->deposited, &haddr, &key, &val))
+    return FALSE;
+  *table_pfn = *(uint64_t *)val;
+  g_hash_table_remove(mm->deposited, &haddr);
+  g_free(key);
+  g_free(val);
+  return TRUE;
+}
+
+guint mm_deposited_count(const Mm *mm)
+{
+  return g_hash_table_size(mm->deposited);
 }
 
 /* Index of the first VMA whose end is above va. */

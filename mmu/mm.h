@@ -36,6 +36,8 @@ typedef struct Mm {
   gboolean thp_disable; /* prctl(PR_SET_THP_DISABLE): MMF_DISABLE_THP */
   uint64_t rss_pages;  /* base pages mapped (huge pages count 512) */
   uint64_t cpumask;    /* CPUs that ran this mm since its last full flush (first 64) */
+  GHashTable *deposited; /* huge-PMD va -> pfn of the page table deposited for its split */
+  gboolean khugepaged_listed; /* on khugepaged's scan list */
 } Mm;
 
 /* Returns NULL when the root page table cannot be allocated. */
@@ -55,6 +57,13 @@ guint mm_split_range(Mm *mm, uint64_t start, uint64_t end, guint *n);
 /* Merge neighbours that became identical (vma_merge). */
 void mm_merge_vmas(Mm *mm);
 guint mm_vma_count(const Mm *mm);
+
+/* pgtable_trans_huge_deposit/withdraw: a huge PMD keeps one page-table page
+ * aside so that a later split never needs an allocation. */
+void mm_deposit(Mm *mm, uint64_t haddr, uint64_t table_pfn);
+/* FALSE when nothing is deposited for haddr. */
+gboolean mm_withdraw(Mm *mm, uint64_t haddr, uint64_t *table_pfn);
+guint mm_deposited_count(const Mm *mm);
 const Vma *mm_vma(const Mm *mm, guint i);
 
 #endif

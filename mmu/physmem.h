@@ -32,6 +32,31 @@ gboolean physmem_alloc(PhysMem *pm, int node, unsigned order, MigrateType mt, ui
 gboolean physmem_alloc_on(PhysMem *pm, int node, unsigned order, MigrateType mt, uint64_t *pfn);
 void physmem_release(PhysMem *pm, uint64_t pfn, unsigned order);
 
+/* What one direct compaction (mm/compaction.c) did, for counters and cost. */
+typedef struct {
+  gboolean ran;       /* compaction was tried (compact_stall) */
+  gboolean success;   /* it freed a block of the order (compact_success) */
+  uint64_t scanned;   /* pfns the migrate and free scanners examined */
+  uint64_t migrated;  /* 4K pages moved */
+} CompactResult;
+
+/* A huge (order >= pageblock order) movable allocation: physmem_alloc (or
+ * physmem_alloc_on when this_node), and when that fails and `compact` is
+ * set, direct compaction of the zones tried, then one more attempt.
+ * *cr tells what compaction did (zeroed when it did not run). */
+gboolean physmem_alloc_huge(PhysMem *pm, int node, unsigned order, gboolean this_node, gboolean compact,
+                            uint64_t *pfn, CompactResult *cr);
+
+/* hugetlbfs pools, filled at start from hugetlb.nr_hugepages (2M) and
+ * hugetlb.nr_hugepages_1g (1G), spread over the nodes like the kernel does.
+ * `shift` is 21 or 30.  Take prefers `node`, then the others by distance;
+ * FALSE when the pool is empty. */
+gboolean physmem_hugetlb_take(PhysMem *pm, unsigned shift, int node, uint64_t *pfn);
+void physmem_hugetlb_put(PhysMem *pm, unsigned shift, uint64_t pfn);
+/* Pages of that size in the pool, free and in all. */
+uint64_t physmem_hugetlb_free(const PhysMem *pm, unsigned shift);
+uint64_t physmem_hugetlb_total(const PhysMem *pm, unsigned shift);
+
 int physmem_nodes(const PhysMem *pm);
 int physmem_node_of(const PhysMem *pm, uint64_t pfn);
 uint64_t physmem_pages_per_node(const PhysMem *pm);

@@ -32,6 +32,7 @@ typedef struct {
   gboolean in_roi, roi_seen, stopped;
   Counters begin;
   uint64_t t_begin;
+  gint64 host_begin;   /* g_get_monotonic_time() at the region's start */
   EngineResult *res;
 } Engine;
 
@@ -86,6 +87,7 @@ static void snapshot_begin(Engine *e)
     cpu_drain(m->cpus[i]);
   machine_counters(m, &e->begin);
   e->t_begin = machine_max_clock(m);
+  e->host_begin = g_get_monotonic_time();
 }
 
 static void snapshot_end(Engine *e)
@@ -97,6 +99,7 @@ static void snapshot_end(Engine *e)
   machine_counters(m, &now);
   counters_diff(&e->res->counted, &now, &e->begin);
   e->res->elapsed_cycles = machine_max_clock(m) - e->t_begin;
+  e->res->host_seconds = (double)(g_get_monotonic_time() - e->host_begin) / 1e6;
 }
 
 /* Put thread t on its CPU, switching contexts if another thread ran there. */

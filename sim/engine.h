@@ -24,6 +24,7 @@ typedef struct {
   Counters counted;        /* the counted region */
   uint64_t elapsed_cycles; /* simulated time of the counted region */
   uint64_t records;        /* records read */
+  double host_seconds;     /* host time spent in the counted region */
   gboolean oom;            /* simulated out of memory: the run stopped */
 } EngineResult;
 

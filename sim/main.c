@@ -156,7 +156,7 @@ static int cmd_run(int argc, char **argv)
   }
   runs = g_new0(CounterValues, o.repeat);
   gint64 t0 = g_get_monotonic_time();
-  double accesses = 0;
+  double accesses = 0, roi_accesses = 0, roi_secs = 0;
   for (int i = 0; i < o.repeat; i++) {
     uint64_t seed = o.seed ? (uint64_t)o.seed + i : (o.repeat > 1 ? 1 + (uint64_t)i : 0);
     g_autoptr(TraceSource) src = open_input(&o, seed, &err);
@@ -188,6 +188,8 @@ static int cmd_run(int argc, char **argv)
     }
     counter_values_from(&runs[i], &res.counted, res.elapsed_cycles, mhz);
     accesses += (double)res.records;
+    roi_accesses += (double)res.counted.c[CTR_ACCESSES];
+    roi_secs += res.host_seconds;
   }
   double secs = (double)(g_get_monotonic_time() - t0) / 1e6;
   RunReport r = {
@@ -198,6 +200,7 @@ static int cmd_run(int argc, char **argv)
     .settings = s,
     .host_seconds = secs,
     .host_accesses_per_second = secs > 0 ? accesses / secs : 0,
+    .host_roi_accesses_per_second = roi_secs > 0 ? roi_accesses / roi_secs : 0,
     .host_peak_rss_bytes = peak_rss_bytes(),
   };
   report_aggregate(runs, (unsigned)o.repeat, &r.mean, &r.rel_stddev);

@@ -338,9 +338,10 @@ void report_text(const RunReport *r, FILE *out)
                   fmt_double(b, "%.9f", r->mean.v[CTR_SECONDS]));
   print_noise(out, line, r, r->rel_stddev.v[CTR_SECONDS]);
 
-  NumBuf secs, rate, rss;
-  fprintf(out, "\n host: %s s, %s M accesses/s, peak RSS %s MiB\n\n", fmt_double(secs, "%.2f", r->host_seconds),
-          fmt_double(rate, "%.1f", r->host_accesses_per_second / 1e6),
+  NumBuf secs, rate, roi_rate, rss;
+  fprintf(out, "\n host: %s s, %s M accesses/s (%s M/s counted), peak RSS %s MiB\n\n",
+          fmt_double(secs, "%.2f", r->host_seconds), fmt_double(rate, "%.1f", r->host_accesses_per_second / 1e6),
+          fmt_double(roi_rate, "%.1f", r->host_roi_accesses_per_second / 1e6),
           fmt_double(rss, "%.0f", (double)r->host_peak_rss_bytes / (1024.0 * 1024.0)));
 }
 
@@ -435,6 +436,8 @@ JsonNode *report_json_node(const RunReport *r)
   json_add_number(jb, r->host_seconds, FALSE);
   json_builder_set_member_name(jb, "accesses_per_second");
   json_add_number(jb, r->host_accesses_per_second, FALSE);
+  json_builder_set_member_name(jb, "counted_accesses_per_second");
+  json_add_number(jb, r->host_roi_accesses_per_second, FALSE);
   json_builder_set_member_name(jb, "peak_rss_bytes");
   json_builder_add_int_value(jb, (gint64)r->host_peak_rss_bytes);
   json_builder_end_object(jb);

@@ -25,7 +25,8 @@ typedef struct {
   CounterValues mean;       /* per counter, mean over runs */
   CounterValues rel_stddev; /* per counter, stddev / mean (0 when runs == 1 or mean == 0) */
   double host_seconds;
-  double host_accesses_per_second;
+  double host_accesses_per_second;      /* every record read, setup included */
+  double host_roi_accesses_per_second;  /* counted accesses in the counted region */
   uint64_t host_peak_rss_bytes;
 } RunReport;
 

@@ -235,15 +235,18 @@ static gboolean store(SettingValue *v, const SettingDef *d, const char *value, c
   case SETTING_INT:
   case SETTING_SIZE: {
     uint64_t x;
-    gboolean ok = d->type == SETTING_SIZE ? settings_parse_size(text, &x) : settings_parse_count(text, &x);
-    if (!ok || (double)x < d->min || (double)x > d->max) {
+    /* A minus sign only where the range allows negative values. */
+    gboolean neg = d->type == SETTING_INT && d->min < 0 && text[0] == '-';
+    gboolean ok = d->type == SETTING_SIZE ? settings_parse_size(text, &x) : settings_parse_count(text + neg, &x);
+    double val = neg ? -(double)x : (double)x;
+    if (!ok || (neg && x > (uint64_t)G_MAXINT64) || val < d->min || val > d->max) {
       g_autofree char *range = format_range(d);
       return bad_value(d, text, origin, range, error);
     }
-    v->i = (int64_t)x;
-    v->d = (double)x;
+    v->i = neg ? -(int64_t)x : (int64_t)x;
+    v->d = val;
     g_free(v->text);
-    v->text = d->type == SETTING_SIZE ? settings_format_size(x) : g_strdup_printf("%" G_GUINT64_FORMAT, x);
+    v->text = d->type == SETTING_SIZE ? settings_format_size(x) : g_strdup_printf("%" G_GINT64_FORMAT, v->i);
     break;
   }
   case SETTING_DOUBLE: {

@@ -56,6 +56,7 @@ static void fixture_init(Fixture *f)
   f->r.settings = f->settings;
   f->r.host_seconds = 1.234;
   f->r.host_accesses_per_second = 12.34e6;
+  f->r.host_roi_accesses_per_second = 4.56e6;
   f->r.host_peak_rss_bytes = 45ull * 1024 * 1024;
 }
 
@@ -259,7 +260,7 @@ START_TEST(test_text_single_run)
   assert_has_line(text, "                 0      L1-dcache-load-misses");
   /* footer, then the host line apart from it */
   assert_has_line(text, "       0.050000000 seconds time elapsed (simulated)");
-  ck_assert_msg(strstr(text, "(simulated)\n\n host: 1.23 s, 12.3 M accesses/s, peak RSS 45 MiB\n") != NULL, "%s", text);
+  ck_assert_msg(strstr(text, "(simulated)\n\n host: 1.23 s, 12.3 M accesses/s (4.6 M/s counted), peak RSS 45 MiB\n") != NULL, "%s", text);
   /* one run: no noise column */
   ck_assert_ptr_null(strstr(text, "( +-"));
   ck_assert_ptr_null(strstr(text, "runs)"));
@@ -387,7 +388,8 @@ START_TEST(test_json_top_level)
   ck_assert_int_eq(json_object_get_int_member(o, "runs"), 1);
 
   JsonObject *host = json_object_get_object_member(o, "host");
-  ck_assert_int_eq(json_object_get_size(host), 3);
+  ck_assert_int_eq(json_object_get_size(host), 4);
+  ck_assert_double_eq(json_object_get_double_member(host, "counted_accesses_per_second"), 4.56e6);
   ck_assert_double_eq(json_object_get_double_member(host, "seconds"), 1.234);
   ck_assert_double_eq(json_object_get_double_member(host, "accesses_per_second"), 12.34e6);
   ck_assert_int_eq(json_object_get_int_member(host, "peak_rss_bytes"), 45 * 1024 * 1024);

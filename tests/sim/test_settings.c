@@ -70,11 +70,13 @@ START_TEST(test_defaults_every_setting)
     ck_assert_ptr_nonnull(settings_str(s, id));
     switch (d->type) {
     case SETTING_INT: {
-      uint64_t v;
-      ck_assert(settings_parse_count(d->def, &v));
-      ck_assert_int_eq(settings_int(s, id), (int64_t)v);
+      uint64_t u;
+      gboolean neg = d->def[0] == '-';
+      ck_assert(settings_parse_count(d->def + neg, &u));
+      int64_t v = neg ? -(int64_t)u : (int64_t)u;
+      ck_assert_int_eq(settings_int(s, id), v);
       ck_assert_double_eq(settings_double(s, id), (double)v);
-      ck_assert(v >= d->min && v <= d->max);
+      ck_assert((double)v >= d->min && (double)v <= d->max);
       break;
     }
     case SETTING_SIZE: {
@@ -380,6 +382,22 @@ START_TEST(test_int_out_of_range)
 }
 END_TEST
 
+/* A minus sign is read only where the range goes below zero. */
+START_TEST(test_int_negative)
+{
+  g_autoptr(Settings) s = settings_new();
+  set_ok(s, "khugepaged.cpu", "-1");
+  ck_assert_int_eq(settings_int(s, SET_KHUGEPAGED_CPU), -1);
+  ck_assert_str_eq(settings_str(s, SET_KHUGEPAGED_CPU), "-1");
+  set_ok(s, "khugepaged.cpu", "3");
+  ck_assert_int_eq(settings_int(s, SET_KHUGEPAGED_CPU), 3);
+  g_autofree char *lo = set_fails(s, "khugepaged.cpu", "-2", "-s", SETTINGS_ERROR_BAD_VALUE);
+  assert_contains(lo, "from -1 to 65535");
+  g_autofree char *huge = set_fails(s, "khugepaged.cpu", "-99999999999999999999", "-s", SETTINGS_ERROR_BAD_VALUE);
+  assert_contains(huge, "from -1 to 65535");
+}
+END_TEST
+
 START_TEST(test_size_out_of_range)
 {
   g_autoptr(Settings) s = settings_new();
@@ -533,6 +551,7 @@ static Suite *settings_suite(void)
 
   tc = tcase_create("errors");
   tcase_add_test(tc, test_int_out_of_range);
+  tcase_add_test(tc, test_int_negative);
   tcase_add_test(tc, test_size_out_of_range);
   tcase_add_test(tc, test_unknown_key);
   tcase_add_test(tc, test_pairs);

@@ -1,0 +1,47 @@
+/*
+ * thp_ingens.c - a utilisation-threshold policy after Ingens (Kwon et al.,
+ * "Coordinated and Efficient Huge Page Management with Ingens", OSDI 2016):
+ * faults always map base pages, so no memory is bloated at fault time, and a
+ * 2M range is promoted (collapsed) only once at least thp.util_threshold of
+ * its 512 base pages are in use.  The Linux rules on writable and young PTEs
+ * and on shared pages still apply; max_ptes_none does not (the threshold
+ * replaces it).  Left out from the paper: its access-frequency tracking and
+ * fairness between processes.
+ */
+#include "config.h"
+#include "thp.h"
+
+#include <math.h>
+#include "kernel.h"
+
+#define THP_PTES_PER_PMD 512u
+
+static gboolean ingens_fault_huge(const Kernel *k, const Mm *mm, const Vma *v, uint64_t haddr)
+{
+  (void)k, (void)mm, (void)v, (void)haddr;
+  return FALSE;
+}
+
+static ScanResult ingens_collapse_check(const Kernel *k, const Mm *mm, const Vma *v, const ThpRangeStats *st)
+{
+  (void)mm, (void)v;
+  const Settings *s = k->s;
+  unsigned need = (unsigned)ceil(settings_double(s, SET_THP_UTIL_THRESHOLD) * THP_PTES_PER_PMD);
+  if (st->present == 0 || st->present < need)
+    return SCAN_POLICY;
+  if (st->swap > (unsigned)settings_int(s, SET_KHUGEPAGED_MAX_PTES_SWAP))
+    return SCAN_EXCEED_SWAP_PTE;
+  if (st->shared > (unsigned)settings_int(s, SET_KHUGEPAGED_MAX_PTES_SHARED))
+    return SCAN_EXCEED_SHARED_PTE;
+  if (st->writable == 0)
+    return SCAN_PAGE_RO;
+  if (st->young == 0)
+    return SCAN_LACK_REFERENCED_PAGE;
+  return SCAN_SUCCEED;
+}
+
+const ThpPolicy thp_policy_ingens = {
+  .name = "ingens",
+  .fault_huge = ingens_fault_huge,
+  .collapse_check = ingens_collapse_check,
+};
