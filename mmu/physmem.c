@@ -191,29 +191,6 @@ gboolean physmem_alloc_huge(PhysMem *pm, int node, unsigned order, gboolean this
                    : physmem_alloc(pm, node, order, MT_MOVABLE, pfn);
 }
 
-gboolean physmem_hugetlb_take(PhysMem *pm, unsigned shift, int node, uint64_t *pfn)
-{
-  (void)pm, (void)shift, (void)node, (void)pfn;
-  return FALSE; /* pools come with the hugetlbfs model */
-}
-
-void physmem_hugetlb_put(PhysMem *pm, unsigned shift, uint64_t pfn)
-{
-  (void)pm, (void)shift, (void)pfn;
-}
-
-uint64_t physmem_hugetlb_free(const PhysMem *pm, unsigned shift)
-{
-  (void)pm, (void)shift;
-  return 0;
-}
-
-uint64_t physmem_hugetlb_total(const PhysMem *pm, unsigned shift)
-{
-  (void)pm, (void)shift;
-  return 0;
-}
-
 /* The zone holding pfn, or NULL (reserved, or beyond the last node). */
 static BuddyZone *zone_of(const PhysMem *pm, uint64_t pfn)
 {

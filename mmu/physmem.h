@@ -47,15 +47,6 @@ typedef struct {
 gboolean physmem_alloc_huge(PhysMem *pm, int node, unsigned order, gboolean this_node, gboolean compact,
                             uint64_t *pfn, CompactResult *cr);
 
-/* hugetlbfs pools, filled at start from hugetlb.nr_hugepages (2M) and
- * hugetlb.nr_hugepages_1g (1G), spread over the nodes like the kernel does.
- * `shift` is 21 or 30.  Take prefers `node`, then the others by distance;
- * FALSE when the pool is empty. */
-gboolean physmem_hugetlb_take(PhysMem *pm, unsigned shift, int node, uint64_t *pfn);
-void physmem_hugetlb_put(PhysMem *pm, unsigned shift, uint64_t pfn);
-/* Pages of that size in the pool, free and in all. */
-uint64_t physmem_hugetlb_free(const PhysMem *pm, unsigned shift);
-uint64_t physmem_hugetlb_total(const PhysMem *pm, unsigned shift);
 
 int physmem_nodes(const PhysMem *pm);
 int physmem_node_of(const PhysMem *pm, uint64_t pfn);
