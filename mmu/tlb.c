@@ -35,9 +35,8 @@ Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, TlbRepl repl, GE
   t->name = g_strdup(name);
   t->ways = ways;
   t->sets = entries / ways;
-  t->set_mask = (t->sets & (t->sets - 1)) == 0 ? t->sets - 1 : 0;
-  if (t->sets == 1)
-    t->set_mask = 0, t->sets = 1;
+  t->sets_pow2 = (t->sets & (t->sets - 1)) == 0;
+  t->set_mask = t->sets - 1;
   t->repl = repl;
   t->tags = g_new0(uint64_t, entries);
   t->stamp = g_new0(uint64_t, entries);
@@ -66,11 +65,25 @@ const TlbPayload *tlb_peek(const Tlb *t, uint64_t key)
   return NULL;
 }
 
-static unsigned victim(Tlb *t, unsigned base)
+/* The way to refill: the key's own way if present, else the first invalid
+ * way, else the policy's victim.  One pass over the set. */
+static unsigned pick_way(Tlb *t, unsigned base, uint64_t key)
 {
-  for (unsigned w = 0; w < t->ways; w++)
-    if (!(t->tags[base + w] & TLB_VALID))
+  const uint64_t *tag = t->tags + base;
+  const uint64_t *stamp = t->stamp + base;
+  unsigned invalid = t->ways, oldest = 0;
+  for (unsigned w = 0; w < t->ways; w++) {
+    if (tag[w] == key)
       return w;
+    if (!(tag[w] & TLB_VALID)) {
+      if (invalid == t->ways)
+        invalid = w;
+    } else if (stamp[w] < stamp[oldest]) {
+      oldest = w;
+    }
+  }
+  if (invalid < t->ways)
+    return invalid;
   if (t->repl == TLB_REPL_RANDOM) {
     /* xorshift64: deterministic for a given sequence of insertions */
     t->rng ^= t->rng << 13;
@@ -78,25 +91,17 @@ static unsigned victim(Tlb *t, unsigned base)
     t->rng ^= t->rng << 17;
     return (unsigned)(t->rng % t->ways);
   }
-  unsigned best = 0;
-  for (unsigned w = 1; w < t->ways; w++)
-    if (t->stamp[base + w] < t->stamp[base + best])
-      best = w;
-  return best;
+  return oldest;
 }
 
 void tlb_insert(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
 {
   unsigned base = tlb_set_of(t, key) * t->ways;
-  unsigned w;
-  for (w = 0; w < t->ways; w++)
-    if (t->tags[base + w] == key)
-      break;
-  if (w == t->ways)
-    w = victim(t, base);
+  unsigned w = pick_way(t, base, key);
   t->tags[base + w] = key;
   t->stamp[base + w] = ++t->tick;
   t->pay[base + w] = (TlbPayload){ .pfn = pfn, .flags = flags, .size = size };
+  t->size_mask |= 1u << tlb_key_size(key);
 }
 
 gboolean tlb_invalidate(Tlb *t, uint64_t key)
@@ -122,6 +127,7 @@ void tlb_flush_asid(Tlb *t, unsigned asid)
 void tlb_flush_all(Tlb *t)
 {
   memset(t->tags, 0, sizeof(uint64_t) * t->sets * t->ways);
+  t->size_mask = 0;
 }
 
 unsigned tlb_entries(const Tlb *t)

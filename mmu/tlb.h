@@ -41,7 +41,11 @@ typedef struct {
 typedef struct {
   char *name;
   unsigned sets, ways;
-  uint64_t set_mask;  /* sets - 1 when a power of two, else 0 */
+  uint64_t set_mask;  /* sets - 1 */
+  gboolean sets_pow2; /* index by set_mask, else by modulo */
+  unsigned size_mask; /* bit per page-size code inserted since the last full
+                       * flush: a probe for a size never inserted is a miss
+                       * without a search (a host shortcut, not a model rule) */
   TlbRepl repl;
   uint64_t *tags;     /* sets * ways */
   uint64_t *stamp;    /* LRU: last use; FIFO: insertion */
@@ -59,12 +63,19 @@ static inline uint64_t tlb_key(unsigned asid, unsigned size_code, uint64_t vpn)
 static inline unsigned tlb_set_of(const Tlb *t, uint64_t key)
 {
   uint64_t vpn = key & TLB_VPN_MASK;
-  return (unsigned)(t->set_mask ? (vpn & t->set_mask) : (vpn % t->sets));
+  return (unsigned)(t->sets_pow2 ? (vpn & t->set_mask) : (vpn % t->sets));
+}
+
+static inline unsigned tlb_key_size(uint64_t key)
+{
+  return (unsigned)((key >> TLB_SIZE_SHIFT) & 7);
 }
 
 /* Probe; on a hit update the replacement state and return the payload. */
 static inline TlbPayload *tlb_lookup(Tlb *t, uint64_t key)
 {
+  if (!(t->size_mask & (1u << tlb_key_size(key))))
+    return NULL;
   unsigned base = tlb_set_of(t, key) * t->ways;
   const uint64_t *tag = t->tags + base;
   for (unsigned w = 0; w < t->ways; w++) {

@@ -145,12 +145,28 @@ gboolean cache_contains(const Cache *c, uint64_t line)
   return cache_find(cache_set_of(c, line), c->ways, line) >= 0;
 }
 
-void cache_fill(Cache *c, uint64_t line)
+gboolean cache_fill(Cache *c, uint64_t line)
 {
   uint64_t *set = cache_set_of(c, line);
-  if (cache_find(set, c->ways, line) >= 0)
-    return;
-  cache_set_touch(set, c->ways, line);
+  /* One search; empty ways are at the tail, so an empty way ends it. */
+  unsigned w = 0;
+  for (; w < c->ways && set[w] != CACHE_EMPTY; w++)
+    if (set[w] == line)
+      return FALSE;
+  /* Not present: the line goes in front, the ways before the first empty
+   * one (or all but the last) move down. */
+  unsigned move = w < c->ways ? w : c->ways - 1;
+  memmove(set + 1, set, move * sizeof *set);
+  set[0] = line;
+  return TRUE;
+}
+
+void cache_host_prefetch(const Cache *c, uint64_t line)
+{
+  const uint64_t *set = cache_set_of(c, line);
+  /* A set's tags span ways * 8 bytes: touch each host line of it. */
+  for (unsigned w = 0; w < c->ways; w += 8)
+    __builtin_prefetch(set + w, 1);
 }
 
 void cache_invalidate(Cache *c, uint64_t line)

@@ -32,8 +32,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Cache, cache_free)
 gboolean cache_access(Cache *c, uint64_t line);
 /* TRUE if present; changes nothing. */
 gboolean cache_contains(const Cache *c, uint64_t line);
-/* Insert without counting as a use if already present (prefetch fill). */
-void cache_fill(Cache *c, uint64_t line);
+/* Host prefetch of the set the line maps to (no effect on the model). */
+void cache_host_prefetch(const Cache *c, uint64_t line);
+/* Insert without counting as a use if already present (prefetch fill).
+ * TRUE if the line was inserted, FALSE if it was there already. */
+gboolean cache_fill(Cache *c, uint64_t line);
 void cache_invalidate(Cache *c, uint64_t line);
 void cache_invalidate_all(Cache *c);
 unsigned cache_sets(const Cache *c);

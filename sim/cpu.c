@@ -343,6 +343,46 @@ static gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, ui
   return FALSE;
 }
 
+void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *r, unsigned stage)
+{
+  if (r->type != REC_ACCESS)
+    return;
+  uint64_t va = r->addr;
+  /* The page of the last access is hot already (sequential work). */
+  if (granule_key(cpu->cur_asid, va) == (r->kind == ACC_IFETCH ? cpu->ui_key : cpu->ud_key))
+    return;
+  /* Descend the page table on the host, one level less at the far stage:
+   * the last table's node is what that stage brings in. */
+  const PageTable *pt = &th->mm->pt;
+  const PtNode *n = pt->root;
+  unsigned level = pt->g.levels;
+  unsigned idx = pgtable_index(&pt->g, level, va);
+  unsigned stop = stage == 0 ? 2 : 1;
+  while (level > stop && n->child && n->child[idx]) {
+    n = n->child[idx];
+    level--;
+    idx = pgtable_index(&pt->g, level, va);
+  }
+  switch (stage) {
+  case 0:
+    if (n->child && n->child[idx])
+      __builtin_prefetch(n->child[idx]);
+    return;
+  case 1:
+    __builtin_prefetch(&n->e[idx]);
+    memsys_host_prefetch(cpu->mem, (n->pfn << 12) | ((uint64_t)idx << 3));
+    return;
+  default: {
+    uint64_t e = n->e[idx];
+    if (!(e & PTE_P) || (level > 1 && !(e & PTE_PS)))
+      return;
+    uint64_t span = pgtable_entry_span(&pt->g, level);
+    memsys_host_prefetch(cpu->mem, (pte_pfn(e) << 12) + (va & (span - 1)));
+    return;
+  }
+  }
+}
+
 void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
 {
   Counters *ctr = &cpu->ctr;

@@ -62,6 +62,13 @@ void cpu_free(Cpu *cpu);
 
 /* Run one access of the thread on this CPU. */
 void cpu_access(Cpu *cpu, Thread *t, const TraceRecord *r);
+/* A host-side hint, no effect on the model: the engine calls it for records
+ * a few places ahead so that the host lines their simulation will read (the
+ * page-table entry, the simulated cache sets of the entry and of the data)
+ * are on their way.  Stages, far to near: 0 the last-level table's node,
+ * 1 the table entry and its simulated cache sets, 2 the data line's sets
+ * (once the entry has arrived). */
+void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *r, unsigned stage);
 /* Run `n` instructions that touch no memory. */
 void cpu_compute(Cpu *cpu, uint64_t n);
 /* Wait for every outstanding miss (before a fault, a syscall, the end). */

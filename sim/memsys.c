@@ -204,9 +204,8 @@ static inline gboolean memsys_same_page(const MemHier *h, uint64_t a, uint64_t b
 
 static void memsys_prefetch_line(MemHier *h, uint64_t line)
 {
-  if (cache_contains(h->l2, line))
-    return;
-  cache_fill(h->l2, line);
+  if (!cache_fill(h->l2, line))
+    return; /* already there */
   if (h->llc != NULL)
     cache_fill(h->llc, line);
   h->ctr->c[CTR_PREFETCHES]++;
@@ -414,6 +413,14 @@ uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level
   if (level != NULL)
     *level = served;
   return cycles;
+}
+
+void memsys_host_prefetch(const MemHier *h, uint64_t pa)
+{
+  uint64_t line = pa >> h->line_shift;
+  cache_host_prefetch(h->l2, line);
+  if (h->llc != NULL)
+    cache_host_prefetch(h->llc, line);
 }
 
 /* ---- queries ------------------------------------------------------------- */

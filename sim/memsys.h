@@ -41,6 +41,10 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MemHier, memsys_free)
  * stores the level that served it in *level (may be NULL). */
 uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level);
 
+/* Host prefetch of the simulated L2 and LLC sets that a reference to pa
+ * would search; changes nothing in the model. */
+void memsys_host_prefetch(const MemHier *h, uint64_t pa);
+
 /* Latency in cycles of a hit at `level` (MEM_L1: the L1D; DRAM: the local idle
  * latency, as memsys_access() returns it: LLC (or L2) hit cycles + DRAM). */
 uint32_t memsys_level_cycles(const MemHier *h, MemLevel level);

@@ -29,12 +29,14 @@
 
 #define PWC_MAX_LEVEL 5
 
+/* A fully associative paging-structure cache with true LRU, kept in
+ * recency order: entry 0 is the most recently used, invalid entries are at
+ * the tail.  A hit moves the entry to the front; a fill pushes every entry
+ * down one and drops the last (the least recently used, or an invalid one). */
 typedef struct {
   unsigned n;
   uint64_t *tag;   /* TLB_VALID | asid << 48 | va >> shift[level] */
   PtNode **node;   /* the next-level table the cached entry points to */
-  uint64_t *stamp;
-  uint64_t tick;
 } Pwc;
 
 typedef struct {
@@ -61,23 +63,34 @@ static void pwc_init(Pwc *p, unsigned n)
   p->n = n;
   p->tag = g_new0(uint64_t, n ? n : 1);
   p->node = g_new0(PtNode *, n ? n : 1);
-  p->stamp = g_new0(uint64_t, n ? n : 1);
 }
 
 static void pwc_clear(Pwc *p)
 {
   g_free(p->tag);
   g_free(p->node);
-  g_free(p->stamp);
 }
 
-static PtNode *pwc_lookup(Pwc *p, uint64_t tag)
+/* Move entry i to the front, shifting 0..i-1 down. */
+static inline void pwc_to_front(Pwc *p, unsigned i, uint64_t tag, PtNode *node)
+{
+  memmove(p->tag + 1, p->tag, i * sizeof *p->tag);
+  memmove(p->node + 1, p->node, i * sizeof *p->node);
+  p->tag[0] = tag;
+  p->node[0] = node;
+}
+
+static inline PtNode *pwc_lookup(Pwc *p, uint64_t tag)
 {
   for (unsigned i = 0; i < p->n; i++) {
     if (p->tag[i] == tag) {
-      p->stamp[i] = ++p->tick;
-      return p->node[i];
+      PtNode *node = p->node[i];
+      if (i)
+        pwc_to_front(p, i, tag, node);
+      return node;
     }
+    if (!(p->tag[i] & TLB_VALID))
+      break; /* the rest are invalid */
   }
   return NULL;
 }
@@ -86,25 +99,30 @@ static void pwc_fill(Pwc *p, uint64_t tag, PtNode *node)
 {
   if (!p->n)
     return;
-  unsigned v = 0;
-  for (unsigned i = 0; i < p->n; i++) {
-    if (p->tag[i] == tag || !(p->tag[i] & TLB_VALID)) {
-      v = i;
-      break;
-    }
-    if (p->stamp[i] < p->stamp[v])
-      v = i;
-  }
-  p->tag[v] = tag;
-  p->node[v] = node;
-  p->stamp[v] = ++p->tick;
+  unsigned i = 0;
+  while (i < p->n - 1 && p->tag[i] != tag && (p->tag[i] & TLB_VALID))
+    i++;
+  /* i: the entry itself, the first invalid one, or the last (LRU) one. */
+  pwc_to_front(p, i, tag, node);
 }
 
+/* Invalidate entries of asid (or all), keeping the valid ones in order at
+ * the front. */
 static void pwc_flush(Pwc *p, gboolean all, unsigned asid)
 {
-  for (unsigned i = 0; i < p->n; i++)
-    if (all || ((p->tag[i] >> TLB_ASID_SHIFT) & TLB_ASID_MASK) == asid)
-      p->tag[i] = 0;
+  unsigned keep = 0;
+  for (unsigned i = 0; i < p->n; i++) {
+    uint64_t t = p->tag[i];
+    if (!(t & TLB_VALID) || all || ((t >> TLB_ASID_SHIFT) & TLB_ASID_MASK) == asid)
+      continue;
+    p->tag[keep] = t;
+    p->node[keep] = p->node[i];
+    keep++;
+  }
+  for (unsigned i = keep; i < p->n; i++) {
+    p->tag[i] = 0;
+    p->node[i] = NULL;
+  }
 }
 
 static uint64_t pwc_tag(const X86State *st, unsigned level, unsigned asid, uint64_t va)

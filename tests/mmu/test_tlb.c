@@ -120,6 +120,7 @@ START_TEST(test_set_index_power_of_two)
   g_autoptr(Tlb) t = make(16, 4, TLB_REPL_LRU); /* 4 sets */
   ck_assert_uint_eq(t->sets, 4);
   ck_assert_uint_eq(t->set_mask, 3);
+  ck_assert(t->sets_pow2);
   ck_assert_uint_eq(tlb_entries(t), 16);
   ck_assert_uint_eq(tlb_set_of(t, key0(0x13)), 3); /* 0b10011 & 3 */
   ck_assert_uint_eq(tlb_set_of(t, key0(0x14)), 0);
@@ -128,11 +129,44 @@ START_TEST(test_set_index_power_of_two)
 }
 END_TEST
 
+/* A probe for a page size never inserted since the last full flush misses
+ * without a search; inserting that size makes it searchable again. */
+START_TEST(test_size_mask_shortcut)
+{
+  g_autoptr(Tlb) t = make(16, 4, TLB_REPL_LRU);
+  ck_assert_uint_eq(t->size_mask, 0);
+  tlb_insert(t, tlb_key(1, 0, 0x10), 0x99, TLBF_W, 0);
+  ck_assert_uint_eq(t->size_mask, 1u << 0);
+  ck_assert_ptr_nonnull(tlb_lookup(t, tlb_key(1, 0, 0x10)));
+  ck_assert_ptr_null(tlb_lookup(t, tlb_key(1, 1, 0x10)));
+  tlb_insert(t, tlb_key(1, 1, 0x10), 0x200, TLBF_W, 1);
+  ck_assert_uint_eq(t->size_mask, 3u);
+  ck_assert_uint_eq(tlb_lookup(t, tlb_key(1, 1, 0x10))->pfn, 0x200);
+  /* Invalidation keeps the bit (a probe then searches and misses). */
+  ck_assert(tlb_invalidate(t, tlb_key(1, 1, 0x10)));
+  ck_assert_uint_eq(t->size_mask, 3u);
+  ck_assert_ptr_null(tlb_lookup(t, tlb_key(1, 1, 0x10)));
+  tlb_flush_all(t);
+  ck_assert_uint_eq(t->size_mask, 0);
+  ck_assert_ptr_null(tlb_lookup(t, tlb_key(1, 0, 0x10)));
+}
+END_TEST
+
+/* One set: the index is always 0, by mask. */
+START_TEST(test_set_index_one_set)
+{
+  g_autoptr(Tlb) t = make(4, 4, TLB_REPL_LRU);
+  ck_assert_uint_eq(t->sets, 1);
+  ck_assert(t->sets_pow2);
+  ck_assert_uint_eq(tlb_set_of(t, key0(0x12345)), 0);
+}
+END_TEST
+
 START_TEST(test_set_index_twelve_sets)
 {
   g_autoptr(Tlb) t = make(48, 4, TLB_REPL_LRU); /* 12 sets, like a 48-entry 4-way array */
   ck_assert_uint_eq(t->sets, 12);
-  ck_assert_uint_eq(t->set_mask, 0);
+  ck_assert(!t->sets_pow2);
   ck_assert_uint_eq(tlb_set_of(t, key0(25)), 1);     /* 25 = 2 * 12 + 1 */
   ck_assert_uint_eq(tlb_set_of(t, key0(4096)), 4);   /* 4096 = 341 * 12 + 4 */
   ck_assert_uint_eq(tlb_set_of(t, key0(11)), 11);
@@ -444,6 +478,8 @@ static Suite *tlb_suite(void)
   tcase_add_test(tc, test_key_layout);
   tcase_add_test(tc, test_set_index_power_of_two);
   tcase_add_test(tc, test_set_index_twelve_sets);
+  tcase_add_test(tc, test_size_mask_shortcut);
+  tcase_add_test(tc, test_set_index_one_set);
   tcase_add_test(tc, test_set_index_is_vpn_mod_sets);
   suite_add_tcase(s, tc);
 

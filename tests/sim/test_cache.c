@@ -179,14 +179,32 @@ START_TEST(test_fill)
   g_autoptr(Cache) c = one_set(2);
   cache_access(c, A);
   cache_access(c, B);  /* B A */
-  cache_fill(c, A);    /* present: not a use, order stays B A */
+  ck_assert(!cache_fill(c, A)); /* present: not a use, order stays B A */
   cache_access(c, C);  /* evicts A */
   ck_assert(!cache_contains(c, A));
-  cache_fill(c, D);    /* absent: inserted as MRU, D C, B out */
+  ck_assert(cache_fill(c, D)); /* absent: inserted as MRU, D C, B out */
   ck_assert(cache_contains(c, D));
   ck_assert(!cache_contains(c, B));
   ck_assert(cache_access(c, D));
   ck_assert(cache_access(c, C));
+}
+END_TEST
+
+/* A fill into a set with empty ways takes an empty way and evicts nothing,
+ * also after an invalidation left a hole. */
+START_TEST(test_fill_uses_empty_ways)
+{
+  g_autoptr(Cache) c = one_set(3);
+  ck_assert(cache_fill(c, A));
+  ck_assert(cache_fill(c, B));   /* B A - */
+  cache_invalidate(c, A);        /* B - - */
+  ck_assert(cache_fill(c, C));   /* C B - */
+  ck_assert(cache_fill(c, D));   /* D C B */
+  ck_assert(cache_contains(c, B));
+  ck_assert(cache_contains(c, C));
+  ck_assert(cache_fill(c, E));   /* E D C, B out */
+  ck_assert(!cache_contains(c, B));
+  ck_assert(!cache_fill(c, C));
 }
 END_TEST
 
@@ -320,6 +338,7 @@ static Suite *cache_suite(void)
   tcase_add_test(tc, test_power_of_two_index);
   tcase_add_test(tc, test_contains_keeps_lru);
   tcase_add_test(tc, test_fill);
+  tcase_add_test(tc, test_fill_uses_empty_ways);
   tcase_add_test(tc, test_invalidate);
   tcase_add_test(tc, test_random_against_reference);
   suite_add_tcase(s, tc);
