@@ -343,9 +343,14 @@ static gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, ui
   return FALSE;
 }
 
+/* Below this many table pages (4 KiB of host memory each) the page table
+ * stays in the host's caches and prefetching it only costs instructions.
+ * Host tuning, not model: about a host L2. */
+#define CPU_PREFETCH_MIN_TABLES 256
+
 void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *r, unsigned stage)
 {
-  if (r->type != REC_ACCESS)
+  if (r->type != REC_ACCESS || th->mm->pt.tables < CPU_PREFETCH_MIN_TABLES)
     return;
   uint64_t va = r->addr;
   /* The page of the last access is hot already (sequential work). */
@@ -459,7 +464,9 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
       cpu->mshr_tail = cpu->mshr_tail + 1 == cpu->n_mshr ? 0 : cpu->mshr_tail + 1;
       cpu->mshr_count--;
     }
-    unsigned slot = (cpu->mshr_tail + cpu->mshr_count) % cpu->n_mshr;
+    unsigned slot = cpu->mshr_tail + cpu->mshr_count;
+    if (slot >= cpu->n_mshr) /* both are below n_mshr: one wrap at most */
+      slot -= cpu->n_mshr;
     cpu->mshr_done[slot] = done;
     cpu->mshr_insn[slot] = cpu->insns;
     cpu->mshr_count++;
