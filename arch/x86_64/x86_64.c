@@ -232,18 +232,17 @@ fail:
 
 /* ---- the walk ------------------------------------------------------------------ */
 
-static const char *level_name(unsigned levels, unsigned l)
+static const char *level_name(unsigned l)
 {
   static const char *names[] = { "", "PTE", "PDE", "PDPTE", "PML4E", "PML5E" };
-  (void)levels;
   return names[l];
 }
 
-static void explain_entry(GString *ex, unsigned levels, unsigned l, unsigned idx, uint64_t pa, uint64_t e,
+static void explain_entry(GString *ex, unsigned l, unsigned idx, uint64_t pa, uint64_t e,
                           MemLevel where, uint32_t cyc)
 {
   g_string_append_printf(ex, "  %-6s index %3u  read %#014" G_GINT64_MODIFIER "x  %-4s %3u cycles  entry %#018" G_GINT64_MODIFIER "x [",
-                         level_name(levels, l), idx, pa, memsys_level_name(where), cyc, e);
+                         level_name(l), idx, pa, memsys_level_name(where), cyc, e);
   if (!(e & PTE_P)) {
     g_string_append(ex, "not present]\n");
     return;
@@ -320,7 +319,7 @@ static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
   if (ex) {
     if (level < st->levels)
       g_string_append_printf(ex, "  paging-structure cache: %s cache hit, walk starts at the %s\n",
-                             level_name(st->levels, level + 1), level_name(st->levels, level));
+                             level_name(level + 1), level_name(level));
     else
       g_string_append_printf(ex, "  paging-structure caches: miss, walk starts at CR3 (table pfn %#" G_GINT64_MODIFIER "x)\n",
                              mm->pt.root->pfn);
@@ -338,7 +337,7 @@ static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
     cpu->ctr.c[CTR_WALK_REFS_L1 + where]++;
     uint64_t e = node->e[idx];
     if (ex)
-      explain_entry(ex, st->levels, level, idx, pa, e, where, c);
+      explain_entry(ex, level, idx, pa, e, where, c);
     if (!(e & PTE_P)) {
       status = XLAT_NOT_PRESENT;
       break;
