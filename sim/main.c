@@ -16,6 +16,7 @@
 #include "explain.h"
 #include "machine.h"
 #include "report.h"
+#include "sweep.h"
 #include "text.h"
 #include "workload.h"
 
@@ -351,7 +352,9 @@ int main(int argc, char **argv)
     return cmd_explain(argc - 1, argv + 1);
   if (strcmp(cmd, "list") == 0)
     return cmd_list(argc - 1, argv + 1);
-  if (strcmp(cmd, "sweep") == 0 || strcmp(cmd, "record") == 0 || strcmp(cmd, "trace") == 0) {
+  if (strcmp(cmd, "sweep") == 0)
+    return sweep_main(argc - 1, argv + 1, argv[0]);
+  if (strcmp(cmd, "record") == 0 || strcmp(cmd, "trace") == 0) {
     fprintf(stderr, "mmusim: '%s' is not part of this version yet; see doc/ARCHITECTURE.md for what exists\n", cmd);
     return 2;
   }

@@ -1,9 +1,11 @@
 #!/bin/sh
 # Golden end-to-end tests: each case is tests/golden/cases/NAME.args (the
 # arguments of one mmusim command line, one per line; @DIR@ stands for the
-# cases folder) and NAME.expected (its standard output, and on the last line
+# cases folder, @TMP@ for a fresh scratch folder of the case) and
+# NAME.expected (its standard output and error, and on the last line
 # "exit N").  Lines that describe the host ("host:" lines, the "host" object
-# of --json) vary between machines and are filtered out before comparing.
+# of --json, sweep progress lines with their timings) vary between machines
+# and are filtered out before comparing.
 # Regenerate one case after a deliberate model change with
 #   GOLDEN_UPDATE=1 tests/run-golden.sh NAME
 set -u
@@ -14,21 +16,25 @@ pass=0
 fail=0
 only="$*"
 filter() {
-  sed -e '/^ *host:/d' -e '/"host" *:/,/}/d' -e '/"version" *:/d' -e "s#$cases#@DIR@#g"
+  sed -e '/^ *host:/d' -e '/"host" *:/,/}/d' -e '/"version" *:/d' -e '/^mmusim: sweep \[/d' \
+      -e "s#$cases#@DIR@#g" -e "s#$tmp#@TMP@#g"
 }
 for args in "$cases"/*.args; do
   name=$(basename "$args" .args)
   if [ -n "$only" ]; then
     case " $only " in *" $name "*) ;; *) continue ;; esac
   fi
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-golden.XXXXXX")
   set -f
   # shellcheck disable=SC2046
-  set -- $(sed -e "s#@DIR@#$cases#g" "$args" | tr '\n' ' ')
+  set -- $(sed -e "s#@DIR@#$cases#g" -e "s#@TMP@#$tmp#g" "$args" | tr '\n' ' ')
   set +f
   out=$("$MMUSIM" "$@" 2>&1 < /dev/null | filter; echo "exit $?")
-  # the exit status of mmusim, not of the filter:
+  # the exit status of mmusim, not of the filter (on a fresh scratch folder):
+  rm -rf "$tmp" && mkdir "$tmp"
   "$MMUSIM" "$@" >/dev/null 2>&1 < /dev/null
   rc=$?
+  rm -rf "$tmp"
   out=$(printf '%s\n' "$out" | sed '$d'; echo "exit $rc")
   if [ "${GOLDEN_UPDATE:-}" = 1 ]; then
     printf '%s\n' "$out" > "$cases/$name.expected"

@@ -1,0 +1,345 @@
+/*
+ * experiment.c - experiment files (see experiment.h).
+ */
+#include "config.h"
+#include "experiment.h"
+
+#include <string.h>
+#include "cache.h"
+#include "machine.h"
+#include "stats.h"
+
+#define EXP_GROUP "experiment"
+#define EXP_ID_DIGITS 12
+
+static gboolean exp_error(GError **error, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+static gboolean exp_error(GError **error, const char *path, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, "%s: %s", path, msg);
+  return FALSE;
+}
+
+static void config_free(gpointer p)
+{
+  ExpConfig *c = p;
+  g_free(c->id);
+  g_free(c->label);
+  g_strfreev(c->vary_keys);
+  g_strfreev(c->vary_values);
+  g_free(c->machine);
+  g_free(c->workload);
+  g_strfreev(c->set);
+  g_free(c);
+}
+
+void experiment_free(Experiment *e)
+{
+  if (!e)
+    return;
+  g_free(e->path);
+  g_free(e->name);
+  g_free(e->trace);
+  g_free(e->format);
+  g_free(e->metric);
+  if (e->configs)
+    g_ptr_array_free(e->configs, TRUE);
+  g_free(e);
+}
+
+/* A machine .ini or trace named relative to the experiment file. */
+static char *relative_to(const char *exp_path, const char *value)
+{
+  if (g_path_is_absolute(value) || strcmp(value, "-") == 0)
+    return g_strdup(value);
+  g_autofree char *dir = g_path_get_dirname(exp_path);
+  return g_build_filename(dir, value, NULL);
+}
+
+static char *resolve_machine(const char *exp_path, const char *value)
+{
+  return g_str_has_suffix(value, ".ini") ? relative_to(exp_path, value) : g_strdup(value);
+}
+
+/* An optional unsigned integer key of [experiment]. */
+static gboolean get_uint(GKeyFile *kf, const char *path, const char *key, uint64_t def, uint64_t *out, GError **error)
+{
+  g_autofree char *text = g_key_file_get_string(kf, EXP_GROUP, key, NULL);
+  if (!text) {
+    *out = def;
+    return TRUE;
+  }
+  g_strstrip(text);
+  if (!settings_parse_count(text, out))
+    return exp_error(error, path, "[experiment] %s = '%s': give a whole number", key, text);
+  return TRUE;
+}
+
+/* Split "a, b, c" into trimmed values; with a semicolon anywhere, split on
+ * semicolons instead, as workload specs hold commas. */
+static char **split_values(const char *text)
+{
+  char **v = g_strsplit(text, strchr(text, ';') ? ";" : ",", -1);
+  for (char **p = v; *p; p++)
+    g_strstrip(*p);
+  return v;
+}
+
+/* The identity of a configuration: everything that decides its result, as
+ * written in the experiment (paths as given, so the id is the same on every
+ * host). */
+static char *config_id(const Experiment *e, const char *machine, const char *workload, char **set)
+{
+  GString *canon = g_string_new(NULL);
+  g_string_append_printf(canon, "machine=%s\nworkload=%s\ntrace=%s\nformat=%s\nrepeat=%u\nseed=%" G_GUINT64_FORMAT
+                                "\nwarmup=%" G_GUINT64_FORMAT "\n",
+                         machine, workload ? workload : "", e->trace ? e->trace : "", e->format ? e->format : "",
+                         e->repeat, e->seed, e->warmup);
+  for (char **p = set; p && *p; p++)
+    g_string_append_printf(canon, "set=%s\n", *p);
+  char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon->str, (gssize)canon->len);
+  g_string_free(canon, TRUE);
+  sum[EXP_ID_DIGITS] = '\0';
+  return sum;
+}
+
+static gboolean is_special_axis(const char *key)
+{
+  return strcmp(key, "machine") == 0 || strcmp(key, "workload") == 0;
+}
+
+/* Build configuration number `pick` given the index into each axis. */
+static ExpConfig *make_config(Experiment *e, GKeyFile *kf, char **axes, char ***values, const guint *index,
+                              const char *base_machine, const char *base_workload, GError **error)
+{
+  ExpConfig *c = g_new0(ExpConfig, 1);
+  GPtrArray *set = g_ptr_array_new();
+  GString *label = g_string_new(NULL);
+  guint n_axes = g_strv_length(axes);
+  c->vary_keys = g_new0(char *, n_axes + 1);
+  c->vary_values = g_new0(char *, n_axes + 1);
+  c->machine = g_strdup(base_machine);
+  c->workload = g_strdup(base_workload);
+
+  g_auto(GStrv) fixed = g_key_file_get_keys(kf, "settings", NULL, NULL);
+  for (char **k = fixed; k && *k; k++) {
+    g_autofree char *v = g_key_file_get_string(kf, "settings", *k, NULL);
+    g_ptr_array_add(set, g_strdup_printf("%s=%s", *k, g_strstrip(v)));
+  }
+  for (guint a = 0; a < n_axes; a++) {
+    const char *v = values[a][index[a]];
+    c->vary_keys[a] = g_strdup(axes[a]);
+    c->vary_values[a] = g_strdup(v);
+    g_string_append_printf(label, "%s%s=%s", a ? ", " : "", axes[a], v);
+    if (strcmp(axes[a], "machine") == 0) {
+      g_free(c->machine);
+      c->machine = g_strdup(v);
+    } else if (strcmp(axes[a], "workload") == 0) {
+      g_free(c->workload);
+      c->workload = g_strdup(v);
+    } else {
+      g_ptr_array_add(set, g_strdup_printf("%s=%s", axes[a], v));
+    }
+  }
+  g_ptr_array_add(set, NULL);
+  c->set = (char **)g_ptr_array_free(set, FALSE);
+  c->label = g_string_free(label, FALSE);
+  if (!*c->label) {
+    g_free(c->label);
+    c->label = g_strdup("base");
+  }
+  c->id = config_id(e, c->machine, c->workload, c->set);
+  return c;
+}
+
+/* Resolve the paths of c and fill its RunSpec; check its settings. */
+static gboolean finish_config(Experiment *e, ExpConfig *c, GError **error)
+{
+  char *machine = resolve_machine(e->path, c->machine);
+  g_free(c->machine);
+  c->machine = machine;
+  c->spec = (RunSpec){
+    .machine = c->machine,
+    .set = (const char *const *)c->set,
+    .workload = c->workload,
+    .trace = e->trace,
+    .format = e->format,
+    .repeat = e->repeat,
+    .seed = e->seed,
+    .warmup = e->warmup,
+  };
+  GError *err = NULL;
+  g_autoptr(Settings) s = runner_settings(&c->spec, &err);
+  /* Build the machine once too: an impossible one is bad input, found
+   * before any configuration runs. */
+  Machine *m = s ? machine_new(c->machine, s, NULL, &err) : NULL;
+  machine_free(m);
+  if (!m) {
+    exp_error(error, e->path, "configuration %s: %s", c->label, err->message);
+    g_error_free(err);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+Experiment *experiment_load(const char *path, GError **error)
+{
+  g_autoptr(GKeyFile) kf = g_key_file_new();
+  GError *err = NULL;
+  if (!g_key_file_load_from_file(kf, path, G_KEY_FILE_NONE, &err)) {
+    exp_error(error, path, "%s", err->message);
+    g_error_free(err);
+    return NULL;
+  }
+  g_autoptr(Experiment) e = g_new0(Experiment, 1);
+  e->path = g_strdup(path);
+  if (!g_key_file_has_group(kf, EXP_GROUP)) {
+    exp_error(error, path, "no [experiment] group: it names the machine, the workload and the metric");
+    return NULL;
+  }
+  static const char *const known[] = { "name", "machine", "workload", "trace", "format", "repeat",
+                                       "seed", "warmup", "metric", "combine", NULL };
+  g_auto(GStrv) keys = g_key_file_get_keys(kf, EXP_GROUP, NULL, NULL);
+  for (char **k = keys; k && *k; k++)
+    if (!g_strv_contains(known, *k)) {
+      g_autofree char *list = g_strjoinv(", ", (char **)known);
+      exp_error(error, path, "[experiment] has no key '%s' (keys: %s)", *k, list);
+      return NULL;
+    }
+  g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
+  for (char **g = groups; *g; g++)
+    if (strcmp(*g, EXP_GROUP) && strcmp(*g, "settings") && strcmp(*g, "vary")) {
+      exp_error(error, path, "unknown group [%s] (groups: [experiment], [settings], [vary])", *g);
+      return NULL;
+    }
+
+  g_autofree char *base = g_path_get_basename(path);
+  if (g_str_has_suffix(base, ".ini"))
+    base[strlen(base) - 4] = '\0';
+  e->name = g_key_file_get_string(kf, EXP_GROUP, "name", NULL);
+  if (!e->name)
+    e->name = g_strdup(base);
+  g_strstrip(e->name);
+  g_autofree char *machine = g_key_file_get_string(kf, EXP_GROUP, "machine", NULL);
+  g_autofree char *workload = g_key_file_get_string(kf, EXP_GROUP, "workload", NULL);
+  g_autofree char *trace = g_key_file_get_string(kf, EXP_GROUP, "trace", NULL);
+  e->format = g_key_file_get_string(kf, EXP_GROUP, "format", NULL);
+  if (machine)
+    g_strstrip(machine);
+  if (workload)
+    g_strstrip(workload);
+  if (e->format)
+    g_strstrip(e->format);
+  if (trace) {
+    e->trace = relative_to(path, g_strstrip(trace));
+    if (strcmp(e->trace, "-") == 0) {
+      exp_error(error, path, "[experiment] trace = -: a sweep reads its trace once per configuration; give a file");
+      return NULL;
+    }
+  }
+  uint64_t repeat;
+  if (!get_uint(kf, path, "repeat", 1, &repeat, error) || !get_uint(kf, path, "seed", 0, &e->seed, error) ||
+      !get_uint(kf, path, "warmup", 0, &e->warmup, error))
+    return NULL;
+  if (repeat < 1 || repeat > 10000) {
+    exp_error(error, path, "[experiment] repeat = %" G_GUINT64_FORMAT ": give 1 to 10000", repeat);
+    return NULL;
+  }
+  e->repeat = (unsigned)repeat;
+  e->metric = g_key_file_get_string(kf, EXP_GROUP, "metric", NULL);
+  e->metric = e->metric ? g_strstrip(e->metric) : g_strdup("ns_per_access");
+  e->metric_id = -1;
+  for (int i = 0; i < N_COUNTERS; i++)
+    if (strcmp(counter_def((CounterId)i)->name, e->metric) == 0)
+      e->metric_id = i;
+  if (e->metric_id < 0) {
+    exp_error(error, path, "[experiment] metric = %s: not a counter (see `mmusim list counters`)", e->metric);
+    return NULL;
+  }
+  g_autofree char *combine = g_key_file_get_string(kf, EXP_GROUP, "combine", NULL);
+  gboolean zip = FALSE;
+  if (combine) {
+    g_strstrip(combine);
+    if (strcmp(combine, "zip") == 0)
+      zip = TRUE;
+    else if (strcmp(combine, "product") != 0) {
+      exp_error(error, path, "[experiment] combine = %s: give product or zip", combine);
+      return NULL;
+    }
+  }
+
+  /* The axes. */
+  g_auto(GStrv) axes = g_key_file_get_keys(kf, "vary", NULL, NULL);
+  if (!axes)
+    axes = g_new0(char *, 1);
+  guint n = g_strv_length(axes);
+  e->n_axes = n;
+  char ***values = g_new0(char **, n + 1);
+  guint *len = g_new0(guint, n + 1);
+  gboolean ok = TRUE;
+  for (guint a = 0; a < n && ok; a++) {
+    g_autofree char *text = g_key_file_get_string(kf, "vary", axes[a], NULL);
+    values[a] = split_values(text);
+    len[a] = g_strv_length(values[a]);
+    if (len[a] == 0 || (len[a] == 1 && !*values[a][0]))
+      ok = exp_error(error, path, "[vary] %s has no values", axes[a]);
+    else if (!is_special_axis(axes[a]) && !settings_lookup(axes[a])) {
+      /* The registry's own message, with its suggestion. */
+      g_autoptr(Settings) scratch = settings_new();
+      GError *why = NULL;
+      g_autofree char *pair = g_strdup_printf("%s=%s", axes[a], values[a][0]);
+      settings_set_pair(scratch, pair, "[vary]", &why);
+      ok = exp_error(error, path, "%s; an axis is a setting, machine or workload", why ? why->message : axes[a]);
+      g_clear_error(&why);
+    }
+    else if (zip && a > 0 && len[a] != len[0])
+      ok = exp_error(error, path, "[vary] combine = zip needs as many values on every axis (%s has %u, %s has %u)",
+                     axes[0], len[0], axes[a], len[a]);
+  }
+  if (ok && !machine && !g_strv_contains((const char *const *)axes, "machine"))
+    machine = g_strdup(RUNNER_DEFAULT_MACHINE);
+  if (ok && !workload && !e->trace && !g_strv_contains((const char *const *)axes, "workload"))
+    ok = exp_error(error, path, "[experiment] gives neither workload nor trace");
+  if (ok && (workload || g_strv_contains((const char *const *)axes, "workload")) && e->trace)
+    ok = exp_error(error, path, "[experiment] gives both a workload and a trace; keep one");
+
+  e->configs = g_ptr_array_new_with_free_func(config_free);
+  if (ok) {
+    guint *index = g_new0(guint, n + 1);
+    guint total = 1;
+    for (guint a = 0; a < n; a++)
+      total = zip ? len[0] : total * len[a];
+    for (guint c = 0; c < total && ok; c++) {
+      if (zip) {
+        for (guint a = 0; a < n; a++)
+          index[a] = c;
+      } else {
+        guint rest = c;
+        for (guint a = n; a-- > 0;) {
+          index[a] = rest % len[a];
+          rest /= len[a];
+        }
+      }
+      ExpConfig *cfg = make_config(e, kf, axes, values, index, machine ? machine : RUNNER_DEFAULT_MACHINE,
+                                   workload, error);
+      g_ptr_array_add(e->configs, cfg);
+      ok = finish_config(e, cfg, error);
+      for (guint k = 0; ok && k + 1 < e->configs->len; k++)
+        if (strcmp(((ExpConfig *)g_ptr_array_index(e->configs, k))->id, cfg->id) == 0)
+          ok = exp_error(error, path, "configurations %s and %s are the same run; remove the repeated value",
+                         ((ExpConfig *)g_ptr_array_index(e->configs, k))->label, cfg->label);
+    }
+    g_free(index);
+  }
+  for (guint a = 0; a < n; a++)
+    g_strfreev(values[a]);
+  g_free(values);
+  g_free(len);
+  if (!ok)
+    return NULL;
+  return g_steal_pointer(&e);
+}

@@ -1,0 +1,60 @@
+/*
+ * experiment.h - experiment files: a base configuration and the axes to vary.
+ *
+ *   [experiment]
+ *   name = thp-modes                 (default: the file name without .ini)
+ *   machine = skylake                (preset or .ini, relative to this file)
+ *   workload = ptrchase:size=256M,accesses=1M   (or trace = FILE [format = F])
+ *   repeat = 3                       (runs per configuration, mean and stddev)
+ *   seed = 7                         (optional, as run --seed)
+ *   warmup = 1000                    (optional, as run --warmup)
+ *   metric = ns_per_access           (counter the table compares)
+ *   combine = product                (product of the axes, or zip: i-th values together)
+ *   [settings]
+ *   thp.defrag = madvise             (applied to every configuration, in order)
+ *   [vary]
+ *   thp.enabled = never, madvise, always
+ *
+ * An axis key is a setting name, or `machine` or `workload` to vary those.
+ * Configurations come out in a fixed order: with `product` the last axis
+ * varies fastest.  Each has an id derived from everything that decides its
+ * result, so a result file names the configuration it belongs to whatever
+ * the order or the host it ran on.
+ */
+#ifndef MMUSIM_EXPERIMENT_H
+#define MMUSIM_EXPERIMENT_H
+
+#include <glib.h>
+#include "runner.h"
+
+typedef struct {
+  char *id;            /* 12 hex digits of a SHA-256 of the canonical configuration */
+  char *label;         /* "thp.enabled=never, cpu.mshrs=10" (the varied values) */
+  char **vary_keys;    /* the axes, NULL-terminated */
+  char **vary_values;  /* this configuration's value on each axis */
+  char *machine;
+  char *workload;
+  char **set;          /* KEY=VALUE pairs: [settings] then the varied settings */
+  RunSpec spec;        /* points into the fields above and the experiment */
+} ExpConfig;
+
+typedef struct {
+  char *path;          /* the experiment file */
+  char *name;
+  char *trace, *format;
+  unsigned repeat;
+  uint64_t seed, warmup;
+  char *metric;
+  int metric_id;       /* CounterId */
+  guint n_axes;
+  GPtrArray *configs;  /* of ExpConfig* */
+} Experiment;
+
+/* Parse and check an experiment file: every configuration's settings are
+ * resolved once here, so a bad key or value is reported (naming the file,
+ * the section and the key) before anything runs. */
+Experiment *experiment_load(const char *path, GError **error);
+void experiment_free(Experiment *e);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Experiment, experiment_free)
+
+#endif

@@ -1,0 +1,117 @@
+/*
+ * runner.c - one configuration run from start to report (see runner.h).
+ */
+#include "config.h"
+#include "runner.h"
+
+#include <string.h>
+#include "engine.h"
+#include "machine.h"
+#include "text.h"
+#include "workload.h"
+
+Settings *runner_settings(const RunSpec *spec, GError **error)
+{
+  g_autoptr(Settings) s = settings_new();
+  if (!machine_load_preset(s, spec->machine ? spec->machine : RUNNER_DEFAULT_MACHINE, error))
+    return NULL;
+  for (unsigned i = 0; spec->set && spec->set[i]; i++)
+    if (!settings_set_pair(s, spec->set[i], "-s", error))
+      return NULL;
+  return g_steal_pointer(&s);
+}
+
+TraceSource *runner_open_input(const RunSpec *spec, uint64_t seed, GError **error)
+{
+  if (spec->workload && spec->trace) {
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, "give either -w WORKLOAD or -t TRACE, not both");
+    return NULL;
+  }
+  if (spec->workload)
+    return workload_open(spec->workload, seed, error);
+  if (spec->trace) {
+    if (spec->format && strcmp(spec->format, "text") != 0) {
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE,
+                  "-f %s: this build reads the text format (-f text); lackey, ChampSim and .mtr readers are listed in doc/trace-format.md",
+                  spec->format);
+      return NULL;
+    }
+    return text_source_open(spec->trace, error);
+  }
+  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE,
+              "nothing to run: give -w WORKLOAD (see `mmusim list workloads`) or -t TRACE");
+  return NULL;
+}
+
+gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
+{
+  g_return_val_if_fail(spec->repeat >= 1, FALSE);
+  memset(out, 0, sizeof *out);
+  out->machine = g_strdup(spec->machine ? spec->machine : RUNNER_DEFAULT_MACHINE);
+  out->settings = runner_settings(spec, error);
+  if (!out->settings)
+    return FALSE;
+  out->per_run = g_new0(CounterValues, spec->repeat);
+  double mhz = (double)settings_int(out->settings, SET_CPU_FREQ_MHZ);
+  double records = 0, roi_accesses = 0, roi_secs = 0;
+  gint64 t0 = g_get_monotonic_time();
+  for (unsigned i = 0; i < spec->repeat; i++) {
+    uint64_t seed = spec->seed ? spec->seed + i : (spec->repeat > 1 ? 1 + (uint64_t)i : 0);
+    g_autoptr(TraceSource) src = runner_open_input(spec, seed, error);
+    if (!src)
+      return FALSE;
+    if (!out->workload)
+      out->workload = g_strdup(src->description);
+    Machine *m = machine_new(out->machine, out->settings, spec->events, error);
+    if (!m)
+      return FALSE;
+    EngineResult res;
+    EngineOptions eo = { .warmup = spec->warmup };
+    gboolean ok = engine_run(m, src, &eo, &res, error);
+    machine_free(m);
+    if (!ok)
+      return FALSE;
+    if (res.oom) {
+      out->oom = TRUE;
+      out->oom_records = res.records;
+      break;
+    }
+    counter_values_from(&out->per_run[i], &res.counted, res.elapsed_cycles, mhz);
+    out->runs++;
+    records += (double)res.records;
+    roi_accesses += (double)res.counted.c[CTR_ACCESSES];
+    roi_secs += res.host_seconds;
+  }
+  out->host_seconds = (double)(g_get_monotonic_time() - t0) / 1e6;
+  out->host_accesses_per_second = out->host_seconds > 0 ? records / out->host_seconds : 0;
+  out->host_roi_accesses_per_second = roi_secs > 0 ? roi_accesses / roi_secs : 0;
+  if (out->runs)
+    report_aggregate(out->per_run, out->runs, &out->mean, &out->rel_stddev);
+  return TRUE;
+}
+
+void runner_report(const RunOutcome *out, uint64_t peak_rss_bytes, RunReport *r)
+{
+  *r = (RunReport){
+    .machine = out->machine,
+    .workload = out->workload,
+    .arch = settings_str(out->settings, SET_MACHINE_ARCH),
+    .runs = out->runs,
+    .settings = out->settings,
+    .mean = out->mean,
+    .rel_stddev = out->rel_stddev,
+    .host_seconds = out->host_seconds,
+    .host_accesses_per_second = out->host_accesses_per_second,
+    .host_roi_accesses_per_second = out->host_roi_accesses_per_second,
+    .host_peak_rss_bytes = peak_rss_bytes,
+  };
+}
+
+void run_outcome_clear(RunOutcome *out)
+{
+  settings_free(out->settings);
+  g_free(out->machine);
+  g_free(out->workload);
+  g_free(out->per_run);
+  memset(out, 0, sizeof *out);
+}

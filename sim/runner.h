@@ -1,0 +1,65 @@
+/*
+ * runner.h - one configuration run from start to report: resolve the
+ * settings (preset, then KEY=VALUE pairs in order), open the input once per
+ * repeat, run the engine, and gather the counters of every repeat with their
+ * mean and relative standard deviation.  `mmusim run` and every
+ * configuration of `mmusim sweep` go through here, so a sweep's result is
+ * the result `run` prints for the same configuration.
+ *
+ * Thread safety: nothing here or below it keeps global mutable state, so
+ * several configurations may run at once on different threads.
+ */
+#ifndef MMUSIM_RUNNER_H
+#define MMUSIM_RUNNER_H
+
+#include <glib.h>
+#include "events.h"
+#include "report.h"
+#include "settings.h"
+#include "source.h"
+
+#define RUNNER_DEFAULT_MACHINE "skylake"
+
+typedef struct {
+  const char *machine;        /* preset or .ini; NULL: RUNNER_DEFAULT_MACHINE */
+  const char *const *set;     /* KEY=VALUE pairs, NULL-terminated, or NULL */
+  const char *workload;       /* generator spec, or NULL */
+  const char *trace;          /* trace path ("-": standard input), or NULL */
+  const char *format;         /* trace format, NULL: detect */
+  unsigned repeat;            /* >= 1 */
+  uint64_t seed;              /* 0: the generator's default (repeat i uses 1 + i) */
+  uint64_t warmup;
+  EventLog *events;           /* or NULL */
+} RunSpec;
+
+typedef struct {
+  Settings *settings;         /* resolved */
+  char *machine;              /* as given or the default */
+  char *workload;             /* the source's description */
+  unsigned runs;
+  CounterValues *per_run;     /* runs of them */
+  CounterValues mean, rel_stddev;
+  double host_seconds;
+  double host_accesses_per_second;
+  double host_roi_accesses_per_second;
+  gboolean oom;               /* the simulated machine ran out of memory */
+  uint64_t oom_records;       /* records read when it did */
+} RunOutcome;
+
+/* The settings of spec: preset, then the pairs in order (origin "-s"). */
+Settings *runner_settings(const RunSpec *spec, GError **error);
+
+/* Open the input of spec for one repeat. */
+TraceSource *runner_open_input(const RunSpec *spec, uint64_t seed, GError **error);
+
+/* Run every repeat.  FALSE with error set on bad input (exit status 2);
+ * TRUE otherwise, with out->oom set when the machine ran out of memory (the
+ * counters are then those of the repeats before). */
+gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error);
+
+/* The report of an outcome (pointers into out; valid while out is). */
+void runner_report(const RunOutcome *out, uint64_t peak_rss_bytes, RunReport *r);
+
+void run_outcome_clear(RunOutcome *out);
+
+#endif

@@ -1,0 +1,465 @@
+/*
+ * sweep.c - `mmusim sweep`: run every configuration of an experiment file,
+ * keep each result as it finishes, and compare them.
+ *
+ * Output folder (-o, default NAME.sweep):
+ *   results/ID.json   one per configuration, written atomically (a temporary
+ *                     file renamed into place) when its runs finish: shaped
+ *                     like `mmusim run --json`, plus "id", "label" and "vary"
+ *   results.json      the array of them, in configuration order
+ *   results.csv       one row per configuration: id, label, the varied values,
+ *                     then every counter's mean
+ *   plot.dat, plot.gp with --plot (and plot.svg, plot.png when gnuplot runs)
+ *
+ * A configuration whose result file exists (with its id) is not run again,
+ * so an interrupted sweep resumes where it stopped.  --emit-jobs prints one
+ * self-contained command per configuration still to run (for GNU parallel
+ * or a Slurm array); those write the same files, and --collect builds the
+ * table from them without running anything.  Results do not depend on how
+ * or where a configuration ran: a run is deterministic.
+ */
+#include "config.h"
+#include "sweep.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include "experiment.h"
+#include "report.h"
+
+typedef struct {
+  Experiment *e;
+  char *dir;            /* the output folder */
+  GMutex lock;          /* guards the fields below and stderr */
+  guint done, total;
+  GError *first_error;  /* the first configuration that failed */
+} Sweep;
+
+static char *result_path(const Sweep *sw, const ExpConfig *c)
+{
+  g_autofree char *name = g_strdup_printf("%s.json", c->id);
+  return g_build_filename(sw->dir, "results", name, NULL);
+}
+
+/* The stored result of c, or NULL when there is none with its id. */
+static JsonNode *load_result(const Sweep *sw, const ExpConfig *c)
+{
+  g_autofree char *path = result_path(sw, c);
+  if (!g_file_test(path, G_FILE_TEST_EXISTS))
+    return NULL;
+  g_autoptr(JsonParser) p = json_parser_new();
+  if (!json_parser_load_from_file(p, path, NULL))
+    return NULL;
+  JsonNode *root = json_parser_get_root(p);
+  if (!root || !JSON_NODE_HOLDS_OBJECT(root))
+    return NULL;
+  JsonObject *o = json_node_get_object(root);
+  const char *id = json_object_has_member(o, "id") ? json_object_get_string_member(o, "id") : NULL;
+  if (!id || strcmp(id, c->id) != 0)
+    return NULL;
+  return json_node_copy(root);
+}
+
+/* The JSON of one finished configuration. */
+static JsonNode *result_node(const ExpConfig *c, const RunOutcome *out)
+{
+  RunReport r;
+  runner_report(out, 0, &r);
+  JsonNode *node = report_json_node(&r);
+  JsonObject *o = json_node_get_object(node);
+  json_object_set_string_member(o, "id", c->id);
+  json_object_set_string_member(o, "label", c->label);
+  JsonObject *vary = json_object_new();
+  for (guint a = 0; c->vary_keys[a]; a++)
+    json_object_set_string_member(vary, c->vary_keys[a], c->vary_values[a]);
+  json_object_set_object_member(o, "vary", vary);
+  json_object_set_boolean_member(o, "oom", out->oom);
+  return node;
+}
+
+static gboolean write_json(const char *path, JsonNode *node, GError **error)
+{
+  g_autoptr(JsonGenerator) gen = json_generator_new();
+  json_generator_set_pretty(gen, TRUE);
+  json_generator_set_root(gen, node);
+  gsize len;
+  g_autofree char *text = json_generator_to_data(gen, &len);
+  /* g_file_set_contents writes a temporary file and renames it: a reader
+   * sees the whole result or none. */
+  return g_file_set_contents(path, text, (gssize)len, error);
+}
+
+static void run_one(gpointer data, gpointer user)
+{
+  ExpConfig *c = data;
+  Sweep *sw = user;
+  GError *err = NULL;
+  RunOutcome out;
+  gboolean ok = runner_run(&c->spec, &out, &err);
+  if (ok) {
+    JsonNode *node = result_node(c, &out);
+    g_autofree char *path = result_path(sw, c);
+    ok = write_json(path, node, &err);
+    json_node_unref(node);
+  }
+  g_mutex_lock(&sw->lock);
+  sw->done++;
+  if (!ok) {
+    fprintf(stderr, "mmusim: sweep: %s: %s\n", c->label, err->message);
+    if (!sw->first_error)
+      sw->first_error = g_error_copy(err);
+  } else {
+    fprintf(stderr, "mmusim: sweep [%u/%u] %s: %.2f s%s\n", sw->done, sw->total, c->label, out.host_seconds,
+            out.oom ? " (simulated machine out of memory)" : "");
+  }
+  g_mutex_unlock(&sw->lock);
+  g_clear_error(&err);
+  run_outcome_clear(&out);
+}
+
+static double member_double(JsonObject *o, const char *group, const char *name)
+{
+  if (!json_object_has_member(o, group))
+    return NAN;
+  JsonObject *g = json_object_get_object_member(o, group);
+  if (!g || !json_object_has_member(g, name))
+    return NAN;
+  return json_object_get_double_member(g, name);
+}
+
+static void print_table(const Experiment *e, JsonNode *const *res, FILE *f)
+{
+  const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
+  gboolean derived = counter_def((CounterId)e->metric_id)->flags & CF_DERIVED;
+  fprintf(f, "\n Sweep '%s': %u configuration%s, %u run%s each, metric %s\n", e->name, e->configs->len,
+          e->configs->len == 1 ? "" : "s", e->repeat, e->repeat == 1 ? "" : "s", e->metric);
+  if (c0->workload && !g_strv_contains((const char *const *)c0->vary_keys, "workload"))
+    fprintf(f, " workload %s\n", c0->workload);
+  if (!g_strv_contains((const char *const *)c0->vary_keys, "machine"))
+    fprintf(f, " machine %s\n", c0->machine);
+  if (e->trace)
+    fprintf(f, " trace %s\n", e->trace);
+  fputc('\n', f);
+  int w = (int)strlen("configuration");
+  for (guint i = 0; i < e->configs->len; i++)
+    w = MAX(w, (int)strlen(((ExpConfig *)g_ptr_array_index(e->configs, i))->label));
+  fprintf(f, "  %-*s  %18s  %12s  %8s\n", w, "configuration", e->metric, "+- (rel)", "vs first");
+  double first = NAN;
+  for (guint i = 0; i < e->configs->len; i++) {
+    const ExpConfig *c = g_ptr_array_index(e->configs, i);
+    JsonObject *o = json_node_get_object(res[i]);
+    double v = member_double(o, "counters", e->metric);
+    double rsd = member_double(o, "stddev", e->metric);
+    gboolean oom = json_object_has_member(o, "oom") && json_object_get_boolean_member(o, "oom");
+    if (i == 0)
+      first = v;
+    char val[64], noise[32], ratio[32];
+    if (oom && isnan(v))
+      g_snprintf(val, sizeof val, "out of memory");
+    else if (derived)
+      g_snprintf(val, sizeof val, "%.3f", v);
+    else
+      g_snprintf(val, sizeof val, "%.0f", v);
+    if (e->repeat > 1 && !isnan(rsd))
+      g_snprintf(noise, sizeof noise, "( +- %5.2f%% )", rsd * 100.0);
+    else
+      noise[0] = '\0';
+    if (!isnan(v) && !isnan(first) && first != 0)
+      g_snprintf(ratio, sizeof ratio, "%.3f", v / first);
+    else
+      g_snprintf(ratio, sizeof ratio, "-");
+    fprintf(f, "  %-*s  %18s  %12s  %8s%s\n", w, c->label, val, noise, ratio, oom ? "  (out of memory)" : "");
+  }
+  fputc('\n', f);
+}
+
+static char *csv_field(const char *s)
+{
+  if (!strpbrk(s, ",\"\n"))
+    return g_strdup(s);
+  GString *out = g_string_new("\"");
+  for (const char *p = s; *p; p++) {
+    if (*p == '"')
+      g_string_append_c(out, '"');
+    g_string_append_c(out, *p);
+  }
+  g_string_append_c(out, '"');
+  return g_string_free(out, FALSE);
+}
+
+static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
+{
+  const Experiment *e = sw->e;
+  GString *out = g_string_new("id,label");
+  const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
+  for (guint a = 0; c0->vary_keys[a]; a++)
+    g_string_append_printf(out, ",%s", c0->vary_keys[a]);
+  for (int i = 0; i < N_COUNTERS; i++)
+    g_string_append_printf(out, ",%s", counter_def((CounterId)i)->name);
+  g_string_append_c(out, '\n');
+  for (guint k = 0; k < e->configs->len; k++) {
+    const ExpConfig *c = g_ptr_array_index(e->configs, k);
+    JsonObject *o = json_node_get_object(res[k]);
+    g_autofree char *label = csv_field(c->label);
+    g_string_append_printf(out, "%s,%s", c->id, label);
+    for (guint a = 0; c->vary_values[a]; a++) {
+      g_autofree char *v = csv_field(c->vary_values[a]);
+      g_string_append_printf(out, ",%s", v);
+    }
+    for (int i = 0; i < N_COUNTERS; i++) {
+      double v = member_double(o, "counters", counter_def((CounterId)i)->name);
+      if (isnan(v))
+        g_string_append(out, ",");
+      else
+        g_string_append_printf(out, ",%.17g", v);
+    }
+    g_string_append_c(out, '\n');
+  }
+  g_autofree char *path = g_build_filename(sw->dir, "results.csv", NULL);
+  gboolean ok = g_file_set_contents(path, out->str, (gssize)out->len, error);
+  g_string_free(out, TRUE);
+  return ok;
+}
+
+/* plot.dat: one row per configuration (index, label, mean, stddev); against
+ * the axis when there is one numeric axis.  plot.gp draws it with error
+ * bars; gnuplot, when installed, renders plot.svg and plot.png. */
+static gboolean write_plot(const Sweep *sw, JsonNode *const *res, GError **error)
+{
+  const Experiment *e = sw->e;
+  gboolean numeric = e->n_axes == 1;
+  for (guint k = 0; numeric && k < e->configs->len; k++) {
+    const ExpConfig *c = g_ptr_array_index(e->configs, k);
+    char *end;
+    g_ascii_strtod(c->vary_values[0], &end);
+    numeric = end != c->vary_values[0] && *end == '\0';
+  }
+  GString *dat = g_string_new(NULL);
+  g_string_append_printf(dat, "# index label %s stddev\n", e->metric);
+  for (guint k = 0; k < e->configs->len; k++) {
+    const ExpConfig *c = g_ptr_array_index(e->configs, k);
+    JsonObject *o = json_node_get_object(res[k]);
+    double v = member_double(o, "counters", e->metric);
+    double rsd = member_double(o, "stddev", e->metric);
+    g_autofree char *label = g_strdelimit(g_strdup(c->label), "\"", '\'');
+    g_autofree char *x = numeric ? g_strdup(c->vary_values[0]) : g_strdup_printf("%u", k);
+    g_string_append_printf(dat, "%s \"%s\" %.17g %.17g\n", x, label, v, isnan(rsd) ? 0.0 : fabs(v * rsd));
+  }
+  g_autofree char *dat_path = g_build_filename(sw->dir, "plot.dat", NULL);
+  gboolean ok = g_file_set_contents(dat_path, dat->str, (gssize)dat->len, error);
+  g_string_free(dat, TRUE);
+  if (!ok)
+    return FALSE;
+  GString *gp = g_string_new(NULL);
+  g_string_append_printf(gp,
+                         "# gnuplot script written by mmusim sweep; run it in this folder\n"
+                         "set title \"%s\"\n"
+                         "set ylabel \"%s\"\n"
+                         "set grid ytics\n"
+                         "set key off\n"
+                         "set yrange [0:*]\n",
+                         e->name, e->metric);
+  if (numeric) {
+    const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
+    g_string_append_printf(gp, "set xlabel \"%s\"\n", c0->vary_keys[0]);
+  } else {
+    g_string_append(gp, "set style fill solid 0.5\nset boxwidth 0.6\nset xtics rotate by -30\n");
+  }
+  for (int t = 0; t < 2; t++) {
+    g_string_append_printf(gp, "set terminal %s\nset output \"plot.%s\"\n",
+                           t == 0 ? "svg size 800,500 dynamic" : "pngcairo size 800,500", t == 0 ? "svg" : "png");
+    if (numeric)
+      g_string_append(gp, "plot \"plot.dat\" using 1:3:4 with yerrorlines lw 2 pt 7\n");
+    else
+      g_string_append(gp, "plot \"plot.dat\" using 1:3:xtic(2) with boxes, \"\" using 1:3:4 with yerrorbars lw 2 pt 0\n");
+  }
+  g_autofree char *gp_path = g_build_filename(sw->dir, "plot.gp", NULL);
+  ok = g_file_set_contents(gp_path, gp->str, (gssize)gp->len, error);
+  g_string_free(gp, TRUE);
+  if (!ok)
+    return FALSE;
+  g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
+  if (!gnuplot) {
+    fprintf(stderr, "mmusim: sweep: gnuplot is not installed; %s and plot.gp are written, render them with gnuplot\n",
+            dat_path);
+    return TRUE;
+  }
+  const char *argv[] = { gnuplot, "plot.gp", NULL };
+  int status = 0;
+  g_autofree char *err_text = NULL;
+  if (!g_spawn_sync(sw->dir, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status,
+                    error))
+    return FALSE;
+  if (!g_spawn_check_wait_status(status, NULL))
+    fprintf(stderr, "mmusim: sweep: gnuplot failed on plot.gp:\n%s", err_text ? err_text : "");
+  return TRUE;
+}
+
+static char *shell_join(const char *const *argv)
+{
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; argv[i]; i++) {
+    g_autofree char *q = g_shell_quote(argv[i]);
+    g_string_append_printf(s, "%s%s", i ? " " : "", q);
+  }
+  return g_string_free(s, FALSE);
+}
+
+int sweep_main(int argc, char **argv, const char *self)
+{
+  char *out_dir = NULL, *only = NULL, *collect = NULL;
+  gint jobs = 0;
+  gboolean emit = FALSE, plot = FALSE;
+  GOptionEntry entries[] = {
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &out_dir, "output folder (default NAME.sweep)", "DIR" },
+    { "jobs", 'j', 0, G_OPTION_ARG_INT, &jobs, "configurations run at once (default: the host's CPUs)", "N" },
+    { "emit-jobs", 0, 0, G_OPTION_ARG_NONE, &emit, "print one command per configuration still to run", NULL },
+    { "only", 0, 0, G_OPTION_ARG_STRING, &only, "run only the configuration with this id", "ID" },
+    { "collect", 0, 0, G_OPTION_ARG_FILENAME, &collect, "run nothing; compare the results in DIR", "DIR" },
+    { "plot", 0, 0, G_OPTION_ARG_NONE, &plot, "write plot.dat and plot.gp (and SVG/PNG with gnuplot)", NULL },
+    { NULL },
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("EXPERIMENT.ini - run and compare the configurations of an experiment");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  GError *err = NULL;
+  int rc = 0;
+  Sweep sw = { 0 };
+  g_mutex_init(&sw.lock);
+  JsonNode **res = NULL;
+  char *results_dir = NULL, *all_path = NULL;
+  g_autoptr(Experiment) e = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err))
+    goto fail;
+  if (argc != 2) {
+    fprintf(stderr, "mmusim: sweep: give one experiment file (see doc/experiments.md)\n");
+    rc = 2;
+    goto out;
+  }
+  if (jobs < 0 || (collect && (emit || only)) || (emit && only)) {
+    fprintf(stderr, "mmusim: sweep: -j must not be negative; --collect, --emit-jobs and --only exclude each other\n");
+    rc = 2;
+    goto out;
+  }
+  e = experiment_load(argv[1], &err);
+  if (!e)
+    goto fail;
+  sw.e = e;
+  sw.dir = g_strdup(collect ? collect : out_dir ? out_dir : NULL);
+  if (!sw.dir)
+    sw.dir = g_strdup_printf("%s.sweep", e->name);
+  results_dir = g_build_filename(sw.dir, "results", NULL);
+  if (!collect && g_mkdir_with_parents(results_dir, 0777) != 0) {
+    fprintf(stderr, "mmusim: sweep: cannot create %s: %s\n", results_dir, g_strerror(errno));
+    rc = 2;
+    goto out;
+  }
+
+  /* What is left to run. */
+  GPtrArray *todo = g_ptr_array_new();
+  for (guint i = 0; i < e->configs->len; i++) {
+    ExpConfig *c = g_ptr_array_index(e->configs, i);
+    if (only && strcmp(only, c->id) != 0)
+      continue;
+    JsonNode *have = collect ? NULL : load_result(&sw, c);
+    if (have)
+      json_node_unref(have);
+    else if (!collect)
+      g_ptr_array_add(todo, c);
+  }
+  if (only && todo->len == 0) {
+    gboolean known = FALSE;
+    for (guint i = 0; i < e->configs->len; i++)
+      known |= strcmp(((ExpConfig *)g_ptr_array_index(e->configs, i))->id, only) == 0;
+    if (!known) {
+      fprintf(stderr, "mmusim: sweep: %s has no configuration %s\n", argv[1], only);
+      g_ptr_array_free(todo, TRUE);
+      rc = 2;
+      goto out;
+    }
+  }
+  if (emit) {
+    for (guint i = 0; i < todo->len; i++) {
+      ExpConfig *c = g_ptr_array_index(todo, i);
+      const char *cmd[] = { self, "sweep", argv[1], "-o", sw.dir, "--only", c->id, NULL };
+      g_autofree char *line = shell_join(cmd);
+      printf("%s\n", line);
+    }
+    g_ptr_array_free(todo, TRUE);
+    goto out;
+  }
+  if (todo->len) {
+    sw.total = todo->len;
+    guint n = jobs > 0 ? (guint)jobs : g_get_num_processors();
+    if (e->configs->len - todo->len && !only)
+      fprintf(stderr, "mmusim: sweep: %u of %u configurations already done in %s; running the other %u\n",
+              e->configs->len - todo->len, e->configs->len, sw.dir, todo->len);
+    GThreadPool *pool = g_thread_pool_new(run_one, &sw, (gint)MIN(n, todo->len), TRUE, &err);
+    if (!pool) {
+      g_ptr_array_free(todo, TRUE);
+      goto fail;
+    }
+    for (guint i = 0; i < todo->len; i++)
+      g_thread_pool_push(pool, g_ptr_array_index(todo, i), NULL);
+    g_thread_pool_free(pool, FALSE, TRUE);
+  }
+  g_ptr_array_free(todo, TRUE);
+  if (sw.first_error) {
+    err = g_steal_pointer(&sw.first_error);
+    goto fail;
+  }
+  if (only)
+    goto out;
+
+  /* Compare. */
+  res = g_new0(JsonNode *, e->configs->len);
+  GString *missing = g_string_new(NULL);
+  for (guint i = 0; i < e->configs->len; i++) {
+    ExpConfig *c = g_ptr_array_index(e->configs, i);
+    res[i] = load_result(&sw, c);
+    if (!res[i])
+      g_string_append_printf(missing, "\n  %s (%s)", c->id, c->label);
+  }
+  if (missing->len) {
+    fprintf(stderr, "mmusim: sweep: %s lacks the results of:%s\nrun them (mmusim sweep %s -o %s, or the commands of --emit-jobs) first\n",
+            sw.dir, missing->str, argv[1], sw.dir);
+    g_string_free(missing, TRUE);
+    rc = 2;
+    goto out;
+  }
+  g_string_free(missing, TRUE);
+  print_table(e, res, stdout);
+  JsonNode *all = json_node_new(JSON_NODE_ARRAY);
+  JsonArray *arr = json_array_new();
+  for (guint i = 0; i < e->configs->len; i++)
+    json_array_add_element(arr, json_node_copy(res[i]));
+  json_node_take_array(all, arr);
+  all_path = g_build_filename(sw.dir, "results.json", NULL);
+  gboolean ok = write_json(all_path, all, &err);
+  json_node_unref(all);
+  if (!ok || !write_csv(&sw, res, &err) || (plot && !write_plot(&sw, res, &err)))
+    goto fail;
+  goto out;
+
+fail:
+  fprintf(stderr, "mmusim: %s\n", err->message);
+  g_error_free(err);
+  rc = 2;
+out:
+  if (res && e)
+    for (guint i = 0; i < e->configs->len; i++)
+      if (res[i])
+        json_node_unref(res[i]);
+  g_free(res);
+  g_free(results_dir);
+  g_free(all_path);
+  g_clear_error(&sw.first_error);
+  g_mutex_clear(&sw.lock);
+  g_free(sw.dir);
+  g_free(out_dir);
+  g_free(only);
+  g_free(collect);
+  return rc;
+}

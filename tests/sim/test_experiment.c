@@ -1,0 +1,170 @@
+/*
+ * test_experiment.c - experiment files: axes, their order, ids, errors.
+ */
+#include "config.h"
+
+#include <glib/gstdio.h>
+#include "experiment.h"
+#include "testutil.h"
+
+/* Write text to a fresh file in a scratch folder; returns its path. */
+static char *write_exp(const char *name, const char *text)
+{
+  g_autofree char *dir = g_dir_make_tmp("mmusim-exp-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(dir);
+  char *path = g_build_filename(dir, name, NULL);
+  ck_assert(g_file_set_contents(path, text, -1, NULL));
+  return path;
+}
+
+static void remove_exp(const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname(path);
+  g_remove(path);
+  g_rmdir(dir);
+}
+
+static const ExpConfig *cfg(const Experiment *e, guint i)
+{
+  return g_ptr_array_index(e->configs, i);
+}
+
+START_TEST(test_product_order)
+{
+  g_autofree char *path = write_exp("modes.ini",
+                                    "[experiment]\nworkload = seq:size=4M,accesses=1K\nrepeat = 3\n"
+                                    "[settings]\nthp.defrag = madvise\n"
+                                    "[vary]\nthp.enabled = never, always\ncpu.mshrs = 4, 8, 12\n");
+  GError *err = NULL;
+  g_autoptr(Experiment) e = experiment_load(path, &err);
+  ck_assert_msg(e != NULL, "%s", err ? err->message : "");
+  ck_assert_str_eq(e->name, "modes");
+  ck_assert_str_eq(e->metric, "ns_per_access"); /* the default */
+  ck_assert_uint_eq(e->repeat, 3);
+  ck_assert_uint_eq(e->configs->len, 6);
+  /* The last axis varies fastest. */
+  ck_assert_str_eq(cfg(e, 0)->label, "thp.enabled=never, cpu.mshrs=4");
+  ck_assert_str_eq(cfg(e, 1)->label, "thp.enabled=never, cpu.mshrs=8");
+  ck_assert_str_eq(cfg(e, 3)->label, "thp.enabled=always, cpu.mshrs=4");
+  ck_assert_str_eq(cfg(e, 5)->label, "thp.enabled=always, cpu.mshrs=12");
+  /* [settings] first, then the axes. */
+  ck_assert_str_eq(cfg(e, 5)->set[0], "thp.defrag=madvise");
+  ck_assert_str_eq(cfg(e, 5)->set[1], "thp.enabled=always");
+  ck_assert_str_eq(cfg(e, 5)->set[2], "cpu.mshrs=12");
+  ck_assert_ptr_null(cfg(e, 5)->set[3]);
+  ck_assert_str_eq(cfg(e, 0)->spec.machine, RUNNER_DEFAULT_MACHINE);
+  ck_assert_uint_eq(cfg(e, 0)->spec.repeat, 3);
+  /* Every id is different and 12 hex digits. */
+  for (guint i = 0; i < 6; i++) {
+    ck_assert_uint_eq(strlen(cfg(e, i)->id), 12);
+    for (guint j = 0; j < i; j++)
+      ck_assert_str_ne(cfg(e, i)->id, cfg(e, j)->id);
+  }
+  remove_exp(path);
+}
+END_TEST
+
+/* The id depends on what decides the result, not on the file's name or the
+ * order of unrelated lines. */
+START_TEST(test_ids_are_stable)
+{
+  g_autofree char *a = write_exp("a.ini", "[experiment]\nworkload = seq:size=4M,accesses=1K\n[vary]\ncpu.mshrs = 4, 8\n");
+  g_autofree char *b = write_exp("b.ini", "[vary]\ncpu.mshrs = 8\n[experiment]\nname = other\nworkload = seq:size=4M,accesses=1K\n");
+  g_autofree char *c = write_exp("c.ini", "[experiment]\nworkload = seq:size=4M,accesses=1K\nrepeat = 2\n[vary]\ncpu.mshrs = 8\n");
+  g_autoptr(Experiment) ea = experiment_load(a, NULL);
+  g_autoptr(Experiment) eb = experiment_load(b, NULL);
+  g_autoptr(Experiment) ec = experiment_load(c, NULL);
+  ck_assert(ea && eb && ec);
+  ck_assert_str_eq(cfg(ea, 1)->id, cfg(eb, 0)->id);
+  ck_assert_str_ne(cfg(ea, 1)->id, cfg(ec, 0)->id); /* repeat changes the result */
+  remove_exp(a);
+  remove_exp(b);
+  remove_exp(c);
+}
+END_TEST
+
+START_TEST(test_zip_and_special_axes)
+{
+  g_autofree char *path = write_exp("z.ini",
+                                    "[experiment]\nmetric = cycles\ncombine = zip\n"
+                                    "[vary]\nmachine = westmere, skylake\n"
+                                    "workload = seq:size=4M,accesses=1K; random:size=4M,accesses=1K\n");
+  GError *err = NULL;
+  g_autoptr(Experiment) e = experiment_load(path, &err);
+  ck_assert_msg(e != NULL, "%s", err ? err->message : "");
+  ck_assert_uint_eq(e->configs->len, 2);
+  ck_assert_str_eq(cfg(e, 0)->machine, "westmere");
+  ck_assert_str_eq(cfg(e, 0)->workload, "seq:size=4M,accesses=1K");
+  ck_assert_str_eq(cfg(e, 1)->machine, "skylake");
+  ck_assert_str_eq(cfg(e, 1)->workload, "random:size=4M,accesses=1K");
+  ck_assert_ptr_null(cfg(e, 1)->set[0]); /* nothing for the settings */
+  remove_exp(path);
+}
+END_TEST
+
+/* A machine .ini and a trace are found next to the experiment file. */
+START_TEST(test_paths_relative_to_file)
+{
+  g_autofree char *path = write_exp("rel.ini", "[experiment]\nmachine = my.ini\ntrace = t.txt\n");
+  g_autofree char *dir = g_path_get_dirname(path);
+  g_autofree char *ini = g_build_filename(dir, "my.ini", NULL);
+  g_autofree char *trace = g_build_filename(dir, "t.txt", NULL);
+  ck_assert(g_file_set_contents(ini, "[machine]\ninherit = westmere\n", -1, NULL));
+  GError *err = NULL;
+  g_autoptr(Experiment) e = experiment_load(path, &err);
+  ck_assert_msg(e != NULL, "%s", err ? err->message : "");
+  ck_assert_str_eq(cfg(e, 0)->machine, ini);
+  ck_assert_str_eq(e->trace, trace);
+  ck_assert_str_eq(cfg(e, 0)->label, "base");
+  g_remove(ini);
+  remove_exp(path);
+}
+END_TEST
+
+static void assert_rejected(const char *text, const char *want)
+{
+  g_autofree char *path = write_exp("bad.ini", text);
+  GError *err = NULL;
+  Experiment *e = experiment_load(path, &err);
+  ck_assert_ptr_null(e);
+  ck_assert_ptr_nonnull(err);
+  ck_assert_msg(strstr(err->message, want) != NULL, "'%s' lacks '%s'", err->message, want);
+  ck_assert_msg(strstr(err->message, "bad.ini") != NULL, "'%s' does not name the file", err->message);
+  g_error_free(err);
+  remove_exp(path);
+}
+
+START_TEST(test_errors)
+{
+  assert_rejected("[settings]\ncpu.mshrs = 4\n", "no [experiment] group");
+  assert_rejected("[experiment]\nworkload = seq\nmetrc = cycles\n", "no key 'metrc'");
+  assert_rejected("[experiment]\nworkload = seq\n[vary]\nthp.enable = never\n", "did you mean 'thp.enabled'");
+  assert_rejected("[experiment]\nworkload = seq\n[vary]\ncpu.mshrs = 4, 0\n", "cpu.mshrs=0");
+  assert_rejected("[experiment]\nworkload = seq\n[vary]\ntlb.stlb_entries = 1000\n", "sets of 12 ways");
+  assert_rejected("[experiment]\nworkload = seq\nmetric = speed\n", "metric = speed");
+  assert_rejected("[experiment]\nworkload = seq\nrepeat = 0\n", "repeat = 0");
+  assert_rejected("[experiment]\nworkload = seq\nrepeat = many\n", "repeat = 'many'");
+  assert_rejected("[experiment]\nmachine = skylake\n", "neither workload nor trace");
+  assert_rejected("[experiment]\nworkload = seq\ntrace = x.txt\n", "both a workload and a trace");
+  assert_rejected("[experiment]\nworkload = seq\ncombine = zip\n[vary]\ncpu.mshrs = 4, 8\ncpu.cpi = 1\n", "as many values");
+  assert_rejected("[experiment]\nworkload = seq\ncombine = cross\n", "combine = cross");
+  assert_rejected("[experiment]\nworkload = seq\n[vary]\ncpu.mshrs = 4, 4\n", "same run");
+  assert_rejected("[experiment]\nworkload = seq\n[axes]\ncpu.mshrs = 4\n", "unknown group [axes]");
+  assert_rejected("[experiment\nworkload = seq\n", "bad.ini");
+}
+END_TEST
+
+static Suite *experiment_suite(void)
+{
+  Suite *s = suite_create("experiment");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_product_order);
+  tcase_add_test(tc, test_ids_are_stable);
+  tcase_add_test(tc, test_zip_and_special_axes);
+  tcase_add_test(tc, test_paths_relative_to_file);
+  tcase_add_test(tc, test_errors);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TEST_MAIN(experiment_suite)
