@@ -132,6 +132,7 @@ typedef struct {
   Mm *mm;
   uint64_t freed_pages;
   uint64_t leaves;
+  unsigned deposits;   /* tables deposited under huge PMDs, freed with them */
 } ZapCtx;
 
 static void zap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
@@ -139,6 +140,11 @@ static void zap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
   ZapCtx *z = ctx;
   z->leaves++;
   uint64_t pages = pgtable_entry_span(&z->mm->pt.g, level) >> 12;
+  uint64_t table;
+  if (level > 1 && mm_withdraw(z->mm, va, &table)) { /* zap_deposited_table */
+    z->mm->pt.a.release(z->mm->pt.a.ctx, 1, table);
+    z->deposits++;
+  }
   z->mm->rss_pages -= MIN(z->mm->rss_pages, pages);
   if (entry & PTE_SW_ZERO)
     return;
@@ -154,8 +160,8 @@ static void zap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
  * free_pgtables()). */
 static void zap_range(Kernel *k, Cpu *cpu, Mm *mm, uint64_t start, uint64_t end)
 {
-  ZapCtx z = { k, mm, 0, 0 };
-  unsigned tables = pgtable_clear_range(&mm->pt, start, end, zap_leaf, &z);
+  ZapCtx z = { k, mm, 0, 0, 0 };
+  unsigned tables = pgtable_clear_range(&mm->pt, start, end, zap_leaf, &z) + z.deposits;
   if (!z.leaves && !tables)
     return; /* nothing was mapped: nothing to flush */
   machine_flush_range(k->m, cpu, mm, start, end);

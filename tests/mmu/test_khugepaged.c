@@ -283,6 +283,36 @@ START_TEST(test_collapse_replaces_ptes)
 }
 END_TEST
 
+START_TEST(test_munmap_after_collapse)
+{
+  Thread *t;
+  Machine *m = setup(madvise_mode, &t);
+  Kernel *k = m->k;
+  uint64_t free0 = physmem_free_pages(k->pm, 0);
+  map_rw(m, t, BASE, 2 * PMD);
+  populate(m, t, BASE, 2 * PMD, 4096);
+  advise(m, t, BASE, 2 * PMD, ADV_HUGEPAGE);
+  wake_once(m);
+  ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 2);
+  ck_assert_uint_eq(mm_deposited_count(t->mm), 2);
+  /* munmap frees the huge pages, the deposited tables and the tables above. */
+  uint64_t freed = ctr(m, CTR_PT_PAGES_FREED);
+  syscall_rec(m, t, REC_MUNMAP, BASE, 2 * PMD, 0, 0);
+  ck_assert_uint_eq(mm_deposited_count(t->mm), 0);
+  ck_assert_uint_eq(ctr(m, CTR_PT_PAGES_FREED) - freed, 2 + 2); /* 2 deposited, PD and PDPT */
+  ck_assert_uint_eq(physmem_free_pages(k->pm, 0), free0);
+  ck_assert_uint_eq(t->mm->rss_pages, 0);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
+  /* The same range mapped, written and collapsed again. */
+  map_rw(m, t, BASE, PMD);
+  populate(m, t, BASE, PMD, 4096);
+  advise(m, t, BASE, PMD, ADV_HUGEPAGE);
+  ck_assert_int_eq(khugepaged_collapse(k->khugepaged, m->cpus[0], t->mm, BASE, FALSE), SCAN_SUCCEED);
+  ck_assert_uint_eq(mm_deposited_count(t->mm), 1);
+  machine_free(m);
+}
+END_TEST
+
 START_TEST(test_max_ptes_none_and_bloat)
 {
   /* 64 pages of 512 written (every 8th): 448 holes. */
@@ -669,6 +699,7 @@ static Suite *khugepaged_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("collapse");
   tcase_add_test(tc, test_collapse_replaces_ptes);
+  tcase_add_test(tc, test_munmap_after_collapse);
   tcase_add_test(tc, test_max_ptes_none_and_bloat);
   tcase_add_test(tc, test_zero_page_ptes_are_holes);
   tcase_add_test(tc, test_refusals_by_reason);
