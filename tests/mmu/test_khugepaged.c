@@ -222,6 +222,30 @@ END_TEST
 
 /* ---- the collapse ----------------------------------------------------------- */
 
+START_TEST(test_take_table)
+{
+  Thread *t;
+  Machine *m = setup(madvise_mode, &t);
+  PageTable *pt = &t->mm->pt;
+  uint64_t pfn = 0;
+  ck_assert(!pgtable_take_table(pt, BASE, 1, &pfn)); /* nothing there */
+  map_rw(m, t, BASE, PMD);
+  populate(m, t, BASE, 4096, 4096);
+  uint64_t tables = pt->tables, table = pte_pfn(pmd_of(t, BASE));
+  ck_assert(!pgtable_take_table(pt, BASE, 2, &pfn)); /* a PTE table hangs below the PD */
+  ck_assert_uint_eq(pt->tables, tables);
+  uint64_t page = pte_pfn(pte_of(t, BASE));
+  ck_assert(pgtable_take_table(pt, BASE, 1, &pfn));
+  ck_assert_uint_eq(pfn, table);
+  ck_assert_uint_eq(pt->tables, tables - 1);
+  ck_assert_uint_eq(pmd_of(t, BASE), 0); /* the PMD is empty */
+  ck_assert(!pfn_free(m->k, table));  /* not freed: the caller keeps it */
+  physmem_release(m->k->pm, table, 0);
+  physmem_release(m->k->pm, page, 0);
+  machine_free(m);
+}
+END_TEST
+
 START_TEST(test_collapse_replaces_ptes)
 {
   static const char *sets[] = { "thp.enabled=madvise", "khugepaged.scan_sleep_millisecs=1", NULL };
@@ -698,6 +722,7 @@ static Suite *khugepaged_suite(void)
   tcase_add_test(tc, test_bad_cpu_setting);
   suite_add_tcase(s, tc);
   tc = tcase_create("collapse");
+  tcase_add_test(tc, test_take_table);
   tcase_add_test(tc, test_collapse_replaces_ptes);
   tcase_add_test(tc, test_munmap_after_collapse);
   tcase_add_test(tc, test_max_ptes_none_and_bloat);
