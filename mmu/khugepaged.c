@@ -566,9 +566,10 @@ void khugepaged_run(Khugepaged *kh, uint64_t now)
     /* A wake that cost nothing and sleeps 0 ms still moves time on by a
      * cycle, so that the loop ends. */
     kh->next_wake = start + MAX(work + sleep, 1);
-    if (events_enabled(kh->k->ev))
-      events_emit(kh->k->ev, (uint64_t)((double)start / kh->k->cycles_per_ns), cpu->id, 0, 0, "khugepaged",
-                  "cycles=%" G_GUINT64_FORMAT " sleep_ms=%" G_GINT64_FORMAT " mms=%u", work,
+    if (events_enabled(kh->k->ev)) /* at the end of the wake, after its collapses */
+      events_emit(kh->k->ev, (uint64_t)((double)(start + work) / kh->k->cycles_per_ns), cpu->id, 0, 0, "khugepaged",
+                  "start_ns=%" G_GUINT64_FORMAT " cycles=%" G_GUINT64_FORMAT " sleep_ms=%" G_GINT64_FORMAT " mms=%u",
+                  (uint64_t)((double)start / kh->k->cycles_per_ns), work,
                   settings_int(kh->k->s, alloc_sleep ? SET_KHUGEPAGED_ALLOC_SLEEP_MS : SET_KHUGEPAGED_SCAN_SLEEP_MS),
                   kh->mms->len);
   }
