@@ -17,6 +17,7 @@
 #include <math.h>
 #include "cpu.h"
 #include "events.h"
+#include "khugepaged.h"
 #include "machine.h"
 
 static gboolean pt_alloc(void *ctx, unsigned level, uint64_t *pfn)
@@ -65,6 +66,10 @@ Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **
   k->flush_ceiling_pages = (unsigned)settings_int(s, SET_TLB_FLUSH_CEILING_PAGES);
   k->clear_4k_cycles = kernel_clear_cycles(k, 4096);
   k->copy_4k_cycles = kernel_copy_cycles(k, 4096);
+  if (!(k->khugepaged = khugepaged_new(k, error))) {
+    kernel_free(k);
+    return NULL;
+  }
   /* The zero page, reserved at boot (mm/memory.c empty_zero_page). */
   if (!physmem_alloc(k->pm, 0, 0, MT_UNMOVABLE, &k->zero_pfn)) {
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "no memory left for the zero page: raise machine.mem_per_node");
@@ -78,6 +83,7 @@ void kernel_free(Kernel *k)
 {
   if (!k)
     return;
+  khugepaged_free(k->khugepaged);
   if (k->mms)
     g_hash_table_destroy(k->mms); /* page tables go back to physmem first */
   physmem_free(k->pm);
@@ -126,6 +132,7 @@ typedef struct {
   Mm *mm;
   uint64_t freed_pages;
   uint64_t leaves;
+  unsigned deposits;   /* tables deposited under huge PMDs, freed with them */
 } ZapCtx;
 
 static void zap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
@@ -133,6 +140,11 @@ static void zap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
   ZapCtx *z = ctx;
   z->leaves++;
   uint64_t pages = pgtable_entry_span(&z->mm->pt.g, level) >> 12;
+  uint64_t table;
+  if (level > 1 && mm_withdraw(z->mm, va, &table)) { /* zap_deposited_table */
+    z->mm->pt.a.release(z->mm->pt.a.ctx, 1, table);
+    z->deposits++;
+  }
   z->mm->rss_pages -= MIN(z->mm->rss_pages, pages);
   if (entry & PTE_SW_ZERO)
     return;
@@ -148,8 +160,8 @@ static void zap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
  * free_pgtables()). */
 static void zap_range(Kernel *k, Cpu *cpu, Mm *mm, uint64_t start, uint64_t end)
 {
-  ZapCtx z = { k, mm, 0, 0 };
-  unsigned tables = pgtable_clear_range(&mm->pt, start, end, zap_leaf, &z);
+  ZapCtx z = { k, mm, 0, 0, 0 };
+  unsigned tables = pgtable_clear_range(&mm->pt, start, end, zap_leaf, &z) + z.deposits;
   if (!z.leaves && !tables)
     return; /* nothing was mapped: nothing to flush */
   machine_flush_range(k->m, cpu, mm, start, end);
@@ -178,8 +190,10 @@ void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va)
   }
   if (cur < end)
     g_array_append_val(holes, ((Vma){ .start = cur, .end = end, .prot = PROT_R | PROT_W, .flags = MAP_F_ONDEMAND }));
-  for (guint i = 0; i < holes->len; i++)
+  for (guint i = 0; i < holes->len; i++) {
     mm_insert_vma(mm, &g_array_index(holes, Vma, i));
+    khugepaged_enter_vma(k->khugepaged, mm, &g_array_index(holes, Vma, i));
+  }
   g_array_free(holes, TRUE);
   mm_merge_vmas(mm);
 }
@@ -215,6 +229,7 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
     Vma v = { .start = start, .end = end, .prot = r->prot, .flags = r->flags };
     mm_insert_vma(mm, &v);
     mm_merge_vmas(mm);
+    khugepaged_enter_vma(k->khugepaged, mm, &v);
     break;
   }
   case REC_MUNMAP:
@@ -247,11 +262,14 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
       break;
     case ADV_HUGEPAGE:
     case ADV_NOHUGEPAGE:
-      for (guint i = first; i < first + n; i++)
+      for (guint i = first; i < first + n; i++) {
         ((Vma *)mm_vma(mm, i))->thp = r->arg == ADV_HUGEPAGE ? VMA_THP_HUGEPAGE : VMA_THP_NOHUGEPAGE;
+        khugepaged_enter_vma(k->khugepaged, mm, mm_vma(mm, i)); /* hugepage_madvise */
+      }
       break;
     case ADV_COLLAPSE:
-      break; /* synchronous collapse needs huge pages: a no-op with base pages only */
+      khugepaged_madvise_collapse(k->khugepaged, cpu, mm, start, end);
+      break;
     }
     mm_merge_vmas(mm);
     break;

@@ -3,9 +3,10 @@
  *
  * Models: table pages allocated from simulated physical memory, entry values
  * in the x86-64 layout, leaves at any level, freeing of emptied tables (as
- * free_pgtables() does on munmap).  Leaves out: the split page-table locks,
- * the deposit of a table for THP split (mmu/thp.c keeps it), and 5-level
- * folding at run time (the level count is fixed per machine).
+ * free_pgtables() does on munmap), unhooking a table whole for a collapse
+ * (the mm keeps the deposited page, mmu/mm.c).  Leaves out: the split
+ * page-table locks, and 5-level folding at run time (the level count is
+ * fixed per machine).
  * Sources: arch/x86/include/asm/pgtable_types.h, mm/memory.c.
  */
 #include "config.h"
@@ -206,4 +207,33 @@ void pgtable_change_range(PageTable *pt, uint64_t start, uint64_t end, uint64_t 
 {
   if (start < end)
     change_rec(pt, pt->root, 0, start, end, set, clear);
+}
+
+gboolean pgtable_take_table(PageTable *pt, uint64_t va, unsigned level, uint64_t *pfn)
+{
+  g_return_val_if_fail(pt != NULL && pfn != NULL && level >= 1 && level < pt->g.levels, FALSE);
+  PtNode *n = pt->root;
+  for (unsigned l = pt->g.levels; l > level + 1; l--) {
+    PtNode *c = n->child[pgtable_index(&pt->g, l, va)];
+    if (!c)
+      return FALSE;
+    n = c;
+  }
+  unsigned i = pgtable_index(&pt->g, level + 1, va);
+  PtNode *t = n->child[i];
+  if (!t)
+    return FALSE;
+  if (t->child)
+    for (unsigned j = 0; j < (1u << pt->g.bits[level]); j++)
+      if (t->child[j])
+        return FALSE;
+  *pfn = t->pfn;
+  n->child[i] = NULL;
+  n->e[i] = 0;
+  n->used--;
+  pt->tables--;
+  g_free(t->e);
+  g_free(t->child);
+  g_free(t);
+  return TRUE;
 }

@@ -117,4 +117,14 @@ unsigned pgtable_clear_range(PageTable *pt, uint64_t start, uint64_t end, PtLeaf
 /* Apply `set`/`clear` flag masks to every present leaf in [start, end). */
 void pgtable_change_range(PageTable *pt, uint64_t start, uint64_t end, uint64_t set, uint64_t clear);
 
+/* Unhook the table of `level` entries covering `va` (1: the PTE table under a
+ * PMD) from its parent without freeing its page, as a collapse does before it
+ * deposits that page (pmdp_collapse_flush + pgtable_trans_huge_deposit): the
+ * parent entry becomes empty, *pfn gets the table's page, and the table's
+ * entries are dropped (the caller has dealt with the pages they map).  The
+ * page no longer counts in pt->tables; it is the caller's to keep or free.
+ * FALSE, with nothing changed, when no such table hangs there or tables
+ * still hang below it. */
+gboolean pgtable_take_table(PageTable *pt, uint64_t va, unsigned level, uint64_t *pfn);
+
 #endif

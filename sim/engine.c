@@ -1,6 +1,13 @@
 /*
  * engine.c - the event loop: per-thread queues, clock-ordered CPUs, barriers,
- * the region of interest.
+ * the region of interest, and the daemons that run in simulated time.
+ *
+ * khugepaged (mmu/khugepaged.c) runs when the CPU about to run a record has
+ * reached its next wake: that CPU has the lowest clock of those with work,
+ * so everything before the wake has run.  The test is one compare per
+ * record, against the wake time read through a pointer the daemon keeps
+ * current (UINT64_MAX while no mm is registered), so a registration made by
+ * a system call or a fault counts from the next record.
  *
  * Queues hold at most ENGINE_QUEUE_MAX records in all; past that the engine
  * runs whatever is queued, so a trace whose threads are far apart costs
@@ -12,6 +19,7 @@
 
 #include <string.h>
 #include "events.h"
+#include "khugepaged.h"
 
 #define ENGINE_QUEUE_MAX (1u << 20)
 
@@ -39,6 +47,8 @@ typedef struct {
   uint64_t t_begin;
   gint64 host_begin;   /* g_get_monotonic_time() at the region's start */
   EngineResult *res;
+  Khugepaged *kh;
+  const uint64_t *kh_wake; /* khugepaged's next wake, in cycles */
 } Engine;
 
 static void queue_free(gpointer p)
@@ -139,6 +149,8 @@ static void count_warmup(Engine *e)
 static void run_record(Engine *e, Thread *t, const TraceRecord *r)
 {
   Cpu *cpu = run_on(e, t);
+  if (G_UNLIKELY(cpu->clock >= *e->kh_wake))
+    khugepaged_run(e->kh, cpu->clock);
   switch ((TraceRecordType)r->type) {
   case REC_ACCESS:
     cpu_access(cpu, t, r);
@@ -239,6 +251,8 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   Engine e = { 0 };
   e.m = m;
   e.res = res;
+  e.kh = m->k->khugepaged;
+  e.kh_wake = khugepaged_next_wake_ptr(e.kh);
   e.queues = g_ptr_array_new_with_free_func(queue_free);
   e.by_thread = g_hash_table_new(g_direct_hash, g_direct_equal);
   m->k->map_on_demand = src->unmapped == UNMAPPED_ONDEMAND;

@@ -1,0 +1,576 @@
+/*
+ * khugepaged.c - the khugepaged daemon and the collapse of a 2M range into a
+ * huge page, shared with madvise(MADV_COLLAPSE).
+ *
+ * Models (mm/khugepaged.c, Linux 6.x):
+ * - The scan list of mms (__khugepaged_enter appends behind the cursor) and
+ *   the one cursor (mm, address).  A wake (khugepaged_do_scan) calls
+ *   khugepaged_scan_mm_slot with what is left of khugepaged.pages_to_scan
+ *   until that budget is spent, or the list head was passed twice.
+ * - Progress as the kernel charges it: 1 for each visit of an mm, 1 for each
+ *   VMA skipped (THP not allowed, or the cursor past its last aligned
+ *   range), 512 for each 2M range scanned.  After a range went on to a
+ *   collapse (the mmap lock was dropped) the mm walk returns and the wake
+ *   calls it again with the budget left: a wake goes on after a collapse.
+ * - Sleeps: khugepaged.scan_sleep_millisecs after each wake;
+ *   khugepaged.alloc_sleep_millisecs in the middle of a wake at its first
+ *   failed huge allocation, after which the wake resumes where it stopped;
+ *   a second failure in the same wake ends it.  The first mm registered on
+ *   an empty list wakes the daemon at once.  With thp.enabled=never the
+ *   thread does not run.
+ * - One range (hpage_collapse_scan_pmd): the VMA checks of
+ *   hugepage_vma_revalidate (SCAN_ADDRESS_RANGE, SCAN_VMA_CHECK), the PMD
+ *   (SCAN_PMD_NULL, SCAN_PMD_MAPPED), the 512 PTEs summed in ThpRangeStats,
+ *   then the THP policy's verdict.  MADV_COLLAPSE ignores the sysfs knobs
+ *   (thp.enabled, max_ptes_*, the young-page rule and the policy) and needs
+ *   only one writable page, as with cc->is_khugepaged false.
+ * - The collapse (collapse_huge_page): an order-9 page on the node holding
+ *   most source pages (hpage_collapse_find_target_node, ties balanced by the
+ *   last target) and only there (__GFP_THISNODE), compacting when
+ *   khugepaged.defrag is set (always for MADV_COLLAPSE); the PMD cleared
+ *   with its PTE table unhooked and a TLB shootdown of the 2M range
+ *   (pmdp_collapse_flush); the present pages copied, holes and zero-page
+ *   PTEs cleared; the huge PMD installed accessed, dirty and writable when
+ *   the VMA is (mk_huge_pmd, pmd_mkdirty, maybe_pmd_mkwrite); the old table
+ *   deposited; the old pages freed.
+ * Costs: khugepaged.scan_pte_ns for each entry the scan examines (one for an
+ * mm visit, a skipped VMA or a range's PMD, 512 for its PTE table); the
+ * copy at mem.copy_*, the clearing at mem.clear_*, the shootdown at
+ * tlb.*; compaction as compact.scan_page_ns and compact.migrate_page_ns.
+ * The daemon's work stalls the CPU of khugepaged.cpu.
+ * Leaves out: the mmap lock (a collapse never waits for, nor blocks, the
+ * workload's faults), swap-in (no swap), file and shmem collapse, the
+ * anon_vma condition of hugepage_vma_check (a never-written VMA is scanned,
+ * not skipped), page isolation and LRU work, and the switch into the kthread.
+ * doc/khugepaged.md has the details.
+ */
+#include "config.h"
+#include "khugepaged.h"
+
+#include <math.h>
+#include <string.h>
+#include "cpu.h"
+#include "events.h"
+#include "kernel.h"
+#include "machine.h"
+
+/* next_wake when the daemon is due at once: the caller's `now` is the time. */
+#define KH_WAKE_NOW UINT64_C(0)
+#define KH_IDLE UINT64_MAX
+
+/* Who asks for a collapse (struct collapse_control). */
+typedef struct {
+  gboolean is_khugepaged;
+  int last_target_node; /* NUMA_NO_NODE (-1) until a first target */
+} CollapseControl;
+
+struct Khugepaged {
+  Kernel *k;
+  GPtrArray *mms;         /* Mm *, scan order (khugepaged_scan.mm_head) */
+  int cur;                /* index in mms of the mm under the cursor; -1: at the head */
+  uint64_t address;       /* next address to scan in that mm */
+  uint64_t next_wake;     /* cycles; KH_WAKE_NOW or KH_IDLE */
+  CollapseControl cc;     /* the daemon's (khugepaged_collapse_control) */
+  /* A wake interrupted by the alloc sleep resumes with this state. */
+  gboolean resuming;
+  unsigned resume_progress, resume_passes;
+  /* settings, read once */
+  gboolean running;       /* thp.enabled is not never: the kthread exists */
+  unsigned pages_to_scan;
+  uint64_t scan_sleep_cycles, alloc_sleep_cycles;
+  double entry_cycles;    /* khugepaged.scan_pte_ns in cycles */
+  double compact_scan_cycles, compact_migrate_cycles;
+  gboolean defrag;
+  unsigned cpu;
+  /* geometry: a PMD maps pmd_nr base pages of page_bytes, order pmd_order */
+  uint64_t pmd_bytes, page_bytes;
+  unsigned pmd_nr, pmd_order;
+  /* scratch, sized once */
+  unsigned *node_load;    /* source pages per node of the range scanned */
+  uint64_t *old;          /* the PTEs of a table being collapsed */
+};
+
+static uint64_t ms_to_cycles(const Kernel *k, int64_t ms)
+{
+  return (uint64_t)llround((double)ms * 1e6 * k->cycles_per_ns);
+}
+
+Khugepaged *khugepaged_new(Kernel *k, GError **error)
+{
+  g_return_val_if_fail(k != NULL && k->s != NULL, NULL);
+  const Settings *s = k->s;
+  int64_t n_cpus = settings_int(s, SET_MACHINE_NODES) * settings_int(s, SET_MACHINE_CPUS_PER_NODE);
+  int64_t cpu = settings_int(s, SET_KHUGEPAGED_CPU);
+  if (cpu >= n_cpus) {
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "setting 'khugepaged.cpu' is %" G_GINT64_FORMAT " but the machine's CPUs are 0..%" G_GINT64_FORMAT
+                "; use -1 for the last one",
+                cpu, n_cpus - 1);
+    return NULL;
+  }
+  Khugepaged *kh = g_new0(Khugepaged, 1);
+  kh->k = k;
+  kh->mms = g_ptr_array_new();
+  kh->cur = -1;
+  kh->next_wake = KH_IDLE;
+  kh->cc = (CollapseControl){ .is_khugepaged = TRUE, .last_target_node = -1 };
+  kh->running = settings_int(s, SET_THP_ENABLED) != THP_ENABLED_NEVER;
+  kh->pages_to_scan = (unsigned)settings_int(s, SET_KHUGEPAGED_PAGES_TO_SCAN);
+  kh->scan_sleep_cycles = ms_to_cycles(k, settings_int(s, SET_KHUGEPAGED_SCAN_SLEEP_MS));
+  kh->alloc_sleep_cycles = ms_to_cycles(k, settings_int(s, SET_KHUGEPAGED_ALLOC_SLEEP_MS));
+  kh->entry_cycles = settings_double(s, SET_KHUGEPAGED_PAGE_SCAN_NS) * k->cycles_per_ns;
+  kh->compact_scan_cycles = settings_double(s, SET_COMPACT_SCAN_NS) * k->cycles_per_ns;
+  kh->compact_migrate_cycles = settings_double(s, SET_COMPACT_MIGRATE_NS) * k->cycles_per_ns;
+  kh->defrag = settings_bool(s, SET_KHUGEPAGED_DEFRAG);
+  kh->cpu = (unsigned)(cpu < 0 ? n_cpus - 1 : cpu);
+  kh->page_bytes = UINT64_C(1) << k->geo.page_shift;
+  kh->pmd_bytes = pgtable_entry_span(&k->geo, 2);
+  kh->pmd_nr = 1u << k->geo.bits[1];
+  while ((1u << kh->pmd_order) < kh->pmd_nr)
+    kh->pmd_order++;
+  kh->node_load = g_new0(unsigned, (gsize)settings_int(s, SET_MACHINE_NODES));
+  kh->old = g_new(uint64_t, kh->pmd_nr);
+  return kh;
+}
+
+void khugepaged_free(Khugepaged *kh)
+{
+  if (!kh)
+    return;
+  g_ptr_array_free(kh->mms, TRUE);
+  g_free(kh->node_load);
+  g_free(kh->old);
+  g_free(kh);
+}
+
+Cpu *khugepaged_cpu(const Khugepaged *kh)
+{
+  g_return_val_if_fail(kh != NULL && kh->k->m != NULL && kh->cpu < kh->k->m->n_cpus, NULL);
+  return kh->k->m->cpus[kh->cpu];
+}
+
+guint khugepaged_mm_count(const Khugepaged *kh)
+{
+  return kh->mms->len;
+}
+
+uint64_t khugepaged_next_wake(const Khugepaged *kh)
+{
+  return kh->next_wake;
+}
+
+const uint64_t *khugepaged_next_wake_ptr(const Khugepaged *kh)
+{
+  return &kh->next_wake;
+}
+
+/* ---- the scan list ---------------------------------------------------------- */
+
+void khugepaged_enter(Khugepaged *kh, Mm *mm)
+{
+  g_return_if_fail(kh != NULL && mm != NULL);
+  if (!kh->running || mm->khugepaged_listed)
+    return;
+  gboolean wakeup = kh->mms->len == 0;
+  g_ptr_array_add(kh->mms, mm); /* list_add_tail: just behind the cursor */
+  mm->khugepaged_listed = TRUE;
+  if (wakeup)
+    kh->next_wake = KH_WAKE_NOW;
+}
+
+void khugepaged_enter_vma(Khugepaged *kh, Mm *mm, const Vma *v)
+{
+  g_return_if_fail(kh != NULL && mm != NULL && v != NULL);
+  if (!mm->khugepaged_listed && thp_vma_allowed(kh->k, mm, v))
+    khugepaged_enter(kh, mm);
+}
+
+void khugepaged_exit(Khugepaged *kh, Mm *mm)
+{
+  g_return_if_fail(kh != NULL && mm != NULL);
+  guint i;
+  if (!mm->khugepaged_listed || !g_ptr_array_find(kh->mms, mm, &i))
+    return;
+  g_ptr_array_remove_index(kh->mms, i);
+  mm->khugepaged_listed = FALSE;
+  if (kh->cur == (int)i) {
+    /* The cursor moves to the next mm, as collect_mm_slot leaves it. */
+    kh->address = 0;
+    if (i >= kh->mms->len)
+      kh->cur = -1;
+  } else if (kh->cur > (int)i) {
+    kh->cur--;
+  }
+  if (kh->mms->len == 0) {
+    kh->cur = -1;
+    kh->resuming = FALSE;
+    kh->next_wake = KH_IDLE;
+  }
+}
+
+/* ---- one range -------------------------------------------------------------- */
+
+static void charge_entries(Khugepaged *kh, Cpu *cpu, unsigned entries)
+{
+  cpu_stall(cpu, (uint64_t)llround(entries * kh->entry_cycles));
+}
+
+/* find_vma(): the first VMA ending above va, or NULL. */
+static const Vma *vma_from(const Mm *mm, uint64_t va, guint *index)
+{
+  guint lo = 0, hi = mm_vma_count(mm);
+  while (lo < hi) {
+    guint mid = (lo + hi) / 2;
+    if (mm_vma(mm, mid)->end <= va)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (index)
+    *index = lo;
+  return lo < mm_vma_count(mm) ? mm_vma(mm, lo) : NULL;
+}
+
+/* hugepage_vma_check() as khugepaged (sysfs enforced) or MADV_COLLAPSE (not)
+ * calls it. */
+static gboolean collapse_vma_allowed(const Kernel *k, const Mm *mm, const Vma *v, const CollapseControl *cc)
+{
+  if (cc->is_khugepaged)
+    return thp_vma_allowed(k, mm, v);
+  return !(v->flags & MAP_F_HUGETLB) && !mm->thp_disable && v->thp != VMA_THP_NOHUGEPAGE;
+}
+
+/* hpage_collapse_find_target_node(): the first node with the most source
+ * pages; on a tie, the next such node after the last target. */
+static int target_node(Khugepaged *kh, CollapseControl *cc)
+{
+  int nodes = physmem_nodes(kh->k->pm), target = 0;
+  unsigned max = 0;
+  for (int n = 0; n < nodes; n++)
+    if (kh->node_load[n] > max) {
+      max = kh->node_load[n];
+      target = n;
+    }
+  if (target <= cc->last_target_node)
+    for (int n = cc->last_target_node + 1; n < nodes; n++)
+      if (kh->node_load[n] == max) {
+        target = n;
+        break;
+      }
+  cc->last_target_node = target;
+  return target;
+}
+
+static void charge_compaction(Khugepaged *kh, Cpu *cpu, const CompactResult *cr)
+{
+  if (!cr->ran)
+    return;
+  uint64_t cycles = (uint64_t)llround((double)cr->scanned * kh->compact_scan_cycles +
+                                      (double)cr->migrated * kh->compact_migrate_cycles) +
+                    cr->migrated * kh->k->copy_4k_cycles;
+  cpu->ctr.c[CTR_COMPACT_STALL]++;
+  cpu->ctr.c[cr->success ? CTR_COMPACT_SUCCESS : CTR_COMPACT_FAIL]++;
+  cpu->ctr.c[CTR_COMPACT_MIGRATED] += cr->migrated;
+  cpu->ctr.c[CTR_COMPACT_CYCLES] += cycles;
+  cpu_stall(cpu, cycles);
+}
+
+static void emit_collapse(Khugepaged *kh, const CollapseControl *cc, Cpu *cpu, Mm *mm, uint64_t haddr, ScanResult r,
+                          const ThpRangeStats *st, int node, uint64_t cycles)
+{
+  Kernel *k = kh->k;
+  if (!events_enabled(k->ev))
+    return;
+  events_emit(k->ev, (uint64_t)((double)cpu->clock / k->cycles_per_ns), cpu->id, mm->pid, 0, "collapse",
+              "va=%#" G_GINT64_MODIFIER "x result=%s by=%s present=%u none=%u zero=%u node=%d cycles=%" G_GUINT64_FORMAT,
+              haddr, thp_scan_result_name(r), cc->is_khugepaged ? "khugepaged" : "madvise",
+              st->present, st->none, st->zero, node, cycles);
+}
+
+/* collapse_huge_page(): the range passed the scan; `table` is its PTE table. */
+static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, Cpu *cpu, Mm *mm, const Vma *v,
+                                     uint64_t haddr, const PtNode *table, const ThpRangeStats *st)
+{
+  Kernel *k = kh->k;
+  int node = target_node(kh, cc);
+  uint64_t hpfn;
+  CompactResult cr;
+  gboolean compact = cc->is_khugepaged ? kh->defrag : TRUE; /* GFP_TRANSHUGE for MADV_COLLAPSE */
+  gboolean got = physmem_alloc_huge(k->pm, node, kh->pmd_order, TRUE, compact, &hpfn, &cr);
+  charge_compaction(kh, cpu, &cr);
+  if (!got) {
+    cpu->ctr.c[CTR_THP_COLLAPSE_ALLOC_FAILED]++;
+    emit_collapse(kh, cc, cpu, mm, haddr, SCAN_ALLOC_HUGE_PAGE_FAIL, st, node, 0);
+    return SCAN_ALLOC_HUGE_PAGE_FAIL;
+  }
+  cpu->ctr.c[CTR_THP_COLLAPSE_ALLOC]++;
+  cpu_drain(cpu);
+  uint64_t t0 = cpu->clock;
+
+  /* pmdp_collapse_flush: the PMD is cleared, its table kept for the deposit,
+   * every CPU that ran the mm drops the range. */
+  memcpy(kh->old, table->e, kh->pmd_nr * sizeof *kh->old);
+  uint64_t table_pfn;
+  if (!pgtable_take_table(&mm->pt, haddr, 1, &table_pfn)) {
+    g_critical("collapse at %#" G_GINT64_MODIFIER "x: the PTE table vanished", haddr);
+    physmem_release(k->pm, hpfn, kh->pmd_order);
+    return SCAN_PMD_NULL;
+  }
+  machine_flush_range(k->m, cpu, mm, haddr, haddr + kh->pmd_bytes);
+  machine_tables_freed(k->m, mm); /* no walk cache may point at the old table */
+
+  /* __collapse_huge_page_copy: copy what is mapped, clear the rest. */
+  uint64_t own = st->present, holes = kh->pmd_nr - st->present;
+  cpu_stall(cpu, kernel_copy_cycles(k, own * kh->page_bytes) + kernel_clear_cycles(k, holes * kh->page_bytes));
+
+  uint64_t flags = PTE_P | PTE_US | PTE_PS | PTE_A | PTE_D;
+  if (v->prot & PROT_W)
+    flags |= PTE_RW;
+  if (!(v->prot & PROT_X))
+    flags |= PTE_NX;
+  if (!pgtable_set(&mm->pt, haddr, 2, pte_make(hpfn, flags), NULL))
+    g_critical("collapse at %#" G_GINT64_MODIFIER "x: the huge PMD could not be installed", haddr);
+  mm_deposit(mm, haddr, table_pfn);
+
+  /* The old pages go back to the buddy allocator (the zero page stays). */
+  for (unsigned i = 0; i < kh->pmd_nr; i++) {
+    uint64_t e = kh->old[i];
+    if ((e & PTE_P) && !(e & PTE_SW_ZERO))
+      physmem_release(k->pm, pte_pfn(e), 0);
+  }
+  mm->rss_pages += kh->pmd_nr - st->present - st->zero;
+  cpu->ctr.c[CTR_MEM_USED] += holes * kh->page_bytes; /* the bloat of max_ptes_none */
+  uint64_t cycles = cpu->clock - t0;
+  cpu->ctr.c[CTR_COLLAPSE_CYCLES] += cycles;
+  emit_collapse(kh, cc, cpu, mm, haddr, SCAN_SUCCEED, st, node, cycles);
+  return SCAN_SUCCEED;
+}
+
+/* hpage_collapse_scan_pmd() and, when the range qualifies, the collapse.
+ * *collapsing tells whether collapse_huge_page ran (the kernel drops the
+ * mmap lock there, which ends the mm walk). */
+static ScanResult scan_range(Khugepaged *kh, CollapseControl *cc, Cpu *cpu, Mm *mm, uint64_t haddr,
+                             gboolean *collapsing)
+{
+  Kernel *k = kh->k;
+  *collapsing = FALSE;
+  unsigned entries = 1; /* the VMA and PMD look-up */
+  ScanResult r;
+  const Vma *v = vma_from(mm, haddr, NULL);
+  unsigned level = 0, idx = 0;
+  PtNode *n = NULL;
+  if (!v) {
+    r = SCAN_VMA_CHECK; /* the kernel's SCAN_VMA_NULL */
+  } else if (!thp_range_in_vma(v, haddr)) {
+    r = SCAN_ADDRESS_RANGE;
+  } else if (!collapse_vma_allowed(k, mm, v, cc)) {
+    r = SCAN_VMA_CHECK;
+  } else {
+    n = pgtable_lookup(&mm->pt, haddr, &level, &idx);
+    if (level == 2 && (n->e[idx] & PTE_PS))
+      r = SCAN_PMD_MAPPED;
+    else if (level != 1)
+      r = SCAN_PMD_NULL; /* no table under the PMD: SCAN_PMD_NULL or SCAN_PMD_NONE */
+    else
+      r = SCAN_SUCCEED;
+  }
+  if (r != SCAN_SUCCEED) {
+    charge_entries(kh, cpu, entries);
+    cpu->ctr.c[CTR_SCAN_PMD_NULL + r]++;
+    return r;
+  }
+
+  /* The PTEs.  Reading them leaves their accessed bits alone, as
+   * hpage_collapse_scan_pmd does (it tests pte_young, clears nothing). */
+  ThpRangeStats st = { 0 };
+  memset(kh->node_load, 0, (gsize)physmem_nodes(k->pm) * sizeof *kh->node_load);
+  for (unsigned i = 0; i < kh->pmd_nr; i++) {
+    uint64_t e = n->e[i];
+    if (!e) {
+      st.none++;
+    } else if (!(e & PTE_P)) {
+      st.swap++; /* a non-present entry that is not empty: none exist without swap */
+    } else if (e & PTE_SW_ZERO) {
+      st.zero++;
+    } else {
+      st.present++;
+      st.writable += (e & PTE_RW) != 0;
+      st.young += (e & PTE_A) != 0;
+      /* st.shared stays 0: no anonymous page is mapped by two mms (no fork) */
+      int node = physmem_node_of(k->pm, pte_pfn(e));
+      if (node >= 0)
+        kh->node_load[node]++;
+    }
+  }
+  entries += kh->pmd_nr;
+  charge_entries(kh, cpu, entries);
+  if (cc->is_khugepaged)
+    r = k->thp->collapse_check(k, mm, v, &st);
+  else
+    r = st.writable ? SCAN_SUCCEED : SCAN_PAGE_RO; /* MADV_COLLAPSE: only SCAN_PAGE_RO applies */
+  if (r == SCAN_SUCCEED && st.swap)
+    r = SCAN_EXCEED_SWAP_PTE; /* swap-in is not modelled */
+  if (r == SCAN_SUCCEED) {
+    *collapsing = TRUE;
+    r = collapse_huge_page(kh, cc, cpu, mm, v, haddr, n, &st);
+  }
+  if (r != SCAN_SUCCEED)
+    cpu->ctr.c[CTR_SCAN_PMD_NULL + r]++;
+  return r;
+}
+
+ScanResult khugepaged_collapse(Khugepaged *kh, Cpu *cpu, Mm *mm, uint64_t haddr, gboolean madv_collapse)
+{
+  g_return_val_if_fail(kh != NULL && cpu != NULL && mm != NULL, SCAN_VMA_CHECK);
+  g_return_val_if_fail((haddr & (kh->pmd_bytes - 1)) == 0, SCAN_ADDRESS_RANGE);
+  CollapseControl madv = { .is_khugepaged = FALSE, .last_target_node = -1 };
+  gboolean collapsing;
+  return scan_range(kh, madv_collapse ? &madv : &kh->cc, cpu, mm, haddr, &collapsing);
+}
+
+void khugepaged_madvise_collapse(Khugepaged *kh, Cpu *cpu, Mm *mm, uint64_t start, uint64_t end)
+{
+  g_return_if_fail(kh != NULL && cpu != NULL && mm != NULL);
+  CollapseControl cc = { .is_khugepaged = FALSE, .last_target_node = -1 };
+  uint64_t mask = kh->pmd_bytes - 1;
+  guint i;
+  vma_from(mm, start, &i);
+  /* madvise_walk_vmas: each VMA's part of the range, in order; a result
+   * other than those madvise_collapse lets pass ends the call. */
+  for (; i < mm_vma_count(mm) && mm_vma(mm, i)->start < end; i++) {
+    const Vma *v = mm_vma(mm, i);
+    uint64_t lo = MAX(start, v->start), hi = MIN(end, v->end);
+    uint64_t hstart = (lo + mask) & ~mask, hend = hi & ~mask;
+    for (uint64_t a = hstart; a < hend; a += kh->pmd_bytes) {
+      gboolean collapsing;
+      switch (scan_range(kh, &cc, cpu, mm, a, &collapsing)) {
+      case SCAN_SUCCEED:
+      case SCAN_PMD_MAPPED:
+      case SCAN_PMD_NULL:
+      case SCAN_PAGE_RO:
+      case SCAN_LACK_REFERENCED_PAGE:
+        break;
+      default:
+        return;
+      }
+    }
+  }
+}
+
+/* ---- the daemon ------------------------------------------------------------- */
+
+/* khugepaged_scan_mm_slot(): walk the mm under the cursor from its address
+ * until `pages` of progress, a collapse, or the end of its VMAs. */
+static unsigned scan_mm_slot(Khugepaged *kh, Cpu *cpu, unsigned pages, ScanResult *result)
+{
+  Kernel *k = kh->k;
+  if (kh->cur < 0) {
+    kh->cur = 0;
+    kh->address = 0;
+  }
+  Mm *mm = g_ptr_array_index(kh->mms, kh->cur);
+  unsigned progress = 1, looked = 1; /* the visit of the mm */
+  gboolean walked_all = TRUE;
+  guint i;
+  vma_from(mm, kh->address, &i);
+  for (; i < mm_vma_count(mm); i++) {
+    const Vma *v = mm_vma(mm, i);
+    if (!thp_vma_allowed(k, mm, v)) {
+      progress++, looked++;
+      continue;
+    }
+    uint64_t mask = kh->pmd_bytes - 1;
+    uint64_t hstart = (v->start + mask) & ~mask, hend = v->end & ~mask;
+    if (kh->address > hend) {
+      progress++, looked++;
+      continue;
+    }
+    if (kh->address < hstart)
+      kh->address = hstart;
+    while (kh->address < hend) {
+      gboolean collapsing;
+      *result = scan_range(kh, &kh->cc, cpu, mm, kh->address, &collapsing);
+      if (*result == SCAN_SUCCEED)
+        cpu->ctr.c[CTR_KHUGEPAGED_PAGES_COLLAPSED]++;
+      kh->address += kh->pmd_bytes;
+      progress += kh->pmd_nr;
+      if (collapsing || progress >= pages) {
+        walked_all = FALSE;
+        goto out;
+      }
+    }
+  }
+out:
+  charge_entries(kh, cpu, looked);
+  cpu->ctr.c[CTR_KHUGEPAGED_PAGES_SCANNED] += progress;
+  if (walked_all) {
+    /* Every VMA done: on to the next mm, or past the head (a full scan). */
+    kh->address = 0;
+    if ((guint)kh->cur + 1 < kh->mms->len) {
+      kh->cur++;
+    } else {
+      kh->cur = -1;
+      cpu->ctr.c[CTR_KHUGEPAGED_FULL_SCANS]++;
+    }
+  }
+  return progress;
+}
+
+/* khugepaged_do_scan(): one wake.  TRUE when it stopped for the alloc sleep
+ * (it resumes at the next wake). */
+static gboolean do_scan(Khugepaged *kh, Cpu *cpu)
+{
+  unsigned pages = kh->pages_to_scan, progress = 0, passes = 0;
+  gboolean wait = TRUE;
+  if (kh->resuming) {
+    progress = kh->resume_progress;
+    passes = kh->resume_passes;
+    wait = FALSE;
+    kh->resuming = FALSE;
+  }
+  for (;;) {
+    ScanResult result = SCAN_SUCCEED;
+    if (kh->cur < 0)
+      passes++;
+    if (kh->mms->len && passes < 2)
+      progress += scan_mm_slot(kh, cpu, pages - progress, &result);
+    else
+      progress = pages;
+    if (progress >= pages)
+      return FALSE;
+    if (result == SCAN_ALLOC_HUGE_PAGE_FAIL) {
+      if (!wait)
+        return FALSE; /* hit again: give up this wake */
+      kh->resuming = TRUE;
+      kh->resume_progress = progress;
+      kh->resume_passes = passes;
+      return TRUE;
+    }
+  }
+}
+
+void khugepaged_run(Khugepaged *kh, uint64_t now)
+{
+  g_return_if_fail(kh != NULL);
+  while (kh->next_wake <= now) {
+    uint64_t start = kh->next_wake == KH_WAKE_NOW ? now : kh->next_wake;
+    Cpu *cpu = khugepaged_cpu(kh);
+    if (!cpu)
+      return;
+    cpu_drain(cpu);
+    uint64_t before = cpu->clock;
+    gboolean alloc_sleep = do_scan(kh, cpu);
+    uint64_t work = cpu->clock - before;
+    cpu->ctr.c[CTR_KHUGEPAGED_CYCLES] += work;
+    uint64_t sleep = alloc_sleep ? kh->alloc_sleep_cycles : kh->scan_sleep_cycles;
+    /* A wake that cost nothing and sleeps 0 ms still moves time on by a
+     * cycle, so that the loop ends. */
+    kh->next_wake = start + MAX(work + sleep, 1);
+    if (events_enabled(kh->k->ev)) /* at the end of the wake, after its collapses */
+      events_emit(kh->k->ev, (uint64_t)((double)(start + work) / kh->k->cycles_per_ns), cpu->id, 0, 0, "khugepaged",
+                  "start_ns=%" G_GUINT64_FORMAT " cycles=%" G_GUINT64_FORMAT " sleep_ms=%" G_GINT64_FORMAT " mms=%u",
+                  (uint64_t)((double)start / kh->k->cycles_per_ns), work,
+                  settings_int(kh->k->s, alloc_sleep ? SET_KHUGEPAGED_ALLOC_SLEEP_MS : SET_KHUGEPAGED_SCAN_SLEEP_MS),
+                  kh->mms->len);
+  }
+}
