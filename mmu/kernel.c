@@ -32,8 +32,8 @@
 
 /* A bitmap of the 4K granules of one huge mapping (kernel_touch). */
 typedef struct {
-  const Mm *mm;
-  uint64_t base;  /* first va; with mm, the key */
+  const Mm *mm;   /* mm, base and span are the key */
+  uint64_t base;  /* first va */
   uint64_t span;  /* bytes: 2M or 1G */
   uint64_t bits[];
 } TouchMap;
@@ -73,14 +73,14 @@ uint64_t kernel_ns_to_cycles(const Kernel *k, double ns)
 static guint touch_hash(gconstpointer key)
 {
   const TouchMap *t = key;
-  uint64_t x = ((uint64_t)(guintptr)t->mm >> 4) * UINT64_C(0x9e3779b97f4a7c15) ^ (t->base >> 21);
+  uint64_t x = ((uint64_t)(guintptr)t->mm >> 4) * UINT64_C(0x9e3779b97f4a7c15) ^ (t->base >> 21) ^ t->span;
   return (guint)(x ^ (x >> 32));
 }
 
 static gboolean touch_equal(gconstpointer a, gconstpointer b)
 {
   const TouchMap *x = a, *y = b;
-  return x->mm == y->mm && x->base == y->base;
+  return x->mm == y->mm && x->base == y->base && x->span == y->span;
 }
 
 Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **error)
@@ -181,9 +181,9 @@ Mm *kernel_mm(Kernel *k, uint32_t pid)
 
 /* ---- touched base pages ------------------------------------------------------ */
 
-static TouchMap *touch_find(const Kernel *k, const Mm *mm, uint64_t base)
+static TouchMap *touch_find(const Kernel *k, const Mm *mm, uint64_t base, uint64_t span)
 {
-  TouchMap key = { .mm = mm, .base = base };
+  TouchMap key = { .mm = mm, .base = base, .span = span };
   return g_hash_table_lookup(k->touched, &key);
 }
 
@@ -200,9 +200,11 @@ static inline gboolean touch_set(TouchMap *t, uint64_t va)
 
 static TouchMap *touch_covering(const Kernel *k, const Mm *mm, uint64_t va)
 {
-  TouchMap *t = touch_find(k, mm, va & ~(THP_PMD_BYTES - 1));
-  if (!t)
-    t = touch_find(k, mm, va & ~((UINT64_C(4096) << hugetlb_order(HPAGE_1G)) - 1));
+  TouchMap *t = touch_find(k, mm, va & ~(THP_PMD_BYTES - 1), THP_PMD_BYTES);
+  if (!t) {
+    uint64_t gig = UINT64_C(4096) << hugetlb_order(HPAGE_1G);
+    t = touch_find(k, mm, va & ~(gig - 1), gig);
+  }
   return t;
 }
 
@@ -239,7 +241,7 @@ void kernel_touch_fault(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
 
 void kernel_touch_huge(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t base, uint64_t span, uint64_t va)
 {
-  TouchMap *t = touch_find(k, mm, base);
+  TouchMap *t = touch_find(k, mm, base, span);
   if (!t) {
     uint64_t words = MAX((span >> 12) / 64, 1);
     t = g_malloc0(sizeof(TouchMap) + words * sizeof(uint64_t));
@@ -265,7 +267,7 @@ static void touch_forget(Kernel *k, const Mm *mm, uint64_t start, uint64_t end)
     uint64_t spans[] = { THP_PMD_BYTES, UINT64_C(4096) << hugetlb_order(HPAGE_1G) };
     for (unsigned s = 0; s < G_N_ELEMENTS(spans); s++)
       for (uint64_t b = start & ~(spans[s] - 1); b < end; b += spans[s]) {
-        TouchMap *t = touch_find(k, mm, b);
+        TouchMap *t = touch_find(k, mm, b, spans[s]);
         if (t)
           g_ptr_array_add(hit, t);
         if (b + spans[s] < b)
