@@ -45,8 +45,8 @@ typedef struct Kernel {
    * one: the deposited table a PMD split withdraws (pmd_populate). */
   gboolean pt_reserved;
   uint64_t pt_reserved_pfn;
-  /* Base pages touched under huge mappings: (mm, 2M or 1G base) -> bitmap
-   * of its 4K granules, and the last one looked up (kernel_touch). */
+  /* Base pages touched under huge mappings: (mm, base, 2M or 1G span) ->
+   * bitmap of its 4K granules, and the last one looked up (kernel_touch). */
   GHashTable *touched;
   const void *touch_last_mm;
   uint64_t touch_last_base, touch_last_span;
@@ -114,8 +114,9 @@ void kernel_unmap_end(KernelUnmap *u, Cpu *cpu);
  * huge zero page, hugetlb) is faulted once for 512 or 262144 base pages, so
  * it gets a bitmap of its granules: the fault sets the faulting one, and
  * kernel_touch sets the others as the workload reaches them.  The bitmap
- * lives as long as any of its range stays mapped (after a split too), and
- * a 4K fault inside it counts only when its bit was clear. */
+ * outlives a split; an unmap clears the bits of what it unmapped and drops
+ * a bitmap it covers whole.  A 4K fault inside a bitmap counts only when
+ * its bit was clear. */
 
 /* The access at va of mm reached its base page: count it if it is the first
  * touch under a huge mapping.  Cheap when va is in the same huge mapping as
