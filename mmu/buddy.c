@@ -653,6 +653,71 @@ gboolean buddy_is_free(const BuddyZone *z, uint64_t pfn)
   g_return_val_if_reached(FALSE);
 }
 
+gboolean buddy_alloc_at(BuddyZone *z, uint64_t pfn, unsigned order, MigrateType mt)
+{
+  g_return_val_if_fail(z != NULL && order <= z->max_order && mt < N_MIGRATETYPES, FALSE);
+  g_return_val_if_fail((pfn & (block_pages(order) - 1)) == 0, FALSE);
+  if (!in_zone(z, pfn) || pfn + block_pages(order) > z->end_pfn)
+    return FALSE;
+  /* The frontier is carved lowest block first, so everything up to pfn's
+   * block goes on the free lists, as boot would have put it there. */
+  while (pfn >= z->frontier_pfn && pfn < z->frontier_end_pfn)
+    list_add(z, frontier_carve(z), z->max_order, MT_MOVABLE);
+  /* A wholly free aligned range lies inside one free block of its order or
+   * more (mergeable free buddies are always merged): find its head. */
+  uint64_t head = 0;
+  unsigned o = order;
+  for (; o <= z->max_order; o++) {
+    head = pfn & ~(block_pages(o) - 1);
+    if (head < z->start_pfn)
+      return FALSE;
+    const BuddyPage *e = page_of(z, head);
+    if (e->state == PAGE_FREE && e->order == o)
+      break;
+    if (e->state == PAGE_ALLOC && e->order >= o)
+      return FALSE; /* an allocated block covers pfn */
+  }
+  if (o > z->max_order)
+    return FALSE;
+  MigrateType block_mt = (MigrateType)page_of(z, head)->mt;
+  list_del(z, head);
+  /* Split towards pfn, freeing the other half at each step.  Worked example,
+   * pfn 12 order 1 inside the free order-3 block 8: 8..11 goes on the
+   * order-2 list, 14..15 on order 1, and 12..13 is taken. */
+  while (o > order) {
+    o--;
+    uint64_t upper = head + block_pages(o);
+    if (pfn >= upper) {
+      list_add(z, head, o, block_mt);
+      head = upper;
+    } else {
+      list_add(z, upper, o, block_mt);
+    }
+  }
+  BuddyPage *p = page_of(z, pfn);
+  p->state = PAGE_ALLOC;
+  p->order = (uint8_t)order;
+  p->mt = (uint8_t)mt;
+  z->alloc_pages += block_pages(order);
+  return TRUE;
+}
+
+void buddy_split_alloc(BuddyZone *z, uint64_t pfn, unsigned order)
+{
+  g_return_if_fail(z != NULL && in_zone(z, pfn));
+  BuddyPage *head = page_of(z, pfn);
+  if (!head || head->state != PAGE_ALLOC || head->order != order) {
+    g_critical("buddy_split_alloc: pfn %#" G_GINT64_MODIFIER "x was not allocated at order %u", pfn, order);
+    return;
+  }
+  for (uint64_t q = pfn; q < pfn + block_pages(order); q++) {
+    BuddyPage *e = page_of(z, q);
+    e->state = PAGE_ALLOC;
+    e->order = 0;
+    e->mt = head->mt;
+  }
+}
+
 uint64_t buddy_host_bytes(const BuddyZone *z)
 {
   uint64_t bytes = sizeof(*z) + (z->max_order + 1) * N_MIGRATETYPES * sizeof(FreeList);

@@ -68,6 +68,18 @@ int buddy_fragmentation_index(const BuddyZone *z, unsigned order);
 /* TRUE if pfn is inside a free block (for tests and the fault path). */
 gboolean buddy_is_free(const BuddyZone *z, uint64_t pfn);
 
+/* Take the specific aligned block [pfn, pfn + 2^order) (order <= max_order)
+ * when it lies wholly inside one free block, splitting that block around it
+ * as expand() does; FALSE, changing nothing, when any page of it is in use.
+ * The block is then allocated as if buddy_alloc had returned it (free it with
+ * buddy_free at the same order).  The frontier is materialised up to it.  For
+ * ranges the caller picks: gigantic hugetlb pages (alloc_contig_range, the
+ * boot-time memblock reservation). */
+gboolean buddy_alloc_at(BuddyZone *z, uint64_t pfn, unsigned order, MigrateType mt);
+/* split_page(): the allocated block of `order` at pfn becomes 2^order
+ * allocated order-0 pages, each freed on its own with buddy_free(z, p, 0). */
+void buddy_split_alloc(BuddyZone *z, uint64_t pfn, unsigned order);
+
 /* Check every invariant (free counts match the lists, no overlapping or
  * mergeable-but-unmerged blocks, every page accounted for exactly once).
  * On failure appends the reason to `why` and returns FALSE.  For tests. */

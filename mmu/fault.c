@@ -1,5 +1,6 @@
 /*
- * fault.c - anonymous page faults, as mm/memory.c handles them.
+ * fault.c - page faults on anonymous and hugetlb memory, as mm/memory.c,
+ * mm/huge_memory.c and mm/hugetlb.c handle them.
  *
  * Models: VMA lookup and permission check (SIGSEGV counted, not fatal), the
  * zero page for read faults (do_anonymous_page without FAULT_FLAG_WRITE),
@@ -7,14 +8,33 @@
  * mapping (do_wp_page: a fresh zeroed page, the old translation flushed),
  * page-table pages allocated on the way, and the cost of each.  Node choice
  * is first touch: the faulting CPU's node, falling back by distance.
- * Leaves out: swap, file-backed memory, userfaultfd, and fault-around.
- * Costs: fault.* and mem.* settings (mmu-facts section 7).
+ *
+ * Huge pages (__handle_mm_fault): when the PMD is empty, THP is allowed for
+ * the VMA (thp_vma_allowed), the aligned 2M range lies inside it and the THP
+ * policy wants a huge page, do_huge_pmd_anonymous_page runs: a read maps the
+ * shared huge zero page read-only when thp.use_zero_page; otherwise an
+ * order-9 page is allocated (thp_alloc, compaction as thp.defrag says),
+ * cleared, mapped by the PMD writable and dirty, with a page-table page
+ * deposited for a later split.  A failed allocation counts
+ * thp_fault_fallback and the fault takes the 4K path.  A write to the huge
+ * zero page allocates a THP in its place (do_huge_zero_wp_pmd); failing
+ * that it splits the zero PMD and copies on write at 4K.  A write to a THP
+ * made read-only by mprotect reuses it (do_huge_pmd_wp_page).  Faults in a
+ * hugetlb VMA take a page from its pool (hugetlb_no_page): no zero page; a
+ * read of a private mapping maps it read-only, the next write reuses it
+ * (hugetlb_wp); an empty pool is a SIGBUS, counted as segv with reason
+ * "sigbus".
+ *
+ * Leaves out: swap, file-backed memory, userfaultfd, fault-around, mTHP
+ * orders between 4K and 2M, PUD-sized THP, and hugetlb reservations.
+ * Costs: fault.*, thp.* and mem.* settings (mmu-facts section 7).
  */
 #include "config.h"
 #include "fault.h"
 
 #include "cpu.h"
 #include "events.h"
+#include "hugetlb.h"
 #include "machine.h"
 
 static uint64_t now_ns(const Kernel *k, const Cpu *cpu)
@@ -49,12 +69,33 @@ static FaultResult segv(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, const char *wh
   return FAULT_SEGV;
 }
 
+static void emit_fault(Kernel *k, Cpu *cpu, Mm *mm, const char *what, uint64_t va, AccessKind kind, unsigned tables,
+                       uint64_t cycles)
+{
+  if (events_enabled(k->ev))
+    events_emit(k->ev, now_ns(k, cpu), cpu->id, mm->pid, cpu->cur ? cpu->cur->tid : 0, "fault",
+                "kind=%s va=%#" G_GINT64_MODIFIER "x access=%c tables=%u cycles=%" G_GUINT64_FORMAT, what, va,
+                "RWDX"[kind], tables, cycles);
+}
+
+/* Page-table pages made on the way: counted and priced. */
+static void charge_tables(Kernel *k, Cpu *cpu, unsigned tables, uint64_t *cycles)
+{
+  if (!tables)
+    return;
+  cpu->ctr.c[CTR_PT_PAGES_ALLOC] += tables;
+  *cycles += tables * (k->ptpage_cycles + kernel_clear_cycles(k, 4096));
+}
+
 /* Allocate and map a zeroed page for a write at va. */
 static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64_t va, uint64_t *cycles,
                                 unsigned *tables)
 {
   uint64_t pfn;
-  if (!physmem_alloc(k->pm, cpu->node, 0, MT_MOVABLE, &pfn)) {
+  gboolean ok = physmem_alloc(k->pm, cpu->node, 0, MT_MOVABLE, &pfn);
+  if (!ok && thp_deferred_count(k) && thp_deferred_split_scan(k, cpu, cycles))
+    ok = physmem_alloc(k->pm, cpu->node, 0, MT_MOVABLE, &pfn); /* reclaim shrank the split queue */
+  if (!ok) {
     k->oom = TRUE;
     return FAULT_OOM;
   }
@@ -71,6 +112,180 @@ static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint6
   return FAULT_MAPPED;
 }
 
+/* ---- transparent huge pages ---------------------------------------------- */
+
+/* Clear a new THP and count it. */
+static uint64_t new_thp(Kernel *k, Cpu *cpu, uint64_t pfn)
+{
+  uint64_t clear = kernel_clear_cycles(k, THP_PMD_BYTES);
+  cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
+  cpu->ctr.c[CTR_THP_FAULT_ALLOC]++;
+  cpu->ctr.c[CTR_MEM_USED] += THP_PMD_BYTES;
+  thp_page_add(k, pfn);
+  return k->huge_fault_cycles + clear;
+}
+
+/* do_huge_pmd_anonymous_page, with the PMD empty and the range allowed.
+ * *fallback is set when the 4K path must take over. */
+static FaultResult huge_anonymous(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
+                                  uint64_t *cycles, gboolean *fallback)
+{
+  uint64_t haddr = va & ~(THP_PMD_BYTES - 1);
+  unsigned tables = 0;
+  uint64_t table, pfn, entry;
+  const char *what;
+  gboolean zero = kind != ACC_STORE && settings_bool(k->s, SET_THP_USE_ZERO_PAGE);
+  if (zero) {
+    /* Read: the huge zero page; the table to deposit comes first. */
+    if (!mm->pt.a.alloc(mm->pt.a.ctx, 1, &table))
+      return FAULT_OOM;
+    if (!thp_huge_zero_page(k, cpu, &pfn, cycles)) {
+      mm->pt.a.release(mm->pt.a.ctx, 1, table);
+      cpu->ctr.c[CTR_THP_FAULT_FALLBACK]++;
+      *fallback = TRUE;
+      return FAULT_MAPPED;
+    }
+    entry = pte_make(pfn, leaf_flags(v) | PTE_PS | PTE_SW_ZERO);
+  } else {
+    if (!thp_alloc(k, cpu, thp_defrag_compact(k, v), &pfn, cycles)) {
+      cpu->ctr.c[CTR_THP_FAULT_FALLBACK]++;
+      *fallback = TRUE;
+      return FAULT_MAPPED;
+    }
+    if (!mm->pt.a.alloc(mm->pt.a.ctx, 1, &table)) {
+      physmem_release(k->pm, pfn, THP_PMD_ORDER);
+      return FAULT_OOM;
+    }
+    /* maybe_pmd_mkwrite(pmd_mkdirty()): dirty, writable where the VMA is. */
+    entry = pte_make(pfn, leaf_flags(v) | PTE_PS | PTE_D | ((v->prot & PROT_W) ? PTE_RW : 0));
+  }
+  tables++; /* the deposited table */
+  if (!pgtable_set(&mm->pt, haddr, 2, entry, &tables)) {
+    mm->pt.a.release(mm->pt.a.ctx, 1, table);
+    if (!zero)
+      physmem_release(k->pm, pfn, THP_PMD_ORDER);
+    k->oom = TRUE;
+    return FAULT_OOM;
+  }
+  mm_deposit(mm, haddr, table);
+  mm->rss_pages += THP_PMD_PAGES;
+  if (zero) {
+    cpu->ctr.c[CTR_THP_ZERO_PAGE_MAPPED]++;
+    *cycles += k->zero_page_cycles;
+    what = "thp-zero-page";
+  } else {
+    *cycles += new_thp(k, cpu, pfn);
+    what = "thp";
+  }
+  kernel_touch_huge(k, cpu, mm, haddr, THP_PMD_BYTES, va);
+  charge_tables(k, cpu, tables, cycles);
+  emit_fault(k, cpu, mm, what, va, kind, tables, *cycles);
+  return FAULT_MAPPED;
+}
+
+/* A fault on a present huge PMD of an anonymous VMA. */
+static FaultResult huge_present(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx, uint64_t va,
+                                AccessKind kind, uint64_t *cycles)
+{
+  uint64_t haddr = va & ~(THP_PMD_BYTES - 1);
+  uint64_t e = n->e[idx];
+  const char *what;
+  if (kind == ACC_STORE && (e & PTE_SW_ZERO)) {
+    uint64_t pfn;
+    if (thp_alloc(k, cpu, thp_defrag_compact(k, v), &pfn, cycles)) {
+      /* do_huge_zero_wp_pmd: a THP replaces the huge zero page; the
+       * deposited table stays. */
+      pgtable_set(&mm->pt, haddr, 2, pte_make(pfn, leaf_flags(v) | PTE_PS | PTE_RW | PTE_D), NULL);
+      machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + THP_PMD_BYTES, k->geo.shift[2]);
+      *cycles += new_thp(k, cpu, pfn);
+      cpu->ctr.c[CTR_FAULTS_COW]++;
+      what = "thp-zero-cow";
+    } else {
+      /* Fall back: split the zero PMD into 512 zero-page PTEs and copy the
+       * one written on write. */
+      cpu->ctr.c[CTR_THP_FAULT_FALLBACK]++;
+      if (!thp_split_pmd(k, cpu, mm, haddr, cycles))
+        return FAULT_OOM;
+      unsigned tables = 0;
+      uint64_t page_va = va & ~0xfffULL;
+      FaultResult r = map_new_page(k, cpu, mm, v, page_va, cycles, &tables);
+      if (r != FAULT_MAPPED)
+        return r;
+      machine_flush_range(k->m, cpu, mm, page_va, page_va + 4096);
+      cpu->ctr.c[CTR_FAULTS_COW]++;
+      what = "cow";
+    }
+    kernel_touch_fault(k, cpu, mm, va);
+  } else if (kind == ACC_STORE && !(e & PTE_RW)) {
+    /* The THP is ours alone: reuse it (do_huge_pmd_wp_page). */
+    n->e[idx] = e | PTE_RW | PTE_D;
+    machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + THP_PMD_BYTES, k->geo.shift[2]);
+    *cycles += k->zero_page_cycles;
+    what = "thp-wp-reuse";
+  } else {
+    *cycles += k->zero_page_cycles; /* spurious: fixed already */
+    return FAULT_MAPPED;
+  }
+  emit_fault(k, cpu, mm, what, va, kind, 0, *cycles);
+  return FAULT_MAPPED;
+}
+
+/* ---- hugetlb --------------------------------------------------------------- */
+
+static FaultResult hugetlb_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
+                                 uint64_t *cycles)
+{
+  HugetlbSize size = (v->flags & MAP_F_HUGETLB_1G) ? HPAGE_1G : HPAGE_2M;
+  unsigned want = size == HPAGE_1G ? 3 : 2;
+  uint64_t span = pgtable_entry_span(&mm->pt.g, want);
+  uint64_t haddr = va & ~(span - 1);
+  unsigned level, idx, tables = 0;
+  PtNode *n = pgtable_lookup(&mm->pt, va, &level, &idx);
+  uint64_t e = n->e[idx];
+  const char *what;
+  if (level == want && (e & PTE_P) && (e & PTE_PS)) {
+    if (kind == ACC_STORE && !(e & PTE_RW)) {
+      /* hugetlb_wp on a page this mm alone maps: reuse it. */
+      n->e[idx] = e | PTE_RW | PTE_D;
+      machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + span, mm->pt.g.shift[want]);
+      *cycles += k->zero_page_cycles;
+      emit_fault(k, cpu, mm, "hugetlb-wp-reuse", va, kind, 0, *cycles);
+    } else {
+      *cycles += k->zero_page_cycles;
+    }
+    return FAULT_MAPPED;
+  }
+  if (level < want || e)
+    return segv(k, cpu, mm, va, "sigbus", cycles); /* something else maps the range */
+  uint64_t pfn;
+  if (!hugetlb_alloc(k->hugetlb, size, cpu->node, &pfn)) {
+    cpu->ctr.c[CTR_HUGETLB_ALLOC_FAIL]++;
+    return segv(k, cpu, mm, va, "sigbus", cycles);
+  }
+  /* A private mapping is mapped writable only by a write; a shared one as
+   * the VMA allows (make_huge_pte). */
+  gboolean writable = (v->prot & PROT_W) && (kind == ACC_STORE || (v->flags & MAP_F_SHARED));
+  uint64_t entry = pte_make(pfn, leaf_flags(v) | PTE_PS | (writable ? PTE_RW | PTE_D : 0));
+  if (!pgtable_set(&mm->pt, haddr, want, entry, &tables)) {
+    hugetlb_put(k->hugetlb, pfn);
+    k->oom = TRUE;
+    return FAULT_OOM;
+  }
+  uint64_t clear = kernel_clear_cycles(k, span);
+  cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
+  cpu->ctr.c[CTR_HUGETLB_FAULTS]++;
+  cpu->ctr.c[CTR_MEM_USED] += span;
+  mm->rss_pages += span >> 12;
+  kernel_touch_huge(k, cpu, mm, haddr, span, va);
+  *cycles += k->anon_cycles + clear;
+  charge_tables(k, cpu, tables, cycles);
+  what = size == HPAGE_1G ? "hugetlb-1g" : "hugetlb-2m";
+  emit_fault(k, cpu, mm, what, va, kind, tables, *cycles);
+  return FAULT_MAPPED;
+}
+
+/* ---- the handler ------------------------------------------------------------ */
+
 FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, uint64_t *cycles)
 {
   *cycles = 0;
@@ -85,14 +300,28 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
     return segv(k, cpu, mm, va, "no-vma", cycles);
   if (!vma_allows(v, kind))
     return segv(k, cpu, mm, va, "protection", cycles);
+  if (v->flags & MAP_F_HUGETLB)
+    return hugetlb_fault(k, cpu, mm, v, va, kind, cycles);
 
   unsigned level, idx, tables = 0;
   PtNode *n = pgtable_lookup(&mm->pt, va, &level, &idx);
   uint64_t e = n->e[idx];
+  if (level == 2 && (e & PTE_P) && (e & PTE_PS))
+    return huge_present(k, cpu, mm, v, n, idx, va, kind, cycles);
+  uint64_t haddr = va & ~(THP_PMD_BYTES - 1);
+  if (level >= 2 && !e && thp_vma_allowed(k, mm, v) && thp_range_in_vma(v, haddr) &&
+      k->thp->fault_huge(k, mm, v, haddr)) {
+    gboolean fallback = FALSE;
+    FaultResult r = huge_anonymous(k, cpu, mm, v, va, kind, cycles, &fallback);
+    if (r != FAULT_MAPPED || !fallback)
+      return r;
+    n = pgtable_lookup(&mm->pt, va, &level, &idx);
+    e = n->e[idx];
+  }
+
   const char *what;
   FaultResult r;
   uint64_t page_va = va & ~0xfffULL;
-
   if ((e & PTE_P) && level == 1 && (e & PTE_SW_ZERO) && kind == ACC_STORE) {
     /* Copy-on-write of the zero page: a fresh zeroed page replaces it. */
     r = map_new_page(k, cpu, mm, v, page_va, cycles, &tables);
@@ -121,7 +350,7 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
     }
     *cycles += k->zero_page_cycles;
     cpu->ctr.c[CTR_FAULTS_ZERO_PAGE]++;
-    cpu->ctr.c[CTR_MEM_TOUCHED] += 4096;
+    kernel_touch_fault(k, cpu, mm, va);
     mm->rss_pages++;
     what = "zero-page";
   } else {
@@ -129,17 +358,11 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
     if (r != FAULT_MAPPED)
       return r;
     cpu->ctr.c[CTR_FAULTS_ANON]++;
-    cpu->ctr.c[CTR_MEM_TOUCHED] += 4096;
+    kernel_touch_fault(k, cpu, mm, va);
     mm->rss_pages++;
     what = "anon";
   }
-  if (tables) {
-    cpu->ctr.c[CTR_PT_PAGES_ALLOC] += tables;
-    *cycles += tables * (k->ptpage_cycles + kernel_clear_cycles(k, 4096));
-  }
-  if (events_enabled(k->ev))
-    events_emit(k->ev, now_ns(k, cpu), cpu->id, mm->pid, cpu->cur ? cpu->cur->tid : 0, "fault",
-                "kind=%s va=%#" G_GINT64_MODIFIER "x access=%c tables=%u cycles=%" G_GUINT64_FORMAT, what, va,
-                "RWDX"[kind], tables, *cycles);
+  charge_tables(k, cpu, tables, cycles);
+  emit_fault(k, cpu, mm, what, va, kind, tables, *cycles);
   return FAULT_MAPPED;
 }

@@ -1,11 +1,15 @@
 /*
- * fault.h - the page-fault handler for anonymous memory.
+ * fault.h - the page-fault handler for anonymous and hugetlb memory.
  *
  * Read fault on an empty PTE: map the shared zero page read-only.  Write
  * fault on an empty PTE: allocate a zeroed movable page on the policy's node.
  * Write fault on a zero-page PTE: copy-on-write (a fresh zeroed page, the old
- * translation flushed).  Access outside a VMA or against its protection:
- * SIGSEGV, counted.  Sources: mm/memory.c do_anonymous_page, do_wp_page.
+ * translation flushed).  An empty PMD in a range THP may use: a huge page or
+ * the huge zero page first (thp_fault_alloc, thp_zero_page_mapped), the 4K
+ * path when the allocation fails (thp_fault_fallback).  A hugetlb VMA: a page
+ * from its pool, or SIGBUS when the pool is empty.  Access outside a VMA or
+ * against its protection: SIGSEGV, counted.  Sources: mm/memory.c
+ * do_anonymous_page, do_wp_page; mm/huge_memory.c; mm/hugetlb.c.
  */
 #ifndef MMUSIM_FAULT_H
 #define MMUSIM_FAULT_H
@@ -14,7 +18,7 @@
 
 typedef enum {
   FAULT_MAPPED, /* a translation now exists: retry the access */
-  FAULT_SEGV,   /* the access is not allowed: counted, the access is dropped */
+  FAULT_SEGV,   /* the access is not allowed (SIGSEGV, or SIGBUS on an empty hugetlb pool): counted, dropped */
   FAULT_OOM,    /* no memory for the page or its tables: the run stops */
 } FaultResult;
 

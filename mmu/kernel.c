@@ -1,28 +1,53 @@
 /*
  * kernel.c - boot, address spaces and the memory system calls of a trace.
  *
- * Models: the shared zero page reserved at boot; one mm per process with a
- * PCID; mmap (anonymous, private or shared, stack, hugetlb flag kept for the
- * huge-page code), munmap (pages freed, TLBs shot down, emptied page tables
- * freed, as unmap_region() and free_pgtables() do), mprotect (write
- * permission removed from PTEs when it is dropped; regained lazily on the
- * next write fault), madvise(DONTNEED) (pages zapped), prctl and mempolicy
- * recorded on the mm and VMAs.  Costs of the calls themselves are the TLB
- * flushes they cause; the syscall entry is not priced.
- * Sources: mm/mmap.c, mm/mprotect.c, mm/madvise.c, kernel/sys.c.
+ * Models: the shared zero page reserved at boot, and the hugetlbfs pools
+ * (mmu/hugetlb.c); one mm per process with a PCID; mmap (anonymous, private
+ * or shared, stack, hugetlb with 2M or 1G pages), munmap (pages freed, TLBs
+ * shot down, emptied page tables freed, as unmap_region() and
+ * free_pgtables() do), mprotect (write permission removed from PTEs when it
+ * is dropped; regained lazily on the next write fault), madvise(DONTNEED)
+ * (pages zapped), prctl and mempolicy recorded on the mm and VMAs.  Huge
+ * pages: a range edge that falls inside a THP's PMD splits that PMD first
+ * (vma_adjust_trans_huge, zap_pmd_range), a PMD wholly inside the range is
+ * unmapped or changed whole; a THP left partly mapped goes on the deferred
+ * split queue (mmu/thp.c); an edge inside a hugetlb page refuses the call
+ * (EINVAL, hugetlb_vm_op_split), as does a hugetlb mmap whose address or
+ * length is not a multiple of its page size.  Costs of the calls themselves
+ * are the TLB flushes and PMD splits they cause; the syscall entry is not
+ * priced.  Touched base pages under huge mappings are tracked here
+ * (kernel_touch, see kernel.h).
+ * Sources: mm/mmap.c, mm/mprotect.c, mm/madvise.c, mm/huge_memory.c,
+ * mm/hugetlb.c, kernel/sys.c.
  */
 #include "config.h"
 #include "kernel.h"
 
 #include <math.h>
+#include <string.h>
 #include "cpu.h"
 #include "events.h"
 #include "khugepaged.h"
+#include "hugetlb.h"
 #include "machine.h"
+
+/* A bitmap of the 4K granules of one huge mapping (kernel_touch). */
+typedef struct {
+  const Mm *mm;   /* mm, base and span are the key */
+  uint64_t base;  /* first va */
+  uint64_t span;  /* bytes: 2M or 1G */
+  uint64_t bits[];
+} TouchMap;
 
 static gboolean pt_alloc(void *ctx, unsigned level, uint64_t *pfn)
 {
   Kernel *k = ctx;
+  (void)level;
+  if (k->pt_reserved) {
+    k->pt_reserved = FALSE;
+    *pfn = k->pt_reserved_pfn;
+    return TRUE;
+  }
   if (!physmem_alloc(k->pm, k->alloc_node, 0, MT_UNMOVABLE, pfn)) {
     k->oom = TRUE;
     return FALSE;
@@ -39,6 +64,24 @@ static void pt_release(void *ctx, unsigned level, uint64_t pfn)
 static uint64_t ns_to_cycles(const Kernel *k, double ns)
 {
   return (uint64_t)llround(ns * k->cycles_per_ns);
+}
+
+uint64_t kernel_ns_to_cycles(const Kernel *k, double ns)
+{
+  return ns_to_cycles(k, ns);
+}
+
+static guint touch_hash(gconstpointer key)
+{
+  const TouchMap *t = key;
+  uint64_t x = ((uint64_t)(guintptr)t->mm >> 4) * UINT64_C(0x9e3779b97f4a7c15) ^ (t->base >> 21) ^ t->span;
+  return (guint)(x ^ (x >> 32));
+}
+
+static gboolean touch_equal(gconstpointer a, gconstpointer b)
+{
+  const TouchMap *x = a, *y = b;
+  return x->mm == y->mm && x->base == y->base && x->span == y->span;
 }
 
 Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **error)
@@ -66,6 +109,13 @@ Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **
   k->flush_ceiling_pages = (unsigned)settings_int(s, SET_TLB_FLUSH_CEILING_PAGES);
   k->clear_4k_cycles = kernel_clear_cycles(k, 4096);
   k->copy_4k_cycles = kernel_copy_cycles(k, 4096);
+  k->huge_fault_cycles = ns_to_cycles(k, settings_double(s, SET_THP_HUGE_FAULT_NS));
+  k->split_cycles = ns_to_cycles(k, settings_double(s, SET_THP_SPLIT_NS));
+  k->compact_scan_ns = settings_double(s, SET_COMPACT_SCAN_NS);
+  k->compact_migrate_ns =
+    settings_double(s, SET_COMPACT_MIGRATE_NS) + 4096.0 / settings_double(s, SET_MEM_COPY_HOT_BYTES_PER_NS);
+  k->thps = thp_state_new();
+  k->touched = g_hash_table_new_full(touch_hash, touch_equal, NULL, g_free);
   if (!(k->khugepaged = khugepaged_new(k, error))) {
     kernel_free(k);
     return NULL;
@@ -73,6 +123,12 @@ Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **
   /* The zero page, reserved at boot (mm/memory.c empty_zero_page). */
   if (!physmem_alloc(k->pm, 0, 0, MT_UNMOVABLE, &k->zero_pfn)) {
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "no memory left for the zero page: raise machine.mem_per_node");
+    kernel_free(k);
+    return NULL;
+  }
+  /* The hugetlbfs pools (hugepages= on the command line, nr_hugepages). */
+  k->hugetlb = hugetlb_new(s, k->pm, error);
+  if (!k->hugetlb) {
     kernel_free(k);
     return NULL;
   }
@@ -86,6 +142,10 @@ void kernel_free(Kernel *k)
   khugepaged_free(k->khugepaged);
   if (k->mms)
     g_hash_table_destroy(k->mms); /* page tables go back to physmem first */
+  if (k->touched)
+    g_hash_table_destroy(k->touched);
+  thp_state_free(k->thps);
+  hugetlb_free(k->hugetlb, k->pm);
   physmem_free(k->pm);
   g_free(k);
 }
@@ -125,51 +185,205 @@ Mm *kernel_mm(Kernel *k, uint32_t pid)
   return mm;
 }
 
+/* ---- touched base pages ------------------------------------------------------ */
+
+static TouchMap *touch_find(const Kernel *k, const Mm *mm, uint64_t base, uint64_t span)
+{
+  TouchMap key = { .mm = mm, .base = base, .span = span };
+  return g_hash_table_lookup(k->touched, &key);
+}
+
+/* Set the bit of va in t; TRUE when it was clear. */
+static inline gboolean touch_set(TouchMap *t, uint64_t va)
+{
+  uint64_t i = (va - t->base) >> 12;
+  uint64_t bit = UINT64_C(1) << (i % 64);
+  if (t->bits[i / 64] & bit)
+    return FALSE;
+  t->bits[i / 64] |= bit;
+  return TRUE;
+}
+
+static TouchMap *touch_covering(const Kernel *k, const Mm *mm, uint64_t va)
+{
+  TouchMap *t = touch_find(k, mm, va & ~(THP_PMD_BYTES - 1), THP_PMD_BYTES);
+  if (!t) {
+    uint64_t gig = UINT64_C(4096) << hugetlb_order(HPAGE_1G);
+    t = touch_find(k, mm, va & ~(gig - 1), gig);
+  }
+  return t;
+}
+
+void kernel_touch(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
+{
+  if (k->touch_last_mm == mm && va - k->touch_last_base < k->touch_last_span) {
+    uint64_t i = (va - k->touch_last_base) >> 12;
+    uint64_t bit = UINT64_C(1) << (i % 64);
+    if (!(k->touch_last_bits[i / 64] & bit)) {
+      k->touch_last_bits[i / 64] |= bit;
+      cpu->ctr.c[CTR_MEM_TOUCHED] += 4096;
+    }
+    return;
+  }
+  if (!g_hash_table_size(k->touched))
+    return;
+  TouchMap *t = touch_covering(k, mm, va);
+  if (!t)
+    return;
+  k->touch_last_mm = mm;
+  k->touch_last_base = t->base;
+  k->touch_last_span = t->span;
+  k->touch_last_bits = t->bits;
+  if (touch_set(t, va))
+    cpu->ctr.c[CTR_MEM_TOUCHED] += 4096;
+}
+
+void kernel_touch_fault(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
+{
+  TouchMap *t = g_hash_table_size(k->touched) ? touch_covering(k, mm, va) : NULL;
+  if (!t || touch_set(t, va))
+    cpu->ctr.c[CTR_MEM_TOUCHED] += 4096;
+}
+
+void kernel_touch_huge(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t base, uint64_t span, uint64_t va)
+{
+  if (kernel_touch_mark(k, mm, base, span, va))
+    cpu->ctr.c[CTR_MEM_TOUCHED] += 4096;
+}
+
+gboolean kernel_touch_mark(Kernel *k, const Mm *mm, uint64_t base, uint64_t span, uint64_t va)
+{
+  TouchMap *t = touch_find(k, mm, base, span);
+  if (!t) {
+    uint64_t words = MAX((span >> 12) / 64, 1);
+    t = g_malloc0(sizeof(TouchMap) + words * sizeof(uint64_t));
+    t->mm = mm;
+    t->base = base;
+    t->span = span;
+    g_hash_table_add(k->touched, t);
+  }
+  return touch_set(t, va);
+}
+
+/* [start, end) of mm was unmapped: its granules count again when mapped
+ * again, as a 4K page does; bitmaps wholly inside go. */
+static void touch_forget(Kernel *k, const Mm *mm, uint64_t start, uint64_t end)
+{
+  guint n = g_hash_table_size(k->touched);
+  if (!n)
+    return;
+  k->touch_last_mm = NULL;
+  GPtrArray *hit = g_ptr_array_new();
+  if ((end - start) / THP_PMD_BYTES < n) {
+    uint64_t spans[] = { THP_PMD_BYTES, UINT64_C(4096) << hugetlb_order(HPAGE_1G) };
+    for (unsigned s = 0; s < G_N_ELEMENTS(spans); s++)
+      for (uint64_t b = start & ~(spans[s] - 1); b < end; b += spans[s]) {
+        TouchMap *t = touch_find(k, mm, b, spans[s]);
+        if (t)
+          g_ptr_array_add(hit, t);
+        if (b + spans[s] < b)
+          break;
+      }
+  } else {
+    GHashTableIter it;
+    gpointer key;
+    g_hash_table_iter_init(&it, k->touched);
+    while (g_hash_table_iter_next(&it, &key, NULL)) {
+      TouchMap *t = key;
+      if (t->mm == mm && t->base < end && t->base + t->span > start)
+        g_ptr_array_add(hit, t);
+    }
+  }
+  for (guint i = 0; i < hit->len; i++) {
+    TouchMap *t = g_ptr_array_index(hit, i);
+    if (start <= t->base && t->base + t->span <= end) {
+      g_hash_table_remove(k->touched, t);
+      continue;
+    }
+    for (uint64_t va = MAX(start, t->base); va < MIN(end, t->base + t->span); va += 4096) {
+      uint64_t j = (va - t->base) >> 12;
+      t->bits[j / 64] &= ~(UINT64_C(1) << (j % 64));
+    }
+  }
+  g_ptr_array_free(hit, TRUE);
+}
+
 /* ---- unmapping ---------------------------------------------------------------- */
 
-typedef struct {
-  Kernel *k;
-  Mm *mm;
-  uint64_t freed_pages;
-  uint64_t leaves;
-  unsigned deposits;   /* tables deposited under huge PMDs, freed with them */
-} ZapCtx;
-
-static void zap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
+void kernel_unmap_begin(KernelUnmap *u, Kernel *k, Mm *mm)
 {
-  ZapCtx *z = ctx;
-  z->leaves++;
-  uint64_t pages = pgtable_entry_span(&z->mm->pt.g, level) >> 12;
-  uint64_t table;
-  if (level > 1 && mm_withdraw(z->mm, va, &table)) { /* zap_deposited_table */
-    z->mm->pt.a.release(z->mm->pt.a.ctx, 1, table);
-    z->deposits++;
+  memset(u, 0, sizeof *u);
+  u->k = k;
+  u->mm = mm;
+}
+
+void kernel_unmap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
+{
+  KernelUnmap *u = ctx;
+  Kernel *k = u->k;
+  Mm *mm = u->mm;
+  u->leaves++;
+  if (!u->min_level || level < u->min_level)
+    u->min_level = level;
+  uint64_t pages = pgtable_entry_span(&mm->pt.g, level) >> 12;
+  mm->rss_pages -= MIN(mm->rss_pages, pages);
+  uint64_t table, pfn = pte_pfn(entry);
+  /* zap_deposited_table: a huge PMD (THP or huge zero page) kept one. */
+  if (level == 2 && mm_withdraw(mm, va, &table)) {
+    mm->pt.a.release(mm->pt.a.ctx, 1, table);
+    u->tables_freed++;
   }
-  z->mm->rss_pages -= MIN(z->mm->rss_pages, pages);
   if (entry & PTE_SW_ZERO)
     return;
-  unsigned order = 0;
-  while ((1ULL << order) < pages)
-    order++;
-  physmem_release(z->k->pm, pte_pfn(entry), order);
-  z->freed_pages += pages;
+  if (level > 1) {
+    if (hugetlb_owns(k->hugetlb, pfn, NULL))
+      hugetlb_put(k->hugetlb, pfn);
+    else if (level == 2)
+      thp_unmap_pmd(k, pfn);
+    else {
+      unsigned order = 0; /* a leaf nobody here makes: free it as one block */
+      while ((UINT64_C(1) << order) < pages)
+        order++;
+      physmem_release_range(k->pm, pfn, order);
+    }
+    u->freed_pages += pages;
+    return;
+  }
+  if (thp_unmap_pte(k, pfn, &u->thps))
+    return;
+  physmem_release(k->pm, pfn, 0);
+  u->freed_pages++;
+}
+
+void kernel_unmap_end(KernelUnmap *u, Cpu *cpu)
+{
+  if (u->thps) {
+    u->freed_pages += thp_unmap_settle(u->k, cpu, u->thps);
+    g_ptr_array_free(u->thps, TRUE);
+    u->thps = NULL;
+  }
+  cpu->ctr.c[CTR_PT_PAGES_FREED] += u->tables_freed;
+  cpu->ctr.c[CTR_MEM_USED] -= MIN(cpu->ctr.c[CTR_MEM_USED], u->freed_pages * 4096);
 }
 
 /* Remove the pages of [start, end): clear PTEs, shoot down TLBs, free the
  * pages and the page tables left empty (the order of zap_page_range() plus
- * free_pgtables()). */
+ * free_pgtables()).  Huge leaves must lie wholly inside (split first). */
 static void zap_range(Kernel *k, Cpu *cpu, Mm *mm, uint64_t start, uint64_t end)
 {
-  ZapCtx z = { k, mm, 0, 0, 0 };
-  unsigned tables = pgtable_clear_range(&mm->pt, start, end, zap_leaf, &z) + z.deposits;
-  if (!z.leaves && !tables)
-    return; /* nothing was mapped: nothing to flush */
-  machine_flush_range(k->m, cpu, mm, start, end);
-  if (tables) {
-    cpu->ctr.c[CTR_PT_PAGES_FREED] += tables;
-    machine_tables_freed(k->m, mm);
+  KernelUnmap u;
+  kernel_unmap_begin(&u, k, mm);
+  unsigned tables = pgtable_clear_range(&mm->pt, start, end, kernel_unmap_leaf, &u);
+  if (u.leaves || tables) {
+    /* tlb_get_unmap_shift: the stride of the smallest leaf cleared. */
+    machine_flush_range_stride(k->m, cpu, mm, start, end, k->geo.shift[u.min_level ? u.min_level : 1]);
+    if (tables) {
+      cpu->ctr.c[CTR_PT_PAGES_FREED] += tables;
+      machine_tables_freed(k->m, mm);
+    }
   }
-  cpu->ctr.c[CTR_MEM_USED] -= MIN(cpu->ctr.c[CTR_MEM_USED], z.freed_pages * 4096);
+  kernel_unmap_end(&u, cpu);
+  touch_forget(k, mm, start, end);
 }
 
 void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va)
@@ -198,18 +412,83 @@ void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va)
   mm_merge_vmas(mm);
 }
 
+static void einval(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r, const char *why)
+{
+  cpu->ctr.c[CTR_SEGV]++;
+  if (events_enabled(k->ev))
+    events_emit(k->ev, (uint64_t)((double)cpu->clock / k->cycles_per_ns), cpu->id, mm->pid,
+                cpu->cur ? cpu->cur->tid : 0, "einval", "addr=%#" G_GINT64_MODIFIER "x len=%" G_GUINT64_FORMAT "%s%s",
+                r->addr, r->len, why ? " reason=" : "", why ? why : "");
+}
+
 static gboolean range_ok(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
 {
   uint64_t limit = k->arch->user_va_limit(k->s);
   if (r->len == 0 || (r->addr & 0xfff) || r->addr + r->len > limit || r->addr + r->len < r->addr) {
-    cpu->ctr.c[CTR_SEGV]++;
-    if (events_enabled(k->ev))
-      events_emit(k->ev, (uint64_t)((double)cpu->clock / k->cycles_per_ns), cpu->id, mm->pid,
-                  cpu->cur ? cpu->cur->tid : 0, "einval", "addr=%#" G_GINT64_MODIFIER "x len=%" G_GUINT64_FORMAT,
-                  r->addr, r->len);
+    einval(k, cpu, mm, r, NULL);
     return FALSE;
   }
   return TRUE;
+}
+
+/* Bytes of one hugetlb page of a VMA or mmap with these flags. */
+static uint64_t hugetlb_span(uint8_t flags)
+{
+  return UINT64_C(4096) << hugetlb_order(flags & MAP_F_HUGETLB_1G ? HPAGE_1G : HPAGE_2M);
+}
+
+/* hugetlb pages are never split: a hugetlb mmap must be aligned to its page
+ * size (prepare_hugepage_range), and no range may cut a hugetlb VMA inside
+ * one of its pages (hugetlb_vm_op_split).  FALSE: EINVAL. */
+static gboolean hugetlb_range_ok(Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
+{
+  if (r->type == REC_MMAP && (r->flags & MAP_F_HUGETLB) && ((start | end) & (hugetlb_span(r->flags) - 1)))
+    return FALSE;
+  uint64_t edges[2] = { start, end };
+  for (unsigned i = 0; i < 2; i++) {
+    const Vma *v = mm_find_vma(mm, edges[i]);
+    if (v && (v->flags & MAP_F_HUGETLB) && v->start != edges[i] && (edges[i] & (hugetlb_span(v->flags) - 1)))
+      return FALSE;
+  }
+  return TRUE;
+}
+
+/* Does the record change the VMA v (so that an edge inside v splits it)? */
+static gboolean changes_vma(const Vma *v, const TraceRecord *r)
+{
+  switch ((TraceRecordType)r->type) {
+  case REC_MPROTECT:
+    return v->prot != r->prot; /* mprotect_fixup: nothing to do otherwise */
+  case REC_MADVISE:
+    switch ((TraceAdvice)r->arg) {
+    case ADV_HUGEPAGE: return v->thp != VMA_THP_HUGEPAGE;
+    case ADV_NOHUGEPAGE: return v->thp != VMA_THP_NOHUGEPAGE;
+    case ADV_DONTNEED: return TRUE; /* zap_pmd_range splits a PMD it covers in part */
+    case ADV_COLLAPSE: return FALSE;
+    }
+    return FALSE;
+  case REC_MEMPOLICY:
+    return v->policy != (uint8_t)r->arg || v->policy_nodes != r->arg2;
+  default:
+    return TRUE; /* mmap over it, munmap */
+  }
+}
+
+/* Split the THP PMDs that an edge of [start, end) cuts, where the record
+ * changes the VMA there (vma_adjust_trans_huge); charge the work. */
+static void split_edges(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
+{
+  uint64_t cycles = 0;
+  uint64_t edges[2] = { start, end };
+  for (unsigned i = 0; i < 2; i++) {
+    if (!(edges[i] & (THP_PMD_BYTES - 1)))
+      continue;
+    const Vma *v = mm_find_vma(mm, edges[i]);
+    if (v && !(v->flags & MAP_F_HUGETLB) && changes_vma(v, r))
+      thp_split_at(k, cpu, mm, edges[i], &cycles);
+  }
+  if (cycles)
+    cpu_stall(cpu, cycles);
 }
 
 uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
@@ -219,9 +498,19 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
   uint64_t len = (r->len + 0xfff) & ~0xfffULL;
   TraceRecord rr = *r;
   rr.len = len;
-  if (r->type != REC_PRCTL && !range_ok(k, cpu, mm, &rr))
+  if (r->type == REC_PRCTL) {
+    if (r->arg == PRCTL_THP_DISABLE)
+      mm->thp_disable = r->arg2 != 0;
+    return 0;
+  }
+  if (!range_ok(k, cpu, mm, &rr))
     return 0;
   uint64_t start = r->addr, end = r->addr + len;
+  if (!hugetlb_range_ok(mm, r, start, end)) {
+    einval(k, cpu, mm, r, "hugetlb-alignment");
+    return 0;
+  }
+  split_edges(k, cpu, mm, r, start, end);
   switch ((TraceRecordType)r->type) {
   case REC_MMAP: {
     zap_range(k, cpu, mm, start, end); /* MAP_FIXED replaces what was there */
@@ -239,6 +528,10 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
   case REC_MPROTECT: {
     guint n;
     guint first = mm_split_range(mm, start, end, &n);
+    /* flush_tlb_range: hugetlb VMAs flush by their page size, others by 4K. */
+    unsigned stride = n && (mm_vma(mm, first)->flags & MAP_F_HUGETLB)
+                        ? (unsigned)(12 + hugetlb_order(mm_vma(mm, first)->flags & MAP_F_HUGETLB_1G ? HPAGE_1G : HPAGE_2M))
+                        : 12;
     for (guint i = first; i < first + n; i++)
       ((Vma *)mm_vma(mm, i))->prot = r->prot;
     uint64_t set = 0, clear = 0;
@@ -249,7 +542,7 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
     else
       set |= PTE_NX;
     pgtable_change_range(&mm->pt, start, end, set, clear);
-    machine_flush_range(k->m, cpu, mm, start, end);
+    machine_flush_range_stride(k->m, cpu, mm, start, end, stride);
     mm_merge_vmas(mm);
     break;
   }
@@ -274,10 +567,6 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
     mm_merge_vmas(mm);
     break;
   }
-  case REC_PRCTL:
-    if (r->arg == PRCTL_THP_DISABLE)
-      mm->thp_disable = r->arg2 != 0;
-    break;
   case REC_MEMPOLICY: {
     guint n;
     guint first = mm_split_range(mm, start, end, &n);

@@ -19,6 +19,9 @@
 #include "thp.h"
 
 typedef struct Machine Machine;
+typedef struct Cpu Cpu;
+typedef struct Hugetlb Hugetlb;
+typedef struct ThpState ThpState;
 typedef struct EventLog EventLog;
 
 typedef struct Kernel {
@@ -36,9 +39,23 @@ typedef struct Kernel {
   EventLog *ev;
   const ThpPolicy *thp;  /* thp.policy */
   struct Khugepaged *khugepaged;
+  ThpState *thps;        /* THP pages, the deferred split queue, the huge zero page (mmu/thp.c) */
+  Hugetlb *hugetlb;      /* the hugetlbfs pools (mmu/hugetlb.c) */
+  /* A table page the next page-table allocation hands out instead of a new
+   * one: the deposited table a PMD split withdraws (pmd_populate). */
+  gboolean pt_reserved;
+  uint64_t pt_reserved_pfn;
+  /* Base pages touched under huge mappings: (mm, base, 2M or 1G span) ->
+   * bitmap of its 4K granules, and the last one looked up (kernel_touch). */
+  GHashTable *touched;
+  const void *touch_last_mm;
+  uint64_t touch_last_base, touch_last_span;
+  uint64_t *touch_last_bits;
   /* costs in cycles */
   uint64_t zero_page_cycles, anon_cycles, segv_cycles, ptpage_cycles;
   uint64_t clear_4k_cycles, copy_4k_cycles, invlpg_cycles, full_flush_cycles;
+  uint64_t huge_fault_cycles, split_cycles;
+  double compact_scan_ns, compact_migrate_ns; /* per pfn scanned; per page moved, copy included */
   unsigned flush_ceiling_pages;
   double cycles_per_ns;
 } Kernel;
@@ -63,5 +80,58 @@ void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va);
 
 /* Table-page allocator of Linux's page tables (buddy, unmovable). */
 extern const PtAllocator kernel_pt_allocator_template;
+
+uint64_t kernel_ns_to_cycles(const Kernel *k, double ns);
+
+/* ---- unmapping ----------------------------------------------------------
+ * Whoever clears present leaves (munmap, madvise(DONTNEED), mmap over a
+ * mapping, a collapse freeing the old pages) passes each to
+ * kernel_unmap_leaf and finishes with kernel_unmap_end, which frees what is
+ * no longer mapped: base pages at order 0, THPs at order 9 with their
+ * deposited table, hugetlb pages back to their pool.  Subpages of a THP
+ * mapped by PTEs are gathered over the whole batch, as zap_pte_range does
+ * with folio_pte_batch: a THP left partly mapped goes on the deferred split
+ * queue, one left unmapped is freed whole. */
+typedef struct {
+  Kernel *k;
+  Mm *mm;
+  uint64_t leaves;       /* present leaves cleared */
+  uint64_t freed_pages;  /* 4K pages given back to the buddy allocator or a pool */
+  unsigned tables_freed; /* deposited tables freed */
+  unsigned min_level;    /* smallest leaf level seen (TLB flush stride) */
+  GPtrArray *thps;       /* THPs whose subpages were unmapped in this batch */
+} KernelUnmap;
+
+void kernel_unmap_begin(KernelUnmap *u, Kernel *k, Mm *mm);
+/* A PtLeafFn: `ctx` is the KernelUnmap. */
+void kernel_unmap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry);
+/* Settle the THPs of the batch and the counters of `cpu`. */
+void kernel_unmap_end(KernelUnmap *u, Cpu *cpu);
+
+/* ---- touched base pages ------------------------------------------------
+ * mem_touched_bytes counts the distinct base pages the workload touched.
+ * A 4K mapping is counted by the fault that makes it.  A huge mapping (THP,
+ * huge zero page, hugetlb) is faulted once for 512 or 262144 base pages, so
+ * it gets a bitmap of its granules: the fault sets the faulting one, and
+ * kernel_touch sets the others as the workload reaches them.  The bitmap
+ * outlives a split; an unmap clears the bits of what it unmapped and drops
+ * a bitmap it covers whole.  A 4K fault inside a bitmap counts only when
+ * its bit was clear. */
+
+/* The access at va of mm reached its base page: count it if it is the first
+ * touch under a huge mapping.  Cheap when va is in the same huge mapping as
+ * the last call (one compare and a bit test): meant to be called by the core
+ * on each L1-TLB lookup of a huge page's new 4K granule. */
+void kernel_touch(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va);
+/* A fault mapped the base page at va: count it unless a huge mapping's
+ * bitmap shows it counted already. */
+void kernel_touch_fault(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va);
+/* A fault mapped [base, base + span) huge: make its bitmap (or keep the one
+ * there, as after a huge zero page) and count va's granule. */
+void kernel_touch_huge(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t base, uint64_t span, uint64_t va);
+/* Mark va touched in the map of the huge mapping [base, base + span)
+ * without counting it (a collapse carries over what its base pages had
+ * counted); TRUE when it was not marked. */
+gboolean kernel_touch_mark(Kernel *k, const Mm *mm, uint64_t base, uint64_t span, uint64_t va);
 
 #endif

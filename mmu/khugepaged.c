@@ -331,15 +331,35 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, Cpu *c
   if (!pgtable_set(&mm->pt, haddr, 2, pte_make(hpfn, flags), NULL))
     g_critical("collapse at %#" G_GINT64_MODIFIER "x: the huge PMD could not be installed", haddr);
   mm_deposit(mm, haddr, table_pfn);
+  thp_page_add(k, hpfn); /* a PMD-mapped THP like one from a fault */
+  /* The base pages touched before count as touched in the huge page. */
+  for (unsigned i = 0; i < kh->pmd_nr; i++)
+    if (kh->old[i] & PTE_P)
+      kernel_touch_mark(k, mm, haddr, kh->pmd_bytes, haddr + (uint64_t)i * kh->page_bytes);
 
-  /* The old pages go back to the buddy allocator (the zero page stays). */
+  /* The old pages go back to the buddy allocator (the zero page stays).
+   * Subpages of an earlier, split THP settle with it: the THP is freed when
+   * none of it stays mapped, else it waits on the deferred split queue. */
+  GPtrArray *thps = NULL;
+  uint64_t freed = 0;
   for (unsigned i = 0; i < kh->pmd_nr; i++) {
     uint64_t e = kh->old[i];
-    if ((e & PTE_P) && !(e & PTE_SW_ZERO))
+    if (!(e & PTE_P) || (e & PTE_SW_ZERO))
+      continue;
+    if (!thp_unmap_pte(k, pte_pfn(e), &thps)) {
       physmem_release(k->pm, pte_pfn(e), 0);
+      freed++;
+    }
+  }
+  if (thps) {
+    freed += thp_unmap_settle(k, cpu, thps);
+    g_ptr_array_free(thps, TRUE);
   }
   mm->rss_pages += kh->pmd_nr - st->present - st->zero;
-  cpu->ctr.c[CTR_MEM_USED] += holes * kh->page_bytes; /* the bloat of max_ptes_none */
+  /* Memory in use grows by the huge page and shrinks by what was freed:
+   * with only base pages before, the bloat of max_ptes_none (the holes). */
+  cpu->ctr.c[CTR_MEM_USED] += kh->pmd_nr * kh->page_bytes;
+  cpu->ctr.c[CTR_MEM_USED] -= MIN(cpu->ctr.c[CTR_MEM_USED], freed * kh->page_bytes);
   uint64_t cycles = cpu->clock - t0;
   cpu->ctr.c[CTR_COLLAPSE_CYCLES] += cycles;
   emit_collapse(kh, cc, cpu, mm, haddr, SCAN_SUCCEED, st, node, cycles);

@@ -170,6 +170,51 @@ gboolean physmem_alloc_on(PhysMem *pm, int node, unsigned order, MigrateType mt,
   return FALSE;
 }
 
+static BuddyZone *zone_of(const PhysMem *pm, uint64_t pfn);
+
+gboolean physmem_alloc_range(PhysMem *pm, uint64_t pfn, unsigned order, MigrateType mt)
+{
+  g_return_val_if_fail(pm != NULL && order < 64 && (pfn & ((UINT64_C(1) << order) - 1)) == 0, FALSE);
+  BuddyZone *z = zone_of(pm, pfn);
+  uint64_t pages = UINT64_C(1) << order;
+  if (!z || pfn + pages > buddy_end_pfn(z))
+    return FALSE;
+  unsigned piece = MIN(order, buddy_max_order(z));
+  uint64_t step = UINT64_C(1) << piece;
+  for (uint64_t p = pfn; p < pfn + pages; p += step) {
+    if (!buddy_alloc_at(z, p, piece, mt)) {
+      for (uint64_t q = pfn; q < p; q += step)
+        buddy_free(z, q, piece); /* give back what was taken */
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+void physmem_release_range(PhysMem *pm, uint64_t pfn, unsigned order)
+{
+  g_return_if_fail(pm != NULL && order < 64);
+  BuddyZone *z = zone_of(pm, pfn);
+  if (!z) {
+    g_critical("physmem_release_range: pfn %#" G_GINT64_MODIFIER "x is in no zone", pfn);
+    return;
+  }
+  unsigned piece = MIN(order, buddy_max_order(z));
+  for (uint64_t p = pfn; p < pfn + (UINT64_C(1) << order); p += UINT64_C(1) << piece)
+    buddy_free(z, p, piece);
+}
+
+void physmem_split(PhysMem *pm, uint64_t pfn, unsigned order)
+{
+  g_return_if_fail(pm != NULL);
+  BuddyZone *z = zone_of(pm, pfn);
+  if (!z) {
+    g_critical("physmem_split: pfn %#" G_GINT64_MODIFIER "x is in no zone", pfn);
+    return;
+  }
+  buddy_split_alloc(z, pfn, order);
+}
+
 gboolean physmem_alloc(PhysMem *pm, int node, unsigned order, MigrateType mt, uint64_t *pfn)
 {
   g_return_val_if_fail(pm != NULL && node >= 0 && node < pm->nodes, FALSE);

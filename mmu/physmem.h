@@ -30,6 +30,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PhysMem, physmem_free)
 gboolean physmem_alloc(PhysMem *pm, int node, unsigned order, MigrateType mt, uint64_t *pfn);
 /* Like physmem_alloc but only from `node` (for __GFP_THISNODE and bind). */
 gboolean physmem_alloc_on(PhysMem *pm, int node, unsigned order, MigrateType mt, uint64_t *pfn);
+/* Take the free aligned range [pfn, pfn + 2^order) itself, of any order,
+ * beyond buddy.max_order too (alloc_contig_range, memblock at boot): the
+ * range must lie in one zone and be wholly free, else FALSE and nothing
+ * changes.  Above max_order it is held as max-order blocks: release it with
+ * physmem_release_range. */
+gboolean physmem_alloc_range(PhysMem *pm, uint64_t pfn, unsigned order, MigrateType mt);
+void physmem_release_range(PhysMem *pm, uint64_t pfn, unsigned order);
+/* split_page(): an allocated block becomes 2^order order-0 pages, each
+ * released on its own. */
+void physmem_split(PhysMem *pm, uint64_t pfn, unsigned order);
 void physmem_release(PhysMem *pm, uint64_t pfn, unsigned order);
 
 /* What one direct compaction (mm/compaction.c) did, for counters and cost. */

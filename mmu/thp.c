@@ -1,13 +1,50 @@
 /*
- * thp.c - the rules every THP policy shares (hugepage_vma_check() and
- * transhuge_vma_suitable() of mm/huge_memory.c) and the policy table.
+ * thp.c - transparent huge pages: the rules every THP policy shares
+ * (hugepage_vma_check() and transhuge_vma_suitable() of mm/huge_memory.c),
+ * the policy table, and the mechanism the fault path and the system calls
+ * use: the defrag table, the order-9 allocation and its compaction, the huge
+ * zero page, the split of a huge PMD into the deposited page table, and the
+ * life of a THP once parts of it are unmapped (the deferred split queue).
+ *
+ * Models (mm/huge_memory.c, mm/rmap.c, mm/mempolicy.c): one registry entry
+ * per THP with a bit per mapped subpage (the folio's mapcounts, with no
+ * sharing between processes since there is no fork); a THP partly unmapped
+ * joins the deferred split queue once (deferred_split_folio) and is split
+ * into order-0 pages when the queue is processed, its unmapped subpages then
+ * freed; a THP whose every subpage is unmapped is freed at order 9 at once.
+ * Leaves out: the per-memcg and per-node queues (one queue), the shrinker's
+ * batch limits (the whole queue is processed), splitting a THP that is still
+ * PMD-mapped (the queue never holds one), freeing the huge zero page when it
+ * falls out of use (it stays once allocated), and the khugepaged side
+ * (mmu/khugepaged.c).
  */
 #include "config.h"
 #include "thp.h"
 
+#include "cpu.h"
+#include "events.h"
+#include "hugetlb.h"
 #include "kernel.h"
+#include "machine.h"
 
-#define THP_PMD_BYTES (UINT64_C(1) << 21)
+#include <string.h>
+
+/* One THP (a large folio of order 9). */
+typedef struct {
+  uint64_t head;                         /* first pfn; the registry key */
+  uint64_t mapped[THP_PMD_PAGES / 64];   /* subpages mapped (by the PMD or a PTE) */
+  unsigned nr_mapped;
+  gboolean pmd_mapped;                   /* FALSE once split */
+  gboolean in_batch;                     /* in the unmap batch being gathered */
+  GList *queued;                         /* link in the deferred split queue, or NULL */
+} ThpPage;
+
+struct ThpState {
+  GHashTable *pages;      /* &ThpPage.head -> ThpPage */
+  GQueue deferred;        /* of ThpPage, oldest first (ds_queue->split_queue) */
+  gboolean zero_allocated;
+  uint64_t zero_pfn;      /* the huge zero page, once allocated */
+};
 
 const ThpPolicy *thp_policy_from_settings(const Settings *s)
 {
@@ -50,4 +87,269 @@ const char *thp_scan_result_name(ScanResult r)
     return "succeed";
   g_return_val_if_fail(r >= 0 && r < SCAN_N_RESULTS, "?");
   return names[r];
+}
+
+/* ---- registry ------------------------------------------------------------ */
+
+ThpState *thp_state_new(void)
+{
+  ThpState *ts = g_new0(ThpState, 1);
+  ts->pages = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+  g_queue_init(&ts->deferred);
+  return ts;
+}
+
+void thp_state_free(ThpState *ts)
+{
+  if (!ts)
+    return;
+  g_queue_clear(&ts->deferred);
+  g_hash_table_destroy(ts->pages);
+  g_free(ts);
+}
+
+static uint64_t now_ns(const Kernel *k, const Cpu *cpu)
+{
+  return (uint64_t)((double)cpu->clock / k->cycles_per_ns);
+}
+
+static ThpPage *page_lookup(const Kernel *k, uint64_t pfn)
+{
+  uint64_t head = pfn & ~(uint64_t)(THP_PMD_PAGES - 1);
+  return g_hash_table_lookup(k->thps->pages, &head);
+}
+
+void thp_page_add(Kernel *k, uint64_t head_pfn)
+{
+  g_return_if_fail((head_pfn & (THP_PMD_PAGES - 1)) == 0);
+  g_return_if_fail(!page_lookup(k, head_pfn));
+  ThpPage *p = g_new0(ThpPage, 1);
+  p->head = head_pfn;
+  memset(p->mapped, 0xff, sizeof p->mapped);
+  p->nr_mapped = THP_PMD_PAGES;
+  p->pmd_mapped = TRUE;
+  g_hash_table_insert(k->thps->pages, &p->head, p);
+}
+
+gboolean thp_page_of(const Kernel *k, uint64_t pfn, uint64_t *head)
+{
+  const ThpPage *p = page_lookup(k, pfn);
+  if (p && head)
+    *head = p->head;
+  return p != NULL;
+}
+
+guint thp_page_count(const Kernel *k)
+{
+  return g_hash_table_size(k->thps->pages);
+}
+
+guint thp_deferred_count(const Kernel *k)
+{
+  return k->thps->deferred.length;
+}
+
+/* Forget p and give its block back at order 9. */
+static void page_free_whole(Kernel *k, ThpPage *p)
+{
+  if (p->queued)
+    g_queue_delete_link(&k->thps->deferred, p->queued);
+  uint64_t head = p->head;
+  g_hash_table_remove(k->thps->pages, &head); /* frees p */
+  physmem_release(k->pm, head, THP_PMD_ORDER);
+}
+
+/* ---- allocation ------------------------------------------------------------ */
+
+gboolean thp_defrag_compact(const Kernel *k, const Vma *v)
+{
+  gboolean madvised = v->thp == VMA_THP_HUGEPAGE;
+  switch ((ThpDefrag)settings_int(k->s, SET_THP_DEFRAG)) {
+  case THP_DEFRAG_ALWAYS:
+    return TRUE; /* GFP_TRANSHUGE (madvised) or with __GFP_NORETRY: both compact */
+  case THP_DEFRAG_DEFER:
+    return FALSE; /* kswapd and kcompactd are woken; the fault does not wait */
+  case THP_DEFRAG_DEFER_MADVISE:
+  case THP_DEFRAG_MADVISE:
+    return madvised;
+  case THP_DEFRAG_NEVER:
+    return FALSE;
+  }
+  return FALSE;
+}
+
+/* Count one direct compaction and charge its work. */
+static void count_compaction(Kernel *k, Cpu *cpu, const CompactResult *cr, uint64_t *cycles)
+{
+  if (!cr->ran)
+    return;
+  cpu->ctr.c[CTR_COMPACT_STALL]++;
+  cpu->ctr.c[cr->success ? CTR_COMPACT_SUCCESS : CTR_COMPACT_FAIL]++;
+  cpu->ctr.c[CTR_COMPACT_MIGRATED] += cr->migrated;
+  uint64_t c = kernel_ns_to_cycles(k, (double)cr->scanned * k->compact_scan_ns +
+                                          (double)cr->migrated * k->compact_migrate_ns);
+  cpu->ctr.c[CTR_COMPACT_CYCLES] += c;
+  *cycles += c;
+}
+
+static gboolean alloc_once(Kernel *k, Cpu *cpu, gboolean compact, uint64_t *pfn, uint64_t *cycles)
+{
+  CompactResult cr;
+  gboolean ok = physmem_alloc_huge(k->pm, cpu->node, THP_PMD_ORDER, TRUE, compact, pfn, &cr);
+  count_compaction(k, cpu, &cr, cycles);
+  if (!ok && compact) {
+    ok = physmem_alloc_huge(k->pm, cpu->node, THP_PMD_ORDER, FALSE, TRUE, pfn, &cr);
+    count_compaction(k, cpu, &cr, cycles);
+  }
+  return ok;
+}
+
+gboolean thp_alloc(Kernel *k, Cpu *cpu, gboolean compact, uint64_t *pfn, uint64_t *cycles)
+{
+  if (alloc_once(k, cpu, compact, pfn, cycles))
+    return TRUE;
+  if (!thp_deferred_count(k) || !thp_deferred_split_scan(k, cpu, cycles))
+    return FALSE;
+  return alloc_once(k, cpu, compact, pfn, cycles);
+}
+
+gboolean thp_huge_zero_page(Kernel *k, Cpu *cpu, uint64_t *pfn, uint64_t *cycles)
+{
+  ThpState *ts = k->thps;
+  if (!ts->zero_allocated) {
+    /* get_huge_zero_page: GFP_TRANSHUGE without __GFP_MOVABLE, zeroed. */
+    if (!physmem_alloc(k->pm, cpu->node, THP_PMD_ORDER, MT_UNMOVABLE, &ts->zero_pfn))
+      return FALSE;
+    ts->zero_allocated = TRUE;
+    uint64_t clear = kernel_clear_cycles(k, THP_PMD_BYTES);
+    cpu->ctr.c[CTR_THP_ZERO_PAGE_ALLOC]++;
+    cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
+    *cycles += clear;
+  }
+  *pfn = ts->zero_pfn;
+  return TRUE;
+}
+
+/* ---- split ---------------------------------------------------------------- */
+
+gboolean thp_split_pmd(Kernel *k, Cpu *cpu, Mm *mm, uint64_t haddr, uint64_t *cycles)
+{
+  haddr &= ~(THP_PMD_BYTES - 1);
+  unsigned level, idx;
+  PtNode *n = pgtable_lookup(&mm->pt, haddr, &level, &idx);
+  uint64_t e = n->e[idx];
+  if (level != 2 || !(e & PTE_P) || !(e & PTE_PS) || hugetlb_owns(k->hugetlb, pte_pfn(e), NULL))
+    return FALSE; /* no THP PMD here (hugetlb pages are never split) */
+  uint64_t table;
+  if (!mm_withdraw(mm, haddr, &table)) {
+    /* Every huge PMD made here has a table deposited; one installed
+     * without gets a new table, as the split of a DAX PMD would. */
+    if (!mm->pt.a.alloc(mm->pt.a.ctx, 1, &table))
+      return FALSE;
+    cpu->ctr.c[CTR_PT_PAGES_ALLOC]++;
+  }
+  pgtable_set(&mm->pt, haddr, 2, 0, NULL);
+  /* The withdrawn table becomes the PTE table (pmd_populate). */
+  k->pt_reserved = TRUE;
+  k->pt_reserved_pfn = table;
+  gboolean zero = (e & PTE_SW_ZERO) != 0;
+  uint64_t flags = e & ~(PTE_PFN_MASK | PTE_PS);
+  for (unsigned i = 0; i < THP_PMD_PAGES; i++) {
+    uint64_t pfn = zero ? k->zero_pfn : pte_pfn(e) + i;
+    gboolean ok = pgtable_set(&mm->pt, haddr + ((uint64_t)i << 12), 1, pte_make(pfn, flags), NULL);
+    g_assert(ok); /* the table is at hand: nothing can fail */
+  }
+  g_warn_if_fail(!k->pt_reserved);
+  k->pt_reserved = FALSE;
+  ThpPage *p = zero ? NULL : page_lookup(k, pte_pfn(e));
+  if (p)
+    p->pmd_mapped = FALSE;
+  machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + THP_PMD_BYTES, k->geo.shift[2]);
+  cpu->ctr.c[CTR_THP_SPLIT_PMD]++;
+  *cycles += k->split_cycles;
+  if (events_enabled(k->ev))
+    events_emit(k->ev, now_ns(k, cpu), cpu->id, mm->pid, cpu->cur ? cpu->cur->tid : 0, "thp_split_pmd",
+                "va=%#" G_GINT64_MODIFIER "x zero=%d", haddr, zero);
+  return TRUE;
+}
+
+void thp_split_at(Kernel *k, Cpu *cpu, Mm *mm, uint64_t addr, uint64_t *cycles)
+{
+  if (addr & (THP_PMD_BYTES - 1))
+    thp_split_pmd(k, cpu, mm, addr, cycles);
+}
+
+/* ---- unmapping and the deferred split queue -------------------------------- */
+
+uint64_t thp_unmap_pmd(Kernel *k, uint64_t head_pfn)
+{
+  ThpPage *p = page_lookup(k, head_pfn);
+  if (p && p->head == head_pfn)
+    page_free_whole(k, p);
+  else
+    physmem_release(k->pm, head_pfn, THP_PMD_ORDER); /* a PMD page nobody registered */
+  return THP_PMD_PAGES;
+}
+
+gboolean thp_unmap_pte(Kernel *k, uint64_t pfn, GPtrArray **batch)
+{
+  ThpPage *p = page_lookup(k, pfn);
+  if (!p)
+    return FALSE;
+  unsigned i = (unsigned)(pfn - p->head);
+  uint64_t bit = UINT64_C(1) << (i % 64);
+  if (p->mapped[i / 64] & bit) {
+    p->mapped[i / 64] &= ~bit;
+    p->nr_mapped--;
+  }
+  if (!p->in_batch) {
+    if (!*batch)
+      *batch = g_ptr_array_new();
+    g_ptr_array_add(*batch, p);
+    p->in_batch = TRUE;
+  }
+  return TRUE;
+}
+
+uint64_t thp_unmap_settle(Kernel *k, Cpu *cpu, GPtrArray *batch)
+{
+  uint64_t freed = 0;
+  for (guint i = 0; batch && i < batch->len; i++) {
+    ThpPage *p = g_ptr_array_index(batch, i);
+    p->in_batch = FALSE;
+    if (!p->nr_mapped) {
+      page_free_whole(k, p);
+      freed += THP_PMD_PAGES;
+    } else if (!p->queued) {
+      g_queue_push_tail(&k->thps->deferred, p);
+      p->queued = k->thps->deferred.tail;
+      cpu->ctr.c[CTR_THP_DEFERRED_SPLIT]++;
+    }
+  }
+  return freed;
+}
+
+uint64_t thp_deferred_split_scan(Kernel *k, Cpu *cpu, uint64_t *cycles)
+{
+  uint64_t freed = 0, split = 0;
+  ThpPage *p;
+  while ((p = g_queue_pop_head(&k->thps->deferred))) {
+    p->queued = NULL;
+    /* split_folio: 512 order-0 pages; the unmapped ones are freed. */
+    physmem_split(k->pm, p->head, THP_PMD_ORDER);
+    for (unsigned i = 0; i < THP_PMD_PAGES; i++)
+      if (!(p->mapped[i / 64] & (UINT64_C(1) << (i % 64)))) {
+        physmem_release(k->pm, p->head + i, 0);
+        freed++;
+      }
+    uint64_t head = p->head;
+    g_hash_table_remove(k->thps->pages, &head);
+    split++;
+  }
+  cpu->ctr.c[CTR_MEM_USED] -= MIN(cpu->ctr.c[CTR_MEM_USED], freed << 12);
+  *cycles += split * k->split_cycles;
+  if (split && events_enabled(k->ev))
+    events_emit(k->ev, now_ns(k, cpu), cpu->id, cpu->cur ? cpu->cur->pid : 0, cpu->cur ? cpu->cur->tid : 0,
+                "deferred_split", "thps=%" G_GUINT64_FORMAT " freed_pages=%" G_GUINT64_FORMAT, split, freed);
+  return freed;
 }

@@ -90,4 +90,84 @@ gboolean thp_range_in_vma(const Vma *v, uint64_t haddr);
  * ("exceed_none_pte"). */
 const char *thp_scan_result_name(ScanResult r);
 
+/* ---- the mechanism (mm/huge_memory.c), mmu/thp.c -------------------------
+ *
+ * A THP is an order-9 block of 4K pages that the kernel allocated as one
+ * (a folio).  It lives in one of these states:
+ *
+ *   PMD-mapped --split (thp_split_pmd)--> PTE-mapped, all 512 mapped
+ *        |                                     | some subpages unmapped
+ *        | unmapped whole                      v
+ *        |                          on the deferred split queue
+ *        |                                     | thp_deferred_split_scan
+ *        v                                     v
+ *   freed at order 9                 split into 512 order-0 pages; those
+ *   (with its deposited table)       unmapped freed, the others live on
+ *
+ * and a PTE-mapped THP whose last subpage is unmapped is freed at order 9
+ * wherever it is.  Every order-9 page a PMD maps in an anonymous VMA must be
+ * registered (thp_page_add) so that unmapping finds it. */
+
+#define THP_PMD_ORDER 9u
+#define THP_PMD_PAGES (1u << THP_PMD_ORDER)
+#define THP_PMD_BYTES (UINT64_C(4096) << THP_PMD_ORDER)
+
+typedef struct Cpu Cpu;
+typedef struct ThpState ThpState;
+
+ThpState *thp_state_new(void);
+/* Frees the bookkeeping, not the pages (the kernel frees physical memory). */
+void thp_state_free(ThpState *ts);
+
+/* The defrag table (thp.defrag, mmu-facts 4; vma_thp_gfp_mask): may a fault
+ * in v compact memory directly?  always: yes; defer: no; defer+madvise and
+ * madvise: only in a MADV_HUGEPAGE VMA; never: no. */
+gboolean thp_defrag_compact(const Kernel *k, const Vma *v);
+
+/* Allocate an order-9 page for a fault on `cpu`: first from the CPU's node
+ * alone (__GFP_THISNODE | __GFP_NORETRY), then, when `compact`, from any
+ * node with direct compaction (alloc_pages_mpol).  When both fail and the
+ * deferred split queue holds pages, the queue is processed (the shrinker
+ * that reclaim would run) and the allocation tried once more.  Compaction
+ * is counted (compact_*) and its cost added to *cycles and compact_cycles. */
+gboolean thp_alloc(Kernel *k, Cpu *cpu, gboolean compact, uint64_t *pfn, uint64_t *cycles);
+
+/* The shared huge zero page, allocated on first use (thp_zero_page_alloc,
+ * its clearing added to *cycles).  FALSE when no order-9 block is free. */
+gboolean thp_huge_zero_page(Kernel *k, Cpu *cpu, uint64_t *pfn, uint64_t *cycles);
+
+/* A new THP now mapped by a PMD. */
+void thp_page_add(Kernel *k, uint64_t head_pfn);
+/* TRUE when pfn lies in a registered THP; *head gets its first page. */
+gboolean thp_page_of(const Kernel *k, uint64_t pfn, uint64_t *head);
+/* THPs alive, and those on the deferred split queue (for tests). */
+guint thp_page_count(const Kernel *k);
+guint thp_deferred_count(const Kernel *k);
+
+/* __split_huge_pmd_locked: replace the huge PMD mapping haddr (a THP or the
+ * huge zero page) by the deposited page table holding 512 PTEs with the
+ * PMD's flags, A and D included, shoot the huge translation down and count
+ * thp_split_pmd.  The work (thp.split_ns) is added to *cycles for the
+ * caller to charge.  FALSE when no huge PMD maps haddr. */
+gboolean thp_split_pmd(Kernel *k, Cpu *cpu, Mm *mm, uint64_t haddr, uint64_t *cycles);
+/* split_huge_pmd_address at a VMA edge: split the huge PMD around addr when
+ * addr is not 2M aligned. */
+void thp_split_at(Kernel *k, Cpu *cpu, Mm *mm, uint64_t addr, uint64_t *cycles);
+
+/* Unmapping (called by kernel_unmap_*): the PMD mapping of THP head is
+ * gone, free it; a PTE mapping of subpage pfn is gone, gather its THP in
+ * *batch (a GPtrArray made on first use; FALSE when pfn is in no THP and
+ * the caller frees it as a base page); settle the batch: free THPs no
+ * longer mapped, queue partly mapped ones (thp_deferred_split_page).
+ * The pmd and settle calls return the 4K pages freed. */
+uint64_t thp_unmap_pmd(Kernel *k, uint64_t head_pfn);
+gboolean thp_unmap_pte(Kernel *k, uint64_t pfn, GPtrArray **batch);
+uint64_t thp_unmap_settle(Kernel *k, Cpu *cpu, GPtrArray *batch);
+
+/* deferred_split_scan: split every queued THP into order-0 pages and free
+ * the unmapped ones.  The model runs it when a huge allocation or a 4K
+ * allocation fails, before giving up (the shrinker under memory pressure).
+ * Each split costs thp.split_ns, added to *cycles.  Returns pages freed. */
+uint64_t thp_deferred_split_scan(Kernel *k, Cpu *cpu, uint64_t *cycles);
+
 #endif

@@ -234,7 +234,8 @@ static inline gboolean allowed(uint8_t flags, AccessKind kind)
 }
 
 /* Probe the L1 arrays; on a hit store the granule's frame and flags. */
-static gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *pfn, uint8_t *flags, gboolean *dirty_assist)
+static gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *pfn, uint8_t *flags, unsigned *size,
+                         gboolean *dirty_assist)
 {
   const ArchOps *a = cpu->arch;
   Tlb *const *l1 = kind == ACC_IFETCH ? cpu->l1i : cpu->l1d;
@@ -254,6 +255,7 @@ static gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *pfn, 
     }
     *pfn = granule_pfn(a, sz, p->pfn, va);
     *flags = p->flags;
+    *size = sz;
     return TRUE;
   }
   return FALSE;
@@ -303,8 +305,12 @@ static gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, ui
 {
   Kernel *k = cpu->m->k;
   gboolean assist = FALSE;
-  if (l1_probe(cpu, kind, va, pfn, flags, &assist))
+  unsigned size;
+  if (l1_probe(cpu, kind, va, pfn, flags, &size, &assist)) {
+    if (size)
+      kernel_touch(k, cpu, th->mm, va); /* a base page of a huge one: first touch? */
     return TRUE;
+  }
   if (assist)
     cpu->ctr.c[CTR_FAULTS_DIRTY]++;
   for (unsigned attempt = 0; attempt < 4; attempt++) {
@@ -319,6 +325,8 @@ static gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, ui
       sample_walk(cpu, th, va, &x, st);
     }
     if (st == XLAT_OK) {
+      if (x.size)
+        kernel_touch(k, cpu, th->mm, va);
       l1_fill(cpu, kind, va, &x);
       *pfn = granule_pfn(cpu->arch, x.size, x.pfn, va);
       *flags = x.flags;
@@ -483,8 +491,9 @@ uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString
   Kernel *k = cpu->m->k;
   uint64_t pfn = 0;
   uint8_t flags = 0;
+  unsigned size;
   gboolean assist = FALSE;
-  if (l1_probe(cpu, kind, va, &pfn, &flags, &assist)) {
+  if (l1_probe(cpu, kind, va, &pfn, &flags, &size, &assist)) {
     g_string_append_printf(ex, "  L1 %s hit: %u cycles\n", kind == ACC_IFETCH ? "ITLB" : "DTLB", cpu->l1_hit_cycles);
     return (pfn << 12) | (va & 0xfff);
   }
@@ -494,6 +503,8 @@ uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString
     Xlat x = { 0 };
     XlatStatus st = a->translate(cpu, th->mm, va, kind, &x, ex);
     if (st == XLAT_OK) {
+      if (x.size)
+        kernel_touch(k, cpu, th->mm, va);
       l1_fill(cpu, kind, va, &x);
       uint64_t pa = (granule_pfn(a, x.size, x.pfn, va) << 12) | (va & 0xfff);
       g_string_append_printf(ex, "  translation: %s page at pfn %#" G_GINT64_MODIFIER "x, flags%s%s%s -> pa %#" G_GINT64_MODIFIER "x, %u cycles after the L1 TLB\n",

@@ -229,6 +229,33 @@ void machine_flush_range(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uin
   cpu_stall(initiator, cost);
 }
 
+void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end,
+                                unsigned stride_shift)
+{
+  if (stride_shift <= 12 || end <= start) {
+    machine_flush_range(m, initiator, mm, start, end);
+    return;
+  }
+  Kernel *k = m->k;
+  uint64_t entries = ((end - 1) >> stride_shift) - (start >> stride_shift) + 1;
+  gboolean full = entries > k->flush_ceiling_pages;
+  for (unsigned i = 0; i < m->n_cpus; i++) {
+    Cpu *c = m->cpus[i];
+    gboolean may_hold = i < 64 ? (mm->cpumask >> i) & 1 : TRUE;
+    if (!may_hold && c != initiator)
+      continue;
+    if (full) {
+      cpu_flush_asid(c, mm->asid);
+      c->ctr.c[CTR_TLB_FLUSH_FULL]++;
+    } else {
+      for (uint64_t va = start; va < end; va += 4096)
+        cpu_flush_page(c, mm->asid, va);
+      c->ctr.c[CTR_TLB_FLUSH_PAGES] += entries;
+    }
+  }
+  cpu_stall(initiator, full ? k->full_flush_cycles : entries * k->invlpg_cycles);
+}
+
 void machine_tables_freed(Machine *m, Mm *mm)
 {
   for (unsigned i = 0; i < m->n_cpus; i++)

@@ -58,6 +58,12 @@ Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu);
  * it, charging `initiator`.  Ranges above tlb.flush_ceiling_pages flush the
  * whole context. */
 void machine_flush_range(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end);
+/* The same for a range mapped by pages of 2^stride_shift bytes (huge
+ * pages): flush_tlb_mm_range's stride, one INVLPG per page, so the ceiling
+ * counts huge pages.  Every 4K granule is still invalidated, so fragments of
+ * a huge page held in 4K or 2M entries go too. */
+void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end,
+                                unsigned stride_shift);
 /* Page tables of `mm` were freed: drop paging-structure caches. */
 void machine_tables_freed(Machine *m, Mm *mm);
 

@@ -37,7 +37,13 @@ typedef enum {
 /* prot bits */
 enum { PROT_R = 1, PROT_W = 2, PROT_X = 4 };
 /* mmap flags */
-enum { MAP_F_STACK = 1, MAP_F_HUGETLB = 2, MAP_F_SHARED = 4, MAP_F_ONDEMAND = 8 /* made by a reader, not the program */ };
+enum {
+  MAP_F_STACK = 1,
+  MAP_F_HUGETLB = 2,     /* hugetlbfs pages (2M unless MAP_F_HUGETLB_1G) */
+  MAP_F_SHARED = 4,
+  MAP_F_ONDEMAND = 8,    /* made by a reader, not the program */
+  MAP_F_HUGETLB_1G = 16, /* with MAP_F_HUGETLB: 1G pages (MAP_HUGE_1GB) */
+};
 
 typedef enum { ADV_HUGEPAGE, ADV_NOHUGEPAGE, ADV_DONTNEED, ADV_COLLAPSE } TraceAdvice;
 typedef enum { PRCTL_THP_DISABLE } TracePrctl;

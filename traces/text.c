@@ -21,8 +21,10 @@
  *     kernel requires of the address and as a writer of traces can always
  *     give for the length (mm/mmap.c, mm/madvise.c, mm/mempolicy.c).
  *  5. prot is a subset of rwx in that order, or `none`; mmap flags are
- *     `stack`, `hugetlb`, `shared` (and `ondemand`, which only readers of
- *     other formats produce).  Node lists name nodes 0..63 (MAX_NUMNODES).
+ *     `stack`, `hugetlb`, `hugetlb1g`, `shared` (and `ondemand`, which only
+ *     readers of other formats produce).  `hugetlb1g` is MAP_HUGETLB with
+ *     MAP_HUGE_1GB, so it sets both record bits and excludes `hugetlb`.
+ *     Node lists name nodes 0..63 (MAX_NUMNODES).
  *
  * Any malformed line is a GError TRACE_ERROR_PARSE reading
  * "FILE:LINE: what is wrong near 'TOKEN'; expected WHAT IS ALLOWED".
@@ -88,8 +90,22 @@ static const struct {
   const char *name;
   uint8_t bit;
 } MAP_FLAGS[] = {
-  { "stack", MAP_F_STACK }, { "hugetlb", MAP_F_HUGETLB }, { "shared", MAP_F_SHARED }, { "ondemand", MAP_F_ONDEMAND },
+  { "stack", MAP_F_STACK },
+  { "hugetlb", MAP_F_HUGETLB },
+  { "hugetlb1g", MAP_F_HUGETLB | MAP_F_HUGETLB_1G },
+  { "shared", MAP_F_SHARED },
+  { "ondemand", MAP_F_ONDEMAND },
 };
+#define EXPECT_MAP_FLAGS "flags stack, hugetlb or hugetlb1g, shared (each at most once) or end of line"
+
+/* The table entry that names the flags `bits` hold: hugetlb1g, not also
+ * hugetlb, when the 1G bit is set. */
+static gboolean map_flag_written(unsigned k, uint8_t bits)
+{
+  if (MAP_FLAGS[k].bit == MAP_F_HUGETLB && (bits & MAP_F_HUGETLB_1G))
+    return FALSE;
+  return (bits & MAP_FLAGS[k].bit) == MAP_FLAGS[k].bit;
+}
 
 /* ---- errors ---------------------------------------------------------- */
 
@@ -333,10 +349,14 @@ static gboolean parse_mmap(Line *l, TraceRecord *r, GError **error)
     unsigned k = 0;
     while (k < G_N_ELEMENTS(MAP_FLAGS) && strcmp(tok, MAP_FLAGS[k].name))
       k++;
-    if (k == G_N_ELEMENTS(MAP_FLAGS) || (r->flags & MAP_FLAGS[k].bit))
-      return fail(l, error, tok, k == G_N_ELEMENTS(MAP_FLAGS) ? "unknown mmap flag" : "mmap flag given twice",
-                  "flags stack, hugetlb, shared (each at most once) or end of line");
-    r->flags |= MAP_FLAGS[k].bit;
+    if (k == G_N_ELEMENTS(MAP_FLAGS))
+      return fail(l, error, tok, "unknown mmap flag", EXPECT_MAP_FLAGS);
+    uint8_t bit = MAP_FLAGS[k].bit;
+    if ((r->flags & bit & MAP_F_HUGETLB) && (r->flags & MAP_F_HUGETLB_1G) != (bit & MAP_F_HUGETLB_1G))
+      return fail(l, error, tok, "hugetlb and hugetlb1g exclude each other", EXPECT_MAP_FLAGS);
+    if (r->flags & bit)
+      return fail(l, error, tok, "mmap flag given twice", EXPECT_MAP_FLAGS);
+    r->flags |= bit;
   }
   return TRUE;
 }
@@ -775,7 +795,7 @@ void text_format_record(const TraceRecord *r, GString *out)
     append_range(out, "mmap", r);
     append_prot(out, r->prot);
     for (unsigned k = 0; k < G_N_ELEMENTS(MAP_FLAGS); k++)
-      if (r->flags & MAP_FLAGS[k].bit) {
+      if (map_flag_written(k, r->flags)) {
         g_string_append_c(out, ' ');
         g_string_append(out, MAP_FLAGS[k].name);
       }

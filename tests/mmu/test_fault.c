@@ -1,13 +1,17 @@
 /*
- * Unit tests of the anonymous fault path: zero page on read, zeroed page on
- * write, copy-on-write of the zero page, reuse after mprotect, SIGSEGV, page
- * tables allocated on the way, and the cycles charged for each.
+ * Unit tests of the anonymous fault path with base pages: zero page on read,
+ * zeroed page on write, copy-on-write of the zero page, reuse after
+ * mprotect, SIGSEGV, page tables allocated on the way, and the cycles
+ * charged for each.  Huge pages are tested in test_thp.c.
  */
 #include "config.h"
 #include "fault.h"
 #include "machine_fixture.h"
 
 #define BASE 0x7f0000000000ULL
+
+/* These tests are about 4K pages: THP off (tests/mmu/test_thp.c has the rest). */
+static const char *const base_pages[] = { "thp.enabled=never", NULL };
 
 static uint64_t pte_of(Thread *t, uint64_t va)
 {
@@ -18,7 +22,7 @@ static uint64_t pte_of(Thread *t, uint64_t va)
 
 START_TEST(test_read_maps_zero_page)
 {
-  Machine *m = fixture_machine("skylake", NULL);
+  Machine *m = fixture_machine("skylake", base_pages);
   Thread *t = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
   Kernel *k = m->k;
@@ -43,7 +47,7 @@ END_TEST
 
 START_TEST(test_write_allocates_and_cow)
 {
-  Machine *m = fixture_machine("skylake", NULL);
+  Machine *m = fixture_machine("skylake", base_pages);
   Thread *t = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
   Kernel *k = m->k;
@@ -73,7 +77,7 @@ END_TEST
 
 START_TEST(test_segv)
 {
-  Machine *m = fixture_machine("skylake", NULL);
+  Machine *m = fixture_machine("skylake", base_pages);
   Thread *t = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
   Kernel *k = m->k;
@@ -91,7 +95,7 @@ END_TEST
 
 START_TEST(test_mprotect_then_write_reuses)
 {
-  Machine *m = fixture_machine("skylake", NULL);
+  Machine *m = fixture_machine("skylake", base_pages);
   Thread *t = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
   Kernel *k = m->k;
@@ -115,7 +119,7 @@ END_TEST
 
 START_TEST(test_munmap_frees_pages_and_tables)
 {
-  Machine *m = fixture_machine("skylake", NULL);
+  Machine *m = fixture_machine("skylake", base_pages);
   Thread *t = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
   Kernel *k = m->k;

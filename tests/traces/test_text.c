@@ -105,8 +105,12 @@ START_TEST(parse_mapping_events)
                        "mmap 0x1000 4096 none\n"
                        "munmap 0x7f0000000000 2M\n"
                        "mprotect 0x7f0000000000 0x200000 r\n"
-                       "mprotect 0x7f0000000000 8K wx\n");
-  ck_assert_uint_eq(r->len, 7);
+                       "mprotect 0x7f0000000000 8K wx\n"
+                       "mmap 0x7c0000000000 2G rw hugetlb1g\n");
+  ck_assert_uint_eq(r->len, 8);
+  /* hugetlb1g is MAP_HUGETLB | MAP_HUGE_1GB: both bits. */
+  ck_assert_uint_eq(REC(r, 7)->flags, MAP_F_HUGETLB | MAP_F_HUGETLB_1G);
+  ck_assert_uint_eq(REC(r, 7)->len, 2ULL << 30);
   TraceRecord *m = REC(r, 0);
   ck_assert_uint_eq(m->type, REC_MMAP);
   ck_assert_uint_eq(m->addr, 0x7f0000000000ULL);
@@ -277,6 +281,9 @@ static const BadCase bad_cases[] = {
   { "mmap 0x7f0000000000 64M\n", { "t.txt:1:", "missing protection", "'64M'" } },
   { "mmap 0x7f0000000000 64M rw huge\n", { "t.txt:1:", "unknown mmap flag", "'huge'", "hugetlb" } },
   { "mmap 0x7f0000000000 64M rw stack stack\n", { "t.txt:1:", "twice", "'stack'" } },
+  { "mmap 0x7f0000000000 1G rw hugetlb1g hugetlb1g\n", { "t.txt:1:", "twice", "'hugetlb1g'" } },
+  { "mmap 0x7f0000000000 1G rw hugetlb hugetlb1g\n", { "t.txt:1:", "exclude each other", "'hugetlb1g'", "hugetlb1g" } },
+  { "mmap 0x7f0000000000 1G rw hugetlb1g hugetlb\n", { "t.txt:1:", "exclude each other", "'hugetlb'" } },
   { "mmap 0x7f0000000800 64M rw\n", { "t.txt:1:", "not 4K-aligned", "'0x7f0000000800'" } },
   { "mmap 0x7f0000000000 100 rw\n", { "t.txt:1:", "multiple of 4K", "'100'" } },
   { "munmap 0x7f0000000000 0\n", { "t.txt:1:", "bad length", "'0'", "positive" } },
@@ -460,6 +467,7 @@ static const char canonical[] =
   "mmap 0x7f0000000000 64M rw\n"
   "mmap 0x7ffffffde000 132K rw stack\n"
   "mmap 0x7e0000000000 3G rwx hugetlb shared\n"
+  "mmap 0x7c0000000000 2G rw stack hugetlb1g shared\n"
   "mmap 0x1000 4K none\n"
   "mmap 0x2000 4K rw ondemand\n"
   "mprotect 0x7f0000000000 2M r\n"

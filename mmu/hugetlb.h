@@ -1,0 +1,52 @@
+/*
+ * hugetlb.h - the hugetlbfs pools: 2M and 1G pages set aside at start for
+ * MAP_HUGETLB mappings (mm/hugetlb.c, Documentation/admin-guide/mm/
+ * hugetlbpage.rst).
+ *
+ * hugetlb.nr_hugepages 2M pages and hugetlb.nr_hugepages_1g 1G pages are
+ * taken from the buddy allocator when the kernel starts, node by node in
+ * turn (for_each_node_mask_to_alloc: each page tries the next node first,
+ * then the others), and stay out of it for the whole run: a fault in a
+ * hugetlb VMA takes a page from the pool, munmap gives it back.  A pool that
+ * cannot be filled makes the machine impossible (an error naming the
+ * setting), where Linux would settle for fewer pages with a warning.
+ */
+#ifndef MMUSIM_HUGETLB_H
+#define MMUSIM_HUGETLB_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "physmem.h"
+#include "settings.h"
+
+/* The pool sizes (hstates), smallest first. */
+typedef enum { HPAGE_2M, HPAGE_1G, N_HPAGE_SIZES } HugetlbSize;
+
+typedef struct Hugetlb Hugetlb;
+
+/* Fill the pools from pm; NULL with an error naming the setting when a pool
+ * cannot be filled. */
+Hugetlb *hugetlb_new(const Settings *s, PhysMem *pm, GError **error);
+/* Frees the bookkeeping and gives the pool pages back to pm. */
+void hugetlb_free(Hugetlb *h, PhysMem *pm);
+
+/* log2 of the 4K pages of one page of `size` (9 or 18). */
+unsigned hugetlb_order(HugetlbSize size);
+
+/* dequeue_hugetlb_folio_nodemask: a free page of `size`, from `node` first,
+ * then the other nodes in order.  FALSE when the pool is empty. */
+gboolean hugetlb_alloc(Hugetlb *h, HugetlbSize size, int node, uint64_t *pfn);
+/* free_huge_folio: back to the free list of its node. */
+void hugetlb_put(Hugetlb *h, uint64_t pfn);
+
+/* TRUE when pfn is the first page of a pool page; *size gets its size. */
+gboolean hugetlb_owns(const Hugetlb *h, uint64_t pfn, HugetlbSize *size);
+
+/* Pages of `size` in the pool, and of those not in use (HugePages_Total,
+ * HugePages_Free of /proc/meminfo). */
+uint64_t hugetlb_total(const Hugetlb *h, HugetlbSize size);
+uint64_t hugetlb_free_count(const Hugetlb *h, HugetlbSize size);
+/* Free pages of `size` on `node` (/sys/devices/system/node/nodeN/hugepages). */
+uint64_t hugetlb_free_on(const Hugetlb *h, HugetlbSize size, int node);
+
+#endif
