@@ -12,6 +12,10 @@
  * searching from the smallest order up (__rmqueue_steal).  As since Linux 6.10
  * a free block always sits on the list of its pageblock's type, and a free
  * block of pageblock size or more covers pageblocks of one type only.
+ * Besides: taking one given free page (buddy_take, for the background pages
+ * of the fragmentation model), splitting the free block around it and
+ * claiming a free pageblock for an unmovable page; and the read-only view of
+ * a pageblock that compaction's scanners need (buddy_pageblock).
  * Leaves out: per-CPU lists, watermarks and their boosting, the highatomic
  * reserve, CMA and page isolation (those types exist but no pageblock ever
  * becomes one, so allocations of them fail), shuffling, page reporting, and
