@@ -12,21 +12,35 @@
  * searching from the smallest order up (__rmqueue_steal).  As since Linux 6.10
  * a free block always sits on the list of its pageblock's type, and a free
  * block of pageblock size or more covers pageblocks of one type only.
+ * Besides: taking one given free page (buddy_take, for the background pages
+ * of the fragmentation model), splitting the free block around it and
+ * claiming a free pageblock for an unmovable page; and the read-only view of
+ * a pageblock that compaction's scanners need (buddy_pageblock).
  * Leaves out: per-CPU lists, watermarks and their boosting, the highatomic
  * reserve, CMA and page isolation (those types exist but no pageblock ever
  * becomes one, so allocations of them fail), shuffling, page reporting, and
  * the head-or-tail choice when a block is queued (lists are LIFO here).
  *
  * Host memory.  The zone is cut into "chunks", its max-order blocks (aligned
- * in absolute pfns, so the first and last may be partial).  The untouched
- * upper part of the zone, the frontier, is a run of implicit free max-order
- * MOVABLE blocks described by two pfns; when a request needs one, the lowest
- * is carved off and its chunk materialised.  So chunks in use are the head
- * chunk, a contiguous run behind it, and the tail chunk, and the directory is
- * a plain array.  A materialised page costs 8 host bytes (BuddyPage), each of
- * its pageblocks 1 byte, and each free block an 8-byte slot in a list array
- * (at most twice that while the array has room to grow); memory grows with
- * the max-order blocks ever handed out, never with the zone size.
+ * in absolute pfns, so the first and last may be partial).  A full chunk no
+ * operation has reached yet is implicit: a free max-order MOVABLE block
+ * ("clean"), or that block split around the background pages buddy_take
+ * placed in it ("dirty"; mmu/physmem.c places them for its fragmentation
+ * model), which a sorted array of those pages describes.  The full chunks
+ * start implicit and form the frontier [frontier_pfn, frontier_end_pfn).  A
+ * chunk is materialised when a request needs a block only it holds (the
+ * lowest clean chunk for a max-order MOVABLE block; the lowest dirty chunk
+ * with a free block of the wanted order and type otherwise) or when an
+ * operation names one of its pfns.  The materialised chunks are the head
+ * chunk, a contiguous run behind it (dir[]; frontier_pfn is where the run
+ * ends), the tail chunk, and a hash table of chunks materialised out of order
+ * above the run.  The free blocks inside implicit chunks are counted per
+ * order and type, so /proc/buddyinfo, the fragmentation index and the
+ * allocator see them as the kernel sees free blocks.  A materialised page
+ * costs 8 host bytes (BuddyPage), each of its pageblocks 1 byte, each free
+ * block an 8-byte slot in a list array (at most twice that while the array
+ * has room to grow), and a background page of an implicit chunk 8 bytes;
+ * memory grows with the chunks ever touched, never with the zone size.
  */
 #include "config.h"
 #include "buddy.h"
@@ -49,6 +63,7 @@ typedef enum {
   PAGE_NONE,  /* not the head of a block: inside one, or outside the zone */
   PAGE_FREE,  /* head of a free block, on free list (order, mt) at pos */
   PAGE_ALLOC, /* head of a block buddy_alloc handed out */
+  PAGE_TAKEN, /* an order-0 page buddy_take placed (a background page) */
 } PageState;
 
 /* Bookkeeping of one pfn; only block heads carry information. */
@@ -56,7 +71,7 @@ typedef struct {
   uint32_t pos;   /* PAGE_FREE: index in its free list */
   uint8_t state;  /* PageState */
   uint8_t order;  /* order of the block this pfn heads */
-  uint8_t mt;     /* PAGE_FREE: list it is on; PAGE_ALLOC: type requested */
+  uint8_t mt;     /* PAGE_FREE: list it is on; PAGE_ALLOC, PAGE_TAKEN: type requested */
   uint8_t unused;
 } BuddyPage;
 
@@ -85,17 +100,38 @@ struct BuddyZone {
   BuddyChunk *tail;        /* partial last chunk, NULL if end is aligned */
   uint64_t tail_index;     /* its chunk number */
   uint64_t chunk_bytes;    /* host bytes of one chunk */
-  uint64_t n_chunks;       /* materialised, dir and tail */
+  uint64_t n_chunks;       /* materialised: dir, tail and sparse */
 
-  /* The frontier: implicit free MOVABLE blocks of max order covering
-   * [frontier_pfn, frontier_end_pfn).  Invariant: dir_len chunks lie below
-   * frontier_pfn, i.e. dir_len == (frontier_pfn - base_pfn) >> max_order. */
+  /* The frontier: the full chunks [frontier_pfn, frontier_end_pfn), each
+   * implicit or in `sparse`.  Invariant: dir_len chunks lie below
+   * frontier_pfn, i.e. dir_len == (frontier_pfn - base_pfn) >> max_order,
+   * and the chunk at frontier_pfn is never in `sparse`. */
   uint64_t frontier_pfn, frontier_end_pfn;
+  GHashTable *sparse;      /* chunk index -> BuddyChunk * materialised inside the frontier; NULL if none */
+  uint64_t n_clean;        /* implicit chunks without background pages (free max-order MOVABLE blocks) */
+  uint64_t n_dirty;        /* implicit chunks with background pages */
+  uint64_t clean_cursor;   /* chunk index: no clean implicit chunk lies below it */
+
+  /* Background pages placed in implicit chunks: pfn << PIN_MT_BITS | type,
+   * ascending.  An entry is live while its chunk is implicit; materialising
+   * the chunk applies and retires its entries. */
+  uint64_t *pins;
+  uint64_t n_pins, pins_cap;
+  /* Inside dirty implicit chunks, [order * N_MIGRATETYPES + mt]: free blocks,
+   * and the first pins[] index whose chunk may hold such a block (no live
+   * chunk of an earlier entry does).  NULL until the first pin. */
+  uint64_t *imp_blocks, *imp_cursor;
+  uint64_t imp_free_pages;  /* free pages inside dirty implicit chunks */
+  uint64_t imp_taken_pages; /* live pins */
 
   FreeList *lists;         /* [order * N_MIGRATETYPES + mt] */
-  uint64_t free_pages;     /* pages on the free lists (frontier excluded) */
-  uint64_t alloc_pages;    /* pages handed out and not freed */
+  uint64_t free_pages;     /* pages on the free lists (implicit chunks excluded) */
+  uint64_t alloc_pages;    /* pages handed out or taken in materialised chunks, not freed */
+  uint64_t n_taken;        /* of those, PAGE_TAKEN pages */
 };
+
+/* Bits of a pins[] entry that hold the MigrateType. */
+#define PIN_MT_BITS 3
 
 /* Where an allocation of one type looks when its own lists are empty
  * (mm/page_alloc.c fallbacks[]).  Only the three types that pages are
@@ -134,7 +170,12 @@ static inline uint64_t chunk_offset(const BuddyZone *z, uint64_t pfn)
   return (pfn - z->base_pfn) & (block_pages(z->max_order) - 1);
 }
 
-/* NULL while pfn is in the frontier. */
+static inline gpointer chunk_key(uint64_t c)
+{
+  return GSIZE_TO_POINTER((gsize)c);
+}
+
+/* NULL while pfn's chunk is implicit. */
 static inline BuddyChunk *chunk_of(const BuddyZone *z, uint64_t pfn)
 {
   uint64_t c = chunk_index(z, pfn);
@@ -142,6 +183,8 @@ static inline BuddyChunk *chunk_of(const BuddyZone *z, uint64_t pfn)
     return z->dir[c];
   if (z->tail && c == z->tail_index)
     return z->tail;
+  if (z->sparse)
+    return g_hash_table_lookup(z->sparse, chunk_key(c));
   return NULL;
 }
 
@@ -162,11 +205,13 @@ static BuddyChunk *chunk_new(BuddyZone *z)
   return ch;
 }
 
+static MigrateType implicit_pageblock_mt(const BuddyZone *z, uint64_t pfn);
+
 static MigrateType pageblock_mt(const BuddyZone *z, uint64_t pfn)
 {
   BuddyChunk *ch = chunk_of(z, pfn);
   if (!ch)
-    return MT_MOVABLE; /* the frontier keeps its boot-time type */
+    return implicit_pageblock_mt(z, pfn);
   return ch->pageblock_mt[chunk_offset(z, pfn) >> z->pageblock_order];
 }
 
@@ -220,45 +265,260 @@ static void list_del(BuddyZone *z, uint64_t pfn)
   p->state = PAGE_NONE;
 }
 
-static inline uint64_t frontier_blocks(const BuddyZone *z)
+/* ---- implicit chunks ----------------------------------------------------- */
+
+static inline uint64_t chunk_base(const BuddyZone *z, uint64_t c)
 {
-  return (z->frontier_end_pfn - z->frontier_pfn) >> z->max_order;
+  return z->base_pfn + (c << z->max_order);
 }
 
-/* The free area (order, mt): its list, plus the frontier for the max-order
- * MOVABLE area. */
-static gboolean area_empty(const BuddyZone *z, unsigned order, MigrateType mt)
+static inline uint64_t pin_pfn(uint64_t pin)
 {
-  if (list_of(z, order, mt)->len)
+  return pin >> PIN_MT_BITS;
+}
+
+static inline MigrateType pin_mt(uint64_t pin)
+{
+  return (MigrateType)(pin & ((1u << PIN_MT_BITS) - 1));
+}
+
+/* The type a pageblock gets from its first background page: buddy_take of
+ * an unmovable or reclaimable page claims the free pageblock it lands in. */
+static inline MigrateType claim_type(MigrateType mt)
+{
+  return mt == MT_MOVABLE ? MT_MOVABLE : mt;
+}
+
+/* A full chunk that is neither in dir[] nor in `sparse`. */
+static gboolean chunk_is_implicit(const BuddyZone *z, uint64_t c)
+{
+  uint64_t pfn = chunk_base(z, c);
+  if (pfn < z->frontier_pfn || pfn >= z->frontier_end_pfn)
     return FALSE;
-  return !(order == z->max_order && mt == MT_MOVABLE && frontier_blocks(z));
+  return !(z->sparse && g_hash_table_contains(z->sparse, chunk_key(c)));
 }
 
-/* Materialise the lowest frontier block and return its pfn. */
-static uint64_t frontier_carve(BuddyZone *z)
+/* First pins[] index whose pfn is >= pfn. */
+static uint64_t pins_lower_bound(const BuddyZone *z, uint64_t pfn)
 {
-  g_assert(z->frontier_pfn < z->frontier_end_pfn);
+  uint64_t lo = 0, hi = z->n_pins;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    if (pin_pfn(z->pins[mid]) < pfn)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+/* pins[*i .. *j) lie in [from, to). */
+static void pins_range(const BuddyZone *z, uint64_t from, uint64_t to, uint64_t *i, uint64_t *j)
+{
+  *i = pins_lower_bound(z, from);
+  *j = pins_lower_bound(z, to);
+}
+
+static gboolean pins_contain(const BuddyZone *z, uint64_t pfn)
+{
+  uint64_t i = pins_lower_bound(z, pfn);
+  return i < z->n_pins && pin_pfn(z->pins[i]) == pfn;
+}
+
+static MigrateType implicit_pageblock_mt(const BuddyZone *z, uint64_t pfn)
+{
+  uint64_t pb = pfn & ~(block_pages(z->pageblock_order) - 1);
+  uint64_t i, j;
+  pins_range(z, pb, pb + block_pages(z->pageblock_order), &i, &j);
+  return i < j ? claim_type(pin_mt(z->pins[i])) : MT_MOVABLE;
+}
+
+/* What an implicit chunk holds, block by block in address order: a free
+ * block (taken FALSE) or one background page (taken TRUE, order 0). */
+typedef void (*ImplicitVisit)(BuddyZone *z, uint64_t pfn, unsigned order, MigrateType mt, gboolean taken,
+                              gpointer data);
+
+/* The block (pfn, order) with the background pages pins[i .. j) in it, cut
+ * as the buddy allocator leaves it: a block without pages is one free block;
+ * otherwise its halves, recursively.  Free blocks below pageblock size take
+ * their pageblock's type (pb_mt); larger ones are MOVABLE, as no page ever
+ * claimed them.  Worked example, max order 3, pageblock order 2, one page at
+ * 5: free 0 (order 2, MOVABLE), 4 (order 0), 6 (order 1), page 5. */
+static void implicit_walk(BuddyZone *z, uint64_t pfn, unsigned order, uint64_t i, uint64_t j, MigrateType pb_mt,
+                          ImplicitVisit visit, gpointer data)
+{
+  if (i == j) {
+    visit(z, pfn, order, order >= z->pageblock_order ? MT_MOVABLE : pb_mt, FALSE, data);
+    return;
+  }
+  if (order == 0) {
+    g_assert(j == i + 1);
+    visit(z, pfn, 0, pin_mt(z->pins[i]), TRUE, data);
+    return;
+  }
+  if (order == z->pageblock_order)
+    pb_mt = claim_type(pin_mt(z->pins[i]));
+  uint64_t mid = pfn + block_pages(order - 1);
+  uint64_t k = i;
+  while (k < j && pin_pfn(z->pins[k]) < mid)
+    k++;
+  implicit_walk(z, pfn, order - 1, i, k, pb_mt, visit, data);
+  implicit_walk(z, mid, order - 1, k, j, pb_mt, visit, data);
+}
+
+/* Walk the whole of implicit chunk c, whose live pins are pins[i .. j). */
+static void implicit_walk_chunk(BuddyZone *z, uint64_t c, uint64_t i, uint64_t j, ImplicitVisit visit, gpointer data)
+{
+  implicit_walk(z, chunk_base(z, c), z->max_order, i, j, MT_MOVABLE, visit, data);
+}
+
+static void visit_account(BuddyZone *z, uint64_t pfn, unsigned order, MigrateType mt, gboolean taken, gpointer data)
+{
+  (void)pfn;
+  int64_t sign = *(const int64_t *)data;
+  if (taken) {
+    z->imp_taken_pages += (uint64_t)sign;
+    return;
+  }
+  z->imp_blocks[order * N_MIGRATETYPES + mt] += (uint64_t)sign;
+  z->imp_free_pages += (uint64_t)sign * block_pages(order);
+}
+
+/* Add (sign +1) or remove (-1) a dirty chunk's blocks in the counts. */
+static void implicit_account(BuddyZone *z, uint64_t c, uint64_t i, uint64_t j, int64_t sign)
+{
+  implicit_walk_chunk(z, c, i, j, visit_account, &sign);
+}
+
+typedef struct {
+  unsigned order;
+  MigrateType mt;
+  gboolean found;
+} HasBlock;
+
+static void visit_has(BuddyZone *z, uint64_t pfn, unsigned order, MigrateType mt, gboolean taken, gpointer data)
+{
+  (void)z;
+  (void)pfn;
+  HasBlock *h = data;
+  if (!taken && order == h->order && mt == h->mt)
+    h->found = TRUE;
+}
+
+static void dir_append(BuddyZone *z, BuddyChunk *ch)
+{
   if (z->dir_len == z->dir_cap) {
     z->dir_cap = z->dir_cap ? z->dir_cap * 2 : 4;
     z->dir = g_renew(BuddyChunk *, z->dir, z->dir_cap);
   }
-  z->dir[z->dir_len++] = chunk_new(z);
-  uint64_t pfn = z->frontier_pfn;
+  z->dir[z->dir_len++] = ch;
   z->frontier_pfn += block_pages(z->max_order);
-  return pfn;
+}
+
+static gboolean take_page(BuddyZone *z, uint64_t pfn, MigrateType mt);
+
+/* Materialise implicit chunk c: a free max-order block, then its background
+ * pages taken in the order they were placed.  The chunk joins dir[] when it
+ * is the next of the run (with any chunks of `sparse` that then follow),
+ * `sparse` otherwise. */
+static void chunk_materialise(BuddyZone *z, uint64_t c)
+{
+  g_assert(chunk_is_implicit(z, c));
+  uint64_t cbase = chunk_base(z, c);
+  uint64_t i, j;
+  pins_range(z, cbase, cbase + block_pages(z->max_order), &i, &j);
+  if (i < j) {
+    implicit_account(z, c, i, j, -1);
+    z->n_dirty--;
+  } else {
+    z->n_clean--;
+  }
+  BuddyChunk *ch = chunk_new(z);
+  if (cbase == z->frontier_pfn) {
+    dir_append(z, ch);
+    BuddyChunk *next;
+    while (z->sparse && (next = g_hash_table_lookup(z->sparse, chunk_key(z->dir_len)))) {
+      g_hash_table_steal(z->sparse, chunk_key(z->dir_len));
+      dir_append(z, next);
+    }
+  } else {
+    if (!z->sparse)
+      z->sparse = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g_hash_table_insert(z->sparse, chunk_key(c), ch);
+  }
+  list_add(z, cbase, z->max_order, MT_MOVABLE);
+  for (uint64_t k = i; k < j; k++) {
+    gboolean ok = take_page(z, pin_pfn(z->pins[k]), pin_mt(z->pins[k]));
+    g_assert(ok);
+  }
+}
+
+/* The free area (order, mt): its list, the clean implicit chunks for the
+ * max-order MOVABLE area, and the blocks inside dirty implicit chunks. */
+static gboolean area_empty(const BuddyZone *z, unsigned order, MigrateType mt)
+{
+  if (list_of(z, order, mt)->len)
+    return FALSE;
+  if (order == z->max_order && mt == MT_MOVABLE && z->n_clean)
+    return FALSE;
+  return !(z->imp_blocks && z->imp_blocks[order * N_MIGRATETYPES + mt]);
+}
+
+/* Put a block of (order, mt) on its empty list by materialising the chunk
+ * that holds one: the lowest clean chunk for a max-order MOVABLE block, else
+ * the lowest dirty chunk with such a block. */
+static void area_fill(BuddyZone *z, unsigned order, MigrateType mt)
+{
+  if (order == z->max_order && mt == MT_MOVABLE && z->n_clean) {
+    uint64_t c = MAX(z->clean_cursor, chunk_index(z, z->frontier_pfn));
+    uint64_t i, j;
+    for (;; c++) {
+      if (!chunk_is_implicit(z, c))
+        continue;
+      pins_range(z, chunk_base(z, c), chunk_base(z, c + 1), &i, &j);
+      if (i == j)
+        break;
+    }
+    z->clean_cursor = c + 1;
+    chunk_materialise(z, c);
+    return;
+  }
+  uint64_t *cursor = &z->imp_cursor[order * N_MIGRATETYPES + mt];
+  for (uint64_t i = *cursor; i < z->n_pins;) {
+    uint64_t c = chunk_index(z, pin_pfn(z->pins[i]));
+    uint64_t j = i + 1;
+    while (j < z->n_pins && chunk_index(z, pin_pfn(z->pins[j])) == c)
+      j++;
+    if (chunk_is_implicit(z, c)) {
+      HasBlock h = { order, mt, FALSE };
+      implicit_walk_chunk(z, c, i, j, visit_has, &h);
+      if (h.found) {
+        *cursor = j;
+        chunk_materialise(z, c);
+        return;
+      }
+    }
+    i = j;
+  }
+  g_assert_not_reached();
+}
+
+/* The most recently freed block of a non-empty area, left on its list. */
+static uint64_t area_peek(BuddyZone *z, unsigned order, MigrateType mt)
+{
+  FreeList *l = list_of(z, order, mt);
+  if (!l->len)
+    area_fill(z, order, mt);
+  return l->pfn[l->len - 1];
 }
 
 /* Remove one block from a non-empty area, the most recently freed first,
- * the frontier last.  Its head is left PAGE_NONE for the caller to set. */
+ * implicit chunks last.  Its head is left PAGE_NONE for the caller to set. */
 static uint64_t area_take(BuddyZone *z, unsigned order, MigrateType mt)
 {
-  FreeList *l = list_of(z, order, mt);
-  if (l->len) {
-    uint64_t pfn = l->pfn[l->len - 1];
-    list_del(z, pfn);
-    return pfn;
-  }
-  return frontier_carve(z);
+  uint64_t pfn = area_peek(z, order, mt);
+  list_del(z, pfn);
+  return pfn;
 }
 
 /* ---- allocation ---------------------------------------------------------- */
@@ -374,8 +634,7 @@ static gboolean rmqueue_claim(BuddyZone *z, unsigned order, MigrateType start, u
       *pfn = p;
       return TRUE;
     }
-    FreeList *l = list_of(z, (unsigned)o, block_mt);
-    if (claim_pageblock(z, l->pfn[l->len - 1], order, start, block_mt, pfn))
+    if (claim_pageblock(z, area_peek(z, (unsigned)o, block_mt), order, start, block_mt, pfn))
       return TRUE;
   }
   return FALSE;
@@ -506,6 +765,8 @@ BuddyZone *buddy_zone_new(ZoneType type, int node, uint64_t start_pfn, uint64_t 
   uint64_t last_full_end = end_pfn & ~(bsize - 1);
   z->frontier_pfn = first_full;
   z->frontier_end_pfn = MAX(first_full, last_full_end);
+  z->n_clean = (z->frontier_end_pfn - z->frontier_pfn) >> max_order;
+  z->clean_cursor = chunk_index(z, first_full);
 
   uint64_t head_end = MIN(first_full, end_pfn);
   if (start_pfn < head_end) {
@@ -530,6 +791,17 @@ void buddy_zone_free(BuddyZone *z)
     g_free(z->dir[c]);
   g_free(z->dir);
   g_free(z->tail);
+  if (z->sparse) {
+    GHashTableIter it;
+    gpointer key, ch;
+    g_hash_table_iter_init(&it, z->sparse);
+    while (g_hash_table_iter_next(&it, &key, &ch))
+      g_free(ch);
+    g_hash_table_destroy(z->sparse);
+  }
+  g_free(z->pins);
+  g_free(z->imp_blocks);
+  g_free(z->imp_cursor);
   for (unsigned i = 0; i < (z->max_order + 1) * N_MIGRATETYPES; i++)
     g_free(z->lists[i].pfn);
   g_free(z->lists);
@@ -545,7 +817,9 @@ uint64_t buddy_free_blocks_mt(const BuddyZone *z, unsigned order, MigrateType mt
     return 0;
   uint64_t n = list_of(z, order, mt)->len;
   if (order == z->max_order && mt == MT_MOVABLE)
-    n += frontier_blocks(z);
+    n += z->n_clean;
+  if (z->imp_blocks)
+    n += z->imp_blocks[order * N_MIGRATETYPES + mt];
   return n;
 }
 
@@ -559,7 +833,7 @@ uint64_t buddy_free_blocks(const BuddyZone *z, unsigned order)
 
 uint64_t buddy_free_pages(const BuddyZone *z)
 {
-  return z->free_pages + (z->frontier_end_pfn - z->frontier_pfn);
+  return z->free_pages + (z->n_clean << z->max_order) + z->imp_free_pages;
 }
 
 uint64_t buddy_managed_pages(const BuddyZone *z)
@@ -642,8 +916,8 @@ gboolean buddy_is_free(const BuddyZone *z, uint64_t pfn)
 {
   if (!in_zone(z, pfn))
     return FALSE;
-  if (pfn >= z->frontier_pfn && pfn < z->frontier_end_pfn)
-    return TRUE;
+  if (!chunk_of(z, pfn))
+    return !pins_contain(z, pfn); /* implicit */
   /* The first head at or below pfn whose block reaches pfn. */
   for (unsigned o = 0; o <= z->max_order; o++) {
     const BuddyPage *e = page_of(z, pfn & ~(block_pages(o) - 1));
@@ -659,10 +933,10 @@ gboolean buddy_alloc_at(BuddyZone *z, uint64_t pfn, unsigned order, MigrateType 
   g_return_val_if_fail((pfn & (block_pages(order) - 1)) == 0, FALSE);
   if (!in_zone(z, pfn) || pfn + block_pages(order) > z->end_pfn)
     return FALSE;
-  /* The frontier is carved lowest block first, so everything up to pfn's
-   * block goes on the free lists, as boot would have put it there. */
-  while (pfn >= z->frontier_pfn && pfn < z->frontier_end_pfn)
-    list_add(z, frontier_carve(z), z->max_order, MT_MOVABLE);
+  /* A block nobody has asked for yet exists only as counts: give it its
+   * pages first, as boot would have. */
+  if (!chunk_of(z, pfn))
+    chunk_materialise(z, chunk_index(z, pfn));
   /* A wholly free aligned range lies inside one free block of its order or
    * more (mergeable free buddies are always merged): find its head. */
   uint64_t head = 0;
@@ -725,6 +999,12 @@ uint64_t buddy_host_bytes(const BuddyZone *z)
     bytes += z->lists[i].cap * sizeof(uint64_t);
   bytes += z->dir_cap * sizeof(BuddyChunk *);
   bytes += z->n_chunks * z->chunk_bytes;
+  /* GHashTable: a key, a value and a hash per slot, at most half empty. */
+  if (z->sparse)
+    bytes += 2 * g_hash_table_size(z->sparse) * (2 * sizeof(gpointer) + sizeof(guint));
+  bytes += z->pins_cap * sizeof(uint64_t);
+  if (z->imp_blocks)
+    bytes += 2 * (z->max_order + 1) * N_MIGRATETYPES * sizeof(uint64_t);
   return bytes;
 }
 
@@ -743,9 +1023,21 @@ void buddy_draw(const BuddyZone *z, GString *out)
         g_string_append_printf(out, " ... %u in all", l->len);
       g_string_append_c(out, ']');
     }
-    if (o == z->max_order && frontier_blocks(z))
+    if (o == z->max_order && z->n_clean)
       g_string_append_printf(out, " frontier[%#" G_GINT64_MODIFIER "x.. %" G_GUINT64_FORMAT " blocks]",
-                             z->frontier_pfn, frontier_blocks(z));
+                             z->frontier_pfn, z->n_clean);
+    g_string_append_c(out, '\n');
+  }
+  if (z->n_dirty) {
+    g_string_append_printf(out, "implicit: %" G_GUINT64_FORMAT " chunks hold %" G_GUINT64_FORMAT
+                           " background pages and free blocks of orders",
+                           z->n_dirty, z->imp_taken_pages);
+    for (unsigned o = 0; o <= z->max_order; o++) {
+      uint64_t n = 0;
+      for (MigrateType mt = 0; mt < N_MIGRATETYPES; mt++)
+        n += z->imp_blocks[o * N_MIGRATETYPES + mt];
+      g_string_append_printf(out, " %" G_GUINT64_FORMAT, n);
+    }
     g_string_append_c(out, '\n');
   }
 }
@@ -846,6 +1138,75 @@ static gboolean check_chunk(const BuddyZone *z, GString *why, uint64_t c, uint64
   return TRUE;
 }
 
+/* Recounts of the implicit chunks, for buddy_check. */
+typedef struct {
+  uint64_t *blocks;  /* [order * N_MIGRATETYPES + mt] */
+  uint64_t free_pages, taken_pages;
+  uint64_t first_pin; /* pins[] index of the chunk being walked */
+  const uint64_t *cursor;
+  gboolean cursor_ok;
+} ImplicitCount;
+
+static void visit_count(BuddyZone *z, uint64_t pfn, unsigned order, MigrateType mt, gboolean taken, gpointer data)
+{
+  (void)z;
+  (void)pfn;
+  ImplicitCount *n = data;
+  if (taken) {
+    n->taken_pages++;
+    return;
+  }
+  n->blocks[order * N_MIGRATETYPES + mt]++;
+  n->free_pages += block_pages(order);
+  if (n->cursor[order * N_MIGRATETYPES + mt] > n->first_pin)
+    n->cursor_ok = FALSE;
+}
+
+/* Implicit chunks: background pages ascending and inside the frontier, the
+ * counts of clean and dirty chunks and of their free blocks, and the
+ * cursors that skip chunks when looking for a block. */
+static gboolean check_implicit(const BuddyZone *z, GString *why)
+{
+  for (uint64_t k = 0; k < z->n_pins; k++) {
+    uint64_t pfn = pin_pfn(z->pins[k]);
+    CHECK(pfn < z->frontier_end_pfn, "background page " PFN " was placed after the frontier", pfn);
+    CHECK(k == 0 || pin_pfn(z->pins[k - 1]) < pfn, "background page " PFN " is out of order", pfn);
+    CHECK(in_zone(z, pfn) && pin_mt(z->pins[k]) < N_FALLBACK_TYPES, "background page " PFN " is outside the zone or of type %u",
+          pfn, pin_mt(z->pins[k]));
+  }
+  unsigned n_areas = (z->max_order + 1) * N_MIGRATETYPES;
+  g_autofree uint64_t *blocks = g_new0(uint64_t, n_areas);
+  g_autofree uint64_t *no_cursor = g_new0(uint64_t, n_areas);
+  ImplicitCount n = { blocks, 0, 0, 0, z->imp_cursor ? z->imp_cursor : no_cursor, TRUE };
+  uint64_t clean = 0, dirty = 0;
+  for (uint64_t c = chunk_index(z, z->frontier_pfn); chunk_base(z, c) < z->frontier_end_pfn; c++) {
+    if (!chunk_is_implicit(z, c))
+      continue;
+    uint64_t i, j;
+    pins_range(z, chunk_base(z, c), chunk_base(z, c + 1), &i, &j);
+    if (i == j) {
+      CHECK(c >= z->clean_cursor, "clean chunk " PFN " lies below the clean cursor", chunk_base(z, c));
+      clean++;
+      continue;
+    }
+    dirty++;
+    n.first_pin = i;
+    implicit_walk_chunk((BuddyZone *)z, c, i, j, visit_count, &n);
+    CHECK(n.cursor_ok, "a search cursor has passed chunk " PFN ", which holds a block it looks for", chunk_base(z, c));
+  }
+  CHECK(clean == z->n_clean && dirty == z->n_dirty,
+        "%" G_GUINT64_FORMAT " clean and %" G_GUINT64_FORMAT " dirty implicit chunks, counters say %" G_GUINT64_FORMAT
+        " and %" G_GUINT64_FORMAT, clean, dirty, z->n_clean, z->n_dirty);
+  CHECK(n.free_pages == z->imp_free_pages && n.taken_pages == z->imp_taken_pages,
+        "implicit chunks hold %" G_GUINT64_FORMAT " free and %" G_GUINT64_FORMAT " background pages, counters say %"
+        G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT, n.free_pages, n.taken_pages, z->imp_free_pages, z->imp_taken_pages);
+  for (unsigned a = 0; a < n_areas; a++)
+    CHECK(blocks[a] == (z->imp_blocks ? z->imp_blocks[a] : 0),
+          "implicit chunks hold %" G_GUINT64_FORMAT " free blocks of order %u %s, counter says %" G_GUINT64_FORMAT,
+          blocks[a], a / N_MIGRATETYPES, migratetype_names[a % N_MIGRATETYPES], z->imp_blocks ? z->imp_blocks[a] : 0);
+  return TRUE;
+}
+
 gboolean buddy_check(const BuddyZone *z, GString *why)
 {
   uint64_t bsize = block_pages(z->max_order);
@@ -854,7 +1215,9 @@ gboolean buddy_check(const BuddyZone *z, GString *why)
         "frontier [" PFN ", " PFN ") is not a run of max-order blocks", z->frontier_pfn, z->frontier_end_pfn);
   CHECK(z->dir_len == (z->frontier_pfn - z->base_pfn) >> z->max_order,
         "%" G_GUINT64_FORMAT " chunks materialised below the frontier at " PFN, z->dir_len, z->frontier_pfn);
-  CHECK(z->n_chunks == z->dir_len + (z->tail != NULL), "chunk count %" G_GUINT64_FORMAT " is off", z->n_chunks);
+  uint64_t n_sparse = z->sparse ? g_hash_table_size(z->sparse) : 0;
+  CHECK(z->n_chunks == z->dir_len + (z->tail != NULL) + n_sparse, "chunk count %" G_GUINT64_FORMAT " is off",
+        z->n_chunks);
 
   uint64_t n_listed;
   if (!check_lists(z, why, &n_listed))
@@ -866,15 +1229,322 @@ gboolean buddy_check(const BuddyZone *z, GString *why)
       return FALSE;
   if (z->tail && !check_chunk(z, why, z->tail_index, &n_free, &n_alloc_pages))
     return FALSE;
+  if (z->sparse) {
+    GHashTableIter it;
+    gpointer key, ch;
+    g_hash_table_iter_init(&it, z->sparse);
+    while (g_hash_table_iter_next(&it, &key, &ch)) {
+      uint64_t c = GPOINTER_TO_SIZE(key);
+      CHECK(chunk_base(z, c) > z->frontier_pfn && chunk_base(z, c) < z->frontier_end_pfn,
+            "chunk " PFN " is materialised out of order but lies outside (frontier, end)", chunk_base(z, c));
+      if (!check_chunk(z, why, c, &n_free, &n_alloc_pages))
+        return FALSE;
+    }
+  }
+  if (!check_implicit(z, why))
+    return FALSE;
 
   CHECK(n_free == n_listed, "%" G_GUINT64_FORMAT " free heads but %" G_GUINT64_FORMAT " list entries", n_free,
         n_listed);
   CHECK(n_alloc_pages == z->alloc_pages, "allocated blocks cover %" G_GUINT64_FORMAT " pages, counter says %" G_GUINT64_FORMAT,
         n_alloc_pages, z->alloc_pages);
-  uint64_t frontier_pages = z->frontier_end_pfn - z->frontier_pfn;
-  CHECK(z->free_pages + z->alloc_pages + frontier_pages == buddy_managed_pages(z),
-        "free %" G_GUINT64_FORMAT " + allocated %" G_GUINT64_FORMAT " + frontier %" G_GUINT64_FORMAT
+  uint64_t implicit_pages = (z->n_clean << z->max_order) + z->imp_free_pages + z->imp_taken_pages;
+  CHECK(z->free_pages + z->alloc_pages + implicit_pages == buddy_managed_pages(z),
+        "free %" G_GUINT64_FORMAT " + allocated %" G_GUINT64_FORMAT " + implicit %" G_GUINT64_FORMAT
         " pages != %" G_GUINT64_FORMAT " managed",
-        z->free_pages, z->alloc_pages, frontier_pages, buddy_managed_pages(z));
+        z->free_pages, z->alloc_pages, implicit_pages, buddy_managed_pages(z));
   return TRUE;
+}
+
+/* ---- background pages, and what compaction reads and moves ---------------- */
+
+/* The block holding pfn in a materialised chunk: its head entry, pfn and
+ * order (the first head at or below pfn whose block reaches pfn). */
+static BuddyPage *block_containing(const BuddyZone *z, uint64_t pfn, uint64_t *head, unsigned *order)
+{
+  for (unsigned o = 0; o <= z->max_order; o++) {
+    uint64_t h = pfn & ~(block_pages(o) - 1);
+    BuddyPage *e = page_of(z, h);
+    if (e->state != PAGE_NONE && e->order >= o) {
+      *head = h;
+      *order = e->order;
+      return e;
+    }
+  }
+  return NULL;
+}
+
+/* Take the free page pfn of a materialised chunk as an order-0 page of type
+ * mt: split the free block holding it towards pfn, the halves without pfn
+ * staying free one order lower each time.  A page landing in a wholly free
+ * pageblock of another type claims the pageblock for its own, as the
+ * kernel's fallback does for an unmovable request (try_to_claim_block);
+ * inside a partly used pageblock it is a steal and the type stays. */
+static gboolean take_page(BuddyZone *z, uint64_t pfn, MigrateType mt)
+{
+  uint64_t head;
+  unsigned o;
+  BuddyPage *e = block_containing(z, pfn, &head, &o);
+  if (!e || e->state != PAGE_FREE)
+    return FALSE;
+  MigrateType block_mt = e->mt;
+  gboolean claim = o >= z->pageblock_order && claim_type(mt) != block_mt;
+  MigrateType inner = claim ? claim_type(mt) : block_mt; /* pfn's pageblock from now on */
+  list_del(z, head);
+  while (o > 0) {
+    o--;
+    uint64_t other = (pfn & ~(block_pages(o) - 1)) ^ block_pages(o);
+    list_add(z, other, o, o >= z->pageblock_order ? block_mt : inner);
+  }
+  if (claim)
+    set_pageblock_range(z, pfn, 0, inner);
+  BuddyPage *p = page_of(z, pfn);
+  p->state = PAGE_TAKEN;
+  p->order = 0;
+  p->mt = (uint8_t)mt;
+  z->alloc_pages++;
+  z->n_taken++;
+  return TRUE;
+}
+
+/* The order of the largest aligned block around pfn, inside its chunk, that
+ * holds no background page, knowing the block of `order` holds none. */
+static unsigned implicit_free_order(const BuddyZone *z, uint64_t pfn, unsigned order)
+{
+  while (order < z->max_order) {
+    uint64_t b = pfn & ~(block_pages(order + 1) - 1);
+    uint64_t i, j;
+    pins_range(z, b, b + block_pages(order + 1), &i, &j);
+    if (i < j)
+      break;
+    order++;
+  }
+  return order;
+}
+
+/* Place a background page in implicit chunk c above every other one: the
+ * free block around it splits as take_page would split it, and the counts
+ * change by that split only (O(max_order) binary searches). */
+static void pin_add(BuddyZone *z, uint64_t pfn, MigrateType mt)
+{
+  unsigned n_areas = (z->max_order + 1) * N_MIGRATETYPES;
+  if (!z->imp_blocks) {
+    z->imp_blocks = g_new0(uint64_t, n_areas);
+    z->imp_cursor = g_new0(uint64_t, n_areas);
+  }
+  uint64_t c = chunk_index(z, pfn);
+  uint64_t i, j;
+  pins_range(z, chunk_base(z, c), chunk_base(z, c + 1), &i, &j);
+  unsigned of = implicit_free_order(z, pfn, 0);
+  unsigned pb = z->pageblock_order;
+  MigrateType pb_mt = implicit_pageblock_mt(z, pfn);
+  if (i == j) {
+    z->n_clean--;
+    z->n_dirty++;
+  } else {
+    z->imp_blocks[of * N_MIGRATETYPES + (of >= pb ? MT_MOVABLE : pb_mt)]--;
+    z->imp_free_pages -= block_pages(of);
+  }
+  MigrateType inner = of >= pb ? claim_type(mt) : pb_mt;
+  for (unsigned o = of; o-- > 0;) {
+    z->imp_blocks[o * N_MIGRATETYPES + (o >= pb ? MT_MOVABLE : inner)]++;
+    z->imp_free_pages += block_pages(o);
+  }
+  z->imp_taken_pages++;
+  if (z->n_pins == z->pins_cap) {
+    z->pins_cap = z->pins_cap ? 2 * z->pins_cap : 64;
+    z->pins = g_renew(uint64_t, z->pins, z->pins_cap);
+  }
+  z->pins[z->n_pins++] = pfn << PIN_MT_BITS | (uint64_t)mt;
+  for (unsigned a = 0; a < n_areas; a++)
+    z->imp_cursor[a] = MIN(z->imp_cursor[a], i);
+}
+
+gboolean buddy_take(BuddyZone *z, uint64_t pfn, MigrateType mt)
+{
+  g_return_val_if_fail(z != NULL && mt < N_FALLBACK_TYPES, FALSE);
+  if (!in_zone(z, pfn))
+    return FALSE;
+  if (!chunk_of(z, pfn)) {
+    /* Above every background page so far: stay implicit. */
+    if (!z->n_pins || pfn > pin_pfn(z->pins[z->n_pins - 1])) {
+      pin_add(z, pfn, mt);
+      return TRUE;
+    }
+    if (pins_contain(z, pfn))
+      return FALSE;
+    chunk_materialise(z, chunk_index(z, pfn));
+  }
+  return take_page(z, pfn, mt);
+}
+
+gboolean buddy_release(BuddyZone *z, uint64_t pfn)
+{
+  g_return_val_if_fail(z != NULL, FALSE);
+  if (!in_zone(z, pfn))
+    return FALSE;
+  if (!chunk_of(z, pfn)) {
+    if (!pins_contain(z, pfn))
+      return FALSE;
+    chunk_materialise(z, chunk_index(z, pfn));
+  }
+  BuddyPage *p = page_of(z, pfn);
+  if (p->state != PAGE_TAKEN)
+    return FALSE;
+  p->state = PAGE_NONE;
+  z->alloc_pages--;
+  z->n_taken--;
+  free_one(z, pfn, 0, pageblock_mt(z, pfn));
+  return TRUE;
+}
+
+gboolean buddy_is_taken(const BuddyZone *z, uint64_t pfn, MigrateType *mt)
+{
+  g_return_val_if_fail(z != NULL, FALSE);
+  if (!in_zone(z, pfn))
+    return FALSE;
+  if (!chunk_of(z, pfn)) {
+    uint64_t i = pins_lower_bound(z, pfn);
+    if (i == z->n_pins || pin_pfn(z->pins[i]) != pfn)
+      return FALSE;
+    if (mt)
+      *mt = pin_mt(z->pins[i]);
+    return TRUE;
+  }
+  const BuddyPage *p = page_of(z, pfn);
+  if (p->state != PAGE_TAKEN)
+    return FALSE;
+  if (mt)
+    *mt = (MigrateType)p->mt;
+  return TRUE;
+}
+
+uint64_t buddy_taken_pages(const BuddyZone *z)
+{
+  g_return_val_if_fail(z != NULL, 0);
+  return z->imp_taken_pages + z->n_taken;
+}
+
+/* One block met by the walk of a pageblock, in address order. */
+static void pageblock_step(BuddyPageblock *pb, uint64_t pages, gboolean is_free, gboolean movable_taken)
+{
+  pb->steps++;
+  if (is_free)
+    pb->free_pages += pages;
+  else if (movable_taken)
+    pb->movable_taken++;
+  else {
+    if (!pb->fixed_pages)
+      pb->steps_to_fixed = pb->steps;
+    pb->fixed_pages += pages;
+  }
+}
+
+static void visit_pageblock(BuddyZone *z, uint64_t pfn, unsigned order, MigrateType mt, gboolean taken, gpointer data)
+{
+  (void)z;
+  (void)pfn;
+  pageblock_step(data, block_pages(order), !taken, taken && mt == MT_MOVABLE);
+}
+
+gboolean buddy_pageblock(const BuddyZone *z, uint64_t pfn, BuddyPageblock *pb)
+{
+  g_return_val_if_fail(z != NULL && pb != NULL, FALSE);
+  uint64_t pb_pages = block_pages(z->pageblock_order);
+  uint64_t start = pfn & ~(pb_pages - 1);
+  if (start < z->start_pfn || start + pb_pages > z->end_pfn)
+    return FALSE;
+  *pb = (BuddyPageblock){ .mt = pageblock_mt(z, start), .free_order = -1 };
+  if (!chunk_of(z, start)) {
+    uint64_t i, j;
+    pins_range(z, start, start + pb_pages, &i, &j);
+    if (i == j) {
+      pb->free_order = (int)implicit_free_order(z, start, z->pageblock_order);
+      pageblock_step(pb, pb_pages, TRUE, FALSE);
+    } else {
+      implicit_walk((BuddyZone *)z, start, z->pageblock_order, i, j, MT_MOVABLE, visit_pageblock, pb);
+    }
+  } else {
+    uint64_t head;
+    unsigned o;
+    const BuddyPage *e = block_containing(z, start, &head, &o);
+    if (o >= z->pageblock_order) {
+      /* One block covers the pageblock. */
+      if (e->state == PAGE_FREE)
+        pb->free_order = (int)o;
+      pageblock_step(pb, pb_pages, e->state == PAGE_FREE, e->state == PAGE_TAKEN && e->mt == MT_MOVABLE);
+    } else {
+      /* Blocks below pageblock size tile it from its first pfn. */
+      for (uint64_t p = start; p < start + pb_pages; p += block_pages(e->order)) {
+        e = page_of(z, p);
+        pageblock_step(pb, block_pages(e->order), e->state == PAGE_FREE,
+                       e->state == PAGE_TAKEN && e->mt == MT_MOVABLE);
+      }
+    }
+  }
+  if (!pb->fixed_pages)
+    pb->steps_to_fixed = pb->steps;
+  return TRUE;
+}
+
+uint64_t buddy_pageblock_movable_taken(const BuddyZone *z, uint64_t pfn, uint64_t *out, uint64_t max)
+{
+  g_return_val_if_fail(z != NULL && (out != NULL || max == 0), 0);
+  uint64_t pb_pages = block_pages(z->pageblock_order);
+  uint64_t start = pfn & ~(pb_pages - 1);
+  if (start < z->start_pfn || start + pb_pages > z->end_pfn)
+    return 0;
+  uint64_t n = 0;
+  if (!chunk_of(z, start)) {
+    uint64_t i, j;
+    pins_range(z, start, start + pb_pages, &i, &j);
+    for (; i < j && n < max; i++)
+      if (pin_mt(z->pins[i]) == MT_MOVABLE)
+        out[n++] = pin_pfn(z->pins[i]);
+    return n;
+  }
+  uint64_t head;
+  unsigned o;
+  const BuddyPage *e = block_containing(z, start, &head, &o);
+  uint64_t p = head;
+  while (p < start + pb_pages && n < max) {
+    e = page_of(z, p);
+    if (e->state == PAGE_TAKEN && e->mt == MT_MOVABLE)
+      out[n++] = p;
+    p += block_pages(e->order);
+  }
+  return n;
+}
+
+gboolean buddy_next_free(const BuddyZone *z, uint64_t from, uint64_t to, uint64_t *pfn)
+{
+  g_return_val_if_fail(z != NULL && pfn != NULL, FALSE);
+  if (from >= to || !in_zone(z, from))
+    return FALSE;
+  to = MIN(to, chunk_base(z, chunk_index(z, from) + 1));
+  to = MIN(to, z->end_pfn);
+  if (!chunk_of(z, from)) {
+    uint64_t k = pins_lower_bound(z, from), p = from;
+    while (p < to && k < z->n_pins && pin_pfn(z->pins[k]) == p) {
+      p++;
+      k++;
+    }
+    *pfn = p;
+    return p < to;
+  }
+  uint64_t head;
+  unsigned o;
+  const BuddyPage *e = block_containing(z, from, &head, &o);
+  if (e->state == PAGE_FREE) {
+    *pfn = from;
+    return TRUE;
+  }
+  for (uint64_t p = head + block_pages(o); p < to; p += block_pages(e->order)) {
+    e = page_of(z, p);
+    if (e->state == PAGE_FREE) {
+      *pfn = p;
+      return TRUE;
+    }
+  }
+  return FALSE;
 }

@@ -97,4 +97,42 @@ MigrateType buddy_pageblock_migratetype(const BuddyZone *z, uint64_t pfn);
  * the untouched frontier on the max-order line.  For test failure messages. */
 void buddy_draw(const BuddyZone *z, GString *out);
 
+/* ---- background pages and compaction ---- */
+
+/* Take the free page pfn as an order-0 page of type mt (MT_UNMOVABLE,
+ * MT_MOVABLE or MT_RECLAIMABLE), splitting the free block that holds it; a
+ * page of another type landing in a wholly free pageblock claims it.  Such
+ * pages stand for memory of the machine's other tenants (page cache, slab):
+ * buddy_free refuses them, buddy_release gives them back, and compaction may
+ * migrate the MT_MOVABLE ones.  FALSE when pfn is outside the zone or not
+ * free.  Placed in ascending pfn order into untouched chunks they cost 8 host
+ * bytes each and leave the chunk implicit. */
+gboolean buddy_take(BuddyZone *z, uint64_t pfn, MigrateType mt);
+/* Free a page buddy_take placed; FALSE when pfn is not one. */
+gboolean buddy_release(BuddyZone *z, uint64_t pfn);
+/* TRUE when pfn is a page buddy_take placed (and *mt its type, if mt). */
+gboolean buddy_is_taken(const BuddyZone *z, uint64_t pfn, MigrateType *mt);
+/* Pages buddy_take placed and buddy_release did not give back. */
+uint64_t buddy_taken_pages(const BuddyZone *z);
+
+/* What one pageblock holds, as compaction's scanners see it. */
+typedef struct {
+  MigrateType mt;          /* the pageblock's migratetype */
+  int free_order;          /* order of the free block covering all of it, or -1 */
+  uint64_t free_pages;
+  uint64_t movable_taken;  /* buddy_take pages of type MT_MOVABLE: compaction may move them */
+  uint64_t fixed_pages;    /* every other allocated page (buddy_alloc's, unmovable taken ones) */
+  uint64_t steps;          /* blocks a pfn walk across it visits, free or allocated, one each */
+  uint64_t steps_to_fixed; /* of those, up to and including the first fixed block (all when none) */
+} BuddyPageblock;
+
+/* Describe the pageblock holding pfn; FALSE when it is not wholly inside
+ * the zone.  Reads implicit chunks without materialising them. */
+gboolean buddy_pageblock(const BuddyZone *z, uint64_t pfn, BuddyPageblock *pb);
+/* The MT_MOVABLE buddy_take pages of pfn's pageblock, ascending, at most
+ * max of them into out; returns how many. */
+uint64_t buddy_pageblock_movable_taken(const BuddyZone *z, uint64_t pfn, uint64_t *out, uint64_t max);
+/* The lowest free pfn in [from, to) within from's max-order block. */
+gboolean buddy_next_free(const BuddyZone *z, uint64_t from, uint64_t to, uint64_t *pfn);
+
 #endif

@@ -13,10 +13,29 @@
  * other than the reserved range, and the lowmem reserve ratios.
  * Zones with no pages are not created.  mem.kernel_reserved is rounded up to
  * whole 4K pages.
+ *
+ * Memory under pressure (the end of this file).  A long-running machine has
+ * pages of other tenants (page cache, slab) scattered over its memory, so
+ * few pageblocks are free as a whole.  mem.fragmentation models them: each
+ * whole pageblock of the Normal and DMA32 zones gets one background page
+ * with that probability, independently, at a random offset inside it, and
+ * each such page is movable with probability mem.fragmentation_movable
+ * (unmovable ones claim their pageblock, as a slab allocation falling back
+ * into a free movable pageblock does).  The pageblocks are drawn from a
+ * fixed seed per zone, walking the zone by geometric skips, so the same
+ * settings give the same layout on every run and the cost is proportional
+ * to the pages placed.  The DMA zone is left alone (16M, kept from user
+ * memory by the lowmem reserve the kernel has and mmusim leaves out).  A
+ * huge allocation that fails may run direct compaction (mmu/compaction.c)
+ * on the zones it tried, which migrates the movable background pages, and
+ * then tries once more (__alloc_pages_direct_compact).
  */
 #include "config.h"
 #include "physmem.h"
 #include "cache.h"
+#include "compaction.h"
+
+#include <math.h>
 
 /* mmusim_sim_error_quark belongs to sim/cache.c; this copy lets physmem link
  * until that file defines it (drop one at merge). */
@@ -34,7 +53,13 @@ struct PhysMem {
   uint64_t pages_per_node;
   BuddyZone **zones;  /* [node * N_ZONE_TYPES + type], NULL where empty */
   int *node_order;    /* [node * nodes + i]: i-th node to try from `node` */
+  CompactZone *compact;  /* [node * N_ZONE_TYPES + type]: deferral and scanner positions */
+  int extfrag_threshold; /* compact.extfrag_threshold */
 };
+
+static void place_background(PhysMem *pm, double fraction, double movable);
+static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gboolean this_node, uint64_t *pfn,
+                                       CompactResult *cr);
 
 /* Distance between two nodes, for ordering the zonelist.  |a - b| until the
  * NUMA distance table exists; replace this function to use it. */
@@ -145,6 +170,12 @@ PhysMem *physmem_new(const Settings *s, GError **error)
       add_zone(pm, n, ZONE_NORMAL, start, end, (unsigned)max_order, (unsigned)pb_order);
     }
   }
+  pm->extfrag_threshold = (int)settings_int(s, SET_COMPACT_EXTFRAG_THRESHOLD);
+  pm->compact = g_new0(CompactZone, (gsize)nodes * N_ZONE_TYPES);
+  for (int i = 0; i < nodes * N_ZONE_TYPES; i++)
+    if (pm->zones[i])
+      compact_zone_init(&pm->compact[i], pm->zones[i]);
+  place_background(pm, settings_double(s, SET_MEM_FRAGMENTATION), settings_double(s, SET_MEM_FRAGMENTATION_MOVABLE));
   return pm;
 }
 
@@ -156,6 +187,7 @@ void physmem_free(PhysMem *pm)
     buddy_zone_free(pm->zones[i]);
   g_free(pm->zones);
   g_free(pm->node_order);
+  g_free(pm->compact);
   g_free(pm);
 }
 
@@ -228,12 +260,12 @@ gboolean physmem_alloc(PhysMem *pm, int node, unsigned order, MigrateType mt, ui
 gboolean physmem_alloc_huge(PhysMem *pm, int node, unsigned order, gboolean this_node, gboolean compact,
                             uint64_t *pfn, CompactResult *cr)
 {
-  /* Compaction and the background pages it moves come with the
-   * fragmentation model; until then an allocation that fails, fails. */
-  (void)compact;
+  g_return_val_if_fail(pm != NULL && pfn != NULL && cr != NULL, FALSE);
   *cr = (CompactResult){ 0 };
-  return this_node ? physmem_alloc_on(pm, node, order, MT_MOVABLE, pfn)
-                   : physmem_alloc(pm, node, order, MT_MOVABLE, pfn);
+  if (this_node ? physmem_alloc_on(pm, node, order, MT_MOVABLE, pfn)
+                : physmem_alloc(pm, node, order, MT_MOVABLE, pfn))
+    return TRUE;
+  return compact && alloc_after_compaction(pm, node, order, this_node, pfn, cr);
 }
 
 /* The zone holding pfn, or NULL (reserved, or beyond the last node). */
@@ -315,9 +347,106 @@ void physmem_buddyinfo(const PhysMem *pm, GString *out)
 uint64_t physmem_host_bytes(const PhysMem *pm)
 {
   uint64_t bytes = sizeof(*pm) + (uint64_t)pm->nodes * N_ZONE_TYPES * sizeof(BuddyZone *) +
-                   (uint64_t)pm->nodes * pm->nodes * sizeof(int);
+                   (uint64_t)pm->nodes * pm->nodes * sizeof(int) +
+                   (uint64_t)pm->nodes * N_ZONE_TYPES * sizeof(CompactZone);
   for (int i = 0; i < pm->nodes * N_ZONE_TYPES; i++)
     if (pm->zones[i])
       bytes += buddy_host_bytes(pm->zones[i]);
   return bytes;
+}
+
+/* ---- memory under pressure ------------------------------------------------ */
+
+/* Seed of the background layout: a fixed value, so the layout belongs to the
+ * machine and not to the run; mixed with the node and zone of each zone. */
+#define BACKGROUND_SEED UINT64_C(0x6d656d2e66726167)
+
+/* splitmix64 (Steele, Lea, Flood 2014). */
+static uint64_t background_next(uint64_t *state)
+{
+  uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+  return z ^ (z >> 31);
+}
+
+/* Uniform in [0, 1). */
+static double background_unit(uint64_t *state)
+{
+  return (double)(background_next(state) >> 11) * 0x1.0p-53;
+}
+
+/* One background page in each whole pageblock of z with probability
+ * `fraction`: the gap to the next chosen pageblock is geometric, drawn as
+ * floor(log(u) / log(1 - fraction)) for u uniform in (0, 1]. */
+static void place_in_zone(BuddyZone *z, double fraction, double movable)
+{
+  uint64_t pb = UINT64_C(1) << buddy_pageblock_order(z);
+  uint64_t first = (buddy_start_pfn(z) + pb - 1) & ~(pb - 1);
+  uint64_t end = buddy_end_pfn(z) & ~(pb - 1);
+  if (end <= first)
+    return;
+  uint64_t n = (end - first) / pb;
+  uint64_t state = BACKGROUND_SEED ^ ((uint64_t)buddy_node(z) << 8 | (uint64_t)buddy_zone_type(z));
+  (void)background_next(&state);
+  double log_keep = fraction < 1 ? log1p(-fraction) : 0;
+  for (uint64_t k = 0;; k++) {
+    if (fraction < 1) {
+      double skip = floor(log(1 - background_unit(&state)) / log_keep);
+      if (!(skip < (double)(n - k)))
+        break;
+      k += (uint64_t)skip;
+    }
+    if (k >= n)
+      break;
+    uint64_t pfn = first + k * pb + (background_next(&state) & (pb - 1));
+    MigrateType mt = background_unit(&state) < movable ? MT_MOVABLE : MT_UNMOVABLE;
+    gboolean placed = buddy_take(z, pfn, mt);
+    g_assert(placed);
+  }
+}
+
+static void place_background(PhysMem *pm, double fraction, double movable)
+{
+  if (fraction <= 0)
+    return;
+  for (int node = 0; node < pm->nodes; node++)
+    for (ZoneType t = ZONE_DMA32; t <= ZONE_NORMAL; t++) {
+      BuddyZone *z = pm->zones[node * N_ZONE_TYPES + t];
+      if (z)
+        place_in_zone(z, fraction, movable);
+    }
+}
+
+/* try_to_compact_pages over the zones the allocation tried, in the same
+ * order, stopping at the first that has a block of the order; then, if
+ * compaction ran anywhere (not deferred or skipped everywhere: a
+ * compact_stall), one more attempt (__alloc_pages_direct_compact). */
+static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gboolean this_node, uint64_t *pfn,
+                                       CompactResult *cr)
+{
+  CompactStatus best = COMPACT_SKIPPED;
+  int n_nodes = this_node ? 1 : pm->nodes;
+  const int *row = this_node ? &node : &pm->node_order[node * pm->nodes];
+  for (int i = 0; i < n_nodes && best != COMPACT_SUCCESS; i++) {
+    for (unsigned k = 0; k < G_N_ELEMENTS(zone_try_order); k++) {
+      int slot = row[i] * N_ZONE_TYPES + zone_try_order[k];
+      if (!pm->zones[slot])
+        continue;
+      CompactStatus st = compact_zone_direct(pm->zones[slot], &pm->compact[slot], order, pm->extfrag_threshold, cr);
+      best = MAX(best, st);
+      if (st == COMPACT_SUCCESS)
+        break;
+    }
+  }
+  if (best <= COMPACT_DEFERRED)
+    return FALSE;
+  cr->ran = TRUE;
+  if (!(this_node ? physmem_alloc_on(pm, node, order, MT_MOVABLE, pfn)
+                  : physmem_alloc(pm, node, order, MT_MOVABLE, pfn)))
+    return FALSE;
+  cr->success = TRUE;
+  BuddyZone *z = zone_of(pm, *pfn);
+  compaction_defer_reset(&pm->compact[buddy_node(z) * N_ZONE_TYPES + buddy_zone_type(z)], order, TRUE);
+  return TRUE;
 }

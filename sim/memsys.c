@@ -34,10 +34,11 @@
  *             demand.  It advances on a data L2 miss inside its window and on
  *             a data L2 hit on a line it prefetched itself (the miss it
  *             removed), so a covered stream keeps running instead of missing
- *             once every degree + 1 lines.  32 streams, two per set of a
- *             16-set table indexed by the 4K page of the stream's last line
- *             (one forward and one backward stream per page); a new stream
- *             evicts the least recently used of its set.
+ *             once every degree + 1 lines.  32 streams: up to 16 pages
+ *             tracked at once, fully associative with LRU replacement, each
+ *             with one forward and one backward stream; a new stream in a
+ *             tracked page replaces the less recently used of its two, a
+ *             stream in a new page takes the least recently used page.
  * Neither crosses a 4K physical page boundary unless cache.prefetch_cross_page
  * is set: a line beyond the page of the triggering reference is dropped and
  * counted in prefetch_page_stops (once per line), and streams are then tracked
@@ -49,12 +50,13 @@
 #include <math.h>
 #include <string.h>
 
-/* The stream table: 16 sets x 2 ways = 32 streams (Intel Optimization
+/* The stream table: 16 pages x 2 streams = 32 streams (Intel Optimization
  * Reference Manual, "Data Prefetch to the L2 and Last Level Cache": the
  * streamer tracks up to 32 streams, one forward and one backward per 4K page).
- * No setting yet.  Indexing by page means a reference looks at two streams
- * (six when prefetches may cross pages) instead of 32: scanning all 32 cost
- * 20 ns per access on random misses, more than the three cache lookups. */
+ * No setting yet.  A reference compares its page with the 16 page tags (one
+ * compare each, contiguous) and then looks at that page's two streams, not
+ * at all 32 windows: scanning 32 windows cost 20 ns per access on random
+ * misses, more than the three cache lookups. */
 #define MEMSYS_STREAM_WAYS 2
 #define MEMSYS_STREAM_SETS 16
 /* Hardware prefetchers see physical addresses and stop at this boundary
@@ -78,6 +80,7 @@ typedef struct {
 typedef struct {
   MemStream way[MEMSYS_STREAM_WAYS];
   unsigned mru;       /* way matched or allocated last */
+  uint64_t used;      /* stamp of the last use of this page, for LRU */
 } MemStreamSet;
 
 /* What one kind of reference looks up first and where it counts. */
@@ -103,6 +106,8 @@ struct MemHier {
   int64_t prefetch_degree;
   gboolean prefetch_cross_page;
   MemStreamSet streams[MEMSYS_STREAM_SETS];
+  uint64_t stream_page[MEMSYS_STREAM_SETS]; /* page each entry tracks; UINT64_MAX: none */
+  uint64_t stream_tick;
   uint64_t sink;                /* counts that are not counted (walk lookups) */
   Counters own_ctr;             /* used when no counters were given */
 };
@@ -121,6 +126,9 @@ static void memsys_stream_reset(MemHier *h)
   for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++)
     for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++)
       h->streams[i].way[w].win_lo = UINT64_MAX;  /* no line is UINT64_MAX */
+  for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++)
+    h->stream_page[i] = UINT64_MAX;
+  h->stream_tick = 0;
 }
 
 Cache *memsys_llc_new(const Settings *s, GError **error)
@@ -238,9 +246,37 @@ static void memsys_stream_window(const MemHier *h, MemStream *st)
   st->win_span = hi - lo;
 }
 
+/* The entry tracking line's page, or NULL. */
 static inline MemStreamSet *memsys_stream_set(MemHier *h, uint64_t line)
 {
-  return &h->streams[(line >> h->page_line_shift) % MEMSYS_STREAM_SETS];
+  uint64_t page = line >> h->page_line_shift;
+  for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++)
+    if (h->stream_page[i] == page)
+      return &h->streams[i];
+  return NULL;
+}
+
+/* The entry of line's page, taking the least recently used one (and
+ * dropping its streams) when the page is not tracked. */
+static MemStreamSet *memsys_stream_page(MemHier *h, uint64_t line)
+{
+  MemStreamSet *set = memsys_stream_set(h, line);
+  if (set == NULL) {
+    unsigned v = 0;
+    for (unsigned i = 1; i < MEMSYS_STREAM_SETS; i++)
+      if (h->streams[i].used < h->streams[v].used)
+        v = i;
+    set = &h->streams[v];
+    h->stream_page[v] = line >> h->page_line_shift;
+    for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
+      set->way[w].valid = FALSE;
+      set->way[w].win_lo = UINT64_MAX;
+      set->way[w].win_span = 0;
+    }
+    set->mru = 0;
+  }
+  set->used = ++h->stream_tick;
+  return set;
 }
 
 /* The stream line x belongs to, or NULL.  A miss belongs to a stream when x is
@@ -256,6 +292,8 @@ static MemStream *memsys_stream_find(MemHier *h, uint64_t x, gboolean hit)
   unsigned pages = h->prefetch_cross_page ? G_N_ELEMENTS(probe) : 1;
   for (unsigned k = 0; k < pages; k++) {
     MemStreamSet *set = memsys_stream_set(h, probe[k]);
+    if (set == NULL)
+      continue;
     for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
       MemStream *st = &set->way[w];
       if (x - st->win_lo > st->win_span)
@@ -266,6 +304,7 @@ static MemStream *memsys_stream_find(MemHier *h, uint64_t x, gboolean hit)
           continue;
       }
       set->mru = w;
+      set->used = ++h->stream_tick;
       return st;
     }
   }
@@ -275,7 +314,7 @@ static MemStream *memsys_stream_find(MemHier *h, uint64_t x, gboolean hit)
 /* A free way of the set for `line`'s page, else its least recently used. */
 static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line)
 {
-  MemStreamSet *set = memsys_stream_set(h, line);
+  MemStreamSet *set = memsys_stream_page(h, line);
   unsigned v = set->mru == 0 ? 1 : 0;
   for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++)
     if (!set->way[w].valid) {
@@ -310,11 +349,11 @@ static void memsys_stream_issue(MemHier *h, MemStream *st, uint64_t x)
  * prefetches may cross pages). */
 static void memsys_stream_follow(MemHier *h, MemStream *st, uint64_t x)
 {
-  MemStreamSet *from = memsys_stream_set(h, st->last);
+  gboolean moves = (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
   st->last = x;
   memsys_stream_issue(h, st, x);
   memsys_stream_window(h, st);
-  if (memsys_stream_set(h, x) != from) {
+  if (moves) {
     MemStream moved = *st;
     st->valid = FALSE;
     st->win_lo = UINT64_MAX;

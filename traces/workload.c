@@ -8,7 +8,9 @@
  *
  *   thread (pid 1, tid 1, cpu -1)
  *   mmap WORKLOAD_BASE_VA, size rounded up to 2M, rw [hugetlb]
+ *     (a generator may place and size it otherwise, and flag it stack)
  *   setup: one 8-byte W per setup stride in address order (gap 0)
+ *     (or in the order the generator's setup hook gives)
  *   roi begin
  *   `accesses` measured accesses, from the generator, each after `gap`
  *   roi end
@@ -32,6 +34,7 @@ static const WorkloadGenerator *const generators[] = {
   &gen_ptrchase,
   &gen_random,
   &gen_seq,
+  &gen_stream,
 };
 
 /* Parameters every generator takes (DESIGN.md, "Command-line contract"). */
@@ -42,7 +45,7 @@ static const WorkloadParam common_params[] = {
   { "seed", WPARAM_COUNT, "1", NULL, 0, UINT64_MAX, "seed of its random choices; `--seed N` replaces it" },
   { "gap", WPARAM_COUNT, "0", NULL, 0, UINT32_MAX, "non-memory instructions before each measured access" },
   { "backing", WPARAM_CHOICE, "anon", "anon|hugetlb", 0, 0,
-    "anon: anonymous memory (THP as thp.enabled says); hugetlb: pages of the hugetlbfs pool" },
+    "anon: anonymous memory (THP as thp.enabled says); hugetlb: pages of the hugetlbfs pool (-s hugetlb.nr_hugepages=N)" },
   { NULL },
 };
 enum { P_SIZE, P_ACCESSES, P_SEED, P_GAP, P_BACKING, N_COMMON };
@@ -167,6 +170,9 @@ static void bad_value(GError **error, const char *gen, const WorkloadParam *p, c
 gpointer workload_reject(const WorkloadConfig *cfg, const char *key, const char *expected, GError **error)
 {
   const char *text = "?";
+  for (unsigned k = 0; k < N_COMMON; k++)
+    if (strcmp(common_params[k].key, key) == 0)
+      text = cfg->common_text[k];
   for (unsigned k = 0; cfg->gen->params && cfg->gen->params[k].key; k++)
     if (strcmp(cfg->gen->params[k].key, key) == 0)
       text = cfg->own_text[k];
@@ -200,16 +206,19 @@ static gboolean workload_next_batch(TraceSource *src, TraceBatch *batch, GError 
     case PHASE_MMAP:
       r->type = REC_MMAP;
       r->size = 0;
-      r->addr = WORKLOAD_BASE_VA;
-      r->len = (c->size_bytes + WORKLOAD_MAP_ALIGN_BYTES - 1) / WORKLOAD_MAP_ALIGN_BYTES * WORKLOAD_MAP_ALIGN_BYTES;
+      r->addr = c->map_va;
+      r->len = c->map_len;
       r->prot = PROT_R | PROT_W;
-      r->flags = c->hugetlb ? MAP_F_HUGETLB : 0;
+      r->flags = c->map_flags;
       break;
     case PHASE_SETUP:
       if (w->i == c->setup_writes)
         break;
       r->kind = ACC_STORE;
-      r->addr = WORKLOAD_BASE_VA + w->i * c->setup_stride_bytes;
+      if (c->gen->setup)
+        c->gen->setup(w->state, w->i, r);
+      else
+        r->addr = c->map_va + w->i * c->setup_stride_bytes;
       n++;
       w->i++;
       continue;
@@ -375,17 +384,26 @@ TraceSource *workload_open(const char *spec, uint64_t seed, GError **error)
   c->seed = values[P_SEED].u;
   c->gap = (uint32_t)values[P_GAP].u;
   c->hugetlb = values[P_BACKING].choice == 1;
+  c->accesses_given = given[P_ACCESSES];
   for (unsigned k = 0; k < n_own; k++) {
     c->own[k] = values[N_COMMON + k];
     c->own_text[k] = w->text[N_COMMON + k];
   }
+  c->common_text = (const char *const *)w->text;
   c->setup_stride_bytes = WORKLOAD_SETUP_STRIDE_BYTES;
   c->setup_writes = (c->size_bytes - WORKLOAD_WORD_BYTES) / WORKLOAD_SETUP_STRIDE_BYTES + 1;
+  c->map_va = WORKLOAD_BASE_VA;
+  c->map_len = (c->size_bytes + WORKLOAD_MAP_ALIGN_BYTES - 1) / WORKLOAD_MAP_ALIGN_BYTES * WORKLOAD_MAP_ALIGN_BYTES;
+  c->map_flags = c->hugetlb ? MAP_F_HUGETLB : 0;
   GError *err = NULL;
   w->state = g->init(c, &err);
   if (err) {
     g_propagate_error(error, err);
     goto out_free;
+  }
+  if (c->accesses != values[P_ACCESSES].u) {
+    g_free(w->text[P_ACCESSES]);
+    w->text[P_ACCESSES] = g_strdup_printf("%" G_GUINT64_FORMAT, c->accesses);
   }
 
   GString *d = g_string_new(g->name);

@@ -66,13 +66,23 @@ typedef struct {
   uint64_t seed;
   uint32_t gap;        /* instructions before each measured access */
   gboolean hugetlb;    /* backing=hugetlb */
+  gboolean accesses_given; /* accesses= was in the spec (not the default) */
   WorkloadValue own[WORKLOAD_MAX_OWN_PARAMS];          /* in the order of gen->params */
   const char *own_text[WORKLOAD_MAX_OWN_PARAMS];       /* the same, normalised text */
+  const char *const *common_text;                      /* the common ones' text, in their table's order */
   /* May be changed by init: the setup phase writes a word at
-   * WORKLOAD_BASE_VA + k * setup_stride_bytes for k < setup_writes.
-   * Defaults: every WORKLOAD_SETUP_STRIDE_BYTES that fit in size. */
+   * map_va + k * setup_stride_bytes for k < setup_writes (or where the
+   * generator's setup hook says).  Defaults: every
+   * WORKLOAD_SETUP_STRIDE_BYTES that fit in size. */
   uint64_t setup_stride_bytes;
   uint64_t setup_writes;
+  /* May be changed by init: the one mapping, at map_va, map_len bytes, with
+   * the MAP_F_* flags map_flags.  Defaults: WORKLOAD_BASE_VA, size rounded
+   * up to WORKLOAD_MAP_ALIGN_BYTES, MAP_F_HUGETLB for backing=hugetlb.  And
+   * `accesses`, when the generator decides the measured phase's length
+   * itself (the description then shows the new value). */
+  uint64_t map_va, map_len;
+  uint8_t map_flags;
 } WorkloadConfig;
 
 struct WorkloadGenerator {
@@ -86,11 +96,14 @@ struct WorkloadGenerator {
    * pid 1, tid 1 with the gap set; set addr and, if needed, kind. */
   void (*access)(gpointer state, TraceRecord *r);
   void (*free)(gpointer state);
+  /* Optional: fill in setup write k (< setup_writes): `r` arrives as an
+   * 8-byte store with gap 0; set addr.  NULL: address order from map_va. */
+  void (*setup)(gpointer state, uint64_t k, TraceRecord *r);
 };
 
 /* Set a TRACE_ERROR_WORKLOAD error "workload NAME: bad value 'TEXT' for KEY;
- * expected EXPECTED" for one of the generator's own parameters; returns NULL
- * so that init can `return workload_reject(...)`. */
+ * expected EXPECTED" for one of the generator's own parameters or a common
+ * one; returns NULL so that init can `return workload_reject(...)`. */
 gpointer workload_reject(const WorkloadConfig *cfg, const char *key, const char *expected, GError **error);
 
 /* Loads and stores in a given ratio, spread evenly: a Bresenham accumulator
@@ -115,5 +128,6 @@ static inline AccessKind workload_mix_next(WorkloadMix *m)
 extern const WorkloadGenerator gen_ptrchase;
 extern const WorkloadGenerator gen_random;
 extern const WorkloadGenerator gen_seq;
+extern const WorkloadGenerator gen_stream;
 
 #endif

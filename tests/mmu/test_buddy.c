@@ -9,6 +9,8 @@
 #include "testutil.h"
 #include "buddy.h"
 
+#include <string.h>
+
 static char *drawing(const BuddyZone *z)
 {
   GString *s = g_string_new("\n");
@@ -584,6 +586,327 @@ START_TEST(test_draw)
 }
 END_TEST
 
+/* ---- background pages (buddy_take) ---------------------------------------- */
+
+/* Free blocks of every order and type, and the type of every pageblock, as
+ * one string: two zones that print the same hold the same free memory. */
+static char *census(const BuddyZone *z)
+{
+  GString *s = g_string_new(NULL);
+  for (unsigned o = 0; o <= buddy_max_order(z); o++) {
+    g_string_append_printf(s, "%u:", o);
+    for (MigrateType mt = 0; mt < 3; mt++)
+      g_string_append_printf(s, " %" G_GUINT64_FORMAT, buddy_free_blocks_mt(z, o, mt));
+    g_string_append_c(s, '\n');
+  }
+  uint64_t pb = UINT64_C(1) << buddy_pageblock_order(z);
+  for (uint64_t p = buddy_start_pfn(z) & ~(pb - 1); p < buddy_end_pfn(z); p += pb)
+    if (p >= buddy_start_pfn(z))
+      g_string_append_printf(s, "%c", "UMR"[buddy_pageblock_migratetype(z, p)]);
+  g_string_append_printf(s, "\nfree %" G_GUINT64_FORMAT " taken %" G_GUINT64_FORMAT, buddy_free_pages(z),
+                         buddy_taken_pages(z));
+  return g_string_free(s, FALSE);
+}
+
+/* Materialise every chunk of the zone: allocate all max-order blocks, free
+ * them again. */
+static void touch_all(BuddyZone *z)
+{
+  g_autoptr(GArray) got = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  uint64_t pfn;
+  unsigned max = buddy_max_order(z);
+  while (buddy_alloc(z, max, MT_MOVABLE, &pfn))
+    g_array_append_val(got, pfn);
+  for (guint i = 0; i < got->len; i++)
+    buddy_free(z, g_array_index(got, uint64_t, i), max);
+}
+
+/* One page taken at 5 of a fresh 2-chunk zone splits chunk 0 around it:
+ * 0 (order 2), 4 (0), 6 (1), 8 (3), 16 (4), ... 512 (9), one block of each
+ * order below 10, while chunk 1 stays whole.  The chunk stays implicit until
+ * a request needs one of its blocks: an order-0 page then comes from it (4),
+ * not from the whole chunk 1, as the kernel takes the smallest block. */
+START_TEST(test_take_splits_around_the_page)
+{
+  g_autoptr(BuddyZone) z = buddy_zone_new(ZONE_NORMAL, 0, 0, 2048, 10, 9);
+  uint64_t before = buddy_host_bytes(z);
+  ck_assert(buddy_take(z, 5, MT_MOVABLE));
+  static const uint64_t want[11] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+  assert_blocks(z, want);
+  ck_assert(!buddy_is_free(z, 5) && buddy_is_free(z, 4) && buddy_is_free(z, 6) && buddy_is_free(z, 1024));
+  MigrateType mt = MT_CMA;
+  ck_assert(buddy_is_taken(z, 5, &mt));
+  ck_assert_int_eq(mt, MT_MOVABLE);
+  ck_assert(!buddy_is_taken(z, 4, NULL));
+  ck_assert_uint_eq(buddy_free_pages(z), 2047);
+  ck_assert_uint_eq(buddy_taken_pages(z), 1);
+  ck_assert_uint_lt(buddy_host_bytes(z) - before, 2048); /* counts and one pin, no chunk */
+  assert_valid(z);
+
+  ck_assert_uint_eq(alloc_ok(z, 0, MT_MOVABLE), 4);
+  ck_assert_uint_ge(buddy_host_bytes(z) - before, 8192);
+  static const uint64_t after[11] = { 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+  assert_blocks(z, after);
+  ck_assert(buddy_is_taken(z, 5, NULL));
+  assert_valid(z);
+}
+END_TEST
+
+/* An unmovable page claims the free pageblock it lands in (600 in 512..1023):
+ * the pieces split off inside it go on the unmovable lists, the rest stays
+ * movable; a second page there, movable, does not change the type. */
+START_TEST(test_take_unmovable_claims_its_pageblock)
+{
+  g_autoptr(BuddyZone) z = buddy_zone_new(ZONE_NORMAL, 0, 0, 1024, 10, 9);
+  ck_assert(buddy_take(z, 600, MT_UNMOVABLE));
+  ck_assert_int_eq(buddy_pageblock_migratetype(z, 512), MT_UNMOVABLE);
+  ck_assert_int_eq(buddy_pageblock_migratetype(z, 0), MT_MOVABLE);
+  ck_assert_uint_eq(buddy_free_blocks_mt(z, 9, MT_MOVABLE), 1);
+  for (unsigned o = 0; o < 9; o++) {
+    ck_assert_uint_eq(buddy_free_blocks_mt(z, o, MT_UNMOVABLE), 1);
+    ck_assert_uint_eq(buddy_free_blocks_mt(z, o, MT_MOVABLE), 0);
+  }
+  assert_valid(z);
+  ck_assert(buddy_take(z, 700, MT_MOVABLE));
+  ck_assert_int_eq(buddy_pageblock_migratetype(z, 700), MT_UNMOVABLE);
+  assert_valid(z);
+  /* Both give back: everything merges into one order-10 block again. */
+  ck_assert(buddy_release(z, 600));
+  ck_assert(buddy_release(z, 700));
+  static const uint64_t whole[11] = { [10] = 1 };
+  assert_blocks(z, whole);
+  ck_assert_uint_eq(buddy_taken_pages(z), 0);
+  assert_valid(z);
+}
+END_TEST
+
+START_TEST(test_take_refuses_what_is_not_free)
+{
+  g_autoptr(BuddyZone) z = buddy_zone_new(ZONE_NORMAL, 0, 0, 2048, 10, 9);
+  ck_assert(buddy_take(z, 1500, MT_MOVABLE));
+  ck_assert(!buddy_take(z, 1500, MT_MOVABLE)); /* taken, implicit chunk */
+  uint64_t pfn = alloc_ok(z, 0, MT_MOVABLE);
+  ck_assert(!buddy_take(z, pfn, MT_MOVABLE)); /* handed out */
+  ck_assert(!buddy_take(z, 2048, MT_MOVABLE)); /* outside */
+  ck_assert(buddy_take(z, 1000, MT_MOVABLE)); /* below the last: the chunk is materialised first */
+  ck_assert(!buddy_take(z, 1000, MT_MOVABLE));
+  ck_assert(!buddy_release(z, pfn)); /* not a taken page */
+  ck_assert(!buddy_release(z, 3));
+  ck_assert(!buddy_release(z, 4096));
+  ck_assert(buddy_release(z, 1500));
+  ck_assert(!buddy_release(z, 1500));
+  assert_valid(z);
+}
+END_TEST
+
+/* The same pages taken into implicit chunks and into materialised ones leave
+ * the same free blocks and pageblock types, and materialising the implicit
+ * chunks later changes nothing either. */
+static void lazy_equals_eager(uint64_t start, uint64_t end, unsigned max_order, unsigned pb_order, guint32 seed)
+{
+  g_autoptr(BuddyZone) lazy = buddy_zone_new(ZONE_NORMAL, 0, start, end, max_order, pb_order);
+  g_autoptr(BuddyZone) eager = buddy_zone_new(ZONE_NORMAL, 0, start, end, max_order, pb_order);
+  touch_all(eager);
+  g_autoptr(GRand) rng = g_rand_new_with_seed(seed);
+  uint64_t pfn = start;
+  for (;;) {
+    pfn += (uint64_t)g_rand_int_range(rng, 1, 200);
+    if (pfn >= end)
+      break;
+    MigrateType mt = (MigrateType)g_rand_int_range(rng, 0, 3);
+    ck_assert(buddy_take(lazy, pfn, mt));
+    ck_assert(buddy_take(eager, pfn, mt));
+  }
+  assert_valid(lazy);
+  assert_valid(eager);
+  g_autofree char *a = census(lazy);
+  g_autofree char *b = census(eager);
+  ck_assert_str_eq(a, b);
+  touch_all(lazy);
+  assert_valid(lazy);
+  g_autofree char *c = census(lazy);
+  ck_assert_str_eq(c, b);
+}
+
+START_TEST(test_lazy_take_equals_eager_take)
+{
+  lazy_equals_eager(0, 8192, 10, 9, 1);
+  lazy_equals_eager(100, 9000, 10, 9, 2);
+  lazy_equals_eager(5, 3000, 6, 3, 3);
+  lazy_equals_eager(0, 2048, 4, 4, 4);
+  lazy_equals_eager(7, 1200, 3, 0, 5);
+}
+END_TEST
+
+/* Random allocations, frees, takes and releases over a zone that starts with
+ * background pages in half its pageblocks: the invariants hold throughout,
+ * nothing is handed out twice, a refused request had no block, and giving
+ * everything back restores one free block per chunk. */
+static void random_run_with_background(uint64_t start, uint64_t end, unsigned max_order, unsigned pb_order,
+                                       guint32 seed)
+{
+  g_autoptr(BuddyZone) z = buddy_zone_new(ZONE_NORMAL, 0, start, end, max_order, pb_order);
+  uint64_t first[21];
+  for (unsigned o = 0; o <= max_order; o++)
+    first[o] = buddy_free_blocks(z, o);
+  g_autoptr(GRand) rng = g_rand_new_with_seed(seed);
+  g_autofree guint8 *owned = g_new0(guint8, end);
+  uint64_t pb = UINT64_C(1) << pb_order;
+  for (uint64_t p = (start + pb - 1) & ~(pb - 1); p + pb <= end; p += pb)
+    if (g_rand_boolean(rng)) {
+      uint64_t at = p + (uint64_t)g_rand_int_range(rng, 0, (gint32)pb);
+      ck_assert(buddy_take(z, at, (MigrateType)g_rand_int_range(rng, 0, 2)));
+      owned[at] = 2;
+    }
+  assert_valid(z);
+  g_autoptr(GArray) held = g_array_new(FALSE, FALSE, sizeof(Held));
+  for (int step = 0; step < 2000; step++) {
+    int what = g_rand_int_range(rng, 0, 100);
+    if (what < 45) {
+      unsigned order = (unsigned)g_rand_int_range(rng, 0, (gint32)max_order + 1);
+      MigrateType mt = (MigrateType)g_rand_int_range(rng, 0, 3);
+      uint64_t pfn;
+      if (buddy_alloc(z, order, mt, &pfn)) {
+        for (uint64_t p = pfn; p < pfn + (UINT64_C(1) << order); p++) {
+          if (owned[p])
+            ck_abort_msg("step %d: pfn %#lx handed out twice", step, (unsigned long)p);
+          owned[p] = 1;
+        }
+        Held h = { pfn, order };
+        g_array_append_val(held, h);
+      } else {
+        for (unsigned o = order; o <= max_order; o++)
+          if (buddy_free_blocks(z, o))
+            ck_abort_msg("refused order %u with an order-%u block free", order, o);
+      }
+    } else if (what < 80 && held->len) {
+      guint i = (guint)g_rand_int_range(rng, 0, (gint32)held->len);
+      Held h = g_array_index(held, Held, i);
+      g_array_remove_index_fast(held, i);
+      buddy_free(z, h.pfn, h.order);
+      memset(&owned[h.pfn], 0, UINT64_C(1) << h.order);
+    } else {
+      uint64_t p = start + (uint64_t)g_rand_int_range(rng, 0, (gint32)(end - start));
+      gboolean was_free = buddy_is_free(z, p);
+      if (owned[p] == 2) {
+        ck_assert(buddy_release(z, p));
+        owned[p] = 0;
+      } else if (buddy_take(z, p, (MigrateType)g_rand_int_range(rng, 0, 3))) {
+        ck_assert(was_free && !owned[p]);
+        owned[p] = 2;
+      } else {
+        ck_assert(!was_free);
+      }
+    }
+    assert_valid(z);
+  }
+  for (guint i = 0; i < held->len; i++) {
+    Held h = g_array_index(held, Held, i);
+    buddy_free(z, h.pfn, h.order);
+  }
+  for (uint64_t p = start; p < end; p++)
+    if (owned[p] == 2)
+      ck_assert(buddy_release(z, p));
+  assert_valid(z);
+  ck_assert_uint_eq(buddy_free_pages(z), end - start);
+  ck_assert_uint_eq(buddy_taken_pages(z), 0);
+  /* Pageblock types may differ from the start (claimed ones stay claimed),
+   * but the blocks per order merge back. */
+  assert_blocks(z, first);
+}
+
+START_TEST(test_random_with_background_pages)
+{
+  random_run_with_background(0, 8192, 10, 9, 11);
+  random_run_with_background(37, 5000, 6, 3, 12);
+  random_run_with_background(5, 700, 3, 0, 13);
+}
+END_TEST
+
+/* A 64G zone with a background page in every pageblock: no block of
+ * pageblock order or more is free, the free memory is one block of each
+ * order below per pageblock, and the zone costs 8 host bytes per page. */
+START_TEST(test_background_in_every_pageblock_stays_small)
+{
+  uint64_t pages = UINT64_C(1) << 24, pbs = pages >> 9;
+  g_autoptr(BuddyZone) z = buddy_zone_new(ZONE_NORMAL, 1, pages, 2 * pages, 10, 9);
+  uint64_t before = buddy_host_bytes(z);
+  for (uint64_t pb = 0; pb < pbs; pb++)
+    ck_assert(buddy_take(z, pages + (pb << 9) + (pb * 37) % 512, pb % 4 ? MT_MOVABLE : MT_UNMOVABLE));
+  ck_assert_uint_eq(buddy_free_blocks(z, 10), 0);
+  ck_assert_uint_eq(buddy_free_blocks(z, 9), 0);
+  for (unsigned o = 0; o < 9; o++)
+    ck_assert_uint_eq(buddy_free_blocks(z, o), pbs);
+  ck_assert_uint_eq(buddy_free_pages(z), pages - pbs);
+  ck_assert_int_gt(buddy_fragmentation_index(z, 9), 500);
+  uint64_t grown = buddy_host_bytes(z) - before;
+  ck_assert_uint_le(grown, pbs * 16 + 4096);
+  /* A small request uses a hole and materialises one chunk, not 8192. */
+  uint64_t pfn;
+  ck_assert(buddy_alloc(z, 3, MT_MOVABLE, &pfn));
+  ck_assert_uint_lt(buddy_host_bytes(z) - before - grown, 3 * 8192);
+  ck_assert(!buddy_alloc(z, 9, MT_MOVABLE, &pfn));
+  assert_valid(z);
+}
+END_TEST
+
+/* What compaction's scanners read of a pageblock, implicit and not. */
+START_TEST(test_pageblock_view)
+{
+  g_autoptr(BuddyZone) z = buddy_zone_new(ZONE_NORMAL, 0, 0, 4096, 10, 9);
+  BuddyPageblock pb;
+  ck_assert(buddy_pageblock(z, 700, &pb));
+  ck_assert_int_eq(pb.free_order, 10);
+  ck_assert_uint_eq(pb.free_pages, 512);
+  ck_assert_uint_eq(pb.steps, 1);
+  ck_assert(!buddy_pageblock(z, 4096, &pb));
+  /* Implicit: a movable page at 1029 and an unmovable one at 1100. */
+  ck_assert(buddy_take(z, 1029, MT_MOVABLE));
+  ck_assert(buddy_take(z, 1100, MT_UNMOVABLE));
+  ck_assert(buddy_pageblock(z, 1024, &pb));
+  ck_assert_int_eq(pb.mt, MT_MOVABLE);
+  ck_assert_int_eq(pb.free_order, -1);
+  ck_assert_uint_eq(pb.free_pages, 510);
+  ck_assert_uint_eq(pb.movable_taken, 1);
+  ck_assert_uint_eq(pb.fixed_pages, 1);
+  /* 1024(o2) 1028(o0) 1029 1030(o1) 1032(o3) 1040(o4) 1056(o5) 1088(o3)
+   * 1096(o2) 1100 ...: the unmovable page is the 10th step. */
+  ck_assert_uint_eq(pb.steps_to_fixed, 10);
+  uint64_t got[4];
+  ck_assert_uint_eq(buddy_pageblock_movable_taken(z, 1024, got, 4), 1);
+  ck_assert_uint_eq(got[0], 1029);
+  uint64_t pfn;
+  ck_assert(buddy_next_free(z, 1029, 1536, &pfn));
+  ck_assert_uint_eq(pfn, 1030);
+  ck_assert(buddy_pageblock(z, 1536, &pb));
+  ck_assert_int_eq(pb.free_order, 9);
+  BuddyPageblock implicit = pb;
+  ck_assert(buddy_pageblock(z, 1024, &implicit));
+  /* Materialised, the same pageblock reads the same. */
+  touch_all(z);
+  BuddyPageblock real;
+  ck_assert(buddy_pageblock(z, 1024, &real));
+  ck_assert_mem_eq(&real, &implicit, sizeof real);
+  ck_assert_uint_eq(buddy_pageblock_movable_taken(z, 1024, got, 4), 1);
+  ck_assert(buddy_next_free(z, 1029, 1536, &pfn));
+  ck_assert_uint_eq(pfn, 1030);
+  /* A page handed out by buddy_alloc is fixed too: the order-0 list holds
+   * 1028 and 1101, the last split off first. */
+  ck_assert_uint_eq(alloc_ok(z, 0, MT_MOVABLE), 1101);
+  ck_assert(buddy_pageblock(z, 1024, &real));
+  ck_assert_uint_eq(real.fixed_pages, 2);
+  ck_assert_uint_eq(real.movable_taken, 1);
+  ck_assert_uint_eq(real.steps_to_fixed, 10);
+  /* A whole allocated pageblock is one fixed step. */
+  uint64_t h = alloc_ok(z, 9, MT_MOVABLE);
+  ck_assert(buddy_pageblock(z, h, &real));
+  ck_assert_uint_eq(real.steps, 1);
+  ck_assert_uint_eq(real.fixed_pages, 512);
+  ck_assert(!buddy_next_free(z, h, h + 512, &pfn));
+  assert_valid(z);
+}
+END_TEST
+
 static Suite *buddy_suite(void)
 {
   Suite *s = suite_create("buddy");
@@ -611,6 +934,13 @@ static Suite *buddy_suite(void)
   tcase_add_test(tc, test_huge_zone_is_sparse);
   tcase_add_test(tc, test_names);
   tcase_add_test(tc, test_draw);
+  tcase_add_test(tc, test_take_splits_around_the_page);
+  tcase_add_test(tc, test_take_unmovable_claims_its_pageblock);
+  tcase_add_test(tc, test_take_refuses_what_is_not_free);
+  tcase_add_test(tc, test_lazy_take_equals_eager_take);
+  tcase_add_test(tc, test_random_with_background_pages);
+  tcase_add_test(tc, test_background_in_every_pageblock_stays_small);
+  tcase_add_test(tc, test_pageblock_view);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1,8 +1,9 @@
 /*
  * test_physmem.c - nodes and zones of the machine: the x86-64 zone layout,
  * the kernel's reserved range, the zonelist order across nodes, the
- * /proc/buddyinfo text, machines that cannot be built, and a 1 TiB machine
- * that costs little host memory.
+ * /proc/buddyinfo text, machines that cannot be built, a 1 TiB machine
+ * that costs little host memory, the background pages of mem.fragmentation,
+ * and huge allocations that compact.
  */
 #include "config.h"
 #include "testutil.h"
@@ -262,6 +263,202 @@ START_TEST(test_edge_machines_are_accepted)
 }
 END_TEST
 
+/* ---- fragmentation and compaction ------------------------------------------ */
+
+/* Free blocks of pageblock order or more in a zone. */
+static uint64_t huge_blocks(const BuddyZone *z)
+{
+  uint64_t n = 0;
+  for (unsigned o = buddy_pageblock_order(z); o <= buddy_max_order(z); o++)
+    n += buddy_free_blocks(z, o);
+  return n;
+}
+
+static void assert_zone_valid(const BuddyZone *z)
+{
+  g_autoptr(GString) why = g_string_new(NULL);
+  ck_assert_msg(buddy_check(z, why), "%s", why->str);
+}
+
+/* Take the DMA zone's eight order-9 blocks (it is not fragmented), so that
+ * huge allocations have only the fragmented zones left. */
+static void drain_dma(PhysMem *pm)
+{
+  uint64_t pfn;
+  CompactResult cr;
+  for (int i = 0; i < 8; i++) {
+    ck_assert(physmem_alloc_huge(pm, 0, 9, FALSE, FALSE, &pfn, &cr));
+    ck_assert_uint_lt(pfn, 4096);
+  }
+}
+
+/* An 8G node: DMA32 [20480, 1M) has 2008 whole pageblocks, Normal [1M, 2M)
+ * 2048.  With mem.fragmentation=0 every pageblock is free. */
+START_TEST(test_fragmentation_zero_leaves_huge_blocks)
+{
+  g_autoptr(PhysMem) pm = machine("machine.mem_per_node=8G", NULL);
+  const BuddyZone *normal = physmem_zone(pm, 0, ZONE_NORMAL);
+  ck_assert_uint_eq(buddy_free_blocks(normal, 10), 1024);
+  ck_assert_uint_eq(buddy_taken_pages(normal), 0);
+  uint64_t pfn;
+  CompactResult cr = { .ran = TRUE, .scanned = 7 };
+  ck_assert(physmem_alloc_huge(pm, 0, 9, FALSE, TRUE, &pfn, &cr));
+  ck_assert(!cr.ran && !cr.success && cr.scanned == 0 && cr.migrated == 0);
+  ck_assert_int_eq(physmem_node_of(pm, pfn), 0);
+}
+END_TEST
+
+/* mem.fragmentation=1: one background page in every pageblock of DMA32 and
+ * Normal, so no block of order 9 or more is free there; the huge
+ * allocations beyond DMA's eight fail without compaction, and succeed with
+ * it by moving one page. */
+START_TEST(test_fragmentation_one_leaves_none_until_compaction)
+{
+  g_autoptr(PhysMem) pm = machine("machine.mem_per_node=8G", "mem.fragmentation=1", NULL);
+  const BuddyZone *dma32 = physmem_zone(pm, 0, ZONE_DMA32);
+  const BuddyZone *normal = physmem_zone(pm, 0, ZONE_NORMAL);
+  ck_assert_uint_eq(huge_blocks(dma32), 0);
+  ck_assert_uint_eq(huge_blocks(normal), 0);
+  ck_assert_uint_eq(buddy_taken_pages(dma32), 2008);
+  ck_assert_uint_eq(buddy_taken_pages(normal), 2048);
+  for (unsigned o = 0; o < 9; o++)
+    ck_assert_uint_eq(buddy_free_blocks(normal, o), 2048);
+  ck_assert_int_eq(buddy_pageblock_migratetype(normal, 1048576), MT_MOVABLE);
+  ck_assert_uint_eq(physmem_free_pages(pm, 0), 2080768 - 2008 - 2048);
+  assert_zone_valid(normal);
+
+  drain_dma(pm);
+  uint64_t pfn;
+  CompactResult cr;
+  ck_assert(!physmem_alloc_huge(pm, 0, 9, FALSE, FALSE, &pfn, &cr));
+  ck_assert(!cr.ran);
+  ck_assert(physmem_alloc_huge(pm, 0, 9, FALSE, TRUE, &pfn, &cr));
+  ck_assert(cr.ran && cr.success);
+  ck_assert_uint_eq(cr.migrated, 1);
+  ck_assert_uint_ge(cr.scanned, 20);
+  /* Normal is tried first; its first pageblock came free. */
+  ck_assert_uint_eq(pfn, 1048576);
+  ck_assert_uint_eq(buddy_taken_pages(normal), 2048);
+  assert_zone_valid(normal);
+  /* Each further one moves one more page. */
+  for (int i = 1; i < 20; i++) {
+    ck_assert(physmem_alloc_huge(pm, 0, 9, FALSE, TRUE, &pfn, &cr));
+    ck_assert(cr.ran && cr.success && cr.migrated == 1);
+    ck_assert_uint_eq(pfn, 1048576 + (uint64_t)i * 512);
+  }
+  assert_zone_valid(normal);
+}
+END_TEST
+
+/* With mem.fragmentation_movable=0 the background pages are unmovable:
+ * compaction runs, moves nothing and fails, and then is deferred. */
+START_TEST(test_unmovable_background_defeats_compaction)
+{
+  g_autoptr(PhysMem) pm = machine("machine.mem_per_node=8G", "mem.fragmentation=1", "mem.fragmentation_movable=0", NULL);
+  const BuddyZone *normal = physmem_zone(pm, 0, ZONE_NORMAL);
+  ck_assert_int_eq(buddy_pageblock_migratetype(normal, 1048576), MT_UNMOVABLE);
+  ck_assert_uint_eq(buddy_free_blocks_mt(normal, 0, MT_UNMOVABLE), 2048);
+  drain_dma(pm);
+  uint64_t pfn;
+  CompactResult cr;
+  GString *ran = g_string_new(NULL);
+  for (unsigned attempt = 1; attempt <= 20; attempt++) {
+    ck_assert(!physmem_alloc_huge(pm, 0, 9, FALSE, TRUE, &pfn, &cr));
+    ck_assert(!cr.success && cr.migrated == 0);
+    if (cr.ran) {
+      g_string_append_printf(ran, "%u ", attempt);
+      /* Both zones, one step per pageblock: neither scanner finds a
+       * movable pageblock. */
+      ck_assert_uint_eq(cr.scanned, 2048 + 2008);
+    }
+  }
+  ck_assert_str_eq(ran->str, "1 3 7 15 ");
+  g_string_free(ran, TRUE);
+  assert_zone_valid(normal);
+}
+END_TEST
+
+/* A zone whose failure is due to lack of memory is not compacted: with
+ * compact.extfrag_threshold=1000 no fragmented zone qualifies. */
+START_TEST(test_extfrag_threshold_skips_compaction)
+{
+  g_autoptr(PhysMem) pm = machine("machine.mem_per_node=8G", "mem.fragmentation=1", "compact.extfrag_threshold=1000", NULL);
+  drain_dma(pm);
+  uint64_t pfn;
+  CompactResult cr;
+  ck_assert(!physmem_alloc_huge(pm, 0, 9, FALSE, TRUE, &pfn, &cr));
+  ck_assert(!cr.ran && cr.scanned == 0);
+  ck_assert(!physmem_alloc_huge(pm, 0, 9, FALSE, TRUE, &pfn, &cr));
+  ck_assert(!cr.ran);
+}
+END_TEST
+
+/* Only the node asked for is compacted when this_node is set. */
+START_TEST(test_this_node_compacts_its_own_zones)
+{
+  g_autoptr(PhysMem) pm = machine("machine.nodes=2", "machine.mem_per_node=4G", "mem.fragmentation=1", NULL);
+  uint64_t pfn;
+  CompactResult cr;
+  ck_assert(physmem_alloc_huge(pm, 1, 9, TRUE, TRUE, &pfn, &cr));
+  ck_assert(cr.ran && cr.success);
+  ck_assert_int_eq(physmem_node_of(pm, pfn), 1);
+  /* Node 0 (DMA and DMA32 only) was neither compacted nor used. */
+  ck_assert_uint_eq(huge_blocks(physmem_zone(pm, 0, ZONE_DMA32)), 0);
+  ck_assert_uint_eq(buddy_free_blocks(physmem_zone(pm, 0, ZONE_DMA), 10), 4);
+}
+END_TEST
+
+/* The layout is a fixed function of the settings; the pageblocks taken and
+ * the unmovable share follow the two fractions (2048 pageblocks at 0.3:
+ * 614 expected, a standard deviation of 21). */
+START_TEST(test_fragmentation_is_deterministic_and_proportional)
+{
+  g_autoptr(PhysMem) a = machine("machine.mem_per_node=8G", "mem.fragmentation=0.3", "mem.fragmentation_movable=0.5", NULL);
+  g_autoptr(PhysMem) b = machine("machine.mem_per_node=8G", "mem.fragmentation=0.3", "mem.fragmentation_movable=0.5", NULL);
+  g_autoptr(GString) ia = g_string_new(NULL);
+  g_autoptr(GString) ib = g_string_new(NULL);
+  physmem_buddyinfo(a, ia);
+  physmem_buddyinfo(b, ib);
+  ck_assert_str_eq(ia->str, ib->str);
+  const BuddyZone *normal = physmem_zone(a, 0, ZONE_NORMAL);
+  uint64_t taken = buddy_taken_pages(normal), unmovable = 0, one_page = 0;
+  ck_assert_uint_ge(taken, 550);
+  ck_assert_uint_le(taken, 680);
+  for (uint64_t pb = 1048576; pb < 2097152; pb += 512) {
+    BuddyPageblock v;
+    ck_assert(buddy_pageblock(normal, pb, &v));
+    unmovable += v.mt == MT_UNMOVABLE;
+    one_page += v.free_order < 0;
+    ck_assert(v.free_order >= 0 || v.movable_taken + v.fixed_pages == 1);
+  }
+  ck_assert_uint_eq(one_page, taken);
+  ck_assert_uint_ge(unmovable * 100, taken * 40);
+  ck_assert_uint_le(unmovable * 100, taken * 60);
+}
+END_TEST
+
+/* 16 nodes of 64G with a background page in a tenth of the pageblocks:
+ * about 52,000 pages placed at 8 host bytes each (16 while the array grows)
+ * instead of a 4M chunk's 8 KiB of bookkeeping per page. */
+START_TEST(test_terabyte_machine_with_fragmentation_is_cheap)
+{
+  g_autoptr(PhysMem) pm = machine("machine.nodes=16", "machine.mem_per_node=64G", "mem.fragmentation=0.1", NULL);
+  uint64_t taken = 0;
+  for (int n = 0; n < 16; n++)
+    for (ZoneType t = ZONE_DMA32; t <= ZONE_NORMAL; t++)
+      if (physmem_zone(pm, n, t))
+        taken += buddy_taken_pages(physmem_zone(pm, n, t));
+  ck_assert_uint_ge(taken, 50000);
+  ck_assert_uint_le(taken, 55000);
+  ck_assert_uint_lt(physmem_host_bytes(pm), 64 * 1024 + 16 * taken);
+  uint64_t pfn;
+  CompactResult cr;
+  ck_assert(physmem_alloc_huge(pm, 9, 9, TRUE, TRUE, &pfn, &cr));
+  ck_assert(!cr.ran);
+  ck_assert_int_eq(physmem_node_of(pm, pfn), 9);
+}
+END_TEST
+
 static Suite *physmem_suite(void)
 {
   Suite *s = suite_create("physmem");
@@ -274,6 +471,13 @@ static Suite *physmem_suite(void)
   tcase_add_test(tc, test_terabyte_machine_is_sparse);
   tcase_add_test(tc, test_bad_machines_are_rejected);
   tcase_add_test(tc, test_edge_machines_are_accepted);
+  tcase_add_test(tc, test_fragmentation_zero_leaves_huge_blocks);
+  tcase_add_test(tc, test_fragmentation_one_leaves_none_until_compaction);
+  tcase_add_test(tc, test_unmovable_background_defeats_compaction);
+  tcase_add_test(tc, test_extfrag_threshold_skips_compaction);
+  tcase_add_test(tc, test_this_node_compacts_its_own_zones);
+  tcase_add_test(tc, test_fragmentation_is_deterministic_and_proportional);
+  tcase_add_test(tc, test_terabyte_machine_with_fragmentation_is_cheap);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -456,32 +456,38 @@ START_TEST(test_stream_two_streams_and_noise)
 }
 END_TEST
 
-START_TEST(test_stream_table_conflicts)
+/* The table tracks 16 pages, whatever their addresses: pages 16 apart keep
+ * their streams side by side (a table indexed by page number modulo 16
+ * would make them evict each other), and the 17th page takes the least
+ * recently used page's place. */
+START_TEST(test_stream_table_pages)
 {
-  /* Pages P, P + 64K and P + 128K are 16 pages apart: the same set of the
-   * 2-way stream table.  Their lines are chosen in different L2 sets. */
   static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_degree=2", NULL };
   const uint64_t b = PAGE_P + 0x10000, c = PAGE_P + 0x20000;
   Tiny t;
   tiny_open(&t, cfg);
   ACCESS(t.h, pline(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
-  ACCESS(t.h, pline(1), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* stream A: 2, 3 */
+  ACCESS(t.h, pline(1), MREQ_LOAD, MEM_DRAM, DRAM_CYC);      /* A: 2, 3 */
   ACCESS(t.h, b + LINE(10), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
-  ACCESS(t.h, b + LINE(11), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* stream B: 12, 13 */
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 4);
-  ACCESS(t.h, pline(2), MREQ_LOAD, MEM_L2, L2_CYC);  /* A: 4; B is now the LRU */
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 5);
-  ACCESS(t.h, c + LINE(20), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* C evicts B */
-  ACCESS(t.h, b + LINE(12), MREQ_LOAD, MEM_L2, L2_CYC);  /* prefetched, but B is gone */
-  ACCESS(t.h, b + LINE(13), MREQ_LOAD, MEM_L2, L2_CYC);
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 5);
-  ACCESS(t.h, pline(3), MREQ_LOAD, MEM_L2, L2_CYC);  /* A still runs: 5 */
+  ACCESS(t.h, b + LINE(11), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* B: 12, 13 */
+  ACCESS(t.h, c + LINE(20), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, c + LINE(21), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* C: 22, 23 */
   ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 6);
-  ACCESS(t.h, b + LINE(14), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* B anew, evicting C */
-  ACCESS(t.h, c + LINE(21), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* C forgotten: no prefetch */
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 6);
-  ACCESS(t.h, b + LINE(15), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* C took A's way; B: 16, 17 */
-  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 8);
+  ACCESS(t.h, pline(2), MREQ_LOAD, MEM_L2, L2_CYC);          /* A: 4 */
+  ACCESS(t.h, b + LINE(12), MREQ_LOAD, MEM_L2, L2_CYC);      /* B: 14 */
+  ACCESS(t.h, c + LINE(22), MREQ_LOAD, MEM_L2, L2_CYC);      /* C: 24 */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 9);
+  /* 13 more pages fill the table: A, B and C stay. */
+  for (unsigned i = 0; i < 13; i++)
+    ACCESS(t.h, PAGE_P + 0x100000 + i * 0x1000 + LINE(i), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, pline(5), MREQ_LOAD, MEM_DRAM, DRAM_CYC);      /* in A's window: A runs on, 6, 7 */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 11);
+  /* A 17th page evicts the least recently used page, B's. */
+  ACCESS(t.h, PAGE_P + 0x200000, MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, c + LINE(25), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* C was used after B: still there, 26, 27 */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 13);
+  ACCESS(t.h, b + LINE(15), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* B forgotten: a new stream, no prefetch */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 13);
   tiny_close(&t);
 }
 END_TEST
@@ -631,7 +637,7 @@ static Suite *memsys_suite(void)
   tcase_add_test(tc, test_stream_degree_four);
   tcase_add_test(tc, test_stream_bottom_of_memory);
   tcase_add_test(tc, test_stream_two_streams_and_noise);
-  tcase_add_test(tc, test_stream_table_conflicts);
+  tcase_add_test(tc, test_stream_table_pages);
   tcase_add_test(tc, test_prefetch_ignores_walks_and_ifetches);
   tcase_add_test(tc, test_nextline);
   tcase_add_test(tc, test_prefetcher_none);

@@ -1,8 +1,9 @@
 /*
  * test_workload.c - the workload generators: the shape of the stream (thread,
  * mmap, setup, ROI, measured accesses), determinism by seed, the chase
- * visiting every line once per cycle, addresses inside the mapping, and
- * messages for bad specs.
+ * visiting every line once per cycle, addresses inside the mapping, STREAM's
+ * kernels (order, operands, placements, gaps, length), and messages for bad
+ * specs.
  */
 #include "config.h"
 #include "testutil.h"
@@ -344,6 +345,154 @@ START_TEST(zero_accesses)
 }
 END_TEST
 
+/* ---- stream --------------------------------------------------------------- */
+
+#define STREAM_STATIC_VA 0x600000ULL
+#define STREAM_STACK_TOP 0x7fffffe00000ULL
+
+/* What stream.c does to element j in kernel k, operand op: the array
+ * (0 a, 1 b, 2 c), load or store, and the instructions before it beyond
+ * the common gap (loop before the first load, flops before the store). */
+typedef struct {
+  unsigned n;
+  unsigned array[3];
+  AccessKind kind[3];
+  uint32_t extra[3]; /* in units: L = loop_insns, or a flop count */
+  gboolean loop[3];
+} KernelShape;
+
+static const KernelShape stream_shape[4] = {
+  { 2, { 0, 2 }, { ACC_LOAD, ACC_STORE }, { 0, 0 }, { TRUE, FALSE } },                   /* copy: c = a */
+  { 2, { 2, 1 }, { ACC_LOAD, ACC_STORE }, { 0, 1 }, { TRUE, FALSE } },                   /* scale: b = s c */
+  { 3, { 0, 1, 2 }, { ACC_LOAD, ACC_LOAD, ACC_STORE }, { 0, 0, 1 }, { TRUE, FALSE, FALSE } }, /* add: c = a + b */
+  { 3, { 1, 2, 0 }, { ACC_LOAD, ACC_LOAD, ACC_STORE }, { 0, 0, 2 }, { TRUE, FALSE, FALSE } }, /* triad: a = b + s c */
+};
+
+/* The whole stream of `spec`: thread, one mmap at va of len with flags,
+ * setup stores interleaving a, b, c line by line, roi begin, `measured`
+ * accesses following the four kernels in order, roi end. */
+static void check_stream(const char *spec, uint64_t va, uint64_t len, uint8_t flags, uint64_t elements, uint64_t measured,
+                         uint32_t gap, uint32_t loop)
+{
+  GArray *r = generate(spec, 0, NULL);
+  uint64_t array_bytes = elements * 8, lines = (array_bytes - 8) / 64 + 1;
+  ck_assert_uint_eq(r->len, 2 + 3 * lines + 1 + measured + 1);
+  ck_assert_uint_eq(REC(r, 0)->type, REC_THREAD);
+  const TraceRecord *m = REC(r, 1);
+  ck_assert_uint_eq(m->type, REC_MMAP);
+  ck_assert_uint_eq(m->addr, va);
+  ck_assert_uint_eq(m->len, len);
+  ck_assert_uint_eq(m->flags, flags);
+  ck_assert_uint_eq(m->prot, PROT_R | PROT_W);
+  ck_assert_uint_eq(m->addr % (2 * MiB), 0);
+  for (uint64_t k = 0; k < 3 * lines; k++) {
+    const TraceRecord *w = REC(r, 2 + k);
+    if (w->type != REC_ACCESS || w->kind != ACC_STORE || w->gap != 0 ||
+        w->addr != va + (k % 3) * array_bytes + (k / 3) * 64)
+      ck_abort_msg("setup store %" G_GUINT64_FORMAT " wrong: 0x%" G_GINT64_MODIFIER "x", k, w->addr);
+  }
+  ck_assert_uint_eq(REC(r, 2 + 3 * lines)->type, REC_ROI_BEGIN);
+  const TraceRecord *a = REC(r, 3 + 3 * lines);
+  uint64_t i = 0;
+  for (unsigned kernel = 0; i < measured; kernel = (kernel + 1) % 4)
+    for (uint64_t j = 0; j < elements && i < measured; j++)
+      for (unsigned op = 0; op < stream_shape[kernel].n && i < measured; op++, i++) {
+        const KernelShape *k = &stream_shape[kernel];
+        uint32_t want_gap = gap + (k->loop[op] ? loop : k->extra[op]);
+        uint64_t want = va + k->array[op] * array_bytes + j * 8;
+        if (a[i].type != REC_ACCESS || a[i].kind != k->kind[op] || a[i].size != 8 || a[i].addr != want ||
+            a[i].gap != want_gap)
+          ck_abort_msg("access %" G_GUINT64_FORMAT " (kernel %u, element %" G_GUINT64_FORMAT ", operand %u): kind %u "
+                       "addr 0x%" G_GINT64_MODIFIER "x gap %u, expected kind %u addr 0x%" G_GINT64_MODIFIER "x gap %u",
+                       i, kernel, j, op, a[i].kind, a[i].addr, a[i].gap, k->kind[op], want, want_gap);
+        if (a[i].addr < va || a[i].addr + 8 > va + 3 * array_bytes || va + 3 * array_bytes > va + len)
+          ck_abort_msg("access %" G_GUINT64_FORMAT " outside the arrays", i);
+      }
+  ck_assert_uint_eq(REC(r, r->len - 1)->type, REC_ROI_END);
+  g_array_free(r, TRUE);
+}
+
+/* 4K arrays: 512 elements, 64 lines each; two iterations of the four
+ * kernels are 2 x 10 x 512 accesses; static placement by default. */
+START_TEST(stream_frame_and_kernel_order)
+{
+  check_stream("stream:size=4K,ntimes=2", STREAM_STATIC_VA, 2 * MiB, 0, 512, 10240, 0, 3);
+  g_autofree char *desc = NULL;
+  GArray *r = generate("stream:size=4K,ntimes=2", 0, &desc);
+  ck_assert_str_eq(desc, "stream:size=4K,accesses=10240,seed=1,gap=0,backing=anon,ntimes=2,placement=static,loop_insns=3");
+  /* Per iteration: copy 512 loads + 512 stores, scale the same, add and
+   * triad 1024 loads + 512 stores each. */
+  const TraceRecord *a = measured(r, 10240);
+  uint64_t loads = 0, stores = 0;
+  for (unsigned k = 0; k < 10240; k++) {
+    loads += a[k].kind == ACC_LOAD;
+    stores += a[k].kind == ACC_STORE;
+  }
+  ck_assert_uint_eq(loads, 2 * 3072);
+  ck_assert_uint_eq(stores, 2 * 2048);
+  unsigned copy_end = 2 * 512, scale_end = copy_end + 2 * 512, add_end = scale_end + 3 * 512;
+  ck_assert_uint_eq(a[copy_end - 1].addr, STREAM_STATIC_VA + 2 * 4096 + 511 * 8); /* c[511] */
+  ck_assert_uint_eq(a[scale_end - 1].addr, STREAM_STATIC_VA + 4096 + 511 * 8);    /* b[511] */
+  ck_assert_uint_eq(a[add_end - 1].addr, STREAM_STATIC_VA + 2 * 4096 + 511 * 8);  /* c[511] */
+  ck_assert_uint_eq(a[10240 / 2 - 1].addr, STREAM_STATIC_VA + 511 * 8);           /* triad: a[511] */
+  g_array_free(r, TRUE);
+}
+END_TEST
+
+/* heap at the workload base; stack ending at the stack top, flagged stack;
+ * backing=hugetlb adds the hugetlb flag to either.  3 x 1M = 3M of arrays
+ * take two 2M pages. */
+START_TEST(stream_placements_and_backing)
+{
+  check_stream("stream:size=1M,ntimes=1,placement=heap", WORKLOAD_BASE_VA, 4 * MiB, 0, 131072, 1310720, 0, 3);
+  check_stream("stream:size=1M,ntimes=1,placement=stack", STREAM_STACK_TOP - 4 * MiB, 4 * MiB, MAP_F_STACK, 131072,
+               1310720, 0, 3);
+  check_stream("stream:size=1M,ntimes=1,placement=stack,backing=hugetlb", STREAM_STACK_TOP - 4 * MiB, 4 * MiB,
+               MAP_F_STACK | MAP_F_HUGETLB, 131072, 1310720, 0, 3);
+  check_stream("stream:size=1M,ntimes=1,placement=static,backing=hugetlb", STREAM_STATIC_VA, 4 * MiB, MAP_F_HUGETLB,
+               131072, 1310720, 0, 3);
+}
+END_TEST
+
+/* The common gap goes on every access, loop_insns on each element's first
+ * load and the flops on its store. */
+START_TEST(stream_gaps)
+{
+  check_stream("stream:size=8K,ntimes=1,gap=5,loop_insns=2", STREAM_STATIC_VA, 2 * MiB, 0, 1024, 10240, 5, 2);
+  check_stream("stream:size=8K,ntimes=1,loop_insns=0", STREAM_STATIC_VA, 2 * MiB, 0, 1024, 10240, 0, 0);
+}
+END_TEST
+
+/* accesses given: the measured phase stops there (here inside scale), or at
+ * the end of ntimes iterations if that comes first.  A size that is not a
+ * multiple of 8 drops the last bytes. */
+START_TEST(stream_accesses_caps_the_run)
+{
+  check_stream("stream:size=4K,accesses=1500", STREAM_STATIC_VA, 2 * MiB, 0, 512, 1500, 0, 3);
+  check_stream("stream:size=4K,ntimes=3,accesses=1G", STREAM_STATIC_VA, 2 * MiB, 0, 512, 15360, 0, 3);
+  check_stream("stream:size=4100,ntimes=1", STREAM_STATIC_VA, 2 * MiB, 0, 512, 5120, 0, 3);
+  GError *err = NULL;
+  g_autoptr(TraceSource) src = workload_open("stream", 7, &err);
+  ck_assert_no_error(err);
+  /* 64M arrays: 8M elements x 10 accesses x 10 iterations. */
+  ck_assert_str_eq(src->description,
+                   "stream:size=64M,accesses=838860800,seed=7,gap=0,backing=anon,ntimes=10,placement=static,loop_insns=3");
+  g_autoptr(TraceSource) big = workload_open("stream:size=1T,ntimes=4294967295", 0, &err);
+  ck_assert_no_error(err);
+  ck_assert_ptr_nonnull(strstr(big->description, "accesses=18446744073709551615,"));
+}
+END_TEST
+
+START_TEST(stream_ignores_the_seed)
+{
+  GArray *a = generate("stream:size=4K,ntimes=1", 1, NULL);
+  GArray *b = generate("stream:size=4K,ntimes=1", 2, NULL);
+  ck_assert(same_stream(a, b));
+  g_array_free(a, TRUE);
+  g_array_free(b, TRUE);
+}
+END_TEST
+
 /* ---- bad specs ----------------------------------------------------------- */
 
 typedef struct {
@@ -370,6 +519,10 @@ static const BadSpec bad_specs[] = {
   { "random:rw=half", { "'half' for rw", "fraction" } },
   { "random:size", { "'size' has no value", "size=VALUE" } },
   { "random:seed=1,seed=2", { "'seed' given twice" } },
+  { "stream:placement=bss", { "'bss' for placement", "heap or stack or static" } },
+  { "stream:size=400G,placement=heap", { "'400G' for size", "341G", "placement=heap" } },
+  { "stream:ntimes=0", { "'0' for ntimes", "from 1 to 4294967295" } },
+  { "stream:gap=4000000000,loop_insns=300000000", { "'300000000' for loop_insns", "4294967295" } },
 };
 
 START_TEST(bad_spec_messages)
@@ -391,8 +544,9 @@ START_TEST(list_names_everything)
 {
   GString *out = g_string_new(NULL);
   workload_list(out);
-  const char *want[] = { "ptrchase", "random", "seq", "size=64M", "accesses=1M", "seed=1", "gap=0",
-                         "backing=anon", "line=64", "order=random", "rw=0", "stride=64" };
+  const char *want[] = { "ptrchase", "random", "seq", "stream", "size=64M", "accesses=1M", "seed=1", "gap=0",
+                         "backing=anon", "line=64", "order=random", "rw=0", "stride=64", "ntimes=10",
+                         "placement=static", "loop_insns=3", "hugetlb.nr_hugepages" };
   for (unsigned k = 0; k < G_N_ELEMENTS(want); k++)
     ck_assert_msg(strstr(out->str, want[k]), "list lacks %s", want[k]);
   g_string_free(out, TRUE);
@@ -421,6 +575,13 @@ static Suite *workload_suite(void)
   tcase_add_test(tc, seq_size_not_multiple_of_stride);
   tcase_add_test(tc, large_sizes_cost_nothing);
   tcase_add_test(tc, zero_accesses);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("stream");
+  tcase_add_test(tc, stream_frame_and_kernel_order);
+  tcase_add_test(tc, stream_placements_and_backing);
+  tcase_add_test(tc, stream_gaps);
+  tcase_add_test(tc, stream_accesses_caps_the_run);
+  tcase_add_test(tc, stream_ignores_the_seed);
   suite_add_tcase(s, tc);
   tc = tcase_create("specs");
   tcase_add_loop_test(tc, bad_spec_messages, 0, G_N_ELEMENTS(bad_specs));

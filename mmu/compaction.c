@@ -1,0 +1,275 @@
+/*
+ * compaction.c - direct compaction of one zone, after mm/compaction.c.
+ *
+ * Models: compaction_suitable (enough free memory to migrate into,
+ * compact_gap = 2 << order, and for orders above PAGE_ALLOC_COSTLY_ORDER a
+ * fragmentation index above vm.extfrag_threshold); the deferral after
+ * failures (defer_compaction, compaction_deferred, compaction_defer_reset:
+ * after the n-th failure in a row, 2^n - 1 attempts are skipped, n at most
+ * COMPACT_MAX_DEFER_SHIFT); and compact_zone as asynchronous direct
+ * compaction runs it, pageblock by pageblock.  The migrate scanner walks up
+ * from the zone's first whole pageblock and passes over pageblocks that are
+ * not MOVABLE or are free as a whole (suitable_migration_source); in the
+ * others it isolates the movable pages and gives the pageblock up at the
+ * first page it cannot isolate (skip_on_failure), so only pageblocks that
+ * can come free are migrated.  The free scanner walks down from the zone's
+ * last whole pageblock, using MOVABLE pageblocks that are not already a free
+ * block of the wanted order (suitable_migration_target) and taking their
+ * free pages lowest first.  Between pageblocks compaction stops when a free
+ * block of the order exists (compact_finished) or when the scanners meet.
+ * Scanner positions are kept between compactions (compact_cached_*_pfn) and
+ * go back to the zone's ends when the scanners meet or when compaction
+ * restarts after the longest deferral.
+ *
+ * What moves.  Only the background pages of the fragmentation model
+ * (buddy_take, MT_MOVABLE; mmu/physmem.c places them) are migrated.  mmusim
+ * keeps no reverse map from a physical page to the PTEs that map it, so the
+ * simulated processes' own pages (and page tables) cannot be moved: a
+ * pageblock holding one is given up as async compaction gives up a
+ * pageblock with a page it cannot isolate.  Compaction therefore frees
+ * pageblocks that only the machine's other tenants fragment, never those
+ * the workload fragmented itself.
+ *
+ * What "scanned" counts: the steps of the kernel's pfn walks (the
+ * compact_migrate_scanned and compact_free_scanned events): a pageblock
+ * passed over on its type or because it is free as a whole is one step; a
+ * pageblock walked is one step per block in it, a free block or an
+ * allocated page (the walks skip a free buddy block in one step); a source
+ * pageblock given up counts its steps up to the page that stopped it.
+ *
+ * One pass stands for all the compaction of one allocation's slow path: the
+ * kernel tries async compaction first and, when that fails and the request
+ * may retry, sync-light compaction, whose failure defers the zone
+ * (try_to_compact_pages defers only after a synchronous pass); here a failed
+ * pass defers the zone.
+ *
+ * Leaves out: the synchronous priorities' own rules (a sync pass would also
+ * take movable pages out of unmovable pageblocks), the pageblock
+ * skip bits, the fast search of the free lists (fast_isolate_freepages,
+ * fast_find_migrateblock), capture of the freed block, kcompactd and
+ * proactive compaction, lock contention, and watermarks (the free-memory
+ * check uses the compact gap alone).
+ */
+#include "config.h"
+#include "compaction.h"
+
+/* mm/internal.h compact_gap: free pages compaction wants to migrate into. */
+static inline uint64_t compact_gap(unsigned order)
+{
+  return UINT64_C(2) << order;
+}
+
+static inline uint64_t pageblock_pages(const BuddyZone *z)
+{
+  return UINT64_C(1) << buddy_pageblock_order(z);
+}
+
+/* The zone's whole pageblocks: [*lo, *hi). */
+static void whole_pageblocks(const BuddyZone *z, uint64_t *lo, uint64_t *hi)
+{
+  uint64_t pb = pageblock_pages(z);
+  *lo = (buddy_start_pfn(z) + pb - 1) & ~(pb - 1);
+  *hi = buddy_end_pfn(z) & ~(pb - 1);
+  if (*hi < *lo)
+    *hi = *lo;
+}
+
+static void reset_cached_positions(CompactZone *cz, const BuddyZone *z)
+{
+  whole_pageblocks(z, &cz->migrate_pfn, &cz->free_end_pfn);
+}
+
+void compact_zone_init(CompactZone *cz, const BuddyZone *z)
+{
+  g_return_if_fail(cz != NULL && z != NULL);
+  *cz = (CompactZone){ 0 };
+  reset_cached_positions(cz, z);
+}
+
+/* ---- deferral ------------------------------------------------------------ */
+
+gboolean compaction_deferred(CompactZone *cz, unsigned order)
+{
+  unsigned limit = 1u << cz->defer_shift;
+  if (order < cz->order_failed)
+    return FALSE;
+  if (++cz->considered >= limit) {
+    cz->considered = limit;
+    return FALSE;
+  }
+  return TRUE;
+}
+
+void compaction_defer(CompactZone *cz, unsigned order)
+{
+  cz->considered = 0;
+  cz->defer_shift = MIN(cz->defer_shift + 1, COMPACT_MAX_DEFER_SHIFT);
+  if (order < cz->order_failed)
+    cz->order_failed = order;
+}
+
+void compaction_defer_reset(CompactZone *cz, unsigned order, gboolean alloc_success)
+{
+  if (alloc_success) {
+    cz->considered = 0;
+    cz->defer_shift = 0;
+  }
+  if (order >= cz->order_failed)
+    cz->order_failed = order + 1;
+}
+
+/* compaction_restarting: the longest deferral has just run out. */
+static gboolean compaction_restarting(const CompactZone *cz, unsigned order)
+{
+  return order >= cz->order_failed && cz->defer_shift == COMPACT_MAX_DEFER_SHIFT &&
+         cz->considered >= 1u << cz->defer_shift;
+}
+
+/* ---- suitability --------------------------------------------------------- */
+
+CompactStatus compaction_suitable(const BuddyZone *z, unsigned order, int extfrag_threshold)
+{
+  g_return_val_if_fail(z != NULL, COMPACT_SKIPPED);
+  if (order > buddy_max_order(z) || buddy_free_pages(z) < compact_gap(order))
+    return COMPACT_SKIPPED;
+  if (order > COMPACT_COSTLY_ORDER) {
+    int index = buddy_fragmentation_index(z, order);
+    if (index >= 0 && index <= extfrag_threshold)
+      return COMPACT_SKIPPED;
+  }
+  return COMPACT_CONTINUE;
+}
+
+/* ---- the scanners -------------------------------------------------------- */
+
+typedef struct {
+  BuddyZone *z;
+  unsigned order;
+  uint64_t pb;           /* pages per pageblock */
+  uint64_t migrate_pfn;  /* the pageblock the migrate scanner is on or examines next */
+  uint64_t free_end_pfn; /* pageblocks below this, down to migrate_pfn, are not examined yet */
+  uint64_t target_pfn;   /* the free scanner's pageblock, or UINT64_MAX */
+  uint64_t target_next;  /* the lowest pfn of it that may still be free */
+  CompactResult *cr;
+} Scanners;
+
+/* compact_finished: a free block of the order, of any type (a movable
+ * allocation may claim a foreign block this large). */
+static gboolean free_block_exists(const BuddyZone *z, unsigned order)
+{
+  for (unsigned o = order; o <= buddy_max_order(z); o++)
+    if (buddy_free_blocks(z, o))
+      return TRUE;
+  return FALSE;
+}
+
+/* isolate_freepages: the next free page above the migrate scanner's
+ * pageblock, moving down one pageblock at a time; FALSE when the scanners
+ * have met. */
+static gboolean next_target(Scanners *s, uint64_t *pfn)
+{
+  for (;;) {
+    if (s->target_pfn != UINT64_MAX) {
+      if (buddy_next_free(s->z, s->target_next, s->target_pfn + s->pb, pfn)) {
+        s->target_next = *pfn + 1;
+        return TRUE;
+      }
+      s->target_pfn = UINT64_MAX;
+    }
+    if (s->free_end_pfn <= s->migrate_pfn + s->pb)
+      return FALSE;
+    s->free_end_pfn -= s->pb;
+    uint64_t t = s->free_end_pfn;
+    BuddyPageblock pb;
+    buddy_pageblock(s->z, t, &pb);
+    if (pb.mt != MT_MOVABLE || pb.free_order >= (int)s->order) {
+      s->cr->scanned++; /* suitable_migration_target said no */
+      continue;
+    }
+    s->cr->scanned += pb.steps;
+    if (pb.free_pages) {
+      s->target_pfn = t;
+      s->target_next = t;
+    }
+  }
+}
+
+/* isolate_migratepages and migrate_pages for the pageblock at migrate_pfn.
+ * FALSE when the free scanner ran out of pages on the way (scanners met). */
+static gboolean migrate_pageblock(Scanners *s, uint64_t *buf)
+{
+  BuddyPageblock pb;
+  buddy_pageblock(s->z, s->migrate_pfn, &pb);
+  if (pb.mt != MT_MOVABLE || pb.free_order >= 0) {
+    s->cr->scanned++; /* suitable_migration_source said no, or nothing to do */
+    return TRUE;
+  }
+  if (pb.fixed_pages) {
+    s->cr->scanned += pb.steps_to_fixed; /* skip_on_failure */
+    return TRUE;
+  }
+  s->cr->scanned += pb.steps;
+  uint64_t n = buddy_pageblock_movable_taken(s->z, s->migrate_pfn, buf, s->pb);
+  for (uint64_t i = 0; i < n; i++) {
+    uint64_t dst;
+    if (!next_target(s, &dst))
+      return FALSE;
+    gboolean moved = buddy_take(s->z, dst, MT_MOVABLE) && buddy_release(s->z, buf[i]);
+    g_assert(moved);
+    s->cr->migrated++;
+  }
+  return TRUE;
+}
+
+CompactStatus compact_zone(BuddyZone *z, CompactZone *cz, unsigned order, int extfrag_threshold, CompactResult *cr)
+{
+  g_return_val_if_fail(z != NULL && cz != NULL && cr != NULL, COMPACT_SKIPPED);
+  CompactStatus status = compaction_suitable(z, order, extfrag_threshold);
+  if (status == COMPACT_SKIPPED)
+    return status;
+  uint64_t lo, hi;
+  whole_pageblocks(z, &lo, &hi);
+  if (compaction_restarting(cz, order) || cz->migrate_pfn < lo || cz->free_end_pfn > hi ||
+      cz->migrate_pfn > cz->free_end_pfn)
+    reset_cached_positions(cz, z);
+
+  Scanners s = { z, order, pageblock_pages(z), cz->migrate_pfn, cz->free_end_pfn, UINT64_MAX, 0, cr };
+  g_autofree uint64_t *buf = g_new(uint64_t, s.pb);
+  for (;;) {
+    if (s.migrate_pfn >= s.free_end_pfn) {
+      status = COMPACT_COMPLETE;
+      break;
+    }
+    if (free_block_exists(z, order)) {
+      status = COMPACT_SUCCESS;
+      break;
+    }
+    if (!migrate_pageblock(&s, buf)) {
+      status = COMPACT_COMPLETE;
+      break;
+    }
+    s.migrate_pfn += s.pb;
+  }
+  if (status == COMPACT_SUCCESS) {
+    cz->migrate_pfn = s.migrate_pfn;
+    /* A target with free pages left is examined again next time. */
+    cz->free_end_pfn = s.target_pfn != UINT64_MAX ? s.target_pfn + s.pb : s.free_end_pfn;
+  } else {
+    reset_cached_positions(cz, z);
+  }
+  return status;
+}
+
+CompactStatus compact_zone_direct(BuddyZone *z, CompactZone *cz, unsigned order, int extfrag_threshold,
+                                  CompactResult *cr)
+{
+  g_return_val_if_fail(z != NULL && cz != NULL && cr != NULL, COMPACT_SKIPPED);
+  if (compaction_deferred(cz, order))
+    return COMPACT_DEFERRED;
+  CompactStatus status = compact_zone(z, cz, order, extfrag_threshold, cr);
+  if (status == COMPACT_SUCCESS)
+    compaction_defer_reset(cz, order, FALSE);
+  else if (status == COMPACT_COMPLETE)
+    compaction_defer(cz, order);
+  return status;
+}
