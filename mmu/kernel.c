@@ -132,6 +132,8 @@ Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **
     kernel_free(k);
     return NULL;
   }
+  /* Then the machine's history: the background pages of a long uptime. */
+  physmem_fragment(k->pm, s);
   return k;
 }
 

@@ -79,7 +79,7 @@ struct Khugepaged {
   unsigned pages_to_scan;
   uint64_t scan_sleep_cycles, alloc_sleep_cycles;
   double entry_cycles;    /* khugepaged.scan_pte_ns in cycles */
-  double compact_scan_cycles, compact_migrate_cycles;
+
   gboolean defrag;
   unsigned cpu;
   /* geometry: a PMD maps pmd_nr base pages of page_bytes, order pmd_order */
@@ -119,8 +119,6 @@ Khugepaged *khugepaged_new(Kernel *k, GError **error)
   kh->scan_sleep_cycles = ms_to_cycles(k, settings_int(s, SET_KHUGEPAGED_SCAN_SLEEP_MS));
   kh->alloc_sleep_cycles = ms_to_cycles(k, settings_int(s, SET_KHUGEPAGED_ALLOC_SLEEP_MS));
   kh->entry_cycles = settings_double(s, SET_KHUGEPAGED_PAGE_SCAN_NS) * k->cycles_per_ns;
-  kh->compact_scan_cycles = settings_double(s, SET_COMPACT_SCAN_NS) * k->cycles_per_ns;
-  kh->compact_migrate_cycles = settings_double(s, SET_COMPACT_MIGRATE_NS) * k->cycles_per_ns;
   kh->defrag = settings_bool(s, SET_KHUGEPAGED_DEFRAG);
   kh->cpu = (unsigned)(cpu < 0 ? n_cpus - 1 : cpu);
   kh->page_bytes = UINT64_C(1) << k->geo.page_shift;
@@ -263,16 +261,9 @@ static int target_node(Khugepaged *kh, CollapseControl *cc)
 
 static void charge_compaction(Khugepaged *kh, Cpu *cpu, const CompactResult *cr)
 {
-  if (!cr->ran)
-    return;
-  uint64_t cycles = (uint64_t)llround((double)cr->scanned * kh->compact_scan_cycles +
-                                      (double)cr->migrated * kh->compact_migrate_cycles) +
-                    cr->migrated * kh->k->copy_4k_cycles;
-  cpu->ctr.c[CTR_COMPACT_STALL]++;
-  cpu->ctr.c[cr->success ? CTR_COMPACT_SUCCESS : CTR_COMPACT_FAIL]++;
-  cpu->ctr.c[CTR_COMPACT_MIGRATED] += cr->migrated;
-  cpu->ctr.c[CTR_COMPACT_CYCLES] += cycles;
-  cpu_stall(cpu, cycles);
+  uint64_t cycles = thp_count_compaction(kh->k, cpu, cr);
+  if (cycles)
+    cpu_stall(cpu, cycles);
 }
 
 static void emit_collapse(Khugepaged *kh, const CollapseControl *cc, Cpu *cpu, Mm *mm, uint64_t haddr, ScanResult r,

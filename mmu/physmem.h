@@ -23,6 +23,10 @@ typedef struct PhysMem PhysMem;
 
 PhysMem *physmem_new(const Settings *s, GError **error);
 void physmem_free(PhysMem *pm);
+/* Scatter the background pages of mem.fragmentation over the zones (see
+ * physmem.c).  The kernel calls it after the boot-time reservations
+ * (hugetlb pools), which a fresh machine serves from unfragmented memory. */
+void physmem_fragment(PhysMem *pm, const Settings *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PhysMem, physmem_free)
 
 /* Allocate 2^order 4K pages, trying `node` first.  FALSE when no zone of any

@@ -179,17 +179,22 @@ gboolean thp_defrag_compact(const Kernel *k, const Vma *v)
 }
 
 /* Count one direct compaction and charge its work. */
-static void count_compaction(Kernel *k, Cpu *cpu, const CompactResult *cr, uint64_t *cycles)
+uint64_t thp_count_compaction(Kernel *k, Cpu *cpu, const CompactResult *cr)
 {
   if (!cr->ran)
-    return;
+    return 0;
   cpu->ctr.c[CTR_COMPACT_STALL]++;
   cpu->ctr.c[cr->success ? CTR_COMPACT_SUCCESS : CTR_COMPACT_FAIL]++;
   cpu->ctr.c[CTR_COMPACT_MIGRATED] += cr->migrated;
   uint64_t c = kernel_ns_to_cycles(k, (double)cr->scanned * k->compact_scan_ns +
                                           (double)cr->migrated * k->compact_migrate_ns);
   cpu->ctr.c[CTR_COMPACT_CYCLES] += c;
-  *cycles += c;
+  return c;
+}
+
+static void count_compaction(Kernel *k, Cpu *cpu, const CompactResult *cr, uint64_t *cycles)
+{
+  *cycles += thp_count_compaction(k, cpu, cr);
 }
 
 static gboolean alloc_once(Kernel *k, Cpu *cpu, gboolean compact, uint64_t *pfn, uint64_t *cycles)

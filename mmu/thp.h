@@ -18,6 +18,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include "mm.h"
+#include "physmem.h"
 #include "settings.h"
 
 typedef struct Kernel Kernel;
@@ -131,6 +132,12 @@ gboolean thp_defrag_compact(const Kernel *k, const Vma *v);
  * that reclaim would run) and the allocation tried once more.  Compaction
  * is counted (compact_*) and its cost added to *cycles and compact_cycles. */
 gboolean thp_alloc(Kernel *k, Cpu *cpu, gboolean compact, uint64_t *pfn, uint64_t *cycles);
+
+/* Count what one direct compaction did (compact_stall, _success or _fail,
+ * _migrated, _cycles) on `cpu` and return its cost in cycles:
+ * scanned * compact.scan_page_ns + migrated * (compact.migrate_page_ns +
+ * copying 4K at mem.copy_hot_bytes_per_ns).  0 when it did not run. */
+uint64_t thp_count_compaction(Kernel *k, Cpu *cpu, const CompactResult *cr);
 
 /* The shared huge zero page, allocated on first use (thp_zero_page_alloc,
  * its clearing added to *cycles).  FALSE when no order-9 block is free. */

@@ -42,6 +42,7 @@ typedef struct {
   uint32_t last_pid, last_tid;
   size_t queued;
   uint64_t warmup_left;
+  gboolean whole;      /* count the whole input, region marks ignored */
   gboolean in_roi, roi_seen, stopped;
   Counters begin;
   uint64_t t_begin;
@@ -226,6 +227,8 @@ static void barrier_event(Engine *e, Queue *q, const TraceRecord *r)
     return;
   Machine *m = e->m;
   Cpu *cpu = run_on(e, q->t);
+  if (e->whole && (r->type == REC_ROI_BEGIN || r->type == REC_ROI_END))
+    return; /* --whole: the marks count for nothing */
   switch ((TraceRecordType)r->type) {
   case REC_ROI_BEGIN:
     e->in_roi = TRUE;
@@ -257,6 +260,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.by_thread = g_hash_table_new(g_direct_hash, g_direct_equal);
   m->k->map_on_demand = src->unmapped == UNMAPPED_ONDEMAND;
   e.warmup_left = opt ? opt->warmup : 0;
+  e.whole = opt && opt->whole;
   snapshot_begin(&e);
 
   g_autofree TraceBatch *batch = g_new(TraceBatch, 1);

@@ -18,6 +18,7 @@
 
 typedef struct {
   uint64_t warmup; /* accesses at the start of the region left uncounted */
+  gboolean whole;  /* count the whole input: setup, faults and all, region marks ignored */
 } EngineOptions;
 
 typedef struct {

@@ -49,6 +49,7 @@ typedef struct {
   gboolean json, csv;
   char *events;
   gint64 warmup;
+  gboolean whole;
 } RunOpts;
 
 static void run_opts_clear(RunOpts *o)
@@ -113,6 +114,7 @@ static int cmd_run(int argc, char **argv)
     { "repeat", 'r', 0, G_OPTION_ARG_INT, &o.repeat, "run N times with different seeds; report mean and stddev", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "seed of the generator (and of the first repeat)", "N" },
     { "warmup", 0, 0, G_OPTION_ARG_INT64, &o.warmup, "leave the first N accesses of the region uncounted", "N" },
+    { "whole", 0, 0, G_OPTION_ARG_NONE, &o.whole, "count the whole input (setup and its faults too), not just the region of interest", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &o.json, "print one JSON object", NULL },
     { "csv", 0, 0, G_OPTION_ARG_NONE, &o.csv, "print CSV (header and one row)", NULL },
     { "events", 0, 0, G_OPTION_ARG_FILENAME, &o.events, "write faults, sampled walks and kernel events to FILE", "FILE" },
@@ -173,7 +175,7 @@ static int cmd_run(int argc, char **argv)
       goto out;
     }
     EngineResult res;
-    EngineOptions eo = { .warmup = (uint64_t)o.warmup };
+    EngineOptions eo = { .warmup = (uint64_t)o.warmup, .whole = o.whole };
     gboolean ok = engine_run(m, src, &eo, &res, &err);
     double mhz = (double)settings_int(s, SET_CPU_FREQ_MHZ);
     machine_free(m);

@@ -66,7 +66,7 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
     if (!m)
       return FALSE;
     EngineResult res;
-    EngineOptions eo = { .warmup = spec->warmup };
+    EngineOptions eo = { .warmup = spec->warmup, .whole = spec->whole };
     gboolean ok = engine_run(m, src, &eo, &res, error);
     machine_free(m);
     if (!ok)

@@ -29,6 +29,7 @@ typedef struct {
   unsigned repeat;            /* >= 1 */
   uint64_t seed;              /* 0: the generator's default (repeat i uses 1 + i) */
   uint64_t warmup;
+  gboolean whole;             /* count the whole input (run --whole) */
   EventLog *events;           /* or NULL */
 } RunSpec;
 

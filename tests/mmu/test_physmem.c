@@ -27,7 +27,10 @@ static Settings *settings_va(const char *first, va_list ap)
 static PhysMem *physmem_va(GError **error, const char *first, va_list ap)
 {
   g_autoptr(Settings) s = settings_va(first, ap);
-  return physmem_new(s, error);
+  PhysMem *pm = physmem_new(s, error);
+  if (pm)
+    physmem_fragment(pm, s);
+  return pm;
 }
 
 static PhysMem *machine(const char *first, ...)
