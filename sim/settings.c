@@ -234,7 +234,7 @@ static gboolean store(SettingValue *v, const SettingDef *d, const char *value, c
   switch (d->type) {
   case SETTING_INT:
   case SETTING_SIZE: {
-    uint64_t x;
+    uint64_t x = 0;
     /* A minus sign only where the range allows negative values. */
     gboolean neg = d->type == SETTING_INT && d->min < 0 && text[0] == '-';
     gboolean ok = d->type == SETTING_SIZE ? settings_parse_size(text, &x) : settings_parse_count(text + neg, &x);
