@@ -540,24 +540,24 @@ static uint32_t pteg_scan_cost(Cpu *cpu, Ppc64Cpu *st, uint64_t pteg, unsigned f
 
 /* The insert loop of __hash_page_4K: primary group, secondary group (H
  * set), else evict from the group the timebase picks and repeat.  The CPU
- * clock stands for the timebase; *cycles is the time spent so far.  Returns
- * the PTEG and slot used through *pteg_out, or -1 when nothing could be
- * evicted (every valid entry of both groups bolted). */
+ * clock stands for the timebase; *cycles is the time spent so far.  When
+ * the group picked holds only bolted entries, the kernel goes round until
+ * the timebase picks the other one; the model goes there at once.  Returns
+ * the slot, with its PTEG in *pteg_out, or -1 when every valid entry of
+ * both groups is bolted. */
 static int hpte_insert(Cpu *cpu, Ppc64Cpu *st, uint64_t hash, uint64_t v, uint64_t r, unsigned owner,
                        uint32_t *cycles, uint64_t *pteg_out, GString *ex)
 {
   Ppc64Hpt *h = st->sh->hpt;
   uint64_t mask = ppc64_hpt_mask(h);
   uint64_t prim = hash & mask, sec = ~hash & mask;
-  unsigned failed_removes = 0;
   for (;;) {
-    unsigned bolted;
-    unsigned used = ppc64_hpt_valid_in(h, prim, &bolted);
+    unsigned used = ppc64_hpt_valid_in(h, prim, NULL);
     *cycles += pteg_scan_cost(cpu, st, prim, 0, MIN(used + 1, PPC64_HPTES_PER_GROUP));
     int slot = ppc64_hpt_insert(h, prim, v & ~HPTE_V_SECONDARY, r, owner);
     uint64_t g = prim;
     if (slot < 0) {
-      used = ppc64_hpt_valid_in(h, sec, &bolted);
+      used = ppc64_hpt_valid_in(h, sec, NULL);
       *cycles += pteg_scan_cost(cpu, st, sec, 0, MIN(used + 1, PPC64_HPTES_PER_GROUP));
       slot = ppc64_hpt_insert(h, sec, v | HPTE_V_SECONDARY, r, owner);
       g = sec;
@@ -568,26 +568,32 @@ static int hpte_insert(Cpu *cpu, Ppc64Cpu *st, uint64_t hash, uint64_t v, uint64
       return slot;
     }
     /* Both groups full: mftb() & 1 picks the primary, else the secondary;
-     * native_hpte_remove starts at slot mftb() & 7. */
+     * native_hpte_remove() starts at slot mftb() & 7. */
     uint64_t tb = cpu->clock + *cycles;
-    uint64_t victim_group = (tb & 1) ? prim : sec;
-    *cycles += pteg_scan_cost(cpu, st, victim_group, 0, PPC64_HPTES_PER_GROUP);
-    uint64_t tb2 = cpu->clock + *cycles;
-    Ppc64Hpte old;
-    int gone = ppc64_hpt_remove(h, victim_group, (unsigned)(tb2 & 7), &old);
+    uint64_t victim = (tb & 1) ? prim : sec;
+    int gone = -1;
+    Ppc64Hpte old = { 0 };
+    uint64_t tb2 = 0;
+    for (unsigned tries = 0; tries < 2 && gone < 0; tries++) {
+      if (tries)
+        victim = victim == prim ? sec : prim;
+      *cycles += pteg_scan_cost(cpu, st, victim, 0, PPC64_HPTES_PER_GROUP);
+      tb2 = cpu->clock + *cycles;
+      gone = ppc64_hpt_remove(h, victim, (unsigned)(tb2 & 7), &old);
+    }
     if (ex)
-      g_string_append_printf(ex, "    both PTEGs full: timebase %#" G_GINT64_MODIFIER "x bit 0 = %u picks the %s; eviction scan "
-                             "from slot %u: %s",
-                             tb, (unsigned)(tb & 1), victim_group == prim ? "primary" : "secondary", (unsigned)(tb2 & 7),
-                             gone >= 0 ? "" : "nothing to evict (all bolted)\n");
-    if (gone >= 0) {
-      cpu->ctr.c[CTR_HPTE_EVICTIONS]++;
+      g_string_append_printf(ex, "    both PTEGs full: timebase %#" G_GINT64_MODIFIER "x, bit 0 = %u picks the %s; ",
+                             tb, (unsigned)(tb & 1), (tb & 1) ? "primary" : "secondary");
+    if (gone < 0) {
       if (ex)
-        g_string_append_printf(ex, "slot %d evicted (v %#018" G_GINT64_MODIFIER "x), no tlbie: its translation may "
-                               "live on in a TLB\n", gone, old.v);
-    } else if (++failed_removes == 2) {
+        g_string_append(ex, "every entry of both groups is bolted\n");
       return -1;
     }
+    cpu->ctr.c[CTR_HPTE_EVICTIONS]++;
+    if (ex)
+      g_string_append_printf(ex, "%s PTEG scanned from slot %u (timebase %#" G_GINT64_MODIFIER "x & 7): slot %d evicted "
+                             "(v %#018" G_GINT64_MODIFIER "x), no tlbie, so its translation may live on in a TLB\n",
+                             victim == prim ? "primary" : "secondary", (unsigned)(tb2 & 7), tb2, gone, old.v);
   }
 }
 
