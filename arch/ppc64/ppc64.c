@@ -461,8 +461,8 @@ static void slb_switch(Cpu *cpu, Ppc64Cpu *st, Mm *mm, GString *ex)
     loaded++;
   }
   if (ex)
-    g_string_append_printf(ex, "  switch to context %" G_GUINT64_FORMAT ": %u user SLB entries and the ERAT flushed, "
-                           "%u segments preloaded for this thread\n", ctx, had, loaded);
+    g_string_append_printf(ex, "  context %" G_GUINT64_FORMAT " switched in (switch_slb): %u user SLB entries dropped, "
+                           "ERAT flushed, %u segments preloaded for this thread\n", ctx, had, loaded);
 }
 
 /* do_slb_fault() for a user address: slb_allocate_user(), preload_add(). */
@@ -700,6 +700,20 @@ static XlatStatus hash_page(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, AccessK
 
 /* ---- translation ------------------------------------------------------------------------ */
 
+/* The hash and both PTEG numbers, for explain. */
+static gboolean explain_hash(GString *ex, const Ppc64Hpt *h, uint64_t va, unsigned ssize, unsigned base, uint64_t hash)
+{
+  uint64_t mask = ppc64_hpt_mask(h), prim = hash & mask, sec = ~hash & mask;
+  uint64_t index = (va & ((1ULL << ppc64_sid_shift(ssize)) - 1)) >> base;
+  g_string_append_printf(ex, "  hash = (%spage index %#" G_GINT64_MODIFIER "x) & 0x7fffffffff = %#" G_GINT64_MODIFIER "x "
+                         "(%uK base page)\n", ssize == PPC64_SEG_1T ? "VSID ^ (VSID << 25) ^ " : "VSID ^ ", index, hash,
+                         (1u << base) >> 10);
+  g_string_append_printf(ex, "  PTEGs: primary hash & %#" G_GINT64_MODIFIER "x = %#" G_GINT64_MODIFIER "x (pa %#" G_GINT64_MODIFIER "x), "
+                         "secondary ~hash & mask = %#" G_GINT64_MODIFIER "x (pa %#" G_GINT64_MODIFIER "x)\n",
+                         mask, prim, ppc64_hpte_pa(h, prim, 0), sec, ppc64_hpte_pa(h, sec, 0));
+  return TRUE;
+}
+
 static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex)
 {
   Ppc64Cpu *st = cpu->arch_state;
@@ -777,15 +791,6 @@ static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind
         g_string_append_printf(ex, "  TLB hit (%s entry): %u cycles\n", ppc64_ops.size_name[p->size], st->tlb_hit_cycles);
       return XLAT_OK;
     }
-    if (ex && !hash_shown) {
-      hash_shown = TRUE;
-      g_string_append_printf(ex, "  hash = %s(page index %#" G_GINT64_MODIFIER "x) & 0x7fffffffff = %#" G_GINT64_MODIFIER "x "
-                             "(%uK base page)\n", ssize == PPC64_SEG_1T ? "VSID ^ (VSID << 25) ^ " : "VSID ^ ",
-                             (uint64_t)((va & ((1ULL << ppc64_sid_shift(ssize)) - 1)) >> base), hash, (1u << base) >> 10);
-      g_string_append_printf(ex, "  PTEGs: primary hash & %#" G_GINT64_MODIFIER "x = %#" G_GINT64_MODIFIER "x (pa %#" G_GINT64_MODIFIER "x), "
-                             "secondary ~hash & mask = %#" G_GINT64_MODIFIER "x (pa %#" G_GINT64_MODIFIER "x)\n",
-                             mask, prim, ppc64_hpte_pa(h, prim, 0), sec, ppc64_hpte_pa(h, sec, 0));
-    }
     int64_t pteg = -1;
     int slot = -1;
     if (p) {
@@ -796,6 +801,8 @@ static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind
       if (ex)
         g_string_append_printf(ex, "  TLB hit (%s entry) without permission for this access: %u cycles\n",
                                ppc64_ops.size_name[p->size], st->tlb_hit_cycles);
+      if (ex && !hash_shown)
+        hash_shown = explain_hash(ex, h, va, ssize, base, hash);
       if ((slot = ppc64_hpt_find(h, prim, want)) >= 0)
         pteg = (int64_t)prim;
       else if ((slot = ppc64_hpt_find(h, sec, want | HPTE_V_SECONDARY)) >= 0)
@@ -804,6 +811,8 @@ static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind
       cpu->ctr.c[CTR_STLB_MISSES]++;
       if (ex)
         g_string_append_printf(ex, "  TLB miss (%s): %u cycles\n", st->tlb ? "tlb.stlb" : "no TLB", st->tlb_hit_cycles);
+      if (ex && !hash_shown)
+        hash_shown = explain_hash(ex, h, va, ssize, base, hash);
       /* The hardware searches the primary group, then the secondary. */
       out->walked = TRUE;
       cpu->ctr.c[CTR_PAGE_WALKS]++;
