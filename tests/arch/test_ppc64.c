@@ -116,6 +116,20 @@ START_TEST(test_hpt_size_rule)
   ck_assert_uint_eq(ppc64_hpt_base_pa(h) & ((16ULL << 20) - 1), 0); /* aligned to its size */
   /* The linear map of 1G bolted in 16M pages: 64 HPTEs. */
   ck_assert_uint_eq(ppc64_hpt_valid(h), 64);
+  /* A table above the buddy's largest block (4M): 16M taken as one aligned
+   * run of four max-order blocks, and given back whole. */
+  PhysMem *pm = m->k->pm;
+  uint64_t before = physmem_free_pages(pm, 0);
+  g_autoptr(GError) err = NULL;
+  Ppc64Hpt *h2 = ppc64_hpt_new(pm, 0, 24, &err);
+  ck_assert_no_error(err);
+  ck_assert_uint_eq(ppc64_hpt_base_pa(h2) & ((16ULL << 20) - 1), 0);
+  ck_assert_uint_eq(physmem_free_pages(pm, 0), before - 4096);
+  ppc64_hpt_free(h2);
+  ck_assert_uint_eq(physmem_free_pages(pm, 0), before);
+  /* More than the node can hold: an error naming the setting. */
+  ck_assert_ptr_null(ppc64_hpt_new(pm, 0, 30, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "ppc64.hpt_size"));
   machine_free(m);
 }
 END_TEST
