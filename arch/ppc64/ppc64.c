@@ -92,7 +92,7 @@ typedef struct {
   gboolean seg_1t;
   unsigned min_user_context;
   unsigned preload_cap;
-  unsigned line_bytes;
+  unsigned line_shift;      /* log2 of the cache line */
   int slb_asid;             /* asid whose user segments the SLB holds; -1 none */
   const Thread *preload_owner;
   Ppc64Preload *preload;    /* the preload list of preload_owner */
@@ -370,7 +370,7 @@ static void *ppc64_cpu_new(const Settings *s, Cpu *cpu, GError **error)
   st->seg_1t = settings_bool(s, SET_PPC64_SEGMENT_1T);
   st->min_user_context = ppc64_min_user_context(st->base_shift);
   st->preload_cap = (unsigned)MIN(settings_int(s, SET_PPC64_SLB_PRELOAD), PPC64_PRELOAD_MAX);
-  st->line_bytes = memsys_line_bytes(cpu->mem);
+  st->line_shift = (unsigned)__builtin_ctz(memsys_line_bytes(cpu->mem)); /* a power of two */
   st->slb_asid = -1;
   st->tlb_hit_cycles = (uint32_t)settings_int(s, SET_TLB_STLB_HIT_CYCLES);
   st->walk_overhead_cycles = (uint32_t)settings_int(s, SET_WALK_OVERHEAD_CYCLES);
@@ -496,9 +496,9 @@ static int pteg_search(Cpu *cpu, Ppc64Cpu *st, uint64_t pteg, uint64_t want_v, u
   uint64_t line = ~0ULL;
   for (unsigned i = 0; i <= last; i++) {
     uint64_t pa = ppc64_hpte_pa(h, pteg, i);
-    if (pa / st->line_bytes == line)
+    if (pa >> st->line_shift == line)
       continue;
-    line = pa / st->line_bytes;
+    line = pa >> st->line_shift;
     MemLevel where;
     uint32_t c = table_ref(cpu, pa, &where);
     *walk += c;
@@ -506,7 +506,7 @@ static int pteg_search(Cpu *cpu, Ppc64Cpu *st, uint64_t pteg, uint64_t want_v, u
     cpu->ctr.c[CTR_WALK_REFS_L1 + where]++;
     if (ex)
       g_string_append_printf(ex, "    %-9s PTEG %#" G_GINT64_MODIFIER "x line at pa %#" G_GINT64_MODIFIER "x: %-4s %3u cycles\n",
-                             which, pteg, line * st->line_bytes, memsys_level_name(where), c);
+                             which, pteg, line << st->line_shift, memsys_level_name(where), c);
   }
   if (ex) {
     unsigned bolted, valid = ppc64_hpt_valid_in(h, pteg, &bolted);
@@ -530,9 +530,9 @@ static uint32_t pteg_scan_cost(Cpu *cpu, Ppc64Cpu *st, uint64_t pteg, unsigned f
   uint64_t line = ~0ULL;
   for (unsigned k = 0; k < n; k++) {
     uint64_t pa = ppc64_hpte_pa(h, pteg, (from + k) & (PPC64_HPTES_PER_GROUP - 1));
-    if (pa / st->line_bytes == line)
+    if (pa >> st->line_shift == line)
       continue;
-    line = pa / st->line_bytes;
+    line = pa >> st->line_shift;
     c += table_ref(cpu, pa, NULL);
   }
   return c;
