@@ -8,6 +8,7 @@
 
 static const ArchOps *const arches[] = {
   &x86_64_ops,
+  &ppc64_ops,
 };
 
 const ArchOps *arch_lookup(const char *name)

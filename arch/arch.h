@@ -71,5 +71,6 @@ const ArchOps *arch_lookup(const char *name);
 char *arch_names(void);
 
 extern const ArchOps x86_64_ops;
+extern const ArchOps ppc64_ops;
 
 #endif

@@ -455,3 +455,70 @@ static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gb
   compaction_defer_reset(&pm->compact[buddy_node(z) * N_ZONE_TYPES + buddy_zone_type(z)], order, TRUE);
   return TRUE;
 }
+
+/* ---- contiguous boot allocations (the ppc64 hashed page table) ---------- */
+
+/* A naturally aligned run of 2^order pages on `node`, order possibly above
+ * buddy.max_order: what memblock_phys_alloc_range(size, size, ...) gives
+ * early boot code (arch/powerpc/mm/book3s64/hash_utils.c htab_initialize()
+ * allocates the HPT so).  Max-order blocks are taken from one zone until
+ * 2^(order - max_order) of them form an aligned run; the others go back.
+ * Meant for machine start, when a zone hands its blocks out in address
+ * order, so the first run completes after a few blocks. */
+gboolean physmem_alloc_contig(PhysMem *pm, int node, unsigned order, uint64_t *pfn)
+{
+  g_return_val_if_fail(pm != NULL && pfn != NULL && node >= 0 && node < pm->nodes, FALSE);
+  for (unsigned i = 0; i < G_N_ELEMENTS(zone_try_order); i++) {
+    BuddyZone *z = pm->zones[node * N_ZONE_TYPES + zone_try_order[i]];
+    if (!z)
+      continue;
+    unsigned max = buddy_max_order(z);
+    if (order <= max) {
+      if (buddy_alloc(z, order, MT_UNMOVABLE, pfn))
+        return TRUE;
+      continue;
+    }
+    uint64_t need = UINT64_C(1) << (order - max), run_mask = (UINT64_C(1) << order) - 1;
+    GArray *taken = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    GHashTable *runs = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL); /* run -> blocks */
+    gboolean found = FALSE;
+    uint64_t run = 0, p;
+    while (!found && buddy_alloc(z, max, MT_UNMOVABLE, &p)) {
+      g_array_append_val(taken, p);
+      run = p & ~run_mask;
+      guint n = GPOINTER_TO_UINT(g_hash_table_lookup(runs, &run)) + 1;
+      g_hash_table_insert(runs, g_memdup2(&run, sizeof run), GUINT_TO_POINTER(n));
+      found = n == need;
+    }
+    for (guint j = 0; j < taken->len; j++) {
+      uint64_t b = g_array_index(taken, uint64_t, j);
+      if (!found || (b & ~run_mask) != run)
+        buddy_free(z, b, max);
+    }
+    g_array_free(taken, TRUE);
+    g_hash_table_destroy(runs);
+    if (found) {
+      *pfn = run;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+/* Give back a run that physmem_alloc_contig() returned (same order). */
+void physmem_release_contig(PhysMem *pm, uint64_t pfn, unsigned order)
+{
+  g_return_if_fail(pm != NULL);
+  BuddyZone *z = zone_of(pm, pfn);
+  if (!z) {
+    g_critical("physmem_release_contig: pfn %#" G_GINT64_MODIFIER "x is in no zone", pfn);
+    return;
+  }
+  unsigned max = buddy_max_order(z);
+  if (order <= max) {
+    buddy_free(z, pfn, order);
+    return;
+  }
+  for (uint64_t b = 0; b < (UINT64_C(1) << order); b += UINT64_C(1) << max)
+    buddy_free(z, pfn + b, max);
+}

@@ -72,4 +72,10 @@ BuddyZone *physmem_zone(const PhysMem *pm, int node, ZoneType t);
 void physmem_buddyinfo(const PhysMem *pm, GString *out);
 uint64_t physmem_host_bytes(const PhysMem *pm);
 
+/* A naturally aligned run of 2^order pages on `node` for boot-time tables
+ * (the ppc64 hashed page table); order may exceed buddy.max_order.  FALSE
+ * when no zone of the node holds such a run free. */
+gboolean physmem_alloc_contig(PhysMem *pm, int node, unsigned order, uint64_t *pfn);
+void physmem_release_contig(PhysMem *pm, uint64_t pfn, unsigned order);
+
 #endif

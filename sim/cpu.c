@@ -216,6 +216,17 @@ void cpu_flush_all(Cpu *cpu)
   forget_shortcuts(cpu);
 }
 
+void cpu_flush_l1(Cpu *cpu)
+{
+  for (unsigned sz = 0; sz < ARCH_MAX_SIZES; sz++) {
+    if (cpu->l1d[sz])
+      tlb_flush_all(cpu->l1d[sz]);
+    if (cpu->l1i[sz])
+      tlb_flush_all(cpu->l1i[sz]);
+  }
+  forget_shortcuts(cpu);
+}
+
 /* ---- translation ---------------------------------------------------------------- */
 
 /* Frame of the 4K granule of va inside a page of `size` starting at pfn. */

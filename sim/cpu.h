@@ -81,6 +81,10 @@ void cpu_stall(Cpu *cpu, uint64_t cycles);
 void cpu_flush_page(Cpu *cpu, unsigned asid, uint64_t va);
 void cpu_flush_asid(Cpu *cpu, unsigned asid);
 void cpu_flush_all(Cpu *cpu);
+/* Invalidate this CPU's L1 TLB arrays and shortcuts only, leaving the
+ * architecture's state alone: for an architecture whose own events flush
+ * them (ppc64: an SLB invalidation flushes the ERAT). */
+void cpu_flush_l1(Cpu *cpu);
 
 /* Translate va for `kind` without timing, for `explain`: fills the text of
  * every step in `ex` and returns the physical address (or ~0 on a fault that
