@@ -29,13 +29,10 @@ for args in "$cases"/*.args; do
   # shellcheck disable=SC2046
   set -- $(sed -e "s#@DIR@#$cases#g" -e "s#@TMP@#$tmp#g" "$args" | tr '\n' ' ')
   set +f
-  out=$("$MMUSIM" "$@" 2>&1 < /dev/null | filter; echo "exit $?")
-  # the exit status of mmusim, not of the filter (on a fresh scratch folder):
-  rm -rf "$tmp" && mkdir "$tmp"
-  "$MMUSIM" "$@" >/dev/null 2>&1 < /dev/null
-  rc=$?
+  # One run: its output, then its exit status on the last line.
+  raw=$("$MMUSIM" "$@" 2>&1 < /dev/null; echo "exit $?")
   rm -rf "$tmp"
-  out=$(printf '%s\n' "$out" | sed '$d'; echo "exit $rc")
+  out=$(printf '%s\n' "$raw" | sed '$d' | filter; printf '%s\n' "$raw" | tail -n 1)
   if [ "${GOLDEN_UPDATE:-}" = 1 ]; then
     printf '%s\n' "$out" > "$cases/$name.expected"
     echo "updated: $name"
