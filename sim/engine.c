@@ -297,7 +297,8 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
           run_queues(&e, FALSE);
       } else {
         barrier_event(&e, q, r);
-        if (r->type == REC_ROI_BEGIN) /* --warmup counts from the region's start */
+        /* --warmup counts from the region's start (from the input's with --whole) */
+        if (r->type == REC_ROI_BEGIN && !e.whole)
           e.warmup_left = opt ? opt->warmup : 0;
       }
     }
