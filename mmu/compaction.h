@@ -16,8 +16,9 @@
 #include "buddy.h"
 #include "physmem.h"
 
-/* mm/compaction.c COMPACT_MAX_DEFER_SHIFT: at most 1 << 6 = 64 attempts
- * are skipped between two compactions of a zone that keeps failing. */
+/* mm/compaction.c COMPACT_MAX_DEFER_SHIFT: a zone that keeps failing is
+ * compacted again at the (1 << 6) = 64th attempt, so at most 63 attempts
+ * are skipped in between. */
 #define COMPACT_MAX_DEFER_SHIFT 6
 /* include/linux/mmzone.h PAGE_ALLOC_COSTLY_ORDER: above it the
  * fragmentation index decides whether compaction is worth running. */

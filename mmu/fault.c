@@ -34,6 +34,7 @@
 
 #include "cpu.h"
 #include "events.h"
+#include "khugepaged.h"
 #include "hugetlb.h"
 #include "machine.h"
 
@@ -309,8 +310,10 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
   if (level == 2 && (e & PTE_P) && (e & PTE_PS))
     return huge_present(k, cpu, mm, v, n, idx, va, kind, cycles);
   uint64_t haddr = va & ~(THP_PMD_BYTES - 1);
-  if (level >= 2 && !e && thp_vma_allowed(k, mm, v) && thp_range_in_vma(v, haddr) &&
-      k->thp->fault_huge(k, mm, v, haddr)) {
+  gboolean huge_ok = level >= 2 && !e && thp_vma_allowed(k, mm, v) && thp_range_in_vma(v, haddr);
+  if (huge_ok)
+    khugepaged_enter_vma(k->khugepaged, mm, v); /* as do_huge_pmd_anonymous_page */
+  if (huge_ok && k->thp->fault_huge(k, mm, v, haddr)) {
     gboolean fallback = FALSE;
     FaultResult r = huge_anonymous(k, cpu, mm, v, va, kind, cycles, &fallback);
     if (r != FAULT_MAPPED || !fallback)

@@ -2,7 +2,7 @@
  * fault.h - the page-fault handler for anonymous and hugetlb memory.
  *
  * Read fault on an empty PTE: map the shared zero page read-only.  Write
- * fault on an empty PTE: allocate a zeroed movable page on the policy's node.
+ * fault on an empty PTE: allocate a zeroed movable page on the faulting CPU's node.
  * Write fault on a zero-page PTE: copy-on-write (a fresh zeroed page, the old
  * translation flushed).  An empty PMD in a range THP may use: a huge page or
  * the huge zero page first (thp_fault_alloc, thp_zero_page_mapped), the 4K

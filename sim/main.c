@@ -326,7 +326,7 @@ static void usage(FILE *f)
   fprintf(f,
           "usage: mmusim COMMAND [OPTIONS]\n\n"
           "  run      [-m MACHINE] (-w WORKLOAD | -t TRACE [-f FORMAT]) [-s KEY=VALUE]...\n"
-          "           [-r REPEAT] [--seed N] [--warmup N] [--json | --csv] [--events FILE]\n"
+          "           [-r REPEAT] [--seed N] [--warmup N] [--whole] [--json | --csv] [--events FILE]\n"
           "  explain  [-m MACHINE] [-s KEY=VALUE]... [-w WORKLOAD | -t TRACE] ADDRESS...\n"
           "  sweep    [-o DIR] [-j N] [--emit-jobs | --only ID | --collect DIR] [--plot] EXPERIMENT.ini\n"
           "  list     machines | workloads | settings | counters\n\n"
