@@ -48,6 +48,7 @@ struct TraceInput {
   uint64_t offset;          /* decompressed bytes consumed */
   gboolean eof;             /* no more decompressed bytes */
   GError *failure;          /* a read error, repeated to later calls */
+  FILE *tee;                /* a copy of the raw bytes, or NULL */
 };
 
 static const char *const COMPRESSION_NAMES[] = { "plain", "gzip", "xz", "zstd" };
@@ -86,6 +87,12 @@ TraceInput *trace_input_from_fd(int fd, const char *name, gboolean decompress)
   TraceInput *in = input_new(name, decompress);
   in->fd = fd;
   return in;
+}
+
+void trace_input_set_tee(TraceInput *in, FILE *tee)
+{
+  g_return_if_fail(in != NULL);
+  in->tee = tee;
 }
 
 void trace_input_own_fd(TraceInput *in)
@@ -137,6 +144,11 @@ static gssize raw_read(TraceInput *in, uint8_t *buf, size_t n, GError **error)
       if (got >= 0) {
         if (got == 0)
           in->raw_eof = TRUE;
+        if (in->tee && got && fwrite(buf, 1, (size_t)got, in->tee) != (size_t)got) {
+          int e = errno;
+          g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "%s: cannot write the copy: %s", in->name, g_strerror(e));
+          return -1;
+        }
         return got;
       }
       if (errno != EINTR) {

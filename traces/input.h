@@ -13,6 +13,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef enum { INPUT_PLAIN, INPUT_GZIP, INPUT_XZ, INPUT_ZSTD } InputCompression;
 
@@ -23,6 +24,9 @@ typedef struct TraceInput TraceInput;
 TraceInput *trace_input_open(const char *path, gboolean decompress, GError **error);
 /* Read from a file descriptor the caller owns (it is not closed). */
 TraceInput *trace_input_from_fd(int fd, const char *name, gboolean decompress);
+/* Copy every byte read from the underlying file or pipe (before any
+ * decompression) to `tee` as well; the caller keeps `tee` open. */
+void trace_input_set_tee(TraceInput *in, FILE *tee);
 /* Make the input close its descriptor when freed. */
 void trace_input_own_fd(TraceInput *in);
 /* Read a copy of `len` bytes (tests, fuzz targets). */
