@@ -394,7 +394,7 @@ static int trace_info(const TraceOpts *o, const char *path)
       const char *line = g_ptr_array_index(info.meta, i);
       const char *sp = strchr(line, ' ');
       g_autofree char *key = sp ? g_strndup(line, (gsize)(sp - line)) : g_strdup(line);
-      g_string_append_printf(out, "  %-13s %s\n", key, sp ? sp + 1 : "");
+      g_string_append_printf(out, "  %-15s %s\n", key, sp ? sp + 1 : "");
     }
     trace_summary_print(&info.summary, out);
     mtr_info_clear(&info);
@@ -405,7 +405,7 @@ static int trace_info(const TraceOpts *o, const char *path)
       goto out;
     }
     if (f == TRACE_FORMAT_LACKEY)
-      g_string_append_printf(out, "  skipped       %" G_GUINT64_FORMAT " lines (valgrind's own messages)\n",
+      g_string_append_printf(out, "  skipped         %" G_GUINT64_FORMAT " lines (valgrind's own messages)\n",
                              lackey_source_skipped(src));
     trace_summary_print(&sum, out);
   }

@@ -175,7 +175,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
     rc = 2;
   } else if (WIFEXITED(status) && WEXITSTATUS(status) == RECORDER_EXEC_FAILED && accesses == 0) {
     g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN,
-                "record: valgrind could not run the command (is valgrind installed? Debian: apt-get install valgrind)");
+                "record: valgrind could not run the command (see the message above; is valgrind installed? Debian: apt-get install valgrind)");
     rc = 2;
   } else if (o->progress) {
     fprintf(stderr, "mmusim record: %s: %" G_GUINT64_FORMAT " accesses, %" G_GUINT64_FORMAT " instructions, %"

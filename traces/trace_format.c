@@ -10,6 +10,8 @@
  *  3. a line in lackey's shape (`==PID==`, `I  HEX,N`, ` L HEX,N`, ...)
  *     among the first lines                                   -> lackey
  *  4. anything else, an empty input included                  -> text
+ * A file whose name ends in .mtr is read as .mtr without looking, so that a
+ * damaged one is reported as such rather than read as ChampSim.
  */
 #include "config.h"
 #include "trace_format.h"
@@ -95,6 +97,10 @@ TraceSource *trace_format_open_input(TraceInput *in, TraceFormat format, TraceFo
 TraceSource *trace_format_open(const char *path, TraceFormat format, TraceFormat *detected, GError **error)
 {
   g_return_val_if_fail(path != NULL, NULL);
+  /* A damaged .mtr file would be taken for ChampSim's headerless binary;
+   * its name says what it was meant to be. */
+  if (format == TRACE_FORMAT_AUTO && g_str_has_suffix(path, ".mtr"))
+    format = TRACE_FORMAT_MTR;
   TraceInput *in = trace_input_open(path, TRUE, error);
   return in ? trace_format_open_input(in, format, detected, error) : NULL;
 }
