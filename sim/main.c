@@ -341,6 +341,7 @@ typedef struct {
   gint64 seed;
   gint64 count;
   gint64 from;
+  gboolean verify;
 } TraceOpts;
 
 static TraceSource *trace_open_opts(const TraceOpts *o, const char *path, TraceFormat *detected, GError **error)
@@ -367,8 +368,48 @@ static gboolean scan_summary(TraceSource *src, TraceSummary *sum, GError **error
   return TRUE;
 }
 
+/* `trace info --verify`: read every record (every block and checksum of an
+ * .mtr), count them, and check the count against the index. */
+static int trace_verify(const TraceOpts *o, const char *path)
+{
+  GError *err = NULL;
+  TraceFormat f;
+  g_autoptr(TraceSource) src = trace_open_opts(o, path, &f, &err);
+  if (!src)
+    return fail(err);
+  g_autofree TraceBatch *batch = g_new(TraceBatch, 1);
+  uint64_t records = 0, accesses = 0;
+  for (;;) {
+    if (!trace_source_next(src, batch, &err))
+      return fail(err);
+    if (batch->n == 0)
+      break;
+    records += batch->n;
+    for (unsigned i = 0; i < batch->n; i++)
+      accesses += batch->rec[i].type == REC_ACCESS;
+  }
+  if (f == TRACE_FORMAT_MTR && strcmp(path, "-") != 0) {
+    MtrInfo info;
+    gboolean ok = mtr_read_info(path, &info, &err);
+    uint64_t indexed = info.summary.records;
+    mtr_info_clear(&info);
+    if (!ok)
+      return fail(err);
+    if (indexed != records) {
+      fprintf(stderr, "mmusim: %s: the index counts %" G_GUINT64_FORMAT " records, the blocks hold %" G_GUINT64_FORMAT "\n",
+              path, indexed, records);
+      return 2;
+    }
+  }
+  printf("trace:          %s\nformat:         %s\nverified:       %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
+         " accesses\n", path, trace_format_name(f), records, accesses);
+  return 0;
+}
+
 static int trace_info(const TraceOpts *o, const char *path)
 {
+  if (o->verify)
+    return trace_verify(o, path);
   GError *err = NULL;
   TraceFormat f;
   g_autoptr(TraceSource) src = trace_open_opts(o, path, &f, &err);
@@ -548,6 +589,7 @@ static int cmd_trace(int argc, char **argv)
     { "seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "convert -w: seed of the generator", "N" },
     { "lines", 'n', 0, G_OPTION_ARG_INT64, &o.count, "head: how many records (default 10)", "N" },
     { "from", 0, 0, G_OPTION_ARG_INT64, &o.from, "head: start at record N (0-based; .mtr seeks through its index)", "N" },
+    { "verify", 0, 0, G_OPTION_ARG_NONE, &o.verify, "info: read and check every record (every .mtr checksum), count them, nothing more", NULL },
     { NULL },
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("info FILE | convert IN OUT | convert -w WORKLOAD OUT | head FILE");
