@@ -115,5 +115,9 @@ static inline AccessKind workload_mix_next(WorkloadMix *m)
 extern const WorkloadGenerator gen_ptrchase;
 extern const WorkloadGenerator gen_random;
 extern const WorkloadGenerator gen_seq;
+extern const WorkloadGenerator gen_video;
+extern const WorkloadGenerator gen_gups;
+extern const WorkloadGenerator gen_hashjoin;
+extern const WorkloadGenerator gen_graph;
 
 #endif
