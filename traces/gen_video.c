@@ -59,7 +59,8 @@ static const WorkloadParam video_params[] = {
   { "height", WPARAM_COUNT, "2160", NULL, 16, 65536, "frame height in pixels, a multiple of 16" },
   { "refs", WPARAM_COUNT, "3", NULL, 1, 16, "reference frames searched (x264 --ref, 3 by default)" },
   { "range", WPARAM_COUNT, "16", NULL, 2, 512, "motion search range in pixels (x264 --merange, 16 by default)" },
-  { "candidates", WPARAM_COUNT, "12", NULL, 1, 256, "candidate blocks per macroblock and reference frame" },
+  { "candidates", WPARAM_COUNT, "13", NULL, 1, 256,
+    "candidate blocks per macroblock and reference frame (x264 hex search with small motion: a hexagon of 6, one step of 3, a refinement of 4)" },
   { NULL },
 };
 
