@@ -25,6 +25,8 @@
 #define INPUT_OBUF_BYTES (256u * 1024) /* decompressed bytes; at least 2x TRACE_INPUT_PEEK_MAX */
 #define INPUT_CBUF_BYTES (128u * 1024) /* compressed bytes */
 #define INPUT_MAGIC_BYTES 6            /* the longest magic number (xz) */
+#define INPUT_GATHER_BYTES (64u * 1024) /* a read shorter than this: wait before the next */
+#define INPUT_GATHER_WAIT_US 2000      /* 2 ms: ~25 KB of lackey output at valgrind's pace */
 
 struct TraceInput {
   char *name, *path;
@@ -49,6 +51,8 @@ struct TraceInput {
   gboolean eof;             /* no more decompressed bytes */
   GError *failure;          /* a read error, repeated to later calls */
   FILE *tee;                /* a copy of the raw bytes, or NULL */
+  gboolean gather;          /* let a pipe fill before reading it again */
+  size_t last_read;         /* bytes the last read(2) gave */
 };
 
 static const char *const COMPRESSION_NAMES[] = { "plain", "gzip", "xz", "zstd" };
@@ -95,6 +99,12 @@ void trace_input_set_tee(TraceInput *in, FILE *tee)
   in->tee = tee;
 }
 
+void trace_input_gather(TraceInput *in)
+{
+  g_return_if_fail(in != NULL && in->fd >= 0);
+  in->gather = TRUE;
+}
+
 void trace_input_own_fd(TraceInput *in)
 {
   g_return_if_fail(in != NULL && in->fd >= 0);
@@ -139,8 +149,13 @@ static gssize raw_read(TraceInput *in, uint8_t *buf, size_t n, GError **error)
   if (in->raw_eof || n == 0)
     return 0;
   if (!in->mem) {
+    /* A writer that writes a line at a time wakes a waiting reader for
+     * each line; letting the pipe fill first spares most wakeups. */
+    if (in->gather && in->last_read < INPUT_GATHER_BYTES)
+      g_usleep(INPUT_GATHER_WAIT_US);
     for (;;) {
       ssize_t got = read(in->fd, buf, n);
+      in->last_read = got > 0 ? (size_t)got : 0;
       if (got >= 0) {
         if (got == 0)
           in->raw_eof = TRUE;

@@ -27,6 +27,10 @@ TraceInput *trace_input_from_fd(int fd, const char *name, gboolean decompress);
 /* Copy every byte read from the underlying file or pipe (before any
  * decompression) to `tee` as well; the caller keeps `tee` open. */
 void trace_input_set_tee(TraceInput *in, FILE *tee);
+/* Reading a pipe whose writer writes in small pieces (valgrind): after a
+ * short read, wait a little so the pipe fills, sparing the writer a wakeup
+ * of the reader for every piece. */
+void trace_input_gather(TraceInput *in);
 /* Make the input close its descriptor when freed. */
 void trace_input_own_fd(TraceInput *in);
 /* Read a copy of `len` bytes (tests, fuzz targets). */

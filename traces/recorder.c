@@ -108,6 +108,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
   fcntl(fds[0], F_SETPIPE_SZ, RECORDER_PIPE_BYTES);
   TraceInput *in = trace_input_from_fd(fds[0], "<lackey pipe>", FALSE);
   trace_input_own_fd(in);
+  trace_input_gather(in);
   FILE *copy = NULL;
   if (o->lackey_copy && !(copy = fopen(o->lackey_copy, "w"))) {
     int e = errno;
