@@ -319,13 +319,14 @@ static gssize decode(TraceInput *in, size_t cap, GError **error)
  * Returns bytes added, 0 at the end, -1 on error. */
 static gssize fill(TraceInput *in, GError **error)
 {
+  GError *err = NULL;
   if (in->failure) {
     g_propagate_error(error, g_error_copy(in->failure));
     return -1;
   }
   if (in->eof)
     return 0;
-  if (!in->started && !start(in, error))
+  if (!in->started && !start(in, &err))
     goto fail;
   if (in->olen == INPUT_OBUF_BYTES || in->opos > INPUT_OBUF_BYTES / 2) {
     memmove(in->obuf, in->obuf + in->opos, in->olen - in->opos);
@@ -340,10 +341,10 @@ static gssize fill(TraceInput *in, GError **error)
       in->cpos += n;
       got = (gssize)n;
     } else {
-      got = raw_read(in, in->obuf + in->olen, INPUT_OBUF_BYTES - in->olen, error);
+      got = raw_read(in, in->obuf + in->olen, INPUT_OBUF_BYTES - in->olen, &err);
     }
   } else {
-    got = decode(in, INPUT_OBUF_BYTES, error);
+    got = decode(in, INPUT_OBUF_BYTES, &err);
   }
   if (got < 0)
     goto fail;
@@ -352,8 +353,10 @@ static gssize fill(TraceInput *in, GError **error)
   in->olen += (size_t)got;
   return got;
 fail:
-  if (error && *error)
-    in->failure = g_error_copy(*error);
+  if (!err) /* every failing path sets one; keep the input stopped regardless */
+    g_set_error(&err, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "%s: read error", in->name);
+  in->failure = g_error_copy(err);
+  g_propagate_error(error, err);
   return -1;
 }
 
@@ -380,9 +383,11 @@ gssize trace_input_read(TraceInput *in, void *buf, size_t n, GError **error)
     /* Large reads of a plain stream go straight to the caller's buffer. */
     if (in->started && in->comp == INPUT_PLAIN && in->cpos == in->clen && n >= INPUT_OBUF_BYTES / 2 && !in->failure) {
       in->opos = in->olen = 0;
-      gssize got = raw_read(in, buf, n, error);
+      GError *err = NULL;
+      gssize got = raw_read(in, buf, n, &err);
       if (got < 0) {
-        in->failure = g_error_copy(*error);
+        in->failure = g_error_copy(err);
+        g_propagate_error(error, err);
         return -1;
       }
       if (got == 0)
