@@ -51,6 +51,9 @@ good = open("trace-hello.mtr", "rb").read()
 meta_len = struct.unpack("<I", good[12:16])[0]
 block = 20 + meta_len
 
+# A generator written out: replayed, it gives the generator's counters.
+run(mmusim, "trace", "convert", "-w", "random:size=8M,accesses=20K,rw=0.3", "trace-gen-random.mtr")
+
 # Malformed .mtr files: each names an offset.
 put("trace-bad-magic.mtr", b"\x89MTX" + good[4:])
 put("trace-bad-truncated.mtr", good[:block + 30])
