@@ -62,6 +62,9 @@
 #define MTR_VA_LIMIT (1ULL << 57)           /* as the text format, rule 2 */
 #define MTR_ACCESS_MAX_BYTES 4096           /* as the text format, rule 3 */
 #define MTR_PAGE_SHIFT 12
+/* mmap flags are record.h's MAP_F_* bits, stored as they are, so a flag the
+ * text format adds needs no new version; the top bit stays reserved. */
+#define MTR_MAP_FLAGS_MAX 0x7f
 
 enum {
   TAG_ACCESS_GAP = 0x04,
@@ -691,7 +694,7 @@ static gboolean decode_one(MtrSource *m, TraceRecord *r, gboolean *got, GError *
   case TAG_MMAP:
     r->type = REC_MMAP;
     return get_range(m, r, error) && get_byte(m, &r->prot, PROT_R | PROT_W | PROT_X, "protection bits 0..7", error) &&
-           get_byte(m, &r->flags, MAP_F_STACK | MAP_F_HUGETLB | MAP_F_SHARED | MAP_F_ONDEMAND, "mmap flags 0..15", error);
+           get_byte(m, &r->flags, MTR_MAP_FLAGS_MAX, "mmap flags 0..127", error);
   case TAG_MUNMAP:
     r->type = REC_MUNMAP;
     return get_range(m, r, error);
