@@ -19,6 +19,11 @@
  * libc start-up are a few hundred thousand accesses (`mmusim trace info` on
  * a first recording tells how many to skip).
  *
+ * Ctrl-C stops the program, not the recorder: valgrind ends the program and
+ * closes the pipe, and the recorder writes the index as at a normal end, so
+ * a long run can be cut short and what was recorded replayed.  The progress
+ * line appears only when standard error is a terminal.
+ *
  * Left out: multi-threaded programs are recorded as one thread (lackey does
  * not say which thread made an access); attaching to a running process.
  */
@@ -75,8 +80,12 @@ int recorder_run(const RecorderOptions *o, GError **error)
     _exit(RECORDER_EXEC_FAILED);
   }
   int fork_errno = errno;
+  /* Ctrl-C reaches the program (valgrind ends it and closes the pipe); the
+   * recorder carries on to write the index, so what was recorded is kept. */
+  void (*old_int)(int) = signal(SIGINT, SIG_IGN);
   close(fds[1]);
   if (pid < 0) {
+    signal(SIGINT, old_int);
     g_ptr_array_free(args, TRUE);
     close(fds[0]);
     mtr_writer_abort(w);
@@ -115,6 +124,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
     g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "record: cannot create '%s': %s", o->lackey_copy, g_strerror(e));
     kill(pid, SIGTERM); /* the child we started */
     waitpid(pid, NULL, 0);
+    signal(SIGINT, old_int);
     trace_input_free(in);
     mtr_writer_abort(w);
     g_ptr_array_free(args, TRUE);
@@ -127,6 +137,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
   uint64_t to_drop = o->start_after, accesses = 0;
   gint64 t0 = g_get_monotonic_time(), next_progress = t0 + RECORDER_PROGRESS_US;
   gboolean shown = FALSE, ok = TRUE;
+  gboolean progress_line = o->progress && isatty(STDERR_FILENO); /* not in logs */
   GError *err = NULL;
   while (ok) {
     if (!trace_source_next(src, batch, &err)) {
@@ -145,7 +156,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
       accesses += r->type == REC_ACCESS;
       ok = mtr_writer_write(w, r, &err);
     }
-    if (o->progress && g_get_monotonic_time() >= next_progress) {
+    if (progress_line && g_get_monotonic_time() >= next_progress) {
       next_progress += RECORDER_PROGRESS_US;
       fprintf(stderr, "\rmmusim record: %" G_GUINT64_FORMAT " accesses, %.1f MiB written, %.0f s   ", accesses,
               (double)mtr_writer_bytes(w) / 1048576.0, (double)(g_get_monotonic_time() - t0) / 1e6);
@@ -163,6 +174,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
+  signal(SIGINT, old_int);
   if (ok)
     ok = mtr_writer_close(w, &err);
   else
