@@ -32,3 +32,37 @@ run "tlb-hostile random 4G, THP"    -m skylake -s thp.enabled=always -w random:s
 run "ptrchase 1G (dependent)"       -m skylake -s thp.enabled=never -w ptrchase:size=1G,accesses=5M
 run "ptrchase 1G (dependent), THP"  -m skylake -s thp.enabled=always -w ptrchase:size=1G,accesses=5M
 run "stripped: seq, no LLC, no STLB" -m skylake -s thp.enabled=never -s cache.llc_size=0 -s tlb.stlb_entries=0 -w seq:size=64M,accesses=20M
+# Trace formats: decoding speed of .mtr (records/s), parsing speed of lackey
+# text (lines/s), and bytes per access of .mtr, of lackey's text and of that
+# text compressed with zstd -3, on a lackey recording of `sort -n` over
+# 5000 numbers (needs valgrind; about 250 MB of lackey text in TMPDIR).  `trace info --verify` reads every record
+# and counts it, nothing more.
+if command -v valgrind >/dev/null 2>&1; then
+  tdir=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-bench.XXXXXX")
+  seq 1 5000 | awk '{print ($1 * 7919) % 5003}' > "$tdir/data"
+  "$MMUSIM" record -q --lackey-copy "$tdir/t.lackey" -o "$tdir/t.mtr" -- sort -n "$tdir/data" -o "$tdir/sorted"
+  acc=$("$MMUSIM" trace info --verify "$tdir/t.mtr" | sed -n 's/^verified: *\([0-9]*\) records, \([0-9]*\) accesses/\2/p')
+  recs=$("$MMUSIM" trace info --verify "$tdir/t.mtr" | sed -n 's/^verified: *\([0-9]*\) records.*/\1/p')
+  lines=$(wc -l < "$tdir/t.lackey")
+  timed() { # median seconds of RUNS runs of a command
+    ts=""
+    for i in $(seq "$RUNS"); do
+      t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N)
+      ts="$ts $(echo "$t1 - $t0" | bc -l)"
+    done
+    median $ts
+  }
+  printf '%-34s %7.2f M records/s decoded (median of %d)\n' ".mtr decode ($recs records)" \
+    "$(echo "$recs / $(timed "$MMUSIM" trace info --verify "$tdir/t.mtr") / 1000000" | bc -l)" "$RUNS"
+  printf '%-34s %7.2f M lines/s parsed (median of %d)\n' "lackey parse ($lines lines)" \
+    "$(echo "$lines / $(timed "$MMUSIM" trace info --verify -f lackey "$tdir/t.lackey") / 1000000" | bc -l)" "$RUNS"
+  printf '%-34s %7.2f bytes/access .mtr, %7.2f lackey text' "trace size ($acc accesses)" \
+    "$(echo "$(wc -c < "$tdir/t.mtr") / $acc" | bc -l)" "$(echo "$(wc -c < "$tdir/t.lackey") / $acc" | bc -l)"
+  if command -v zstd >/dev/null 2>&1; then
+    printf ', %7.2f lackey text | zstd -3' "$(echo "$(zstd -q -3 -c "$tdir/t.lackey" | wc -c) / $acc" | bc -l)"
+  fi
+  echo
+  rm -rf "$tdir"
+else
+  echo "trace formats: skipped (valgrind not installed)"
+fi

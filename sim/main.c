@@ -1,5 +1,5 @@
 /*
- * main.c - the mmusim command line: run, explain, list.
+ * main.c - the mmusim command line: run, explain, record, trace, list.
  *
  * Exit status: 0 success; 1 the simulation could not complete (simulated out
  * of memory); 2 bad usage, setting or input, with a message naming the file,
@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,7 +18,12 @@
 #include "machine.h"
 #include "report.h"
 #include "sweep.h"
+#include "lackey.h"
+#include "mtr.h"
+#include "recorder.h"
+#include "summary.h"
 #include "text.h"
+#include "trace_format.h"
 #include "workload.h"
 
 #define DEFAULT_MACHINE "skylake"
@@ -82,17 +88,23 @@ static TraceSource *open_input(const RunOpts *o, uint64_t seed, GError **error)
   if (o->workload)
     return workload_open(o->workload, seed, error);
   if (o->trace) {
-    if (o->format && strcmp(o->format, "text") != 0) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE,
-                  "-f %s: this build reads the text format (-f text); lackey, ChampSim and .mtr readers are listed in doc/trace-format.md",
-                  o->format);
+    TraceFormat f = TRACE_FORMAT_AUTO;
+    if (o->format && !trace_format_parse(o->format, &f, error))
       return NULL;
-    }
-    return text_source_open(o->trace, error);
+    return trace_format_open(o->trace, f, NULL, error);
   }
   g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE,
               "nothing to run: give -w WORKLOAD (see `mmusim list workloads`) or -t TRACE");
   return NULL;
+}
+
+/* lackey traces mix valgrind's messages with the records: say how many
+ * lines were skipped, so a wrong file does not pass unnoticed. */
+static void note_skipped(TraceSource *src)
+{
+  if (strcmp(src->ops->name, "lackey") == 0 && lackey_source_skipped(src))
+    fprintf(stderr, "mmusim: %s: skipped %" G_GUINT64_FORMAT " lines that are not lackey records (valgrind's own messages)\n",
+            src->description, lackey_source_skipped(src));
 }
 
 static uint64_t peak_rss_bytes(void)
@@ -109,7 +121,7 @@ static int cmd_run(int argc, char **argv)
     { "machine", 'm', 0, G_OPTION_ARG_STRING, &o.machine, "machine preset or .ini file (default " DEFAULT_MACHINE ")", "MACHINE" },
     { "workload", 'w', 0, G_OPTION_ARG_STRING, &o.workload, "generator spec, e.g. ptrchase:size=1G,accesses=1M", "WORKLOAD" },
     { "trace", 't', 0, G_OPTION_ARG_FILENAME, &o.trace, "trace file ('-' for standard input)", "TRACE" },
-    { "format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "trace format (text)", "FORMAT" },
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "trace format: auto (default), text, lackey, mtr, champsim", "FORMAT" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o.set, "override a setting (repeatable)", "KEY=VALUE" },
     { "repeat", 'r', 0, G_OPTION_ARG_INT, &o.repeat, "run N times with different seeds; report mean and stddev", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "seed of the generator (and of the first repeat)", "N" },
@@ -177,6 +189,8 @@ static int cmd_run(int argc, char **argv)
     EngineResult res;
     EngineOptions eo = { .warmup = (uint64_t)o.warmup, .whole = o.whole };
     gboolean ok = engine_run(m, src, &eo, &res, &err);
+    if (ok && i == 0)
+      note_skipped(src);
     double mhz = (double)settings_int(s, SET_CPU_FREQ_MHZ);
     machine_free(m);
     if (!ok) {
@@ -226,6 +240,7 @@ static int cmd_explain(int argc, char **argv)
     { "machine", 'm', 0, G_OPTION_ARG_STRING, &o.machine, "machine preset or .ini file", "MACHINE" },
     { "workload", 'w', 0, G_OPTION_ARG_STRING, &o.workload, "run this generator first", "WORKLOAD" },
     { "trace", 't', 0, G_OPTION_ARG_FILENAME, &o.trace, "run this trace first", "TRACE" },
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "trace format: auto (default), text, lackey, mtr, champsim", "FORMAT" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o.set, "override a setting", "KEY=VALUE" },
     { NULL },
   };
@@ -321,14 +336,368 @@ static int cmd_list(int argc, char **argv)
   return rc;
 }
 
+/* ---- trace: info, convert, head ------------------------------------------ */
+
+typedef struct {
+  char *format;
+  char *workload;
+  gint64 seed;
+  gint64 count;
+  gint64 from;
+  gboolean verify;
+} TraceOpts;
+
+static TraceSource *trace_open_opts(const TraceOpts *o, const char *path, TraceFormat *detected, GError **error)
+{
+  TraceFormat f = TRACE_FORMAT_AUTO;
+  if (o->format && !trace_format_parse(o->format, &f, error))
+    return NULL;
+  return trace_format_open(path, f, detected, error);
+}
+
+/* Read the whole source into `sum`; FALSE with *error on bad input. */
+static gboolean scan_summary(TraceSource *src, TraceSummary *sum, GError **error)
+{
+  g_autofree TraceBatch *batch = g_new(TraceBatch, 1);
+  for (;;) {
+    if (!trace_source_next(src, batch, error))
+      return FALSE;
+    if (batch->n == 0)
+      break;
+    for (unsigned i = 0; i < batch->n; i++)
+      trace_summary_add(sum, &batch->rec[i]);
+  }
+  trace_summary_finish(sum);
+  return TRUE;
+}
+
+/* `trace info --verify`: read every record (every block and checksum of an
+ * .mtr), count them, and check the count against the index. */
+static int trace_verify(const TraceOpts *o, const char *path)
+{
+  GError *err = NULL;
+  TraceFormat f;
+  g_autoptr(TraceSource) src = trace_open_opts(o, path, &f, &err);
+  if (!src)
+    return fail(err);
+  g_autofree TraceBatch *batch = g_new(TraceBatch, 1);
+  uint64_t records = 0, accesses = 0;
+  for (;;) {
+    if (!trace_source_next(src, batch, &err))
+      return fail(err);
+    if (batch->n == 0)
+      break;
+    records += batch->n;
+    for (unsigned i = 0; i < batch->n; i++)
+      accesses += batch->rec[i].type == REC_ACCESS;
+  }
+  if (f == TRACE_FORMAT_MTR && strcmp(path, "-") != 0) {
+    MtrInfo info;
+    gboolean ok = mtr_read_info(path, &info, &err);
+    uint64_t indexed = info.summary.records;
+    mtr_info_clear(&info);
+    if (!ok)
+      return fail(err);
+    if (indexed != records) {
+      fprintf(stderr, "mmusim: %s: the index counts %" G_GUINT64_FORMAT " records, the blocks hold %" G_GUINT64_FORMAT "\n",
+              path, indexed, records);
+      return 2;
+    }
+  }
+  printf("trace:          %s\nformat:         %s\nverified:       %" G_GUINT64_FORMAT " records, %" G_GUINT64_FORMAT
+         " accesses\n", path, trace_format_name(f), records, accesses);
+  return 0;
+}
+
+static int trace_info(const TraceOpts *o, const char *path)
+{
+  if (o->verify)
+    return trace_verify(o, path);
+  GError *err = NULL;
+  TraceFormat f;
+  g_autoptr(TraceSource) src = trace_open_opts(o, path, &f, &err);
+  if (!src)
+    return fail(err);
+  GString *out = g_string_new(NULL);
+  TraceSummary sum;
+  trace_summary_init(&sum);
+  g_string_append_printf(out, "trace:          %s\n", path);
+  int rc = 0;
+  if (f == TRACE_FORMAT_MTR && strcmp(path, "-") != 0) {
+    /* Header and index only: instant whatever the length. */
+    MtrInfo info;
+    if (!mtr_read_info(path, &info, &err)) {
+      rc = fail(err);
+      mtr_info_clear(&info);
+      goto out;
+    }
+    g_string_append_printf(out, "format:         mtr v%u, %" G_GUINT64_FORMAT " blocks, %" G_GUINT64_FORMAT " bytes (%.2f bytes a record)\n",
+                           info.version, info.blocks, info.file_bytes,
+                           info.summary.records ? (double)info.file_bytes / (double)info.summary.records : 0.0);
+    for (guint i = 0; i < info.meta->len; i++) {
+      const char *line = g_ptr_array_index(info.meta, i);
+      const char *sp = strchr(line, ' ');
+      g_autofree char *key = sp ? g_strndup(line, (gsize)(sp - line)) : g_strdup(line);
+      g_string_append_printf(out, "  %-15s %s\n", key, sp ? sp + 1 : "");
+    }
+    trace_summary_print(&info.summary, out);
+    mtr_info_clear(&info);
+  } else {
+    g_string_append_printf(out, "format:         %s\n", trace_format_name(f));
+    if (!scan_summary(src, &sum, &err)) {
+      rc = fail(err);
+      goto out;
+    }
+    if (f == TRACE_FORMAT_LACKEY)
+      g_string_append_printf(out, "  skipped         %" G_GUINT64_FORMAT " lines (valgrind's own messages)\n",
+                             lackey_source_skipped(src));
+    trace_summary_print(&sum, out);
+  }
+  fputs(out->str, stdout);
+out:
+  trace_summary_clear(&sum);
+  g_string_free(out, TRUE);
+  return rc;
+}
+
+static int trace_head(const TraceOpts *o, const char *path)
+{
+  GError *err = NULL;
+  TraceFormat f = TRACE_FORMAT_AUTO;
+  if (o->format && !trace_format_parse(o->format, &f, &err))
+    return fail(err);
+  g_autoptr(TraceSource) src = NULL;
+  uint64_t skip = (uint64_t)o->from;
+  if (skip && f != TRACE_FORMAT_TEXT && f != TRACE_FORMAT_LACKEY && f != TRACE_FORMAT_CHAMPSIM &&
+      strcmp(path, "-") != 0) {
+    TraceFormat d;
+    TraceSource *probe = trace_format_open(path, f, &d, &err);
+    if (!probe)
+      return fail(err);
+    trace_source_free(probe);
+    if (d == TRACE_FORMAT_MTR) { /* seek through the index */
+      src = mtr_source_open(path, skip, &err);
+      skip = 0;
+    }
+  }
+  if (!src)
+    src = trace_format_open(path, f, NULL, &err);
+  if (!src)
+    return fail(err);
+  g_autofree TraceBatch *batch = g_new(TraceBatch, 1);
+  GString *out = g_string_new(NULL);
+  TextWriter w;
+  text_writer_init(&w);
+  uint64_t left = (uint64_t)o->count;
+  int rc = 0;
+  while (left) {
+    if (!trace_source_next(src, batch, &err)) {
+      fputs(out->str, stdout);
+      g_string_truncate(out, 0);
+      rc = fail(err);
+      break;
+    }
+    if (batch->n == 0)
+      break;
+    for (unsigned i = 0; i < batch->n && left; i++) {
+      if (skip) {
+        skip--;
+        continue;
+      }
+      text_writer_write(&w, &batch->rec[i], out);
+      left--;
+    }
+  }
+  fputs(out->str, stdout);
+  g_string_free(out, TRUE);
+  return rc;
+}
+
+static gboolean has_suffix_mtr(const char *path)
+{
+  return g_str_has_suffix(path, ".mtr");
+}
+
+/* Copy every record of `src` to OUT: .mtr by extension, text otherwise. */
+static int convert_to(TraceSource *src, const char *in_name, const char *in_format, const char *out_path)
+{
+  GError *err = NULL;
+  g_autofree TraceBatch *batch = g_new(TraceBatch, 1);
+  int rc = 0;
+  if (has_suffix_mtr(out_path)) {
+    MtrWriter *w = mtr_writer_open(out_path, &err);
+    if (!w)
+      return fail(err);
+    mtr_writer_set_meta(w, "recorder", "mmusim trace convert " PACKAGE_VERSION);
+    mtr_writer_set_meta(w, "source", in_format);
+    mtr_writer_set_meta(w, "converted_from", in_name);
+    mtr_writer_set_meta(w, "unmapped", src->unmapped == UNMAPPED_ONDEMAND ? "ondemand" : "segv");
+    for (;;) {
+      if (!trace_source_next(src, batch, &err))
+        break;
+      if (batch->n == 0)
+        break;
+      for (unsigned i = 0; i < batch->n && !err; i++)
+        mtr_writer_write(w, &batch->rec[i], &err);
+      if (err)
+        break;
+    }
+    if (err) {
+      mtr_writer_abort(w);
+      return fail(err);
+    }
+    if (!mtr_writer_close(w, &err))
+      return fail(err);
+    return 0;
+  }
+  FILE *fp = strcmp(out_path, "-") == 0 ? stdout : fopen(out_path, "w");
+  if (!fp) {
+    fprintf(stderr, "mmusim: cannot create '%s': %s\n", out_path, g_strerror(errno));
+    return 2;
+  }
+  GString *out = g_string_new("# mmusim text trace v1\n");
+  if (src->unmapped == UNMAPPED_ONDEMAND)
+    g_string_append_printf(out, "# converted from %s (%s): its mappings are the 'ondemand' ones below\n", in_name, in_format);
+  TextWriter tw;
+  text_writer_init(&tw);
+  for (;;) {
+    if (!trace_source_next(src, batch, &err)) {
+      rc = fail(err);
+      break;
+    }
+    if (batch->n == 0)
+      break;
+    for (unsigned i = 0; i < batch->n; i++)
+      text_writer_write(&tw, &batch->rec[i], out);
+    if (out->len > (1u << 20)) {
+      fwrite(out->str, 1, out->len, fp);
+      g_string_truncate(out, 0);
+    }
+  }
+  fwrite(out->str, 1, out->len, fp);
+  g_string_free(out, TRUE);
+  if ((fp == stdout ? fflush(fp) : fclose(fp)) != 0 && rc == 0) {
+    fprintf(stderr, "mmusim: write error on '%s': %s\n", out_path, g_strerror(errno));
+    rc = 2;
+  }
+  return rc;
+}
+
+static int cmd_trace(int argc, char **argv)
+{
+  TraceOpts o = { .count = 10 };
+  GOptionEntry entries[] = {
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "input format: auto (default), text, lackey, mtr, champsim", "FORMAT" },
+    { "workload", 'w', 0, G_OPTION_ARG_STRING, &o.workload, "convert: write this generator's stream", "WORKLOAD" },
+    { "seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "convert -w: seed of the generator", "N" },
+    { "lines", 'n', 0, G_OPTION_ARG_INT64, &o.count, "head: how many records (default 10)", "N" },
+    { "from", 0, 0, G_OPTION_ARG_INT64, &o.from, "head: start at record N (0-based; .mtr seeks through its index)", "N" },
+    { "verify", 0, 0, G_OPTION_ARG_NONE, &o.verify, "info: read and check every record (every .mtr checksum), count them, nothing more", NULL },
+    { NULL },
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("info FILE | convert IN OUT | convert -w WORKLOAD OUT | head FILE");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(ctx,
+    "info     counts per record type, per thread, footprint and regions touched\n"
+    "convert  any readable format to text, or to .mtr when OUT ends in .mtr ('-' is standard output)\n"
+    "head     the first records as text lines");
+  GError *err = NULL;
+  int rc;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    rc = fail(err);
+    goto out;
+  }
+  const char *what = argc > 1 ? argv[1] : "";
+  if (o.count < 0 || o.from < 0 || o.seed < 0) {
+    rc = usage_error("trace: %s must not be negative", "-n/--from/--seed");
+  } else if (strcmp(what, "info") == 0 && argc == 3) {
+    rc = trace_info(&o, argv[2]);
+  } else if (strcmp(what, "head") == 0 && argc == 3) {
+    rc = trace_head(&o, argv[2]);
+  } else if (strcmp(what, "convert") == 0 && o.workload && argc == 3) {
+    g_autoptr(TraceSource) src = workload_open(o.workload, (uint64_t)o.seed, &err);
+    rc = src ? convert_to(src, src->description, "workload", argv[2]) : fail(err);
+  } else if (strcmp(what, "convert") == 0 && !o.workload && argc == 4) {
+    TraceFormat f;
+    g_autoptr(TraceSource) src = trace_open_opts(&o, argv[2], &f, &err);
+    rc = src ? convert_to(src, argv[2], trace_format_name(f), argv[3]) : fail(err);
+  } else {
+    rc = usage_error("trace: %s", "expected info FILE, head FILE, convert IN OUT or convert -w WORKLOAD OUT");
+  }
+out:
+  g_free(o.format);
+  g_free(o.workload);
+  return rc;
+}
+
+/* ---- record ------------------------------------------------------------------ */
+
+static int cmd_record(int argc, char **argv)
+{
+  RecorderOptions ro = { 0 };
+  char *output = NULL;
+  gint64 start_after = 0;
+  gboolean quiet = FALSE;
+  char *lackey_copy = NULL;
+  GOptionEntry entries[] = {
+    { "lackey-copy", 0, 0, G_OPTION_ARG_FILENAME, &lackey_copy, "also keep lackey's text output in FILE", "FILE" },
+    { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "the .mtr file to write", "OUT.mtr" },
+    { "start-after", 0, 0, G_OPTION_ARG_INT64, &start_after, "drop the first N memory accesses (start-up), keep the rest", "N" },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "no progress line and no summary", NULL },
+    { NULL },
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("-- COMMAND [ARGS]... - record a program's memory accesses under valgrind lackey");
+  g_option_context_add_main_entries(ctx, entries, NULL);
+  g_option_context_set_description(ctx,
+    "Runs COMMAND under `valgrind --tool=lackey --trace-mem=yes`, reads lackey's output through a\n"
+    "pipe and writes it as .mtr as it goes.  The program's own output goes where it would.");
+  GError *err = NULL;
+  int rc;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
+    rc = fail(err);
+    goto out;
+  }
+  int first = 1;
+  if (first < argc && strcmp(argv[first], "--") == 0)
+    first++;
+  if (!output) {
+    rc = usage_error("record: %s", "give the output file: -o OUT.mtr");
+    goto out;
+  }
+  if (first >= argc) {
+    rc = usage_error("record: %s", "give the command to record after --");
+    goto out;
+  }
+  if (start_after < 0) {
+    rc = usage_error("record: %s", "--start-after must not be negative");
+    goto out;
+  }
+  ro.output = output;
+  ro.argv = argv + first;
+  ro.start_after = (uint64_t)start_after;
+  ro.progress = !quiet;
+  ro.lackey_copy = lackey_copy;
+  rc = recorder_run(&ro, &err);
+  if (rc == 2 && err)
+    rc = fail(err);
+  else if (err)
+    g_error_free(err);
+out:
+  g_free(output);
+  g_free(lackey_copy);
+  return rc;
+}
+
 static void usage(FILE *f)
 {
   fprintf(f,
           "usage: mmusim COMMAND [OPTIONS]\n\n"
           "  run      [-m MACHINE] (-w WORKLOAD | -t TRACE [-f FORMAT]) [-s KEY=VALUE]...\n"
           "           [-r REPEAT] [--seed N] [--warmup N] [--whole] [--json | --csv] [--events FILE]\n"
-          "  explain  [-m MACHINE] [-s KEY=VALUE]... [-w WORKLOAD | -t TRACE] ADDRESS...\n"
+          "  explain  [-m MACHINE] [-s KEY=VALUE]... [-w WORKLOAD | -t TRACE [-f FORMAT]] ADDRESS...\n"
           "  sweep    [-o DIR] [-j N] [--emit-jobs | --only ID | --collect DIR] [--plot] EXPERIMENT.ini\n"
+          "  record   -o OUT.mtr [--start-after N] -- COMMAND [ARGS]...\n"
+          "  trace    info FILE | convert IN OUT | convert -w WORKLOAD OUT | head [-n N] FILE\n"
           "  list     machines | workloads | settings | counters\n\n"
           "`mmusim COMMAND --help` for the options of a command; man mmusim for the rest.\n");
 }
@@ -357,10 +726,10 @@ int main(int argc, char **argv)
     return cmd_list(argc - 1, argv + 1);
   if (strcmp(cmd, "sweep") == 0)
     return sweep_main(argc - 1, argv + 1, argv[0]);
-  if (strcmp(cmd, "record") == 0 || strcmp(cmd, "trace") == 0) {
-    fprintf(stderr, "mmusim: '%s' is not part of this version yet; see doc/ARCHITECTURE.md for what exists\n", cmd);
-    return 2;
-  }
+  if (strcmp(cmd, "record") == 0)
+    return cmd_record(argc - 1, argv + 1);
+  if (strcmp(cmd, "trace") == 0)
+    return cmd_trace(argc - 1, argv + 1);
   fprintf(stderr, "mmusim: unknown command '%s'\n", cmd);
   usage(stderr);
   return 2;

@@ -4,11 +4,14 @@
 #ifndef MMUSIM_TEXT_H
 #define MMUSIM_TEXT_H
 
+#include "input.h"
 #include "source.h"
 
 /* Open a text trace; path "-" reads standard input.  Lines are parsed as the
  * batches are read, so a stream of any length costs constant memory. */
 TraceSource *text_source_open(const char *path, GError **error);
+/* Read from an input, which the source owns from now on. */
+TraceSource *text_source_from_input(TraceInput *in);
 /* Parse from a string (tests, `explain`); `name` is used in messages. */
 TraceSource *text_source_from_string(const char *name, const char *text, GError **error);
 

@@ -35,6 +35,10 @@ static const WorkloadGenerator *const generators[] = {
   &gen_random,
   &gen_seq,
   &gen_stream,
+  &gen_video,
+  &gen_gups,
+  &gen_hashjoin,
+  &gen_graph,
 };
 
 /* Parameters every generator takes (DESIGN.md, "Command-line contract"). */

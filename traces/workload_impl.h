@@ -129,5 +129,9 @@ extern const WorkloadGenerator gen_ptrchase;
 extern const WorkloadGenerator gen_random;
 extern const WorkloadGenerator gen_seq;
 extern const WorkloadGenerator gen_stream;
+extern const WorkloadGenerator gen_video;
+extern const WorkloadGenerator gen_gups;
+extern const WorkloadGenerator gen_hashjoin;
+extern const WorkloadGenerator gen_graph;
 
 #endif

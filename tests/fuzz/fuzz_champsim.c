@@ -1,0 +1,13 @@
+/*
+ * fuzz_champsim.c - libFuzzer target: the champsim reader on arbitrary bytes, through
+ * the decompressing input (so gzip, xz and zstd framing is fuzzed too).
+ */
+#include "config.h"
+#include "fuzz_common.h"
+#include "champsim.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+  fuzz_drain(champsim_source_from_input(trace_input_from_memory("fuzz", data, size, TRUE)));
+  return 0;
+}

@@ -1,0 +1,100 @@
+#!/bin/sh
+# test_cli.sh - trace commands end to end, where one command's output is the
+# next one's input:
+#  - text -> .mtr -> text is exact for every text trace of the golden cases;
+#  - a generator written as .mtr (and as text) replays to the counters of the
+#    generator itself;
+#  - a program recorded with `mmusim record` replays to the same counters as
+#    the lackey text of the same run piped into `mmusim run -t - -f lackey`,
+#    and the .mtr is much smaller than that text (skipped without valgrind);
+#  - `trace head --from` on .mtr starts where the full listing has it.
+set -u
+: "${MMUSIM:=./mmusim}"
+: "${GOLDEN_DIR:=$(dirname "$0")/../golden}"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-cli.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# The counters of a run, without the lines naming the input.
+counters() {
+  "$MMUSIM" run "$@" --json 2>/dev/null | sed -n '/"counters"/,/}/p'
+}
+
+for t in "$GOLDEN_DIR"/cases/*.txt; do
+  case "$t" in *bad*) continue ;; esac
+  n=$(basename "$t" .txt)
+  if ! "$MMUSIM" trace convert "$t" "$tmp/$n.mtr" ||
+     ! "$MMUSIM" trace convert "$tmp/$n.mtr" "$tmp/$n.back.txt" ||
+     ! "$MMUSIM" trace convert "$t" "$tmp/$n.canon.txt"; then
+    bad "convert $n"
+    continue
+  fi
+  # The same records: the canonical text of the original and of the copy.
+  if grep -v '^#' "$tmp/$n.canon.txt" | cmp -s - "$(grep -v '^#' "$tmp/$n.back.txt" > "$tmp/x" && echo "$tmp/x")"; then
+    ok
+  else
+    bad "text -> mtr -> text differs for $n"
+    diff "$tmp/$n.canon.txt" "$tmp/$n.back.txt" | head -5
+  fi
+  if [ "$(counters -t "$t")" = "$(counters -t "$tmp/$n.mtr")" ]; then ok; else bad "$n.mtr replays differently"; fi
+done
+
+for w in 'seq:size=8M,accesses=200K,rw=0.25' 'random:size=64M,accesses=100K' 'ptrchase:size=16M,accesses=50K' \
+         'video:size=32M,width=1920,height=1088,accesses=100K' 'gups:size=16M,accesses=100K' \
+         'hashjoin:size=16M,accesses=100K' 'graph:size=16M,accesses=100K'; do
+  n=$(echo "$w" | cut -d: -f1)
+  "$MMUSIM" trace convert -w "$w" "$tmp/$n.mtr" && "$MMUSIM" trace convert -w "$w" "$tmp/$n.txt" || { bad "convert -w $w"; continue; }
+  want=$(counters -w "$w")
+  if [ -n "$want" ] && [ "$want" = "$(counters -t "$tmp/$n.mtr")" ] && [ "$want" = "$(counters -t "$tmp/$n.txt")" ]; then
+    ok
+  else
+    bad "generator $w replays differently from .mtr or text"
+  fi
+done
+
+# The golden cases pin a generator and its committed .mtr copy: the two
+# expected reports differ in the name of the input only.
+g="$GOLDEN_DIR/cases"
+if [ -f "$g/trace-gen-random-mtr.expected" ] &&
+   [ "$(sed 2d "$g/trace-gen-random-mtr.expected")" = "$(sed 2d "$g/trace-gen-random-w.expected")" ]; then
+  ok
+else
+  bad "golden trace-gen-random-mtr and trace-gen-random-w differ"
+fi
+
+# head --from seeks through the index of a file of several blocks.
+"$MMUSIM" trace head -n 300000 "$tmp/seq.mtr" | sed -n '250001,250010p' > "$tmp/h1"
+"$MMUSIM" trace head -n 10 --from 250000 "$tmp/seq.mtr" > "$tmp/h2"
+if [ -s "$tmp/h1" ] && cmp -s "$tmp/h1" "$tmp/h2"; then ok; else bad "trace head --from"; fi
+
+if command -v valgrind >/dev/null 2>&1; then
+  seq 1 3000 | awk '{print ($1 * 7919) % 3001}' > "$tmp/data"
+  if "$MMUSIM" record -q --lackey-copy "$tmp/sort.lackey" -o "$tmp/sort.mtr" -- sort -n "$tmp/data" -o "$tmp/sorted"; then
+    a=$(counters -t "$tmp/sort.mtr")
+    b=$("$MMUSIM" run -t - -f lackey --json < "$tmp/sort.lackey" 2>/dev/null | sed -n '/"counters"/,/}/p')
+    if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "recorded .mtr and lackey text replay differently"; fi
+    mtr=$(wc -c < "$tmp/sort.mtr"); txt=$(wc -c < "$tmp/sort.lackey")
+    if [ $((mtr * 20)) -lt "$txt" ]; then ok; else bad ".mtr ($mtr bytes) not 20x smaller than lackey text ($txt bytes)"; fi
+    if "$MMUSIM" trace info "$tmp/sort.mtr" | grep -q "command *'sort' '-n'"; then ok; else bad "trace info lacks the command"; fi
+    # --start-after drops accesses but keeps every mapping.
+    "$MMUSIM" record -q --start-after 1000 -o "$tmp/late.mtr" -- sort -n "$tmp/data" -o "$tmp/sorted" &&
+      n1=$("$MMUSIM" trace info "$tmp/sort.mtr" | sed -n 's/^  accesses: *\([0-9]*\).*/\1/p') &&
+      n2=$("$MMUSIM" trace info "$tmp/late.mtr" | sed -n 's/^  accesses: *\([0-9]*\).*/\1/p')
+    if [ -n "${n2:-}" ] && [ $((n1 - n2)) -eq 1000 ]; then ok; else bad "--start-after 1000: ${n1:-?} -> ${n2:-?} accesses"; fi
+  else
+    bad "mmusim record failed"
+  fi
+  if "$MMUSIM" record -q -o "$tmp/none.mtr" -- /nonexistent/program 2>"$tmp/err"; then
+    bad "recording a missing program succeeded"
+  else
+    ok
+  fi
+else
+  echo "SKIP: valgrind not installed; record tests skipped"
+fi
+
+echo "trace-cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

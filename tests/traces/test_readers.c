@@ -1,0 +1,359 @@
+/*
+ * test_readers.c - lackey and ChampSim readers, the decompressing input and
+ * format detection: records made from each line or instruction, exact
+ * instruction counts, on-demand mappings, noise skipped and counted, errors
+ * naming the line or offset, gzip/xz/zstd inputs.
+ */
+#include "config.h"
+#include "trace_testutil.h"
+#include "champsim.h"
+#include "lackey.h"
+#include "mtr.h"
+#include "trace_format.h"
+
+#include <lzma.h>
+#include <zlib.h>
+#include <zstd.h>
+
+static GArray *lackey_records(const char *text, TraceSource **keep)
+{
+  GError *err = NULL;
+  TraceSource *src = lackey_source_from_input(trace_input_from_memory("lk", text, strlen(text), TRUE));
+  GArray *recs = read_all(src, &err);
+  ck_assert_no_error(err);
+  if (keep)
+    *keep = src;
+  else
+    trace_source_free(src);
+  return recs;
+}
+
+static uint64_t instructions_of(GArray *recs)
+{
+  uint64_t n = 0;
+  for (guint i = 0; i < recs->len; i++) {
+    const TraceRecord *r = REC(recs, i);
+    if (r->type == REC_ACCESS)
+      n += (uint64_t)r->gap + 1;
+    else if (r->type == REC_COMPUTE)
+      n += r->len;
+  }
+  return n;
+}
+
+static const char LACKEY_SAMPLE[] =
+  "==123== Lackey, an example Valgrind tool\n"
+  "==123== Command: ./a.out\n"
+  "I  0401ab70,3\n"          /* new block: X, gap 0 */
+  "I  0401ab73,5\n"          /* same block: no fetch */
+  " S 1fff000708,8\n"        /* gap 0 (one pending instruction: this one) */
+  "I  0401ab78,2\n"
+  "I  0401ab7a,2\n"
+  " L 0421f9e8,4\n"          /* gap 1 */
+  "I  0401ab80,4\n"          /* next block: X */
+  " M 0421f9e8,4\n"          /* R then W: both beyond one per instruction */
+  "I  0401ab84,1\n"          /* pays one back */
+  "I  0401ab85,1\n"          /* pays the other */
+  "I  0401ab86,1\n"          /* pending */
+  "some output of the program\n"
+  "==123== Exit code: 0\n";
+
+START_TEST(lackey_records_and_counts)
+{
+  TraceSource *src;
+  GArray *r = lackey_records(LACKEY_SAMPLE, &src);
+  ck_assert_int_eq(src->unmapped, UNMAPPED_ONDEMAND);
+  ck_assert_uint_eq(lackey_source_skipped(src), 4); /* three of valgrind's, one of the program's */
+  ck_assert_uint_eq(lackey_source_instructions(src), 8);
+  const struct { uint8_t type, kind; uint64_t addr; uint32_t size, gap; } want[] = {
+    { REC_MMAP, 0, 0x4000000, 0, 0 },
+    { REC_ACCESS, ACC_IFETCH, 0x401ab70, 3, 0 },
+    { REC_MMAP, 0, 0x1fff000000, 0, 0 },
+    { REC_ACCESS, ACC_STORE, 0x1fff000708, 8, 0 },
+    { REC_MMAP, 0, 0x4200000, 0, 0 },
+    { REC_ACCESS, ACC_LOAD, 0x421f9e8, 4, 1 },
+    { REC_ACCESS, ACC_IFETCH, 0x401ab80, 4, 0 },
+    { REC_ACCESS, ACC_LOAD, 0x421f9e8, 4, 0 },
+    { REC_ACCESS, ACC_STORE, 0x421f9e8, 4, 0 },
+    { REC_COMPUTE, 0, 0, 0, 0 },
+  };
+  ck_assert_uint_eq(r->len, G_N_ELEMENTS(want));
+  for (unsigned i = 0; i < G_N_ELEMENTS(want); i++) {
+    const TraceRecord *x = REC(r, i);
+    ck_assert_msg(x->type == want[i].type, "record %u: type %u", i, x->type);
+    if (x->type == REC_ACCESS) {
+      ck_assert_uint_eq(x->kind, want[i].kind);
+      ck_assert_uint_eq(x->addr, want[i].addr);
+      ck_assert_uint_eq(x->size, want[i].size);
+      ck_assert_uint_eq(x->gap, want[i].gap);
+    } else if (x->type == REC_MMAP) {
+      ck_assert_uint_eq(x->addr, want[i].addr);
+      ck_assert_uint_eq(x->len, 2 << 20);
+      ck_assert_uint_eq(x->prot, PROT_R | PROT_W | PROT_X);
+      ck_assert_uint_eq(x->flags, MAP_F_ONDEMAND);
+    }
+  }
+  ck_assert_uint_eq(REC(r, 9)->len, 1);
+  ck_assert_uint_eq(instructions_of(r), 8); /* exact, as rule 2 says */
+  g_array_free(r, TRUE);
+  trace_source_free(src);
+}
+END_TEST
+
+START_TEST(lackey_errors_name_the_line)
+{
+  static const struct { const char *text, *part; } cases[] = {
+    { "I  0401ab70,3\nI  04zz,3\n", "lk:2: malformed lackey record near 'I  04zz,3'" },
+    { " L 1000,0\n", "lk:1: access size out of range" },
+    { " S 1000,4097\n", "lk:1: access size out of range" },
+    { " L 200000000000000,8\n", "lk:1: address beyond the 57-bit virtual address space" },
+    { " L 1ffffffffffffff,8\n", "lk:1: address beyond the 57-bit" },
+    { " L 12345678901234567,8\n", "lk:1: malformed" },
+    { "==1==\n M 10,\n", "lk:2: malformed" },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+    TraceSource *src = lackey_source_from_input(trace_input_from_memory("lk", cases[i].text, strlen(cases[i].text), TRUE));
+    assert_read_fails(src, cases[i].part);
+    trace_source_free(src);
+  }
+}
+END_TEST
+
+START_TEST(lackey_long_gap_and_no_newline)
+{
+  /* 5e9 instructions in one block: the gap does not fit 32 bits. */
+  GString *t = g_string_new("I  1000,4\n");
+  GArray *r = lackey_records(t->str, NULL);
+  ck_assert_uint_eq(instructions_of(r), 1);
+  g_array_free(r, TRUE);
+  g_string_free(t, TRUE);
+  r = lackey_records(" L 1000,8", NULL); /* last line without newline */
+  ck_assert_uint_eq(r->len, 2);
+  g_array_free(r, TRUE);
+}
+END_TEST
+
+/* ---- ChampSim ---------------------------------------------------------- */
+
+/* n instructions: every third loads (two addresses every ninth), every fifth
+ * stores; returns the bytes and the expected counts. */
+static GByteArray *champsim_trace(unsigned n, unsigned *loads, unsigned *stores)
+{
+  GByteArray *b = g_byte_array_new();
+  *loads = *stores = 0;
+  for (unsigned i = 0; i < n; i++) {
+    ChampsimInstr ins = { .ip = 0x400000 + 4ULL * (i % 300) };
+    if (i % 3 == 0)
+      ins.src_mem[0] = 0x7f0000000000 + 64ULL * i, ++*loads;
+    if (i % 9 == 0)
+      ins.src_mem[3] = 0x7f1000000000 + 8ULL * i, ++*loads;
+    if (i % 5 == 0)
+      ins.dst_mem[1] = 0x7f2000000000 + 4096ULL * i, ++*stores;
+    uint8_t rec[CHAMPSIM_RECORD_BYTES];
+    champsim_encode(&ins, rec);
+    g_byte_array_append(b, rec, sizeof rec);
+  }
+  return b;
+}
+
+static void count_kinds(GArray *r, unsigned *loads, unsigned *stores, unsigned *fetches)
+{
+  *loads = *stores = *fetches = 0;
+  for (guint i = 0; i < r->len; i++)
+    if (REC(r, i)->type == REC_ACCESS) {
+      *loads += REC(r, i)->kind == ACC_LOAD;
+      *stores += REC(r, i)->kind == ACC_STORE;
+      *fetches += REC(r, i)->kind == ACC_IFETCH;
+    }
+}
+
+static GByteArray *xz_compress(const GByteArray *in)
+{
+  size_t cap = lzma_stream_buffer_bound(in->len), len = 0;
+  GByteArray *out = g_byte_array_sized_new((guint)cap);
+  g_byte_array_set_size(out, (guint)cap);
+  ck_assert_int_eq(lzma_easy_buffer_encode(1, LZMA_CHECK_CRC64, NULL, in->data, in->len, out->data, &len, cap), LZMA_OK);
+  g_byte_array_set_size(out, (guint)len);
+  return out;
+}
+
+static GByteArray *gzip_compress(const GByteArray *in)
+{
+  z_stream z = { 0 };
+  ck_assert_int_eq(deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  GByteArray *out = g_byte_array_new();
+  g_byte_array_set_size(out, (guint)deflateBound(&z, in->len));
+  z.next_in = in->data;
+  z.avail_in = in->len;
+  z.next_out = out->data;
+  z.avail_out = out->len;
+  ck_assert_int_eq(deflate(&z, Z_FINISH), Z_STREAM_END);
+  g_byte_array_set_size(out, (guint)z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+static GByteArray *zstd_compress(const GByteArray *in)
+{
+  GByteArray *out = g_byte_array_new();
+  g_byte_array_set_size(out, (guint)ZSTD_compressBound(in->len));
+  size_t n = ZSTD_compress(out->data, out->len, in->data, in->len, 3);
+  ck_assert(!ZSTD_isError(n));
+  g_byte_array_set_size(out, (guint)n);
+  return out;
+}
+
+START_TEST(champsim_plain_and_compressed)
+{
+  unsigned loads, stores, l, s, f;
+  GByteArray *plain = champsim_trace(5000, &loads, &stores);
+  GByteArray *packed[] = { g_byte_array_ref(plain), xz_compress(plain), gzip_compress(plain), zstd_compress(plain) };
+  static const char *const suffix[] = { ".champsim", ".champsim.xz", ".champsim.gz", ".champsim.zst" };
+  for (unsigned k = 0; k < G_N_ELEMENTS(packed); k++) {
+    g_autofree char *path = temp_path(suffix[k]);
+    write_file(path, packed[k]->data, packed[k]->len);
+    GError *err = NULL;
+    TraceFormat fmt;
+    g_autoptr(TraceSource) src = trace_format_open(path, TRACE_FORMAT_AUTO, &fmt, &err);
+    ck_assert_no_error(err);
+    ck_assert_int_eq(fmt, TRACE_FORMAT_CHAMPSIM);
+    ck_assert_int_eq(src->unmapped, UNMAPPED_ONDEMAND);
+    GArray *r = read_all(src, &err);
+    ck_assert_no_error(err);
+    count_kinds(r, &l, &s, &f);
+    ck_assert_uint_eq(l, loads);
+    ck_assert_uint_eq(s, stores);
+    /* A fetch whenever the 64-byte block changes: 19 blocks a pass of the
+     * 300-instruction loop (1200 bytes), 16 passes, then 200 instructions
+     * (800 bytes, 13 blocks). */
+    ck_assert_uint_eq(f, 16 * 19 + 13);
+    ck_assert_uint_eq(instructions_of(r), 5000);
+    g_array_free(r, TRUE);
+    g_byte_array_unref(packed[k]);
+    g_unlink(path);
+  }
+  g_byte_array_unref(plain);
+}
+END_TEST
+
+START_TEST(champsim_errors_name_the_offset)
+{
+  unsigned loads, stores;
+  GByteArray *b = champsim_trace(10, &loads, &stores);
+  GError *err = NULL;
+  TraceSource *src = champsim_source_from_input(trace_input_from_memory("cs", b->data, b->len - 10, TRUE));
+  assert_read_fails(src, "cs: offset 576 (instruction 9): file ends inside an instruction record");
+  trace_source_free(src);
+  ChampsimInstr far = { .ip = 0x400000, .dst_mem = { 0, 1ULL << 57 } };
+  champsim_encode(&far, b->data + 3 * CHAMPSIM_RECORD_BYTES);
+  src = champsim_source_from_input(trace_input_from_memory("cs", b->data, b->len, TRUE));
+  assert_read_fails(src, "cs: offset 192 (instruction 3): address 0x200000000000000 beyond the 57-bit");
+  trace_source_free(src);
+  GByteArray *xz = xz_compress(b);
+  xz->data[xz->len / 2] ^= 0x55;
+  src = champsim_source_from_input(trace_input_from_memory("cs.xz", xz->data, xz->len, TRUE));
+  assert_read_fails(src, "cs.xz: corrupt xz data at compressed byte offset");
+  trace_source_free(src);
+  g_byte_array_set_size(xz, 0);
+  g_byte_array_unref(xz);
+  (void)err;
+  g_byte_array_unref(b);
+}
+END_TEST
+
+/* ---- input and detection ------------------------------------------------ */
+
+static int detect(const void *data, size_t len)
+{
+  g_autoptr(TraceInput) in = trace_input_from_memory("d", data, len, TRUE);
+  return trace_format_detect(in, NULL);
+}
+
+START_TEST(detection)
+{
+  ck_assert_int_eq(detect("", 0), TRACE_FORMAT_TEXT);
+  ck_assert_int_eq(detect("# mmusim text trace v1\nR 0x1000 8\n", 32), TRACE_FORMAT_TEXT);
+  ck_assert_int_eq(detect(LACKEY_SAMPLE, strlen(LACKEY_SAMPLE)), TRACE_FORMAT_LACKEY);
+  ck_assert_int_eq(detect("I  0401ab70,3\n", 14), TRACE_FORMAT_LACKEY);
+  ck_assert_int_eq(detect(MTR_MAGIC "\1\0\0\0", 12), TRACE_FORMAT_MTR);
+  unsigned l, s;
+  GByteArray *cs = champsim_trace(3, &l, &s);
+  ck_assert_int_eq(detect(cs->data, cs->len), TRACE_FORMAT_CHAMPSIM);
+  GByteArray *lk = g_byte_array_new();
+  g_byte_array_append(lk, (const guint8 *)LACKEY_SAMPLE, strlen(LACKEY_SAMPLE));
+  GByteArray *gz = gzip_compress(lk), *zs = zstd_compress(lk);
+  ck_assert_int_eq(detect(gz->data, gz->len), TRACE_FORMAT_LACKEY);
+  ck_assert_int_eq(detect(zs->data, zs->len), TRACE_FORMAT_LACKEY);
+  g_byte_array_unref(gz);
+  g_byte_array_unref(zs);
+  g_byte_array_unref(lk);
+  g_byte_array_unref(cs);
+}
+END_TEST
+
+START_TEST(input_concatenated_and_truncated)
+{
+  GByteArray *a = g_byte_array_new();
+  g_byte_array_append(a, (const guint8 *)"first\n", 6);
+  GByteArray *b = g_byte_array_new();
+  g_byte_array_append(b, (const guint8 *)"second\n", 7);
+  GByteArray *(*const compress[])(const GByteArray *) = { gzip_compress, xz_compress, zstd_compress };
+  for (unsigned k = 0; k < G_N_ELEMENTS(compress); k++) {
+    GByteArray *ca = compress[k](a), *cb = compress[k](b);
+    GByteArray *both = g_byte_array_new();
+    g_byte_array_append(both, ca->data, ca->len);
+    g_byte_array_append(both, cb->data, cb->len);
+    g_autoptr(TraceInput) in = trace_input_from_memory("c", both->data, both->len, TRUE);
+    char buf[64];
+    GError *err = NULL;
+    gssize n = trace_input_read_full(in, buf, sizeof buf, &err);
+    ck_assert_no_error(err);
+    ck_assert_int_eq(n, 13);
+    ck_assert(memcmp(buf, "first\nsecond\n", 13) == 0);
+    ck_assert_uint_eq(trace_input_offset(in), 13);
+    ck_assert_int_eq(trace_input_compression(in), (int)k + 1);
+    /* Cut in the middle: an error, not a silent end. */
+    g_autoptr(TraceInput) cut = trace_input_from_memory("c", ca->data, ca->len - 3, TRUE);
+    n = trace_input_read_full(cut, buf, sizeof buf, &err);
+    ck_assert_int_eq(n, -1);
+    ck_assert_msg(err && strstr(err->message, "c: corrupt"), "%s", err ? err->message : "no error");
+    g_clear_error(&err);
+    g_byte_array_unref(ca);
+    g_byte_array_unref(cb);
+    g_byte_array_unref(both);
+  }
+  g_byte_array_unref(a);
+  g_byte_array_unref(b);
+}
+END_TEST
+
+START_TEST(format_names)
+{
+  TraceFormat f;
+  GError *err = NULL;
+  ck_assert(trace_format_parse("champsim", &f, &err));
+  ck_assert_int_eq(f, TRACE_FORMAT_CHAMPSIM);
+  ck_assert(!trace_format_parse("pin", &f, &err));
+  ck_assert_msg(strstr(err->message, "expected auto, text, lackey, mtr or champsim"), "%s", err->message);
+  g_error_free(err);
+  ck_assert_str_eq(trace_format_name(TRACE_FORMAT_MTR), "mtr");
+}
+END_TEST
+
+static Suite *readers_suite(void)
+{
+  Suite *s = suite_create("readers");
+  TCase *tc = tcase_create("readers");
+  tcase_add_test(tc, lackey_records_and_counts);
+  tcase_add_test(tc, lackey_errors_name_the_line);
+  tcase_add_test(tc, lackey_long_gap_and_no_newline);
+  tcase_add_test(tc, champsim_plain_and_compressed);
+  tcase_add_test(tc, champsim_errors_name_the_offset);
+  tcase_add_test(tc, detection);
+  tcase_add_test(tc, input_concatenated_and_truncated);
+  tcase_add_test(tc, format_names);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TEST_MAIN(readers_suite)

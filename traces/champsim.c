@@ -1,0 +1,187 @@
+/*
+ * champsim.c - reader of ChampSim binary instruction traces.
+ *
+ * A trace is a sequence of 64-byte input_instr records (ChampSim
+ * inc/trace_instr.h, written by its Pin tracer on little-endian hosts):
+ *
+ *   0  ip                        u64
+ *   8  is_branch, branch_taken   u8, u8
+ *   10 destination_registers[2]  u8
+ *   12 source_registers[4]       u8
+ *   16 destination_memory[2]     u64: addresses stored to, 0 = unused
+ *   32 source_memory[4]          u64: addresses loaded from, 0 = unused
+ *
+ * Each record is one instruction: it is fetched as insnstream.h says, then
+ * makes a load for each nonzero source_memory entry and a store for each
+ * nonzero destination_memory entry, loads first (ChampSim issues loads from
+ * the load queue when the instruction executes, and stores at retirement).
+ * ChampSim records no sizes: an instruction is taken to be
+ * CHAMPSIM_INSN_BYTES long and a data access CHAMPSIM_DATA_BYTES, which
+ * matters only for accesses that cross a page (ChampSim itself moves whole
+ * 64-byte blocks).  Traces are usually .xz or .gz, which TraceInput undoes.
+ * A file whose length is not a multiple of 64 ends with an error naming the
+ * offset of the partial record; an address at or beyond 2^57 is an error
+ * naming the record's offset.
+ *
+ * Left out: the "cloudsuite" variant (with ASIDs, 80-byte records), branch
+ * outcomes and register dependences.
+ */
+#include "config.h"
+#include "champsim.h"
+#include "insnstream.h"
+
+#include <string.h>
+
+#define CHAMPSIM_INSN_BYTES 4  /* no length in the trace; 4 as on the RISC ISAs ChampSim also traces */
+#define CHAMPSIM_DATA_BYTES 8  /* no size in the trace: one word */
+#define CHAMPSIM_VA_LIMIT (1ULL << 57)
+#define CHAMPSIM_READ_RECORDS 512 /* records read at a time */
+
+typedef struct {
+  TraceSource base;
+  TraceInput *in;
+  char *name;
+  uint8_t buf[CHAMPSIM_READ_RECORDS * CHAMPSIM_RECORD_BYTES];
+  size_t pos, len;
+  uint64_t offset;  /* of buf[0] in the stream */
+  gboolean eof, finished;
+  InsnStream st;
+  GError *failure;
+} ChampsimSource;
+
+static uint64_t le64(const uint8_t *p)
+{
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; i--)
+    v = v << 8 | p[i];
+  return v;
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+  for (int i = 0; i < 8; i++)
+    p[i] = (uint8_t)(v >> (8 * i));
+}
+
+void champsim_encode(const ChampsimInstr *ins, uint8_t out[CHAMPSIM_RECORD_BYTES])
+{
+  put_le64(out, ins->ip);
+  out[8] = ins->is_branch;
+  out[9] = ins->branch_taken;
+  memcpy(out + 10, ins->dst_regs, 2);
+  memcpy(out + 12, ins->src_regs, 4);
+  for (int i = 0; i < CHAMPSIM_DST_MEM; i++)
+    put_le64(out + 16 + 8 * i, ins->dst_mem[i]);
+  for (int i = 0; i < CHAMPSIM_SRC_MEM; i++)
+    put_le64(out + 32 + 8 * i, ins->src_mem[i]);
+}
+
+static gboolean fail_at(ChampsimSource *c, GError **error, uint64_t offset, const char *what, const char *expected)
+{
+  g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE, "%s: offset %" G_GUINT64_FORMAT " (instruction %" G_GUINT64_FORMAT
+              "): %s; expected %s", c->name, offset, offset / CHAMPSIM_RECORD_BYTES, what, expected);
+  return FALSE;
+}
+
+static gboolean check_addr(ChampsimSource *c, GError **error, uint64_t offset, uint64_t addr, uint32_t size)
+{
+  if (addr >= CHAMPSIM_VA_LIMIT || size > CHAMPSIM_VA_LIMIT - addr) {
+    g_autofree char *what = g_strdup_printf("address 0x%" G_GINT64_MODIFIER "x beyond the 57-bit virtual address space", addr);
+    return fail_at(c, error, offset, what, "addresses below 2^57");
+  }
+  return TRUE;
+}
+
+static gboolean champsim_next_batch(TraceSource *src, TraceBatch *batch, GError **error)
+{
+  ChampsimSource *c = (ChampsimSource *)src;
+  batch->n = 0;
+  if (c->failure) {
+    g_propagate_error(error, g_error_copy(c->failure));
+    return FALSE;
+  }
+  GError *err = NULL;
+  /* One instruction makes a fetch and up to six accesses. */
+  const unsigned per_insn = (1 + CHAMPSIM_DST_MEM + CHAMPSIM_SRC_MEM) * INSN_STREAM_MAX_RECORDS;
+  while (batch->n + per_insn <= TRACE_BATCH_MAX && !c->finished) {
+    if (c->len - c->pos < CHAMPSIM_RECORD_BYTES) {
+      size_t rest = c->len - c->pos;
+      memmove(c->buf, c->buf + c->pos, rest);
+      c->offset += c->pos;
+      c->pos = 0;
+      c->len = rest;
+      gssize got = c->eof ? 0 : trace_input_read_full(c->in, c->buf + rest, sizeof c->buf - rest, &err);
+      if (got < 0)
+        break;
+      c->len += (size_t)got;
+      if ((size_t)got < sizeof c->buf - rest)
+        c->eof = TRUE;
+      if (c->len < CHAMPSIM_RECORD_BYTES) {
+        if (c->len) {
+          fail_at(c, &err, c->offset, "file ends inside an instruction record (truncated?)", "64-byte records");
+          break;
+        }
+        insn_stream_finish(&c->st, batch);
+        c->finished = TRUE;
+        break;
+      }
+    }
+    const uint8_t *p = c->buf + c->pos;
+    uint64_t at = c->offset + c->pos;
+    c->pos += CHAMPSIM_RECORD_BYTES;
+    uint64_t ip = le64(p);
+    if (!check_addr(c, &err, at, ip, CHAMPSIM_INSN_BYTES))
+      break;
+    insn_stream_instruction(&c->st, batch, ip, CHAMPSIM_INSN_BYTES);
+    gboolean ok = TRUE;
+    for (int i = 0; i < CHAMPSIM_SRC_MEM && ok; i++) {
+      uint64_t a = le64(p + 32 + 8 * i);
+      if (a && (ok = check_addr(c, &err, at, a, CHAMPSIM_DATA_BYTES)))
+        insn_stream_access(&c->st, batch, ACC_LOAD, a, CHAMPSIM_DATA_BYTES);
+    }
+    for (int i = 0; i < CHAMPSIM_DST_MEM && ok; i++) {
+      uint64_t a = le64(p + 16 + 8 * i);
+      if (a && (ok = check_addr(c, &err, at, a, CHAMPSIM_DATA_BYTES)))
+        insn_stream_access(&c->st, batch, ACC_STORE, a, CHAMPSIM_DATA_BYTES);
+    }
+    if (!ok)
+      break;
+  }
+  if (err) {
+    c->failure = g_error_copy(err);
+    g_propagate_error(error, err);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void champsim_close(TraceSource *src)
+{
+  ChampsimSource *c = (ChampsimSource *)src;
+  trace_input_free(c->in);
+  insn_stream_clear(&c->st);
+  g_free(c->name);
+  g_clear_error(&c->failure);
+  g_free(c);
+}
+
+static const TraceSourceOps champsim_ops = { "champsim", champsim_next_batch, champsim_close };
+
+TraceSource *champsim_source_from_input(TraceInput *in)
+{
+  g_return_val_if_fail(in != NULL, NULL);
+  ChampsimSource *c = g_new0(ChampsimSource, 1);
+  c->base.ops = &champsim_ops;
+  c->base.unmapped = UNMAPPED_ONDEMAND;
+  c->base.description = g_strdup(trace_input_name(in));
+  c->in = in;
+  c->name = g_strdup(trace_input_name(in));
+  insn_stream_init(&c->st);
+  return &c->base;
+}
+
+TraceSource *champsim_source_open(const char *path, GError **error)
+{
+  TraceInput *in = trace_input_open(path, TRUE, error);
+  return in ? champsim_source_from_input(in) : NULL;
+}

@@ -1,0 +1,51 @@
+/*
+ * insnstream.h - records from an instruction-by-instruction trace (lackey,
+ * ChampSim): how instructions, fetches and data accesses become TraceRecords.
+ *
+ * Rules, shared by both readers (doc/trace-format.md, "Traces without
+ * mapping events"):
+ *  1. Fetches: an instruction whose 64-byte block differs from the previous
+ *     instruction's is fetched (an X access at its address); the following
+ *     instructions of the same block are not, as ChampSim's front end sends
+ *     one L1I request for each run of instructions in one block
+ *     (src/ooo_cpu.cc, fetch_instruction).
+ *  2. Instructions: each access stands for gap + 1 instructions.  The
+ *     instructions that no access stands for become the gap of the next
+ *     access; an instruction that makes several accesses (a fetch and a load,
+ *     lackey's M) pays for the extra ones with the next instructions that
+ *     make none, and a `compute` record at the end carries the rest, so the
+ *     instruction count of a whole trace is exact.
+ *  3. Memory: these traces have no mapping events.  The first access to each
+ *     2M-aligned region is preceded by `mmap REGION 2M rwx ondemand`, so the
+ *     recorded program's code can be fetched and its data read and written,
+ *     as the kernel let it; the source's rule is UNMAPPED_ONDEMAND as well.
+ */
+#ifndef MMUSIM_INSNSTREAM_H
+#define MMUSIM_INSNSTREAM_H
+
+#include "source.h"
+
+#define INSN_STREAM_BLOCK_BYTES 64          /* rule 1: a cache line */
+#define INSN_STREAM_REGION_BYTES (2ULL << 20) /* rule 3: as kernel_map_on_demand */
+/* Records one call can add to a batch, at most. */
+#define INSN_STREAM_MAX_RECORDS 3
+
+typedef struct {
+  uint64_t pending;      /* instructions no access stands for yet */
+  uint64_t debt;         /* accesses beyond one per instruction, to pay back */
+  uint64_t last_block;   /* block of the previous instruction + 1 (0: none) */
+  uint64_t last_region[2]; /* region + 1 of the last two mapped */
+  GHashTable *regions;   /* region + 1 -> present */
+  uint64_t instructions; /* seen */
+} InsnStream;
+
+void insn_stream_init(InsnStream *s);
+void insn_stream_clear(InsnStream *s);
+/* An instruction at `ip` of `size` bytes. */
+void insn_stream_instruction(InsnStream *s, TraceBatch *b, uint64_t ip, uint32_t size);
+/* A data access of the current instruction. */
+void insn_stream_access(InsnStream *s, TraceBatch *b, AccessKind kind, uint64_t addr, uint32_t size);
+/* At the end of the trace: a compute record for instructions still pending. */
+void insn_stream_finish(InsnStream *s, TraceBatch *b);
+
+#endif

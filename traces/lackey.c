@@ -1,0 +1,264 @@
+/*
+ * lackey.c - reader of valgrind lackey memory traces.
+ *
+ * lackey (valgrind's lackey/lk_main.c, --trace-mem=yes) prints one line per
+ * guest instruction and per data access, in program order:
+ *
+ *   I  0401ab70,3       instruction at 0x401ab70, 3 bytes
+ *    L 1fff000708,8     load of 8 bytes
+ *    S 1fff000700,8     store
+ *    M 0421f9e8,4       modify: a load and a store of the same bytes
+ *
+ * Addresses are hexadecimal without 0x, sizes decimal.  What lackey and
+ * valgrind print besides (`==PID==` banner and statistics lines, a program
+ * writing to the same descriptor) is skipped and counted, never fatal.  A
+ * line that starts as a record but does not finish as one (bad hex, a size
+ * out of 1..4096, an address at or beyond 2^57) is an error naming its line.
+ * M is a load followed by a store.  Instructions, fetches and mappings
+ * follow insnstream.h.  lackey prints no thread ids (valgrind runs one thread
+ * at a time and lackey does not say which): every record is process 1,
+ * thread 1.
+ *
+ * Speed: one pass over a 1 MiB buffer with memchr, hand-written hex: 1.7e7
+ * to 5.4e7 lines a second on the (shared) development machine, more than
+ * the engine consumes (doc/performance.md, `make bench`).
+ */
+#include "config.h"
+#include "lackey.h"
+#include "insnstream.h"
+
+#include <string.h>
+
+#define LACKEY_BUFFER_BYTES (1u << 20) /* also the longest line */
+#define LACKEY_VA_LIMIT (1ULL << 57)
+#define LACKEY_ACCESS_MAX_BYTES 4096
+
+typedef struct {
+  TraceSource base;
+  TraceInput *in;
+  char *name;
+  char *buf;
+  size_t cap, start, end;
+  gboolean eof, finished;
+  uint64_t line_no, skipped;
+  InsnStream st;
+  GError *failure;
+} LackeySource;
+
+static inline int hexval(unsigned char c)
+{
+  if ((unsigned)(c - '0') < 10u)
+    return c - '0';
+  c |= 0x20;
+  if ((unsigned)(c - 'a') < 6u)
+    return c - 'a' + 10;
+  return -1;
+}
+
+/* "ADDR,SIZE" up to the end of the line; FALSE if malformed. */
+static gboolean parse_operand(const char *s, const char *end, uint64_t *addr, uint32_t *size)
+{
+  uint64_t a = 0;
+  int d, digits = 0;
+  while (s < end && (d = hexval((unsigned char)*s)) >= 0) {
+    if (++digits > 16)
+      return FALSE;
+    a = a << 4 | (uint64_t)d;
+    s++;
+  }
+  if (!digits || s == end || *s != ',')
+    return FALSE;
+  s++;
+  uint64_t n = 0;
+  int nd = 0;
+  while (s < end && (unsigned)(*s - '0') < 10u) {
+    if (++nd > 10)
+      return FALSE;
+    n = n * 10 + (uint64_t)(*s - '0');
+    s++;
+  }
+  while (s < end && (*s == ' ' || *s == '\t' || *s == '\r'))
+    s++;
+  if (!nd || s != end)
+    return FALSE;
+  *addr = a;
+  *size = (uint32_t)MIN(n, UINT32_MAX);
+  return TRUE;
+}
+
+/* Which record a line starts as: 'I', 'L', 'S', 'M', or 0 for noise. */
+static char line_kind(const char *s, size_t len)
+{
+  if (len >= 3 && s[0] == 'I' && s[1] == ' ' && s[2] == ' ')
+    return 'I';
+  if (len >= 3 && s[0] == ' ' && (s[1] == 'L' || s[1] == 'S' || s[1] == 'M') && s[2] == ' ')
+    return s[1];
+  return 0;
+}
+
+gboolean lackey_line_matches(const char *line, size_t len)
+{
+  if (len >= 4 && line[0] == '=' && line[1] == '=' && g_ascii_isdigit(line[2])) {
+    size_t i = 2;
+    while (i < len && g_ascii_isdigit(line[i]))
+      i++;
+    return i + 1 < len && line[i] == '=' && line[i + 1] == '=';
+  }
+  char k = line_kind(line, len);
+  uint64_t a;
+  uint32_t n;
+  return k && parse_operand(line + (k == 'I' ? 3 : 3), line + len, &a, &n);
+}
+
+static gboolean line_error(LackeySource *l, GError **error, const char *line, size_t len, const char *what)
+{
+  g_autofree char *shown = g_strndup(line, MIN(len, 60));
+  for (char *c = shown; *c; c++)
+    if (!g_ascii_isprint(*c))
+      *c = '?';
+  g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
+              "%s:%" G_GUINT64_FORMAT ": %s near '%s'; expected a lackey record 'I  ADDR,SIZE' or ' L|S|M ADDR,SIZE' "
+              "(hex address below 2^57, size 1..4096)",
+              l->name, l->line_no, what, shown);
+  return FALSE;
+}
+
+/* The next line (without its newline), or NULL at the end or on error. */
+static char *next_line(LackeySource *l, size_t *len, GError **error)
+{
+  for (;;) {
+    char *from = l->buf + l->start;
+    char *nl = memchr(from, '\n', l->end - l->start);
+    if (nl) {
+      *len = (size_t)(nl - from);
+      l->start += *len + 1;
+      l->line_no++;
+      return from;
+    }
+    if (l->eof) {
+      if (l->start == l->end)
+        return NULL;
+      *len = l->end - l->start;
+      l->start = l->end;
+      l->line_no++;
+      return from;
+    }
+    memmove(l->buf, from, l->end - l->start);
+    l->end -= l->start;
+    l->start = 0;
+    if (l->end == l->cap) {
+      g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
+                  "%s:%" G_GUINT64_FORMAT ": line longer than %zu bytes; expected lackey's short lines", l->name,
+                  l->line_no + 1, l->cap);
+      return NULL;
+    }
+    gssize got = trace_input_read(l->in, l->buf + l->end, l->cap - l->end, error);
+    if (got < 0)
+      return NULL;
+    l->end += (size_t)got;
+    if (got == 0)
+      l->eof = TRUE;
+  }
+}
+
+static gboolean lackey_next_batch(TraceSource *src, TraceBatch *batch, GError **error)
+{
+  LackeySource *l = (LackeySource *)src;
+  batch->n = 0;
+  if (l->failure) {
+    g_propagate_error(error, g_error_copy(l->failure));
+    return FALSE;
+  }
+  GError *err = NULL;
+  while (batch->n + 2 * INSN_STREAM_MAX_RECORDS <= TRACE_BATCH_MAX && !l->finished) {
+    size_t len;
+    char *line = next_line(l, &len, &err);
+    if (!line) {
+      if (err)
+        break;
+      insn_stream_finish(&l->st, batch);
+      l->finished = TRUE;
+      break;
+    }
+    char k = line_kind(line, len);
+    if (!k) {
+      l->skipped++;
+      continue;
+    }
+    uint64_t addr;
+    uint32_t size;
+    if (!parse_operand(line + 3, line + len, &addr, &size)) {
+      line_error(l, &err, line, len, "malformed lackey record");
+      break;
+    }
+    if (size < 1 || size > LACKEY_ACCESS_MAX_BYTES) {
+      line_error(l, &err, line, len, "access size out of range");
+      break;
+    }
+    if (addr >= LACKEY_VA_LIMIT || size > LACKEY_VA_LIMIT - addr) {
+      line_error(l, &err, line, len, "address beyond the 57-bit virtual address space");
+      break;
+    }
+    switch (k) {
+    case 'I': insn_stream_instruction(&l->st, batch, addr, size); break;
+    case 'L': insn_stream_access(&l->st, batch, ACC_LOAD, addr, size); break;
+    case 'S': insn_stream_access(&l->st, batch, ACC_STORE, addr, size); break;
+    default:
+      insn_stream_access(&l->st, batch, ACC_LOAD, addr, size);
+      insn_stream_access(&l->st, batch, ACC_STORE, addr, size);
+      break;
+    }
+  }
+  if (err) {
+    l->failure = g_error_copy(err);
+    g_propagate_error(error, err);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+static void lackey_close(TraceSource *src)
+{
+  LackeySource *l = (LackeySource *)src;
+  trace_input_free(l->in);
+  insn_stream_clear(&l->st);
+  g_free(l->buf);
+  g_free(l->name);
+  g_clear_error(&l->failure);
+  g_free(l);
+}
+
+static const TraceSourceOps lackey_ops = { "lackey", lackey_next_batch, lackey_close };
+
+TraceSource *lackey_source_from_input(TraceInput *in)
+{
+  g_return_val_if_fail(in != NULL, NULL);
+  LackeySource *l = g_new0(LackeySource, 1);
+  l->base.ops = &lackey_ops;
+  l->base.unmapped = UNMAPPED_ONDEMAND;
+  l->base.description = g_strdup(trace_input_name(in));
+  l->in = in;
+  l->name = g_strdup(trace_input_name(in));
+  l->cap = LACKEY_BUFFER_BYTES;
+  l->buf = g_malloc(l->cap);
+  insn_stream_init(&l->st);
+  return &l->base;
+}
+
+TraceSource *lackey_source_open(const char *path, GError **error)
+{
+  TraceInput *in = trace_input_open(path, TRUE, error);
+  return in ? lackey_source_from_input(in) : NULL;
+}
+
+uint64_t lackey_source_skipped(TraceSource *src)
+{
+  g_return_val_if_fail(src != NULL && src->ops == &lackey_ops, 0);
+  return ((LackeySource *)src)->skipped;
+}
+
+uint64_t lackey_source_instructions(TraceSource *src)
+{
+  g_return_val_if_fail(src != NULL && src->ops == &lackey_ops, 0);
+  return ((LackeySource *)src)->st.instructions;
+}

@@ -1,0 +1,21 @@
+/*
+ * lackey.h - reader of valgrind lackey's memory traces
+ * (valgrind --tool=lackey --trace-mem=yes), see doc/trace-format.md.
+ */
+#ifndef MMUSIM_LACKEY_H
+#define MMUSIM_LACKEY_H
+
+#include "input.h"
+#include "source.h"
+
+/* Read from `in` (owned by the source from now on). */
+TraceSource *lackey_source_from_input(TraceInput *in);
+TraceSource *lackey_source_open(const char *path, GError **error);
+/* Lines skipped so far: valgrind's own `==PID==` lines and other text that is
+ * not a lackey record.  Also the instructions seen. */
+uint64_t lackey_source_skipped(TraceSource *src);
+uint64_t lackey_source_instructions(TraceSource *src);
+/* Whether a line looks like lackey output (format detection). */
+gboolean lackey_line_matches(const char *line, size_t len);
+
+#endif

@@ -1,0 +1,25 @@
+/*
+ * recorder.h - `mmusim record`: run a program under valgrind lackey and
+ * write its memory trace as .mtr while it runs.
+ */
+#ifndef MMUSIM_RECORDER_H
+#define MMUSIM_RECORDER_H
+
+#include <glib.h>
+#include <stdint.h>
+
+typedef struct {
+  const char *output;   /* the .mtr file */
+  char **argv;          /* the command, NULL-terminated */
+  uint64_t start_after; /* memory accesses dropped at the start */
+  gboolean progress;    /* progress line and summary on stderr */
+  const char *valgrind; /* the valgrind binary (NULL: "valgrind" on PATH) */
+  const char *lackey_copy; /* also keep lackey's text output in this file */
+} RecorderOptions;
+
+/* Returns the exit status for mmusim: 0 recorded (whatever the program's
+ * own status, which is reported), 2 with *error set when valgrind could not
+ * run or the trace could not be read or written. */
+int recorder_run(const RecorderOptions *o, GError **error);
+
+#endif
