@@ -77,6 +77,20 @@ gboolean thp_range_in_vma(const Vma *v, uint64_t haddr)
          haddr + THP_PMD_BYTES > haddr;
 }
 
+ScanResult thp_collapse_rules(const Kernel *k, const ThpRangeStats *st)
+{
+  const Settings *s = k->s;
+  if (st->swap > (unsigned)settings_int(s, SET_KHUGEPAGED_MAX_PTES_SWAP))
+    return SCAN_EXCEED_SWAP_PTE;
+  if (st->shared > (unsigned)settings_int(s, SET_KHUGEPAGED_MAX_PTES_SHARED))
+    return SCAN_EXCEED_SHARED_PTE;
+  if (st->writable == 0)
+    return SCAN_PAGE_RO;
+  if (st->young == 0)
+    return SCAN_LACK_REFERENCED_PAGE;
+  return SCAN_SUCCEED;
+}
+
 const char *thp_scan_result_name(ScanResult r)
 {
   static const char *const names[SCAN_N_RESULTS] = {

@@ -87,6 +87,11 @@ gboolean thp_vma_allowed(const Kernel *k, const Mm *mm, const Vma *v);
 /* TRUE when the 2M-aligned range [haddr, haddr + 2M) lies inside v. */
 gboolean thp_range_in_vma(const Vma *v, uint64_t haddr);
 
+/* The rules both policies keep from hpage_collapse_scan_pmd after their own
+ * test of how full the range is: swap PTEs <= max_ptes_swap, shared pages
+ * <= max_ptes_shared, one writable PTE, one young PTE. */
+ScanResult thp_collapse_rules(const Kernel *k, const ThpRangeStats *st);
+
 /* The name of a scan result, as the kernel spells it in lower case
  * ("exceed_none_pte"). */
 const char *thp_scan_result_name(ScanResult r);

@@ -29,15 +29,7 @@ static ScanResult ingens_collapse_check(const Kernel *k, const Mm *mm, const Vma
   unsigned need = (unsigned)ceil(settings_double(s, SET_THP_UTIL_THRESHOLD) * THP_PTES_PER_PMD);
   if (st->present == 0 || st->present < need)
     return SCAN_POLICY;
-  if (st->swap > (unsigned)settings_int(s, SET_KHUGEPAGED_MAX_PTES_SWAP))
-    return SCAN_EXCEED_SWAP_PTE;
-  if (st->shared > (unsigned)settings_int(s, SET_KHUGEPAGED_MAX_PTES_SHARED))
-    return SCAN_EXCEED_SHARED_PTE;
-  if (st->writable == 0)
-    return SCAN_PAGE_RO;
-  if (st->young == 0)
-    return SCAN_LACK_REFERENCED_PAGE;
-  return SCAN_SUCCEED;
+  return thp_collapse_rules(k, st);
 }
 
 const ThpPolicy thp_policy_ingens = {

@@ -27,15 +27,7 @@ static ScanResult linux_collapse_check(const Kernel *k, const Mm *mm, const Vma 
   const Settings *s = k->s;
   if (st->none + st->zero > (unsigned)settings_int(s, SET_KHUGEPAGED_MAX_PTES_NONE) || st->present == 0)
     return SCAN_EXCEED_NONE_PTE;
-  if (st->swap > (unsigned)settings_int(s, SET_KHUGEPAGED_MAX_PTES_SWAP))
-    return SCAN_EXCEED_SWAP_PTE;
-  if (st->shared > (unsigned)settings_int(s, SET_KHUGEPAGED_MAX_PTES_SHARED))
-    return SCAN_EXCEED_SHARED_PTE;
-  if (st->writable == 0)
-    return SCAN_PAGE_RO;
-  if (st->young == 0)
-    return SCAN_LACK_REFERENCED_PAGE;
-  return SCAN_SUCCEED;
+  return thp_collapse_rules(k, st);
 }
 
 const ThpPolicy thp_policy_linux = {

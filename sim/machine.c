@@ -206,38 +206,20 @@ Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu)
 
 void machine_flush_range(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end)
 {
-  Kernel *k = m->k;
-  uint64_t pages = (end - start) >> 12;
-  gboolean full = pages > k->flush_ceiling_pages;
-  uint64_t cost = 0;
-  for (unsigned i = 0; i < m->n_cpus; i++) {
-    Cpu *c = m->cpus[i];
-    gboolean may_hold = i < 64 ? (mm->cpumask >> i) & 1 : TRUE;
-    if (!may_hold && c != initiator)
-      continue;
-    if (full) {
-      cpu_flush_asid(c, mm->asid);
-      c->ctr.c[CTR_TLB_FLUSH_FULL]++;
-    } else {
-      for (uint64_t va = start; va < end; va += 4096)
-        cpu_flush_page(c, mm->asid, va);
-      c->ctr.c[CTR_TLB_FLUSH_PAGES] += pages;
-    }
-    if (c == initiator)
-      cost = full ? k->full_flush_cycles : pages * k->invlpg_cycles;
-  }
-  cpu_stall(initiator, cost);
+  machine_flush_range_stride(m, initiator, mm, start, end, 12);
 }
 
 void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end,
                                 unsigned stride_shift)
 {
-  if (stride_shift <= 12 || end <= start) {
-    machine_flush_range(m, initiator, mm, start, end);
+  if (end <= start)
     return;
-  }
   Kernel *k = m->k;
-  uint64_t entries = ((end - 1) >> stride_shift) - (start >> stride_shift) + 1;
+  /* flush_tlb_mm_range: one invalidation per entry of the stride, a full
+   * flush of the context past the ceiling.  Every 4K granule is dropped
+   * from the model's arrays either way (fragments of huge pages included). */
+  unsigned shift = MAX(stride_shift, 12u);
+  uint64_t entries = ((end - 1) >> shift) - (start >> shift) + 1;
   gboolean full = entries > k->flush_ceiling_pages;
   for (unsigned i = 0; i < m->n_cpus; i++) {
     Cpu *c = m->cpus[i];

@@ -17,6 +17,7 @@
 #include "explain.h"
 #include "machine.h"
 #include "report.h"
+#include "runner.h"
 #include "sweep.h"
 #include "lackey.h"
 #include "mtr.h"
@@ -26,7 +27,7 @@
 #include "trace_format.h"
 #include "workload.h"
 
-#define DEFAULT_MACHINE "skylake"
+#define DEFAULT_MACHINE RUNNER_DEFAULT_MACHINE
 
 static int fail(GError *err)
 {
@@ -68,43 +69,20 @@ static void run_opts_clear(RunOpts *o)
   g_free(o->events);
 }
 
-static Settings *resolve_settings(const RunOpts *o, GError **error)
+/* The runner's view of the options (pointers into o). */
+static RunSpec spec_of(const RunOpts *o)
 {
-  g_autoptr(Settings) s = settings_new();
-  if (!machine_load_preset(s, o->machine ? o->machine : DEFAULT_MACHINE, error))
-    return NULL;
-  for (int i = 0; o->set && o->set[i]; i++)
-    if (!settings_set_pair(s, o->set[i], "-s", error))
-      return NULL;
-  return g_steal_pointer(&s);
-}
-
-static TraceSource *open_input(const RunOpts *o, uint64_t seed, GError **error)
-{
-  if (o->workload && o->trace) {
-    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, "give either -w WORKLOAD or -t TRACE, not both");
-    return NULL;
-  }
-  if (o->workload)
-    return workload_open(o->workload, seed, error);
-  if (o->trace) {
-    TraceFormat f = TRACE_FORMAT_AUTO;
-    if (o->format && !trace_format_parse(o->format, &f, error))
-      return NULL;
-    return trace_format_open(o->trace, f, NULL, error);
-  }
-  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE,
-              "nothing to run: give -w WORKLOAD (see `mmusim list workloads`) or -t TRACE");
-  return NULL;
-}
-
-/* lackey traces mix valgrind's messages with the records: say how many
- * lines were skipped, so a wrong file does not pass unnoticed. */
-static void note_skipped(TraceSource *src)
-{
-  if (strcmp(src->ops->name, "lackey") == 0 && lackey_source_skipped(src))
-    fprintf(stderr, "mmusim: %s: skipped %" G_GUINT64_FORMAT " lines that are not lackey records (valgrind's own messages)\n",
-            src->description, lackey_source_skipped(src));
+  return (RunSpec){
+    .machine = o->machine ? o->machine : DEFAULT_MACHINE,
+    .set = (const char *const *)o->set,
+    .workload = o->workload,
+    .trace = o->trace,
+    .format = o->format,
+    .repeat = o->repeat > 0 ? (unsigned)o->repeat : 1,
+    .seed = (uint64_t)o->seed,
+    .warmup = (uint64_t)o->warmup,
+    .whole = o->whole,
+  };
 }
 
 static uint64_t peak_rss_bytes(void)
@@ -137,9 +115,6 @@ static int cmd_run(int argc, char **argv)
   GError *err = NULL;
   int rc = 0;
   EventLog *ev = NULL;
-  g_autoptr(Settings) s = NULL;
-  g_autofree CounterValues *runs = NULL;
-  g_autofree char *desc = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err)) {
     rc = fail(err);
     goto out;
@@ -160,73 +135,37 @@ static int cmd_run(int argc, char **argv)
     rc = usage_error("run: %s", "-r needs to read the trace again; standard input can be read only once");
     goto out;
   }
-  s = resolve_settings(&o, &err);
-  if (!s) {
-    rc = fail(err);
-    goto out;
-  }
   if (o.events && !(ev = events_open(o.events, &err))) {
     rc = fail(err);
     goto out;
   }
-  runs = g_new0(CounterValues, o.repeat);
-  gint64 t0 = g_get_monotonic_time();
-  double accesses = 0, roi_accesses = 0, roi_secs = 0;
-  for (int i = 0; i < o.repeat; i++) {
-    uint64_t seed = o.seed ? (uint64_t)o.seed + i : (o.repeat > 1 ? 1 + (uint64_t)i : 0);
-    g_autoptr(TraceSource) src = open_input(&o, seed, &err);
-    if (!src) {
-      rc = fail(err);
-      goto out;
-    }
-    if (!desc)
-      desc = g_strdup(src->description);
-    Machine *m = machine_new(o.machine ? o.machine : DEFAULT_MACHINE, s, ev, &err);
-    if (!m) {
-      rc = fail(err);
-      goto out;
-    }
-    EngineResult res;
-    EngineOptions eo = { .warmup = (uint64_t)o.warmup, .whole = o.whole };
-    gboolean ok = engine_run(m, src, &eo, &res, &err);
-    if (ok && i == 0)
-      note_skipped(src);
-    double mhz = (double)settings_int(s, SET_CPU_FREQ_MHZ);
-    machine_free(m);
-    if (!ok) {
-      rc = fail(err);
-      goto out;
-    }
-    if (res.oom) {
-      fprintf(stderr, "mmusim: simulated machine ran out of memory after %" G_GUINT64_FORMAT
-                      " records; give it more (-s machine.mem_per_node=...)\n", res.records);
-      rc = 1;
-      goto out;
-    }
-    counter_values_from(&runs[i], &res.counted, res.elapsed_cycles, mhz);
-    accesses += (double)res.records;
-    roi_accesses += (double)res.counted.c[CTR_ACCESSES];
-    roi_secs += res.host_seconds;
+  RunSpec spec = spec_of(&o);
+  spec.events = ev;
+  RunOutcome res;
+  if (!runner_run(&spec, &res, &err)) {
+    run_outcome_clear(&res);
+    rc = fail(err);
+    goto out;
   }
-  double secs = (double)(g_get_monotonic_time() - t0) / 1e6;
-  RunReport r = {
-    .machine = o.machine ? o.machine : DEFAULT_MACHINE,
-    .workload = desc,
-    .arch = settings_str(s, SET_MACHINE_ARCH),
-    .runs = (unsigned)o.repeat,
-    .settings = s,
-    .host_seconds = secs,
-    .host_accesses_per_second = secs > 0 ? accesses / secs : 0,
-    .host_roi_accesses_per_second = roi_secs > 0 ? roi_accesses / roi_secs : 0,
-    .host_peak_rss_bytes = peak_rss_bytes(),
-  };
-  report_aggregate(runs, (unsigned)o.repeat, &r.mean, &r.rel_stddev);
+  if (res.skipped_lines)
+    fprintf(stderr, "mmusim: %s: skipped %" G_GUINT64_FORMAT " lines that are not lackey records (valgrind's own messages)\n",
+            res.workload, res.skipped_lines);
+  if (res.oom) {
+    fprintf(stderr, "mmusim: simulated machine ran out of memory after %" G_GUINT64_FORMAT
+                    " records; give it more (-s machine.mem_per_node=...)\n", res.oom_records);
+    run_outcome_clear(&res);
+    rc = 1;
+    goto out;
+  }
+  RunReport r;
+  runner_report(&res, peak_rss_bytes(), &r);
   if (o.json)
     report_json(&r, stdout);
   else if (o.csv)
     report_csv(&r, stdout);
   else
     report_text(&r, stdout);
+  run_outcome_clear(&res);
 out:
   events_close(ev);
   run_opts_clear(&o);
@@ -262,13 +201,14 @@ static int cmd_explain(int argc, char **argv)
     rc = usage_error("explain: %s", "give at least one ADDRESS");
     goto out;
   }
-  s = resolve_settings(&o, &err);
+  RunSpec spec = spec_of(&o);
+  s = runner_settings(&spec, &err);
   if (!s || !(m = machine_new(o.machine ? o.machine : DEFAULT_MACHINE, s, NULL, &err))) {
     rc = fail(err);
     goto out;
   }
   if (o.workload || o.trace) {
-    g_autoptr(TraceSource) src = open_input(&o, 0, &err);
+    g_autoptr(TraceSource) src = runner_open_input(&spec, 0, &err);
     EngineResult res;
     if (!src || !engine_run(m, src, NULL, &res, &err)) {
       rc = fail(err);

@@ -7,7 +7,8 @@
 #include <string.h>
 #include "engine.h"
 #include "machine.h"
-#include "text.h"
+#include "lackey.h"
+#include "trace_format.h"
 #include "workload.h"
 
 Settings *runner_settings(const RunSpec *spec, GError **error)
@@ -30,13 +31,10 @@ TraceSource *runner_open_input(const RunSpec *spec, uint64_t seed, GError **erro
   if (spec->workload)
     return workload_open(spec->workload, seed, error);
   if (spec->trace) {
-    if (spec->format && strcmp(spec->format, "text") != 0) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE,
-                  "-f %s: this build reads the text format (-f text); lackey, ChampSim and .mtr readers are listed in doc/trace-format.md",
-                  spec->format);
+    TraceFormat f = TRACE_FORMAT_AUTO;
+    if (spec->format && !trace_format_parse(spec->format, &f, error))
       return NULL;
-    }
-    return text_source_open(spec->trace, error);
+    return trace_format_open(spec->trace, f, NULL, error);
   }
   g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE,
               "nothing to run: give -w WORKLOAD (see `mmusim list workloads`) or -t TRACE");
@@ -69,6 +67,8 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
     EngineOptions eo = { .warmup = spec->warmup, .whole = spec->whole };
     gboolean ok = engine_run(m, src, &eo, &res, error);
     machine_free(m);
+    if (ok && i == 0 && strcmp(src->ops->name, "lackey") == 0)
+      out->skipped_lines = lackey_source_skipped(src);
     if (!ok)
       return FALSE;
     if (res.oom) {

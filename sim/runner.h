@@ -25,7 +25,7 @@ typedef struct {
   const char *const *set;     /* KEY=VALUE pairs, NULL-terminated, or NULL */
   const char *workload;       /* generator spec, or NULL */
   const char *trace;          /* trace path ("-": standard input), or NULL */
-  const char *format;         /* trace format, NULL: detect */
+  const char *format;         /* trace format (auto, text, lackey, mtr, champsim), NULL: detect */
   unsigned repeat;            /* >= 1 */
   uint64_t seed;              /* 0: the generator's default (repeat i uses 1 + i) */
   uint64_t warmup;
@@ -43,6 +43,7 @@ typedef struct {
   double host_seconds;
   double host_accesses_per_second;
   double host_roi_accesses_per_second;
+  uint64_t skipped_lines;     /* lackey: lines that were not records (valgrind's own) */
   gboolean oom;               /* the simulated machine ran out of memory */
   uint64_t oom_records;       /* records read when it did */
 } RunOutcome;
