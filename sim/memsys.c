@@ -80,7 +80,6 @@ typedef struct {
 typedef struct {
   MemStream way[MEMSYS_STREAM_WAYS];
   unsigned mru;       /* way matched or allocated last */
-  uint64_t used;      /* stamp of the last use of this page, for LRU */
 } MemStreamSet;
 
 /* What one kind of reference looks up first and where it counts. */
@@ -107,6 +106,7 @@ struct MemHier {
   gboolean prefetch_cross_page;
   MemStreamSet streams[MEMSYS_STREAM_SETS];
   uint64_t stream_page[MEMSYS_STREAM_SETS]; /* page each entry tracks; UINT64_MAX: none */
+  uint64_t stream_used[MEMSYS_STREAM_SETS]; /* stamp of each entry's last use, for LRU */
   uint64_t stream_tick;
   uint64_t sink;                /* counts that are not counted (walk lookups) */
   Counters own_ctr;             /* used when no counters were given */
@@ -126,8 +126,10 @@ static void memsys_stream_reset(MemHier *h)
   for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++)
     for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++)
       h->streams[i].way[w].win_lo = UINT64_MAX;  /* no line is UINT64_MAX */
-  for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++)
+  for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++) {
     h->stream_page[i] = UINT64_MAX;
+    h->stream_used[i] = 0;
+  }
   h->stream_tick = 0;
 }
 
@@ -246,28 +248,38 @@ static void memsys_stream_window(const MemHier *h, MemStream *st)
   st->win_span = hi - lo;
 }
 
+/* Index of the entry tracking `page`, or MEMSYS_STREAM_SETS.  No early
+ * exit: a fixed 16 compares the compiler can do side by side. */
+static inline unsigned memsys_stream_index(const MemHier *h, uint64_t page)
+{
+  unsigned found = MEMSYS_STREAM_SETS;
+  for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++)
+    found = h->stream_page[i] == page ? i : found;
+  return found;
+}
+
 /* The entry tracking line's page, or NULL. */
 static inline MemStreamSet *memsys_stream_set(MemHier *h, uint64_t line)
 {
-  uint64_t page = line >> h->page_line_shift;
-  for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++)
-    if (h->stream_page[i] == page)
-      return &h->streams[i];
-  return NULL;
+  unsigned i = memsys_stream_index(h, line >> h->page_line_shift);
+  return i < MEMSYS_STREAM_SETS ? &h->streams[i] : NULL;
 }
 
 /* The entry of line's page, taking the least recently used one (and
  * dropping its streams) when the page is not tracked. */
 static MemStreamSet *memsys_stream_page(MemHier *h, uint64_t line)
 {
-  MemStreamSet *set = memsys_stream_set(h, line);
-  if (set == NULL) {
-    unsigned v = 0;
-    for (unsigned i = 1; i < MEMSYS_STREAM_SETS; i++)
-      if (h->streams[i].used < h->streams[v].used)
-        v = i;
+  uint64_t page = line >> h->page_line_shift;
+  unsigned v = memsys_stream_index(h, page);
+  MemStreamSet *set;
+  if (v < MEMSYS_STREAM_SETS) {
     set = &h->streams[v];
-    h->stream_page[v] = line >> h->page_line_shift;
+  } else {
+    v = 0;
+    for (unsigned i = 1; i < MEMSYS_STREAM_SETS; i++)
+      v = h->stream_used[i] < h->stream_used[v] ? i : v;
+    set = &h->streams[v];
+    h->stream_page[v] = page;
     for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
       set->way[w].valid = FALSE;
       set->way[w].win_lo = UINT64_MAX;
@@ -275,7 +287,7 @@ static MemStreamSet *memsys_stream_page(MemHier *h, uint64_t line)
     }
     set->mru = 0;
   }
-  set->used = ++h->stream_tick;
+  h->stream_used[v] = ++h->stream_tick;
   return set;
 }
 
@@ -304,7 +316,7 @@ static MemStream *memsys_stream_find(MemHier *h, uint64_t x, gboolean hit)
           continue;
       }
       set->mru = w;
-      set->used = ++h->stream_tick;
+      h->stream_used[set - h->streams] = ++h->stream_tick;
       return st;
     }
   }
