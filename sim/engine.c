@@ -43,6 +43,8 @@ typedef struct {
   size_t queued;
   uint64_t warmup_left;
   gboolean whole;      /* count the whole input, region marks ignored */
+  uint64_t switch_cycles; /* sched.switch_ns in cycles */
+  gboolean pcid;       /* tlb.pcid */
   gboolean in_roi, roi_seen, stopped;
   Counters begin;
   uint64_t t_begin;
@@ -127,10 +129,10 @@ static Cpu *run_on(Engine *e, Thread *t)
     return cpu;
   if (cpu->cur) {
     cpu->ctr.c[CTR_CONTEXT_SWITCHES]++;
-    cpu_stall(cpu, (uint64_t)(settings_double(m->s, SET_SCHED_SWITCH_NS) * m->k->cycles_per_ns));
+    cpu_stall(cpu, e->switch_cycles);
   }
   if (!cpu->cur || cpu->cur->mm != t->mm) {
-    if (!settings_bool(m->s, SET_TLB_PCID) && cpu->cur)
+    if (!e->pcid && cpu->cur)
       cpu_flush_all(cpu); /* no PCIDs: a CR3 write drops every translation */
     cpu->cur_asid = t->mm->asid;
     cpu->ud_key = cpu->ui_key = ~0ULL;
@@ -261,6 +263,8 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   m->k->map_on_demand = src->unmapped == UNMAPPED_ONDEMAND;
   e.warmup_left = opt ? opt->warmup : 0;
   e.whole = opt && opt->whole;
+  e.switch_cycles = (uint64_t)(settings_double(m->s, SET_SCHED_SWITCH_NS) * m->k->cycles_per_ns);
+  e.pcid = settings_bool(m->s, SET_TLB_PCID);
   snapshot_begin(&e);
 
   g_autofree TraceBatch *batch = g_new(TraceBatch, 1);
