@@ -1,0 +1,98 @@
+#!/bin/sh
+# make validate: run every experiment under doc/experiments/ with
+# `mmusim sweep`, then rewrite the generated table of doc/validation.md (the
+# lines between its "validate:begin" and "validate:end" markers) from the
+# sweeps' results.csv files.
+#
+# Usage: doc/validate.sh MMUSIM OUTDIR [VALIDATION_MD]
+#
+# The mail's figures are not in the results: they are the MAIL table below,
+# one line per compared configuration:
+#   experiment|configuration number (1 = the first)|mail's figure, relative
+#   to the first configuration|where the mail's figure comes from|why the
+#   figures differ when they are not within the band
+# The mmusim figure is the experiment's metric (its `metric` key, by default
+# ns_per_access) for that configuration divided by the first
+# configuration's.  "Within 20%" compares the two relative figures:
+# |mmusim / mail - 1| <= 0.20.
+set -eu
+MMUSIM=${1:?usage: validate.sh MMUSIM OUTDIR [VALIDATION_MD]}
+OUT=${2:?usage: validate.sh MMUSIM OUTDIR [VALIDATION_MD]}
+DOC=$(cd "$(dirname "$0")" && pwd)
+MD=${3:-$DOC/validation.md}
+BAND=0.20
+
+MAIL='seed000-x264|2|0.973|12m17.154s with THP against 12m37.962s without ("Just 2.7%")|
+seed004-huge-stack|2|0.90|"about a 10% speedup on x86", read from plots|'
+
+mkdir -p "$OUT"
+for ini in "$DOC"/experiments/*/experiment.ini; do
+  name=$(basename "$(dirname "$ini")")
+  echo "validate: $name"
+  "$MMUSIM" sweep "$ini" -o "$OUT/$name"
+done
+
+# One table row per MAIL line whose experiment ran.
+rows=$(mktemp "${TMPDIR:-/tmp}/mmusim-validate.XXXXXX")
+trap 'rm -f "$rows" "$rows.md"' EXIT
+printf '%s\n' "$MAIL" | while IFS='|' read -r name conf mail source why; do
+  [ -n "$name" ] || continue
+  csv="$OUT/$name/results.csv"
+  ini="$DOC/experiments/$name/experiment.ini"
+  if [ ! -f "$csv" ]; then
+    echo "validate: no results for $name (no doc/experiments/$name?)" >&2
+    continue
+  fi
+  metric=$(sed -n 's/^[[:space:]]*metric[[:space:]]*=[[:space:]]*\([^[:space:]]*\).*/\1/p' "$ini" | head -n 1)
+  awk -v conf="$conf" -v metric="${metric:-ns_per_access}" -v mail="$mail" -v name="$name" \
+      -v source="$source" -v why="$why" -v band="$BAND" '
+    # Split one CSV line into f[1..n]: fields may be double-quoted and hold
+    # commas; a doubled quote inside quotes is one quote.
+    function csvsplit(line, f,    n, i, c, q, cur) {
+      n = 1; q = 0; cur = ""
+      for (i = 1; i <= length(line); i++) {
+        c = substr(line, i, 1)
+        if (q) {
+          if (c == "\"" && substr(line, i + 1, 1) == "\"") { cur = cur c; i++ }
+          else if (c == "\"") q = 0
+          else cur = cur c
+        } else if (c == "\"") q = 1
+        else if (c == ",") { f[n++] = cur; cur = "" }
+        else cur = cur c
+      }
+      f[n] = cur
+      return n
+    }
+    NR == 1 { n = csvsplit($0, h); for (i = 1; i <= n; i++) if (h[i] == metric) col = i; next }
+    { csvsplit($0, f); v[NR - 1] = f[col]; label[NR - 1] = f[2] }
+    END {
+      if (!col) { printf "validate: %s: no column %s\n", name, metric > "/dev/stderr"; exit 1 }
+      if (!((conf in v) && (1 in v)) || v[1] == 0) {
+        printf "validate: %s: no configuration %s\n", name, conf > "/dev/stderr"; exit 1
+      }
+      rel = v[conf] / v[1]
+      ratio = rel / mail
+      ok = (ratio - 1 <= band && 1 - ratio <= band) ? "yes" : "no"
+      if (ok == "no" && why != "") ok = ok ": " why
+      printf "| %s | `%s` against `%s` | %s (%s) | %.3f (%.3f / %.3f %s) | %.3f | %s |\n", \
+        name, label[conf], label[1], mail, source, rel, v[conf], v[1], metric, ratio, ok
+    }' "$csv" >> "$rows"
+done
+
+# Rewrite the lines between the markers; everything else is kept.
+awk -v rows="$rows" '
+  /<!-- validate:begin/ {
+    print
+    print "| experiment | configuration | mail (relative to the first) | mmusim (relative to the first) | mmusim / mail | within 20% |"
+    print "|---|---|---|---|---|---|"
+    while ((getline line < rows) > 0) print line
+    skip = 1; next
+  }
+  /<!-- validate:end/ { skip = 0 }
+  !skip { print }' "$MD" > "$rows.md"
+if ! grep -q '<!-- validate:begin' "$MD"; then
+  echo "validate: $MD has no validate:begin marker" >&2
+  exit 1
+fi
+cat "$rows.md" > "$MD"
+echo "validate: wrote $MD"
