@@ -8,9 +8,12 @@
  * just above the DMA zone and never given to the buddy allocator), and the
  * node-ordered zonelist of mm/page_alloc.c build_zonelists: the local node's
  * zones from Normal down to DMA, then every other node's the same way, nearest
- * node first.  Leaves out: watermarks and reclaim (a zone either serves the
- * request or is passed over), ZONE_MOVABLE (never populated), memory holes
- * other than the reserved range, and the lowmem reserve ratios.
+ * node first.  A lower zone keeps a lowmem reserve (mem.lowmem_reserve_ratio,
+ * setup_per_zone_lowmem_reserve): the managed pages of the zones above it
+ * divided by the ratio, which on any machine above 4 GiB is all of ZONE_DMA.
+ * Leaves out: watermarks and reclaim (a zone either serves the request or is
+ * passed over), ZONE_MOVABLE (never populated), and memory holes other than
+ * the reserved range.
  * Zones with no pages are not created.  mem.kernel_reserved is rounded up to
  * whole 4K pages.
  *
@@ -25,7 +28,7 @@
  * fixed seed per zone, walking the zone by geometric skips, so the same
  * settings give the same layout on every run and the cost is proportional
  * to the pages placed.  The DMA zone is left alone (16M, kept from user
- * memory by the lowmem reserve the kernel has and mmusim leaves out).  A
+ * memory by its lowmem reserve).  A
  * huge allocation that fails may run direct compaction (mmu/compaction.c)
  * on the zones it tried, which migrates the movable background pages, and
  * then tries once more (__alloc_pages_direct_compact).
@@ -55,6 +58,7 @@ struct PhysMem {
   int *node_order;    /* [node * nodes + i]: i-th node to try from `node` */
   CompactZone *compact;  /* [node * N_ZONE_TYPES + type]: deferral and scanner positions */
   int extfrag_threshold; /* compact.extfrag_threshold */
+  uint64_t *lowmem_reserve; /* [node * N_ZONE_TYPES + type]: free pages an allocation must leave there */
 };
 
 static void place_background(PhysMem *pm, double fraction, double movable);
@@ -171,6 +175,20 @@ PhysMem *physmem_new(const Settings *s, GError **error)
     }
   }
   pm->extfrag_threshold = (int)settings_int(s, SET_COMPACT_EXTFRAG_THRESHOLD);
+  /* setup_per_zone_lowmem_reserve: every allocation here may use Normal
+   * (GFP_HIGHUSER_MOVABLE, GFP_KERNEL), so a lower zone keeps the pages of
+   * the zones above it divided by the ratio; ZONE_DMA keeps all of itself
+   * on any machine of more than 4 GiB. */
+  int64_t ratio = settings_int(s, SET_MEM_LOWMEM_RESERVE_RATIO);
+  pm->lowmem_reserve = g_new0(uint64_t, (gsize)nodes * N_ZONE_TYPES);
+  for (int n = 0; n < nodes; n++)
+    for (int t = 0; t < N_ZONE_TYPES; t++) {
+      uint64_t above = 0;
+      for (int u = t + 1; u < N_ZONE_TYPES; u++)
+        if (pm->zones[n * N_ZONE_TYPES + u])
+          above += buddy_managed_pages(pm->zones[n * N_ZONE_TYPES + u]);
+      pm->lowmem_reserve[n * N_ZONE_TYPES + t] = ratio > 0 ? above / (uint64_t)ratio : 0;
+    }
   pm->compact = g_new0(CompactZone, (gsize)nodes * N_ZONE_TYPES);
   for (int i = 0; i < nodes * N_ZONE_TYPES; i++)
     if (pm->zones[i])
@@ -191,6 +209,7 @@ void physmem_free(PhysMem *pm)
     buddy_zone_free(pm->zones[i]);
   g_free(pm->zones);
   g_free(pm->node_order);
+  g_free(pm->lowmem_reserve);
   g_free(pm->compact);
   g_free(pm);
 }
@@ -199,8 +218,10 @@ gboolean physmem_alloc_on(PhysMem *pm, int node, unsigned order, MigrateType mt,
 {
   g_return_val_if_fail(pm != NULL && node >= 0 && node < pm->nodes, FALSE);
   for (unsigned i = 0; i < G_N_ELEMENTS(zone_try_order); i++) {
-    BuddyZone *z = pm->zones[node * N_ZONE_TYPES + zone_try_order[i]];
-    if (z && buddy_alloc(z, order, mt, pfn))
+    int slot = node * N_ZONE_TYPES + zone_try_order[i];
+    BuddyZone *z = pm->zones[slot];
+    if (z && buddy_free_pages(z) >= pm->lowmem_reserve[slot] + (UINT64_C(1) << order) &&
+        buddy_alloc(z, order, mt, pfn))
       return TRUE;
   }
   return FALSE;
@@ -436,7 +457,9 @@ static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gb
   for (int i = 0; i < n_nodes && best != COMPACT_SUCCESS; i++) {
     for (unsigned k = 0; k < G_N_ELEMENTS(zone_try_order); k++) {
       int slot = row[i] * N_ZONE_TYPES + zone_try_order[k];
-      if (!pm->zones[slot])
+      /* compaction_suitable: a zone the lowmem reserve keeps from this
+       * allocation is not worth compacting. */
+      if (!pm->zones[slot] || buddy_managed_pages(pm->zones[slot]) < pm->lowmem_reserve[slot] + (UINT64_C(1) << order))
         continue;
       CompactStatus st = compact_zone_direct(pm->zones[slot], &pm->compact[slot], order, pm->extfrag_threshold, cr);
       best = MAX(best, st);

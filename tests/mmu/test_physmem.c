@@ -84,7 +84,7 @@ END_TEST
  * reserved range; releasing them all restores the free count. */
 START_TEST(test_reserved_range_is_never_handed_out)
 {
-  g_autoptr(PhysMem) pm = machine("machine.mem_per_node=128M", "mem.kernel_reserved=64M", NULL);
+  g_autoptr(PhysMem) pm = machine("machine.mem_per_node=128M", "mem.kernel_reserved=64M", "mem.lowmem_reserve_ratio=0", NULL);
   assert_zone(pm, 0, ZONE_DMA32, 20480, 32768);
   ck_assert(physmem_zone(pm, 0, ZONE_NORMAL) == NULL);
   g_autofree guint8 *seen = g_new0(guint8, 32768);
@@ -153,16 +153,39 @@ static char *drain(PhysMem *pm, int node, gboolean only_there)
   return g_string_free(out, FALSE);
 }
 
+/* setup_per_zone_lowmem_reserve: on an 8G node the DMA zone keeps
+ * (DMA32 + Normal) / 256 = 32M > its 16M, so nothing here ever comes from
+ * it; DMA32 keeps Normal / 256 = 4M (1024 pages) of itself. */
+START_TEST(test_lowmem_reserve)
+{
+  g_autoptr(PhysMem) pm = machine("machine.mem_per_node=8G", NULL);
+  BuddyZone *dma = physmem_zone(pm, 0, ZONE_DMA), *dma32 = physmem_zone(pm, 0, ZONE_DMA32);
+  uint64_t dma_free = buddy_free_pages(dma);
+  uint64_t pfn, n = 0;
+  while (physmem_alloc_on(pm, 0, 9, MT_MOVABLE, &pfn)) {
+    ck_assert_uint_ge(pfn, 4096);
+    n++;
+  }
+  ck_assert_uint_gt(n, 0);
+  ck_assert_uint_eq(buddy_free_pages(dma), dma_free);
+  uint64_t normal = buddy_managed_pages(physmem_zone(pm, 0, ZONE_NORMAL));
+  ck_assert_uint_ge(buddy_free_pages(dma32), normal / 256);
+  ck_assert_uint_lt(buddy_free_pages(dma32), normal / 256 + 512);
+}
+END_TEST
+
 /* Four 64M nodes, nothing reserved: node 0 has DMA (4 blocks of 4M) and DMA32
  * (12), nodes 1..3 Normal (16 each).  From node 2: itself, then nodes 1 and
  * 3 (distance 1, lower first), then node 0 from DMA32 down to DMA. */
 START_TEST(test_zonelist_order)
 {
-  g_autoptr(PhysMem) pm = machine("machine.nodes=4", "machine.mem_per_node=64M", "mem.kernel_reserved=0", NULL);
+  g_autoptr(PhysMem) pm = machine("machine.nodes=4", "machine.mem_per_node=64M", "mem.kernel_reserved=0",
+                                  "mem.lowmem_reserve_ratio=0", NULL);
   g_autofree char *from2 = drain(pm, 2, FALSE);
   ck_assert_str_eq(from2, "n2/Normal x16, n1/Normal x16, n3/Normal x16, n0/DMA32 x12, n0/DMA x4");
 
-  g_autoptr(PhysMem) pm0 = machine("machine.nodes=4", "machine.mem_per_node=64M", "mem.kernel_reserved=0", NULL);
+  g_autoptr(PhysMem) pm0 = machine("machine.nodes=4", "machine.mem_per_node=64M", "mem.kernel_reserved=0",
+                                   "mem.lowmem_reserve_ratio=0", NULL);
   g_autofree char *from0 = drain(pm0, 0, FALSE);
   ck_assert_str_eq(from0, "n0/DMA32 x12, n0/DMA x4, n1/Normal x16, n2/Normal x16, n3/Normal x16");
 
@@ -283,16 +306,15 @@ static void assert_zone_valid(const BuddyZone *z)
   ck_assert_msg(buddy_check(z, why), "%s", why->str);
 }
 
-/* Take the DMA zone's eight order-9 blocks (it is not fragmented), so that
- * huge allocations have only the fragmented zones left. */
+/* The DMA zone is not fragmented, but its lowmem reserve keeps it from
+ * every allocation here: huge allocations have only the fragmented zones. */
 static void drain_dma(PhysMem *pm)
 {
   uint64_t pfn;
   CompactResult cr;
-  for (int i = 0; i < 8; i++) {
-    ck_assert(physmem_alloc_huge(pm, 0, 9, FALSE, FALSE, &pfn, &cr));
-    ck_assert_uint_lt(pfn, 4096);
-  }
+  uint64_t dma_free = buddy_free_pages(physmem_zone(pm, 0, ZONE_DMA));
+  ck_assert(!physmem_alloc_huge(pm, 0, 9, FALSE, FALSE, &pfn, &cr));
+  ck_assert_uint_eq(buddy_free_pages(physmem_zone(pm, 0, ZONE_DMA)), dma_free);
 }
 
 /* An 8G node: DMA32 [20480, 1M) has 2008 whole pageblocks, Normal [1M, 2M)
@@ -470,6 +492,7 @@ static Suite *physmem_suite(void)
   tcase_add_test(tc, test_reserved_range_is_never_handed_out);
   tcase_add_test(tc, test_reserved_rounds_up_to_pages);
   tcase_add_test(tc, test_zonelist_order);
+  tcase_add_test(tc, test_lowmem_reserve);
   tcase_add_test(tc, test_buddyinfo_text);
   tcase_add_test(tc, test_terabyte_machine_is_sparse);
   tcase_add_test(tc, test_bad_machines_are_rejected);
