@@ -326,7 +326,11 @@ static gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, ui
     cpu->ctr.c[CTR_FAULTS_DIRTY]++;
   for (unsigned attempt = 0; attempt < 4; attempt++) {
     Xlat x = { 0 };
-    cpu->ctr.c[CTR_L1_TLB_MISSES]++; /* the retried instruction misses again */
+    /* The instruction retried after a fault looks the L1 TLB up again and
+     * misses again (the handler filled no TLB): both count. */
+    if (attempt)
+      cpu->ctr.c[kind == ACC_IFETCH ? CTR_ITLB_LOADS : kind == ACC_STORE ? CTR_DTLB_STORES : CTR_DTLB_LOADS]++;
+    cpu->ctr.c[CTR_L1_TLB_MISSES]++;
     XlatStatus st = cpu->arch->translate(cpu, th->mm, va, kind, &x, NULL);
     *t += x.cycles - x.walk_cycles;
     if (x.walked) {
