@@ -102,12 +102,12 @@ typedef struct {
 
 /* ---- kernel constants and encodings ------------------------------------------ */
 
-/* The kernel's base page size.  4K until the kernel side (fault path,
- * reclaim of 64K pages) has another; everything here follows from it. */
+/* The kernel's base page size (mm.base_page_size: 4K or 64K, CONFIG_PPC_4K_PAGES
+ * or CONFIG_PPC_64K_PAGES); everything here follows from it.  check()
+ * refuses other sizes; a bad one reads as 4K. */
 static unsigned base_shift_of(const Settings *s)
 {
-  (void)s;
-  return 12;
+  return settings_int(s, SET_MM_BASE_PAGE_SIZE) == 65536 ? 16 : 12;
 }
 
 void ppc64_geometry(PtGeometry *g, unsigned base_shift)
@@ -244,6 +244,13 @@ static gboolean ppc64_check(const Settings *s, GError **error)
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
                 "machine.arch=ppc64 needs tlb.pcid=true: ppc64 TLB entries are tagged by their VSID, "
                 "which carries the process context, so a context switch never flushes them");
+    return FALSE;
+  }
+  int64_t page = settings_int(s, SET_MM_BASE_PAGE_SIZE);
+  if (page != 4096 && page != 65536) {
+    g_autofree char *v = settings_format_size((uint64_t)page);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "setting 'mm.base_page_size' cannot be %s on ppc64 hash: Linux builds it with 4K or 64K pages", v);
     return FALSE;
   }
   unsigned base = base_shift_of(s);
