@@ -406,9 +406,9 @@ static void zap_range(Kernel *k, Cpu *cpu, Mm *mm, uint64_t start, uint64_t end)
 
 void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va)
 {
-  /* One 2M-aligned rw region around the address, merged with neighbours,
+  /* One PMD-aligned rw region (2M on x86-64) around the address, merged with neighbours,
    * like the heap and mmap regions a recorded program had. */
-  uint64_t start = va & ~((1ULL << 21) - 1), end = start + (1ULL << 21);
+  uint64_t start = va & ~(k->pmd_bytes - 1), end = start + k->pmd_bytes;
   guint n;
   guint first = mm_split_range(mm, start, end, &n);
   /* Fill only the holes between existing VMAs. */
