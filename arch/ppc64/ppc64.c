@@ -120,8 +120,8 @@ static unsigned base_shift_of(const Settings *s)
 /* Linux's hash page table (arch/powerpc/include/asm/book3s/64/):
  * hash-4k.h H_{PTE,PMD,PUD,PGD}_INDEX_SIZE 9, 7, 9, 9 (a PMD maps 2M);
  * hash-64k.h 8, 10, 10, 8: 256 PTEs of 64K, so a PMD entry maps 16M, a PUD
- * entry 16G, the PGD 4P (Linux 4.17 and later; 3.x had 8, 5, 5, 12 with the
- * same 16M PMD). */
+ * entry 16G, the PGD 4P (the 4P layout of Linux 5.x and 6.x; earlier kernels
+ * had 8, 5, 5, 12: the same 16M PMD). */
 void ppc64_geometry(PtGeometry *g, unsigned base_shift)
 {
   static const unsigned bits_4k[5] = { 0, 9, 7, 9, 9 };   /* PTE, PMD, PUD, PGD */
