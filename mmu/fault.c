@@ -284,7 +284,8 @@ static FaultResult hugetlb_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint
   kernel_touch_huge(k, cpu, mm, haddr, span, va);
   *cycles += k->anon_cycles + clear;
   charge_tables(k, cpu, tables, cycles);
-  what = size == HPAGE_1G ? "hugetlb-1g" : "hugetlb-2m";
+  /* Named by the page size: 2M and 1G on x86-64, 16M on ppc64 (64K pages). */
+  what = span == (UINT64_C(1) << 30) ? "hugetlb-1g" : span == (UINT64_C(1) << 24) ? "hugetlb-16m" : "hugetlb-2m";
   emit_fault(k, cpu, mm, what, va, kind, tables, *cycles);
   return FAULT_MAPPED;
 }

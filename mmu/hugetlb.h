@@ -1,5 +1,6 @@
 /*
- * hugetlb.h - the hugetlbfs pools: 2M and 1G pages set aside at start for
+ * hugetlb.h - the hugetlbfs pools: PMD-sized and PUD-sized pages (2M and 1G
+ * on x86-64, 16M on ppc64 hash with 64K pages) set aside at start for
  * MAP_HUGETLB mappings (mm/hugetlb.c, Documentation/admin-guide/mm/
  * hugetlbpage.rst).
  *
