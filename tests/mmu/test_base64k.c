@@ -299,7 +299,15 @@ START_TEST(test_collapse_16m)
   for (unsigned i = 0; i < 3; i++)
     ck_assert_int_eq(fault(m, t, BASE + (uint64_t)i * 5 * MB, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 3 * 64 * KB);
+  /* Two of them hashed: 64K HPTEs that the collapse must remove. */
+  Xlat x;
+  ck_assert_int_eq(xlat(m, t, BASE, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(xlat(m, t, BASE + 5 * MB, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_uint_eq(x.size, PPC64_64K);
+  Ppc64Hpt *hpt = ppc64_cpu_hpt(m->cpus[0]);
+  ck_assert_uint_eq(ppc64_hpt_owner_valid(hpt, t->mm->asid), 2);
   sys(m, t, REC_MADVISE, BASE, 16 * MB, ADV_COLLAPSE, 0);
+  ck_assert_uint_eq(ppc64_hpt_owner_valid(hpt, t->mm->asid), 0);
   unsigned level;
   uint64_t e = leaf_of(t, BASE, &level);
   ck_assert_uint_eq(level, 2);
@@ -308,6 +316,10 @@ START_TEST(test_collapse_16m)
   ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 16 * MB);
   ck_assert_uint_eq(t->mm->rss_pages, 4096);
   ck_assert_uint_eq(thp_page_count(k), 1);
+  /* The next miss inserts a 16M-encoding HPTE. */
+  ck_assert_int_eq(xlat(m, t, BASE + 5 * MB, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_uint_eq(x.size, PPC64_16M);
+  ck_assert_uint_eq(x.pfn, pte_pfn(e));
   check_buddy(k);
   machine_free(m);
 }
