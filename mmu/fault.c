@@ -25,6 +25,10 @@
  * (hugetlb_wp); an empty pool is a SIGBUS, counted as segv with reason
  * "sigbus".
  *
+ * Sizes follow the page table (Kernel.base_* and pmd_*): a 4K base page and
+ * a 2M PMD on x86-64, 64K and 16M on ppc64 hash with 64K pages (order 4 and
+ * order 12 buddy blocks of 4K frames).
+ *
  * Leaves out: swap, file-backed memory, userfaultfd, fault-around, mTHP
  * orders between 4K and 2M, PUD-sized THP, and hugetlb reservations.
  * Costs: fault.*, thp.* and mem.* settings (mmu-facts section 7).
@@ -93,22 +97,22 @@ static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint6
                                 unsigned *tables)
 {
   uint64_t pfn;
-  gboolean ok = physmem_alloc(k->pm, cpu->node, 0, MT_MOVABLE, &pfn);
+  gboolean ok = physmem_alloc(k->pm, cpu->node, k->base_order, MT_MOVABLE, &pfn);
   if (!ok && thp_deferred_count(k) && thp_deferred_split_scan(k, cpu, cycles))
-    ok = physmem_alloc(k->pm, cpu->node, 0, MT_MOVABLE, &pfn); /* reclaim shrank the split queue */
+    ok = physmem_alloc(k->pm, cpu->node, k->base_order, MT_MOVABLE, &pfn); /* reclaim shrank the split queue */
   if (!ok) {
     k->oom = TRUE;
     return FAULT_OOM;
   }
   uint64_t entry = pte_make(pfn, leaf_flags(v) | PTE_RW | PTE_D);
   if (!pgtable_set(&mm->pt, va, 1, entry, tables)) {
-    physmem_release(k->pm, pfn, 0);
+    physmem_release(k->pm, pfn, k->base_order);
     k->oom = TRUE;
     return FAULT_OOM;
   }
-  uint64_t clear = kernel_clear_cycles(k, 4096);
+  uint64_t clear = k->clear_base_cycles;
   cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
-  cpu->ctr.c[CTR_MEM_USED] += 4096;
+  cpu->ctr.c[CTR_MEM_USED] += k->base_bytes;
   *cycles += k->anon_cycles + clear;
   return FAULT_MAPPED;
 }
@@ -118,10 +122,10 @@ static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint6
 /* Clear a new THP and count it. */
 static uint64_t new_thp(Kernel *k, Cpu *cpu, uint64_t pfn)
 {
-  uint64_t clear = kernel_clear_cycles(k, THP_PMD_BYTES);
+  uint64_t clear = kernel_clear_cycles(k, k->pmd_bytes);
   cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr.c[CTR_THP_FAULT_ALLOC]++;
-  cpu->ctr.c[CTR_MEM_USED] += THP_PMD_BYTES;
+  cpu->ctr.c[CTR_MEM_USED] += k->pmd_bytes;
   thp_page_add(k, pfn);
   return k->huge_fault_cycles + clear;
 }
@@ -131,7 +135,7 @@ static uint64_t new_thp(Kernel *k, Cpu *cpu, uint64_t pfn)
 static FaultResult huge_anonymous(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
                                   uint64_t *cycles, gboolean *fallback)
 {
-  uint64_t haddr = va & ~(THP_PMD_BYTES - 1);
+  uint64_t haddr = va & ~(k->pmd_bytes - 1);
   unsigned tables = 0;
   uint64_t table, pfn, entry;
   const char *what;
@@ -154,7 +158,7 @@ static FaultResult huge_anonymous(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uin
       return FAULT_MAPPED;
     }
     if (!mm->pt.a.alloc(mm->pt.a.ctx, 1, &table)) {
-      physmem_release(k->pm, pfn, THP_PMD_ORDER);
+      physmem_release(k->pm, pfn, k->pmd_order);
       return FAULT_OOM;
     }
     /* maybe_pmd_mkwrite(pmd_mkdirty()): dirty, writable where the VMA is. */
@@ -164,12 +168,12 @@ static FaultResult huge_anonymous(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uin
   if (!pgtable_set(&mm->pt, haddr, 2, entry, &tables)) {
     mm->pt.a.release(mm->pt.a.ctx, 1, table);
     if (!zero)
-      physmem_release(k->pm, pfn, THP_PMD_ORDER);
+      physmem_release(k->pm, pfn, k->pmd_order);
     k->oom = TRUE;
     return FAULT_OOM;
   }
   mm_deposit(mm, haddr, table);
-  mm->rss_pages += THP_PMD_PAGES;
+  mm->rss_pages += UINT64_C(1) << k->pmd_order;
   if (zero) {
     cpu->ctr.c[CTR_THP_ZERO_PAGE_MAPPED]++;
     *cycles += k->zero_page_cycles;
@@ -178,7 +182,7 @@ static FaultResult huge_anonymous(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uin
     *cycles += new_thp(k, cpu, pfn);
     what = "thp";
   }
-  kernel_touch_huge(k, cpu, mm, haddr, THP_PMD_BYTES, va);
+  kernel_touch_huge(k, cpu, mm, haddr, k->pmd_bytes, va);
   charge_tables(k, cpu, tables, cycles);
   emit_fault(k, cpu, mm, what, va, kind, tables, *cycles);
   return FAULT_MAPPED;
@@ -188,7 +192,7 @@ static FaultResult huge_anonymous(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uin
 static FaultResult huge_present(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx, uint64_t va,
                                 AccessKind kind, uint64_t *cycles)
 {
-  uint64_t haddr = va & ~(THP_PMD_BYTES - 1);
+  uint64_t haddr = va & ~(k->pmd_bytes - 1);
   uint64_t e = n->e[idx];
   const char *what;
   if (kind == ACC_STORE && (e & PTE_SW_ZERO)) {
@@ -197,7 +201,7 @@ static FaultResult huge_present(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, PtNod
       /* do_huge_zero_wp_pmd: a THP replaces the huge zero page; the
        * deposited table stays. */
       pgtable_set(&mm->pt, haddr, 2, pte_make(pfn, leaf_flags(v) | PTE_PS | PTE_RW | PTE_D), NULL);
-      machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + THP_PMD_BYTES, k->geo.shift[2]);
+      machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + k->pmd_bytes, k->geo.shift[2]);
       *cycles += new_thp(k, cpu, pfn);
       cpu->ctr.c[CTR_FAULTS_COW]++;
       what = "thp-zero-cow";
@@ -208,11 +212,11 @@ static FaultResult huge_present(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, PtNod
       if (!thp_split_pmd(k, cpu, mm, haddr, cycles))
         return FAULT_OOM;
       unsigned tables = 0;
-      uint64_t page_va = va & ~0xfffULL;
+      uint64_t page_va = va & ~(k->base_bytes - 1);
       FaultResult r = map_new_page(k, cpu, mm, v, page_va, cycles, &tables);
       if (r != FAULT_MAPPED)
         return r;
-      machine_flush_range(k->m, cpu, mm, page_va, page_va + 4096);
+      machine_flush_range(k->m, cpu, mm, page_va, page_va + k->base_bytes);
       cpu->ctr.c[CTR_FAULTS_COW]++;
       what = "cow";
     }
@@ -220,7 +224,7 @@ static FaultResult huge_present(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, PtNod
   } else if (kind == ACC_STORE && !(e & PTE_RW)) {
     /* The THP is ours alone: reuse it (do_huge_pmd_wp_page). */
     n->e[idx] = e | PTE_RW | PTE_D;
-    machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + THP_PMD_BYTES, k->geo.shift[2]);
+    machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + k->pmd_bytes, k->geo.shift[2]);
     *cycles += k->zero_page_cycles;
     what = "thp-wp-reuse";
   } else {
@@ -280,7 +284,8 @@ static FaultResult hugetlb_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint
   kernel_touch_huge(k, cpu, mm, haddr, span, va);
   *cycles += k->anon_cycles + clear;
   charge_tables(k, cpu, tables, cycles);
-  what = size == HPAGE_1G ? "hugetlb-1g" : "hugetlb-2m";
+  /* Named by the page size: 2M and 1G on x86-64, 16M on ppc64 (64K pages). */
+  what = span == (UINT64_C(1) << 30) ? "hugetlb-1g" : span == (UINT64_C(1) << 24) ? "hugetlb-16m" : "hugetlb-2m";
   emit_fault(k, cpu, mm, what, va, kind, tables, *cycles);
   return FAULT_MAPPED;
 }
@@ -309,8 +314,8 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
   uint64_t e = n->e[idx];
   if (level == 2 && (e & PTE_P) && (e & PTE_PS))
     return huge_present(k, cpu, mm, v, n, idx, va, kind, cycles);
-  uint64_t haddr = va & ~(THP_PMD_BYTES - 1);
-  gboolean huge_ok = level >= 2 && !e && thp_vma_allowed(k, mm, v) && thp_range_in_vma(v, haddr);
+  uint64_t haddr = va & ~(k->pmd_bytes - 1);
+  gboolean huge_ok = level >= 2 && !e && thp_vma_allowed(k, mm, v) && thp_range_in_vma(k, v, haddr);
   if (huge_ok)
     khugepaged_enter_vma(k->khugepaged, mm, v); /* as do_huge_pmd_anonymous_page */
   if (huge_ok && k->thp->fault_huge(k, mm, v, haddr)) {
@@ -324,20 +329,20 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
 
   const char *what;
   FaultResult r;
-  uint64_t page_va = va & ~0xfffULL;
+  uint64_t page_va = va & ~(k->base_bytes - 1);
   if ((e & PTE_P) && level == 1 && (e & PTE_SW_ZERO) && kind == ACC_STORE) {
     /* Copy-on-write of the zero page: a fresh zeroed page replaces it. */
     r = map_new_page(k, cpu, mm, v, page_va, cycles, &tables);
     if (r != FAULT_MAPPED)
       return r;
-    machine_flush_range(k->m, cpu, mm, page_va, page_va + 4096);
+    machine_flush_range(k->m, cpu, mm, page_va, page_va + k->base_bytes);
     cpu->ctr.c[CTR_FAULTS_COW]++;
     what = "cow";
   } else if ((e & PTE_P) && kind == ACC_STORE && !(e & PTE_RW)) {
     /* Write to an exclusive page made read-only by mprotect: reuse it
      * (wp_page_reuse).  The handler allocates nothing, like a zero-page fault. */
     n->e[idx] = e | PTE_RW | PTE_D;
-    machine_flush_range(k->m, cpu, mm, page_va, page_va + 4096);
+    machine_flush_range(k->m, cpu, mm, page_va, page_va + k->base_bytes);
     *cycles += k->zero_page_cycles;
     what = "wp-reuse";
   } else if (e & PTE_P) {
@@ -354,7 +359,7 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
     *cycles += k->zero_page_cycles;
     cpu->ctr.c[CTR_FAULTS_ZERO_PAGE]++;
     kernel_touch_fault(k, cpu, mm, va);
-    mm->rss_pages++;
+    mm->rss_pages += UINT64_C(1) << k->base_order;
     what = "zero-page";
   } else {
     r = map_new_page(k, cpu, mm, v, page_va, cycles, &tables);
@@ -362,7 +367,7 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
       return r;
     cpu->ctr.c[CTR_FAULTS_ANON]++;
     kernel_touch_fault(k, cpu, mm, va);
-    mm->rss_pages++;
+    mm->rss_pages += UINT64_C(1) << k->base_order;
     what = "anon";
   }
   charge_tables(k, cpu, tables, cycles);

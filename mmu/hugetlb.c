@@ -39,16 +39,15 @@ struct Hugetlb {
   GHashTable *by_pfn;     /* &pages[i].pfn -> &pages[i] */
   GArray **free;          /* [size * nodes + node]: indices into pages, a LIFO stack */
   uint64_t total[N_HPAGE_SIZES], nfree[N_HPAGE_SIZES];
+  unsigned order[N_HPAGE_SIZES]; /* in 4K frames: a PMD's span, a PUD's */
 };
 
-static const unsigned hpage_order[N_HPAGE_SIZES] = { 9, 18 }; /* 2M, 1G with 4K base pages */
-static const char *const hpage_name[N_HPAGE_SIZES] = { "2M", "1G" };
 static const SettingId hpage_setting[N_HPAGE_SIZES] = { SET_HUGETLB_NR_HUGEPAGES, SET_HUGETLB_NR_HUGEPAGES_1G };
 
-unsigned hugetlb_order(HugetlbSize size)
+unsigned hugetlb_order(const Hugetlb *h, HugetlbSize size)
 {
-  g_return_val_if_fail(size < N_HPAGE_SIZES, 0);
-  return hpage_order[size];
+  g_return_val_if_fail(h != NULL && size < N_HPAGE_SIZES, 0);
+  return h->order[size];
 }
 
 static GArray *free_list(const Hugetlb *h, HugetlbSize size, int node)
@@ -84,15 +83,18 @@ static gboolean take_page(PhysMem *pm, int node, unsigned order, unsigned max_or
   return take_range(pm, node, order, pfn);
 }
 
-static void release_page(PhysMem *pm, const PoolPage *p)
+static void release_page(const Hugetlb *h, PhysMem *pm, const PoolPage *p)
 {
-  physmem_release_range(pm, p->pfn, hpage_order[p->size]);
+  physmem_release_range(pm, p->pfn, h->order[p->size]);
 }
 
-Hugetlb *hugetlb_new(const Settings *s, PhysMem *pm, GError **error)
+Hugetlb *hugetlb_new(const Settings *s, PhysMem *pm, const PtGeometry *g, GError **error)
 {
+  g_return_val_if_fail(g != NULL && g->levels >= 3, NULL);
   Hugetlb *h = g_new0(Hugetlb, 1);
   h->nodes = physmem_nodes(pm);
+  h->order[HPAGE_2M] = g->shift[2] - 12;
+  h->order[HPAGE_1G] = g->shift[3] - 12;
   unsigned max_order = (unsigned)settings_int(s, SET_BUDDY_MAX_ORDER);
   uint64_t want[N_HPAGE_SIZES];
   for (HugetlbSize sz = 0; sz < N_HPAGE_SIZES; sz++)
@@ -113,15 +115,16 @@ Hugetlb *hugetlb_new(const Settings *s, PhysMem *pm, GError **error)
       int node = next_nid;
       for (int tries = 0; tries < h->nodes && !ok; tries++) {
         node = (next_nid + tries) % h->nodes;
-        ok = take_page(pm, node, hpage_order[sz], max_order, &pfn);
+        ok = take_page(pm, node, h->order[sz], max_order, &pfn);
       }
       next_nid = (node + 1) % h->nodes;
       if (!ok) {
         g_autofree char *mem = settings_format_size((uint64_t)settings_int(s, SET_MACHINE_MEM_PER_NODE));
+        g_autofree char *size = settings_format_size(UINT64_C(4096) << h->order[sz]);
         g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
                     "%s=%" G_GUINT64_FORMAT " cannot be reserved: only %" G_GUINT64_FORMAT
                     " free aligned %s pages fit in %d node(s) of machine.mem_per_node=%s%s; lower it or add memory",
-                    settings_def(hpage_setting[sz])->name, want[sz], i, hpage_name[sz], h->nodes, mem,
+                    settings_def(hpage_setting[sz])->name, want[sz], i, size, h->nodes, mem,
                     sz == HPAGE_2M && want[HPAGE_1G] ? " next to the 1G pool" : "");
         hugetlb_free(h, pm);
         return NULL;
@@ -143,7 +146,7 @@ void hugetlb_free(Hugetlb *h, PhysMem *pm)
   if (!h)
     return;
   for (uint64_t i = 0; i < h->n_pages; i++)
-    release_page(pm, &h->pages[i]);
+    release_page(h, pm, &h->pages[i]);
   for (int i = 0; i < N_HPAGE_SIZES * h->nodes; i++)
     g_array_free(h->free[i], TRUE);
   g_free(h->free);

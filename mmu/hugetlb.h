@@ -1,21 +1,29 @@
 /*
- * hugetlb.h - the hugetlbfs pools: 2M and 1G pages set aside at start for
+ * hugetlb.h - the hugetlbfs pools: PMD-sized and PUD-sized pages (2M and 1G
+ * on x86-64, 16M on ppc64 hash with 64K pages) set aside at start for
  * MAP_HUGETLB mappings (mm/hugetlb.c, Documentation/admin-guide/mm/
  * hugetlbpage.rst).
  *
- * hugetlb.nr_hugepages 2M pages and hugetlb.nr_hugepages_1g 1G pages are
- * taken from the buddy allocator when the kernel starts, node by node in
+ * hugetlb.nr_hugepages pages of the PMD size and hugetlb.nr_hugepages_1g of
+ * the PUD size are taken from the buddy allocator when the kernel starts, node by node in
  * turn (for_each_node_mask_to_alloc: each page tries the next node first,
  * then the others), and stay out of it for the whole run: a fault in a
  * hugetlb VMA takes a page from the pool, munmap gives it back.  A pool that
  * cannot be filled makes the machine impossible (an error naming the
  * setting), where Linux would settle for fewer pages with a warning.
+ *
+ * The sizes come from the page table: one PMD entry and one PUD entry, 2M
+ * and 1G on x86-64; on ppc64 hash with 64K base pages the PMD maps 16M
+ * (hash-64k.h), the default hstate there (HPAGE_SHIFT 24), so
+ * hugetlb.nr_hugepages counts 16M pages.  HPAGE_2M and HPAGE_1G name the
+ * PMD-sized and PUD-sized pools after their x86-64 sizes.
  */
 #ifndef MMUSIM_HUGETLB_H
 #define MMUSIM_HUGETLB_H
 
 #include <glib.h>
 #include <stdint.h>
+#include "pgtable.h"
 #include "physmem.h"
 #include "settings.h"
 
@@ -24,14 +32,16 @@ typedef enum { HPAGE_2M, HPAGE_1G, N_HPAGE_SIZES } HugetlbSize;
 
 typedef struct Hugetlb Hugetlb;
 
-/* Fill the pools from pm; NULL with an error naming the setting when a pool
- * cannot be filled. */
-Hugetlb *hugetlb_new(const Settings *s, PhysMem *pm, GError **error);
+/* Fill the pools from pm, their page sizes those of a PMD and a PUD entry
+ * of geometry g; NULL with an error naming the setting when a pool cannot
+ * be filled. */
+Hugetlb *hugetlb_new(const Settings *s, PhysMem *pm, const PtGeometry *g, GError **error);
 /* Frees the bookkeeping and gives the pool pages back to pm. */
 void hugetlb_free(Hugetlb *h, PhysMem *pm);
 
-/* log2 of the 4K pages of one page of `size` (9 or 18). */
-unsigned hugetlb_order(HugetlbSize size);
+/* log2 of the 4K frames of one page of `size` (9 or 18 on x86-64, 12 for
+ * the 16M pages of ppc64 with 64K base pages). */
+unsigned hugetlb_order(const Hugetlb *h, HugetlbSize size);
 
 /* dequeue_hugetlb_folio_nodemask: a free page of `size`, from `node` first,
  * then the other nodes in order.  FALSE when the pool is empty. */

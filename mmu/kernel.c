@@ -31,11 +31,11 @@
 #include "hugetlb.h"
 #include "machine.h"
 
-/* A bitmap of the 4K granules of one huge mapping (kernel_touch). */
+/* A bitmap of the base-page granules of one huge mapping (kernel_touch). */
 typedef struct {
   const Mm *mm;   /* mm, base and span are the key */
   uint64_t base;  /* first va */
-  uint64_t span;  /* bytes: 2M or 1G */
+  uint64_t span;  /* bytes: a PMD's or a PUD's span */
   uint64_t bits[];
 } TouchMap;
 
@@ -91,12 +91,27 @@ Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **
   k->arch = arch;
   k->m = m;
   k->cycles_per_ns = (double)settings_int(s, SET_CPU_FREQ_MHZ) / 1000.0;
+  arch->pgtable_geometry(s, &k->geo);
+  if ((UINT64_C(1) << k->geo.page_shift) != (uint64_t)settings_int(s, SET_MM_BASE_PAGE_SIZE)) {
+    g_autofree char *want = settings_format_size((uint64_t)settings_int(s, SET_MM_BASE_PAGE_SIZE));
+    g_autofree char *has = settings_format_size(UINT64_C(1) << k->geo.page_shift);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "setting 'mm.base_page_size' cannot be %s on %s: its page table has %s base pages", want, arch->name, has);
+    g_free(k);
+    return NULL;
+  }
+  k->base_shift = k->geo.page_shift;
+  k->base_order = k->base_shift - 12;
+  k->base_bytes = UINT64_C(1) << k->base_shift;
+  k->pmd_shift = k->geo.shift[2];
+  k->pmd_order = k->pmd_shift - 12;
+  k->pmd_bytes = UINT64_C(1) << k->pmd_shift;
+  k->pmd_subpages = 1u << (k->pmd_shift - k->base_shift);
   k->pm = physmem_new(s, error);
   if (!k->pm) {
     g_free(k);
     return NULL;
   }
-  arch->pgtable_geometry(s, &k->geo);
   k->mms = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)mm_free);
   k->thp = thp_policy_from_settings(s);
   k->next_asid = 1;
@@ -109,6 +124,7 @@ Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **
   k->flush_ceiling_pages = (unsigned)settings_int(s, SET_TLB_FLUSH_CEILING_PAGES);
   k->clear_4k_cycles = kernel_clear_cycles(k, 4096);
   k->copy_4k_cycles = kernel_copy_cycles(k, 4096);
+  k->clear_base_cycles = kernel_clear_cycles(k, k->base_bytes);
   k->huge_fault_cycles = ns_to_cycles(k, settings_double(s, SET_THP_HUGE_FAULT_NS));
   k->split_cycles = ns_to_cycles(k, settings_double(s, SET_THP_SPLIT_NS));
   k->compact_scan_ns = settings_double(s, SET_COMPACT_SCAN_NS);
@@ -121,13 +137,13 @@ Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **
     return NULL;
   }
   /* The zero page, reserved at boot (mm/memory.c empty_zero_page). */
-  if (!physmem_alloc(k->pm, 0, 0, MT_UNMOVABLE, &k->zero_pfn)) {
+  if (!physmem_alloc(k->pm, 0, k->base_order, MT_UNMOVABLE, &k->zero_pfn)) {
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "no memory left for the zero page: raise machine.mem_per_node");
     kernel_free(k);
     return NULL;
   }
   /* The hugetlbfs pools (hugepages= on the command line, nr_hugepages). */
-  k->hugetlb = hugetlb_new(s, k->pm, error);
+  k->hugetlb = hugetlb_new(s, k->pm, &k->geo, error);
   if (!k->hugetlb) {
     kernel_free(k);
     return NULL;
@@ -196,9 +212,9 @@ static TouchMap *touch_find(const Kernel *k, const Mm *mm, uint64_t base, uint64
 }
 
 /* Set the bit of va in t; TRUE when it was clear. */
-static inline gboolean touch_set(TouchMap *t, uint64_t va)
+static inline gboolean touch_set(const Kernel *k, TouchMap *t, uint64_t va)
 {
-  uint64_t i = (va - t->base) >> 12;
+  uint64_t i = (va - t->base) >> k->base_shift;
   uint64_t bit = UINT64_C(1) << (i % 64);
   if (t->bits[i / 64] & bit)
     return FALSE;
@@ -208,9 +224,9 @@ static inline gboolean touch_set(TouchMap *t, uint64_t va)
 
 static TouchMap *touch_covering(const Kernel *k, const Mm *mm, uint64_t va)
 {
-  TouchMap *t = touch_find(k, mm, va & ~(THP_PMD_BYTES - 1), THP_PMD_BYTES);
+  TouchMap *t = touch_find(k, mm, va & ~(k->pmd_bytes - 1), k->pmd_bytes);
   if (!t) {
-    uint64_t gig = UINT64_C(4096) << hugetlb_order(HPAGE_1G);
+    uint64_t gig = pgtable_entry_span(&k->geo, 3);
     t = touch_find(k, mm, va & ~(gig - 1), gig);
   }
   return t;
@@ -219,11 +235,11 @@ static TouchMap *touch_covering(const Kernel *k, const Mm *mm, uint64_t va)
 void kernel_touch(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
 {
   if (k->touch_last_mm == mm && va - k->touch_last_base < k->touch_last_span) {
-    uint64_t i = (va - k->touch_last_base) >> 12;
+    uint64_t i = (va - k->touch_last_base) >> k->base_shift;
     uint64_t bit = UINT64_C(1) << (i % 64);
     if (!(k->touch_last_bits[i / 64] & bit)) {
       k->touch_last_bits[i / 64] |= bit;
-      cpu->ctr.c[CTR_MEM_TOUCHED] += 4096;
+      cpu->ctr.c[CTR_MEM_TOUCHED] += k->base_bytes;
     }
     return;
   }
@@ -236,35 +252,35 @@ void kernel_touch(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
   k->touch_last_base = t->base;
   k->touch_last_span = t->span;
   k->touch_last_bits = t->bits;
-  if (touch_set(t, va))
-    cpu->ctr.c[CTR_MEM_TOUCHED] += 4096;
+  if (touch_set(k, t, va))
+    cpu->ctr.c[CTR_MEM_TOUCHED] += k->base_bytes;
 }
 
 void kernel_touch_fault(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
 {
   TouchMap *t = g_hash_table_size(k->touched) ? touch_covering(k, mm, va) : NULL;
-  if (!t || touch_set(t, va))
-    cpu->ctr.c[CTR_MEM_TOUCHED] += 4096;
+  if (!t || touch_set(k, t, va))
+    cpu->ctr.c[CTR_MEM_TOUCHED] += k->base_bytes;
 }
 
 void kernel_touch_huge(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t base, uint64_t span, uint64_t va)
 {
   if (kernel_touch_mark(k, mm, base, span, va))
-    cpu->ctr.c[CTR_MEM_TOUCHED] += 4096;
+    cpu->ctr.c[CTR_MEM_TOUCHED] += k->base_bytes;
 }
 
 gboolean kernel_touch_mark(Kernel *k, const Mm *mm, uint64_t base, uint64_t span, uint64_t va)
 {
   TouchMap *t = touch_find(k, mm, base, span);
   if (!t) {
-    uint64_t words = MAX((span >> 12) / 64, 1);
+    uint64_t words = MAX((span >> k->base_shift) / 64, 1);
     t = g_malloc0(sizeof(TouchMap) + words * sizeof(uint64_t));
     t->mm = mm;
     t->base = base;
     t->span = span;
     g_hash_table_add(k->touched, t);
   }
-  return touch_set(t, va);
+  return touch_set(k, t, va);
 }
 
 /* [start, end) of mm was unmapped: its granules count again when mapped
@@ -276,8 +292,8 @@ static void touch_forget(Kernel *k, const Mm *mm, uint64_t start, uint64_t end)
     return;
   k->touch_last_mm = NULL;
   GPtrArray *hit = g_ptr_array_new();
-  if ((end - start) / THP_PMD_BYTES < n) {
-    uint64_t spans[] = { THP_PMD_BYTES, UINT64_C(4096) << hugetlb_order(HPAGE_1G) };
+  if ((end - start) / k->pmd_bytes < n) {
+    uint64_t spans[] = { k->pmd_bytes, pgtable_entry_span(&k->geo, 3) };
     for (unsigned s = 0; s < G_N_ELEMENTS(spans); s++)
       for (uint64_t b = start & ~(spans[s] - 1); b < end; b += spans[s]) {
         TouchMap *t = touch_find(k, mm, b, spans[s]);
@@ -302,8 +318,8 @@ static void touch_forget(Kernel *k, const Mm *mm, uint64_t start, uint64_t end)
       g_hash_table_remove(k->touched, t);
       continue;
     }
-    for (uint64_t va = MAX(start, t->base); va < MIN(end, t->base + t->span); va += 4096) {
-      uint64_t j = (va - t->base) >> 12;
+    for (uint64_t va = MAX(start, t->base); va < MIN(end, t->base + t->span); va += k->base_bytes) {
+      uint64_t j = (va - t->base) >> k->base_shift;
       t->bits[j / 64] &= ~(UINT64_C(1) << (j % 64));
     }
   }
@@ -353,8 +369,8 @@ void kernel_unmap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
   }
   if (thp_unmap_pte(k, pfn, &u->thps))
     return;
-  physmem_release(k->pm, pfn, 0);
-  u->freed_pages++;
+  physmem_release(k->pm, pfn, k->base_order);
+  u->freed_pages += UINT64_C(1) << k->base_order;
 }
 
 void kernel_unmap_end(KernelUnmap *u, Cpu *cpu)
@@ -390,9 +406,9 @@ static void zap_range(Kernel *k, Cpu *cpu, Mm *mm, uint64_t start, uint64_t end)
 
 void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va)
 {
-  /* One 2M-aligned rw region around the address, merged with neighbours,
+  /* One PMD-aligned rw region (2M on x86-64) around the address, merged with neighbours,
    * like the heap and mmap regions a recorded program had. */
-  uint64_t start = va & ~((1ULL << 21) - 1), end = start + (1ULL << 21);
+  uint64_t start = va & ~(k->pmd_bytes - 1), end = start + k->pmd_bytes;
   guint n;
   guint first = mm_split_range(mm, start, end, &n);
   /* Fill only the holes between existing VMAs. */
@@ -426,7 +442,7 @@ static void einval(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r, const char
 static gboolean range_ok(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
 {
   uint64_t limit = k->arch->user_va_limit(k->s);
-  if (r->len == 0 || (r->addr & 0xfff) || r->addr + r->len > limit || r->addr + r->len < r->addr) {
+  if (r->len == 0 || (r->addr & (k->base_bytes - 1)) || r->addr + r->len > limit || r->addr + r->len < r->addr) {
     einval(k, cpu, mm, r, NULL);
     return FALSE;
   }
@@ -434,22 +450,22 @@ static gboolean range_ok(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
 }
 
 /* Bytes of one hugetlb page of a VMA or mmap with these flags. */
-static uint64_t hugetlb_span(uint8_t flags)
+static uint64_t hugetlb_span(const Kernel *k, uint8_t flags)
 {
-  return UINT64_C(4096) << hugetlb_order(flags & MAP_F_HUGETLB_1G ? HPAGE_1G : HPAGE_2M);
+  return UINT64_C(4096) << hugetlb_order(k->hugetlb, flags & MAP_F_HUGETLB_1G ? HPAGE_1G : HPAGE_2M);
 }
 
 /* hugetlb pages are never split: a hugetlb mmap must be aligned to its page
  * size (prepare_hugepage_range), and no range may cut a hugetlb VMA inside
  * one of its pages (hugetlb_vm_op_split).  FALSE: EINVAL. */
-static gboolean hugetlb_range_ok(Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
+static gboolean hugetlb_range_ok(const Kernel *k, Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
 {
-  if (r->type == REC_MMAP && (r->flags & MAP_F_HUGETLB) && ((start | end) & (hugetlb_span(r->flags) - 1)))
+  if (r->type == REC_MMAP && (r->flags & MAP_F_HUGETLB) && ((start | end) & (hugetlb_span(k, r->flags) - 1)))
     return FALSE;
   uint64_t edges[2] = { start, end };
   for (unsigned i = 0; i < 2; i++) {
     const Vma *v = mm_find_vma(mm, edges[i]);
-    if (v && (v->flags & MAP_F_HUGETLB) && v->start != edges[i] && (edges[i] & (hugetlb_span(v->flags) - 1)))
+    if (v && (v->flags & MAP_F_HUGETLB) && v->start != edges[i] && (edges[i] & (hugetlb_span(k, v->flags) - 1)))
       return FALSE;
   }
   return TRUE;
@@ -483,7 +499,7 @@ static void split_edges(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r, uint6
   uint64_t cycles = 0;
   uint64_t edges[2] = { start, end };
   for (unsigned i = 0; i < 2; i++) {
-    if (!(edges[i] & (THP_PMD_BYTES - 1)))
+    if (!(edges[i] & (k->pmd_bytes - 1)))
       continue;
     const Vma *v = mm_find_vma(mm, edges[i]);
     if (v && !(v->flags & MAP_F_HUGETLB) && changes_vma(v, r))
@@ -497,7 +513,7 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
 {
   uint64_t before = cpu->clock;
   k->alloc_node = cpu->node;
-  uint64_t len = (r->len + 0xfff) & ~0xfffULL;
+  uint64_t len = (r->len + k->base_bytes - 1) & ~(k->base_bytes - 1);
   TraceRecord rr = *r;
   rr.len = len;
   if (r->type == REC_PRCTL) {
@@ -508,7 +524,7 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
   if (!range_ok(k, cpu, mm, &rr))
     return 0;
   uint64_t start = r->addr, end = r->addr + len;
-  if (!hugetlb_range_ok(mm, r, start, end)) {
+  if (!hugetlb_range_ok(k, mm, r, start, end)) {
     einval(k, cpu, mm, r, "hugetlb-alignment");
     return 0;
   }
@@ -530,10 +546,11 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
   case REC_MPROTECT: {
     guint n;
     guint first = mm_split_range(mm, start, end, &n);
-    /* flush_tlb_range: hugetlb VMAs flush by their page size, others by 4K. */
+    /* flush_tlb_range: hugetlb VMAs flush by their page size, others by
+     * the base page. */
     unsigned stride = n && (mm_vma(mm, first)->flags & MAP_F_HUGETLB)
-                        ? (unsigned)(12 + hugetlb_order(mm_vma(mm, first)->flags & MAP_F_HUGETLB_1G ? HPAGE_1G : HPAGE_2M))
-                        : 12;
+                        ? (unsigned)(12 + hugetlb_order(k->hugetlb, mm_vma(mm, first)->flags & MAP_F_HUGETLB_1G ? HPAGE_1G : HPAGE_2M))
+                        : k->base_shift;
     for (guint i = first; i < first + n; i++)
       ((Vma *)mm_vma(mm, i))->prot = r->prot;
     uint64_t set = 0, clear = 0;

@@ -30,6 +30,12 @@ typedef struct Kernel {
   Machine *m;            /* for TLB shootdowns */
   PhysMem *pm;
   PtGeometry geo;
+  /* Sizes from the geometry: the base page (PAGE_SIZE, mm.base_page_size)
+   * and the PMD leaf (HPAGE_PMD_SIZE): 4K and 2M on x86-64, 64K and 16M on
+   * ppc64 hash with 64K pages.  Orders count 4K frames of the buddy
+   * allocator; pmd_subpages the base pages of a PMD leaf. */
+  unsigned base_shift, base_order, pmd_shift, pmd_order, pmd_subpages;
+  uint64_t base_bytes, pmd_bytes;
   uint64_t zero_pfn;     /* the shared zero page */
   GHashTable *mms;       /* pid -> Mm */
   unsigned next_asid;
@@ -54,6 +60,7 @@ typedef struct Kernel {
   /* costs in cycles */
   uint64_t zero_page_cycles, anon_cycles, segv_cycles, ptpage_cycles;
   uint64_t clear_4k_cycles, copy_4k_cycles, invlpg_cycles, full_flush_cycles;
+  uint64_t clear_base_cycles; /* clearing one base page */
   uint64_t huge_fault_cycles, split_cycles;
   double compact_scan_ns, compact_migrate_ns; /* per pfn scanned; per page moved, copy included */
   unsigned flush_ceiling_pages;

@@ -124,8 +124,7 @@ Khugepaged *khugepaged_new(Kernel *k, GError **error)
   kh->page_bytes = UINT64_C(1) << k->geo.page_shift;
   kh->pmd_bytes = pgtable_entry_span(&k->geo, 2);
   kh->pmd_nr = 1u << k->geo.bits[1];
-  while ((1u << kh->pmd_order) < kh->pmd_nr)
-    kh->pmd_order++;
+  kh->pmd_order = k->pmd_order; /* in 4K frames of the buddy allocator */
   kh->node_load = g_new0(unsigned, (gsize)settings_int(s, SET_MACHINE_NODES));
   kh->old = g_new(uint64_t, kh->pmd_nr);
   return kh;
@@ -332,25 +331,25 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, Cpu *c
    * Subpages of an earlier, split THP settle with it: the THP is freed when
    * none of it stays mapped, else it waits on the deferred split queue. */
   GPtrArray *thps = NULL;
-  uint64_t freed = 0;
+  uint64_t freed = 0; /* 4K frames */
   for (unsigned i = 0; i < kh->pmd_nr; i++) {
     uint64_t e = kh->old[i];
     if (!(e & PTE_P) || (e & PTE_SW_ZERO))
       continue;
     if (!thp_unmap_pte(k, pte_pfn(e), &thps)) {
-      physmem_release(k->pm, pte_pfn(e), 0);
-      freed++;
+      physmem_release(k->pm, pte_pfn(e), k->base_order);
+      freed += UINT64_C(1) << k->base_order;
     }
   }
   if (thps) {
     freed += thp_unmap_settle(k, cpu, thps);
     g_ptr_array_free(thps, TRUE);
   }
-  mm->rss_pages += kh->pmd_nr - st->present - st->zero;
+  mm->rss_pages += (uint64_t)(kh->pmd_nr - st->present - st->zero) << k->base_order;
   /* Memory in use grows by the huge page and shrinks by what was freed:
    * with only base pages before, the bloat of max_ptes_none (the holes). */
   cpu->ctr.c[CTR_MEM_USED] += kh->pmd_nr * kh->page_bytes;
-  cpu->ctr.c[CTR_MEM_USED] -= MIN(cpu->ctr.c[CTR_MEM_USED], freed * kh->page_bytes);
+  cpu->ctr.c[CTR_MEM_USED] -= MIN(cpu->ctr.c[CTR_MEM_USED], freed * 4096);
   uint64_t cycles = cpu->clock - t0;
   cpu->ctr.c[CTR_COLLAPSE_CYCLES] += cycles;
   emit_collapse(kh, cc, cpu, mm, haddr, SCAN_SUCCEED, st, node, cycles);
@@ -372,7 +371,7 @@ static ScanResult scan_range(Khugepaged *kh, CollapseControl *cc, Cpu *cpu, Mm *
   PtNode *n = NULL;
   if (!v) {
     r = SCAN_VMA_CHECK; /* the kernel's SCAN_VMA_NULL */
-  } else if (!thp_range_in_vma(v, haddr)) {
+  } else if (!thp_range_in_vma(k, v, haddr)) {
     r = SCAN_ADDRESS_RANGE;
   } else if (!collapse_vma_allowed(k, mm, v, cc)) {
     r = SCAN_VMA_CHECK;

@@ -272,6 +272,26 @@ void physmem_split(PhysMem *pm, uint64_t pfn, unsigned order)
   buddy_split_alloc(z, pfn, order);
 }
 
+void physmem_split_to(PhysMem *pm, uint64_t pfn, unsigned order, unsigned piece, MigrateType mt)
+{
+  g_return_if_fail(pm != NULL && piece <= order);
+  if (piece == 0) {
+    physmem_split(pm, pfn, order);
+    return;
+  }
+  BuddyZone *z = zone_of(pm, pfn);
+  if (!z) {
+    g_critical("physmem_split_to: pfn %#" G_GINT64_MODIFIER "x is in no zone", pfn);
+    return;
+  }
+  /* The buddy allocator records one order per block: give the block back
+   * and take its pieces at once; nothing runs in between. */
+  buddy_free(z, pfn, order);
+  for (uint64_t p = pfn; p < pfn + (UINT64_C(1) << order); p += UINT64_C(1) << piece)
+    if (!buddy_alloc_at(z, p, piece, mt))
+      g_critical("physmem_split_to: pfn %#" G_GINT64_MODIFIER "x could not be taken back", p);
+}
+
 gboolean physmem_alloc(PhysMem *pm, int node, unsigned order, MigrateType mt, uint64_t *pfn)
 {
   g_return_val_if_fail(pm != NULL && node >= 0 && node < pm->nodes, FALSE);

@@ -44,6 +44,10 @@ void physmem_release_range(PhysMem *pm, uint64_t pfn, unsigned order);
 /* split_page(): an allocated block becomes 2^order order-0 pages, each
  * released on its own. */
 void physmem_split(PhysMem *pm, uint64_t pfn, unsigned order);
+/* Split an allocated block of `order` into allocated blocks of `piece`
+ * (split_page to the folio's base pages: order 0 with 4K pages, order 4
+ * with 64K ones); the pieces keep migratetype `mt`. */
+void physmem_split_to(PhysMem *pm, uint64_t pfn, unsigned order, unsigned piece, MigrateType mt);
 void physmem_release(PhysMem *pm, uint64_t pfn, unsigned order);
 
 /* What one direct compaction (mm/compaction.c) did, for counters and cost. */

@@ -32,11 +32,11 @@
 /* One THP (a large folio of order 9). */
 typedef struct {
   uint64_t head;                         /* first pfn; the registry key */
-  uint64_t mapped[THP_PMD_PAGES / 64];   /* subpages mapped (by the PMD or a PTE) */
   unsigned nr_mapped;
   gboolean pmd_mapped;                   /* FALSE once split */
   gboolean in_batch;                     /* in the unmap batch being gathered */
   GList *queued;                         /* link in the deferred split queue, or NULL */
+  uint64_t mapped[];                     /* base subpages mapped (by the PMD or a PTE) */
 } ThpPage;
 
 struct ThpState {
@@ -71,10 +71,10 @@ gboolean thp_vma_allowed(const Kernel *k, const Mm *mm, const Vma *v)
   return FALSE;
 }
 
-gboolean thp_range_in_vma(const Vma *v, uint64_t haddr)
+gboolean thp_range_in_vma(const Kernel *k, const Vma *v, uint64_t haddr)
 {
-  return (haddr & (THP_PMD_BYTES - 1)) == 0 && haddr >= v->start && haddr + THP_PMD_BYTES <= v->end &&
-         haddr + THP_PMD_BYTES > haddr;
+  return (haddr & (k->pmd_bytes - 1)) == 0 && haddr >= v->start && haddr + k->pmd_bytes <= v->end &&
+         haddr + k->pmd_bytes > haddr;
 }
 
 ScanResult thp_collapse_rules(const Kernel *k, const ThpRangeStats *st)
@@ -129,18 +129,19 @@ static uint64_t now_ns(const Kernel *k, const Cpu *cpu)
 
 static ThpPage *page_lookup(const Kernel *k, uint64_t pfn)
 {
-  uint64_t head = pfn & ~(uint64_t)(THP_PMD_PAGES - 1);
+  uint64_t head = pfn & ~((UINT64_C(1) << k->pmd_order) - 1);
   return g_hash_table_lookup(k->thps->pages, &head);
 }
 
 void thp_page_add(Kernel *k, uint64_t head_pfn)
 {
-  g_return_if_fail((head_pfn & (THP_PMD_PAGES - 1)) == 0);
+  g_return_if_fail((head_pfn & ((UINT64_C(1) << k->pmd_order) - 1)) == 0);
   g_return_if_fail(!page_lookup(k, head_pfn));
-  ThpPage *p = g_new0(ThpPage, 1);
+  size_t words = (k->pmd_subpages + 63) / 64;
+  ThpPage *p = g_malloc0(sizeof(ThpPage) + words * sizeof(uint64_t));
   p->head = head_pfn;
-  memset(p->mapped, 0xff, sizeof p->mapped);
-  p->nr_mapped = THP_PMD_PAGES;
+  memset(p->mapped, 0xff, words * sizeof(uint64_t));
+  p->nr_mapped = k->pmd_subpages;
   p->pmd_mapped = TRUE;
   g_hash_table_insert(k->thps->pages, &p->head, p);
 }
@@ -170,7 +171,7 @@ static void page_free_whole(Kernel *k, ThpPage *p)
     g_queue_delete_link(&k->thps->deferred, p->queued);
   uint64_t head = p->head;
   g_hash_table_remove(k->thps->pages, &head); /* frees p */
-  physmem_release(k->pm, head, THP_PMD_ORDER);
+  physmem_release(k->pm, head, k->pmd_order);
 }
 
 /* ---- allocation ------------------------------------------------------------ */
@@ -214,10 +215,10 @@ static void count_compaction(Kernel *k, Cpu *cpu, const CompactResult *cr, uint6
 static gboolean alloc_once(Kernel *k, Cpu *cpu, gboolean compact, uint64_t *pfn, uint64_t *cycles)
 {
   CompactResult cr;
-  gboolean ok = physmem_alloc_huge(k->pm, cpu->node, THP_PMD_ORDER, TRUE, compact, pfn, &cr);
+  gboolean ok = physmem_alloc_huge(k->pm, cpu->node, k->pmd_order, TRUE, compact, pfn, &cr);
   count_compaction(k, cpu, &cr, cycles);
   if (!ok && compact) {
-    ok = physmem_alloc_huge(k->pm, cpu->node, THP_PMD_ORDER, FALSE, TRUE, pfn, &cr);
+    ok = physmem_alloc_huge(k->pm, cpu->node, k->pmd_order, FALSE, TRUE, pfn, &cr);
     count_compaction(k, cpu, &cr, cycles);
   }
   return ok;
@@ -237,10 +238,10 @@ gboolean thp_huge_zero_page(Kernel *k, Cpu *cpu, uint64_t *pfn, uint64_t *cycles
   ThpState *ts = k->thps;
   if (!ts->zero_allocated) {
     /* get_huge_zero_page: GFP_TRANSHUGE without __GFP_MOVABLE, zeroed. */
-    if (!physmem_alloc(k->pm, cpu->node, THP_PMD_ORDER, MT_UNMOVABLE, &ts->zero_pfn))
+    if (!physmem_alloc(k->pm, cpu->node, k->pmd_order, MT_UNMOVABLE, &ts->zero_pfn))
       return FALSE;
     ts->zero_allocated = TRUE;
-    uint64_t clear = kernel_clear_cycles(k, THP_PMD_BYTES);
+    uint64_t clear = kernel_clear_cycles(k, k->pmd_bytes);
     cpu->ctr.c[CTR_THP_ZERO_PAGE_ALLOC]++;
     cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
     *cycles += clear;
@@ -253,7 +254,7 @@ gboolean thp_huge_zero_page(Kernel *k, Cpu *cpu, uint64_t *pfn, uint64_t *cycles
 
 gboolean thp_split_pmd(Kernel *k, Cpu *cpu, Mm *mm, uint64_t haddr, uint64_t *cycles)
 {
-  haddr &= ~(THP_PMD_BYTES - 1);
+  haddr &= ~(k->pmd_bytes - 1);
   unsigned level, idx;
   PtNode *n = pgtable_lookup(&mm->pt, haddr, &level, &idx);
   uint64_t e = n->e[idx];
@@ -273,9 +274,9 @@ gboolean thp_split_pmd(Kernel *k, Cpu *cpu, Mm *mm, uint64_t haddr, uint64_t *cy
   k->pt_reserved_pfn = table;
   gboolean zero = (e & PTE_SW_ZERO) != 0;
   uint64_t flags = e & ~(PTE_PFN_MASK | PTE_PS);
-  for (unsigned i = 0; i < THP_PMD_PAGES; i++) {
-    uint64_t pfn = zero ? k->zero_pfn : pte_pfn(e) + i;
-    gboolean ok = pgtable_set(&mm->pt, haddr + ((uint64_t)i << 12), 1, pte_make(pfn, flags), NULL);
+  for (unsigned i = 0; i < k->pmd_subpages; i++) {
+    uint64_t pfn = zero ? k->zero_pfn : pte_pfn(e) + ((uint64_t)i << k->base_order);
+    gboolean ok = pgtable_set(&mm->pt, haddr + ((uint64_t)i << k->base_shift), 1, pte_make(pfn, flags), NULL);
     g_assert(ok); /* the table is at hand: nothing can fail */
   }
   g_warn_if_fail(!k->pt_reserved);
@@ -283,7 +284,7 @@ gboolean thp_split_pmd(Kernel *k, Cpu *cpu, Mm *mm, uint64_t haddr, uint64_t *cy
   ThpPage *p = zero ? NULL : page_lookup(k, pte_pfn(e));
   if (p)
     p->pmd_mapped = FALSE;
-  machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + THP_PMD_BYTES, k->geo.shift[2]);
+  machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + k->pmd_bytes, k->geo.shift[2]);
   cpu->ctr.c[CTR_THP_SPLIT_PMD]++;
   *cycles += k->split_cycles;
   if (events_enabled(k->ev))
@@ -294,7 +295,7 @@ gboolean thp_split_pmd(Kernel *k, Cpu *cpu, Mm *mm, uint64_t haddr, uint64_t *cy
 
 void thp_split_at(Kernel *k, Cpu *cpu, Mm *mm, uint64_t addr, uint64_t *cycles)
 {
-  if (addr & (THP_PMD_BYTES - 1))
+  if (addr & (k->pmd_bytes - 1))
     thp_split_pmd(k, cpu, mm, addr, cycles);
 }
 
@@ -306,8 +307,8 @@ uint64_t thp_unmap_pmd(Kernel *k, uint64_t head_pfn)
   if (p && p->head == head_pfn)
     page_free_whole(k, p);
   else
-    physmem_release(k->pm, head_pfn, THP_PMD_ORDER); /* a PMD page nobody registered */
-  return THP_PMD_PAGES;
+    physmem_release(k->pm, head_pfn, k->pmd_order); /* a PMD page nobody registered */
+  return UINT64_C(1) << k->pmd_order;
 }
 
 gboolean thp_unmap_pte(Kernel *k, uint64_t pfn, GPtrArray **batch)
@@ -315,7 +316,7 @@ gboolean thp_unmap_pte(Kernel *k, uint64_t pfn, GPtrArray **batch)
   ThpPage *p = page_lookup(k, pfn);
   if (!p)
     return FALSE;
-  unsigned i = (unsigned)(pfn - p->head);
+  unsigned i = (unsigned)((pfn - p->head) >> k->base_order);
   uint64_t bit = UINT64_C(1) << (i % 64);
   if (p->mapped[i / 64] & bit) {
     p->mapped[i / 64] &= ~bit;
@@ -338,7 +339,7 @@ uint64_t thp_unmap_settle(Kernel *k, Cpu *cpu, GPtrArray *batch)
     p->in_batch = FALSE;
     if (!p->nr_mapped) {
       page_free_whole(k, p);
-      freed += THP_PMD_PAGES;
+      freed += UINT64_C(1) << k->pmd_order;
     } else if (!p->queued) {
       g_queue_push_tail(&k->thps->deferred, p);
       p->queued = k->thps->deferred.tail;
@@ -354,12 +355,13 @@ uint64_t thp_deferred_split_scan(Kernel *k, Cpu *cpu, uint64_t *cycles)
   ThpPage *p;
   while ((p = g_queue_pop_head(&k->thps->deferred))) {
     p->queued = NULL;
-    /* split_folio: 512 order-0 pages; the unmapped ones are freed. */
-    physmem_split(k->pm, p->head, THP_PMD_ORDER);
-    for (unsigned i = 0; i < THP_PMD_PAGES; i++)
+    /* split_folio: base pages (512 of 4K, or 256 of 64K); the unmapped
+     * ones are freed. */
+    physmem_split_to(k->pm, p->head, k->pmd_order, k->base_order, MT_MOVABLE);
+    for (unsigned i = 0; i < k->pmd_subpages; i++)
       if (!(p->mapped[i / 64] & (UINT64_C(1) << (i % 64)))) {
-        physmem_release(k->pm, p->head + i, 0);
-        freed++;
+        physmem_release(k->pm, p->head + ((uint64_t)i << k->base_order), k->base_order);
+        freed += UINT64_C(1) << k->base_order;
       }
     uint64_t head = p->head;
     g_hash_table_remove(k->thps->pages, &head);

@@ -84,8 +84,8 @@ const ThpPolicy *thp_policy_from_settings(const Settings *s);
  * MADV_NOHUGEPAGE and for a process with PR_SET_THP_DISABLE. */
 gboolean thp_vma_allowed(const Kernel *k, const Mm *mm, const Vma *v);
 
-/* TRUE when the 2M-aligned range [haddr, haddr + 2M) lies inside v. */
-gboolean thp_range_in_vma(const Vma *v, uint64_t haddr);
+/* TRUE when the PMD-aligned range [haddr, haddr + k->pmd_bytes) lies inside v. */
+gboolean thp_range_in_vma(const Kernel *k, const Vma *v, uint64_t haddr);
 
 /* The rules both policies keep from hpage_collapse_scan_pmd after their own
  * test of how full the range is: swap PTEs <= max_ptes_swap, shared pages
@@ -114,9 +114,10 @@ const char *thp_scan_result_name(ScanResult r);
  * wherever it is.  Every order-9 page a PMD maps in an anonymous VMA must be
  * registered (thp_page_add) so that unmapping finds it. */
 
-#define THP_PMD_ORDER 9u
-#define THP_PMD_PAGES (1u << THP_PMD_ORDER)
-#define THP_PMD_BYTES (UINT64_C(4096) << THP_PMD_ORDER)
+/* The sizes are the Kernel's (pmd_bytes, pmd_order, pmd_subpages), from
+ * the page table: on x86-64 a THP is 2M, an order-9 block of 512 4K
+ * subpages; on ppc64 hash with 64K base pages it is 16M, an order-12 block
+ * of 4K frames holding 256 64K subpages (hash-64k.h: a PMD maps 16M). */
 
 typedef struct Cpu Cpu;
 typedef struct ThpState ThpState;

@@ -30,10 +30,14 @@
  *   flush_asid every HPTE of the context; a switch to another mm drops the
  *   SLB's user entries and the ERAT and preloads the thread's recent
  *   segments (switch_slb).
- * Page sizes: the base page (4K now; 64K when the kernel side has it) and
- * 16M through the L bit and LP encoding, also inside base-page segments
- * (MPSS: hashed with the base page shift, one HPTE per base page, mapping
- * the whole 16M), as __hash_page_thp does for 16M THP on 64K kernels.
+ * Page sizes: the base page (mm.base_page_size: 4K or 64K) and 16M through
+ * the L bit and LP encoding, also inside base-page segments (MPSS: hashed
+ * with the base page shift, one HPTE per base page, mapping the whole 16M).
+ * With 64K base pages a PMD maps 16M (hash-64k.h): a 16M THP or hugetlb
+ * page is a PMD leaf, and a hash fault in it inserts the HPTE of the
+ * faulting 64K subpage only, encoding 16M (__hash_page_thp: lazy, one HPTE
+ * per subpage touched); a flush of the 16M page removes the HPTE of every
+ * subpage (flush_hash_hugepage: machine_flush_range visits each granule).
  * With 4K base pages Linux has no THP on hash (hash__has_transparent_hugepage:
  * the 2M PMD is not a 16M page) and no 2M or 1G page at all: check()
  * refuses thp.enabled other than never and the hugetlb pools; a leaf of a
@@ -71,6 +75,9 @@ static const unsigned ppc64_shift[PPC64_N_SIZES] = { 12, 16, 24 };
 #define PPC64_MAX_PHYSMEM_BITS 51
 #define PPC64_KERNEL_EXTRA_CONTEXTS 3
 
+/* log2 of the 4K frames of a 16M page. */
+#define PPC64_16M_ORDER 12u
+
 /* Up to this many hash-fault rounds per translation (fault, insert, the
  * re-executed search); more only if an eviction found nothing to evict. */
 #define PPC64_MAX_ROUNDS 3
@@ -102,14 +109,19 @@ typedef struct {
 
 /* ---- kernel constants and encodings ------------------------------------------ */
 
-/* The kernel's base page size.  4K until the kernel side (fault path,
- * reclaim of 64K pages) has another; everything here follows from it. */
+/* The kernel's base page size (mm.base_page_size: 4K or 64K, CONFIG_PPC_4K_PAGES
+ * or CONFIG_PPC_64K_PAGES); everything here follows from it.  check()
+ * refuses other sizes; a bad one reads as 4K. */
 static unsigned base_shift_of(const Settings *s)
 {
-  (void)s;
-  return 12;
+  return settings_int(s, SET_MM_BASE_PAGE_SIZE) == 65536 ? 16 : 12;
 }
 
+/* Linux's hash page table (arch/powerpc/include/asm/book3s/64/):
+ * hash-4k.h H_{PTE,PMD,PUD,PGD}_INDEX_SIZE 9, 7, 9, 9 (a PMD maps 2M);
+ * hash-64k.h 8, 10, 10, 8: 256 PTEs of 64K, so a PMD entry maps 16M, a PUD
+ * entry 16G, the PGD 4P (the 4P layout of Linux 5.x and 6.x; earlier kernels
+ * had 8, 5, 5, 12: the same 16M PMD). */
 void ppc64_geometry(PtGeometry *g, unsigned base_shift)
 {
   static const unsigned bits_4k[5] = { 0, 9, 7, 9, 9 };   /* PTE, PMD, PUD, PGD */
@@ -246,6 +258,13 @@ static gboolean ppc64_check(const Settings *s, GError **error)
                 "which carries the process context, so a context switch never flushes them");
     return FALSE;
   }
+  int64_t page = settings_int(s, SET_MM_BASE_PAGE_SIZE);
+  if (page != 4096 && page != 65536) {
+    g_autofree char *v = settings_format_size((uint64_t)page);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "setting 'mm.base_page_size' cannot be %s on ppc64 hash: Linux builds it with 4K or 64K pages", v);
+    return FALSE;
+  }
   unsigned base = base_shift_of(s);
   if (base == 12 && settings_int(s, SET_THP_ENABLED) != THP_ENABLED_NEVER) {
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
@@ -253,10 +272,25 @@ static gboolean ppc64_check(const Settings *s, GError **error)
                 "huge pages there (hash__has_transparent_hugepage: a PMD maps 2M, the hash MMU's huge page is 16M)");
     return FALSE;
   }
-  if (settings_int(s, SET_HUGETLB_NR_HUGEPAGES) || settings_int(s, SET_HUGETLB_NR_HUGEPAGES_1G)) {
+  if (base == 12 && settings_int(s, SET_HUGETLB_NR_HUGEPAGES)) {
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "settings 'hugetlb.nr_hugepages' and 'hugetlb.nr_hugepages_1g' must be 0 on ppc64 hash: "
-                "its huge pages are 16M and 16G, there are no 2M or 1G pages");
+                "setting 'hugetlb.nr_hugepages' must be 0 on ppc64 hash with 4K base pages: its huge page is 16M, "
+                "which no level of the 4K page table maps (set mm.base_page_size=64K for a 16M pool)");
+    return FALSE;
+  }
+  if (settings_int(s, SET_HUGETLB_NR_HUGEPAGES_1G)) {
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "setting 'hugetlb.nr_hugepages_1g' must be 0 on ppc64 hash: its gigantic page is 16G, "
+                "which is not modelled, and there is no 1G page");
+    return FALSE;
+  }
+  /* A 16M THP is an order-12 block of 4K frames: the buddy allocator must
+   * hold blocks that large (ARCH_FORCE_MAX_ORDER 8 of 64K pages). */
+  if (base == 16 && settings_int(s, SET_THP_ENABLED) != THP_ENABLED_NEVER &&
+      settings_int(s, SET_BUDDY_MAX_ORDER) < PPC64_16M_ORDER) {
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "setting 'buddy.max_order' must be at least %u on ppc64 hash with 64K pages and THP: "
+                "a 16M transparent huge page is one block of 2^%u 4K frames", PPC64_16M_ORDER, PPC64_16M_ORDER);
     return FALSE;
   }
   uint64_t hpt = (uint64_t)settings_int(s, SET_PPC64_HPT_SIZE);

@@ -4,7 +4,9 @@
  * insert/evict path (both groups full, bolted entries kept, the eviction
  * scan), the stale TLB entry an eviction leaves until a tlbie, SLB
  * replacement and preloading, the hash fault path end to end, flushes,
- * 16M pages in a 4K segment, and the settings ppc64 refuses.
+ * 16M pages in a 4K segment, and the settings ppc64 refuses (mm.base_page_size
+ * on x86-64 too).  All with the 4K kernel; 64K pages and 16M THP and hugetlb
+ * pages are in tests/mmu/test_base64k.c.
  */
 #include "config.h"
 #include "fault.h"
@@ -15,7 +17,11 @@
 #define VA_1T 0x3fff00001000ULL
 #define VA_256M 0x10001000ULL
 
-static const char *const small_hpt[] = { "ppc64.hpt_size=256K", "ppc64.hpt_bolt_linear=false", NULL };
+/* The tests below use the 4K kernel (the preset has 64K pages, tested in
+ * tests/mmu/test_base64k.c). */
+#define KERNEL_4K "mm.base_page_size=4K", "thp.enabled=never"
+static const char *const base_4k[] = { KERNEL_4K, NULL };
+static const char *const small_hpt[] = { KERNEL_4K, "ppc64.hpt_size=256K", "ppc64.hpt_bolt_linear=false", NULL };
 
 static void map_page(Thread *t, uint64_t va, uint64_t pfn, uint64_t flags)
 {
@@ -109,7 +115,7 @@ START_TEST(test_hpt_size_rule)
   ck_assert_uint_eq(ppc64_htab_shift_for_mem(3ULL << 30, 12), 26);  /* 3G rounds up to 4G */
   ck_assert_uint_eq(ppc64_htab_shift_for_mem(8ULL << 20, 12), 18);  /* the 256K minimum */
   ck_assert_uint_eq(ppc64_htab_shift_for_mem(1ULL << 30, 16), 20);  /* 64K pages: RAM / 1024 */
-  Machine *m = fixture_machine("power7", NULL);
+  Machine *m = fixture_machine("power7", base_4k);
   Ppc64Hpt *h = ppc64_cpu_hpt(m->cpus[0]);
   ck_assert_uint_eq(ppc64_hpt_bytes(h), 16ULL << 20);
   ck_assert_uint_eq(ppc64_hpt_mask(h), 0x1ffff);
@@ -191,7 +197,7 @@ END_TEST
  * the retry hash-faults again and inserts, the re-executed search hits. */
 START_TEST(test_hash_fault_end_to_end)
 {
-  Machine *m = fixture_machine("power7", NULL);
+  Machine *m = fixture_machine("power7", base_4k);
   Thread *t = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
   fixture_vma(t, VA_1T & ~0xfffffULL, 1 << 20, PROT_R | PROT_W);
@@ -237,7 +243,7 @@ END_TEST
  * the PTE is dirty; the protection fault updates it in place. */
 START_TEST(test_store_updates_in_place)
 {
-  Machine *m = fixture_machine("power7", NULL);
+  Machine *m = fixture_machine("power7", base_4k);
   Thread *t = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
   map_page(t, VA_256M, 0x30000, PTE_RW | PTE_NX); /* writable, not dirty, no execute */
@@ -368,7 +374,7 @@ END_TEST
 /* First free entries from 2, then round-robin from 2; bolted 0 and 1 kept. */
 START_TEST(test_slb_replacement)
 {
-  Machine *m = fixture_machine("power7", NULL);
+  Machine *m = fixture_machine("power7", base_4k);
   Thread *t = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
   Ppc64Slb *slb = ppc64_cpu_slb(cpu);
@@ -414,7 +420,7 @@ END_TEST
  * the thread's recent segments, so they do not miss again. */
 START_TEST(test_slb_switch_and_preload)
 {
-  Machine *m = fixture_machine("power7", NULL);
+  Machine *m = fixture_machine("power7", base_4k);
   Thread *t1 = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
   Ppc64Slb *slb = ppc64_cpu_slb(cpu);
@@ -444,7 +450,7 @@ END_TEST
  * of one context and no other. */
 START_TEST(test_flushes)
 {
-  const char *two_cpus[] = { "machine.cpus_per_node=2", NULL };
+  const char *two_cpus[] = { KERNEL_4K, "machine.cpus_per_node=2", NULL };
   Machine *m = fixture_machine("power7", two_cpus);
   ck_assert_ptr_eq(ppc64_cpu_hpt(m->cpus[0]), ppc64_cpu_hpt(m->cpus[1])); /* one HPT */
   Thread *t1 = fixture_thread(m, 1);
@@ -504,7 +510,7 @@ static void test_pt_release(void *ctx, unsigned level, uint64_t pfn)
 
 START_TEST(test_16m_leaf)
 {
-  Machine *m = fixture_machine("power7", NULL);
+  Machine *m = fixture_machine("power7", base_4k);
   Thread *t = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
   PtGeometry g64;
@@ -543,18 +549,28 @@ START_TEST(test_16m_leaf)
 }
 END_TEST
 
-static void expect_refused(const char *set, const char *what)
+/* `base` is the mm.base_page_size to set first (NULL: the preset's, 64K). */
+static void expect_refused_on(const char *preset, const char *base, const char *set, const char *what)
 {
   g_autoptr(Settings) s = settings_new();
   GError *err = NULL;
-  ck_assert(machine_load_preset(s, "power7", &err));
+  ck_assert(machine_load_preset(s, preset, &err));
   ck_assert(settings_set(s, "machine.mem_per_node", "1G", "test", &err));
+  if (base)
+    ck_assert(settings_set(s, "mm.base_page_size", base, "test", &err));
+  if (base && !strcmp(base, "4K") && !strstr(set, "thp.enabled"))
+    ck_assert(settings_set(s, "thp.enabled", "never", "test", &err));
   ck_assert(settings_set_pair(s, set, "test", &err));
-  Machine *m = machine_new("power7", s, NULL, &err);
+  Machine *m = machine_new(preset, s, NULL, &err);
   ck_assert_ptr_null(m);
   ck_assert_ptr_nonnull(err);
   ck_assert_msg(strstr(err->message, what), "%s: %s", set, err->message);
   g_error_free(err);
+}
+
+static void expect_refused(const char *set, const char *what)
+{
+  expect_refused_on("power7", "4K", set, what);
 }
 
 START_TEST(test_refused_settings)
@@ -564,6 +580,13 @@ START_TEST(test_refused_settings)
   expect_refused("ppc64.hpt_size=300K", "ppc64.hpt_size");
   expect_refused("hugetlb.nr_hugepages=4", "hugetlb.nr_hugepages");
   expect_refused("ppc64.hpt_size=1G", "ppc64.hpt_size"); /* does not fit in 1G of RAM */
+  /* 64K pages: 16G gigantic pages are not modelled; a 16M THP needs
+   * order-12 buddy blocks; only 4K and 64K base pages exist. */
+  expect_refused_on("power7", NULL, "hugetlb.nr_hugepages_1g=1", "hugetlb.nr_hugepages_1g");
+  expect_refused_on("power7", NULL, "buddy.max_order=10", "buddy.max_order");
+  expect_refused_on("power7", NULL, "mm.base_page_size=8K", "mm.base_page_size");
+  /* x86-64 has 4K base pages only. */
+  expect_refused_on("skylake", NULL, "mm.base_page_size=64K", "mm.base_page_size");
 }
 END_TEST
 
