@@ -31,6 +31,8 @@ run "tlb-hostile random 4G"         -m skylake -s thp.enabled=never -w random:si
 run "tlb-hostile random 4G, THP"    -m skylake -s thp.enabled=always -w random:size=4G,accesses=10M
 run "ptrchase 1G (dependent)"       -m skylake -s thp.enabled=never -w ptrchase:size=1G,accesses=5M
 run "ptrchase 1G (dependent), THP"  -m skylake -s thp.enabled=always -w ptrchase:size=1G,accesses=5M
+run "ppc64 hash: random 1G, 64K pages" -m power7 -s thp.enabled=never -w random:size=1G,accesses=5M
+run "ppc64 hash: random 1G, 16M THP"  -m power7 -s thp.enabled=always -w random:size=1G,accesses=5M
 run "stripped: seq, no LLC, no STLB" -m skylake -s thp.enabled=never -s cache.llc_size=0 -s tlb.stlb_entries=0 -w seq:size=64M,accesses=20M
 # Trace formats: decoding speed of .mtr (records/s), parsing speed of lackey
 # text (lines/s), and bytes per access of .mtr, of lackey's text and of that
