@@ -548,20 +548,3 @@ gboolean physmem_alloc_contig(PhysMem *pm, int node, unsigned order, uint64_t *p
   return FALSE;
 }
 
-/* Give back a run that physmem_alloc_contig() returned (same order). */
-void physmem_release_contig(PhysMem *pm, uint64_t pfn, unsigned order)
-{
-  g_return_if_fail(pm != NULL);
-  BuddyZone *z = zone_of(pm, pfn);
-  if (!z) {
-    g_critical("physmem_release_contig: pfn %#" G_GINT64_MODIFIER "x is in no zone", pfn);
-    return;
-  }
-  unsigned max = buddy_max_order(z);
-  if (order <= max) {
-    buddy_free(z, pfn, order);
-    return;
-  }
-  for (uint64_t b = 0; b < (UINT64_C(1) << order); b += UINT64_C(1) << max)
-    buddy_free(z, pfn + b, max);
-}

@@ -80,6 +80,6 @@ uint64_t physmem_host_bytes(const PhysMem *pm);
  * (the ppc64 hashed page table); order may exceed buddy.max_order.  FALSE
  * when no zone of the node holds such a run free. */
 gboolean physmem_alloc_contig(PhysMem *pm, int node, unsigned order, uint64_t *pfn);
-void physmem_release_contig(PhysMem *pm, uint64_t pfn, unsigned order);
+/* Give it back with physmem_release_range(). */
 
 #endif

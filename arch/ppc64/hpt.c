@@ -116,7 +116,7 @@ void ppc64_hpt_free(Ppc64Hpt *h)
   g_free(h->dir);
   g_hash_table_destroy(h->bolted);
   g_free(h->owner_valid);
-  physmem_release_contig(h->pm, h->base_pfn, h->shift - 12);
+  physmem_release_range(h->pm, h->base_pfn, h->shift - 12);
   g_free(h);
 }
 
