@@ -19,13 +19,18 @@ counters() {
 "$MMUSIM" sweep "$exp" -o "$tmp/resumed" -j 1 > /dev/null 2>&1 &
 pid=$!
 n=0
-while [ "$(ls "$tmp/resumed/results" 2>/dev/null | wc -l)" -lt 1 ] && [ $n -lt 600 ]; do
+# Finished results only: a result being written is a temporary file beside
+# its final name until it is renamed into place.
+results() {
+  find "$1" -name '*.json' 2>/dev/null | wc -l
+}
+while [ "$(results "$tmp/resumed/results")" -lt 1 ] && [ $n -lt 600 ]; do
   sleep 0.1
   n=$((n + 1))
 done
 kill "$pid" 2>/dev/null || true
 wait "$pid" 2>/dev/null || true
-done_before=$(ls "$tmp/resumed/results" | wc -l)
+done_before=$(results "$tmp/resumed/results")
 "$MMUSIM" sweep "$exp" -o "$tmp/resumed" -j 1 > "$tmp/resumed.txt" 2> "$tmp/resumed.err"
 if [ "$done_before" -lt 4 ]; then
   grep -q "already done" "$tmp/resumed.err" || { echo "FAIL: the resumed sweep reran finished configurations"; exit 1; }
