@@ -1,7 +1,8 @@
 #!/bin/sh
 # A sweep's results do not depend on how it ran: interrupted and resumed,
 # run through --emit-jobs in parallel and merged with --collect, or run at
-# once, the comparison table and every counter of results.json agree.
+# once, the comparison table and every counter of results.json agree; and
+# --plot writes its data and gnuplot script.
 set -eu
 : "${MMUSIM:=./mmusim}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -53,3 +54,13 @@ for way in resumed jobs; do
   fi
 done
 echo "sweep: resumed and distributed sweeps agree with a sweep run at once ($done_before of 4 done before the interruption)"
+
+# --plot writes the data and a gnuplot script that reads it (rendering needs
+# gnuplot, which the test does not require).
+"$MMUSIM" sweep "$exp" --collect "$tmp/jobs" --plot > /dev/null 2>&1
+rows=$(grep -vc '^#' "$tmp/jobs/plot.dat")
+[ "$rows" -eq 4 ] || { echo "FAIL: plot.dat has $rows rows, not 4"; exit 1; }
+grep -q '^# index label ns_per_access stddev$' "$tmp/jobs/plot.dat" || { echo "FAIL: plot.dat header"; exit 1; }
+grep -q '^plot "plot.dat" using 1:3:xtic(2) with boxes' "$tmp/jobs/plot.gp" || { echo "FAIL: plot.gp does not plot plot.dat"; exit 1; }
+grep -q '^set output "plot.svg"$' "$tmp/jobs/plot.gp" || { echo "FAIL: plot.gp writes no SVG"; exit 1; }
+echo "sweep: --plot wrote plot.dat (4 rows) and plot.gp"
