@@ -3,9 +3,9 @@
  * "Coordinated and Efficient Huge Page Management with Ingens", OSDI 2016):
  * faults always map base pages, so no memory is bloated at fault time, and a
  * 2M range is promoted (collapsed) only once at least thp.util_threshold of
- * its 512 base pages are in use.  The Linux rules on writable and young PTEs
- * and on shared pages still apply; max_ptes_none does not (the threshold
- * replaces it).  Left out from the paper: its access-frequency tracking and
+ * its base pages (512 of 4K on x86-64, 256 of 64K on ppc64) are in use.
+ * The Linux rules on writable and young PTEs and on shared pages still
+ * apply; max_ptes_none does not (the threshold replaces it).  Left out from the paper: its access-frequency tracking and
  * fairness between processes.
  */
 #include "config.h"
@@ -13,8 +13,6 @@
 
 #include <math.h>
 #include "kernel.h"
-
-#define THP_PTES_PER_PMD 512u
 
 static gboolean ingens_fault_huge(const Kernel *k, const Mm *mm, const Vma *v, uint64_t haddr)
 {
@@ -26,7 +24,7 @@ static ScanResult ingens_collapse_check(const Kernel *k, const Mm *mm, const Vma
 {
   (void)mm, (void)v;
   const Settings *s = k->s;
-  unsigned need = (unsigned)ceil(settings_double(s, SET_THP_UTIL_THRESHOLD) * THP_PTES_PER_PMD);
+  unsigned need = (unsigned)ceil(settings_double(s, SET_THP_UTIL_THRESHOLD) * k->pmd_subpages);
   if (st->present == 0 || st->present < need)
     return SCAN_POLICY;
   return thp_collapse_rules(k, st);

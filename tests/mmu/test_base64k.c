@@ -117,6 +117,23 @@ START_TEST(test_geometry_from_setting)
 }
 END_TEST
 
+/* The Ingens threshold counts the base pages of a PMD: 90% of 256 64K pages
+ * is 231 (230.4 rounded up), not 90% of 512. */
+START_TEST(test_ingens_threshold_64k)
+{
+  static const char *const sets[] = { "thp.enabled=always", "thp.policy=ingens", "thp.util_threshold=0.9", NULL };
+  Machine *m = fixture_machine("power7", sets);
+  Thread *t = fixture_thread(m, 1);
+  Vma v = { .start = 0, .end = 16 * MB, .prot = PROT_R | PROT_W };
+  ThpRangeStats st = { .present = 231, .none = 25, .writable = 231, .young = 231 };
+  ck_assert_int_eq(thp_policy_ingens.collapse_check(m->k, t->mm, &v, &st), SCAN_SUCCEED);
+  st.present = st.writable = st.young = 230;
+  st.none = 26;
+  ck_assert_int_eq(thp_policy_ingens.collapse_check(m->k, t->mm, &v, &st), SCAN_POLICY);
+  machine_free(m);
+}
+END_TEST
+
 START_TEST(test_base_fault_64k)
 {
   Machine *m = fixture_machine("power7", thp_never);
@@ -362,6 +379,7 @@ static Suite *base64k_suite(void)
   TCase *tc = tcase_create("core");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_geometry_from_setting);
+  tcase_add_test(tc, test_ingens_threshold_64k);
   tcase_add_test(tc, test_base_fault_64k);
   tcase_add_test(tc, test_alignment_64k);
   tcase_add_test(tc, test_thp_16m_fault_and_lazy_hptes);
