@@ -89,7 +89,7 @@ static void charge_tables(Kernel *k, Cpu *cpu, unsigned tables, uint64_t *cycles
   if (!tables)
     return;
   cpu->ctr.c[CTR_PT_PAGES_ALLOC] += tables;
-  *cycles += tables * (k->ptpage_cycles + kernel_clear_cycles(k, 4096));
+  *cycles += tables * (k->ptpage_cycles + k->clear_4k_cycles); /* table pages are 4K frames */
 }
 
 /* Allocate and map a zeroed page for a write at va. */

@@ -123,7 +123,6 @@ Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **
   k->full_flush_cycles = ns_to_cycles(k, settings_double(s, SET_TLB_FULL_FLUSH_NS));
   k->flush_ceiling_pages = (unsigned)settings_int(s, SET_TLB_FLUSH_CEILING_PAGES);
   k->clear_4k_cycles = kernel_clear_cycles(k, 4096);
-  k->copy_4k_cycles = kernel_copy_cycles(k, 4096);
   k->clear_base_cycles = kernel_clear_cycles(k, k->base_bytes);
   k->huge_fault_cycles = ns_to_cycles(k, settings_double(s, SET_THP_HUGE_FAULT_NS));
   k->split_cycles = ns_to_cycles(k, settings_double(s, SET_THP_SPLIT_NS));

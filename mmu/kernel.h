@@ -59,7 +59,7 @@ typedef struct Kernel {
   uint64_t *touch_last_bits;
   /* costs in cycles */
   uint64_t zero_page_cycles, anon_cycles, segv_cycles, ptpage_cycles;
-  uint64_t clear_4k_cycles, copy_4k_cycles, invlpg_cycles, full_flush_cycles;
+  uint64_t clear_4k_cycles, invlpg_cycles, full_flush_cycles;
   uint64_t clear_base_cycles; /* clearing one base page */
   uint64_t huge_fault_cycles, split_cycles;
   double compact_scan_ns, compact_migrate_ns; /* per pfn scanned; per page moved, copy included */

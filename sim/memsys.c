@@ -50,15 +50,15 @@
 #include <math.h>
 #include <string.h>
 
-/* The stream table: 16 pages x 2 streams = 32 streams (Intel Optimization
- * Reference Manual, "Data Prefetch to the L2 and Last Level Cache": the
- * streamer tracks up to 32 streams, one forward and one backward per 4K page).
- * No setting yet.  A reference compares its page with the 16 page tags (one
- * compare each, contiguous) and then looks at that page's two streams, not
- * at all 32 windows: scanning 32 windows cost 20 ns per access on random
- * misses, more than the three cache lookups. */
+/* The stream table: cache.prefetch_pages pages (16 on Intel) x 2 streams,
+ * one forward and one backward per 4K page (Intel Optimization Reference
+ * Manual, "Data Prefetch to the L2 and Last Level Cache").  A reference
+ * compares its page with the page tags (one compare each, contiguous) and
+ * then looks at that page's two streams, not at all the windows: scanning
+ * 32 windows cost 20 ns per access on random misses, more than the three
+ * cache lookups.  MEMSYS_STREAM_SETS bounds the setting. */
 #define MEMSYS_STREAM_WAYS 2
-#define MEMSYS_STREAM_SETS 16
+#define MEMSYS_STREAM_SETS 64
 /* Hardware prefetchers see physical addresses and stop at this boundary
  * (same manual: the streamer does not cross 4K pages). */
 #define MEMSYS_PREFETCH_PAGE_BYTES 4096u
@@ -104,6 +104,7 @@ struct MemHier {
   MemPrefetcher prefetcher;
   int64_t prefetch_degree;
   gboolean prefetch_cross_page;
+  unsigned stream_pages;        /* cache.prefetch_pages: entries in use */
   MemStreamSet streams[MEMSYS_STREAM_SETS];
   uint64_t stream_page[MEMSYS_STREAM_SETS]; /* page each entry tracks; UINT64_MAX: none */
   uint64_t stream_used[MEMSYS_STREAM_SETS]; /* stamp of each entry's last use, for LRU */
@@ -184,6 +185,7 @@ MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error
   h->prefetcher = (MemPrefetcher)settings_int(s, SET_CACHE_PREFETCHER);
   h->prefetch_degree = settings_int(s, SET_CACHE_PREFETCH_DEGREE);
   h->prefetch_cross_page = settings_bool(s, SET_CACHE_PREFETCH_CROSS_PAGE);
+  h->stream_pages = (unsigned)settings_int(s, SET_CACHE_PREFETCH_PAGES); /* <= MEMSYS_STREAM_SETS (settings.def) */
   memsys_stream_reset(h);
 
   uint64_t *c = h->ctr->c;
@@ -249,11 +251,11 @@ static void memsys_stream_window(const MemHier *h, MemStream *st)
 }
 
 /* Index of the entry tracking `page`, or MEMSYS_STREAM_SETS.  No early
- * exit: a fixed 16 compares the compiler can do side by side. */
+ * exit: compares the compiler can do side by side. */
 static inline unsigned memsys_stream_index(const MemHier *h, uint64_t page)
 {
   unsigned found = MEMSYS_STREAM_SETS;
-  for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++)
+  for (unsigned i = 0; i < h->stream_pages; i++)
     found = h->stream_page[i] == page ? i : found;
   return found;
 }
@@ -276,7 +278,7 @@ static MemStreamSet *memsys_stream_page(MemHier *h, uint64_t line)
     set = &h->streams[v];
   } else {
     v = 0;
-    for (unsigned i = 1; i < MEMSYS_STREAM_SETS; i++)
+    for (unsigned i = 1; i < h->stream_pages; i++)
       v = h->stream_used[i] < h->stream_used[v] ? i : v;
     set = &h->streams[v];
     h->stream_page[v] = page;

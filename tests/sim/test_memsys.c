@@ -492,6 +492,29 @@ START_TEST(test_stream_table_pages)
 }
 END_TEST
 
+/* cache.prefetch_pages sets how many pages are tracked: with two, a third
+ * page takes the place of the least recently used one. */
+START_TEST(test_stream_table_size_setting)
+{
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_degree=2",
+                                     "cache.prefetch_pages=2", NULL };
+  const uint64_t b = PAGE_P + 0x10000, c = PAGE_P + 0x20000;
+  Tiny t;
+  tiny_open(&t, cfg);
+  ACCESS(t.h, pline(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, pline(1), MREQ_LOAD, MEM_DRAM, DRAM_CYC);      /* A: 2, 3 */
+  ACCESS(t.h, b + LINE(10), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, b + LINE(11), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* B: 12, 13 */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 4);
+  ACCESS(t.h, c + LINE(20), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* C takes A's place */
+  ACCESS(t.h, pline(2), MREQ_LOAD, MEM_L2, L2_CYC);          /* prefetched, but A is gone */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 4);
+  ACCESS(t.h, b + LINE(12), MREQ_LOAD, MEM_L2, L2_CYC);      /* B runs on: 14 */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 5);
+  tiny_close(&t);
+}
+END_TEST
+
 START_TEST(test_prefetch_ignores_walks_and_ifetches)
 {
   static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", NULL };
@@ -638,6 +661,7 @@ static Suite *memsys_suite(void)
   tcase_add_test(tc, test_stream_bottom_of_memory);
   tcase_add_test(tc, test_stream_two_streams_and_noise);
   tcase_add_test(tc, test_stream_table_pages);
+  tcase_add_test(tc, test_stream_table_size_setting);
   tcase_add_test(tc, test_prefetch_ignores_walks_and_ifetches);
   tcase_add_test(tc, test_nextline);
   tcase_add_test(tc, test_prefetcher_none);
