@@ -56,6 +56,7 @@ struct PhysMem {
   uint64_t pages_per_node;
   BuddyZone **zones;  /* [node * N_ZONE_TYPES + type], NULL where empty */
   int *node_order;    /* [node * nodes + i]: i-th node to try from `node` */
+  Topology *topo;     /* distances between nodes (owned) */
   CompactZone *compact;  /* [node * N_ZONE_TYPES + type]: deferral and scanner positions */
   int extfrag_threshold; /* compact.extfrag_threshold */
   uint64_t *lowmem_reserve; /* [node * N_ZONE_TYPES + type]: free pages an allocation must leave there */
@@ -65,28 +66,15 @@ static void place_background(PhysMem *pm, double fraction, double movable);
 static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gboolean this_node, uint64_t *pfn,
                                        CompactResult *cr);
 
-/* Distance between two nodes, for ordering the zonelist.  |a - b| until the
- * NUMA distance table exists; replace this function to use it. */
-static unsigned physmem_node_distance(const PhysMem *pm, int a, int b)
-{
-  (void)pm;
-  return (unsigned)ABS(a - b);
-}
-
-/* node_order[n]: all nodes by distance from n, ties to the lower node
- * (an insertion sort that keeps the initial ascending order among equals). */
+/* node_order[n]: all nodes by SLIT distance from n, ties to the lower node
+ * (the topology's order, as build_zonelists() sorts them). */
 static void build_node_order(PhysMem *pm)
 {
   pm->node_order = g_new(int, (gsize)pm->nodes * pm->nodes);
   for (int n = 0; n < pm->nodes; n++) {
-    int *row = &pm->node_order[n * pm->nodes];
-    for (int i = 0; i < pm->nodes; i++) {
-      int j = i;
-      unsigned d = physmem_node_distance(pm, n, i);
-      for (; j > 0 && physmem_node_distance(pm, n, row[j - 1]) > d; j--)
-        row[j] = row[j - 1];
-      row[j] = i;
-    }
+    const unsigned *row = topology_order(pm->topo, (unsigned)n);
+    for (int i = 0; i < pm->nodes; i++)
+      pm->node_order[n * pm->nodes + i] = (int)row[i];
   }
 }
 
@@ -152,8 +140,12 @@ PhysMem *physmem_new(const Settings *s, GError **error)
     pb_order = max_order;
   if (!check_machine(mem_per_node, reserved, max_order, pb_order, error))
     return NULL;
+  Topology *topo = topology_new(s, error);
+  if (!topo)
+    return NULL;
 
   PhysMem *pm = g_new0(PhysMem, 1);
+  pm->topo = topo;
   pm->nodes = nodes;
   pm->pages_per_node = mem_per_node >> PAGE_SHIFT_4K;
   pm->zones = g_new0(BuddyZone *, (gsize)nodes * N_ZONE_TYPES);
@@ -209,6 +201,7 @@ void physmem_free(PhysMem *pm)
     buddy_zone_free(pm->zones[i]);
   g_free(pm->zones);
   g_free(pm->node_order);
+  topology_free(pm->topo);
   g_free(pm->lowmem_reserve);
   g_free(pm->compact);
   g_free(pm);
@@ -341,6 +334,11 @@ void physmem_release(PhysMem *pm, uint64_t pfn, unsigned order)
 int physmem_nodes(const PhysMem *pm)
 {
   return pm->nodes;
+}
+
+const Topology *physmem_topology(const PhysMem *pm)
+{
+  return pm->topo;
 }
 
 int physmem_node_of(const PhysMem *pm, uint64_t pfn)

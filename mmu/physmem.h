@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include "buddy.h"
 #include "settings.h"
+#include "topology.h"
 
 #define PAGE_SHIFT_4K 12
 
@@ -67,6 +68,8 @@ gboolean physmem_alloc_huge(PhysMem *pm, int node, unsigned order, gboolean this
 
 
 int physmem_nodes(const PhysMem *pm);
+/* The machine's NUMA topology (SLIT distances, nodes nearest first). */
+const Topology *physmem_topology(const PhysMem *pm);
 int physmem_node_of(const PhysMem *pm, uint64_t pfn);
 uint64_t physmem_pages_per_node(const PhysMem *pm);
 uint64_t physmem_free_pages(const PhysMem *pm, int node);

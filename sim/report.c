@@ -320,6 +320,8 @@ void report_text(const RunReport *r, FILE *out)
     CounterId id = (CounterId)i;
     if (!report_counter_applies(id, r->arch) || shown_as_note(id))
       continue;
+    if ((counter_def(id)->flags & CF_NUMA) && r->cpus <= 1)
+      continue;
     int g = (int)group_of(id);
     if (last_group >= 0 && g != last_group)
       fputc('\n', out);

@@ -20,6 +20,7 @@ typedef struct {
   const char *machine;      /* preset name or .ini path */
   const char *workload;     /* workload spec or trace path */
   const char *arch;         /* "x86_64", "ppc64" */
+  unsigned cpus;            /* CPUs of the machine: CF_NUMA counters show when > 1 */
   unsigned runs;
   const Settings *settings; /* every resolved setting */
   CounterValues mean;       /* per counter, mean over runs */

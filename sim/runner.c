@@ -96,6 +96,8 @@ void runner_report(const RunOutcome *out, uint64_t peak_rss_bytes, RunReport *r)
     .machine = out->machine,
     .workload = out->workload,
     .arch = settings_str(out->settings, SET_MACHINE_ARCH),
+    .cpus = (unsigned)(settings_int(out->settings, SET_MACHINE_NODES) *
+                       settings_int(out->settings, SET_MACHINE_CPUS_PER_NODE)),
     .runs = out->runs,
     .settings = out->settings,
     .mean = out->mean,

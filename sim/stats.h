@@ -11,7 +11,9 @@
 #include <glib.h>
 #include <stdint.h>
 
-enum { CF_PPC64 = 1, CF_DERIVED = 2 };
+/* CF_NUMA: in the text report only on machines with more than one CPU (JSON
+ * and CSV carry every counter of the architecture). */
+enum { CF_PPC64 = 1, CF_DERIVED = 2, CF_NUMA = 4 };
 
 typedef enum {
 #define C(id, name, flags, help) CTR_##id,

@@ -129,7 +129,7 @@ static void draw_entry(GString *s, uint64_t e)
   g_string_append_printf(s, "pfn %#" G_GINT64_MODIFIER "x", pte_pfn(e));
   static const struct { uint64_t bit; const char *name; } bits[] = {
     { PTE_P, "P" }, { PTE_RW, "RW" }, { PTE_US, "US" }, { PTE_A, "A" }, { PTE_D, "D" },
-    { PTE_PS, "PS" }, { PTE_SW_ZERO, "ZERO" }, { PTE_SW_SPECIAL, "SPECIAL" }, { PTE_NX, "NX" },
+    { PTE_PS, "PS" }, { PTE_SW_ZERO, "ZERO" }, { PTE_SW_NUMA, "NUMA" }, { PTE_NX, "NX" },
   };
   for (unsigned i = 0; i < G_N_ELEMENTS(bits); i++)
     if (e & bits[i].bit)
@@ -435,10 +435,10 @@ START_TEST(test_lookup_stops)
   ck_assert_uint_eq(l, 3);
   ck_assert_uint_eq(i, 73);
   /* A non-present leaf that is not zero (a software entry) ends the walk too. */
-  ck_assert(pgtable_set(&pt, va + MB2, 2, PTE_SW_SPECIAL | PTE_PS, NULL));
+  ck_assert(pgtable_set(&pt, va + MB2, 2, PTE_SW_NUMA | PTE_PS, NULL));
   n = pgtable_lookup(&pt, va + MB2 + 5 * KB4, &l, &i);
   ck_assert_uint_eq(l, 2);
-  ck_assert_uint_eq(n->e[i], PTE_SW_SPECIAL | PTE_PS);
+  ck_assert_uint_eq(n->e[i], PTE_SW_NUMA | PTE_PS);
 }
 END_TEST
 
@@ -469,7 +469,7 @@ END_TEST
  * PMD would be) is still a leaf: no table may be slipped under it. */
 START_TEST(test_ensure_refuses_below_nonpresent_huge)
 {
-  uint64_t hint = pte_make(0x200, PTE_PS | PTE_SW_SPECIAL);
+  uint64_t hint = pte_make(0x200, PTE_PS | PTE_SW_NUMA);
   ck_assert(pgtable_set(&pt, MB2, 2, hint, NULL));
   PtNode *pd = pt.root->child[0]->child[0];
   uint32_t used = pd->used;
@@ -486,7 +486,7 @@ START_TEST(test_ensure_refuses_below_nonpresent_huge)
 
   /* Nor under any other non-present entry that is not a table (a PMD
    * migration entry has neither P nor PS). */
-  uint64_t migration = pte_make(0x400, PTE_SW_SPECIAL);
+  uint64_t migration = pte_make(0x400, PTE_SW_NUMA);
   ck_assert(pgtable_set(&pt, 2 * MB2, 2, migration, NULL));
   ck_assert(!pgtable_set(&pt, 2 * MB2, 1, pte4k(8), &allocated));
   ck_assert_ptr_null(pgtable_ensure(&pt, 2 * MB2 + KB4, 1, &allocated));
@@ -691,7 +691,7 @@ START_TEST(test_clear_nonpresent_leaf)
 {
   /* A non-zero entry without P (a software entry) is cleared but maps no
    * page, so the callback does not see it. */
-  ck_assert(pgtable_set(&pt, 0x400000, 1, PTE_SW_SPECIAL, NULL));
+  ck_assert(pgtable_set(&pt, 0x400000, 1, PTE_SW_NUMA, NULL));
   map4k(0x401000, 9);
   g_autoptr(GArray) calls = g_array_new(FALSE, FALSE, sizeof(LeafCall));
   unsigned freed = pgtable_clear_range(&pt, 0x400000, 0x402000, record_leaf, calls);
@@ -708,7 +708,7 @@ START_TEST(test_change_range)
 {
   for (unsigned p = 0; p < 4; p++)
     map4k(0x400000 + p * KB4, 0x10 + p);
-  ck_assert(pgtable_set(&pt, 0x404000, 1, PTE_SW_SPECIAL | PTE_RW, NULL)); /* not present */
+  ck_assert(pgtable_set(&pt, 0x404000, 1, PTE_SW_NUMA | PTE_RW, NULL)); /* not present */
   ck_assert(pgtable_set(&pt, 0x600000, 2, huge(0x600), NULL));
   map4k(0x800000, 0x80);
   uint64_t pd_entry = pt.root->child[0]->child[0]->e[2];
@@ -722,7 +722,7 @@ START_TEST(test_change_range)
   ck_assert_uint_eq(leaf_of(0x400000, NULL), pte4k(0x10));
   for (unsigned p = 1; p < 4; p++)
     ck_assert_uint_eq(leaf_of(0x400000 + p * KB4, NULL), (pte4k(0x10 + p) & ~PTE_RW) | PTE_NX);
-  ck_assert_uint_eq(leaf_of(0x404000, NULL), PTE_SW_SPECIAL | PTE_RW);
+  ck_assert_uint_eq(leaf_of(0x404000, NULL), PTE_SW_NUMA | PTE_RW);
   ck_assert_uint_eq(leaf_of(0x600000, NULL), (huge(0x600) & ~PTE_RW) | PTE_NX);
   ck_assert_uint_eq(leaf_of(0x800000, NULL), pte4k(0x80));
   /* Table entries keep P|RW|US: the leaf carries the permission. */

@@ -44,6 +44,15 @@ static PhysMem *machine(const char *first, ...)
   return pm;
 }
 
+static PhysMem *physmem_try(GError **error, const char *first, ...)
+{
+  va_list ap;
+  va_start(ap, first);
+  PhysMem *pm = physmem_va(error, first, ap);
+  va_end(ap);
+  return pm;
+}
+
 static void assert_zone(const PhysMem *pm, int node, ZoneType t, uint64_t start, uint64_t end)
 {
   const BuddyZone *z = physmem_zone(pm, node, t);
@@ -174,26 +183,48 @@ START_TEST(test_lowmem_reserve)
 }
 END_TEST
 
-/* Four 64M nodes, nothing reserved: node 0 has DMA (4 blocks of 4M) and DMA32
- * (12), nodes 1..3 Normal (16 each).  From node 2: itself, then nodes 1 and
- * 3 (distance 1, lower first), then node 0 from DMA32 down to DMA. */
+/* Four 64M nodes on a ring (SLIT 10/20/30), nothing reserved: node 0 has DMA
+ * (4 blocks of 4M) and DMA32 (12), nodes 1..3 Normal (16 each).  From node
+ * 2: itself, then nodes 1 and 3 (distance 20, lower first), then node 0
+ * (distance 30) from DMA32 down to DMA. */
+#define RING4 "numa.distances=10,20,30,20;20,10,20,30;30,20,10,20;20,30,20,10"
 START_TEST(test_zonelist_order)
 {
   g_autoptr(PhysMem) pm = machine("machine.nodes=4", "machine.mem_per_node=64M", "mem.kernel_reserved=0",
-                                  "mem.lowmem_reserve_ratio=0", NULL);
+                                  "mem.lowmem_reserve_ratio=0", RING4, NULL);
   g_autofree char *from2 = drain(pm, 2, FALSE);
   ck_assert_str_eq(from2, "n2/Normal x16, n1/Normal x16, n3/Normal x16, n0/DMA32 x12, n0/DMA x4");
 
   g_autoptr(PhysMem) pm0 = machine("machine.nodes=4", "machine.mem_per_node=64M", "mem.kernel_reserved=0",
-                                   "mem.lowmem_reserve_ratio=0", NULL);
+                                   "mem.lowmem_reserve_ratio=0", RING4, NULL);
   g_autofree char *from0 = drain(pm0, 0, FALSE);
-  ck_assert_str_eq(from0, "n0/DMA32 x12, n0/DMA x4, n1/Normal x16, n2/Normal x16, n3/Normal x16");
+  ck_assert_str_eq(from0, "n0/DMA32 x12, n0/DMA x4, n1/Normal x16, n3/Normal x16, n2/Normal x16");
 
   g_autoptr(PhysMem) pm3 = machine("machine.nodes=4", "machine.mem_per_node=64M", "mem.kernel_reserved=0", NULL);
   g_autofree char *only1 = drain(pm3, 1, TRUE);
   ck_assert_str_eq(only1, "n1/Normal x16");
   ck_assert_uint_eq(physmem_free_pages(pm3, 0), 16384);
   ck_assert_uint_eq(physmem_free_pages(pm3, 1), 0);
+}
+END_TEST
+
+/* A malformed SLIT is a machine error naming numa.distances. */
+START_TEST(test_bad_distances)
+{
+  static const char *bad[] = {
+    "numa.distances=10,20;20,10",                          /* 2 rows for 4 nodes */
+    "numa.distances=10,20,20,20;20,10,20;20,20,10,20;20,20,20,10", /* short row */
+    "numa.distances=10,20,20,20;20,11,20,20;20,20,10,20;20,20,20,10", /* diagonal */
+    "numa.distances=10,20,20,20;20,10,20,20;20,20,10,9;20,20,20,10",  /* below local */
+    "numa.distances=10,x,20,20;20,10,20,20;20,20,10,20;20,20,20,10",  /* not a number */
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+    GError *err = NULL;
+    PhysMem *pm = physmem_try(&err, "machine.nodes=4", "machine.mem_per_node=64M", "mem.kernel_reserved=0", bad[i], NULL);
+    ck_assert_ptr_null(pm);
+    ck_assert_msg(err && strstr(err->message, "numa.distances"), "%s: %s", bad[i], err ? err->message : "no error");
+    g_clear_error(&err);
+  }
 }
 END_TEST
 
@@ -492,6 +523,7 @@ static Suite *physmem_suite(void)
   tcase_add_test(tc, test_reserved_range_is_never_handed_out);
   tcase_add_test(tc, test_reserved_rounds_up_to_pages);
   tcase_add_test(tc, test_zonelist_order);
+  tcase_add_test(tc, test_bad_distances);
   tcase_add_test(tc, test_lowmem_reserve);
   tcase_add_test(tc, test_buddyinfo_text);
   tcase_add_test(tc, test_terabyte_machine_is_sparse);

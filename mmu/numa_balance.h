@@ -1,0 +1,52 @@
+/*
+ * numa_balance.h - automatic NUMA balancing (kernel/sched/fair.c
+ * task_numa_work, mm/memory.c do_numa_page, mm/migrate.c), selected by
+ * numa.balancing as a table of hooks:
+ *   off  nothing is scanned;
+ *   pte  the scanner makes up to numa.scan_size_mb of the task's mapped
+ *        memory PROT_NONE (change_prot_numa), one PTE or huge PMD at a time;
+ *        the next access takes a hinting fault that restores the entry and
+ *        may migrate the page (a THP whole) to the faulting CPU's node;
+ *   pmd  the 2012 scheme of seed 003: a page table whose present pages all
+ *        sit on one node is marked at the PMD, and one fault restores all its
+ *        PTEs and handles them as one group.
+ * A PROT_NONE entry keeps its frame and PTE_P, and carries PTE_SW_NUMA;
+ * the hardware walkers (arch/) treat PTE_P | PTE_SW_NUMA as not present,
+ * the kernel's own code as present (pte_present() is true for protnone).
+ *
+ * Scanning runs in simulated time: a task's first scan comes
+ * numa.scan_delay_ms after its start, then every scan period, which starts
+ * at numa.scan_period_min_ms and adapts between min and max to the share of
+ * local hinting faults (numa.period_threshold).  The scanner's work is
+ * charged to the CPU of the task that scans, its TLB flush is a shootdown.
+ */
+#ifndef MMUSIM_NUMA_BALANCE_H
+#define MMUSIM_NUMA_BALANCE_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "fault.h"
+#include "kernel.h"
+
+typedef struct Cpu Cpu;
+typedef struct Thread Thread;
+typedef struct NumaBalance NumaBalance;
+
+NumaBalance *numa_balance_new(Kernel *k, GError **error);
+void numa_balance_free(NumaBalance *nb);
+
+/* The earliest time (cycles) at which some task's scan is due, UINT64_MAX
+ * when none is (balancing off, one node): the engine compares the running
+ * CPU's clock with it before each record, one compare, as for khugepaged. */
+const uint64_t *numa_balance_next_ptr(NumaBalance *nb);
+
+/* task_numa_work for thread t, running on cpu, at cpu->clock: scan t's mm
+ * if its time has come, charging cpu. */
+void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t);
+
+/* The fault path found a PTE or PMD marked PTE_SW_NUMA at va: do_numa_page /
+ * do_huge_pmd_numa_page.  *cycles gets the handler's cost. */
+FaultResult numa_balance_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
+                               uint64_t *cycles);
+
+#endif
