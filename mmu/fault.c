@@ -111,6 +111,7 @@ static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint6
     return FAULT_OOM;
   }
   uint64_t clear = k->clear_base_cycles;
+  clear += machine_dram_bulk(k->m, cpu, pfn, k->base_bytes, clear);
   cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr.c[CTR_MEM_USED] += k->base_bytes;
   *cycles += k->anon_cycles + clear;
@@ -123,6 +124,7 @@ static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint6
 static uint64_t new_thp(Kernel *k, Cpu *cpu, uint64_t pfn)
 {
   uint64_t clear = kernel_clear_cycles(k, k->pmd_bytes);
+  clear += machine_dram_bulk(k->m, cpu, pfn, k->pmd_bytes, clear);
   cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr.c[CTR_THP_FAULT_ALLOC]++;
   cpu->ctr.c[CTR_MEM_USED] += k->pmd_bytes;
@@ -277,6 +279,7 @@ static FaultResult hugetlb_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint
     return FAULT_OOM;
   }
   uint64_t clear = kernel_clear_cycles(k, span);
+  clear += machine_dram_bulk(k->m, cpu, pfn, span, clear);
   cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr.c[CTR_HUGETLB_FAULTS]++;
   cpu->ctr.c[CTR_MEM_USED] += span;

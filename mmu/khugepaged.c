@@ -309,9 +309,13 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, Cpu *c
   machine_flush_range(k->m, cpu, mm, haddr, haddr + kh->pmd_bytes);
   machine_tables_freed(k->m, mm); /* no walk cache may point at the old table */
 
-  /* __collapse_huge_page_copy: copy what is mapped, clear the rest. */
+  /* __collapse_huge_page_copy: copy what is mapped, clear the rest.  The
+   * copy reads the old pages and writes the new one; both are charged to
+   * the new page's node, where most old pages are (target_node). */
   uint64_t own = st->present, holes = kh->pmd_nr - st->present;
-  cpu_stall(cpu, kernel_copy_cycles(k, own * kh->page_bytes) + kernel_clear_cycles(k, holes * kh->page_bytes));
+  uint64_t copy = kernel_copy_cycles(k, own * kh->page_bytes) + kernel_clear_cycles(k, holes * kh->page_bytes);
+  copy += machine_dram_bulk(k->m, cpu, hpfn, (2 * own + holes) * kh->page_bytes, copy);
+  cpu_stall(cpu, copy);
 
   uint64_t flags = PTE_P | PTE_US | PTE_PS | PTE_A | PTE_D;
   if (v->prot & PROT_W)

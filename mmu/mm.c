@@ -7,6 +7,8 @@
 #include "config.h"
 #include "mm.h"
 
+#include <string.h>
+
 Mm *mm_new(uint32_t pid, uint16_t asid, const PtGeometry *g, const PtAllocator *a)
 {
   Mm *mm = g_new0(Mm, 1);
@@ -39,7 +41,19 @@ void mm_free(Mm *mm)
   g_hash_table_destroy(mm->deposited);
   pgtable_destroy(&mm->pt);
   g_array_free(mm->vmas, TRUE);
+  g_free(mm->cpumask);
   g_free(mm);
+}
+
+void mm_cpumask_set(Mm *mm, unsigned cpu)
+{
+  unsigned w = cpu / 64;
+  if (w >= mm->cpumask_words) {
+    mm->cpumask = g_renew(uint64_t, mm->cpumask, w + 1);
+    memset(mm->cpumask + mm->cpumask_words, 0, (w + 1 - mm->cpumask_words) * sizeof *mm->cpumask);
+    mm->cpumask_words = w + 1;
+  }
+  mm->cpumask[w] |= UINT64_C(1) << (cpu % 64);
 }
 
 void mm_deposit(Mm *mm, uint64_t haddr, uint64_t table_pfn)

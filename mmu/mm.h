@@ -35,10 +35,22 @@ typedef struct Mm {
   guint last_vma;      /* index of the last VMA found (lookup cache) */
   gboolean thp_disable; /* prctl(PR_SET_THP_DISABLE): MMF_DISABLE_THP */
   uint64_t rss_pages;  /* base pages mapped (huge pages count 512) */
-  uint64_t cpumask;    /* CPUs that ran this mm since its last full flush (first 64) */
+  /* mm_cpumask: CPUs that ran this mm and may hold its translations, a
+   * bitmap of cpumask_words words grown on demand (mm_cpumask_set).  Bits
+   * are never cleared: a CPU that switched away keeps the mm's entries
+   * under its PCID. */
+  uint64_t *cpumask;
+  unsigned cpumask_words;
   GHashTable *deposited; /* huge-PMD va -> pfn of the page table deposited for its split */
   gboolean khugepaged_listed; /* on khugepaged's scan list */
 } Mm;
+
+/* Record that `cpu` runs mm (called on context switches, not per access). */
+void mm_cpumask_set(Mm *mm, unsigned cpu);
+static inline gboolean mm_cpumask_test(const Mm *mm, unsigned cpu)
+{
+  return cpu / 64 < mm->cpumask_words && ((mm->cpumask[cpu / 64] >> (cpu % 64)) & 1);
+}
 
 /* Returns NULL when the root page table cannot be allocated. */
 Mm *mm_new(uint32_t pid, uint16_t asid, const PtGeometry *g, const PtAllocator *a);

@@ -32,7 +32,7 @@ Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node,
 void dram_free(Dram *d);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Dram, dram_free)
 
-/* Node that owns physical address pa. */
+/* Node that owns physical address pa (past the last node: the last node). */
 unsigned dram_node_of(const Dram *d, uint64_t pa);
 
 /* One line of pa fetched from DRAM for a CPU on `node` at simulated time
@@ -47,6 +47,16 @@ uint32_t dram_access(Dram *d, unsigned node, uint64_t pa, uint64_t now, Counters
  * like dram_access's, and the extra cycles that queueing adds to the bulk
  * transfer are returned (0 on an idle machine). */
 uint64_t dram_bulk(Dram *d, unsigned node, unsigned home, uint64_t bytes, uint64_t now, Counters *ctr);
+/* The same for a transfer that takes `span_cycles` (the kernel's clearing
+ * or copying time): its load is spread over that time.  dram_bulk assumes
+ * the controller's full bandwidth.  The returned cycles are the wait of
+ * the transfer's first line; ctr may be NULL. */
+uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, uint64_t now, uint64_t span_cycles,
+                        Counters *ctr);
+/* A line of pa that a prefetcher of a CPU on `node` brings in at `now`: it
+ * loads the queues like dram_access but waits for nothing and counts
+ * nothing (prefetches are timely in sim/memsys.c). */
+void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now);
 
 /* Idle latency in cycles from `node` to the memory of `home`. */
 uint32_t dram_idle_cycles(const Dram *d, unsigned node, unsigned home);

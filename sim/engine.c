@@ -136,8 +136,7 @@ static Cpu *run_on(Engine *e, Thread *t)
       cpu_flush_all(cpu); /* no PCIDs: a CR3 write drops every translation */
     cpu->cur_asid = t->mm->asid;
     cpu->ud_key = cpu->ui_key = ~0ULL;
-    if (cpu->id < 64)
-      t->mm->cpumask |= 1ULL << cpu->id;
+    mm_cpumask_set(t->mm, (unsigned)cpu->id);
   }
   cpu->cur = t;
   return cpu;

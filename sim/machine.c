@@ -1,8 +1,16 @@
 /*
- * machine.c - presets, building a machine, threads, TLB shootdown.
+ * machine.c - presets, building a machine, threads and their placement,
+ * TLB shootdown.
  *
- * Leaves out (for now): inter-processor interrupt costs of remote
- * shootdowns beyond the invalidation itself, and SMT siblings sharing TLBs.
+ * Shootdowns follow flush_tlb_mm_range (arch/x86/mm/tlb.c): the initiator
+ * invalidates locally and, when mm_cpumask holds other CPUs, sends them
+ * IPIs and waits for them (smp_call_function_many); each target runs
+ * flush_tlb_func in its interrupt handler.
+ *
+ * Leaves out: SMT siblings sharing TLBs; lazy TLB mode and the tlb_gen
+ * check that lets a CPU which switched away skip the IPI (here every CPU
+ * that ran the mm is a target); the load balancer moving threads after
+ * their first placement.
  */
 #include "config.h"
 #include "machine.h"
@@ -149,12 +157,22 @@ Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError *
         goto fail;
     }
   }
+  m->dram = dram_new(m->s, physmem_topology(m->k->pm), physmem_pages_per_node(m->k->pm),
+                     (unsigned)settings_int(s, SET_CACHE_LINE_BYTES), m->k->cycles_per_ns, error);
+  if (!m->dram)
+    goto fail;
+  m->spread = strcmp(settings_str(s, SET_SCHED_PLACEMENT), "spread") == 0;
+  m->next_on_node = g_new0(unsigned, nodes);
+  m->shootdown_cycles = kernel_ns_to_cycles(m->k, settings_double(s, SET_TLB_SHOOTDOWN_NS));
+  m->shootdown_per_cpu_cycles = kernel_ns_to_cycles(m->k, settings_double(s, SET_TLB_SHOOTDOWN_PER_CPU_NS));
+  m->ipi_handler_cycles = kernel_ns_to_cycles(m->k, settings_double(s, SET_TLB_IPI_HANDLER_NS));
   m->n_cpus = nodes * per;
   m->cpus = g_new0(Cpu *, m->n_cpus);
   for (unsigned i = 0; i < m->n_cpus; i++) {
     m->cpus[i] = cpu_new(m, (int)i, (int)(i / per), m->llc[i / per], error);
     if (!m->cpus[i])
       goto fail;
+    memsys_attach_dram(m->cpus[i]->mem, m->dram, i / per, &m->cpus[i]->clock);
   }
   return m;
 fail:
@@ -171,6 +189,8 @@ void machine_free(Machine *m)
   for (unsigned i = 0; m->cpus && i < m->n_cpus; i++)
     cpu_free(m->cpus[i]);
   g_free(m->cpus);
+  dram_free(m->dram);
+  g_free(m->next_on_node);
   kernel_free(m->k);
   unsigned nodes = (unsigned)settings_int(m->s, SET_MACHINE_NODES);
   for (unsigned n = 0; m->llc && n < nodes; n++)
@@ -179,6 +199,18 @@ void machine_free(Machine *m)
   settings_free(m->s);
   g_free(m->name);
   g_free(m);
+}
+
+/* The CPU of a thread the trace does not pin (sched.placement). */
+static int place_thread(Machine *m)
+{
+  unsigned i = m->next_cpu++;
+  if (!m->spread)
+    return (int)(i % m->n_cpus);
+  unsigned nodes = (unsigned)settings_int(m->s, SET_MACHINE_NODES);
+  unsigned per = m->n_cpus / nodes;
+  unsigned node = i % nodes;
+  return (int)(node * per + m->next_on_node[node]++ % per);
 }
 
 Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu)
@@ -197,7 +229,7 @@ Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu)
   t->pid = pid;
   t->tid = tid;
   t->mm = mm;
-  t->cpu = cpu >= 0 ? cpu % (int)m->n_cpus : (int)(m->next_cpu++ % m->n_cpus);
+  t->cpu = cpu >= 0 ? cpu % (int)m->n_cpus : place_thread(m);
   int64_t *k = g_new(int64_t, 1);
   *k = key;
   g_hash_table_insert(m->threads, k, t);
@@ -207,6 +239,19 @@ Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu)
 void machine_flush_range(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end)
 {
   machine_flush_range_stride(m, initiator, mm, start, end, 12);
+}
+
+/* Invalidate [start, end) of mm in one CPU's TLBs. */
+static void flush_on(Cpu *c, Mm *mm, uint64_t start, uint64_t end, gboolean full, uint64_t entries)
+{
+  if (full) {
+    cpu_flush_asid(c, mm->asid);
+    c->ctr.c[CTR_TLB_FLUSH_FULL]++;
+  } else {
+    for (uint64_t va = start; va < end; va += 4096)
+      cpu_flush_page(c, mm->asid, va);
+    c->ctr.c[CTR_TLB_FLUSH_PAGES] += entries;
+  }
 }
 
 void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end,
@@ -221,21 +266,40 @@ void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t sta
   unsigned shift = MAX(stride_shift, 12u);
   uint64_t entries = ((end - 1) >> shift) - (start >> shift) + 1;
   gboolean full = entries > k->flush_ceiling_pages;
-  for (unsigned i = 0; i < m->n_cpus; i++) {
-    Cpu *c = m->cpus[i];
-    gboolean may_hold = i < 64 ? (mm->cpumask >> i) & 1 : TRUE;
-    if (!may_hold && c != initiator)
-      continue;
-    if (full) {
-      cpu_flush_asid(c, mm->asid);
-      c->ctr.c[CTR_TLB_FLUSH_FULL]++;
-    } else {
-      for (uint64_t va = start; va < end; va += 4096)
-        cpu_flush_page(c, mm->asid, va);
-      c->ctr.c[CTR_TLB_FLUSH_PAGES] += entries;
+  flush_on(initiator, mm, start, end, full, entries);
+  /* The targets: every other CPU in mm_cpumask, found a word at a time. */
+  unsigned targets = 0;
+  for (unsigned w = 0; w < mm->cpumask_words; w++) {
+    for (uint64_t bits = mm->cpumask[w]; bits; bits &= bits - 1) {
+      unsigned i = w * 64 + (unsigned)__builtin_ctzll(bits);
+      if (i >= m->n_cpus)
+        break;
+      Cpu *c = m->cpus[i];
+      if (c == initiator)
+        continue;
+      flush_on(c, mm, start, end, full, entries);
+      cpu_stall(c, m->ipi_handler_cycles);
+      c->ctr.c[CTR_NR_TLB_REMOTE_FLUSH_RECEIVED]++;
+      c->ctr.c[CTR_SHOOTDOWN_CYCLES] += m->ipi_handler_cycles;
+      targets++;
     }
   }
-  cpu_stall(initiator, full ? k->full_flush_cycles : entries * k->invlpg_cycles);
+  uint64_t cost = full ? k->full_flush_cycles : entries * k->invlpg_cycles;
+  if (targets) {
+    uint64_t wait = m->shootdown_cycles + targets * m->shootdown_per_cpu_cycles;
+    initiator->ctr.c[CTR_NR_TLB_REMOTE_FLUSH]++;
+    initiator->ctr.c[CTR_SHOOTDOWN_CYCLES] += wait;
+    cost += wait;
+  }
+  cpu_stall(initiator, cost);
+}
+
+uint64_t machine_dram_bulk(Machine *m, Cpu *cpu, uint64_t pfn, uint64_t bytes, uint64_t span_cycles)
+{
+  if (!m || !m->dram)
+    return 0;
+  unsigned home = dram_node_of(m->dram, pfn << 12);
+  return dram_bulk_span(m->dram, (unsigned)cpu->node, home, bytes, cpu->clock, span_cycles, &cpu->ctr);
 }
 
 void machine_tables_freed(Machine *m, Mm *mm)

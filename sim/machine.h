@@ -14,6 +14,7 @@
 #include <glib.h>
 #include "arch.h"
 #include "cpu.h"
+#include "dram.h"
 #include "kernel.h"
 #include "settings.h"
 
@@ -33,8 +34,14 @@ struct Machine {
   unsigned n_cpus;
   Cpu **cpus;
   Cache **llc;              /* one per node */
+  Dram *dram;               /* every node's memory and the links, shared by the CPUs */
   GHashTable *threads;      /* (pid << 32 | tid) -> Thread */
-  unsigned next_cpu;        /* round-robin placement */
+  unsigned next_cpu;        /* threads placed by the scheduler so far */
+  gboolean spread;          /* sched.placement = spread */
+  unsigned *next_on_node;   /* spread: round-robin cursor within each node */
+  /* TLB shootdown costs in cycles (tlb.shootdown_ns, tlb.shootdown_per_cpu_ns,
+   * tlb.ipi_handler_ns) */
+  uint64_t shootdown_cycles, shootdown_per_cpu_cycles, ipi_handler_cycles;
   EventLog *ev;
   uint64_t walk_sample_left; /* walks until the next one written to --events */
 };
@@ -51,12 +58,18 @@ Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError *
 void machine_free(Machine *m);
 
 /* The thread (pid, tid), created on first use and placed on `cpu` (or the
- * scheduler's choice when cpu < 0).  NULL when its mm cannot be created. */
+ * scheduler's choice when cpu < 0: with sched.placement = spread the i-th
+ * such thread goes to node i mod nodes, on that node's CPUs in turn; with
+ * fill to CPU i mod cpus).  NULL when its mm cannot be created. */
 Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu);
 
 /* TLB shootdown: invalidate [start, end) of `mm` on every CPU that may hold
- * it, charging `initiator`.  Ranges above tlb.flush_ceiling_pages flush the
- * whole context. */
+ * it (mm_cpumask), charging `initiator` its local invalidations.  Ranges
+ * above tlb.flush_ceiling_pages flush the whole context.  When other CPUs
+ * may hold the mm, the initiator also pays tlb.shootdown_ns plus
+ * tlb.shootdown_per_cpu_ns per target and counts nr_tlb_remote_flush; each
+ * target pays tlb.ipi_handler_ns and counts nr_tlb_remote_flush_received;
+ * all of it goes to shootdown_cycles. */
 void machine_flush_range(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end);
 /* The same for a range mapped by pages of 2^stride_shift bytes (huge
  * pages): flush_tlb_mm_range's stride, one INVLPG per page, so the ceiling
@@ -64,6 +77,11 @@ void machine_flush_range(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uin
  * a huge page held in 4K or 2M entries go too. */
 void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end,
                                 unsigned stride_shift);
+/* The kernel on `cpu` cleared or copied `bytes` of the page at `pfn`, which
+ * took `span_cycles` at the kernel's rate: the transfer loads the DRAM of
+ * the page's node (sim/dram.c) and the cycles queueing adds are returned
+ * (0 on an idle machine). */
+uint64_t machine_dram_bulk(Machine *m, Cpu *cpu, uint64_t pfn, uint64_t bytes, uint64_t span_cycles);
 /* Page tables of `mm` were freed: drop paging-structure caches. */
 void machine_tables_freed(Machine *m, Mm *mm);
 

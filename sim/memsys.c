@@ -18,12 +18,15 @@
  *   DRAM     cache.llc_hit_cycles + ceil(dram.latency_ns * cpu.freq_mhz / 1000),
  *            or cache.l2_hit_cycles + the same DRAM cycles without an LLC.
  *
+ * With a Dram attached (memsys_attach_dram, as every machine does), the DRAM
+ * part is sim/dram.c's: idle latency by the distance to the page's node plus
+ * queueing at loaded controllers and links, timed by the CPU's clock.
+ *
  * Left out: coherence between the private levels of different CPUs, dirty
- * lines and the bandwidth of write-backs, MSHR occupancy and queueing, DRAM
- * banks and bandwidth, remote-node latency (added by the caller that knows the
- * page's node).  Overlap of independent misses is the core model's business
- * (sim/cpu.c).  Prefetches are free and timely: they fill the L2 and the LLC at
- * once and cost no cycles or bandwidth.
+ * lines and the bandwidth of write-backs, MSHR occupancy and queueing.
+ * Overlap of independent misses is the core model's business (sim/cpu.c).
+ * Prefetches are timely: they fill the L2 and the LLC at once and cost no
+ * cycles; lines they bring from DRAM load the Dram's queues.
  *
  * Prefetchers (cache.prefetcher), after the Intel Optimization Reference
  * Manual's L2 streamer and adjacent-line prefetcher:
@@ -98,7 +101,11 @@ struct MemHier {
   Counters *ctr;
   uint32_t l2_cycles;
   uint32_t llc_cycles;          /* 0 without an LLC */
-  uint32_t dram_cycles;         /* total latency of a reference DRAM serves */
+  uint32_t dram_cycles;         /* total latency of a reference DRAM serves (idle, local) */
+  uint32_t dram_base;           /* the LLC (or L2) part of it */
+  Dram *dram;                   /* not owned; NULL: the fixed dram_cycles */
+  unsigned node;                /* of the CPU, for dram */
+  const uint64_t *clock;        /* of the CPU, for dram */
   unsigned line_shift;
   unsigned page_line_shift;     /* log2(lines per prefetch page) */
   MemPrefetcher prefetcher;
@@ -180,7 +187,8 @@ MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error
    * rounding up: 33.2 ns at 7500 MHz is 249 cycles, 249.00000000000003 in
    * binary floating point. */
   double dram = settings_double(s, SET_DRAM_LATENCY_NS) * settings_double(s, SET_CPU_FREQ_MHZ) / 1000.0;
-  h->dram_cycles = (llc != NULL ? h->llc_cycles : h->l2_cycles) + (uint32_t)ceil(dram - 1e-9);
+  h->dram_base = llc != NULL ? h->llc_cycles : h->l2_cycles;
+  h->dram_cycles = h->dram_base + (uint32_t)ceil(dram - 1e-9);
 
   h->prefetcher = (MemPrefetcher)settings_int(s, SET_CACHE_PREFETCHER);
   h->prefetch_degree = settings_int(s, SET_CACHE_PREFETCH_DEGREE);
@@ -194,6 +202,14 @@ MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error
   h->path[MREQ_IFETCH] = (MemPath){ h->l1i, l1i_cycles, FALSE, &h->sink, &c[CTR_L1I_LOAD_MISSES] };
   h->path[MREQ_WALK] = (MemPath){ h->l1d, l1d_cycles, FALSE, &h->sink, &h->sink };
   return h;
+}
+
+void memsys_attach_dram(MemHier *h, Dram *d, unsigned node, const uint64_t *clock)
+{
+  g_return_if_fail(h != NULL && (d == NULL || clock != NULL));
+  h->dram = d;
+  h->node = node;
+  h->clock = clock;
 }
 
 void memsys_free(MemHier *h)
@@ -218,8 +234,9 @@ static void memsys_prefetch_line(MemHier *h, uint64_t line)
 {
   if (!cache_fill(h->l2, line))
     return; /* already there */
-  if (h->llc != NULL)
-    cache_fill(h->llc, line);
+  gboolean from_dram = h->llc == NULL || cache_fill(h->llc, line);
+  if (from_dram && h->dram != NULL)
+    dram_prefetch(h->dram, h->node, line << h->line_shift, *h->clock);
   h->ctr->c[CTR_PREFETCHES]++;
 }
 
@@ -449,16 +466,20 @@ uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level
     } else {
       h->ctr->c[CTR_L2_MISSES]++;
       served = MEM_DRAM;
-      cycles = h->dram_cycles;
       if (h->llc != NULL) {
         h->ctr->c[CTR_LLC_LOADS]++;
         if (cache_access(h->llc, line)) {
           served = MEM_LLC;
-          cycles = h->llc_cycles;
         } else {
           h->ctr->c[CTR_LLC_LOAD_MISSES]++;
         }
       }
+      if (served == MEM_LLC)
+        cycles = h->llc_cycles;
+      else if (h->dram != NULL)
+        cycles = h->dram_base + dram_access(h->dram, h->node, pa, *h->clock, h->ctr);
+      else
+        cycles = h->dram_cycles;
       if (p->trains)
         memsys_prefetch_on_miss(h, line);
     }

@@ -21,6 +21,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include "cache.h"
+#include "dram.h"
 #include "settings.h"
 #include "stats.h"
 
@@ -37,6 +38,13 @@ MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error
 void memsys_free(MemHier *h);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(MemHier, memsys_free)
 
+/* Serve DRAM references through `d` (not owned) for a CPU on `node` whose
+ * clock is *clock: a reference DRAM serves then costs the LLC (or L2) hit
+ * cycles plus dram_access(), idle latency by the page's node and queueing,
+ * and prefetched lines load d's queues.  Without it (unit tests of the
+ * caches) DRAM costs the fixed local latency. */
+void memsys_attach_dram(MemHier *h, Dram *d, unsigned node, const uint64_t *clock);
+
 /* One reference to physical address `pa`.  Returns its latency in cycles and
  * stores the level that served it in *level (may be NULL). */
 uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level);
@@ -46,7 +54,8 @@ uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level
 void memsys_host_prefetch(const MemHier *h, uint64_t pa);
 
 /* Latency in cycles of a hit at `level` (MEM_L1: the L1D; DRAM: the local idle
- * latency, as memsys_access() returns it: LLC (or L2) hit cycles + DRAM). */
+ * latency, as memsys_access() returns it on an idle machine: LLC (or L2) hit
+ * cycles + DRAM). */
 uint32_t memsys_level_cycles(const MemHier *h, MemLevel level);
 const char *memsys_level_name(MemLevel level);
 unsigned memsys_line_bytes(const MemHier *h);

@@ -31,7 +31,7 @@ static inline Thread *fixture_thread(Machine *m, uint32_t pid)
   cpu->cur = t;
   cpu->cur_asid = t->mm->asid;
   cpu->ud_key = cpu->ui_key = ~0ULL;
-  t->mm->cpumask |= 1;
+  mm_cpumask_set(t->mm, 0);
   return t;
 }
 

@@ -11,11 +11,19 @@ START_TEST(test_presets_build)
 {
   g_auto(GStrv) names = machine_preset_names();
   ck_assert_uint_ge(g_strv_length(names), 4);
+  unsigned numa_presets = 0;
   for (int i = 0; names[i]; i++) {
     Machine *m = fixture_machine(names[i], NULL);
-    ck_assert_uint_eq(m->n_cpus, 1);
+    unsigned nodes = (unsigned)settings_int(m->s, SET_MACHINE_NODES);
+    ck_assert_uint_eq(m->n_cpus, nodes * (unsigned)settings_int(m->s, SET_MACHINE_CPUS_PER_NODE));
+    /* Single-node presets are one CPU; the NUMA ones several CPUs a node. */
+    if (nodes == 1)
+      ck_assert_uint_eq(m->n_cpus, 1);
+    else
+      numa_presets++;
     machine_free(m);
   }
+  ck_assert_uint_eq(numa_presets, 3);
   g_autoptr(Settings) s = settings_new();
   ck_assert(machine_load_preset(s, "westmere", NULL));
   ck_assert_int_eq(settings_int(s, SET_TLB_STLB_ENTRIES), 512);
@@ -90,7 +98,8 @@ START_TEST(test_threads_and_shootdown)
   ck_assert_ptr_eq(a->mm, b->mm);
   ck_assert_ptr_eq(machine_thread(m, 1, 1, -1), a);
   /* Both CPUs hold a translation; a shootdown from CPU 0 reaches CPU 1. */
-  a->mm->cpumask = 3;
+  mm_cpumask_set(a->mm, 0);
+  mm_cpumask_set(a->mm, 1);
   for (unsigned i = 0; i < 2; i++) {
     Cpu *c = m->cpus[i];
     c->cur_asid = a->mm->asid;
@@ -100,8 +109,147 @@ START_TEST(test_threads_and_shootdown)
   machine_flush_range(m, m->cpus[0], a->mm, 0x7f0000000000ULL, 0x7f0000001000ULL);
   for (unsigned i = 0; i < 2; i++)
     ck_assert_ptr_null(tlb_peek(m->cpus[i]->l1d[0], tlb_key(a->mm->asid, 0, 0x7f0000000ULL)));
-  ck_assert_uint_eq(m->cpus[0]->clock - before, m->k->invlpg_cycles);
+  /* CPU 1 may hold the mm: an IPI round trip for one target. */
+  ck_assert_uint_eq(m->cpus[0]->clock - before,
+                    m->k->invlpg_cycles + m->shootdown_cycles + m->shootdown_per_cpu_cycles);
   ck_assert_uint_eq(m->cpus[1]->ctr.c[CTR_TLB_FLUSH_PAGES], 1);
+  machine_free(m);
+}
+END_TEST
+
+START_TEST(test_numa_presets)
+{
+  static const struct {
+    const char *name;
+    unsigned nodes, per, far;
+  } p[] = { { "skylake-2s", 2, 8, 21 }, { "westmere-4n", 4, 4, 20 }, { "uv-16n", 16, 8, 32 } };
+  for (unsigned i = 0; i < G_N_ELEMENTS(p); i++) {
+    Machine *m = fixture_machine(p[i].name, NULL);
+    const Topology *t = physmem_topology(m->k->pm);
+    ck_assert_uint_eq(t->nodes, p[i].nodes);
+    ck_assert_uint_eq(m->n_cpus, p[i].nodes * p[i].per);
+    ck_assert_uint_eq(topology_distance(t, 0, p[i].nodes - 1), p[i].far);
+    ck_assert_int_eq(m->cpus[m->n_cpus - 1]->node, (int)p[i].nodes - 1);
+    /* Remote memory is slower than local, and farther is slower still. */
+    uint32_t local = dram_idle_cycles(m->dram, 0, 0);
+    ck_assert_uint_gt(dram_idle_cycles(m->dram, 0, 1), local);
+    ck_assert_uint_ge(dram_idle_cycles(m->dram, 0, p[i].nodes - 1), dram_idle_cycles(m->dram, 0, 1));
+    machine_free(m);
+  }
+  /* uv-16n: the blade's other socket is nearer than another blade. */
+  Machine *m = fixture_machine("uv-16n", NULL);
+  ck_assert_uint_eq(topology_distance(physmem_topology(m->k->pm), 2, 3), 16);
+  ck_assert_uint_lt(dram_idle_cycles(m->dram, 2, 3), dram_idle_cycles(m->dram, 2, 4));
+  machine_free(m);
+}
+END_TEST
+
+/* The CPUs of the first n threads the scheduler places. */
+static void placed(const char *placement, const char *const *extra, unsigned n, int *cpu)
+{
+  const char *sets[8] = { placement, NULL };
+  for (unsigned i = 0; extra && extra[i]; i++)
+    sets[i + 1] = extra[i];
+  Machine *m = fixture_machine("skylake", sets);
+  for (unsigned i = 0; i < n; i++)
+    cpu[i] = machine_thread(m, 1, i + 1, -1)->cpu;
+  machine_free(m);
+}
+
+START_TEST(test_placement)
+{
+  static const char *const two_by_three[] = { "machine.nodes=2", "machine.cpus_per_node=3", NULL };
+  int cpu[8];
+  /* spread: node after node, round robin inside each node. */
+  placed("sched.placement=spread", two_by_three, 8, cpu);
+  static const int spread[] = { 0, 3, 1, 4, 2, 5, 0, 3 };
+  for (unsigned i = 0; i < 8; i++)
+    ck_assert_int_eq(cpu[i], spread[i]);
+  /* fill: CPU after CPU. */
+  placed("sched.placement=fill", two_by_three, 8, cpu);
+  static const int fill[] = { 0, 1, 2, 3, 4, 5, 0, 1 };
+  for (unsigned i = 0; i < 8; i++)
+    ck_assert_int_eq(cpu[i], fill[i]);
+  /* One node: both are the same. */
+  static const char *const one_by_three[] = { "machine.cpus_per_node=3", NULL };
+  int a[5], b[5];
+  placed("sched.placement=spread", one_by_three, 5, a);
+  placed("sched.placement=fill", one_by_three, 5, b);
+  for (unsigned i = 0; i < 5; i++) {
+    ck_assert_int_eq(a[i], b[i]);
+    ck_assert_int_eq(a[i], (int)(i % 3));
+  }
+  /* A pinned thread keeps its CPU and does not move the cursor. */
+  static const char *const two_nodes[] = { "machine.nodes=2", "machine.cpus_per_node=2", NULL };
+  const char *sets[] = { "sched.placement=spread", two_nodes[0], two_nodes[1], NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  ck_assert_int_eq(machine_thread(m, 1, 1, 3)->cpu, 3);
+  ck_assert_int_eq(machine_thread(m, 1, 2, -1)->cpu, 0);
+  ck_assert_int_eq(machine_thread(m, 1, 3, -1)->cpu, 2);
+  machine_free(m);
+}
+END_TEST
+
+/* A 4K flush of mm from CPU `from`; returns the initiator's cycles. */
+static uint64_t flush_from(Machine *m, unsigned from, Mm *mm)
+{
+  uint64_t before = m->cpus[from]->clock;
+  machine_flush_range(m, m->cpus[from], mm, 0x7f0000000000ULL, 0x7f0000001000ULL);
+  return m->cpus[from]->clock - before;
+}
+
+START_TEST(test_shootdown_targets_and_costs)
+{
+  /* 2 nodes x 64 CPUs: the mask spans two words and targets past CPU 64. */
+  const char *sets[] = { "machine.nodes=2", "machine.cpus_per_node=64", "tlb.shootdown_ns=1000",
+                         "tlb.shootdown_per_cpu_ns=50", "tlb.ipi_handler_ns=700", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  ck_assert_uint_eq(m->n_cpus, 128);
+  Mm *mm = machine_thread(m, 1, 1, 0)->mm;
+  uint64_t c_sd = m->shootdown_cycles, c_per = m->shootdown_per_cpu_cycles, c_ipi = m->ipi_handler_cycles;
+  ck_assert_uint_eq(c_sd, kernel_ns_to_cycles(m->k, 1000));
+  ck_assert_uint_eq(c_per, kernel_ns_to_cycles(m->k, 50));
+  ck_assert_uint_eq(c_ipi, kernel_ns_to_cycles(m->k, 700));
+
+  /* Only the initiator ran the mm: a local flush, no IPI. */
+  mm_cpumask_set(mm, 0);
+  ck_assert_uint_eq(flush_from(m, 0, mm), m->k->invlpg_cycles);
+  Counters sum;
+  machine_counters(m, &sum);
+  ck_assert_uint_eq(sum.c[CTR_NR_TLB_REMOTE_FLUSH], 0);
+  ck_assert_uint_eq(sum.c[CTR_SHOOTDOWN_CYCLES], 0);
+
+  /* CPUs 0, 5, 64 and 127 ran it: three targets from CPU 0. */
+  mm_cpumask_set(mm, 5);
+  mm_cpumask_set(mm, 64);
+  mm_cpumask_set(mm, 127);
+  ck_assert(mm_cpumask_test(mm, 127));
+  ck_assert(!mm_cpumask_test(mm, 126));
+  ck_assert(!mm_cpumask_test(mm, 100000)); /* past the bitmap */
+  for (unsigned i = 0; i < m->n_cpus; i++)
+    tlb_insert(m->cpus[i]->l1d[0], tlb_key(mm->asid, 0, 0x7f0000000ULL), 0x42, TLBF_W | TLBF_D, 0);
+  uint64_t before[128];
+  for (unsigned i = 0; i < m->n_cpus; i++)
+    before[i] = m->cpus[i]->clock;
+  ck_assert_uint_eq(flush_from(m, 0, mm), m->k->invlpg_cycles + c_sd + 3 * c_per);
+  for (unsigned i = 1; i < m->n_cpus; i++) {
+    gboolean target = i == 5 || i == 64 || i == 127;
+    ck_assert_uint_eq(m->cpus[i]->clock - before[i], target ? c_ipi : 0);
+    ck_assert_uint_eq(m->cpus[i]->ctr.c[CTR_NR_TLB_REMOTE_FLUSH_RECEIVED], target ? 1 : 0);
+    ck_assert_uint_eq(m->cpus[i]->ctr.c[CTR_SHOOTDOWN_CYCLES], target ? c_ipi : 0);
+    /* Targets lost the entry; CPUs that never ran the mm kept theirs. */
+    gboolean held = tlb_peek(m->cpus[i]->l1d[0], tlb_key(mm->asid, 0, 0x7f0000000ULL)) != NULL;
+    ck_assert_int_eq(held, !target);
+  }
+  ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_NR_TLB_REMOTE_FLUSH], 1);
+  ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_SHOOTDOWN_CYCLES], c_sd + 3 * c_per);
+
+  /* From CPU 64 the targets are 0, 5 and 127; a CPU outside the mask
+   * initiating (khugepaged elsewhere) reaches all four. */
+  ck_assert_uint_eq(flush_from(m, 64, mm), m->k->invlpg_cycles + c_sd + 3 * c_per);
+  ck_assert_uint_eq(flush_from(m, 9, mm), m->k->invlpg_cycles + c_sd + 4 * c_per);
+  ck_assert_uint_eq(m->cpus[127]->ctr.c[CTR_NR_TLB_REMOTE_FLUSH_RECEIVED], 3);
+  ck_assert_uint_eq(m->cpus[64]->ctr.c[CTR_NR_TLB_REMOTE_FLUSH_RECEIVED], 2);
   machine_free(m);
 }
 END_TEST
@@ -115,6 +263,9 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_ini_file_inherit_and_errors);
   tcase_add_test(tc, test_impossible_machines);
   tcase_add_test(tc, test_threads_and_shootdown);
+  tcase_add_test(tc, test_numa_presets);
+  tcase_add_test(tc, test_placement);
+  tcase_add_test(tc, test_shootdown_targets_and_costs);
   suite_add_tcase(s, tc);
   return s;
 }
