@@ -34,11 +34,16 @@
  * request (below half a cycle: nothing).
  *
  * Why windows: the engine interleaves CPUs by their clocks, so requests
- * arrive slightly out of time order (a CPU's misses are issued ahead of
- * another's clock).  A window is closed when the first request of a later
- * window arrives; a request older than the open window counts in the open
- * window.  Everything depends only on the order the engine makes, so runs
- * are deterministic.
+ * arrive out of time order (a CPU's misses are issued ahead of another's
+ * clock, and a CPU that was idle starts behind one that ran a long setup).
+ * Every request loads the window of its own time.  A window's wait is fixed
+ * when its first request arrives, from the windows before it as known then
+ * (normally the one just before; windows never opened carried only bulk
+ * flows); a CPU that runs behind the others therefore queues with the load
+ * of its own time, not with theirs, and lines that arrive late for a
+ * window still count in it for the windows opened after.  Each queue
+ * remembers the last DRAM_WINDOWS windows.  Everything depends only on
+ * the order the engine makes, so runs are deterministic.
  *
  * Bulk transfers (the kernel clearing and copying pages, dram_bulk_span)
  * are a flow: their lines spread evenly over the time the transfer takes,
@@ -63,6 +68,13 @@
 #include <string.h>
 #include "cache.h" /* MMUSIM_SIM_ERROR */
 
+/* Windows each queue remembers, by window number modulo this.  CPUs run
+ * ahead of each other by up to the engine's skew; a window further back
+ * than this from one still in use is forgotten (its slot reused), so a
+ * request that far behind finds it fresh.  Host memory, not model:
+ * 256 windows of 1 us cover a quarter of a millisecond of skew. */
+#define DRAM_WINDOWS 256u
+
 /* A bulk transfer in progress at one queue: `rate` cycles of service per
  * cycle of simulated time, over [start, end). */
 typedef struct {
@@ -70,15 +82,20 @@ typedef struct {
   double rate;
 } DramFlow;
 
+/* One window of one queue. */
+typedef struct {
+  uint64_t tag;      /* window number + 1; 0: the slot is empty */
+  double work;       /* service cycles booked in the window */
+  double backlog;    /* demand carried into it from before, cycles */
+  double wait;       /* what a line of the window waits, cycles */
+} DramWindow;
+
 /* One server: a node's memory controller or interconnect port. */
 typedef struct {
-  uint64_t bucket;   /* the open window */
-  double work;       /* service cycles of lines booked in the open window */
-  double backlog;    /* demand carried into the open window, cycles */
-  double wait;       /* what a line of the open window waits, cycles */
-  GArray *flows;     /* DramFlow, bulk transfers not finished */
+  DramWindow win[DRAM_WINDOWS];  /* by window number % DRAM_WINDOWS */
+  uint64_t newest;               /* highest window opened */
+  GArray *flows;                 /* DramFlow, bulk transfers that may still matter */
 } DramQueue;
-
 struct Dram {
   const Topology *topo;
   unsigned nodes;
@@ -138,7 +155,7 @@ Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node,
   for (unsigned c = 0; c < n; c++)
     for (unsigned h = 0; h < n; h++)
       d->remote_extra[c * n + h] = d->idle[c * n + h] - d->idle[c * n + c];
-  d->mc = g_new0(DramQueue, n);
+  d->mc = g_new0(DramQueue, n);   /* 8 KiB each */
   d->port = g_new0(DramQueue, n);
   for (unsigned i = 0; i < n; i++) {
     d->mc[i].flows = g_array_new(FALSE, FALSE, sizeof(DramFlow));
@@ -176,90 +193,106 @@ uint32_t dram_idle_cycles(const Dram *d, unsigned node, unsigned home)
 
 /* ---- the windows ---------------------------------------------------------- */
 
-/* Service cycles the flows of q put into [lo, hi); flows that end by hi
- * are dropped. */
-static double flows_work(GArray *flows, double lo, double hi)
+/* Service cycles the flows of q put into [lo, hi). */
+static double flows_work(const DramQueue *q, double lo, double hi)
 {
   double w = 0;
-  for (guint i = 0; i < flows->len;) {
-    DramFlow *f = &g_array_index(flows, DramFlow, i);
+  for (guint i = 0; i < q->flows->len; i++) {
+    const DramFlow *f = &g_array_index(q->flows, DramFlow, i);
     double a = MAX(f->start, lo), b = MIN(f->end, hi);
     if (b > a)
       w += (b - a) * f->rate;
-    if (f->end <= hi)
-      g_array_remove_index_fast(flows, i);
-    else
-      i++;
   }
   return w;
 }
 
-/* Close the windows before b, oldest first, and set the wait of window b. */
-static void queue_advance(const Dram *d, DramQueue *q, uint64_t b, double line_cycles)
+/* Open window b of q: its backlog and wait follow from the nearest earlier
+ * window q remembers (normally b - 1); windows between that were never
+ * opened carried the flows' load only. */
+static __attribute__((noinline)) DramWindow *queue_open(const Dram *d, DramQueue *q, uint64_t b, double line_cycles)
 {
   double win = (double)d->window_cycles;
-  double rho = 0; /* utilisation of the last window closed */
-  uint64_t k = q->bucket;
-  double work = q->work;
-  while (k < b) {
-    if (q->flows->len == 0) {
-      /* Nothing booked past window k: it closes with `work`, the windows
-       * after it are idle and drain the backlog a window's worth each. */
-      rho = work / win;
-      q->backlog = MAX(0.0, q->backlog + work - win);
-      uint64_t idle = b - k - 1;
-      if (idle) {
-        rho = 0;
-        q->backlog = (double)idle * win >= q->backlog ? 0.0 : q->backlog - (double)idle * win;
-      }
-      break;
+  const DramWindow *prev = NULL;
+  const DramWindow *p = &q->win[(b - 1) % DRAM_WINDOWS];
+  if (b > 0 && p->tag == b) {
+    prev = p;
+  } else {
+    for (unsigned i = 0; i < DRAM_WINDOWS; i++) {
+      p = &q->win[i];
+      if (p->tag && p->tag <= b && (!prev || p->tag > prev->tag))
+        prev = p;
     }
-    work += flows_work(q->flows, (double)k * win, (double)(k + 1) * win);
-    rho = work / win;
-    q->backlog = MAX(0.0, q->backlog + work - win);
-    work = 0;
-    k++;
   }
-  q->bucket = b;
-  q->work = 0;
+  double backlog = 0, rho = 0;
+  if (prev) {
+    uint64_t j = prev->tag - 1;
+    backlog = MAX(0.0, prev->backlog + prev->work - win);
+    rho = prev->work / win;
+    if (j + 1 < b) {
+      double gap = (double)(b - 1 - j);
+      backlog = MAX(0.0, backlog + flows_work(q, (double)(j + 1) * win, (double)b * win) - gap * win);
+      rho = flows_work(q, (double)(b - 1) * win, (double)b * win) / win;
+    }
+  } else if (b > 0) {
+    rho = flows_work(q, (double)(b - 1) * win, (double)b * win) / win;
+  }
   rho = MIN(rho, d->max_rho);
-  q->wait = line_cycles * rho / (2 * (1 - rho)) + q->backlog;
+  DramWindow *w = &q->win[b % DRAM_WINDOWS];
+  w->tag = b + 1;
+  w->backlog = backlog;
+  w->work = flows_work(q, (double)b * win, (double)(b + 1) * win);
+  w->wait = line_cycles * rho / (2 * (1 - rho)) + backlog;
+  if (b > q->newest) {
+    /* Flows that ended before every window q remembers matter no more. */
+    q->newest = b;
+    double horizon = b >= DRAM_WINDOWS ? (double)(b - DRAM_WINDOWS + 1) * win : 0;
+    for (guint i = 0; i < q->flows->len;)
+      if (g_array_index(q->flows, DramFlow, i).end <= horizon)
+        g_array_remove_index_fast(q->flows, i);
+      else
+        i++;
+  }
+  return w;
 }
 
-/* One line through q at window b: book its service, return its wait. */
+static inline DramWindow *queue_window(const Dram *d, DramQueue *q, uint64_t b, double line_cycles)
+{
+  DramWindow *w = &q->win[b % DRAM_WINDOWS];
+  return G_LIKELY(w->tag == b + 1) ? w : queue_open(d, q, b, line_cycles);
+}
+
+/* One line through q in window b: book its service, return its wait. */
 static inline double queue_line(const Dram *d, DramQueue *q, uint64_t b, double line_cycles)
 {
-  if (G_UNLIKELY(b > q->bucket))
-    queue_advance(d, q, b, line_cycles);
-  q->work += line_cycles; /* a late line counts in the open window */
-  return q->wait;
+  DramWindow *w = queue_window(d, q, b, line_cycles);
+  w->work += line_cycles;
+  return w->wait;
 }
 
 /* A bulk flow of `lines` through q from `now` over `span` cycles; returns
  * the wait of its first line. */
 static double queue_flow(const Dram *d, DramQueue *q, uint64_t now, uint64_t span, double lines, double line_cycles)
 {
-  uint64_t b = now / d->window_cycles;
-  if (b > q->bucket)
-    queue_advance(d, q, b, line_cycles);
-  double wait = q->wait;
-  double start = (double)MAX(now, q->bucket * d->window_cycles);
+  double win = (double)d->window_cycles;
+  DramWindow *first = queue_window(d, q, now / d->window_cycles, line_cycles);
+  double wait = first->wait;
   double work = lines * line_cycles;
-  if (span == 0 || work == 0) {
-    q->work += work;
+  if (span == 0) {
+    first->work += work;
     return wait;
   }
-  DramFlow f = { start, start + (double)span, work / (double)span };
-  /* The part in the open window counts there now (the window closes with
-   * q->work); the flow carries the rest. */
-  double open_end = (double)(q->bucket + 1) * d->window_cycles;
-  if (f.end <= open_end) {
-    q->work += work;
-  } else {
-    q->work += (open_end - f.start) * f.rate;
-    f.start = open_end;
-    g_array_append_val(q->flows, f);
+  DramFlow f = { (double)now, (double)now + (double)span, work / (double)span };
+  /* Windows already open get their share now, the others when they open. */
+  for (unsigned i = 0; i < DRAM_WINDOWS; i++) {
+    DramWindow *w = &q->win[i];
+    if (!w->tag)
+      continue;
+    double lo = (double)(w->tag - 1) * win;
+    double a = MAX(f.start, lo), b = MIN(f.end, lo + win);
+    if (b > a)
+      w->work += (b - a) * f.rate;
   }
+  g_array_append_val(q->flows, f);
   return wait;
 }
 

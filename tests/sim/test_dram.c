@@ -245,16 +245,33 @@ START_TEST(test_remote_loads_ports)
 }
 END_TEST
 
-START_TEST(test_late_requests_count_in_the_open_window)
+START_TEST(test_requests_count_by_their_own_time)
 {
   Fix f;
   fix_open(&f, NULL);
   uint64_t pa = NODE_PA(0, 0);
-  ck_assert_uint_eq(probe(&f, 0, pa, 2), 0);
-  /* Six lines stamped in window 0 arrive after window 2 opened. */
-  for (unsigned i = 0; i < 6; i++)
-    ck_assert_uint_eq(dram_access(f.d, 0, pa, 50 + i, &f.ctr), LOCAL);
-  ck_assert_uint_eq(probe(&f, 0, pa, 3), 12); /* window 2: 7 lines, rho 0.7 */
+  /* A CPU ahead loads window 10 to rho 0.6. */
+  feed(&f, 0, pa, 10, 6);
+  /* A CPU behind loads window 0 to rho 0.7: its own window 1 waits for
+   * that, not for what the CPU ahead did. */
+  feed(&f, 0, pa, 0, 7);
+  ck_assert_uint_eq(probe(&f, 0, pa, 1), 12);
+  /* Catching up, it meets window 10 as it was opened (nothing before it
+   * was known then), and window 11 sees everybody's load of window 10. */
+  ck_assert_uint_eq(probe(&f, 0, pa, 10), 0);
+  ck_assert_uint_eq(probe(&f, 0, pa, 11), 12); /* 7 lines */
+  /* Lines late for window 1 still count there: window 2, opened after,
+   * sees rho 0.5. */
+  for (unsigned i = 0; i < 4; i++)
+    ck_assert_uint_eq(dram_access(f.d, 0, pa, W + 50 + i, &f.ctr), LOCAL + 12);
+  ck_assert_uint_eq(probe(&f, 0, pa, 2), 5);
+  fix_close(&f);
+
+  /* More than DRAM_WINDOWS windows apart: the old window is forgotten. */
+  fix_open(&f, NULL);
+  feed(&f, 0, pa, 0, 8);
+  feed(&f, 0, pa, 256, 1); /* reuses window 0's slot */
+  ck_assert_uint_eq(probe(&f, 0, pa, 1), 0);
   fix_close(&f);
 }
 END_TEST
@@ -414,7 +431,7 @@ static Suite *dram_suite(void)
   tcase_add_test(tc, test_queue_grows_with_load);
   tcase_add_test(tc, test_backlog_over_capacity);
   tcase_add_test(tc, test_remote_loads_ports);
-  tcase_add_test(tc, test_late_requests_count_in_the_open_window);
+  tcase_add_test(tc, test_requests_count_by_their_own_time);
   tcase_add_test(tc, test_bulk);
   tcase_add_test(tc, test_deterministic);
   tcase_add_test(tc, test_memsys_attached);
