@@ -144,6 +144,41 @@ START_TEST(test_numa_presets)
 }
 END_TEST
 
+START_TEST(test_numa_memory)
+{
+  Machine *m = fixture_machine("skylake-2s", NULL);
+  uint64_t node1_pa = physmem_pages_per_node(m->k->pm) << 12;
+  uint32_t llc = memsys_level_cycles(m->cpus[0]->mem, MEM_LLC);
+  /* Every CPU's hierarchy reaches DRAM through the machine's Dram. */
+  ck_assert_uint_eq(memsys_level_cycles(m->cpus[0]->mem, MEM_DRAM), llc + dram_idle_cycles(m->dram, 0, 0));
+  Cpu *c8 = m->cpus[8];
+  ck_assert_int_eq(c8->node, 1);
+  ck_assert_uint_eq(memsys_access(c8->mem, 0x1000, MREQ_LOAD, NULL), llc + dram_idle_cycles(m->dram, 1, 0));
+  ck_assert_uint_eq(memsys_access(c8->mem, node1_pa + 0x1000, MREQ_LOAD, NULL), llc + dram_idle_cycles(m->dram, 1, 1));
+  ck_assert_uint_eq(c8->ctr.c[CTR_REMOTE_ACCESSES], 1);
+  ck_assert_uint_eq(c8->ctr.c[CTR_LOCAL_ACCESSES], 1);
+  /* 90 ns local, 139.5 at distance 21 (at 2.4 GHz) */
+  ck_assert_uint_eq(dram_idle_cycles(m->dram, 1, 1), 216);
+  ck_assert_uint_eq(dram_idle_cycles(m->dram, 1, 0), 335);
+
+  /* The kernel's clearing: free on an idle machine, it waits behind a
+   * loaded controller and loads it in turn. */
+  Cpu *c0 = m->cpus[0];
+  ck_assert_uint_eq(machine_dram_bulk(m, c0, 0x100, 2 << 20, 100000), 0);
+  c0->clock = 10000000;
+  for (unsigned i = 0; i < 4000; i++) /* 4000 lines in 1 us: far past 95 GB/s */
+    dram_access(m->dram, 0, node1_pa + i * 64, c0->clock, &c0->ctr);
+  c0->clock += kernel_ns_to_cycles(m->k, 1000);
+  uint64_t before = c0->ctr.c[CTR_DRAM_QUEUE_CYCLES];
+  uint64_t extra = machine_dram_bulk(m, c0, node1_pa >> 12, 4096, 200);
+  ck_assert_uint_gt(extra, 0);
+  ck_assert_uint_eq(c0->ctr.c[CTR_DRAM_QUEUE_CYCLES] - before, extra);
+  /* Node 0's controller is idle: a clear there is free. */
+  ck_assert_uint_eq(machine_dram_bulk(m, c0, 0x200, 4096, 200), 0);
+  machine_free(m);
+}
+END_TEST
+
 /* The CPUs of the first n threads the scheduler places. */
 static void placed(const char *placement, const char *const *extra, unsigned n, int *cpu)
 {
@@ -264,6 +299,7 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_impossible_machines);
   tcase_add_test(tc, test_threads_and_shootdown);
   tcase_add_test(tc, test_numa_presets);
+  tcase_add_test(tc, test_numa_memory);
   tcase_add_test(tc, test_placement);
   tcase_add_test(tc, test_shootdown_targets_and_costs);
   suite_add_tcase(s, tc);
