@@ -20,6 +20,7 @@
 #include <string.h>
 #include "events.h"
 #include "khugepaged.h"
+#include "numa_balance.h"
 
 #define ENGINE_QUEUE_MAX (1u << 20)
 
@@ -52,6 +53,7 @@ typedef struct {
   EngineResult *res;
   Khugepaged *kh;
   const uint64_t *kh_wake; /* khugepaged's next wake, in cycles */
+  const uint64_t *nb_next; /* the NUMA scanner's next scan, in cycles */
 } Engine;
 
 static void queue_free(gpointer p)
@@ -154,6 +156,8 @@ static void run_record(Engine *e, Thread *t, const TraceRecord *r)
   Cpu *cpu = run_on(e, t);
   if (G_UNLIKELY(cpu->clock >= *e->kh_wake))
     khugepaged_run(e->kh, cpu->clock);
+  if (G_UNLIKELY(cpu->clock >= *e->nb_next))
+    numa_balance_tick(e->m->k->numa_balance, cpu, t);
   switch ((TraceRecordType)r->type) {
   case REC_ACCESS:
     cpu_access(cpu, t, r);
@@ -258,6 +262,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.res = res;
   e.kh = m->k->khugepaged;
   e.kh_wake = khugepaged_next_wake_ptr(e.kh);
+  e.nb_next = numa_balance_next_ptr(m->k->numa_balance);
   e.queues = g_ptr_array_new_with_free_func(queue_free);
   e.by_thread = g_hash_table_new(g_direct_hash, g_direct_equal);
   m->k->map_on_demand = src->unmapped == UNMAPPED_ONDEMAND;
