@@ -326,7 +326,6 @@ static uint64_t pmd_mark_pmd(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, ui
   PtNode *t = n->child[idx];
   int node = -1;
   gboolean same = TRUE, any = FALSE;
-  uint64_t base = start & ~(k->pmd_bytes - 1);
   for (unsigned i = 0; i < k->pmd_subpages && same; i++) {
     uint64_t pe = t->e[i];
     if ((pe & (PTE_P | PTE_SW_ZERO)) != PTE_P)
@@ -337,9 +336,9 @@ static uint64_t pmd_mark_pmd(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, ui
     any = TRUE;
   }
   uint64_t marked = mark_ptes(nb, cpu, t, start, end, -1, entries);
-  /* Only a table covered whole is marked at the PMD: the fault handles
-   * every PTE under it. */
-  if (any && same && start == base && end - start == k->pmd_bytes) {
+  /* The table is marked whole even when the range covers part of it (a
+   * VMA smaller than 2M): the fault handles every PTE under it. */
+  if (any && same) {
     n->e[idx] = e | PTE_SW_NUMA;
     (*entries)++;
     cpu->ctr.c[CTR_NUMA_PMD_UPDATES]++;
@@ -608,14 +607,16 @@ static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, P
 
 /* do_pmd_numa_page of the 2012 scheme: one fault restores every PTE of the
  * table and handles its pages as one group, the filter applied once (on
- * the PMD's last-node field). */
+ * the PMD's last-node field).  A table may span VMAs: each page follows
+ * the policy of its own VMA. */
 static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx,
                                    uint64_t va, uint64_t *cycles, NumaMm *s)
 {
   Kernel *k = nb->k;
   uint64_t pmd = n->e[idx] & ~PTE_SW_NUMA;
   PtNode *t = n->child[idx];
-  uint64_t restored = 0, pages = 0, misplaced = 0;
+  uint64_t base = va & ~(k->pmd_bytes - 1);
+  uint64_t restored = 0, pages = 0;
   int group_node = -1;
   for (unsigned i = 0; i < k->pmd_subpages; i++) {
     uint64_t e = t->e[i];
@@ -623,31 +624,27 @@ static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma 
       t->e[i] = e & ~PTE_SW_NUMA;
       restored++;
     }
-    if ((e & (PTE_P | PTE_SW_ZERO)) != PTE_P)
-      continue;
-    int nd = physmem_node_of(k->pm, pte_pfn(e));
-    if (group_node < 0)
-      group_node = nd;
-    pages++;
-    misplaced += nd != cpu->node;
+    if ((e & (PTE_P | PTE_SW_ZERO)) == PTE_P && group_node < 0)
+      group_node = physmem_node_of(k->pm, pte_pfn(e));
+    pages += (e & (PTE_P | PTE_SW_ZERO)) == PTE_P;
   }
   *cycles += (uint64_t)llround((double)restored * nb->pte_cycles);
   count_fault(cpu, s, group_node == cpu->node, MAX(pages, UINT64_C(1)));
+  gboolean pass = filter_passes(nb, &pmd, cpu->node);
   uint64_t moved = 0;
-  if (policy_migrates(v) && pages) {
-    gboolean pass = filter_passes(nb, &pmd, cpu->node);
-    if (misplaced && !pass) {
-      cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED] += misplaced;
-    } else if (misplaced) {
-      for (unsigned i = 0; i < k->pmd_subpages; i++) {
-        uint64_t e = t->e[i];
-        if ((e & (PTE_P | PTE_SW_ZERO)) != PTE_P || physmem_node_of(k->pm, pte_pfn(e)) == cpu->node)
-          continue;
-        if (migrate_base(nb, cpu, &e, cycles, s)) {
-          t->e[i] = e;
-          moved++;
-        }
-      }
+  for (unsigned i = 0; i < k->pmd_subpages && group_node != cpu->node; i++) {
+    uint64_t e = t->e[i];
+    uint64_t pva = base + ((uint64_t)i << k->base_shift);
+    if ((e & (PTE_P | PTE_SW_ZERO)) != PTE_P || physmem_node_of(k->pm, pte_pfn(e)) == cpu->node)
+      continue;
+    const Vma *pv = pva >= v->start && pva < v->end ? v : mm_find_vma(mm, pva);
+    if (!pv || !policy_migrates(pv))
+      continue;
+    if (!pass) {
+      cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
+    } else if (migrate_base(nb, cpu, &e, cycles, s)) {
+      t->e[i] = e;
+      moved++;
     }
   }
   n->e[idx] = pmd;
