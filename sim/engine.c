@@ -7,7 +7,10 @@
  * so everything before the wake has run.  The test is one compare per
  * record, against the wake time read through a pointer the daemon keeps
  * current (UINT64_MAX while no mm is registered), so a registration made by
- * a system call or a fault counts from the next record.
+ * a system call or a fault counts from the next record.  The NUMA scanner
+ * (mmu/numa_balance.c) is driven the same way, by the earliest next scan
+ * of any address space, and scans the running thread's address space when
+ * its time has come.
  *
  * Queues hold at most ENGINE_QUEUE_MAX records in all; past that the engine
  * runs whatever is queued, so a trace whose threads are far apart costs
