@@ -253,6 +253,15 @@ static double period_ms(Fx *f)
   return (double)(*next_scan(f) - f->scan_at) / (1e6 * f->m->k->cycles_per_ns);
 }
 
+/* Clear the mark of the PTE of va by hand, leaving only its PMD's. */
+static void unmark_pte(Fx *f, uint64_t va)
+{
+  unsigned level, idx;
+  PtNode *n = pgtable_lookup(&f->t->mm->pt, va, &level, &idx);
+  ck_assert_uint_eq(level, 1);
+  n->e[idx] &= ~PTE_SW_NUMA;
+}
+
 /* Fault every page of [BASE, BASE + n pages) from CPU `cpu`. */
 static void hint_all(Fx *f, int cpu, unsigned n)
 {
@@ -505,6 +514,7 @@ START_TEST(test_pmd_scheme)
   ck_assert_uint_eq(pmd_entry(&f, BASE + PMD) & PTE_SW_NUMA, 0);
   ck_assert_uint_eq(marked_ptes(&f, BASE + PMD, 16 * PAGE), 16);
   /* The marked PMD stops the walk even where the PTE is unmarked. */
+  unmark_pte(&f, BASE + 3 * PAGE);
   ck_assert_int_eq(xlat(&f, 1, BASE + 3 * PAGE, ACC_LOAD), XLAT_NOT_PRESENT);
   ck_assert_int_eq(xlat(&f, 1, BASE + 300 * PAGE, ACC_LOAD), XLAT_NOT_PRESENT);
   /* One fault restores the whole table: one hinting fault, filtered once. */
@@ -588,6 +598,33 @@ START_TEST(test_ppc64_hash_not_present)
 }
 END_TEST
 
+START_TEST(test_ppc64_pmd_scheme)
+{
+  static const char *const sets[] = { TWO_NODES, FAST, "mm.base_page_size=4K", "thp.enabled=never",
+                                      "numa.balancing=pmd", NULL };
+  Fx f;
+  f.m = fixture_machine("power7", sets);
+  f.t = fixture_thread(f.m, 1);
+  f.t2 = machine_thread(f.m, 1, 2, 1);
+  sys(&f, REC_MMAP, PBASE, 8 * PAGE, 0, 0, 0);
+  populate(&f, 0, PBASE, 8 * PAGE);
+  ck_assert_int_eq(xlat(&f, 0, PBASE + PAGE, ACC_LOAD), XLAT_OK);
+  first_scan(&f);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PMD_UPDATES), 1);
+  /* The hash fault stops at the marked PMD. */
+  unsigned level, idx;
+  PtNode *n = pgtable_lookup(&f.t->mm->pt, PBASE + PAGE, &level, &idx);
+  n->e[idx] &= ~PTE_SW_NUMA;
+  ck_assert_int_eq(xlat(&f, 0, PBASE + PAGE, ACC_LOAD), XLAT_NOT_PRESENT);
+  ck_assert_int_eq(fault_on(&f, 0, PBASE + PAGE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS_LOCAL), 1);
+  for (unsigned i = 0; i < 8; i++)
+    ck_assert_int_eq(xlat(&f, 0, PBASE + i * PAGE, ACC_LOAD), XLAT_OK);
+  machine_free(f.m);
+}
+END_TEST
+
 START_TEST(test_ppc64_64k_thp)
 {
   /* 64K pages and 16M THP: a THP counts its 256 base pages. */
@@ -630,6 +667,7 @@ static Suite *numa_balance_suite(void)
   tcase_add_test(tc, test_pmd_scheme);
   tcase_add_test(tc, test_x86_walk_not_present);
   tcase_add_test(tc, test_ppc64_hash_not_present);
+  tcase_add_test(tc, test_ppc64_pmd_scheme);
   tcase_add_test(tc, test_ppc64_64k_thp);
   suite_add_tcase(s, tc);
   return s;
