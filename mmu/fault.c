@@ -41,6 +41,7 @@
 #include "khugepaged.h"
 #include "hugetlb.h"
 #include "machine.h"
+#include "numa_balance.h"
 
 static uint64_t now_ns(const Kernel *k, const Cpu *cpu)
 {
@@ -308,6 +309,8 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
     return segv(k, cpu, mm, va, "protection", cycles);
   if (v->flags & MAP_F_HUGETLB)
     return hugetlb_fault(k, cpu, mm, v, va, kind, cycles);
+  if (numa_balance_marked(mm, va)) /* a PROT_NONE entry of the NUMA scanner */
+    return numa_balance_fault(k, cpu, mm, v, va, kind, cycles);
 
   unsigned level, idx, tables = 0;
   PtNode *n = pgtable_lookup(&mm->pt, va, &level, &idx);

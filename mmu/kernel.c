@@ -30,6 +30,7 @@
 #include "khugepaged.h"
 #include "hugetlb.h"
 #include "machine.h"
+#include "numa_balance.h"
 
 /* A bitmap of the base-page granules of one huge mapping (kernel_touch). */
 typedef struct {
@@ -135,6 +136,10 @@ Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **
     kernel_free(k);
     return NULL;
   }
+  if (!(k->numa_balance = numa_balance_new(k, error))) {
+    kernel_free(k);
+    return NULL;
+  }
   /* The zero page, reserved at boot (mm/memory.c empty_zero_page). */
   if (!physmem_alloc(k->pm, 0, k->base_order, MT_UNMOVABLE, &k->zero_pfn)) {
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "no memory left for the zero page: raise machine.mem_per_node");
@@ -157,6 +162,7 @@ void kernel_free(Kernel *k)
   if (!k)
     return;
   khugepaged_free(k->khugepaged);
+  numa_balance_free(k->numa_balance);
   if (k->mms)
     g_hash_table_destroy(k->mms); /* page tables go back to physmem first */
   if (k->touched)
@@ -199,6 +205,7 @@ Mm *kernel_mm(Kernel *k, uint32_t pid)
   if (!mm)
     return NULL;
   g_hash_table_insert(k->mms, GUINT_TO_POINTER(pid), mm);
+  numa_balance_mm_new(k->numa_balance, mm);
   return mm;
 }
 

@@ -45,6 +45,7 @@ typedef struct Kernel {
   EventLog *ev;
   const ThpPolicy *thp;  /* thp.policy */
   struct Khugepaged *khugepaged;
+  struct NumaBalance *numa_balance; /* automatic NUMA balancing (mmu/numa_balance.c) */
   ThpState *thps;        /* THP pages, the deferred split queue, the huge zero page (mmu/thp.c) */
   Hugetlb *hugetlb;      /* the hugetlbfs pools (mmu/hugetlb.c) */
   /* A table page the next page-table allocation hands out instead of a new

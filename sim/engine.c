@@ -7,7 +7,10 @@
  * so everything before the wake has run.  The test is one compare per
  * record, against the wake time read through a pointer the daemon keeps
  * current (UINT64_MAX while no mm is registered), so a registration made by
- * a system call or a fault counts from the next record.
+ * a system call or a fault counts from the next record.  The NUMA scanner
+ * (mmu/numa_balance.c) is driven the same way, by the earliest next scan
+ * of any address space, and scans the running thread's address space when
+ * its time has come.
  *
  * Queues hold at most ENGINE_QUEUE_MAX records in all; past that the engine
  * runs whatever is queued, so a trace whose threads are far apart costs
@@ -20,6 +23,7 @@
 #include <string.h>
 #include "events.h"
 #include "khugepaged.h"
+#include "numa_balance.h"
 
 #define ENGINE_QUEUE_MAX (1u << 20)
 
@@ -72,6 +76,7 @@ typedef struct {
   Heap ready;          /* queues with records */
   Heap all;            /* every queue: the lowest clock of any thread */
   gboolean heaps_stale; /* a thread changed CPU: rebuild before the next pick */
+  const uint64_t *nb_next; /* the NUMA scanner's next scan, in cycles */
 } Engine;
 
 static inline gboolean heap_less(const HeapEnt *x, const HeapEnt *y)
@@ -257,6 +262,8 @@ static void run_record(Engine *e, Thread *t, const TraceRecord *r)
   Cpu *cpu = run_on(e, t);
   if (G_UNLIKELY(cpu->clock >= *e->kh_wake))
     khugepaged_run(e->kh, cpu->clock);
+  if (G_UNLIKELY(cpu->clock >= *e->nb_next))
+    numa_balance_tick(e->m->k->numa_balance, cpu, t);
   switch ((TraceRecordType)r->type) {
   case REC_ACCESS:
     cpu_access(cpu, t, r);
@@ -363,6 +370,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.res = res;
   e.kh = m->k->khugepaged;
   e.kh_wake = khugepaged_next_wake_ptr(e.kh);
+  e.nb_next = numa_balance_next_ptr(m->k->numa_balance);
   e.queues = g_ptr_array_new_with_free_func(queue_free);
   e.by_thread = g_hash_table_new(g_direct_hash, g_direct_equal);
   m->k->map_on_demand = src->unmapped == UNMAPPED_ONDEMAND;
