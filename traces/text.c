@@ -442,6 +442,9 @@ static gboolean parse_mempolicy(Line *l, TraceRecord *r, GError **error)
     next_token(l);
     r->flags = MPOL_F_PROCESS;
     r->addr = r->len = 0;
+  } else if (!l->done && g_ascii_isalpha(*p)) {
+    char *word = next_token(l);
+    return fail(l, error, word, "bad address", EXPECT_PAGE_ADDR ", or 'process' for the process's policy");
   } else if (!take_range(l, error, r)) {
     return FALSE;
   }
