@@ -58,6 +58,8 @@
 #include "config.h"
 #include "numa_balance.h"
 
+#include "mempolicy.h"
+
 #include <math.h>
 #include "cpu.h"
 #include "events.h"
@@ -484,10 +486,12 @@ void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t)
 /* ---- the hinting fault -------------------------------------------------------------- */
 
 /* mpol_misplaced's condition for moving a page towards the faulting CPU:
- * the default (local) and preferred policies, not bind or interleave. */
-static gboolean policy_migrates(const Vma *v)
+ * the policy in force (the VMA's, else the process's) carries MPOL_F_MOF,
+ * which only the default local policy has (a user's preferred or bind
+ * needs MPOL_F_NUMA_BALANCING, not modelled). */
+static gboolean policy_migrates(const Mm *mm, const Vma *v)
 {
-  return v->policy == MPOL_DEFAULT_LOCAL || v->policy == MPOL_PREFERRED;
+  return mempolicy_effective(mm, v, NULL).mode == MPOL_DEFAULT_LOCAL;
 }
 
 /* The two-stage filter on entry *e (its last-node field is updated). */
@@ -563,7 +567,7 @@ static FaultResult pte_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, Pt
   gboolean local = page_node == cpu->node;
   count_fault(cpu, s, local, UINT64_C(1));
   uint64_t moved = 0;
-  if (policy_migrates(v)) {
+  if (policy_migrates(mm, v)) {
     gboolean pass = filter_passes(nb, &e, cpu->node);
     if (!local && !pass)
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
@@ -586,7 +590,7 @@ static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, P
   gboolean local = page_node == cpu->node;
   count_fault(cpu, s, local, k->pmd_subpages);
   uint64_t moved = 0, pfn;
-  if (policy_migrates(v)) {
+  if (policy_migrates(mm, v)) {
     gboolean pass = filter_passes(nb, &e, cpu->node);
     if (!local && !pass) {
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
@@ -638,7 +642,7 @@ static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma 
     if ((e & (PTE_P | PTE_SW_ZERO)) != PTE_P || physmem_node_of(k->pm, pte_pfn(e)) == cpu->node)
       continue;
     const Vma *pv = pva >= v->start && pva < v->end ? v : mm_find_vma(mm, pva);
-    if (!pv || !policy_migrates(pv))
+    if (!pv || !policy_migrates(mm, pv))
       continue;
     if (!pass) {
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
