@@ -6,8 +6,9 @@
  * zero page for read faults (do_anonymous_page without FAULT_FLAG_WRITE),
  * a zeroed movable order-0 page for write faults, copy-on-write of a zero-page
  * mapping (do_wp_page: a fresh zeroed page, the old translation flushed),
- * page-table pages allocated on the way, and the cost of each.  Node choice
- * is first touch: the faulting CPU's node, falling back by distance.
+ * page-table pages allocated on the way, and the cost of each.  The node of
+ * a new page is the memory policy's (mmu/mempolicy.c: first touch unless a
+ * policy says otherwise); page tables go to the faulting CPU's node.
  *
  * Huge pages (__handle_mm_fault): when the PMD is empty, THP is allowed for
  * the VMA (thp_vma_allowed), the aligned 2M range lies inside it and the THP
@@ -41,6 +42,8 @@
 #include "khugepaged.h"
 #include "hugetlb.h"
 #include "machine.h"
+#include "numa_balance.h"
+#include "mempolicy.h"
 
 static uint64_t now_ns(const Kernel *k, const Cpu *cpu)
 {
@@ -97,9 +100,11 @@ static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint6
                                 unsigned *tables)
 {
   uint64_t pfn;
-  gboolean ok = physmem_alloc(k->pm, cpu->node, k->base_order, MT_MOVABLE, &pfn);
+  MemPlacement place;
+  mempolicy_place(k, mm, v, va, k->base_order, cpu->node, &place);
+  gboolean ok = mempolicy_alloc(k, cpu, &place, k->base_order, MT_MOVABLE, &pfn);
   if (!ok && thp_deferred_count(k) && thp_deferred_split_scan(k, cpu, cycles))
-    ok = physmem_alloc(k->pm, cpu->node, k->base_order, MT_MOVABLE, &pfn); /* reclaim shrank the split queue */
+    ok = mempolicy_alloc(k, cpu, &place, k->base_order, MT_MOVABLE, &pfn); /* reclaim shrank the split queue */
   if (!ok) {
     k->oom = TRUE;
     return FAULT_OOM;
@@ -154,7 +159,9 @@ static FaultResult huge_anonymous(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uin
     }
     entry = pte_make(pfn, leaf_flags(v) | PTE_PS | PTE_SW_ZERO);
   } else {
-    if (!thp_alloc(k, cpu, thp_defrag_compact(k, v), &pfn, cycles)) {
+    MemPlacement place;
+    mempolicy_place(k, mm, v, haddr, k->pmd_order, cpu->node, &place);
+    if (!thp_alloc(k, cpu, &place, thp_defrag_compact(k, v), &pfn, cycles)) {
       cpu->ctr.c[CTR_THP_FAULT_FALLBACK]++;
       *fallback = TRUE;
       return FAULT_MAPPED;
@@ -199,7 +206,9 @@ static FaultResult huge_present(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, PtNod
   const char *what;
   if (kind == ACC_STORE && (e & PTE_SW_ZERO)) {
     uint64_t pfn;
-    if (thp_alloc(k, cpu, thp_defrag_compact(k, v), &pfn, cycles)) {
+    MemPlacement place;
+    mempolicy_place(k, mm, v, haddr, k->pmd_order, cpu->node, &place);
+    if (thp_alloc(k, cpu, &place, thp_defrag_compact(k, v), &pfn, cycles)) {
       /* do_huge_zero_wp_pmd: a THP replaces the huge zero page; the
        * deposited table stays. */
       pgtable_set(&mm->pt, haddr, 2, pte_make(pfn, leaf_flags(v) | PTE_PS | PTE_RW | PTE_D), NULL);
@@ -265,7 +274,10 @@ static FaultResult hugetlb_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint
   if (level < want || e)
     return segv(k, cpu, mm, va, "sigbus", cycles); /* something else maps the range */
   uint64_t pfn;
-  if (!hugetlb_alloc(k->hugetlb, size, cpu->node, &pfn)) {
+  MemPlacement place;
+  int nodes[64];
+  mempolicy_place(k, mm, v, haddr, hugetlb_order(k->hugetlb, size), cpu->node, &place);
+  if (!hugetlb_alloc(k->hugetlb, size, nodes, mempolicy_nodes(k, &place, nodes), &pfn)) {
     cpu->ctr.c[CTR_HUGETLB_ALLOC_FAIL]++;
     return segv(k, cpu, mm, va, "sigbus", cycles);
   }
@@ -311,6 +323,8 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
     return segv(k, cpu, mm, va, "protection", cycles);
   if (v->flags & MAP_F_HUGETLB)
     return hugetlb_fault(k, cpu, mm, v, va, kind, cycles);
+  if (numa_balance_marked(mm, va)) /* a PROT_NONE entry of the NUMA scanner */
+    return numa_balance_fault(k, cpu, mm, v, va, kind, cycles);
 
   unsigned level, idx, tables = 0;
   PtNode *n = pgtable_lookup(&mm->pt, va, &level, &idx);

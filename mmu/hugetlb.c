@@ -10,8 +10,9 @@
  * that the buddy allocator cannot hand out (buddy.max_order is 10), so they
  * are taken as a whole free range, the lowest one that fits on the node
  * (memblock at boot, alloc_contig_pages at run time).  A fault takes a free
- * page from the faulting CPU's node, then the nearest node that has one
- * (dequeue_hugetlb_folio_nodemask), and munmap puts it back on its node's
+ * page from the first node of the list the memory policy gives (huge_node,
+ * then dequeue_hugetlb_folio_nodemask: the policy's node, then the allowed
+ * nodes nearest first) that has one, and munmap puts it back on its node's
  * free list (free_huge_folio).
  * Leaves out: reservations at mmap time (a mapping that will not be served
  * is found out at fault, as with MAP_NORESERVE), surplus pages and
@@ -155,31 +156,25 @@ void hugetlb_free(Hugetlb *h, PhysMem *pm)
   g_free(h);
 }
 
-gboolean hugetlb_alloc(Hugetlb *h, HugetlbSize size, int node, uint64_t *pfn)
+gboolean hugetlb_alloc(Hugetlb *h, HugetlbSize size, const int *nodes, unsigned n_nodes, uint64_t *pfn)
 {
-  g_return_val_if_fail(h != NULL && size < N_HPAGE_SIZES && node >= 0 && node < h->nodes, FALSE);
+  g_return_val_if_fail(h != NULL && size < N_HPAGE_SIZES && nodes != NULL, FALSE);
   if (!h->nfree[size])
     return FALSE;
-  /* The local node, then the others nearest first: the order of physmem's
-   * zonelist (distance |a - b|, ties to the lower node). */
-  for (int d = 0; d < h->nodes; d++) {
-    for (int side = -1; side <= 1; side += 2) {
-      int n = node + side * d;
-      if (n < 0 || n >= h->nodes || (d == 0 && side > 0))
-        continue;
-      GArray *fl = free_list(h, size, n);
-      if (!fl->len)
-        continue;
-      guint64 idx = g_array_index(fl, guint64, fl->len - 1);
-      g_array_set_size(fl, fl->len - 1);
-      PoolPage *p = &h->pages[idx];
-      p->in_use = TRUE;
-      h->nfree[size]--;
-      *pfn = p->pfn;
-      return TRUE;
-    }
+  for (unsigned i = 0; i < n_nodes; i++) {
+    g_return_val_if_fail(nodes[i] >= 0 && nodes[i] < h->nodes, FALSE);
+    GArray *fl = free_list(h, size, nodes[i]);
+    if (!fl->len)
+      continue;
+    guint64 idx = g_array_index(fl, guint64, fl->len - 1);
+    g_array_set_size(fl, fl->len - 1);
+    PoolPage *p = &h->pages[idx];
+    p->in_use = TRUE;
+    h->nfree[size]--;
+    *pfn = p->pfn;
+    return TRUE;
   }
-  g_return_val_if_reached(FALSE);
+  return FALSE; /* free pages only on nodes the policy does not allow */
 }
 
 void hugetlb_put(Hugetlb *h, uint64_t pfn)

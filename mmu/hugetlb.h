@@ -43,9 +43,10 @@ void hugetlb_free(Hugetlb *h, PhysMem *pm);
  * the 16M pages of ppc64 with 64K base pages). */
 unsigned hugetlb_order(const Hugetlb *h, HugetlbSize size);
 
-/* dequeue_hugetlb_folio_nodemask: a free page of `size`, from `node` first,
- * then the other nodes in order.  FALSE when the pool is empty. */
-gboolean hugetlb_alloc(Hugetlb *h, HugetlbSize size, int node, uint64_t *pfn);
+/* dequeue_hugetlb_folio_nodemask: a free page of `size` from the first of
+ * `nodes` (the memory policy's order, mempolicy_nodes) whose free list has
+ * one.  FALSE when none has. */
+gboolean hugetlb_alloc(Hugetlb *h, HugetlbSize size, const int *nodes, unsigned n_nodes, uint64_t *pfn);
 /* free_huge_folio: back to the free list of its node. */
 void hugetlb_put(Hugetlb *h, uint64_t pfn);
 

@@ -30,6 +30,8 @@
 #include "khugepaged.h"
 #include "hugetlb.h"
 #include "machine.h"
+#include "numa_balance.h"
+#include "mempolicy.h"
 
 /* A bitmap of the base-page granules of one huge mapping (kernel_touch). */
 typedef struct {
@@ -131,7 +133,15 @@ Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **
     settings_double(s, SET_COMPACT_MIGRATE_NS) + 4096.0 / settings_double(s, SET_MEM_COPY_HOT_BYTES_PER_NS);
   k->thps = thp_state_new();
   k->touched = g_hash_table_new_full(touch_hash, touch_equal, NULL, g_free);
+  if (!mempolicy_init(k, error)) {
+    kernel_free(k);
+    return NULL;
+  }
   if (!(k->khugepaged = khugepaged_new(k, error))) {
+    kernel_free(k);
+    return NULL;
+  }
+  if (!(k->numa_balance = numa_balance_new(k, error))) {
     kernel_free(k);
     return NULL;
   }
@@ -157,6 +167,7 @@ void kernel_free(Kernel *k)
   if (!k)
     return;
   khugepaged_free(k->khugepaged);
+  numa_balance_free(k->numa_balance);
   if (k->mms)
     g_hash_table_destroy(k->mms); /* page tables go back to physmem first */
   if (k->touched)
@@ -198,7 +209,10 @@ Mm *kernel_mm(Kernel *k, uint32_t pid)
   mm = mm_new(pid, (uint16_t)(asid & TLB_ASID_MASK), &k->geo, &a);
   if (!mm)
     return NULL;
+  mm->policy = k->mpol_mode; /* numa.mempolicy, as numactl sets it before exec */
+  mm->policy_nodes = k->mpol_nodes;
   g_hash_table_insert(k->mms, GUINT_TO_POINTER(pid), mm);
+  numa_balance_mm_new(k->numa_balance, mm);
   return mm;
 }
 
@@ -470,6 +484,19 @@ static gboolean hugetlb_range_ok(const Kernel *k, Mm *mm, const TraceRecord *r, 
   return TRUE;
 }
 
+/* Is [start, end) wholly covered by VMAs? */
+static gboolean range_mapped(Mm *mm, uint64_t start, uint64_t end)
+{
+  uint64_t cur = start;
+  while (cur < end) {
+    const Vma *v = mm_find_vma(mm, cur);
+    if (!v)
+      return FALSE;
+    cur = v->end;
+  }
+  return TRUE;
+}
+
 /* Does the record change the VMA v (so that an edge inside v splits it)? */
 static gboolean changes_vma(const Vma *v, const TraceRecord *r)
 {
@@ -520,6 +547,24 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
       mm->thp_disable = r->arg2 != 0;
     return 0;
   }
+  MemPolicy pol = { 0 };
+  if (r->type == REC_MEMPOLICY) {
+    /* mpol_set_nodemask: the mask cut to the nodes the machine has; a
+     * policy left without nodes is EINVAL. */
+    if (!mempolicy_from_record(k, r, &pol)) {
+      einval(k, cpu, mm, r, "no-such-node");
+      return 0;
+    }
+    rr.arg2 = pol.nodes;
+    if (r->flags & MPOL_F_PROCESS) {
+      /* do_set_mempolicy: a new policy restarts the round-robin. */
+      mm->policy = pol.mode;
+      mm->policy_nodes = pol.nodes;
+      mm->il_prev = -1;
+      mm->il_weight = 0;
+      return 0;
+    }
+  }
   if (!range_ok(k, cpu, mm, &rr))
     return 0;
   uint64_t start = r->addr, end = r->addr + len;
@@ -527,7 +572,12 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
     einval(k, cpu, mm, r, "hugetlb-alignment");
     return 0;
   }
-  split_edges(k, cpu, mm, r, start, end);
+  if (r->type == REC_MEMPOLICY && !range_mapped(mm, start, end)) {
+    /* queue_pages_test_walk: mbind over a hole is EFAULT, nothing changes. */
+    einval(k, cpu, mm, r, "efault");
+    return 0;
+  }
+  split_edges(k, cpu, mm, &rr, start, end);
   switch ((TraceRecordType)r->type) {
   case REC_MMAP: {
     zap_range(k, cpu, mm, start, end); /* MAP_FIXED replaces what was there */
@@ -586,12 +636,14 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
     break;
   }
   case REC_MEMPOLICY: {
+    /* mbind_range: the VMAs split at the range edges take the policy;
+     * pages already placed stay (no MPOL_MF_MOVE). */
     guint n;
     guint first = mm_split_range(mm, start, end, &n);
     for (guint i = first; i < first + n; i++) {
       Vma *v = (Vma *)mm_vma(mm, i);
-      v->policy = (uint8_t)r->arg;
-      v->policy_nodes = r->arg2;
+      v->policy = pol.mode;
+      v->policy_nodes = pol.nodes;
     }
     mm_merge_vmas(mm);
     break;

@@ -45,8 +45,14 @@ typedef struct Kernel {
   EventLog *ev;
   const ThpPolicy *thp;  /* thp.policy */
   struct Khugepaged *khugepaged;
+  struct NumaBalance *numa_balance; /* automatic NUMA balancing (mmu/numa_balance.c) */
   ThpState *thps;        /* THP pages, the deferred split queue, the huge zero page (mmu/thp.c) */
   Hugetlb *hugetlb;      /* the hugetlbfs pools (mmu/hugetlb.c) */
+  /* Memory policies (mmu/mempolicy.c): numa.mempolicy, every process's
+   * policy until its trace sets one, and numa.interleave_weights. */
+  uint8_t mpol_mode;     /* TracePolicy */
+  uint64_t mpol_nodes;
+  uint8_t il_weights[64];
   /* A table page the next page-table allocation hands out instead of a new
    * one: the deposited table a PMD split withdraws (pmd_populate). */
   gboolean pt_reserved;

@@ -294,6 +294,7 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, Cpu *c
     return SCAN_ALLOC_HUGE_PAGE_FAIL;
   }
   cpu->ctr.c[CTR_THP_COLLAPSE_ALLOC]++;
+  cpu->ctr.c[CTR_NUMA_HIT]++; /* __GFP_THISNODE: always on the node intended */
   cpu_drain(cpu);
   uint64_t t0 = cpu->clock;
 

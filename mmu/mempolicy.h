@@ -10,12 +10,24 @@
  *   preferred:N                   N, then by distance from N
  *   bind:NODES                    only NODES, nearest to the faulting CPU first
  *   interleave:NODES              VMA policy: node = NODES[ilx mod |NODES|] with
- *                                 ilx = (addr >> (PAGE_SHIFT + order)); process
- *                                 policy: round-robin per process (il_prev)
+ *                                 ilx = (vm_pgoff >> order) + ((addr - vm_start)
+ *                                 >> (PAGE_SHIFT + order)), vm_pgoff being
+ *                                 vm_start >> PAGE_SHIFT for anonymous memory
+ *                                 (so ilx = addr >> (PAGE_SHIFT + order) when
+ *                                 vm_start is aligned to the page size) and 0
+ *                                 for hugetlb, whichever policy (VMA's or
+ *                                 process's) applies; outside a VMA: round
+ *                                 robin per process (il_prev)
  *   weighted_interleave:NODES     as interleave, node n taking
  *                                 numa.interleave_weights[n] pages in turn
  * Huge pages (THP, hugetlb) are placed by the same rules at their order.
  * /proc/vmstat's numa_hit, numa_miss and numa_interleave are counted.
+ *
+ * A VMA whose policy is `local` (TracePolicy 0, MPOL_DEFAULT) has none of
+ * its own: the process's applies, as after mbind(MPOL_DEFAULT).  Node masks
+ * of trace records are cut to the machine's nodes as mbind and
+ * set_mempolicy cut them to the nodes with memory; a mask left empty is
+ * EINVAL.  Settings must name existing nodes (an error at machine creation).
  */
 #ifndef MMUSIM_MEMPOLICY_H
 #define MMUSIM_MEMPOLICY_H
@@ -36,9 +48,31 @@ typedef struct {
  * ("numa.mempolicy"); nodes must be below `nodes`. */
 gboolean mempolicy_parse(const char *text, unsigned nodes, const char *what, MemPolicy *out, GError **error);
 
+/* Weights of weighted interleave (numa.interleave_weights): "" gives 1 to
+ * every node; else exactly `nodes` comma-separated values 1..255.  `what`
+ * names the source in the error. */
+gboolean mempolicy_parse_weights(const char *text, unsigned nodes, const char *what, uint8_t *weights,
+                                 GError **error);
+
+/* Read numa.mempolicy and numa.interleave_weights into k (at machine
+ * creation): FALSE and an error naming the setting when one is bad. */
+gboolean mempolicy_init(Kernel *k, GError **error);
+
+/* The policy of a trace record (REC_MEMPOLICY) as the kernel takes it: the
+ * mask cut to the machine's nodes.  FALSE when that leaves a policy that
+ * needs nodes without any (EINVAL). */
+gboolean mempolicy_from_record(const Kernel *k, const TraceRecord *r, MemPolicy *out);
+
+/* The policy in force for a fault in v (NULL: none): the VMA's unless it is
+ * local/default, else the process's.  *is_vma tells which (may be NULL). */
+MemPolicy mempolicy_effective(const Mm *mm, const Vma *v, gboolean *is_vma);
+
 /* Where a new page of 2^order 4K frames for va goes. */
-typedef struct {
-  int node;             /* node to try first */
+typedef struct MemPlacement {
+  int node;             /* node to try first (the preferred zone's node) */
+  int from;             /* the node whose distance order the fallback follows:
+                         * `node`, except under bind, where it is the faulting
+                         * CPU's node (its zonelist filtered by the mask) */
   uint64_t allowed;     /* nodes it may come from (bind), all nodes otherwise */
   gboolean interleaved; /* placed by an interleave policy (numa_interleave) */
 } MemPlacement;
@@ -53,5 +87,14 @@ void mempolicy_place(Kernel *k, Mm *mm, const Vma *v, uint64_t va, unsigned orde
  * FALSE when no allowed node has the memory. */
 gboolean mempolicy_alloc(Kernel *k, Cpu *cpu, const MemPlacement *p, unsigned order, MigrateType mt,
                          uint64_t *pfn);
+
+/* The nodes an allocation placed by p tries, in order (p->node, then the
+ * allowed nodes nearest to p->from); returns how many (at most 64). */
+unsigned mempolicy_nodes(const Kernel *k, const MemPlacement *p, int *nodes);
+
+/* Count an allocation placed by p that landed on `node` (zone_statistics:
+ * one per allocation, a THP counts one): numa_hit when node is p->node,
+ * else numa_miss; numa_interleave when an interleave policy got its node. */
+void mempolicy_count(Cpu *cpu, const MemPlacement *p, int node);
 
 #endif

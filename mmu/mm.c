@@ -13,6 +13,7 @@ Mm *mm_new(uint32_t pid, uint16_t asid, const PtGeometry *g, const PtAllocator *
 {
   Mm *mm = g_new0(Mm, 1);
   mm->pid = pid;
+  mm->il_prev = -1;
   mm->asid = asid;
   mm->vmas = g_array_new(FALSE, FALSE, sizeof(Vma));
   mm->deposited = g_hash_table_new(g_int64_hash, g_int64_equal);

@@ -23,7 +23,7 @@ typedef struct {
   uint8_t prot;        /* PROT_R | PROT_W | PROT_X (traces/record.h) */
   uint8_t flags;       /* MAP_F_* */
   uint8_t thp;         /* VmaThpAdvice */
-  uint8_t policy;      /* TracePolicy of a mempolicy record; default local */
+  uint8_t policy;      /* TracePolicy of a mempolicy record (mbind); local: none of its own */
   uint64_t policy_nodes;
 } Vma;
 
@@ -43,6 +43,13 @@ typedef struct Mm {
   unsigned cpumask_words;
   GHashTable *deposited; /* huge-PMD va -> pfn of the page table deposited for its split */
   gboolean khugepaged_listed; /* on khugepaged's scan list */
+  /* The process's memory policy (set_mempolicy; numa.mempolicy until the
+   * trace sets one) and its round-robin interleave state (task_struct's
+   * il_prev and il_weight, kept per process here). */
+  uint8_t policy;      /* TracePolicy */
+  uint64_t policy_nodes;
+  int il_prev;         /* node of the last round-robin pick; -1 before the first */
+  unsigned il_weight;  /* pages il_prev still takes under weighted interleave */
 } Mm;
 
 /* Record that `cpu` runs mm (called on context switches, not per access). */

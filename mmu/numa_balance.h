@@ -32,8 +32,39 @@ typedef struct Cpu Cpu;
 typedef struct Thread Thread;
 typedef struct NumaBalance NumaBalance;
 
+/* A balancing scheme: the scanner's step over one PMD-sized range
+ * [start, end) of v (change_pmd_range for one PMD).  It marks what the
+ * scheme marks, adds the entries it wrote to *entries and the counters of
+ * cpu, and returns the base pages it made PROT_NONE (0: nothing was).
+ * NULL for off.  A new scheme is one table and one row in
+ * numa_balance_policy_from_settings (numa.balancing's list). */
+typedef struct {
+  const char *name;
+  uint64_t (*mark_pmd)(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
+                       uint64_t *entries);
+} NumaBalancePolicy;
+
+extern const NumaBalancePolicy numa_balance_off;
+extern const NumaBalancePolicy numa_balance_pte;
+extern const NumaBalancePolicy numa_balance_pmd;
+
+/* Where the 2-stage filter keeps the node of a page's last hinting fault:
+ * software bits 52..58 of the PTE or huge PMD that maps it (of the table
+ * PMD for a pmd-mode group), node + 1, 0 when no fault was seen.  Linux
+ * keeps it in the page (last_cpupid in page->flags); a private anonymous
+ * page has one mapping, so the entry is the same thing, and the value goes
+ * away with the mapping when the page is freed (as page_cpupid_reset_last
+ * does at allocation).  It moves with a migrated page and is copied to the
+ * PTEs of a split THP, as the kernel copies last_cpupid. */
+#define NUMA_LAST_SHIFT 52
+#define NUMA_LAST_MASK (UINT64_C(0x7f) << NUMA_LAST_SHIFT)
+
 NumaBalance *numa_balance_new(Kernel *k, GError **error);
 void numa_balance_free(NumaBalance *nb);
+
+/* A new address space (kernel_mm): its first scan is due numa.scan_delay_ms
+ * after its first record runs (init_numa_balancing at fork). */
+void numa_balance_mm_new(NumaBalance *nb, Mm *mm);
 
 /* The earliest time (cycles) at which some task's scan is due, UINT64_MAX
  * when none is (balancing off, one node): the engine compares the running
@@ -43,6 +74,11 @@ const uint64_t *numa_balance_next_ptr(NumaBalance *nb);
 /* task_numa_work for thread t, running on cpu, at cpu->clock: scan t's mm
  * if its time has come, charging cpu. */
 void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t);
+
+/* Does the fault at va hit an entry marked PTE_SW_NUMA (the PTE, a huge
+ * PMD, or a page-table PMD marked by the pmd scheme)?  fault_handle asks
+ * before its own paths and calls numa_balance_fault when it does. */
+gboolean numa_balance_marked(const Mm *mm, uint64_t va);
 
 /* The fault path found a PTE or PMD marked PTE_SW_NUMA at va: do_numa_page /
  * do_huge_pmd_numa_page.  *cycles gets the handler's cost. */

@@ -26,6 +26,7 @@
 #include "hugetlb.h"
 #include "kernel.h"
 #include "machine.h"
+#include "mempolicy.h"
 
 #include <string.h>
 
@@ -212,25 +213,57 @@ static void count_compaction(Kernel *k, Cpu *cpu, const CompactResult *cr, uint6
   *cycles += thp_count_compaction(k, cpu, cr);
 }
 
-static gboolean alloc_once(Kernel *k, Cpu *cpu, gboolean compact, uint64_t *pfn, uint64_t *cycles)
+/* __alloc_pages with a node mask: the allowed nodes in their order, then,
+ * when `compact`, each compacted in turn (the slow path's direct compaction
+ * of the zonelist, limited to the mask). */
+static gboolean alloc_masked(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
+                             uint64_t *cycles)
+{
+  int nodes[64];
+  unsigned n = mempolicy_nodes(k, p, nodes);
+  for (unsigned i = 0; i < n; i++)
+    if (physmem_alloc_on(k->pm, nodes[i], k->pmd_order, MT_MOVABLE, pfn))
+      return TRUE;
+  for (unsigned i = 0; compact && i < n; i++) {
+    CompactResult cr;
+    gboolean ok = physmem_alloc_huge(k->pm, nodes[i], k->pmd_order, TRUE, TRUE, pfn, &cr);
+    count_compaction(k, cpu, &cr, cycles);
+    if (ok)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+/* alloc_pages_mpol at HPAGE_PMD_ORDER: a policy that is not interleave and
+ * allows the node it names tries that node alone first (__GFP_THISNODE |
+ * __GFP_NORETRY), and gives up there unless it may compact; then the
+ * standard way over the nodes the policy allows. */
+static gboolean alloc_once(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
+                           uint64_t *cycles)
 {
   CompactResult cr;
-  gboolean ok = physmem_alloc_huge(k->pm, cpu->node, k->pmd_order, TRUE, compact, pfn, &cr);
-  count_compaction(k, cpu, &cr, cycles);
-  if (!ok && compact) {
-    ok = physmem_alloc_huge(k->pm, cpu->node, k->pmd_order, FALSE, TRUE, pfn, &cr);
+  gboolean ok;
+  if (!p->interleaved && p->node == p->from) {
+    ok = physmem_alloc_huge(k->pm, p->node, k->pmd_order, TRUE, compact, pfn, &cr);
     count_compaction(k, cpu, &cr, cycles);
+    if (ok || !compact)
+      return ok;
   }
+  if (p->allowed != (UINT64_MAX >> (64 - physmem_nodes(k->pm))))
+    return alloc_masked(k, cpu, p, compact, pfn, cycles);
+  ok = physmem_alloc_huge(k->pm, p->node, k->pmd_order, FALSE, compact, pfn, &cr);
+  count_compaction(k, cpu, &cr, cycles);
   return ok;
 }
 
-gboolean thp_alloc(Kernel *k, Cpu *cpu, gboolean compact, uint64_t *pfn, uint64_t *cycles)
+gboolean thp_alloc(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn, uint64_t *cycles)
 {
-  if (alloc_once(k, cpu, compact, pfn, cycles))
-    return TRUE;
-  if (!thp_deferred_count(k) || !thp_deferred_split_scan(k, cpu, cycles))
-    return FALSE;
-  return alloc_once(k, cpu, compact, pfn, cycles);
+  gboolean ok = alloc_once(k, cpu, p, compact, pfn, cycles);
+  if (!ok && thp_deferred_count(k) && thp_deferred_split_scan(k, cpu, cycles))
+    ok = alloc_once(k, cpu, p, compact, pfn, cycles);
+  if (ok)
+    mempolicy_count(cpu, p, physmem_node_of(k->pm, *pfn));
+  return ok;
 }
 
 gboolean thp_huge_zero_page(Kernel *k, Cpu *cpu, uint64_t *pfn, uint64_t *cycles)

@@ -131,13 +131,18 @@ void thp_state_free(ThpState *ts);
  * madvise: only in a MADV_HUGEPAGE VMA; never: no. */
 gboolean thp_defrag_compact(const Kernel *k, const Vma *v);
 
-/* Allocate an order-9 page for a fault on `cpu`: first from the CPU's node
- * alone (__GFP_THISNODE | __GFP_NORETRY), then, when `compact`, from any
- * node with direct compaction (alloc_pages_mpol).  When both fail and the
- * deferred split queue holds pages, the queue is processed (the shrinker
- * that reclaim would run) and the allocation tried once more.  Compaction
- * is counted (compact_*) and its cost added to *cycles and compact_cycles. */
-gboolean thp_alloc(Kernel *k, Cpu *cpu, gboolean compact, uint64_t *pfn, uint64_t *cycles);
+/* Allocate an order-9 page for a fault on `cpu`, placed by the memory
+ * policy (mempolicy_place at the PMD order; mmu/mempolicy.h), as
+ * alloc_pages_mpol does: unless the policy interleaves or binds to nodes
+ * without the faulting CPU's, first from its node alone (__GFP_THISNODE |
+ * __GFP_NORETRY), and only when `compact` on; then from the nodes the
+ * policy allows, nearest first, with direct compaction when `compact`.
+ * When that fails and the deferred split queue holds pages, the queue is
+ * processed (the shrinker that reclaim would run) and the allocation tried
+ * once more.  Compaction is counted (compact_*) and its cost added to
+ * *cycles and compact_cycles; the allocation counts numa_hit or numa_miss. */
+typedef struct MemPlacement MemPlacement;
+gboolean thp_alloc(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn, uint64_t *cycles);
 
 /* Count what one direct compaction did (compact_stall, _success or _fail,
  * _migrated, _cycles) on `cpu` and return its cost in cycles:

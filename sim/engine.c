@@ -7,7 +7,10 @@
  * so everything before the wake has run.  The test is one compare per
  * record, against the wake time read through a pointer the daemon keeps
  * current (UINT64_MAX while no mm is registered), so a registration made by
- * a system call or a fault counts from the next record.
+ * a system call or a fault counts from the next record.  The NUMA scanner
+ * (mmu/numa_balance.c) is driven the same way, by the earliest next scan
+ * of any address space, and scans the running thread's address space when
+ * its time has come.
  *
  * Queues hold at most ENGINE_QUEUE_MAX records in all; past that the engine
  * runs whatever is queued, so a trace whose threads are far apart costs
@@ -20,6 +23,7 @@
 #include <string.h>
 #include "events.h"
 #include "khugepaged.h"
+#include "numa_balance.h"
 
 #define ENGINE_QUEUE_MAX (1u << 20)
 
@@ -32,7 +36,24 @@ typedef struct {
   Thread *t;
   TraceRecord *buf;
   size_t cap, head, len;
+  unsigned idx;        /* order of first appearance: breaks ties between equal clocks */
 } Queue;
+
+/* A binary min-heap of queues keyed by (clock of the queue's CPU, idx).
+ * Keys are refreshed lazily: clocks only grow, so a stored clock is never
+ * above the real one, and a top whose stored clock is current is the true
+ * minimum; a stale top gets its clock refreshed and sinks.  Re-pinning a
+ * thread to another CPU can lower its key: that rebuilds the heaps. */
+typedef struct {
+  uint64_t clock;
+  unsigned idx;
+  Queue *q;
+} HeapEnt;
+
+typedef struct {
+  HeapEnt *a;
+  unsigned n, cap;
+} Heap;
 
 typedef struct {
   Machine *m;
@@ -52,7 +73,88 @@ typedef struct {
   EngineResult *res;
   Khugepaged *kh;
   const uint64_t *kh_wake; /* khugepaged's next wake, in cycles */
+  Heap ready;          /* queues with records */
+  Heap all;            /* every queue: the lowest clock of any thread */
+  gboolean heaps_stale; /* a thread changed CPU: rebuild before the next pick */
+  const uint64_t *nb_next; /* the NUMA scanner's next scan, in cycles */
 } Engine;
+
+static inline gboolean heap_less(const HeapEnt *x, const HeapEnt *y)
+{
+  return x->clock < y->clock || (x->clock == y->clock && x->idx < y->idx);
+}
+
+static void heap_sift_down(Heap *h, unsigned i)
+{
+  HeapEnt v = h->a[i];
+  for (;;) {
+    unsigned c = 2 * i + 1;
+    if (c >= h->n)
+      break;
+    if (c + 1 < h->n && heap_less(&h->a[c + 1], &h->a[c]))
+      c++;
+    if (!heap_less(&h->a[c], &v))
+      break;
+    h->a[i] = h->a[c];
+    i = c;
+  }
+  h->a[i] = v;
+}
+
+static void heap_push(Heap *h, Queue *q, uint64_t clock)
+{
+  if (h->n == h->cap) {
+    h->cap = h->cap ? 2 * h->cap : 16;
+    h->a = g_renew(HeapEnt, h->a, h->cap);
+  }
+  HeapEnt v = { clock, q->idx, q };
+  unsigned i = h->n++;
+  while (i > 0) {
+    unsigned p = (i - 1) / 2;
+    if (!heap_less(&v, &h->a[p]))
+      break;
+    h->a[i] = h->a[p];
+    i = p;
+  }
+  h->a[i] = v;
+}
+
+static void heap_pop(Heap *h)
+{
+  h->a[0] = h->a[--h->n];
+  if (h->n)
+    heap_sift_down(h, 0);
+}
+
+static inline uint64_t queue_clock(const Engine *e, const Queue *q)
+{
+  return e->m->cpus[q->t->cpu]->clock;
+}
+
+/* The top of h with its key refreshed, NULL when empty. */
+static const HeapEnt *heap_top(const Engine *e, Heap *h)
+{
+  while (h->n) {
+    uint64_t c = queue_clock(e, h->a[0].q);
+    if (c == h->a[0].clock)
+      return &h->a[0];
+    h->a[0].clock = c;
+    heap_sift_down(h, 0);
+  }
+  return NULL;
+}
+
+static void heaps_rebuild(Engine *e)
+{
+  e->ready.n = e->all.n = 0;
+  for (guint i = 0; i < e->queues->len; i++) {
+    Queue *q = g_ptr_array_index(e->queues, i);
+    heap_push(&e->all, q, queue_clock(e, q));
+    if (q->len)
+      heap_push(&e->ready, q, queue_clock(e, q));
+  }
+  e->heaps_stale = FALSE;
+}
 
 static void queue_free(gpointer p)
 {
@@ -72,8 +174,12 @@ static Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
   if (!q) {
     q = g_new0(Queue, 1);
     q->t = t;
+    q->idx = e->queues->len;
     g_hash_table_insert(e->by_thread, t, q);
     g_ptr_array_add(e->queues, q);
+    heap_push(&e->all, q, queue_clock(e, q));
+  } else if (cpu >= 0) {
+    e->heaps_stale = TRUE; /* may have moved to a CPU with a lower clock */
   }
   e->last = q;
   e->last_pid = pid;
@@ -83,6 +189,8 @@ static Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
 
 static void push(Engine *e, Queue *q, const TraceRecord *r)
 {
+  if (q->len == 0 && !e->heaps_stale)
+    heap_push(&e->ready, q, queue_clock(e, q));
   if (q->len == q->cap) {
     size_t cap = q->cap ? q->cap * 2 : 1024;
     TraceRecord *nb = g_new(TraceRecord, cap);
@@ -153,6 +261,8 @@ static void run_record(Engine *e, Thread *t, const TraceRecord *r)
   Cpu *cpu = run_on(e, t);
   if (G_UNLIKELY(cpu->clock >= *e->kh_wake))
     khugepaged_run(e->kh, cpu->clock);
+  if (G_UNLIKELY(cpu->clock >= *e->nb_next))
+    numa_balance_tick(e->m->k->numa_balance, cpu, t);
   switch ((TraceRecordType)r->type) {
   case REC_ACCESS:
     cpu_access(cpu, t, r);
@@ -168,24 +278,22 @@ static void run_record(Engine *e, Thread *t, const TraceRecord *r)
   }
 }
 
-/* Index of the queue to run next: nonempty, lowest CPU clock, first seen. */
+/* The queue to run next: nonempty, lowest CPU clock, first seen among equals
+ * (the top of the ready heap). */
 static Queue *pick(Engine *e, gboolean *starved)
 {
-  Queue *best = NULL;
-  uint64_t best_clock = UINT64_MAX, low_clock = UINT64_MAX;
-  for (guint i = 0; i < e->queues->len; i++) {
-    Queue *q = g_ptr_array_index(e->queues, i);
-    uint64_t c = e->m->cpus[q->t->cpu]->clock;
-    low_clock = MIN(low_clock, c);
-    if (q->len && c < best_clock) {
-      best = q;
-      best_clock = c;
-    }
+  if (G_UNLIKELY(e->heaps_stale))
+    heaps_rebuild(e);
+  const HeapEnt *best = heap_top(e, &e->ready);
+  if (!best) {
+    *starved = FALSE;
+    return NULL;
   }
   /* A thread with nothing queued may be behind the chosen one: more input
    * might belong to it. */
-  *starved = best && low_clock < best_clock;
-  return best;
+  const HeapEnt *low = heap_top(e, &e->all);
+  *starved = low->clock < best->clock;
+  return best->q;
 }
 
 /* Run queued records.  With `all`, until every queue is empty (a barrier);
@@ -206,6 +314,8 @@ static void run_queues(Engine *e, gboolean all)
       q->len--;
       e->queued--;
     }
+    if (!q->len)
+      e->ready.n = 0; /* q was the only entry */
     return;
   }
   while (!e->stopped) {
@@ -213,11 +323,13 @@ static void run_queues(Engine *e, gboolean all)
     Queue *q = pick(e, &starved);
     if (!q || (starved && !all && e->queued < ENGINE_QUEUE_MAX))
       return;
-    /* Run this thread until its CPU is no longer the earliest. */
     run_record(e, q->t, &q->buf[q->head]);
     q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
     q->len--;
     e->queued--;
+    /* q was the top of the ready heap; its new clock is refreshed lazily. */
+    if (!q->len && !e->heaps_stale)
+      heap_pop(&e->ready);
   }
 }
 
@@ -257,6 +369,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.res = res;
   e.kh = m->k->khugepaged;
   e.kh_wake = khugepaged_next_wake_ptr(e.kh);
+  e.nb_next = numa_balance_next_ptr(m->k->numa_balance);
   e.queues = g_ptr_array_new_with_free_func(queue_free);
   e.by_thread = g_hash_table_new(g_direct_hash, g_direct_equal);
   m->k->map_on_demand = src->unmapped == UNMAPPED_ONDEMAND;
@@ -315,5 +428,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   res->oom = m->k->oom;
   g_hash_table_destroy(e.by_thread);
   g_ptr_array_free(e.queues, TRUE);
+  g_free(e.ready.a);
+  g_free(e.all.a);
   return ok;
 }

@@ -27,6 +27,7 @@
  *   0x84 madvise PAGE NPAGES advice   0x85 prctl option value
  *   0x86 mempolicy PAGE NPAGES policy nodemask
  *   0x87 thread PID TID CPU+1 (sets the context)   0x88 roi begin  0x89 roi end
+ *   0x8a mempolicy of the process: policy nodemask (no range)
  *   0x8f context PID TID: the records after it belong to PID/TID (no record)
  * Every block starts with context (1, 1) and both previous addresses and
  * sizes 0.  Mapping events store 4K page numbers, so they are aligned by
@@ -79,6 +80,7 @@ enum {
   TAG_THREAD,
   TAG_ROI_BEGIN,
   TAG_ROI_END,
+  TAG_MEMPOLICY_PROCESS, /* added in version 1: older readers refuse it as an unknown tag */
   TAG_CONTEXT = 0x8f,
 };
 
@@ -319,8 +321,12 @@ gboolean mtr_writer_write(MtrWriter *w, const TraceRecord *r, GError **error)
     p = varint_put(p, r->arg2);
     break;
   case REC_MEMPOLICY:
-    *p++ = TAG_MEMPOLICY;
-    p = put_range(p, r);
+    if (r->flags & MPOL_F_PROCESS) {
+      *p++ = TAG_MEMPOLICY_PROCESS;
+    } else {
+      *p++ = TAG_MEMPOLICY;
+      p = put_range(p, r);
+    }
     p = varint_put(p, (uint64_t)(uint32_t)r->arg);
     p = varint_put(p, r->arg2);
     break;
@@ -719,8 +725,11 @@ static gboolean decode_one(MtrSource *m, TraceRecord *r, gboolean *got, GError *
     r->arg = (int32_t)v, r->arg2 = w;
     return TRUE;
   case TAG_MEMPOLICY:
+  case TAG_MEMPOLICY_PROCESS:
     r->type = REC_MEMPOLICY;
-    if (!get_range(m, r, error))
+    if (tag == TAG_MEMPOLICY_PROCESS)
+      r->flags = MPOL_F_PROCESS;
+    else if (!get_range(m, r, error))
       return FALSE;
     GET(v);
     GET(w);

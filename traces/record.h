@@ -20,7 +20,8 @@ typedef enum {
   REC_MPROTECT,  /* addr, len, prot */
   REC_MADVISE,   /* addr, len, arg = TraceAdvice */
   REC_PRCTL,     /* arg = TracePrctl, arg2 = value */
-  REC_MEMPOLICY, /* addr, len, arg = TracePolicy, arg2 = node mask */
+  REC_MEMPOLICY, /* addr, len, arg = TracePolicy, arg2 = node mask; flags
+                  * MPOL_F_PROCESS: the process's policy, addr and len 0 */
   REC_THREAD,    /* pid, tid, arg = cpu (-1: let the scheduler place it) */
   REC_ROI_BEGIN,
   REC_ROI_END,
@@ -48,12 +49,14 @@ enum {
 typedef enum { ADV_HUGEPAGE, ADV_NOHUGEPAGE, ADV_DONTNEED, ADV_COLLAPSE } TraceAdvice;
 typedef enum { PRCTL_THP_DISABLE } TracePrctl;
 typedef enum { MPOL_DEFAULT_LOCAL, MPOL_BIND, MPOL_PREFERRED, MPOL_INTERLEAVE, MPOL_WEIGHTED_INTERLEAVE } TracePolicy;
+/* flags of REC_MEMPOLICY: set_mempolicy (the whole process), not mbind */
+enum { MPOL_F_PROCESS = 1 };
 
 typedef struct {
   uint8_t type;   /* TraceRecordType */
   uint8_t kind;   /* AccessKind for REC_ACCESS */
   uint8_t prot;   /* PROT_* for REC_MMAP, REC_MPROTECT */
-  uint8_t flags;  /* MAP_F_* for REC_MMAP */
+  uint8_t flags;  /* MAP_F_* for REC_MMAP, MPOL_F_* for REC_MEMPOLICY */
   uint32_t size;  /* bytes of an access */
   uint32_t pid;
   uint32_t tid;

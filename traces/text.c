@@ -433,8 +433,21 @@ static gboolean parse_mempolicy(Line *l, TraceRecord *r, GError **error)
   const char *expected = "local, bind:NODES, preferred:N, interleave:NODES or weighted_interleave:NODES";
   const char *expected_nodes = "node numbers 0..63 as a list like 0-3,5";
   r->type = REC_MEMPOLICY;
-  if (!take_range(l, error, r))
+  /* `mempolicy process POLICY` (set_mempolicy) or `mempolicy ADDR LEN
+   * POLICY` (mbind). */
+  const char *p = l->p;
+  while (!l->done && is_blank(*p))
+    p++;
+  if (!l->done && g_str_has_prefix(p, "process") && (p[7] == '\0' || p[7] == '#' || is_blank(p[7]))) {
+    next_token(l);
+    r->flags = MPOL_F_PROCESS;
+    r->addr = r->len = 0;
+  } else if (!l->done && g_ascii_isalpha(*p)) {
+    char *word = next_token(l);
+    return fail(l, error, word, "bad address", EXPECT_PAGE_ADDR ", or 'process' for the process's policy");
+  } else if (!take_range(l, error, r)) {
     return FALSE;
+  }
   char *tok = need(l, error, "policy", expected);
   if (!tok)
     return FALSE;
@@ -808,7 +821,10 @@ void text_format_record(const TraceRecord *r, GString *out)
     append_dec(out, r->arg2 != 0);
     return;
   case REC_MEMPOLICY:
-    append_range(out, "mempolicy", r);
+    if (r->flags & MPOL_F_PROCESS)
+      g_string_append(out, "mempolicy process");
+    else
+      append_range(out, "mempolicy", r);
     g_string_append_c(out, ' ');
     g_string_append(out, (unsigned)r->arg < G_N_ELEMENTS(POLICY_NAMES) ? POLICY_NAMES[r->arg] : "?");
     if (r->arg != MPOL_DEFAULT_LOCAL)

@@ -665,8 +665,9 @@ static XlatStatus hash_page(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, AccessK
     e = n->e[idx];
     if (ex)
       g_string_append_printf(ex, "    L%u index %3u  read %#014" G_GINT64_MODIFIER "x  %-4s %3u cycles  entry %#018" G_GINT64_MODIFIER "x%s\n",
-                             level, idx, pa, memsys_level_name(where), c, e, (e & PTE_P) ? "" : " [not present]");
-    if (!(e & PTE_P))
+                             level, idx, pa, memsys_level_name(where), c, e,
+                             !(e & PTE_P) ? " [not present]" : (e & PTE_SW_NUMA) ? " [PROT_NONE for NUMA hinting]" : "");
+    if (!(e & PTE_P) || (e & PTE_SW_NUMA))
       return XLAT_NOT_PRESENT;
     if (level == 1 || (e & PTE_PS))
       break;

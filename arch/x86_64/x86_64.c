@@ -243,8 +243,8 @@ static void explain_entry(GString *ex, unsigned l, unsigned idx, uint64_t pa, ui
 {
   g_string_append_printf(ex, "  %-6s index %3u  read %#014" G_GINT64_MODIFIER "x  %-4s %3u cycles  entry %#018" G_GINT64_MODIFIER "x [",
                          level_name(l), idx, pa, memsys_level_name(where), cyc, e);
-  if (!(e & PTE_P)) {
-    g_string_append(ex, "not present]\n");
+  if (!(e & PTE_P) || (e & PTE_SW_NUMA)) {
+    g_string_append(ex, (e & PTE_SW_NUMA) ? "PROT_NONE for NUMA hinting: not present]\n" : "not present]\n");
     return;
   }
   g_string_append_printf(ex, "P%s%s%s%s%s%s%s] -> pfn %#" G_GINT64_MODIFIER "x\n",
@@ -338,7 +338,7 @@ static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
     uint64_t e = node->e[idx];
     if (ex)
       explain_entry(ex, level, idx, pa, e, where, c);
-    if (!(e & PTE_P)) {
+    if (!(e & PTE_P) || (e & PTE_SW_NUMA)) { /* PROT_NONE for NUMA hinting, never cached */
       status = XLAT_NOT_PRESENT;
       break;
     }

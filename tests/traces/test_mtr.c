@@ -30,6 +30,7 @@ static GArray *every_kind(void)
     { .type = REC_PRCTL, .pid = 1, .tid = 1, .arg = PRCTL_THP_DISABLE, .arg2 = 1 },
     { .type = REC_MEMPOLICY, .pid = 1, .tid = 1, .addr = 0x7f0000000000, .len = 4096, .arg = MPOL_INTERLEAVE, .arg2 = 0xf000000000000001 },
     { .type = REC_MEMPOLICY, .pid = 1, .tid = 1, .addr = 0x7f0000000000, .len = 4096, .arg = MPOL_PREFERRED, .arg2 = 1 << 5 },
+    { .type = REC_MEMPOLICY, .pid = 1, .tid = 1, .flags = MPOL_F_PROCESS, .arg = MPOL_WEIGHTED_INTERLEAVE, .arg2 = 0x6 },
     { .type = REC_THREAD, .pid = 1, .tid = 7, .arg = 3 },
     { .type = REC_ACCESS, .kind = ACC_LOAD, .pid = 1, .tid = 7, .addr = 0x7f0000000010, .size = 2 },
     /* A record of another thread without a thread record: a context change. */
@@ -149,7 +150,7 @@ START_TEST(summary_in_the_index)
   ck_assert_uint_eq(s->by_kind[ACC_LOAD], 3);
   ck_assert_uint_eq(s->by_kind[ACC_STORE], 2);
   ck_assert_uint_eq(s->by_kind[ACC_IFETCH], 2);
-  ck_assert_uint_eq(s->by_type[REC_MEMPOLICY], 2);
+  ck_assert_uint_eq(s->by_type[REC_MEMPOLICY], 3);
   ck_assert_uint_eq(s->threads->len, 4); /* (1,1) (1,7) (max,max) (2,1) */
   /* 5 distinct 4K pages: 0x7f0000000000 (also that of thread 7, same
    * process), 0x7efffffff000, 0x400000, the top page, page 0 of pid max. */

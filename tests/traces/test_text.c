@@ -146,8 +146,10 @@ START_TEST(parse_policy_events)
                        "mempolicy 0x7f0000000000 64M local\n"
                        "mempolicy 0x7f0000000000 64M bind:2\n"
                        "mempolicy 0x7f0000000000 64M preferred:63\n"
-                       "mempolicy 0x7f0000000000 64M weighted_interleave:0,1,62-63\n");
-  ck_assert_uint_eq(r->len, 11);
+                       "mempolicy 0x7f0000000000 64M weighted_interleave:0,1,62-63\n"
+                       "mempolicy process interleave:0-3\n"
+                       "mempolicy\tprocess  local # set_mempolicy(MPOL_DEFAULT)\n");
+  ck_assert_uint_eq(r->len, 13);
   ck_assert_uint_eq(REC(r, 0)->type, REC_MADVISE);
   ck_assert_int_eq(REC(r, 0)->arg, ADV_HUGEPAGE);
   ck_assert_int_eq(REC(r, 1)->arg, ADV_NOHUGEPAGE);
@@ -170,6 +172,17 @@ START_TEST(parse_policy_events)
   ck_assert_uint_eq(REC(r, 9)->arg2, 1ULL << 63);
   ck_assert_int_eq(REC(r, 10)->arg, MPOL_WEIGHTED_INTERLEAVE);
   ck_assert_uint_eq(REC(r, 10)->arg2, 0xc000000000000003ULL);
+  ck_assert_uint_eq(REC(r, 10)->flags, 0); /* mbind of a range */
+  /* set_mempolicy: the process's policy, no range. */
+  p = REC(r, 11);
+  ck_assert_uint_eq(p->type, REC_MEMPOLICY);
+  ck_assert_uint_eq(p->flags, MPOL_F_PROCESS);
+  ck_assert_int_eq(p->arg, MPOL_INTERLEAVE);
+  ck_assert_uint_eq(p->arg2, 0xf);
+  ck_assert_uint_eq(p->addr, 0);
+  ck_assert_uint_eq(p->len, 0);
+  ck_assert_uint_eq(REC(r, 12)->flags, MPOL_F_PROCESS);
+  ck_assert_int_eq(REC(r, 12)->arg, MPOL_DEFAULT_LOCAL);
   g_array_free(r, TRUE);
 }
 END_TEST
@@ -297,6 +310,11 @@ static const BadCase bad_cases[] = {
   { "mempolicy 0x7f0000000000 4K bind:1,,2\n", { "t.txt:1:", "'bind:1,,2'" } },
   { "mempolicy 0x7f0000000000 4K preferred:0-1\n", { "t.txt:1:", "'preferred:0-1'", "one node" } },
   { "mempolicy 0x7f0000000000 4K spread\n", { "t.txt:1:", "unknown memory policy", "'spread'", "interleave:NODES" } },
+  { "mempolicy process\n", { "t.txt:1:", "missing policy", "'process'", "interleave:NODES" } },
+  { "mempolicy process bind:0-64\n", { "t.txt:1:", "bad node list", "'bind:0-64'" } },
+  { "mempolicy process 4K local\n", { "t.txt:1:", "unknown memory policy", "'4K'" } },
+  { "mempolicy processes local\n", { "t.txt:1:", "bad address", "'processes'", "or 'process'" } },
+  { "mempolicy process local 1\n", { "t.txt:1:", "unexpected text", "'1'" } },
   { "process 0\n", { "t.txt:1:", "bad process id", "'0'", "1..4294967295" } },
   { "process\n", { "t.txt:1:", "missing process id", "'process'" } },
   { "thread 2 core 1\n", { "t.txt:1:", "'core'", "cpu C" } },
@@ -480,6 +498,8 @@ static const char canonical[] =
   "mempolicy 0x7f0000000000 64M preferred:7\n"
   "mempolicy 0x7f0000000000 64M weighted_interleave:0,2,4-5,63\n"
   "mempolicy 0x7f0000000000 64M bind:0-63\n"
+  "mempolicy process weighted_interleave:0-1\n"
+  "mempolicy process local\n"
   "roi begin\n"
   "R 0x7f0000001000 8\n"
   "W 0x7f0000001008 8 +12\n"

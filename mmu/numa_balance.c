@@ -1,0 +1,679 @@
+/*
+ * numa_balance.c - automatic NUMA balancing: the scanner that makes memory
+ * PROT_NONE (kernel/sched/fair.c task_numa_work, mm/mprotect.c
+ * change_prot_numa), the hinting fault (mm/memory.c do_numa_page,
+ * mm/huge_memory.c do_huge_pmd_numa_page), the two-stage migration filter
+ * (should_numa_migrate_memory, mpol_misplaced's MPOL_F_MORON), the migration
+ * (mm/migrate.c migrate_misplaced_folio) and the adaptation of the scan
+ * period (update_task_scan_period).  The pmd scheme is the 2012 one of seed
+ * 003 (change_pmd_protnuma / do_pmd_numa_page, removed in Linux 3.13).
+ *
+ * Per address space: the next scan time, the scan offset (where the last
+ * scan stopped; it goes back to 0 and the pass count numa_scan_seq grows
+ * when a scan runs off the last VMA), the scan period and the page-weighted
+ * local and remote hinting faults since the period was last adapted.
+ *
+ * The scan (task_numa_work): from the offset, VMA by VMA, skipping hugetlb
+ * VMAs and inaccessible (PROT_NONE) ones, PMD range by PMD range.  A range
+ * in which something was marked uses up its size of the numa.scan_size_mb
+ * budget; every range uses up its size of the virtual budget, 8 times the
+ * budget, so that empty or already marked space is skipped fast: the rule
+ * task_numa_work's comment states ("scan scan_size worth of hpages that
+ * have at least one present PTE that is not already PTE-numa"), applied
+ * per PMD range.  One TLB flush per VMA piece scanned, charged to the
+ * scanning CPU with the scan itself (numa.scan_pte_ns per entry written).
+ * What the pte scheme skips, as change_pte_range / change_huge_pmd do: the
+ * zero page and the huge zero page, entries already PROT_NONE, and, in a
+ * process with one thread, pages already on the node that thread runs on.
+ *
+ * The period: after each pass over the address space the next scan adapts
+ * it from the faults since the last adaptation: none at all, or a failed
+ * migration, doubles it; otherwise with lr = local * 10 / (local + remote)
+ * (NUMA_PERIOD_SLOTS) and t = numa.period_threshold * 10, it grows by
+ * max(lr - t, 1) tenths when lr >= t and shrinks by (t - lr) tenths when
+ * not, clamped to [scan_period_min_ms, scan_period_max_ms].
+ *
+ * The filter: the entry keeps the node of the page's last hinting fault
+ * (NUMA_LAST_* in numa_balance.h).  A misplaced page migrates only when the
+ * previous fault came from the faulting CPU's node: the first fault from a
+ * node never migrates, as in Linux 3.8 where last_nid starts at -1 (newer
+ * kernels let a page whose last_cpupid is unset through at once).
+ *
+ * Migration: a base page or a PMD-mapped THP whole, to a page of the
+ * faulting CPU's node only (__GFP_THISNODE, no reclaim or compaction),
+ * pgmigrate_fail when there is none.  No TLB shootdown: the old translation
+ * is PROT_NONE, which no TLB holds since the scan's flush (ptep_clear_flush
+ * flushes only pte_accessible entries).  A page that is part of a PTE-mapped
+ * THP (split, awaiting the deferred split) is not migrated, as do_numa_page
+ * left PageCompound pages before large-folio migration.  The VMA's policy
+ * decides: default (local) and preferred migrate towards the faulting CPU,
+ * bind and interleave do not (no MPOL_F_MORON).
+ *
+ * Leaves out: task placement and numa_group (no task moves to its memory),
+ * the shared/private fault statistics (ps_ratio), the scaling of the period
+ * bounds with the size of the address space (task_scan_min/max), per-task
+ * periods (one per address space here), rate limiting of migrations,
+ * memory tiering, and the per-VMA access history of recent kernels.
+ */
+#include "config.h"
+#include "numa_balance.h"
+
+#include "mempolicy.h"
+
+#include <math.h>
+#include "cpu.h"
+#include "events.h"
+#include "machine.h"
+#include "thp.h"
+
+/* kernel/sched/fair.c: the period adapts in tenths of itself. */
+#define NUMA_PERIOD_SLOTS 10
+/* task_numa_work: "Scan up to this much virtual space", times the budget. */
+#define NUMA_VIRT_SCAN_FACTOR 8
+
+/* The state of one address space (mm->numa_next_scan, numa_scan_offset,
+ * numa_scan_seq; p->numa_scan_period, numa_faults_locality). */
+typedef struct {
+  Mm *mm;
+  gboolean started;       /* its first record ran */
+  uint64_t next_scan;     /* cycles */
+  double period_ms;
+  uint64_t offset;        /* va where the next scan starts */
+  uint64_t seq, adapted_seq;
+  uint64_t local, remote, failed; /* base pages, since the last adaptation */
+} NumaMm;
+
+struct NumaBalance {
+  Kernel *k;
+  const NumaBalancePolicy *pol;
+  gboolean active;        /* a scheme is on and the machine has nodes to balance */
+  uint64_t next;          /* earliest next_scan of any mm; 0 while one has not started */
+  GHashTable *mms;        /* Mm* -> NumaMm */
+  NumaMm *last;           /* lookup cache */
+  unsigned unstarted;
+  gboolean filter;
+  double delay_ms, min_ms, max_ms, threshold_slots;
+  uint64_t budget_pages;  /* numa.scan_size_mb in base pages */
+  double pte_cycles;      /* per entry written */
+  uint64_t hint_cycles, migrate_cycles;
+  int scan_node;          /* the scanning task's node when it runs alone, else -1 */
+};
+
+static uint64_t ms_to_cycles(const Kernel *k, double ms)
+{
+  return (uint64_t)llround(ms * 1e6 * k->cycles_per_ns);
+}
+
+static uint64_t now_ns(const Kernel *k, const Cpu *cpu)
+{
+  return (uint64_t)((double)cpu->clock / k->cycles_per_ns);
+}
+
+static const NumaBalancePolicy *policy_from_settings(const Settings *s)
+{
+  static const NumaBalancePolicy *const policies[] = { &numa_balance_off, &numa_balance_pte, &numa_balance_pmd };
+  int64_t i = settings_int(s, SET_NUMA_BALANCING);
+  g_return_val_if_fail(i >= 0 && (size_t)i < G_N_ELEMENTS(policies), &numa_balance_off);
+  return policies[i];
+}
+
+NumaBalance *numa_balance_new(Kernel *k, GError **error)
+{
+  g_return_val_if_fail(k != NULL && k->s != NULL, NULL);
+  const Settings *s = k->s;
+  double min_ms = settings_double(s, SET_NUMA_SCAN_PERIOD_MIN_MS);
+  double max_ms = settings_double(s, SET_NUMA_SCAN_PERIOD_MAX_MS);
+  if (max_ms < min_ms) {
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "setting 'numa.scan_period_max_ms' (%g) is below 'numa.scan_period_min_ms' (%g)", max_ms, min_ms);
+    return NULL;
+  }
+  NumaBalance *nb = g_new0(NumaBalance, 1);
+  nb->k = k;
+  nb->pol = policy_from_settings(s);
+  nb->active = nb->pol->mark_pmd && settings_int(s, SET_MACHINE_NODES) > 1;
+  nb->next = UINT64_MAX;
+  nb->mms = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  nb->filter = settings_bool(s, SET_NUMA_MIGRATE_FILTER);
+  nb->delay_ms = settings_double(s, SET_NUMA_SCAN_DELAY_MS);
+  nb->min_ms = min_ms;
+  nb->max_ms = max_ms;
+  nb->threshold_slots = settings_double(s, SET_NUMA_PERIOD_THRESHOLD) * NUMA_PERIOD_SLOTS;
+  double bytes = settings_double(s, SET_NUMA_SCAN_SIZE_MB) * 1024.0 * 1024.0;
+  nb->budget_pages = MAX(UINT64_C(1), (uint64_t)(bytes / (double)k->base_bytes));
+  nb->pte_cycles = settings_double(s, SET_NUMA_SCAN_PTE_NS) * k->cycles_per_ns;
+  nb->hint_cycles = kernel_ns_to_cycles(k, settings_double(s, SET_NUMA_HINT_FAULT_NS));
+  nb->migrate_cycles = kernel_ns_to_cycles(k, settings_double(s, SET_NUMA_MIGRATE_PAGE_NS));
+  nb->scan_node = -1;
+  return nb;
+}
+
+void numa_balance_free(NumaBalance *nb)
+{
+  if (!nb)
+    return;
+  g_hash_table_destroy(nb->mms);
+  g_free(nb);
+}
+
+const uint64_t *numa_balance_next_ptr(NumaBalance *nb)
+{
+  static const uint64_t never = UINT64_MAX;
+  return nb ? &nb->next : &never;
+}
+
+static void update_next(NumaBalance *nb)
+{
+  uint64_t next = UINT64_MAX;
+  if (nb->unstarted) {
+    nb->next = 0;
+    return;
+  }
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, nb->mms);
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    next = MIN(next, ((NumaMm *)value)->next_scan);
+  nb->next = next;
+}
+
+void numa_balance_mm_new(NumaBalance *nb, Mm *mm)
+{
+  if (!nb || !nb->active || g_hash_table_contains(nb->mms, mm))
+    return;
+  NumaMm *s = g_new0(NumaMm, 1);
+  s->mm = mm;
+  s->next_scan = UINT64_MAX;
+  s->period_ms = nb->min_ms;
+  g_hash_table_insert(nb->mms, mm, s);
+  nb->unstarted++;
+  nb->next = 0;
+}
+
+static NumaMm *state_of(NumaBalance *nb, const Mm *mm)
+{
+  if (nb->last && nb->last->mm == mm)
+    return nb->last;
+  NumaMm *s = g_hash_table_lookup(nb->mms, mm);
+  if (s)
+    nb->last = s;
+  return s;
+}
+
+/* ---- page-table helpers ------------------------------------------------------ */
+
+/* The table holding the PMD entry of va (*idx its index), or NULL when a
+ * level above has no table there. */
+static PtNode *pmd_table(const PageTable *pt, uint64_t va, unsigned *idx)
+{
+  PtNode *n = pt->root;
+  for (unsigned l = pt->g.levels; l > 2; l--) {
+    unsigned i = pgtable_index(&pt->g, l, va);
+    if (!(n->e[i] & PTE_P) || (n->e[i] & PTE_PS) || !n->child[i])
+      return NULL;
+    n = n->child[i];
+  }
+  *idx = pgtable_index(&pt->g, 2, va);
+  return n;
+}
+
+static inline gboolean is_huge(uint64_t e)
+{
+  return (e & (PTE_P | PTE_PS)) == (PTE_P | PTE_PS);
+}
+
+static inline int last_node(uint64_t e)
+{
+  return (int)((e & NUMA_LAST_MASK) >> NUMA_LAST_SHIFT) - 1;
+}
+
+static inline uint64_t with_last_node(uint64_t e, int node)
+{
+  return (e & ~NUMA_LAST_MASK) | ((uint64_t)(node + 1) << NUMA_LAST_SHIFT);
+}
+
+/* A page the scanner may mark: present, its own (not the zero page), not
+ * marked yet. */
+static inline gboolean markable(uint64_t e)
+{
+  return (e & (PTE_P | PTE_SW_ZERO | PTE_SW_NUMA)) == PTE_P;
+}
+
+gboolean numa_balance_marked(const Mm *mm, uint64_t va)
+{
+  unsigned idx;
+  PtNode *n = pmd_table(&mm->pt, va, &idx);
+  if (!n)
+    return FALSE;
+  uint64_t e = n->e[idx];
+  if (!(e & PTE_P))
+    return FALSE;
+  if (e & PTE_SW_NUMA)
+    return TRUE; /* a huge PMD, or a table marked whole */
+  if ((e & PTE_PS) || !n->child[idx])
+    return FALSE;
+  return (n->child[idx]->e[pgtable_index(&mm->pt.g, 1, va)] & (PTE_P | PTE_SW_NUMA)) == (PTE_P | PTE_SW_NUMA);
+}
+
+/* ---- the schemes ----------------------------------------------------------------- */
+
+/* change_huge_pmd(prot_numa): a huge PMD wholly in the range. */
+static uint64_t mark_huge(NumaBalance *nb, Cpu *cpu, PtNode *n, unsigned idx, uint64_t start, uint64_t end,
+                          uint64_t *entries)
+{
+  Kernel *k = nb->k;
+  uint64_t e = n->e[idx];
+  if (!markable(e) || (start & (k->pmd_bytes - 1)) || end - start != k->pmd_bytes)
+    return 0;
+  n->e[idx] = e | PTE_SW_NUMA;
+  (*entries)++;
+  cpu->ctr.c[CTR_NUMA_PTE_UPDATES] += k->pmd_subpages;
+  cpu->ctr.c[CTR_NUMA_HUGE_PTE_UPDATES]++;
+  return k->pmd_subpages;
+}
+
+/* change_pte_range(prot_numa) over [start, end) of the PTE table t. */
+static uint64_t mark_ptes(NumaBalance *nb, Cpu *cpu, PtNode *t, uint64_t start, uint64_t end, int skip_node,
+                          uint64_t *entries)
+{
+  Kernel *k = nb->k;
+  uint64_t marked = 0;
+  for (uint64_t va = start; va < end; va += k->base_bytes) {
+    unsigned i = pgtable_index(&k->geo, 1, va);
+    uint64_t e = t->e[i];
+    if (!markable(e))
+      continue;
+    if (skip_node >= 0 && physmem_node_of(k->pm, pte_pfn(e)) == skip_node)
+      continue;
+    t->e[i] = e | PTE_SW_NUMA;
+    marked++;
+  }
+  *entries += marked;
+  cpu->ctr.c[CTR_NUMA_PTE_UPDATES] += marked;
+  return marked;
+}
+
+static uint64_t pte_mark_pmd(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
+                             uint64_t *entries)
+{
+  (void)v;
+  unsigned idx;
+  PtNode *n = pmd_table(&mm->pt, start, &idx);
+  if (!n || !(n->e[idx] & PTE_P))
+    return 0;
+  if (n->e[idx] & PTE_PS)
+    return mark_huge(nb, cpu, n, idx, start, end, entries);
+  if (!n->child[idx])
+    return 0;
+  return mark_ptes(nb, cpu, n->child[idx], start, end, nb->scan_node, entries);
+}
+
+/* The 2012 scheme: a table whose pages all sit on one node is marked at
+ * the PMD as well as at each PTE (change_pmd_protnuma after
+ * change_pte_range found all_same_node); other tables PTE by PTE. */
+static uint64_t pmd_mark_pmd(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
+                             uint64_t *entries)
+{
+  (void)v;
+  Kernel *k = nb->k;
+  unsigned idx;
+  PtNode *n = pmd_table(&mm->pt, start, &idx);
+  if (!n || !(n->e[idx] & PTE_P))
+    return 0;
+  uint64_t e = n->e[idx];
+  if (e & PTE_PS)
+    return mark_huge(nb, cpu, n, idx, start, end, entries);
+  if (!n->child[idx] || (e & PTE_SW_NUMA))
+    return 0;
+  PtNode *t = n->child[idx];
+  int node = -1;
+  gboolean same = TRUE, any = FALSE;
+  for (unsigned i = 0; i < k->pmd_subpages && same; i++) {
+    uint64_t pe = t->e[i];
+    if ((pe & (PTE_P | PTE_SW_ZERO)) != PTE_P)
+      continue;
+    int nd = physmem_node_of(k->pm, pte_pfn(pe));
+    same = node < 0 || nd == node;
+    node = nd;
+    any = TRUE;
+  }
+  uint64_t marked = mark_ptes(nb, cpu, t, start, end, -1, entries);
+  /* The table is marked whole even when the range covers part of it (a
+   * VMA smaller than 2M): the fault handles every PTE under it. */
+  if (any && same) {
+    n->e[idx] = e | PTE_SW_NUMA;
+    (*entries)++;
+    cpu->ctr.c[CTR_NUMA_PMD_UPDATES]++;
+    if (!marked)
+      marked = 1; /* its pages were marked already: the PMD mark is the update */
+  }
+  return marked;
+}
+
+const NumaBalancePolicy numa_balance_off = { .name = "off", .mark_pmd = NULL };
+const NumaBalancePolicy numa_balance_pte = { .name = "pte", .mark_pmd = pte_mark_pmd };
+const NumaBalancePolicy numa_balance_pmd = { .name = "pmd", .mark_pmd = pmd_mark_pmd };
+
+/* ---- the scanner ------------------------------------------------------------------ */
+
+/* update_task_scan_period, without the shared/private ratio. */
+static void adapt_period(NumaBalance *nb, NumaMm *s)
+{
+  if (s->local + s->remote == 0 || s->failed) {
+    s->period_ms = MIN(nb->max_ms, s->period_ms * 2);
+  } else {
+    double slot = s->period_ms / NUMA_PERIOD_SLOTS;
+    double lr = (double)((s->local * NUMA_PERIOD_SLOTS) / (s->local + s->remote));
+    double diff;
+    if (lr >= nb->threshold_slots) {
+      double slots = lr - nb->threshold_slots;
+      diff = (slots < 1 ? 1 : slots) * slot;
+    } else {
+      diff = -(nb->threshold_slots - lr) * slot;
+    }
+    s->period_ms = CLAMP(s->period_ms + diff, nb->min_ms, nb->max_ms);
+  }
+  s->local = s->remote = s->failed = 0;
+  s->adapted_seq = s->seq;
+}
+
+/* Threads of mm (mm_users): the scanner skips pages already on the node of
+ * a process that runs alone. */
+static unsigned mm_threads(const Kernel *k, const Mm *mm)
+{
+  if (!k->m)
+    return 1;
+  unsigned n = 0;
+  GHashTableIter it;
+  gpointer value;
+  g_hash_table_iter_init(&it, k->m->threads);
+  while (g_hash_table_iter_next(&it, NULL, &value))
+    n += ((Thread *)value)->mm == mm;
+  return n;
+}
+
+/* The index of the first VMA ending above va. */
+static guint vma_from(const Mm *mm, uint64_t va)
+{
+  guint lo = 0, hi = mm_vma_count(mm);
+  while (lo < hi) {
+    guint mid = (lo + hi) / 2;
+    if (mm_vma(mm, mid)->end <= va)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static void scan(NumaBalance *nb, Cpu *cpu, NumaMm *s)
+{
+  Kernel *k = nb->k;
+  Mm *mm = s->mm;
+  if (s->seq != s->adapted_seq)
+    adapt_period(nb, s);
+  s->next_scan = cpu->clock + ms_to_cycles(k, s->period_ms);
+  nb->scan_node = nb->pol == &numa_balance_pte && mm_threads(k, mm) == 1 ? cpu->node : -1;
+
+  int64_t pages = (int64_t)nb->budget_pages;
+  int64_t virt = pages * NUMA_VIRT_SCAN_FACTOR;
+  uint64_t entries = 0, marked_total = 0, start = s->offset;
+  uint64_t before_stall = cpu->clock;
+  gboolean done = FALSE;
+  guint i;
+  for (i = vma_from(mm, start); i < mm_vma_count(mm) && !done; i++) {
+    const Vma *v = mm_vma(mm, i);
+    if ((v->flags & MAP_F_HUGETLB) || !(v->prot & (PROT_R | PROT_W | PROT_X)))
+      continue; /* is_vm_hugetlb_page, !vma_is_accessible */
+    uint64_t cur = MAX(start, v->start), piece = cur, marked = 0;
+    while (cur < v->end) {
+      uint64_t end = MIN((cur & ~(k->pmd_bytes - 1)) + k->pmd_bytes, v->end);
+      uint64_t n = nb->pol->mark_pmd(nb, cpu, mm, v, cur, end, &entries);
+      int64_t span = (int64_t)((end - cur) >> k->base_shift);
+      if (n)
+        pages -= span;
+      virt -= span;
+      marked += n;
+      cur = end;
+      if (pages <= 0 || virt <= 0) {
+        done = TRUE;
+        break;
+      }
+    }
+    if (marked)
+      machine_flush_range_stride(k->m, cpu, mm, piece, cur, k->base_shift);
+    marked_total += marked;
+    start = cur;
+  }
+  if (done) {
+    s->offset = start; /* the next scan resumes here */
+  } else {
+    s->offset = 0; /* reset_ptenuma_scan */
+    s->seq++;
+  }
+  uint64_t work = (uint64_t)llround((double)entries * nb->pte_cycles);
+  cpu_stall(cpu, work);
+  uint64_t spent = cpu->clock - before_stall;
+  cpu->ctr.c[CTR_NUMA_SCANS]++;
+  cpu->ctr.c[CTR_NUMA_CYCLES] += spent;
+  if (events_enabled(k->ev))
+    events_emit(k->ev, now_ns(k, cpu), cpu->id, mm->pid, cpu->cur ? cpu->cur->tid : 0, "numa_scan",
+                "pages=%" G_GUINT64_FORMAT " entries=%" G_GUINT64_FORMAT " offset=%#" G_GINT64_MODIFIER
+                "x period_ms=%g cycles=%" G_GUINT64_FORMAT,
+                marked_total, entries, s->offset, s->period_ms, spent);
+}
+
+void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t)
+{
+  if (!nb || !nb->active || !t)
+    return;
+  NumaMm *s = state_of(nb, t->mm);
+  if (!s)
+    return;
+  if (!s->started) {
+    s->started = TRUE;
+    s->next_scan = cpu->clock + ms_to_cycles(nb->k, nb->delay_ms);
+    nb->unstarted--;
+    update_next(nb);
+    return;
+  }
+  if (cpu->clock < s->next_scan)
+    return;
+  scan(nb, cpu, s);
+  update_next(nb);
+}
+
+/* ---- the hinting fault -------------------------------------------------------------- */
+
+/* mpol_misplaced's condition for moving a page towards the faulting CPU:
+ * the policy in force (the VMA's, else the process's) carries MPOL_F_MOF,
+ * which only the default local policy has (a user's preferred or bind
+ * needs MPOL_F_NUMA_BALANCING, not modelled). */
+static gboolean policy_migrates(const Mm *mm, const Vma *v)
+{
+  return mempolicy_effective(mm, v, NULL).mode == MPOL_DEFAULT_LOCAL;
+}
+
+/* The two-stage filter on entry *e (its last-node field is updated). */
+static gboolean filter_passes(NumaBalance *nb, uint64_t *e, int node)
+{
+  int last = last_node(*e);
+  *e = with_last_node(*e, node);
+  return !nb->filter || last == node;
+}
+
+/* migrate_misplaced_folio: a page of 2^order frames on `node`; the copy
+ * and fixed cost go to *cycles.  FALSE (counted) when the node has none. */
+static gboolean migrate_alloc(NumaBalance *nb, Cpu *cpu, unsigned order, uint64_t *pfn, uint64_t *cycles)
+{
+  Kernel *k = nb->k;
+  if (!physmem_alloc_on(k->pm, cpu->node, order, MT_MOVABLE, pfn)) {
+    cpu->ctr.c[CTR_PGMIGRATE_FAIL]++;
+    return FALSE;
+  }
+  *cycles += kernel_copy_cycles(k, UINT64_C(4096) << order) + nb->migrate_cycles;
+  return TRUE;
+}
+
+/* A base page mapped by entry *e (restored already): migrate it unless it
+ * belongs to a THP.  Returns TRUE when it moved. */
+static gboolean migrate_base(NumaBalance *nb, Cpu *cpu, uint64_t *e, uint64_t *cycles, NumaMm *s)
+{
+  Kernel *k = nb->k;
+  uint64_t old = pte_pfn(*e), pfn;
+  if (thp_page_of(k, old, NULL))
+    return FALSE;
+  if (!migrate_alloc(nb, cpu, k->base_order, &pfn, cycles)) {
+    if (s)
+      s->failed++;
+    return FALSE;
+  }
+  *e = pte_make(pfn, *e & ~PTE_PFN_MASK);
+  physmem_release(k->pm, old, k->base_order);
+  cpu->ctr.c[CTR_NUMA_PAGES_MIGRATED]++;
+  return TRUE;
+}
+
+static void count_fault(Cpu *cpu, NumaMm *s, gboolean local, uint64_t pages)
+{
+  cpu->ctr.c[CTR_NUMA_HINT_FAULTS]++;
+  if (local)
+    cpu->ctr.c[CTR_NUMA_HINT_FAULTS_LOCAL]++;
+  if (s) {
+    if (local)
+      s->local += pages;
+    else
+      s->remote += pages;
+  }
+}
+
+static void emit_hint(Kernel *k, Cpu *cpu, Mm *mm, const char *what, uint64_t va, int page_node, uint64_t moved,
+                      uint64_t cycles)
+{
+  if (events_enabled(k->ev))
+    events_emit(k->ev, now_ns(k, cpu), cpu->id, mm->pid, cpu->cur ? cpu->cur->tid : 0, "numa_hint_fault",
+                "kind=%s va=%#" G_GINT64_MODIFIER "x page_node=%d cpu_node=%d migrated=%" G_GUINT64_FORMAT
+                " cycles=%" G_GUINT64_FORMAT, what, va, page_node, cpu->node, moved, cycles);
+}
+
+/* do_numa_page */
+static FaultResult pte_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, PtNode *t, uint64_t va,
+                             uint64_t *cycles, NumaMm *s)
+{
+  Kernel *k = nb->k;
+  unsigned i = pgtable_index(&k->geo, 1, va);
+  uint64_t e = t->e[i] & ~PTE_SW_NUMA;
+  int page_node = physmem_node_of(k->pm, pte_pfn(e));
+  gboolean local = page_node == cpu->node;
+  count_fault(cpu, s, local, UINT64_C(1));
+  uint64_t moved = 0;
+  if (policy_migrates(mm, v)) {
+    gboolean pass = filter_passes(nb, &e, cpu->node);
+    if (!local && !pass)
+      cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
+    else if (!local && migrate_base(nb, cpu, &e, cycles, s))
+      moved = 1;
+  }
+  t->e[i] = e;
+  emit_hint(k, cpu, mm, "pte", va, page_node, moved, *cycles);
+  return FAULT_MAPPED;
+}
+
+/* do_huge_pmd_numa_page: the THP moves whole. */
+static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx,
+                              uint64_t va, uint64_t *cycles, NumaMm *s)
+{
+  Kernel *k = nb->k;
+  uint64_t e = n->e[idx] & ~PTE_SW_NUMA;
+  uint64_t old = pte_pfn(e);
+  int page_node = physmem_node_of(k->pm, old);
+  gboolean local = page_node == cpu->node;
+  count_fault(cpu, s, local, k->pmd_subpages);
+  uint64_t moved = 0, pfn;
+  if (policy_migrates(mm, v)) {
+    gboolean pass = filter_passes(nb, &e, cpu->node);
+    if (!local && !pass) {
+      cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
+    } else if (!local && migrate_alloc(nb, cpu, k->pmd_order, &pfn, cycles)) {
+      thp_unmap_pmd(k, old); /* frees the old THP and its registration */
+      thp_page_add(k, pfn);
+      e = pte_make(pfn, e & ~PTE_PFN_MASK);
+      moved = k->pmd_subpages;
+      cpu->ctr.c[CTR_NUMA_PAGES_MIGRATED] += moved;
+    } else if (!local && s) {
+      s->failed++;
+    }
+  }
+  n->e[idx] = e;
+  emit_hint(k, cpu, mm, "thp", va, page_node, moved, *cycles);
+  return FAULT_MAPPED;
+}
+
+/* do_pmd_numa_page of the 2012 scheme: one fault restores every PTE of the
+ * table and handles its pages as one group, the filter applied once (on
+ * the PMD's last-node field).  A table may span VMAs: each page follows
+ * the policy of its own VMA. */
+static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx,
+                                   uint64_t va, uint64_t *cycles, NumaMm *s)
+{
+  Kernel *k = nb->k;
+  uint64_t pmd = n->e[idx] & ~PTE_SW_NUMA;
+  PtNode *t = n->child[idx];
+  uint64_t base = va & ~(k->pmd_bytes - 1);
+  uint64_t restored = 0, pages = 0;
+  int group_node = -1;
+  for (unsigned i = 0; i < k->pmd_subpages; i++) {
+    uint64_t e = t->e[i];
+    if (e & PTE_SW_NUMA) {
+      t->e[i] = e & ~PTE_SW_NUMA;
+      restored++;
+    }
+    if ((e & (PTE_P | PTE_SW_ZERO)) == PTE_P && group_node < 0)
+      group_node = physmem_node_of(k->pm, pte_pfn(e));
+    pages += (e & (PTE_P | PTE_SW_ZERO)) == PTE_P;
+  }
+  *cycles += (uint64_t)llround((double)restored * nb->pte_cycles);
+  count_fault(cpu, s, group_node == cpu->node, MAX(pages, UINT64_C(1)));
+  gboolean pass = filter_passes(nb, &pmd, cpu->node);
+  uint64_t moved = 0;
+  for (unsigned i = 0; i < k->pmd_subpages && group_node != cpu->node; i++) {
+    uint64_t e = t->e[i];
+    uint64_t pva = base + ((uint64_t)i << k->base_shift);
+    if ((e & (PTE_P | PTE_SW_ZERO)) != PTE_P || physmem_node_of(k->pm, pte_pfn(e)) == cpu->node)
+      continue;
+    const Vma *pv = pva >= v->start && pva < v->end ? v : mm_find_vma(mm, pva);
+    if (!pv || !policy_migrates(mm, pv))
+      continue;
+    if (!pass) {
+      cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
+    } else if (migrate_base(nb, cpu, &e, cycles, s)) {
+      t->e[i] = e;
+      moved++;
+    }
+  }
+  n->e[idx] = pmd;
+  emit_hint(k, cpu, mm, "pmd", va, group_node, moved, *cycles);
+  return FAULT_MAPPED;
+}
+
+FaultResult numa_balance_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
+                               uint64_t *cycles)
+{
+  (void)kind;
+  NumaBalance *nb = k->numa_balance;
+  uint64_t before = *cycles;
+  *cycles += nb->hint_cycles;
+  NumaMm *s = state_of(nb, mm);
+  unsigned idx;
+  PtNode *n = pmd_table(&mm->pt, va, &idx);
+  FaultResult r = FAULT_MAPPED;
+  if (n && is_huge(n->e[idx]) && (n->e[idx] & PTE_SW_NUMA))
+    r = huge_fault(nb, cpu, mm, v, n, idx, va, cycles, s);
+  else if (n && (n->e[idx] & PTE_P) && (n->e[idx] & PTE_SW_NUMA) && n->child[idx])
+    r = pmd_group_fault(nb, cpu, mm, v, n, idx, va, cycles, s);
+  else if (n && (n->e[idx] & PTE_P) && n->child[idx] &&
+           (n->child[idx]->e[pgtable_index(&k->geo, 1, va)] & (PTE_P | PTE_SW_NUMA)) == (PTE_P | PTE_SW_NUMA))
+    r = pte_fault(nb, cpu, mm, v, n->child[idx], va, cycles, s);
+  cpu->ctr.c[CTR_NUMA_CYCLES] += *cycles - before;
+  return r;
+}

@@ -1,0 +1,676 @@
+/*
+ * Unit tests of automatic NUMA balancing: the scanner's budget and its
+ * offset, what it skips (zero page, hugetlb VMAs, pages already on the node
+ * of a process that runs alone), the adaptation of the scan period, the
+ * two-stage filter, base page and THP migration, the pmd scheme (a table on
+ * one node marked at the PMD, one fault for the group), the hardware
+ * walkers of both architectures treating marked entries as not present,
+ * and the local / remote accounting of hinting faults.
+ *
+ * The machine has two nodes with one CPU each: CPU 0 on node 0, CPU 1 on
+ * node 1.  Pages are first touched from CPU 0, so they sit on node 0.
+ * Time is driven by hand: a test sets a CPU's clock and calls
+ * numa_balance_tick, as the engine does before a record.
+ */
+#include "config.h"
+#include "fault.h"
+#include "machine_fixture.h"
+#include "numa_balance.h"
+#include "thp.h"
+
+#include <math.h>
+#include <string.h>
+
+#define BASE 0x7f0000000000ULL
+#define PBASE 0x3f0000000000ULL /* below the ppc64 user limit */
+#define MB (UINT64_C(1) << 20)
+#define PMD (2 * MB)
+#define PAGE 4096ULL
+
+#define TWO_NODES "machine.nodes=2", "machine.cpus_per_node=1"
+/* Scaled time: the first scan 1 ms after the start, periods of 1 to 4 ms. */
+#define FAST "numa.scan_delay_ms=1", "numa.scan_period_min_ms=1", "numa.scan_period_max_ms=4"
+
+/* ---- helpers ---------------------------------------------------------------- */
+
+typedef struct {
+  Machine *m;
+  Thread *t;   /* thread 1, CPU 0 (node 0) */
+  Thread *t2;  /* thread 2 of the same process, CPU 1 (node 1), or NULL */
+  uint64_t scan_at; /* when the last scan started (cycles) */
+} Fx;
+
+static void setup(Fx *f, const char *const *sets, gboolean two_threads)
+{
+  f->m = fixture_machine("skylake", sets);
+  f->t = fixture_thread(f->m, 1);
+  f->t2 = two_threads ? machine_thread(f->m, 1, 2, 1) : NULL;
+  if (two_threads)
+    mm_cpumask_set(f->t->mm, 1); /* CPU 1 ran it: shootdowns reach it */
+  ck_assert_int_eq(f->m->cpus[0]->node, 0);
+  ck_assert_int_eq(f->m->cpus[1]->node, 1);
+}
+
+static void sys(Fx *f, TraceRecordType type, uint64_t addr, uint64_t len, uint8_t flags, uint8_t arg, uint64_t arg2)
+{
+  TraceRecord r = { .type = type, .addr = addr, .len = len, .prot = PROT_R | PROT_W, .flags = flags, .arg = arg,
+                    .arg2 = arg2 };
+  kernel_syscall(f->m->k, f->m->cpus[0], f->t->mm, &r);
+}
+
+static FaultResult fault_on(Fx *f, int cpu, uint64_t va, AccessKind kind)
+{
+  uint64_t cycles;
+  return fault_handle(f->m->k, f->m->cpus[cpu], f->t->mm, va, kind, &cycles);
+}
+
+/* Write every page of [start, start + len) from CPU `cpu`. */
+static void populate(Fx *f, int cpu, uint64_t start, uint64_t len)
+{
+  for (uint64_t va = start; va < start + len; va += PAGE)
+    ck_assert_int_eq(fault_on(f, cpu, va, ACC_STORE), FAULT_MAPPED);
+}
+
+static uint64_t ctr(Fx *f, CounterId id)
+{
+  Counters c;
+  machine_counters(f->m, &c);
+  return c.c[id];
+}
+
+static uint64_t ms(Fx *f, double v)
+{
+  return (uint64_t)llround(v * 1e6 * f->m->k->cycles_per_ns);
+}
+
+static const uint64_t *next_scan(Fx *f)
+{
+  return numa_balance_next_ptr(f->m->k->numa_balance);
+}
+
+/* Run the scanner's tick for thread 1 on CPU `cpu` at time `at` (cycles). */
+static void tick_at(Fx *f, int cpu, uint64_t at)
+{
+  Cpu *c = f->m->cpus[cpu];
+  c->clock = MAX(c->clock, at);
+  f->scan_at = c->clock;
+  numa_balance_tick(f->m->k->numa_balance, c, cpu == 0 ? f->t : f->t2);
+}
+
+/* Start the mm's clock at 0 and run its first scan (after the delay). */
+static void first_scan(Fx *f)
+{
+  tick_at(f, 0, 0);
+  ck_assert_uint_eq(*next_scan(f), f->m->cpus[0]->clock + ms(f, 1));
+  tick_at(f, 0, *next_scan(f));
+}
+
+/* Run the next due scan on CPU 0. */
+static void next_scan_now(Fx *f)
+{
+  tick_at(f, 0, *next_scan(f));
+}
+
+static uint64_t pmd_entry(Fx *f, uint64_t va)
+{
+  PtNode *n = f->t->mm->pt.root;
+  for (unsigned l = f->t->mm->pt.g.levels; l > 2; l--)
+    n = n->child[pgtable_index(&f->t->mm->pt.g, l, va)];
+  return n->e[pgtable_index(&f->t->mm->pt.g, 2, va)];
+}
+
+static uint64_t pte_entry(Fx *f, uint64_t va)
+{
+  unsigned level, idx;
+  PtNode *n = pgtable_lookup(&f->t->mm->pt, va, &level, &idx);
+  ck_assert_uint_eq(level, 1);
+  return n->e[idx];
+}
+
+static int node_of_va(Fx *f, uint64_t va)
+{
+  unsigned level, idx;
+  PtNode *n = pgtable_lookup(&f->t->mm->pt, va, &level, &idx);
+  uint64_t pfn = pte_pfn(n->e[idx]) + ((va & (pgtable_entry_span(&f->t->mm->pt.g, level) - 1)) >> 12);
+  return physmem_node_of(f->m->k->pm, pfn);
+}
+
+static unsigned marked_ptes(Fx *f, uint64_t start, uint64_t len)
+{
+  unsigned n = 0;
+  for (uint64_t va = start; va < start + len; va += PAGE)
+    n += (pte_entry(f, va) & PTE_SW_NUMA) != 0;
+  return n;
+}
+
+static XlatStatus xlat(Fx *f, int cpu, uint64_t va, AccessKind kind)
+{
+  Xlat x;
+  memset(&x, 0, sizeof x);
+  Cpu *c = f->m->cpus[cpu];
+  c->cur_asid = f->t->mm->asid;
+  return f->m->arch->translate(c, f->t->mm, va, kind, &x, NULL);
+}
+
+/* ---- the scanner ---------------------------------------------------------------- */
+
+START_TEST(test_off_and_one_node)
+{
+  static const char *const off[] = { TWO_NODES, FAST, "numa.balancing=off", "thp.enabled=never", NULL };
+  static const char *const one[] = { FAST, NULL };
+  Fx f;
+  setup(&f, off, TRUE);
+  ck_assert_uint_eq(*next_scan(&f), UINT64_MAX);
+  sys(&f, REC_MMAP, BASE, PMD, 0, 0, 0);
+  populate(&f, 0, BASE, PMD);
+  tick_at(&f, 0, ms(&f, 100));
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_SCANS), 0);
+  ck_assert_uint_eq(marked_ptes(&f, BASE, PMD), 0);
+  machine_free(f.m);
+
+  Machine *m = fixture_machine("skylake", one);
+  fixture_thread(m, 1);
+  ck_assert_uint_eq(*numa_balance_next_ptr(m->k->numa_balance), UINT64_MAX);
+  machine_free(m);
+}
+END_TEST
+
+START_TEST(test_scan_budget_and_offset)
+{
+  /* 2M a scan (512 pages) over an 8M mapping: four scans cover it, the
+   * fifth finds it all marked and goes back to the start. */
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.scan_size_mb=2", NULL };
+  Fx f;
+  setup(&f, sets, TRUE);
+  sys(&f, REC_MMAP, BASE, 8 * MB, 0, 0, 0);
+  populate(&f, 0, BASE, 8 * MB);
+  tick_at(&f, 0, 0);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_SCANS), 0); /* the delay first */
+  tick_at(&f, 0, ms(&f, 0.5));
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_SCANS), 0);
+  tick_at(&f, 0, ms(&f, 1));
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_SCANS), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PTE_UPDATES), 512);
+  ck_assert_uint_eq(marked_ptes(&f, BASE, PMD), 512);
+  ck_assert_uint_eq(marked_ptes(&f, BASE + PMD, 6 * MB), 0);
+  /* Not due yet: nothing happens. */
+  tick_at(&f, 0, ms(&f, 1.5));
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_SCANS), 1);
+  /* The next scan resumes where this one stopped. */
+  next_scan_now(&f);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PTE_UPDATES), 1024);
+  ck_assert_uint_eq(marked_ptes(&f, BASE + PMD, PMD), 512);
+  ck_assert_uint_eq(marked_ptes(&f, BASE + 2 * PMD, 2 * PMD), 0);
+  next_scan_now(&f);
+  next_scan_now(&f);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PTE_UPDATES), 2048);
+  ck_assert_uint_eq(marked_ptes(&f, BASE, 8 * MB), 2048);
+  /* A page faulted back is marked again when the scan comes round. */
+  ck_assert_int_eq(fault_on(&f, 0, BASE + 5 * PAGE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_uint_eq(marked_ptes(&f, BASE, 8 * MB), 2047);
+  next_scan_now(&f); /* runs off the end: the offset goes back to 0 */
+  next_scan_now(&f);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_SCANS), 6);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PTE_UPDATES), 2049);
+  ck_assert_uint_eq(marked_ptes(&f, BASE, 8 * MB), 2048);
+  ck_assert_uint_gt(ctr(&f, CTR_NUMA_CYCLES), 0);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_scan_skips)
+{
+  /* A process running alone on node 0 does not mark pages on node 0; the
+   * zero page and hugetlb memory are never marked. */
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "hugetlb.nr_hugepages=2", NULL };
+  Fx f;
+  setup(&f, sets, FALSE);
+  sys(&f, REC_MMAP, BASE, PMD, 0, 0, 0);
+  sys(&f, REC_MMAP, BASE + 4 * PMD, 2 * PMD, MAP_F_HUGETLB, 0, 0);
+  populate(&f, 0, BASE, 16 * PAGE);                              /* node 0 */
+  populate(&f, 1, BASE + 16 * PAGE, 16 * PAGE);                 /* node 1 */
+  ck_assert_int_eq(fault_on(&f, 0, BASE + 64 * PAGE, ACC_LOAD), FAULT_MAPPED); /* zero page */
+  ck_assert_int_eq(fault_on(&f, 0, BASE + 4 * PMD, ACC_STORE), FAULT_MAPPED);   /* hugetlb */
+  first_scan(&f);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PTE_UPDATES), 16);
+  ck_assert_uint_eq(marked_ptes(&f, BASE, 16 * PAGE), 0);
+  ck_assert_uint_eq(marked_ptes(&f, BASE + 16 * PAGE, 16 * PAGE), 16);
+  ck_assert_uint_eq(pte_entry(&f, BASE + 64 * PAGE) & PTE_SW_NUMA, 0);
+  ck_assert_uint_eq(pmd_entry(&f, BASE + 4 * PMD) & PTE_SW_NUMA, 0);
+  /* With a second thread (on node 1) every page is a candidate. */
+  machine_thread(f.m, 1, 2, 1);
+  next_scan_now(&f);
+  ck_assert_uint_eq(marked_ptes(&f, BASE, 32 * PAGE), 32);
+  machine_free(f.m);
+}
+END_TEST
+
+/* ---- period adaptation ------------------------------------------------------------- */
+
+/* The period the last scan chose, from the next scan time (one mm). */
+static double period_ms(Fx *f)
+{
+  return (double)(*next_scan(f) - f->scan_at) / (1e6 * f->m->k->cycles_per_ns);
+}
+
+/* Clear the mark of the PTE of va by hand, leaving only its PMD's. */
+static void unmark_pte(Fx *f, uint64_t va)
+{
+  unsigned level, idx;
+  PtNode *n = pgtable_lookup(&f->t->mm->pt, va, &level, &idx);
+  ck_assert_uint_eq(level, 1);
+  n->e[idx] &= ~PTE_SW_NUMA;
+}
+
+/* Fault every page of [BASE, BASE + n pages) from CPU `cpu`. */
+static void hint_all(Fx *f, int cpu, unsigned n)
+{
+  for (unsigned i = 0; i < n; i++)
+    ck_assert_int_eq(fault_on(f, cpu, BASE + i * PAGE, ACC_LOAD), FAULT_MAPPED);
+}
+
+START_TEST(test_period_adapts)
+{
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.migrate_filter=true", NULL };
+  Fx f;
+  setup(&f, sets, TRUE);
+  sys(&f, REC_MMAP, BASE, 20 * PAGE, 0, 0, 0);
+  populate(&f, 0, BASE, 20 * PAGE);
+  /* bind:0 keeps the pages on node 0 whatever the faults say. */
+  sys(&f, REC_MEMPOLICY, BASE, 20 * PAGE, 0, MPOL_BIND, 1);
+  first_scan(&f);
+  ck_assert_double_eq_tol(period_ms(&f), 1.0, 1e-6);
+  /* All local: lr = 10 slots, 3 above the threshold of 7: +30%. */
+  hint_all(&f, 0, 20);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS_LOCAL), 20);
+  next_scan_now(&f);
+  ck_assert_double_eq_tol(period_ms(&f), 1.3, 1e-6);
+  /* 15 local, 5 remote: lr = 7, at the threshold: one slot up (+0.13). */
+  hint_all(&f, 0, 15);
+  for (unsigned i = 15; i < 20; i++)
+    ck_assert_int_eq(fault_on(&f, 1, BASE + i * PAGE, ACC_LOAD), FAULT_MAPPED);
+  next_scan_now(&f);
+  ck_assert_double_eq_tol(period_ms(&f), 1.43, 1e-6);
+  /* All local again, twice: 1.859, then 2.4167. */
+  hint_all(&f, 0, 20);
+  next_scan_now(&f);
+  hint_all(&f, 0, 20);
+  next_scan_now(&f);
+  ck_assert_double_eq_tol(period_ms(&f), 1.43 * 1.3 * 1.3, 1e-6);
+  /* Mostly remote (4 local of 20: lr = 2): down by 5 slots of 0.24167. */
+  hint_all(&f, 0, 4);
+  for (unsigned i = 4; i < 20; i++)
+    ck_assert_int_eq(fault_on(&f, 1, BASE + i * PAGE, ACC_LOAD), FAULT_MAPPED);
+  double before = 1.43 * 1.3 * 1.3;
+  next_scan_now(&f);
+  ck_assert_double_eq_tol(period_ms(&f), before - 5 * before / 10, 1e-6);
+  /* All remote: 7 slots down, clamped to the minimum. */
+  for (unsigned i = 0; i < 20; i++)
+    ck_assert_int_eq(fault_on(&f, 1, BASE + i * PAGE, ACC_LOAD), FAULT_MAPPED);
+  next_scan_now(&f);
+  ck_assert_double_eq_tol(period_ms(&f), 1.0, 1e-6);
+  /* No hinting fault at all: doubled, then clamped to the maximum. */
+  next_scan_now(&f);
+  ck_assert_double_eq_tol(period_ms(&f), 2.0, 1e-6);
+  next_scan_now(&f);
+  ck_assert_double_eq_tol(period_ms(&f), 4.0, 1e-6);
+  next_scan_now(&f);
+  ck_assert_double_eq_tol(period_ms(&f), 4.0, 1e-6);
+  /* Growth is clamped too. */
+  hint_all(&f, 0, 20);
+  next_scan_now(&f);
+  ck_assert_double_eq_tol(period_ms(&f), 4.0, 1e-6);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_max_below_min_refused)
+{
+  static const char *const sets[] = { "numa.scan_period_min_ms=10", "numa.scan_period_max_ms=5", NULL };
+  g_autoptr(Settings) s = settings_new();
+  GError *err = NULL;
+  ck_assert(machine_load_preset(s, "skylake", &err));
+  for (int i = 0; sets[i]; i++)
+    ck_assert(settings_set_pair(s, sets[i], "test", &err));
+  Machine *m = machine_new("skylake", s, NULL, &err);
+  ck_assert_ptr_null(m);
+  ck_assert_ptr_nonnull(err);
+  ck_assert_ptr_nonnull(strstr(err->message, "numa.scan_period_max_ms"));
+  g_error_free(err);
+}
+END_TEST
+
+/* ---- hinting faults, the filter, migration ------------------------------------------- */
+
+START_TEST(test_hint_faults_local_remote)
+{
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", NULL };
+  Fx f;
+  setup(&f, sets, TRUE);
+  sys(&f, REC_MMAP, BASE, 8 * PAGE, 0, 0, 0);
+  populate(&f, 0, BASE, 8 * PAGE);
+  first_scan(&f);
+  uint64_t faults = ctr(&f, CTR_PAGE_FAULTS);
+  ck_assert_int_eq(fault_on(&f, 0, BASE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_int_eq(fault_on(&f, 0, BASE + PAGE, ACC_STORE), FAULT_MAPPED);
+  ck_assert_int_eq(fault_on(&f, 1, BASE + 2 * PAGE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS), 3);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS_LOCAL), 2);
+  ck_assert_uint_eq(ctr(&f, CTR_PAGE_FAULTS), faults + 3); /* hinting faults are page faults */
+  /* Restored: present to the hardware again, flags kept. */
+  uint64_t e = pte_entry(&f, BASE + PAGE);
+  ck_assert_uint_eq(e & PTE_SW_NUMA, 0);
+  ck_assert_uint_ne(e & PTE_RW, 0);
+  ck_assert_int_eq(xlat(&f, 0, BASE + PAGE, ACC_STORE), XLAT_OK);
+  ck_assert_uint_eq(marked_ptes(&f, BASE, 8 * PAGE), 5);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_filter_two_stage)
+{
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", NULL };
+  Fx f;
+  setup(&f, sets, TRUE);
+  sys(&f, REC_MMAP, BASE, 4 * PAGE, 0, 0, 0);
+  populate(&f, 0, BASE, 4 * PAGE);
+  uint64_t free1 = physmem_free_pages(f.m->k->pm, 1);
+  first_scan(&f);
+  /* First remote fault: remembered, not migrated. */
+  ck_assert_int_eq(fault_on(&f, 1, BASE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_int_eq(node_of_va(&f, BASE), 0);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_MIGRATE_FILTERED), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 0);
+  /* Second, from the same node: migrated, flags and data mapping kept. */
+  uint64_t old = pte_entry(&f, BASE);
+  next_scan_now(&f);
+  ck_assert_int_eq(fault_on(&f, 1, BASE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_int_eq(node_of_va(&f, BASE), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 1);
+  uint64_t now = pte_entry(&f, BASE);
+  ck_assert_uint_ne(pte_pfn(now), pte_pfn(old));
+  ck_assert_uint_eq(now & ~(PTE_PFN_MASK | NUMA_LAST_MASK), old & ~(PTE_PFN_MASK | NUMA_LAST_MASK | PTE_SW_NUMA));
+  ck_assert_uint_eq(physmem_free_pages(f.m->k->pm, 1), free1 - 1);
+  ck_assert_int_eq(xlat(&f, 1, BASE, ACC_LOAD), XLAT_OK);
+  /* Alternating nodes never pass: 1, then 0 (local), then 1 again. */
+  ck_assert_int_eq(fault_on(&f, 1, BASE + PAGE, ACC_LOAD), FAULT_MAPPED);
+  next_scan_now(&f);
+  ck_assert_int_eq(fault_on(&f, 0, BASE + PAGE, ACC_LOAD), FAULT_MAPPED);
+  next_scan_now(&f);
+  ck_assert_int_eq(fault_on(&f, 1, BASE + PAGE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_int_eq(node_of_va(&f, BASE + PAGE), 0);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 1);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_filter_off_and_policy)
+{
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.migrate_filter=false", NULL };
+  Fx f;
+  setup(&f, sets, TRUE);
+  sys(&f, REC_MMAP, BASE, 4 * PAGE, 0, 0, 0);
+  populate(&f, 0, BASE, 4 * PAGE);
+  /* bind keeps the second page where it is (no MPOL_F_MORON). */
+  sys(&f, REC_MEMPOLICY, BASE + PAGE, PAGE, 0, MPOL_BIND, 1);
+  first_scan(&f);
+  ck_assert_int_eq(fault_on(&f, 1, BASE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_int_eq(node_of_va(&f, BASE), 1); /* the first fault migrates without the filter */
+  ck_assert_int_eq(fault_on(&f, 1, BASE + PAGE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_int_eq(node_of_va(&f, BASE + PAGE), 0);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS), 2);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_thp_migration)
+{
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=always", NULL };
+  Fx f;
+  setup(&f, sets, TRUE);
+  sys(&f, REC_MMAP, BASE, PMD, 0, 0, 0);
+  ck_assert_int_eq(fault_on(&f, 0, BASE, ACC_STORE), FAULT_MAPPED);
+  uint64_t pmd = pmd_entry(&f, BASE);
+  ck_assert_uint_ne(pmd & PTE_PS, 0);
+  uint64_t free0 = physmem_free_pages(f.m->k->pm, 0), free1 = physmem_free_pages(f.m->k->pm, 1);
+  first_scan(&f);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HUGE_PTE_UPDATES), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PTE_UPDATES), 512);
+  ck_assert_uint_ne(pmd_entry(&f, BASE) & PTE_SW_NUMA, 0);
+  ck_assert_int_eq(xlat(&f, 1, BASE + 5 * PAGE, ACC_LOAD), XLAT_NOT_PRESENT);
+  ck_assert_int_eq(fault_on(&f, 1, BASE + 5 * PAGE, ACC_LOAD), FAULT_MAPPED); /* filtered */
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 0);
+  next_scan_now(&f);
+  ck_assert_int_eq(fault_on(&f, 1, BASE + 7 * PAGE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 512);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS), 2);
+  uint64_t now = pmd_entry(&f, BASE);
+  ck_assert_uint_ne(now & PTE_PS, 0);
+  ck_assert_uint_eq(now & PTE_SW_NUMA, 0);
+  ck_assert_int_eq(physmem_node_of(f.m->k->pm, pte_pfn(now)), 1);
+  ck_assert_uint_eq(physmem_free_pages(f.m->k->pm, 0), free0 + 512);
+  ck_assert_uint_eq(physmem_free_pages(f.m->k->pm, 1), free1 - 512);
+  /* THP bookkeeping follows the page: one THP, the new one; the deposited
+   * table is still there for a split. */
+  ck_assert_uint_eq(thp_page_count(f.m->k), 1);
+  ck_assert(thp_page_of(f.m->k, pte_pfn(now), NULL));
+  ck_assert(!thp_page_of(f.m->k, pte_pfn(pmd), NULL));
+  ck_assert_uint_eq(mm_deposited_count(f.t->mm), 1);
+  ck_assert_int_eq(xlat(&f, 1, BASE + 7 * PAGE, ACC_LOAD), XLAT_OK);
+  /* munmap frees the migrated THP whole. */
+  sys(&f, REC_MUNMAP, BASE, PMD, 0, 0, 0);
+  ck_assert_uint_eq(thp_page_count(f.m->k), 0);
+  ck_assert_uint_eq(physmem_free_pages(f.m->k->pm, 1), free1);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_migrate_fail)
+{
+  /* Node 1 has no free page: the migration fails, counted, the page
+   * stays and the period doubles as for a task whose migrations fail. */
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.migrate_filter=false", NULL };
+  Fx f;
+  setup(&f, sets, TRUE);
+  sys(&f, REC_MMAP, BASE, 4 * PAGE, 0, 0, 0);
+  populate(&f, 0, BASE, 4 * PAGE);
+  GArray *held = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  uint64_t pfn;
+  while (physmem_alloc_on(f.m->k->pm, 1, 0, MT_MOVABLE, &pfn))
+    g_array_append_val(held, pfn);
+  first_scan(&f);
+  ck_assert_int_eq(fault_on(&f, 1, BASE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_int_eq(node_of_va(&f, BASE), 0);
+  ck_assert_uint_eq(ctr(&f, CTR_PGMIGRATE_FAIL), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 0);
+  hint_all(&f, 0, 4);
+  next_scan_now(&f);
+  ck_assert_double_eq_tol(period_ms(&f), 2.0, 1e-6);
+  for (guint i = 0; i < held->len; i++)
+    physmem_release(f.m->k->pm, g_array_index(held, uint64_t, i), 0);
+  g_array_free(held, TRUE);
+  machine_free(f.m);
+}
+END_TEST
+
+/* ---- the pmd scheme ------------------------------------------------------------------ */
+
+START_TEST(test_pmd_scheme)
+{
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.balancing=pmd", NULL };
+  Fx f;
+  setup(&f, sets, TRUE);
+  sys(&f, REC_MMAP, BASE, 2 * PMD, 0, 0, 0);
+  populate(&f, 0, BASE, PMD);                   /* one table on node 0 */
+  populate(&f, 0, BASE + PMD, 8 * PAGE);        /* one on both nodes */
+  populate(&f, 1, BASE + PMD + 8 * PAGE, 8 * PAGE);
+  /* The walk caches hold the table of the first PMD before the scan. */
+  ck_assert_int_eq(xlat(&f, 1, BASE + 3 * PAGE, ACC_LOAD), XLAT_OK);
+  first_scan(&f);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PMD_UPDATES), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PTE_UPDATES), 512 + 16);
+  ck_assert_uint_ne(pmd_entry(&f, BASE) & PTE_SW_NUMA, 0);
+  ck_assert_uint_eq(pmd_entry(&f, BASE + PMD) & PTE_SW_NUMA, 0);
+  ck_assert_uint_eq(marked_ptes(&f, BASE + PMD, 16 * PAGE), 16);
+  /* The marked PMD stops the walk even where the PTE is unmarked. */
+  unmark_pte(&f, BASE + 3 * PAGE);
+  ck_assert_int_eq(xlat(&f, 1, BASE + 3 * PAGE, ACC_LOAD), XLAT_NOT_PRESENT);
+  ck_assert_int_eq(xlat(&f, 1, BASE + 300 * PAGE, ACC_LOAD), XLAT_NOT_PRESENT);
+  /* One fault restores the whole table: one hinting fault, filtered once. */
+  ck_assert_int_eq(fault_on(&f, 1, BASE + 3 * PAGE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS_LOCAL), 0);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_MIGRATE_FILTERED), 512);
+  ck_assert_uint_eq(marked_ptes(&f, BASE, PMD), 0);
+  ck_assert_uint_eq(pmd_entry(&f, BASE) & PTE_SW_NUMA, 0);
+  ck_assert_int_eq(xlat(&f, 1, BASE + 300 * PAGE, ACC_LOAD), XLAT_OK);
+  /* The mixed table takes faults PTE by PTE. */
+  ck_assert_int_eq(fault_on(&f, 1, BASE + PMD, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS), 2);
+  ck_assert_uint_eq(marked_ptes(&f, BASE + PMD, 16 * PAGE), 15);
+  /* Next period, a second fault from node 1: the group moves, each page
+   * counted. */
+  next_scan_now(&f);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PMD_UPDATES), 2);
+  ck_assert_int_eq(fault_on(&f, 1, BASE + 100 * PAGE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS), 3);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 512);
+  for (unsigned i = 0; i < 512; i += 37)
+    ck_assert_int_eq(node_of_va(&f, BASE + i * PAGE), 1);
+  ck_assert_int_eq(xlat(&f, 1, BASE + 511 * PAGE, ACC_LOAD), XLAT_OK);
+  /* Now on node 1, a fault from node 1 on the re-marked table is local. */
+  next_scan_now(&f);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PMD_UPDATES), 3);
+  ck_assert_int_eq(fault_on(&f, 1, BASE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS_LOCAL), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 512);
+  machine_free(f.m);
+}
+END_TEST
+
+/* ---- the hardware ------------------------------------------------------------------- */
+
+START_TEST(test_x86_walk_not_present)
+{
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", NULL };
+  Fx f;
+  setup(&f, sets, TRUE);
+  sys(&f, REC_MMAP, BASE, 4 * PAGE, 0, 0, 0);
+  populate(&f, 0, BASE, 4 * PAGE);
+  /* Cached in the STLB and the walk caches before the scan. */
+  ck_assert_int_eq(xlat(&f, 0, BASE, ACC_LOAD), XLAT_OK);
+  ck_assert_int_eq(xlat(&f, 0, BASE, ACC_LOAD), XLAT_OK);
+  first_scan(&f);
+  /* The entry is present to the kernel, not to the MMU; the scan's flush
+   * dropped the cached translation. */
+  uint64_t e = pte_entry(&f, BASE);
+  ck_assert_uint_eq(e & (PTE_P | PTE_SW_NUMA), PTE_P | PTE_SW_NUMA);
+  ck_assert_int_eq(xlat(&f, 0, BASE, ACC_LOAD), XLAT_NOT_PRESENT);
+  ck_assert_int_eq(xlat(&f, 1, BASE, ACC_STORE), XLAT_NOT_PRESENT);
+  ck_assert_int_eq(fault_on(&f, 0, BASE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_int_eq(xlat(&f, 0, BASE, ACC_LOAD), XLAT_OK);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_ppc64_hash_not_present)
+{
+  static const char *const sets[] = { TWO_NODES, FAST, "mm.base_page_size=4K", "thp.enabled=never", NULL };
+  Fx f;
+  f.m = fixture_machine("power7", sets);
+  f.t = fixture_thread(f.m, 1);
+  f.t2 = machine_thread(f.m, 1, 2, 1);
+  sys(&f, REC_MMAP, PBASE, 4 * PAGE, 0, 0, 0);
+  populate(&f, 0, PBASE, 4 * PAGE);
+  ck_assert_int_eq(xlat(&f, 0, PBASE, ACC_LOAD), XLAT_OK); /* an HPTE is inserted */
+  uint64_t inserts = ctr(&f, CTR_HPTE_INSERTS);
+  ck_assert_int_eq(xlat(&f, 0, PBASE, ACC_LOAD), XLAT_OK);
+  first_scan(&f);
+  /* The scan's flush invalidated the HPTE, and the hash fault reading
+   * Linux's page table finds the entry PROT_NONE. */
+  ck_assert_int_eq(xlat(&f, 0, PBASE, ACC_LOAD), XLAT_NOT_PRESENT);
+  ck_assert_int_eq(fault_on(&f, 1, PBASE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS), 1);
+  ck_assert_int_eq(xlat(&f, 0, PBASE, ACC_LOAD), XLAT_OK);
+  ck_assert_uint_eq(ctr(&f, CTR_HPTE_INSERTS), inserts + 1);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_ppc64_pmd_scheme)
+{
+  static const char *const sets[] = { TWO_NODES, FAST, "mm.base_page_size=4K", "thp.enabled=never",
+                                      "numa.balancing=pmd", NULL };
+  Fx f;
+  f.m = fixture_machine("power7", sets);
+  f.t = fixture_thread(f.m, 1);
+  f.t2 = machine_thread(f.m, 1, 2, 1);
+  sys(&f, REC_MMAP, PBASE, 8 * PAGE, 0, 0, 0);
+  populate(&f, 0, PBASE, 8 * PAGE);
+  ck_assert_int_eq(xlat(&f, 0, PBASE + PAGE, ACC_LOAD), XLAT_OK);
+  first_scan(&f);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PMD_UPDATES), 1);
+  /* The hash fault stops at the marked PMD. */
+  unsigned level, idx;
+  PtNode *n = pgtable_lookup(&f.t->mm->pt, PBASE + PAGE, &level, &idx);
+  n->e[idx] &= ~PTE_SW_NUMA;
+  ck_assert_int_eq(xlat(&f, 0, PBASE + PAGE, ACC_LOAD), XLAT_NOT_PRESENT);
+  ck_assert_int_eq(fault_on(&f, 0, PBASE + PAGE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS_LOCAL), 1);
+  for (unsigned i = 0; i < 8; i++)
+    ck_assert_int_eq(xlat(&f, 0, PBASE + i * PAGE, ACC_LOAD), XLAT_OK);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_ppc64_64k_thp)
+{
+  /* 64K pages and 16M THP: a THP counts its 256 base pages. */
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=always", "numa.migrate_filter=false",
+                                      "machine.mem_per_node=2G", NULL };
+  Fx f;
+  f.m = fixture_machine("power7", sets);
+  f.t = fixture_thread(f.m, 1);
+  f.t2 = machine_thread(f.m, 1, 2, 1);
+  uint64_t huge = f.m->k->pmd_bytes;
+  ck_assert_uint_eq(huge, 16 * MB);
+  sys(&f, REC_MMAP, PBASE, huge, 0, 0, 0);
+  ck_assert_int_eq(fault_on(&f, 0, PBASE, ACC_STORE), FAULT_MAPPED);
+  first_scan(&f);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PTE_UPDATES), 256);
+  ck_assert_int_eq(xlat(&f, 1, PBASE, ACC_LOAD), XLAT_NOT_PRESENT);
+  ck_assert_int_eq(fault_on(&f, 1, PBASE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 256);
+  ck_assert_int_eq(node_of_va(&f, PBASE), 1);
+  ck_assert_int_eq(xlat(&f, 1, PBASE, ACC_LOAD), XLAT_OK);
+  machine_free(f.m);
+}
+END_TEST
+
+static Suite *numa_balance_suite(void)
+{
+  Suite *s = suite_create("numa_balance");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_off_and_one_node);
+  tcase_add_test(tc, test_scan_budget_and_offset);
+  tcase_add_test(tc, test_scan_skips);
+  tcase_add_test(tc, test_period_adapts);
+  tcase_add_test(tc, test_max_below_min_refused);
+  tcase_add_test(tc, test_hint_faults_local_remote);
+  tcase_add_test(tc, test_filter_two_stage);
+  tcase_add_test(tc, test_filter_off_and_policy);
+  tcase_add_test(tc, test_thp_migration);
+  tcase_add_test(tc, test_migrate_fail);
+  tcase_add_test(tc, test_pmd_scheme);
+  tcase_add_test(tc, test_x86_walk_not_present);
+  tcase_add_test(tc, test_ppc64_hash_not_present);
+  tcase_add_test(tc, test_ppc64_pmd_scheme);
+  tcase_add_test(tc, test_ppc64_64k_thp);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TEST_MAIN(numa_balance_suite)
