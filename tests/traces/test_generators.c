@@ -154,6 +154,14 @@ END_TEST
 
 /* ---- the multi-threaded generators -------------------------------------- */
 
+/* An assertion for per-record loops: Check's own mark every passing
+ * assertion, which costs a system call each in fork mode. */
+#define REQUIRE(cond)                                                                                                \
+  do {                                                                                                               \
+    if (!(cond))                                                                                                     \
+      ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #cond);                                                          \
+  } while (0)
+
 /* Every record of a workload, checked against the stream workload.c
  * promises: thread 1, the mmap, then setup, roi begin, measured, roi end;
  * every access inside the mapping, of pid 1, and of a thread started
@@ -173,49 +181,53 @@ static void stream_read(Stream *st, const char *spec, uint32_t want_threads)
   st->all = read_all(src, &err);
   ck_assert_no_error(err);
   GArray *a = st->all;
-  ck_assert_uint_eq(REC(a, 0)->type, REC_THREAD);
-  ck_assert_uint_eq(REC(a, 0)->tid, 1);
-  ck_assert_uint_eq(REC(a, 1)->type, REC_MMAP);
+  REQUIRE(REC(a, 0)->type == REC_THREAD);
+  REQUIRE(REC(a, 0)->tid == 1);
+  REQUIRE(REC(a, 1)->type == REC_MMAP);
   st->mmap_at = 1;
   st->map_len = REC(a, 1)->len;
-  ck_assert_uint_eq(REC(a, 1)->addr, WORKLOAD_BASE_VA);
-  ck_assert_uint_eq(st->map_len % (2u << 20), 0);
+  REQUIRE(REC(a, 1)->addr == WORKLOAD_BASE_VA);
+  REQUIRE(st->map_len % (2u << 20) == 0);
   gboolean *started = g_new0(gboolean, want_threads + 1);
   started[1] = TRUE;
   st->threads = 1;
   st->roi_begin = st->roi_end = 0;
   for (guint i = 2; i < a->len; i++) {
     const TraceRecord *r = REC(a, i);
-    ck_assert_uint_eq(r->pid, 1);
-    ck_assert_uint_ge(r->tid, 1);
-    ck_assert_uint_le(r->tid, want_threads);
+    REQUIRE(r->pid == 1);
+    REQUIRE(r->tid >= 1);
+    REQUIRE(r->tid <= want_threads);
     switch (r->type) {
     case REC_THREAD:
-      ck_assert_msg(!started[r->tid], "%s: thread %u started twice", spec, r->tid);
-      ck_assert_msg(st->roi_begin == 0, "%s: thread %u started in the measured phase", spec, r->tid);
+      if (started[r->tid])
+        ck_abort_msg("%s: thread %u started twice", spec, r->tid);
+      if (st->roi_begin != 0)
+        ck_abort_msg("%s: thread %u started in the measured phase", spec, r->tid);
       started[r->tid] = TRUE;
       st->threads++;
       break;
     case REC_ACCESS:
-      ck_assert_msg(started[r->tid], "%s: record %u of thread %u before its thread record", spec, i, r->tid);
-      ck_assert_uint_ge(r->addr, WORKLOAD_BASE_VA);
-      ck_assert_msg(r->addr + r->size <= WORKLOAD_BASE_VA + st->map_len, "%s: record %u beyond the mapping", spec, i);
+      if (!started[r->tid])
+        ck_abort_msg("%s: record %u of thread %u before its thread record", spec, i, r->tid);
+      REQUIRE(r->addr >= WORKLOAD_BASE_VA);
+      if (!(r->addr + r->size <= WORKLOAD_BASE_VA + st->map_len))
+        ck_abort_msg("%s: record %u beyond the mapping", spec, i);
       break;
     case REC_ROI_BEGIN:
-      ck_assert_uint_eq(st->roi_begin, 0);
+      REQUIRE(st->roi_begin == 0);
       st->roi_begin = i;
       break;
     case REC_ROI_END:
-      ck_assert_uint_eq(i, a->len - 1);
+      REQUIRE(i == a->len - 1);
       st->roi_end = i;
       break;
     default:
       ck_abort_msg("%s: unexpected record type %u", spec, r->type);
     }
   }
-  ck_assert_uint_gt(st->roi_begin, 0);
-  ck_assert_uint_eq(st->roi_end, a->len - 1);
-  ck_assert_uint_eq(st->threads, want_threads);
+  REQUIRE(st->roi_begin > 0);
+  REQUIRE(st->roi_end == a->len - 1);
+  REQUIRE(st->threads == want_threads);
   g_free(started);
 }
 
@@ -229,37 +241,37 @@ START_TEST(threads_work_on_their_own_chunks)
   Stream st;
   stream_read(&st, "threads:threads=5,chunk=768K,align=2M,accesses=100003", 5);
   const uint64_t stride = 2u << 20, chunk = 768u << 10, lines = chunk / 64;
-  ck_assert_uint_eq(st.map_len, 5 * stride);
+  REQUIRE(st.map_len == 5 * stride);
   /* Setup: threads 2..5 start, then each stores to every line of its own
    * chunk, the threads' stores interleaved one by one. */
   for (guint i = 0; i < 4; i++) {
-    ck_assert_uint_eq(REC(st.all, 2 + i)->type, REC_THREAD);
-    ck_assert_uint_eq(REC(st.all, 2 + i)->tid, i + 2);
-    ck_assert_int_eq(REC(st.all, 2 + i)->arg, -1);
+    REQUIRE(REC(st.all, 2 + i)->type == REC_THREAD);
+    REQUIRE(REC(st.all, 2 + i)->tid == i + 2);
+    REQUIRE(REC(st.all, 2 + i)->arg == -1);
   }
   guint setup0 = 6;
-  ck_assert_uint_eq(st.roi_begin - setup0, 5 * lines);
+  REQUIRE(st.roi_begin - setup0 == 5 * lines);
   for (guint i = setup0; i < st.roi_begin; i++) {
     const TraceRecord *r = REC(st.all, i);
     uint64_t k = i - setup0, t = k % 5, line = k / 5;
-    ck_assert_uint_eq(r->kind, ACC_STORE);
-    ck_assert_uint_eq(r->tid, t + 1);
-    ck_assert_uint_eq(r->addr, WORKLOAD_BASE_VA + t * stride + line * 64);
+    REQUIRE(r->kind == ACC_STORE);
+    REQUIRE(r->tid == t + 1);
+    REQUIRE(r->addr == WORKLOAD_BASE_VA + t * stride + line * 64);
   }
   /* Measured: round robin, each in its own chunk, word by word. */
-  ck_assert_uint_eq(N_MEASURED(&st), 100003);
+  REQUIRE(N_MEASURED(&st) == 100003);
   uint64_t per[5] = { 0 };
   for (guint m = 0; m < N_MEASURED(&st); m++) {
     const TraceRecord *r = MEASURED(&st, m);
     uint64_t t = m % 5, j = m / 5;
-    ck_assert_uint_eq(r->tid, t + 1);
-    ck_assert_uint_eq(r->kind, ACC_LOAD);
-    ck_assert_uint_eq(r->addr, WORKLOAD_BASE_VA + t * stride + j % (chunk / 8) * 8);
+    REQUIRE(r->tid == t + 1);
+    REQUIRE(r->kind == ACC_LOAD);
+    REQUIRE(r->addr == WORKLOAD_BASE_VA + t * stride + j % (chunk / 8) * 8);
     per[t]++;
   }
-  ck_assert_uint_eq(per[0], 20001); /* 100003 = 5 x 20000 + 3 */
-  ck_assert_uint_eq(per[2], 20001);
-  ck_assert_uint_eq(per[3], 20000);
+  REQUIRE(per[0] == 20001); /* 100003 = 5 x 20000 + 3 */
+  REQUIRE(per[2] == 20001);
+  REQUIRE(per[3] == 20000);
   g_array_free(st.all, TRUE);
 }
 END_TEST
@@ -281,9 +293,9 @@ START_TEST(threads_chunks_follow_align)
       if (r->type != REC_ACCESS)
         continue;
       uint64_t off = r->addr - WORKLOAD_BASE_VA, t = off / cases[c].stride;
-      ck_assert_uint_eq(t, r->tid - 1);
-      ck_assert_uint_lt(off % cases[c].stride + r->size, 100000 + 1);
-      ck_assert_uint_eq(r->addr % 8, 0);
+      REQUIRE(t == r->tid - 1);
+      REQUIRE(off % cases[c].stride + r->size < 100000 + 1);
+      REQUIRE(r->addr % 8 == 0);
     }
     g_array_free(st.all, TRUE);
   }
@@ -300,20 +312,20 @@ START_TEST(threads_random_visits_every_word_of_a_chunk)
     unsigned stores = 0, in_order = 0;
     for (guint m = (guint)t; m < N_MEASURED(&st); m += 3) {
       const TraceRecord *r = MEASURED(&st, m);
-      ck_assert_uint_eq(r->tid, t + 1);
-      ck_assert_uint_ge(r->addr, WORKLOAD_BASE_VA + t * 4096);
-      ck_assert_uint_lt(r->addr, WORKLOAD_BASE_VA + (t + 1) * 4096);
+      REQUIRE(r->tid == t + 1);
+      REQUIRE(r->addr >= WORKLOAD_BASE_VA + t * 4096);
+      REQUIRE(r->addr < WORKLOAD_BASE_VA + (t + 1) * 4096);
       g_hash_table_add(seen, GSIZE_TO_POINTER(r->addr));
       stores += r->kind == ACC_STORE;
       in_order += r->addr == WORKLOAD_BASE_VA + t * 4096 + (m / 3) * 8;
     }
-    ck_assert_uint_eq(g_hash_table_size(seen), 512);
-    ck_assert_uint_eq(stores, 128); /* rw=0.25 of each thread's own accesses */
-    ck_assert_uint_lt(in_order, 16);
+    REQUIRE(g_hash_table_size(seen) == 512);
+    REQUIRE(stores == 128); /* rw=0.25 of each thread's own accesses */
+    REQUIRE(in_order < 16);
     g_hash_table_destroy(seen);
   }
   /* The threads' orders differ. */
-  ck_assert_uint_ne(MEASURED(&st, 0)->addr - WORKLOAD_BASE_VA, MEASURED(&st, 1)->addr - WORKLOAD_BASE_VA - 4096);
+  REQUIRE((MEASURED(&st, 0)->addr - WORKLOAD_BASE_VA) != (MEASURED(&st, 1)->addr - WORKLOAD_BASE_VA - 4096));
   g_array_free(st.all, TRUE);
 }
 END_TEST
@@ -322,23 +334,23 @@ START_TEST(threads_main_first_touch_and_pinning)
 {
   Stream st;
   stream_read(&st, "threads:threads=4,chunk=100000,align=4K,first_touch=main,pin=1,accesses=400", 4);
-  ck_assert_int_eq(REC(st.all, 0)->arg, 0); /* thread 1 on CPU 0 */
+  REQUIRE(REC(st.all, 0)->arg == 0); /* thread 1 on CPU 0 */
   /* Thread 1 stores to every line of the whole block (padding included),
    * and only then do the others start, each pinned to CPU tid - 1. */
   const uint64_t block = 4 * 102400, lines = block / 64;
   for (guint i = 0; i < lines; i++) {
     const TraceRecord *r = REC(st.all, 2 + i);
-    ck_assert_uint_eq(r->type, REC_ACCESS);
-    ck_assert_uint_eq(r->tid, 1);
-    ck_assert_uint_eq(r->addr, WORKLOAD_BASE_VA + i * 64);
+    REQUIRE(r->type == REC_ACCESS);
+    REQUIRE(r->tid == 1);
+    REQUIRE(r->addr == WORKLOAD_BASE_VA + i * 64);
   }
   for (guint i = 0; i < 3; i++) {
     const TraceRecord *r = REC(st.all, 2 + lines + i);
-    ck_assert_uint_eq(r->type, REC_THREAD);
-    ck_assert_uint_eq(r->tid, i + 2);
-    ck_assert_int_eq(r->arg, (int)i + 1);
+    REQUIRE(r->type == REC_THREAD);
+    REQUIRE(r->tid == i + 2);
+    REQUIRE(r->arg == (int)i + 1);
   }
-  ck_assert_uint_eq(st.roi_begin, 2 + lines + 3);
+  REQUIRE(st.roi_begin == 2 + lines + 3);
   g_array_free(st.all, TRUE);
 }
 END_TEST
@@ -370,37 +382,37 @@ START_TEST(jbb_threads_and_heap)
               4);
   const uint64_t young = 64u << 10, old_va = WORKLOAD_BASE_VA + 4 * young, shared = 128u << 10;
   const uint64_t part = (1048576 - shared) / 4;
-  ck_assert_uint_eq(st.map_len, 2u << 20);
+  REQUIRE(st.map_len == 2u << 20);
   /* Setup: thread 1 loads the whole old heap before the others start. */
   const uint64_t old_lines = 1048576 / 64;
   for (guint i = 0; i < old_lines; i++) {
     const TraceRecord *r = REC(st.all, 2 + i);
-    ck_assert_uint_eq(r->tid, 1);
-    ck_assert_uint_eq(r->kind, ACC_STORE);
-    ck_assert_uint_eq(r->addr, old_va + i * 64);
+    REQUIRE(r->tid == 1);
+    REQUIRE(r->kind == ACC_STORE);
+    REQUIRE(r->addr == old_va + i * 64);
   }
   for (guint i = 0; i < 3; i++)
-    ck_assert_uint_eq(REC(st.all, 2 + old_lines + i)->type, REC_THREAD);
+    REQUIRE(REC(st.all, 2 + old_lines + i)->type == REC_THREAD);
   /* ... then each thread stores to every line of its young region. */
   guint y0 = (guint)(2 + old_lines + 3);
-  ck_assert_uint_eq(st.roi_begin - y0, 4 * young / 64);
+  REQUIRE(st.roi_begin - y0 == 4 * young / 64);
   for (guint i = y0; i < st.roi_begin; i++) {
     const TraceRecord *r = REC(st.all, i);
     uint64_t k = i - y0;
-    ck_assert_uint_eq(r->tid, k % 4 + 1);
-    ck_assert_uint_eq(r->addr, WORKLOAD_BASE_VA + (k % 4) * young + k / 4 * 64);
+    REQUIRE(r->tid == k % 4 + 1);
+    REQUIRE(r->addr == WORKLOAD_BASE_VA + (k % 4) * young + k / 4 * 64);
   }
   /* Measured: round robin; young accesses are the thread's allocation,
    * stores walking its own region; old ones in its part or the shared one. */
-  ck_assert_uint_eq(N_MEASURED(&st), 40000);
+  REQUIRE(N_MEASURED(&st) == 40000);
   uint64_t next[4] = { 0 }, n_old = 0, n_shared = 0, n_old_stores = 0;
   for (guint m = 0; m < N_MEASURED(&st); m++) {
     const TraceRecord *r = MEASURED(&st, m);
     uint64_t t = m % 4;
-    ck_assert_uint_eq(r->tid, t + 1);
+    REQUIRE(r->tid == t + 1);
     if (r->addr < old_va) {
-      ck_assert_uint_eq(r->kind, ACC_STORE);
-      ck_assert_uint_eq(r->addr, WORKLOAD_BASE_VA + t * young + next[t] * 8);
+      REQUIRE(r->kind == ACC_STORE);
+      REQUIRE(r->addr == WORKLOAD_BASE_VA + t * young + next[t] * 8);
       next[t] = (next[t] + 1) % (young / 8);
       continue;
     }
@@ -411,15 +423,16 @@ START_TEST(jbb_threads_and_heap)
       continue;
     }
     uint64_t own = old_va + shared + t * part;
-    ck_assert_msg(r->addr >= own && r->addr + 8 <= own + part, "access %u of thread %u outside its part", m, (unsigned)t + 1);
+    if (!(r->addr >= own && r->addr + 8 <= own + part))
+      ck_abort_msg("access %u of thread %u outside its part", m, (unsigned)t + 1);
   }
-  ck_assert_uint_gt(next[0] + next[1], 0);
-  ck_assert_uint_ge(n_old, 19000); /* half of 40000, within a few sigma */
-  ck_assert_uint_le(n_old, 21000);
-  ck_assert_uint_ge(n_shared, n_old / 4 - 500);
-  ck_assert_uint_le(n_shared, n_old / 4 + 500);
-  ck_assert_uint_ge(n_old_stores, n_old / 2 - 4); /* rw exact per thread */
-  ck_assert_uint_le(n_old_stores, n_old / 2 + 4);
+  REQUIRE(next[0] + next[1] > 0);
+  REQUIRE(n_old >= 19000); /* half of 40000, within a few sigma */
+  REQUIRE(n_old <= 21000);
+  REQUIRE(n_shared >= n_old / 4 - 500);
+  REQUIRE(n_shared <= n_old / 4 + 500);
+  REQUIRE(n_old_stores >= n_old / 2 - 4); /* rw exact per thread */
+  REQUIRE(n_old_stores <= n_old / 2 + 4);
   g_array_free(st.all, TRUE);
 }
 END_TEST
@@ -431,25 +444,25 @@ START_TEST(jbb_loader_choices)
   /* loader=2: thread 2 starts, loads the old heap alone, then thread 3. */
   Stream st;
   stream_read(&st, "jbb:threads=3,young=4K,old=192K,loader=2,accesses=300", 3);
-  ck_assert_uint_eq(REC(st.all, 2)->type, REC_THREAD);
-  ck_assert_uint_eq(REC(st.all, 2)->tid, 2);
+  REQUIRE(REC(st.all, 2)->type == REC_THREAD);
+  REQUIRE(REC(st.all, 2)->tid == 2);
   for (guint i = 0; i < old / 64; i++) {
-    ck_assert_uint_eq(REC(st.all, 3 + i)->tid, 2);
-    ck_assert_uint_eq(REC(st.all, 3 + i)->addr, old_va + i * 64);
+    REQUIRE(REC(st.all, 3 + i)->tid == 2);
+    REQUIRE(REC(st.all, 3 + i)->addr == old_va + i * 64);
   }
-  ck_assert_uint_eq(REC(st.all, 3 + old / 64)->type, REC_THREAD);
-  ck_assert_uint_eq(REC(st.all, 3 + old / 64)->tid, 3);
+  REQUIRE(REC(st.all, 3 + old / 64)->type == REC_THREAD);
+  REQUIRE(REC(st.all, 3 + old / 64)->tid == 3);
   g_array_free(st.all, TRUE);
   /* loader=0: thread 1 touches the shared part alone, then each warehouse
    * its own part, then the young regions. */
   stream_read(&st, "jbb:threads=3,young=4K,old=192K,loader=0,accesses=300", 3);
   guint i = 2;
   for (; i < 2 + shared / 64; i++) {
-    ck_assert_uint_eq(REC(st.all, i)->tid, 1);
-    ck_assert_uint_eq(REC(st.all, i)->addr, old_va + (i - 2) * 64);
+    REQUIRE(REC(st.all, i)->tid == 1);
+    REQUIRE(REC(st.all, i)->addr == old_va + (i - 2) * 64);
   }
-  ck_assert_uint_eq(REC(st.all, i)->type, REC_THREAD);
-  ck_assert_uint_eq(REC(st.all, i + 1)->type, REC_THREAD);
+  REQUIRE(REC(st.all, i)->type == REC_THREAD);
+  REQUIRE(REC(st.all, i + 1)->type == REC_THREAD);
   i += 2;
   uint64_t touched = 0;
   for (; i < st.roi_begin; i++) {
@@ -457,13 +470,13 @@ START_TEST(jbb_loader_choices)
     uint64_t t = r->tid - 1;
     if (r->addr >= old_va) {
       uint64_t own = old_va + shared + t * part;
-      ck_assert(r->addr >= own && r->addr < own + part);
+      REQUIRE(r->addr >= own && r->addr < own + part);
       touched++;
     } else {
-      ck_assert_uint_eq((r->addr - WORKLOAD_BASE_VA) / young, t);
+      REQUIRE((r->addr - WORKLOAD_BASE_VA) / young == t);
     }
   }
-  ck_assert_uint_eq(touched, 3 * ((part - 8) / 64 + 1));
+  REQUIRE(touched == 3 * ((part - 8) / 64 + 1));
   g_array_free(st.all, TRUE);
 }
 END_TEST
@@ -484,7 +497,7 @@ START_TEST(multithreaded_generators_are_deterministic)
     ck_assert_no_error(err);
     assert_same_records(ra, rb);
     /* Another seed: the same records in number, other addresses. */
-    ck_assert_uint_eq(ra->len, rc->len);
+    REQUIRE(ra->len == rc->len);
     ck_assert_msg(memcmp(ra->data, rc->data, ra->len * sizeof(TraceRecord)) != 0, "%s: the seed changes nothing", specs[k]);
     g_array_free(ra, TRUE);
     g_array_free(rb, TRUE);
