@@ -100,6 +100,8 @@ static gpointer jbb_init(WorkloadConfig *cfg, GError **error)
     return workload_reject(cfg, "young", "a multiple of 8 bytes, with threads x young at most 1T", error);
   if (old % WORKLOAD_WORD_BYTES || old > limit - n * young)
     return workload_reject(cfg, "old", "a multiple of 8 bytes, with threads x young + old at most 1T", error);
+  if (n * young + old < WORKLOAD_MIN_SIZE_BYTES)
+    return workload_reject(cfg, "old", "an old heap that makes threads x young + old at least 4K", error);
   if (cfg->own[OWN_LOADER].u > n)
     return workload_reject(cfg, "loader", "a thread from 1 to threads, or 0 for each its own part", error);
   double shared_part = cfg->own[OWN_SHARED_PART].frac;

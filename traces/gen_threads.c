@@ -104,6 +104,8 @@ static gpointer threads_init(WorkloadConfig *cfg, GError **error)
     stride = (chunk + align - 1) / align * align; /* chunk <= 1T, align <= 1G: no overflow */
     if (stride > limit / n)
       return workload_reject(cfg, "chunk", "a chunk whose threads x (chunk rounded up to align) is at most 1T", error);
+    if (n * stride < WORKLOAD_MIN_SIZE_BYTES)
+      return workload_reject(cfg, "chunk", "a chunk whose threads x (chunk rounded up to align) is at least 4K", error);
     if (cfg->size_given && cfg->size_bytes != n * stride)
       return workload_reject(cfg, "size",
                              "threads x chunk rounded up to align, the block's bytes (or leave size out, or give "

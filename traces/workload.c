@@ -51,7 +51,7 @@ static const WorkloadGenerator *const generators[] = {
 
 /* Parameters every generator takes (DESIGN.md, "Command-line contract"). */
 static const WorkloadParam common_params[] = {
-  { "size", WPARAM_SIZE, "64M", NULL, 4096, WORKLOAD_VA_END - WORKLOAD_BASE_VA,
+  { "size", WPARAM_SIZE, "64M", NULL, WORKLOAD_MIN_SIZE_BYTES, WORKLOAD_VA_END - WORKLOAD_BASE_VA,
     "bytes of memory it works on, mapped at 0x7f0000000000 in whole 2M pages" },
   { "accesses", WPARAM_COUNT, "1M", NULL, 0, UINT64_MAX, "memory accesses in the measured phase (the region of interest)" },
   { "seed", WPARAM_COUNT, "1", NULL, 0, UINT64_MAX, "seed of its random choices; `--seed N` replaces it" },

@@ -28,6 +28,8 @@
 /* The mapping is `size` rounded up to whole 2M huge pages, so THP and
  * hugetlbfs can back all of it (x86-64 PMD size). */
 #define WORKLOAD_MAP_ALIGN_BYTES (2ULL << 20)
+/* The smallest size: one 4K page. */
+#define WORKLOAD_MIN_SIZE_BYTES 4096ULL
 /* The mapping ends at or below 128T, the top of the 4-level user address
  * space (Documentation/arch/x86/x86_64/mm.rst), so size is at most 1T. */
 #define WORKLOAD_VA_END 0x800000000000ULL
