@@ -34,6 +34,9 @@ run "ptrchase 1G (dependent), THP"  -m skylake -s thp.enabled=always -w ptrchase
 run "ppc64 hash: random 1G, 64K pages" -m power7 -s thp.enabled=never -w random:size=1G,accesses=5M
 run "ppc64 hash: random 1G, 16M THP"  -m power7 -s thp.enabled=always -w random:size=1G,accesses=5M
 run "stripped: seq, no LLC, no STLB" -m skylake -s thp.enabled=never -s cache.llc_size=0 -s tlb.stlb_entries=0 -w seq:size=64M,accesses=20M
+# 16 threads on 16 CPUs of 4 nodes: the engine choosing among threads.
+run "threads: 16 on 4 nodes x 4 CPUs"  -m skylake -s machine.nodes=4 -s machine.cpus_per_node=4 -s thp.enabled=never \
+  -w threads:threads=16,accesses=8M
 # Trace formats: decoding speed of .mtr (records/s), parsing speed of lackey
 # text (lines/s), and bytes per access of .mtr, of lackey's text and of that
 # text compressed with zstd -3, on a lackey recording of `sort -n` over

@@ -28,6 +28,7 @@ struct Cpu {
   int id, node;
   Machine *m;
   uint64_t clock;           /* cycles */
+  uint64_t idle_cycles;     /* of the clock, time spent idle (waiting for a thread to start) */
   double frac;              /* fractional cycles not yet added to clock */
   double cpi;
   uint64_t insns;           /* instructions issued, for the ROB bound */

@@ -10,11 +10,12 @@
  * two measured points, local and one hop at distance 20.
  *
  * Queues.  Every node has one memory controller of dram.bandwidth_gbps (all
- * its channels as one server) and one interconnect port of numa.link_gbps.
- * A local line loads its node's controller; a remote line loads the home
- * node's controller and two ports, the requester's and the home node's
- * (one hop; a multi-hop fabric is not routed).  A queue serves a line in
- * s = line_bytes / bandwidth (1.07 ns for 64 B at 60 GB/s).
+ * its channels as one server) and an interconnect port of numa.link_gbps in
+ * each direction (QPI, UPI and NUMAlink links are full duplex).  A local
+ * line loads its node's controller; a remote line loads the home node's
+ * controller, the home node's outgoing port and the requester's incoming
+ * port (one hop; a multi-hop fabric is not routed).  A queue serves a line
+ * in s = line_bytes / bandwidth (1.07 ns for 64 B at 60 GB/s).
  *
  * Load is measured per window of dram.window_ns of simulated time: window
  * k = now / window.  A request of window k waits
@@ -46,8 +47,9 @@
  * the order the engine makes, so runs are deterministic.
  *
  * Bulk transfers (the kernel clearing and copying pages, dram_bulk_span)
- * are a flow: their lines spread evenly over the time the transfer takes,
- * loading every window they overlap.  The transfer waits once, like its
+ * are writes from the CPU's node to the page's (a copy's reads are charged
+ * the same way) and flow: their lines spread evenly over the time the
+ * transfer takes, loading every window they overlap.  The transfer waits once, like its
  * first line, for the queue ahead of it, then streams at the kernel's rate
  * (mem.clear_* and mem.copy_*, priced by the caller); its own load slows
  * whoever shares the controller or port with it.
@@ -55,9 +57,9 @@
  * Left out: banks, rows, refresh and read/write turnarounds (the loaded
  * latency of real controllers rises earlier than M/D/1 with one server
  * says, so moderate loads are cheaper here than measured); write-backs of
- * dirty lines; routing across more than one hop and link contention by
- * direction; the cache-coherence traffic of remote lines (snoops, directory
- * lookups); the idle-latency part of a bulk transfer (the kernel's rate
+ * dirty lines; routing across more than one hop; the requests that travel
+ * against the data; the cache-coherence traffic of remote lines (snoops,
+ * directory lookups); the idle-latency part of a bulk transfer (the kernel's rate
  * includes it).  Prefetched lines load the queues but wait for nothing:
  * prefetches are timely in sim/memsys.c.
  */
@@ -90,7 +92,8 @@ typedef struct {
   double wait;       /* what a line of the window waits, cycles */
 } DramWindow;
 
-/* One server: a node's memory controller or interconnect port. */
+/* One server: a node's memory controller or one direction of its
+ * interconnect port. */
 typedef struct {
   DramWindow win[DRAM_WINDOWS];  /* by window number % DRAM_WINDOWS */
   uint64_t newest;               /* highest window opened */
@@ -107,7 +110,7 @@ struct Dram {
   double link_line_cycles;  /* and at a port */
   uint32_t *idle;           /* [node * nodes + home], cycles */
   uint32_t *remote_extra;   /* idle[node][home] - idle[node][node] */
-  DramQueue *mc, *port;     /* per node */
+  DramQueue *mc, *out, *in; /* per node: controller, outgoing and incoming port */
 };
 
 /* Cycles of an idle-latency figure in ns.  The small subtraction keeps a
@@ -159,10 +162,12 @@ Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node,
     for (unsigned h = 0; h < n; h++)
       d->remote_extra[c * n + h] = d->idle[c * n + h] - d->idle[c * n + c];
   d->mc = g_new0(DramQueue, n);   /* 8 KiB each */
-  d->port = g_new0(DramQueue, n);
+  d->out = g_new0(DramQueue, n);
+  d->in = g_new0(DramQueue, n);
   for (unsigned i = 0; i < n; i++) {
     d->mc[i].flows = g_array_new(FALSE, FALSE, sizeof(DramFlow));
-    d->port[i].flows = g_array_new(FALSE, FALSE, sizeof(DramFlow));
+    d->out[i].flows = g_array_new(FALSE, FALSE, sizeof(DramFlow));
+    d->in[i].flows = g_array_new(FALSE, FALSE, sizeof(DramFlow));
   }
   return d;
 }
@@ -173,10 +178,12 @@ void dram_free(Dram *d)
     return;
   for (unsigned i = 0; d->mc && i < d->nodes; i++) {
     g_array_free(d->mc[i].flows, TRUE);
-    g_array_free(d->port[i].flows, TRUE);
+    g_array_free(d->out[i].flows, TRUE);
+    g_array_free(d->in[i].flows, TRUE);
   }
   g_free(d->mc);
-  g_free(d->port);
+  g_free(d->out);
+  g_free(d->in);
   g_free(d->idle);
   g_free(d->remote_extra);
   g_free(d);
@@ -319,8 +326,8 @@ uint32_t dram_access(Dram *d, unsigned node, uint64_t pa, uint64_t now, Counters
   if (G_LIKELY(home == node)) {
     ctr->c[CTR_LOCAL_ACCESSES]++;
   } else {
-    wait += queue_line(d, &d->port[node], b, d->link_line_cycles);
-    wait += queue_line(d, &d->port[home], b, d->link_line_cycles);
+    wait += queue_line(d, &d->out[home], b, d->link_line_cycles);
+    wait += queue_line(d, &d->in[node], b, d->link_line_cycles);
     ctr->c[CTR_REMOTE_ACCESSES]++;
     ctr->c[CTR_REMOTE_CYCLES] += d->remote_extra[idx];
   }
@@ -335,8 +342,8 @@ void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now)
   uint64_t b = now / d->window_cycles;
   queue_line(d, &d->mc[home], b, d->mc_line_cycles);
   if (home != node) {
-    queue_line(d, &d->port[node], b, d->link_line_cycles);
-    queue_line(d, &d->port[home], b, d->link_line_cycles);
+    queue_line(d, &d->out[home], b, d->link_line_cycles);
+    queue_line(d, &d->in[node], b, d->link_line_cycles);
   }
 }
 
@@ -347,8 +354,8 @@ uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, u
   double lines = ceil((double)bytes / d->line_bytes);
   double wait = queue_flow(d, &d->mc[home], now, span_cycles, lines, d->mc_line_cycles);
   if (home != node) {
-    wait += queue_flow(d, &d->port[node], now, span_cycles, lines, d->link_line_cycles);
-    wait += queue_flow(d, &d->port[home], now, span_cycles, lines, d->link_line_cycles);
+    wait += queue_flow(d, &d->out[node], now, span_cycles, lines, d->link_line_cycles);
+    wait += queue_flow(d, &d->in[home], now, span_cycles, lines, d->link_line_cycles);
   }
   uint64_t q = round_cycles(wait);
   if (ctr)

@@ -163,6 +163,12 @@ static void queue_free(gpointer p)
   g_free(q);
 }
 
+static void run_queues(Engine *e, gboolean all);
+
+/* The thread (pid, tid)'s queue, made on its first appearance.  A new thread
+ * starts when the thread of the records before it (its creator, as clone()
+ * or fork()) got there: the creator's queued records run first, and the new
+ * thread's CPU, if its clock is behind, idles until then. */
 static Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
 {
   if (e->last && e->last_pid == pid && e->last_tid == tid && cpu < 0)
@@ -172,6 +178,18 @@ static Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
     return NULL;
   Queue *q = g_hash_table_lookup(e->by_thread, t);
   if (!q) {
+    Queue *creator = e->last;
+    if (creator)
+      run_queues(e, TRUE);
+    if (creator && !e->stopped) {
+      Cpu *c = e->m->cpus[t->cpu];
+      uint64_t now = queue_clock(e, creator);
+      if (c->clock < now) {
+        cpu_drain(c);
+        c->idle_cycles += now - c->clock;
+        c->clock = now;
+      }
+    }
     q = g_new0(Queue, 1);
     q->t = t;
     q->idx = e->queues->len;

@@ -313,7 +313,7 @@ void machine_counters(const Machine *m, Counters *out)
   memset(out, 0, sizeof *out);
   for (unsigned i = 0; i < m->n_cpus; i++) {
     counters_add(out, &m->cpus[i]->ctr);
-    out->c[CTR_CYCLES] += m->cpus[i]->clock;
+    out->c[CTR_CYCLES] += m->cpus[i]->clock - m->cpus[i]->idle_cycles;
   }
 }
 

@@ -85,7 +85,7 @@ uint64_t machine_dram_bulk(Machine *m, Cpu *cpu, uint64_t pfn, uint64_t bytes, u
 /* Page tables of `mm` were freed: drop paging-structure caches. */
 void machine_tables_freed(Machine *m, Mm *mm);
 
-/* Sum of every CPU's counters, cycles = sum of clocks. */
+/* Sum of every CPU's counters, cycles = sum of clocks less idle time. */
 void machine_counters(const Machine *m, Counters *out);
 /* Latest clock of any CPU (elapsed simulated time so far). */
 uint64_t machine_max_clock(const Machine *m);

@@ -6,11 +6,12 @@
  * memory, sets it up (a memset or the building of a chain touches every
  * line), and only then measures.  The stream is therefore, in order:
  *
- *   thread (pid 1, tid 1, cpu -1)
+ *   thread (pid 1, tid 1, cpu -1 unless the generator pins it)
  *   mmap WORKLOAD_BASE_VA, size rounded up to 2M, rw [hugetlb]
  *     (a generator may place and size it otherwise, and flag it stack)
  *   setup: one 8-byte W per setup stride in address order (gap 0)
- *     (or in the order the generator's setup hook gives)
+ *     (or in the order the generator's setup hook gives, which may start
+ *     more threads of the process and give each access its thread)
  *   roi begin
  *   `accesses` measured accesses, from the generator, each after `gap`
  *   roi end
@@ -20,7 +21,12 @@
  * checked once, here, against the tables of workload_impl.h; generators
  * check only combinations (line <= size).
  *
- * Left out: multi-threaded generators and phases after the measured one.
+ * A generator of several threads (threads, jbb) gives every access its
+ * thread id; the engine queues each thread's records apart and runs them in
+ * simulated-time order, so the order they interleave in here does not
+ * decide the simulated one.
+ *
+ * Left out: processes beyond pid 1 and phases after the measured one.
  */
 #include "config.h"
 #include "workload_impl.h"
@@ -39,11 +45,13 @@ static const WorkloadGenerator *const generators[] = {
   &gen_gups,
   &gen_hashjoin,
   &gen_graph,
+  &gen_threads,
+  &gen_jbb,
 };
 
 /* Parameters every generator takes (DESIGN.md, "Command-line contract"). */
 static const WorkloadParam common_params[] = {
-  { "size", WPARAM_SIZE, "64M", NULL, 4096, WORKLOAD_VA_END - WORKLOAD_BASE_VA,
+  { "size", WPARAM_SIZE, "64M", NULL, WORKLOAD_MIN_SIZE_BYTES, WORKLOAD_VA_END - WORKLOAD_BASE_VA,
     "bytes of memory it works on, mapped at 0x7f0000000000 in whole 2M pages" },
   { "accesses", WPARAM_COUNT, "1M", NULL, 0, UINT64_MAX, "memory accesses in the measured phase (the region of interest)" },
   { "seed", WPARAM_COUNT, "1", NULL, 0, UINT64_MAX, "seed of its random choices; `--seed N` replaces it" },
@@ -205,7 +213,7 @@ static gboolean workload_next_batch(TraceSource *src, TraceBatch *batch, GError 
     case PHASE_THREAD:
       r->type = REC_THREAD;
       r->size = 0;
-      r->arg = -1;
+      r->arg = c->main_cpu;
       break;
     case PHASE_MMAP:
       r->type = REC_MMAP;
@@ -389,8 +397,10 @@ TraceSource *workload_open(const char *spec, uint64_t seed, GError **error)
   c->gap = (uint32_t)values[P_GAP].u;
   c->hugetlb = values[P_BACKING].choice == 1;
   c->accesses_given = given[P_ACCESSES];
+  c->size_given = given[P_SIZE];
   for (unsigned k = 0; k < n_own; k++) {
     c->own[k] = values[N_COMMON + k];
+    c->own_given[k] = given[N_COMMON + k];
     c->own_text[k] = w->text[N_COMMON + k];
   }
   c->common_text = (const char *const *)w->text;
@@ -399,6 +409,7 @@ TraceSource *workload_open(const char *spec, uint64_t seed, GError **error)
   c->map_va = WORKLOAD_BASE_VA;
   c->map_len = (c->size_bytes + WORKLOAD_MAP_ALIGN_BYTES - 1) / WORKLOAD_MAP_ALIGN_BYTES * WORKLOAD_MAP_ALIGN_BYTES;
   c->map_flags = c->hugetlb ? MAP_F_HUGETLB : 0;
+  c->main_cpu = -1;
   GError *err = NULL;
   w->state = g->init(c, &err);
   if (err) {
@@ -409,6 +420,18 @@ TraceSource *workload_open(const char *spec, uint64_t seed, GError **error)
     g_free(w->text[P_ACCESSES]);
     w->text[P_ACCESSES] = g_strdup_printf("%" G_GUINT64_FORMAT, c->accesses);
   }
+  if (c->size_bytes != values[P_SIZE].u) {
+    g_free(w->text[P_SIZE]);
+    w->text[P_SIZE] = settings_format_size(c->size_bytes);
+  }
+  for (unsigned k = 0; k < n_own; k++) /* a size or count init derived from others */
+    if ((g->params[k].type == WPARAM_SIZE || g->params[k].type == WPARAM_COUNT) &&
+        c->own[k].u != values[N_COMMON + k].u) {
+      g_free(w->text[N_COMMON + k]);
+      w->text[N_COMMON + k] = g->params[k].type == WPARAM_SIZE ? settings_format_size(c->own[k].u)
+                                                               : g_strdup_printf("%" G_GUINT64_FORMAT, c->own[k].u);
+      c->own_text[k] = w->text[N_COMMON + k];
+    }
 
   GString *d = g_string_new(g->name);
   for (unsigned k = 0; k < N_COMMON + n_own; k++) {

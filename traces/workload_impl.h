@@ -28,6 +28,8 @@
 /* The mapping is `size` rounded up to whole 2M huge pages, so THP and
  * hugetlbfs can back all of it (x86-64 PMD size). */
 #define WORKLOAD_MAP_ALIGN_BYTES (2ULL << 20)
+/* The smallest size: one 4K page. */
+#define WORKLOAD_MIN_SIZE_BYTES 4096ULL
 /* The mapping ends at or below 128T, the top of the 4-level user address
  * space (Documentation/arch/x86/x86_64/mm.rst), so size is at most 1T. */
 #define WORKLOAD_VA_END 0x800000000000ULL
@@ -67,7 +69,9 @@ typedef struct {
   uint32_t gap;        /* instructions before each measured access */
   gboolean hugetlb;    /* backing=hugetlb */
   gboolean accesses_given; /* accesses= was in the spec (not the default) */
+  gboolean size_given;     /* size= was in the spec */
   WorkloadValue own[WORKLOAD_MAX_OWN_PARAMS];          /* in the order of gen->params */
+  gboolean own_given[WORKLOAD_MAX_OWN_PARAMS];         /* which of them the spec gave */
   const char *own_text[WORKLOAD_MAX_OWN_PARAMS];       /* the same, normalised text */
   const char *const *common_text;                      /* the common ones' text, in their table's order */
   /* May be changed by init: the setup phase writes a word at
@@ -80,9 +84,14 @@ typedef struct {
    * the MAP_F_* flags map_flags.  Defaults: WORKLOAD_BASE_VA, size rounded
    * up to WORKLOAD_MAP_ALIGN_BYTES, MAP_F_HUGETLB for backing=hugetlb.  And
    * `accesses`, when the generator decides the measured phase's length
-   * itself (the description then shows the new value). */
+   * itself, `size_bytes`, when the generator's own parameters decide the
+   * memory, and an own size or count that init derives from the others
+   * (the description then shows the new values). */
   uint64_t map_va, map_len;
   uint8_t map_flags;
+  /* May be changed by init: the CPU of the first thread record (pid 1,
+   * tid 1); -1 (the default) lets the scheduler place it. */
+  int32_t main_cpu;
 } WorkloadConfig;
 
 struct WorkloadGenerator {
@@ -93,11 +102,16 @@ struct WorkloadGenerator {
    * (NULL with *error set on a bad combination). */
   gpointer (*init)(WorkloadConfig *cfg, GError **error);
   /* Fill in the next measured access: `r` arrives as an 8-byte load of
-   * pid 1, tid 1 with the gap set; set addr and, if needed, kind. */
+   * pid 1, tid 1 with the gap set; set addr and, if needed, kind (and tid,
+   * for a generator of several threads). */
   void (*access)(gpointer state, TraceRecord *r);
   void (*free)(gpointer state);
   /* Optional: fill in setup write k (< setup_writes): `r` arrives as an
-   * 8-byte store with gap 0; set addr.  NULL: address order from map_va. */
+   * 8-byte store of pid 1, tid 1 with gap 0; set addr (and tid).  A
+   * generator of several threads also starts them here: it turns `r` into
+   * their thread records (type REC_THREAD, size 0, tid, arg = cpu or -1),
+   * each before the thread's first access.  NULL: address order from
+   * map_va. */
   void (*setup)(gpointer state, uint64_t k, TraceRecord *r);
 };
 
@@ -133,5 +147,7 @@ extern const WorkloadGenerator gen_video;
 extern const WorkloadGenerator gen_gups;
 extern const WorkloadGenerator gen_hashjoin;
 extern const WorkloadGenerator gen_graph;
+extern const WorkloadGenerator gen_threads;
+extern const WorkloadGenerator gen_jbb;
 
 #endif

@@ -226,14 +226,15 @@ START_TEST(test_remote_loads_ports)
 {
   Fix f;
   fix_open(&f, two_nodes);
-  /* 5 lines from node 0 to node 1's memory: controller 1 and both ports
-   * at rho 0.5 (5 cycles each) in the next window. */
+  /* 5 lines from node 0 to node 1's memory: controller 1, node 1's
+   * outgoing port and node 0's incoming one at rho 0.5 (5 cycles each) in
+   * the next window. */
   feed(&f, 0, NODE_PA(1, 0), 0, 5);
   ck_assert_uint_eq(f.ctr.c[CTR_REMOTE_ACCESSES], 5);
   ck_assert_uint_eq(probe(&f, 0, NODE_PA(1, 0), 1), 5 + 5 + 5);
   ck_assert_uint_eq(probe(&f, 0, NODE_PA(0, 0), 1), 0); /* node 0's controller is idle */
   ck_assert_uint_eq(probe(&f, 1, NODE_PA(1, 0), 1), 5); /* local to node 1: its controller */
-  ck_assert_uint_eq(probe(&f, 1, NODE_PA(0, 0), 1), 10); /* the two ports */
+  ck_assert_uint_eq(probe(&f, 1, NODE_PA(0, 0), 1), 0); /* the other direction */
   fix_close(&f);
 
   /* A slow link: the same remote traffic waits at the ports, not locally. */
@@ -302,14 +303,15 @@ START_TEST(test_bulk)
   ck_assert_uint_eq(probe(&f, 0, pa, 22), 95);
   fix_close(&f);
 
-  /* A remote bulk loads the home controller and both ports, not the
-   * requester's controller... */
+  /* A remote bulk (a write) loads the home controller, the requester's
+   * outgoing port and the home's incoming one, not the requester's
+   * controller... */
   fix_open(&f, two_nodes);
   dram_bulk_span(f.d, 0, 1, 5 * 64, 0, W, NULL);
   ck_assert_uint_eq(probe(&f, 0, NODE_PA(0, 0), 1), 0);
   ck_assert_uint_eq(probe(&f, 1, NODE_PA(1, 0), 1), 5);
   fix_close(&f);
-  /* ...but a remote line from node 1 to node 0 does, at both ports. */
+  /* ...and a line from node 1 to node 0 crosses the same two ports. */
   fix_open(&f, two_nodes);
   dram_bulk_span(f.d, 1, 0, 5 * 64, 0, W, NULL);
   ck_assert_uint_eq(probe(&f, 0, NODE_PA(1, 0), 1), 5 + 5);

@@ -5,7 +5,9 @@
  */
 #include "config.h"
 #include <glib/gstdio.h>
+#include "engine.h"
 #include "machine_fixture.h"
+#include "text.h"
 
 START_TEST(test_presets_build)
 {
@@ -289,6 +291,31 @@ START_TEST(test_shootdown_targets_and_costs)
 }
 END_TEST
 
+/* A thread that appears after its creator ran for a while starts then: its
+ * CPU idles up to the creator's clock, and idle time is not cycles. */
+START_TEST(test_new_thread_starts_at_creation)
+{
+  static const char *sets[] = { "machine.cpus_per_node=2", "sched.placement=fill", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  const char *text = "thread 1 cpu 0\ncompute 1000000\nthread 2 cpu 1\ncompute 10\n";
+  GError *err = NULL;
+  TraceSource *src = text_source_from_string("t.txt", text, &err);
+  ck_assert_no_error(err);
+  EngineOptions opt = { .whole = TRUE };
+  EngineResult res;
+  ck_assert(engine_run(m, src, &opt, &res, &err));
+  trace_source_free(src);
+  Cpu *c0 = m->cpus[0], *c1 = m->cpus[1];
+  ck_assert_uint_ge(c1->clock, c0->clock);          /* started after 1M instructions of thread 1 */
+  ck_assert_uint_eq(c1->idle_cycles, c0->clock);    /* idled until then */
+  ck_assert_uint_lt(c1->clock - c1->idle_cycles, c0->clock / 100); /* ran 10 instructions */
+  Counters sum;
+  machine_counters(m, &sum);
+  ck_assert_uint_eq(sum.c[CTR_CYCLES], c0->clock + c1->clock - c1->idle_cycles);
+  machine_free(m);
+}
+END_TEST
+
 static Suite *machine_suite(void)
 {
   Suite *s = suite_create("machine");
@@ -302,6 +329,7 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_numa_memory);
   tcase_add_test(tc, test_placement);
   tcase_add_test(tc, test_shootdown_targets_and_costs);
+  tcase_add_test(tc, test_new_thread_starts_at_creation);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -546,7 +546,8 @@ START_TEST(list_names_everything)
   workload_list(out);
   const char *want[] = { "ptrchase", "random", "seq", "stream", "size=64M", "accesses=1M", "seed=1", "gap=0",
                          "backing=anon", "line=64", "order=random", "rw=0", "stride=64", "ntimes=10",
-                         "placement=static", "loop_insns=3", "hugetlb.nr_hugepages" };
+                         "placement=static", "loop_insns=3", "hugetlb.nr_hugepages",
+                         "threads", "first_touch=own", "jbb", "loader=1" };
   for (unsigned k = 0; k < G_N_ELEMENTS(want); k++)
     ck_assert_msg(strstr(out->str, want[k]), "list lacks %s", want[k]);
   g_string_free(out, TRUE);
