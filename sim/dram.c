@@ -49,10 +49,14 @@
  * Bulk transfers (the kernel clearing and copying pages, dram_bulk_span)
  * are writes from the CPU's node to the page's (a copy's reads are charged
  * the same way) and flow: their lines spread evenly over the time the
- * transfer takes, loading every window they overlap.  The transfer waits once, like its
- * first line, for the queue ahead of it, then streams at the kernel's rate
- * (mem.clear_* and mem.copy_*, priced by the caller); its own load slows
- * whoever shares the controller or port with it.
+ * transfer takes at the kernel's rate (mem.clear_* and mem.copy_*, priced
+ * by the caller), loading every window they overlap, so that they slow
+ * whoever shares the controller or port.  The transfer itself waits like
+ * its first line for the queue ahead of it, or, when the transfers booked
+ * over its time (itself included) and that queue need more than the
+ * controller or port serves in that time, for the excess: concurrent
+ * clears of many threads share the bandwidth, served in the order they
+ * started.
  *
  * Left out: banks, rows, refresh and read/write turnarounds (the loaded
  * latency of real controllers rises earlier than M/D/1 with one server
@@ -279,9 +283,13 @@ static inline double queue_line(const Dram *d, DramQueue *q, uint64_t b, double 
   return w->wait;
 }
 
-/* A bulk flow of `lines` through q from `now` over `span` cycles; returns
- * the wait of its first line. */
-static double queue_flow(const Dram *d, DramQueue *q, uint64_t now, uint64_t span, double lines, double line_cycles)
+/* A bulk flow of `lines` through q from `now` over `span` cycles.  Returns
+ * its first line's wait; *excess is what the flows booked over its span
+ * (its own included) and the backlog before it need beyond what the queue
+ * serves in that time: served in the order they were booked, the transfer
+ * ends when all that work is done. */
+static double queue_flow(const Dram *d, DramQueue *q, uint64_t now, uint64_t span, double lines, double line_cycles,
+                         double *excess)
 {
   double win = (double)d->window_cycles;
   DramWindow *first = queue_window(d, q, now / d->window_cycles, line_cycles);
@@ -289,6 +297,7 @@ static double queue_flow(const Dram *d, DramQueue *q, uint64_t now, uint64_t spa
   double work = lines * line_cycles;
   if (span == 0) {
     first->work += work;
+    *excess = 0;
     return wait;
   }
   DramFlow f = { (double)now, (double)now + (double)span, work / (double)span };
@@ -303,6 +312,7 @@ static double queue_flow(const Dram *d, DramQueue *q, uint64_t now, uint64_t spa
       w->work += (b - a) * f.rate;
   }
   g_array_append_val(q->flows, f);
+  *excess = MAX(0.0, first->backlog + flows_work(q, f.start, f.end) - (double)span);
   return wait;
 }
 
@@ -352,12 +362,17 @@ uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, u
 {
   g_return_val_if_fail(node < d->nodes && home < d->nodes, 0);
   double lines = ceil((double)bytes / d->line_bytes);
-  double wait = queue_flow(d, &d->mc[home], now, span_cycles, lines, d->mc_line_cycles);
+  /* The first line waits at every queue of the path; the excess of the
+   * most oversubscribed queue bounds the end of the stream. */
+  double ex, excess;
+  double wait = queue_flow(d, &d->mc[home], now, span_cycles, lines, d->mc_line_cycles, &excess);
   if (home != node) {
-    wait += queue_flow(d, &d->out[node], now, span_cycles, lines, d->link_line_cycles);
-    wait += queue_flow(d, &d->in[home], now, span_cycles, lines, d->link_line_cycles);
+    wait += queue_flow(d, &d->out[node], now, span_cycles, lines, d->link_line_cycles, &ex);
+    excess = MAX(excess, ex);
+    wait += queue_flow(d, &d->in[home], now, span_cycles, lines, d->link_line_cycles, &ex);
+    excess = MAX(excess, ex);
   }
-  uint64_t q = round_cycles(wait);
+  uint64_t q = round_cycles(MAX(wait, excess));
   if (ctr)
     ctr->c[CTR_DRAM_QUEUE_CYCLES] += q;
   return q;

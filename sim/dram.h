@@ -50,7 +50,9 @@ uint64_t dram_bulk(Dram *d, unsigned node, unsigned home, uint64_t bytes, uint64
 /* The same for a transfer that takes `span_cycles` (the kernel's clearing
  * or copying time): its load is spread over that time.  dram_bulk assumes
  * the controller's full bandwidth.  The returned cycles are the wait of
- * the transfer's first line; ctr may be NULL. */
+ * the transfer's first line, or, when the transfers under way need more
+ * than the controller (or a port) serves over the span, the excess (see
+ * dram.c); ctr may be NULL. */
 uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, uint64_t now, uint64_t span_cycles,
                         Counters *ctr);
 /* A line of pa that a prefetcher of a CPU on `node` brings in at `now`: it

@@ -317,6 +317,20 @@ START_TEST(test_bulk)
   ck_assert_uint_eq(probe(&f, 0, NODE_PA(1, 0), 1), 5 + 5);
   fix_close(&f);
 
+  /* Transfers that together need more than the controller serves: 30
+   * lines (300 cycles of service) over 500 cycles each, started together.
+   * The first two fit; each one after waits for the excess, as served in
+   * the order they started. */
+  fix_open(&f, two_nodes);
+  ck_assert_uint_eq(dram_bulk_span(f.d, 0, 0, 30 * 64, 1000, 5 * W, NULL), 0);
+  ck_assert_uint_eq(dram_bulk_span(f.d, 0, 0, 30 * 64, 1000, 5 * W, NULL), 100);
+  ck_assert_uint_eq(dram_bulk_span(f.d, 0, 0, 30 * 64, 1000, 5 * W, NULL), 400);
+  /* A remote one: its path's most loaded queue (here the controller)
+   * sets the excess. */
+  ck_assert_uint_eq(dram_bulk_span(f.d, 1, 0, 30 * 64, 1000, 5 * W, &f.ctr), 700);
+  ck_assert_uint_eq(f.ctr.c[CTR_DRAM_QUEUE_CYCLES], 700);
+  fix_close(&f);
+
   /* A bulk longer than any window list: a 1G clear over 50 ms. */
   fix_open(&f, NULL);
   dram_bulk_span(f.d, 0, 0, UINT64_C(1) << 30, 0, 50000000, NULL);
