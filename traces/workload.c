@@ -58,13 +58,17 @@ static const WorkloadParam common_params[] = {
   { "gap", WPARAM_COUNT, "0", NULL, 0, UINT32_MAX, "non-memory instructions before each measured access" },
   { "backing", WPARAM_CHOICE, "anon", "anon|hugetlb", 0, 0,
     "anon: anonymous memory (THP as thp.enabled says); hugetlb: pages of the hugetlbfs pool (-s hugetlb.nr_hugepages=N)" },
+  { "thp", WPARAM_CHOICE, "default", "default|disable|hugepage|nohugepage", 0, 0,
+    "disable: prctl(PR_SET_THP_DISABLE) before the mapping; hugepage, nohugepage: madvise the mapping; default: neither" },
   { NULL },
 };
-enum { P_SIZE, P_ACCESSES, P_SEED, P_GAP, P_BACKING, N_COMMON };
+enum { P_SIZE, P_ACCESSES, P_SEED, P_GAP, P_BACKING, P_THP, N_COMMON };
+/* Choices of `thp`, in the order of its table row. */
+enum { WTHP_DEFAULT, WTHP_DISABLE, WTHP_HUGEPAGE, WTHP_NOHUGEPAGE };
 
 #define MAX_PARAMS (N_COMMON + WORKLOAD_MAX_OWN_PARAMS)
 
-typedef enum { PHASE_THREAD, PHASE_MMAP, PHASE_SETUP, PHASE_ROI_BEGIN, PHASE_MEASURED, PHASE_ROI_END, PHASE_DONE } Phase;
+typedef enum { PHASE_THREAD, PHASE_PRCTL, PHASE_MMAP, PHASE_ADVISE, PHASE_SETUP, PHASE_ROI_BEGIN, PHASE_MEASURED, PHASE_ROI_END, PHASE_DONE } Phase;
 
 typedef struct {
   TraceSource base;
@@ -73,6 +77,7 @@ typedef struct {
   gpointer state;         /* the generator's */
   Phase phase;
   uint64_t i;             /* records done in the current phase */
+  unsigned thp;           /* WTHP_*: the `thp` parameter */
 } WorkloadSource;
 
 /* ---- parameter values --------------------------------------------------- */
@@ -214,6 +219,27 @@ static gboolean workload_next_batch(TraceSource *src, TraceBatch *batch, GError 
       r->type = REC_THREAD;
       r->size = 0;
       r->arg = c->main_cpu;
+      break;
+    case PHASE_PRCTL:
+      if (w->thp != WTHP_DISABLE) {
+        w->phase++;
+        continue;
+      }
+      r->type = REC_PRCTL;
+      r->size = 0;
+      r->arg = PRCTL_THP_DISABLE;
+      r->arg2 = 1;
+      break;
+    case PHASE_ADVISE:
+      if (w->thp != WTHP_HUGEPAGE && w->thp != WTHP_NOHUGEPAGE) {
+        w->phase++;
+        continue;
+      }
+      r->type = REC_MADVISE;
+      r->size = 0;
+      r->addr = c->map_va;
+      r->len = c->map_len;
+      r->arg = w->thp == WTHP_HUGEPAGE ? ADV_HUGEPAGE : ADV_NOHUGEPAGE;
       break;
     case PHASE_MMAP:
       r->type = REC_MMAP;
@@ -396,6 +422,7 @@ TraceSource *workload_open(const char *spec, uint64_t seed, GError **error)
   c->seed = values[P_SEED].u;
   c->gap = (uint32_t)values[P_GAP].u;
   c->hugetlb = values[P_BACKING].choice == 1;
+  w->thp = values[P_THP].choice;
   c->accesses_given = given[P_ACCESSES];
   c->size_given = given[P_SIZE];
   for (unsigned k = 0; k < n_own; k++) {
@@ -436,6 +463,8 @@ TraceSource *workload_open(const char *spec, uint64_t seed, GError **error)
   GString *d = g_string_new(g->name);
   for (unsigned k = 0; k < N_COMMON + n_own; k++) {
     const char *key = k < N_COMMON ? common_params[k].key : g->params[k - N_COMMON].key;
+    if (k == P_THP && w->thp == WTHP_DEFAULT)
+      continue; /* shown only when given: descriptions stay as they were */
     g_string_append_printf(d, "%c%s=%s", k ? ',' : ':', key, w->text[k]);
   }
   w->base.description = g_string_free(d, FALSE);

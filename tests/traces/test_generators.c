@@ -38,6 +38,50 @@ static GArray *measured(const char *spec, uint64_t *map_len)
   return m;
 }
 
+/* thp=disable puts the prctl before the mapping, thp=hugepage/nohugepage a
+ * madvise of the whole mapping after it; the default emits neither and the
+ * description does not mention it. */
+START_TEST(thp_parameter_emits_prctl_or_madvise)
+{
+  static const struct { const char *spec; int type; int arg; } cases[] = {
+    { "seq:size=4M,accesses=10,thp=disable", REC_PRCTL, PRCTL_THP_DISABLE },
+    { "threads:threads=2,size=4M,accesses=10,thp=hugepage", REC_MADVISE, ADV_HUGEPAGE },
+    { "seq:size=4M,accesses=10,thp=nohugepage", REC_MADVISE, ADV_NOHUGEPAGE },
+    { "seq:size=4M,accesses=10", -1, 0 },
+  };
+  for (unsigned c = 0; c < G_N_ELEMENTS(cases); c++) {
+    GError *err = NULL;
+    g_autoptr(TraceSource) src = workload_open(cases[c].spec, 0, &err);
+    ck_assert_no_error(err);
+    ck_assert_msg((strstr(src->description, "thp=") != NULL) == (cases[c].type >= 0), "%s", src->description);
+    GArray *all = read_all(src, &err);
+    ck_assert_no_error(err);
+    int mmap_at = -1, found_at = -1;
+    for (guint i = 0; i < all->len; i++) {
+      const TraceRecord *r = REC(all, i);
+      if (r->type == REC_MMAP)
+        mmap_at = (int)i;
+      if (r->type == REC_PRCTL || r->type == REC_MADVISE) {
+        ck_assert_int_eq(r->type, cases[c].type);
+        ck_assert_int_eq(r->arg, cases[c].arg);
+        if (r->type == REC_PRCTL)
+          ck_assert_uint_eq(r->arg2, 1);
+        else
+          ck_assert_uint_eq(r->len, 4 * 1024 * 1024);
+        found_at = (int)i;
+      }
+    }
+    if (cases[c].type == REC_PRCTL)
+      ck_assert_int_lt(found_at, mmap_at);
+    else if (cases[c].type == REC_MADVISE)
+      ck_assert_int_eq(found_at, mmap_at + 1);
+    else
+      ck_assert_int_eq(found_at, -1);
+    g_array_free(all, TRUE);
+  }
+}
+END_TEST
+
 START_TEST(gups_updates_are_load_store_pairs_of_the_hpcc_stream)
 {
   uint64_t len;
@@ -549,6 +593,7 @@ static Suite *generators_suite(void)
 {
   Suite *s = suite_create("generators");
   TCase *tc = tcase_create("generators");
+  tcase_add_test(tc, thp_parameter_emits_prctl_or_madvise);
   tcase_add_test(tc, gups_updates_are_load_store_pairs_of_the_hpcc_stream);
   tcase_add_test(tc, graph_visits_every_vertex_once_per_search);
   tcase_add_test(tc, hashjoin_builds_then_probes);
