@@ -503,7 +503,7 @@ typedef struct {
 static const BadSpec bad_specs[] = {
   { "pointerchase:size=1M", { "unknown workload 'pointerchase'", "ptrchase, random, seq" } },
   { "", { "unknown workload ''", "ptrchase" } },
-  { "ptrchase:sise=1M", { "unknown parameter 'sise'", "size, accesses, seed, gap, backing, line, order" } },
+  { "ptrchase:sise=1M", { "unknown parameter 'sise'", "size, accesses, seed, gap, backing, thp, line, order" } },
   { "random:line=64", { "workload random", "unknown parameter 'line'", "rw" } },
   { "ptrchase:size=lots", { "'lots' for size", "K/M/G", "4K to 1T" } },
   { "ptrchase:size=0", { "'0' for size", "4K to 1T" } },
