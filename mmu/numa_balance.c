@@ -502,16 +502,23 @@ static gboolean filter_passes(NumaBalance *nb, uint64_t *e, int node)
   return !nb->filter || last == node;
 }
 
-/* migrate_misplaced_folio: a page of 2^order frames on `node`; the copy
- * and fixed cost go to *cycles.  FALSE (counted) when the node has none. */
-static gboolean migrate_alloc(NumaBalance *nb, Cpu *cpu, unsigned order, uint64_t *pfn, uint64_t *cycles)
+/* migrate_misplaced_folio: a page of 2^order frames from `old` to the
+ * faulting CPU's node; the copy (which reads the old node's DRAM and writes
+ * the new one's, waiting where they are loaded) and the fixed cost go to
+ * *cycles.  FALSE (counted) when the node has none. */
+static gboolean migrate_alloc(NumaBalance *nb, Cpu *cpu, unsigned order, uint64_t old, uint64_t *pfn,
+                              uint64_t *cycles)
 {
   Kernel *k = nb->k;
   if (!physmem_alloc_on(k->pm, cpu->node, order, MT_MOVABLE, pfn)) {
     cpu->ctr.c[CTR_PGMIGRATE_FAIL]++;
     return FALSE;
   }
-  *cycles += kernel_copy_cycles(k, UINT64_C(4096) << order) + nb->migrate_cycles;
+  uint64_t bytes = UINT64_C(4096) << order;
+  uint64_t copy = kernel_copy_cycles(k, bytes);
+  copy += machine_dram_bulk(k->m, cpu, old, bytes, copy);
+  copy += machine_dram_bulk(k->m, cpu, *pfn, bytes, copy);
+  *cycles += copy + nb->migrate_cycles;
   return TRUE;
 }
 
@@ -523,7 +530,7 @@ static gboolean migrate_base(NumaBalance *nb, Cpu *cpu, uint64_t *e, uint64_t *c
   uint64_t old = pte_pfn(*e), pfn;
   if (thp_page_of(k, old, NULL))
     return FALSE;
-  if (!migrate_alloc(nb, cpu, k->base_order, &pfn, cycles)) {
+  if (!migrate_alloc(nb, cpu, k->base_order, old, &pfn, cycles)) {
     if (s)
       s->failed++;
     return FALSE;
@@ -594,7 +601,7 @@ static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, P
     gboolean pass = filter_passes(nb, &e, cpu->node);
     if (!local && !pass) {
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
-    } else if (!local && migrate_alloc(nb, cpu, k->pmd_order, &pfn, cycles)) {
+    } else if (!local && migrate_alloc(nb, cpu, k->pmd_order, old, &pfn, cycles)) {
       thp_unmap_pmd(k, old); /* frees the old THP and its registration */
       thp_page_add(k, pfn);
       e = pte_make(pfn, e & ~PTE_PFN_MASK);
