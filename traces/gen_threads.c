@@ -6,8 +6,10 @@
  * -b 256g on an SGI UV: 512 threads, each on its part of one 256 GB buffer,
  * twice as slow with THP as without): the process allocates one block, and
  * thread T (tids 1..threads; tid 1 is the main thread, which works too)
- * works on chunk T-1 of it.  Chunk i starts at i x stride, stride being
- * `chunk` rounded up to `align`; the block is threads x stride bytes, one
+ * works on chunk T-1 of it (with chunks=C, on chunks T-1, T-1+threads, ...,
+ * C of them dealt round robin as OpenMP's schedule(static, chunk) deals
+ * them).  Chunk i starts at i x stride, stride being `chunk` rounded up to
+ * `align`; the block is threads x C x stride bytes, one
  * mmap at 0x7f0000000000 (2M-aligned, so it is `align`-aligned for any
  * align up to 1G).  With the default chunk (768K) chunks do not start on 2M
  * boundaries, so a huge page holds parts of three threads' chunks and is
@@ -47,7 +49,7 @@
  * the engine scans its threads once per record it runs. */
 #define THREADS_MAX 4096
 
-enum { OWN_THREADS, OWN_CHUNK, OWN_ALIGN, OWN_FIRST_TOUCH, OWN_PATTERN, OWN_RW, OWN_PIN };
+enum { OWN_THREADS, OWN_CHUNK, OWN_ALIGN, OWN_FIRST_TOUCH, OWN_PATTERN, OWN_RW, OWN_PIN, OWN_CHUNKS };
 enum { TOUCH_OWN, TOUCH_MAIN };
 enum { PATTERN_SEQ, PATTERN_RANDOM };
 
@@ -63,6 +65,8 @@ static const WorkloadParam threads_params[] = {
     "seq: each thread walks its chunk word by word; random: in a keyed random order" },
   { "rw", WPARAM_FRACTION, "0", NULL, 0, 0, "fraction of the accesses that are stores, 0 to 1" },
   { "pin", WPARAM_COUNT, "0", NULL, 0, 1, "1: pin thread T to CPU T-1; 0: the scheduler places the threads" },
+  { "chunks", WPARAM_COUNT, "1", NULL, 1, 1u << 20,
+    "chunks per thread, dealt round robin (block-cyclic, as OpenMP schedule(static, chunk)): thread T owns chunks T-1, T-1+threads, ..." },
   { NULL },
 };
 
@@ -71,7 +75,9 @@ typedef struct {
   uint64_t chunk;    /* bytes of a chunk */
   uint64_t stride;   /* bytes from one chunk's start to the next */
   uint64_t words;    /* 8-byte words of a chunk */
-  uint64_t lines;    /* setup stores per chunk (own) or per block (main) */
+  uint64_t chunks;   /* chunks per thread */
+  uint64_t chunk_lines; /* setup stores per chunk */
+  uint64_t lines;    /* setup stores per thread (own) or per block (main) */
   gboolean main_touch, random, pin;
   uint64_t k;        /* measured accesses made */
   Perm *perm;        /* per thread, pattern=random */
@@ -86,6 +92,7 @@ static uint64_t lines_of(uint64_t bytes)
 static gpointer threads_init(WorkloadConfig *cfg, GError **error)
 {
   uint64_t n = cfg->own[OWN_THREADS].u;
+  uint64_t chunks = cfg->own[OWN_CHUNKS].u;
   uint64_t chunk = cfg->own[OWN_CHUNK].u;
   uint64_t align = cfg->own[OWN_ALIGN].u;
   uint64_t limit = WORKLOAD_VA_END - WORKLOAD_BASE_VA;
@@ -96,20 +103,22 @@ static gpointer threads_init(WorkloadConfig *cfg, GError **error)
   uint64_t stride;
   if (cfg->size_given && !cfg->own_given[OWN_CHUNK]) {
     /* The size is the block: split it, each chunk a whole number of aligns. */
-    stride = cfg->size_bytes / n / align * align;
+    stride = cfg->size_bytes / (n * chunks) / align * align;
     if (stride < WORKLOAD_WORD_BYTES)
       return workload_reject(cfg, "size", "at least threads x align bytes, so that every thread has a chunk", error);
     chunk = stride;
   } else {
     stride = (chunk + align - 1) / align * align; /* chunk <= 1T, align <= 1G: no overflow */
-    if (stride > limit / n)
-      return workload_reject(cfg, "chunk", "a chunk whose threads x (chunk rounded up to align) is at most 1T", error);
-    if (n * stride < WORKLOAD_MIN_SIZE_BYTES)
-      return workload_reject(cfg, "chunk", "a chunk whose threads x (chunk rounded up to align) is at least 4K", error);
-    if (cfg->size_given && cfg->size_bytes != n * stride)
+    if (stride > limit / n / chunks)
+      return workload_reject(cfg, "chunk", "a chunk whose threads x chunks x (chunk rounded up to align) is at most 1T",
+                             error);
+    if (n * chunks * stride < WORKLOAD_MIN_SIZE_BYTES)
+      return workload_reject(cfg, "chunk", "a chunk whose threads x chunks x (chunk rounded up to align) is at least 4K",
+                             error);
+    if (cfg->size_given && cfg->size_bytes != n * chunks * stride)
       return workload_reject(cfg, "size",
-                             "threads x chunk rounded up to align, the block's bytes (or leave size out, or give "
-                             "it without chunk to split it)",
+                             "threads x chunks x chunk rounded up to align, the block's bytes (or leave size out, or "
+                             "give it without chunk to split it)",
                              error);
   }
   ThreadsGen *g = g_new0(ThreadsGen, 1);
@@ -117,6 +126,7 @@ static gpointer threads_init(WorkloadConfig *cfg, GError **error)
   g->chunk = chunk;
   g->stride = stride;
   g->words = chunk / WORKLOAD_WORD_BYTES;
+  g->chunks = chunks;
   g->main_touch = cfg->own[OWN_FIRST_TOUCH].choice == TOUCH_MAIN;
   g->random = cfg->own[OWN_PATTERN].choice == PATTERN_RANDOM;
   g->pin = cfg->own[OWN_PIN].u == 1;
@@ -127,12 +137,13 @@ static gpointer threads_init(WorkloadConfig *cfg, GError **error)
     g->perm = g_new(Perm, n);
     uint64_t s = cfg->seed;
     for (uint64_t t = 0; t < n; t++)
-      perm_init(&g->perm[t], g->words, perm_splitmix64(&s));
+      perm_init(&g->perm[t], g->words * chunks, perm_splitmix64(&s));
   }
   cfg->own[OWN_CHUNK].u = chunk;
-  cfg->size_bytes = n * stride;
+  cfg->size_bytes = n * chunks * stride;
   cfg->map_len = (cfg->size_bytes + WORKLOAD_MAP_ALIGN_BYTES - 1) / WORKLOAD_MAP_ALIGN_BYTES * WORKLOAD_MAP_ALIGN_BYTES;
-  g->lines = lines_of(g->main_touch ? cfg->size_bytes : chunk);
+  g->chunk_lines = lines_of(chunk);
+  g->lines = g->main_touch ? lines_of(cfg->size_bytes) : chunks * g->chunk_lines;
   cfg->setup_writes = (n - 1) + (g->main_touch ? g->lines : n * g->lines);
   cfg->main_cpu = g->pin ? 0 : -1;
   return g;
@@ -159,8 +170,9 @@ static void threads_setup(gpointer state, uint64_t k, TraceRecord *r)
     return;
   }
   uint64_t i = k - starts, t = i % g->n, line = i / g->n;
+  uint64_t c = line / g->chunk_lines, l = line % g->chunk_lines;
   r->tid = (uint32_t)t + 1;
-  r->addr = WORKLOAD_BASE_VA + t * g->stride + line * WORKLOAD_SETUP_STRIDE_BYTES;
+  r->addr = WORKLOAD_BASE_VA + (c * g->n + t) * g->stride + l * WORKLOAD_SETUP_STRIDE_BYTES;
 }
 
 static void threads_access(gpointer state, TraceRecord *r)
@@ -168,12 +180,13 @@ static void threads_access(gpointer state, TraceRecord *r)
   ThreadsGen *g = state;
   uint64_t t = g->k % g->n, j = g->k / g->n;
   g->k++;
-  uint64_t word = j % g->words;
+  uint64_t word = j % (g->words * g->chunks);
   if (g->random)
     word = perm_apply(&g->perm[t], word);
+  uint64_t c = word / g->words, w = word % g->words;
   r->tid = (uint32_t)t + 1;
   r->kind = workload_mix_next(&g->mix[t]);
-  r->addr = WORKLOAD_BASE_VA + t * g->stride + word * WORKLOAD_WORD_BYTES;
+  r->addr = WORKLOAD_BASE_VA + (c * g->n + t) * g->stride + w * WORKLOAD_WORD_BYTES;
 }
 
 static void threads_free(gpointer state)

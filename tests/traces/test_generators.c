@@ -279,6 +279,32 @@ static void stream_read(Stream *st, const char *spec, uint32_t want_threads)
 #define MEASURED(st, m) REC((st)->all, (st)->roi_begin + 1 + (m))
 #define N_MEASURED(st) ((st)->roi_end - (st)->roi_begin - 1)
 
+/* chunks=2: thread t owns blocks t and t + threads, first-touches both
+ * (line by line, in turn with the other threads) and walks both in order. */
+START_TEST(threads_deal_chunks_round_robin)
+{
+  Stream st;
+  stream_read(&st, "threads:threads=3,chunk=4K,chunks=2,accesses=3000", 3);
+  const uint64_t chunk = 4096, lines = chunk / 64;
+  REQUIRE(st.map_len == 2u << 20); /* 24K rounded up to the 2M of a mapping */
+  guint setup0 = 4; /* thread 1, mmap, threads 2 and 3 */
+  REQUIRE(st.roi_begin - setup0 == 3 * 2 * lines);
+  for (guint i = setup0; i < st.roi_begin; i++) {
+    const TraceRecord *r = REC(st.all, i);
+    uint64_t k = i - setup0, t = k % 3, line = k / 3, c = line / lines;
+    REQUIRE(r->tid == t + 1);
+    REQUIRE(r->addr == WORKLOAD_BASE_VA + (c * 3 + t) * chunk + line % lines * 64);
+  }
+  for (guint m = 0; m < N_MEASURED(&st); m++) {
+    const TraceRecord *r = MEASURED(&st, m);
+    uint64_t t = m % 3, w = m / 3 % (2 * chunk / 8), c = w / (chunk / 8);
+    REQUIRE(r->tid == t + 1);
+    REQUIRE(r->addr == WORKLOAD_BASE_VA + (c * 3 + t) * chunk + w % (chunk / 8) * 8);
+  }
+  g_array_free(st.all, TRUE);
+}
+END_TEST
+
 START_TEST(threads_work_on_their_own_chunks)
 {
   /* 768K chunks aligned to 2M: thread t's chunk at t x 2M. */
@@ -599,6 +625,7 @@ static Suite *generators_suite(void)
   tcase_add_test(tc, hashjoin_builds_then_probes);
   tcase_add_test(tc, video_searches_near_each_macroblock);
   tcase_add_test(tc, threads_work_on_their_own_chunks);
+  tcase_add_test(tc, threads_deal_chunks_round_robin);
   tcase_add_test(tc, threads_chunks_follow_align);
   tcase_add_test(tc, threads_random_visits_every_word_of_a_chunk);
   tcase_add_test(tc, threads_main_first_touch_and_pinning);
