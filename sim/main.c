@@ -150,8 +150,10 @@ static int cmd_run(int argc, char **argv)
     rc = fail(err);
     goto out;
   }
+  gboolean map_created = FALSE;
   if (o.map) {
     /* Fail before a long run, not after it. */
+    map_created = !g_file_test(o.map, G_FILE_TEST_EXISTS);
     FILE *f = fopen(o.map, "w");
     if (!f) {
       fprintf(stderr, "mmusim: run: --map %s: cannot write: %s\n", o.map, g_strerror(errno));
@@ -169,6 +171,8 @@ static int cmd_run(int argc, char **argv)
   RunOutcome res;
   if (!runner_run(&spec, &res, &err)) {
     run_outcome_clear(&res);
+    if (map_created)
+      remove(o.map); /* no picture: leave no empty file behind */
     rc = fail(err);
     goto out;
   }

@@ -30,6 +30,13 @@ G_DEFINE_QUARK(mmusim-map-error-quark, mmusim_map_error)
 #define MAP_MARGIN 20.0
 #define MAP_BOX_MIN_W 118.0    /* a VMA box, wide enough for its labels */
 #define MAP_GAP_W 36.0         /* the compressed gap between two VMAs */
+/* A process with more regions than this is drawn compact: narrow boxes,
+ * only the first of each row labelled (with its start), narrow gaps; its
+ * <desc> still lists every region.  Labels are glyphs, the bulk of the
+ * file: 2000 labelled regions would take 7 MB, compact ones 2 MB. */
+#define MAP_LABEL_MAX 200
+#define MAP_COMPACT_BOX_MIN_W 20.0
+#define MAP_COMPACT_GAP_W 8.0
 #define MAP_COLUMN_PX 2.0      /* narrowest aggregated column */
 #define MAP_SIZE_BAND_H 24.0   /* page-size band */
 #define MAP_NODE_BAND_H 9.0    /* NUMA-node band */
@@ -58,10 +65,13 @@ typedef struct {
 /* A box placed on the page. */
 typedef struct {
   const Mm *mm;
-  guint vma;         /* index in mm */
+  Vma v;             /* the region: adjacent VMAs alike in all but their range, merged */
+  guint nvmas;       /* VMAs in it */
   double x, y, w;
   uint64_t gap_bytes; /* gap before it (0: adjacent or first) */
   gboolean gap_mark;  /* draw the gap marker left of x */
+  gboolean compact;   /* no gap size; labelled only when `label` */
+  gboolean label;
 } Placed;
 
 typedef struct {
@@ -214,7 +224,11 @@ static void draw_band(cairo_t *cr, const Agg *ag, const uint64_t *bytes, unsigne
                       void (*rgb_of)(int, double[3]), double x, double y, double w, double h)
 {
   int *q = g_new(int, n), *prev = g_new(int, n);
-  double colw = w / ag->ncol;
+  double colw = w / ag->ncol, grey[3];
+  class_rgb(0, grey); /* what no category covers: unmapped */
+  set_rgb(cr, grey);
+  cairo_rectangle(cr, x, y, w, h);
+  cairo_fill(cr);
   unsigned run_start = 0;
   for (unsigned c = 0; c <= ag->ncol; c++) {
     gboolean same = FALSE;
@@ -226,11 +240,6 @@ static void draw_band(cairo_t *cr, const Agg *ag, const uint64_t *bytes, unsigne
     if (c > 0 && !same) {
       /* draw the run [run_start, c) with the shares in prev */
       double rx = x + run_start * colw, rw = (c - run_start) * colw, top = y;
-      double grey[3];
-      class_rgb(0, grey);
-      set_rgb(cr, grey);
-      cairo_rectangle(cr, rx, y, rw, h);
-      cairo_fill(cr);
       for (unsigned j = 0; j < n; j++) {
         unsigned k = order ? order[j] : j;
         if (!prev[k])
@@ -266,6 +275,22 @@ static void text_at(cairo_t *cr, double x, double y, const char *s)
   cairo_show_text(cr, s);
 }
 
+/* The first VMA after i that does not continue it (adjacent, same
+ * protection, flags, advice and policy): lackey and ChampSim traces map
+ * memory on demand 2M at a time, one VMA each. */
+static guint region_end(const Mm *mm, guint i, guint n)
+{
+  const Vma *a = mm_vma(mm, i);
+  guint j = i + 1;
+  for (; j < n; j++) {
+    const Vma *b = mm_vma(mm, j), *p = mm_vma(mm, j - 1);
+    if (b->start != p->end || b->prot != a->prot || b->flags != a->flags || b->thp != a->thp ||
+        b->policy != a->policy || b->policy_nodes != a->policy_nodes)
+      break;
+  }
+  return j;
+}
+
 /* Lay the boxes out: per process a heading, then the VMAs in address order,
  * wrapped into rows.  Returns the height of the picture. */
 static double layout(GPtrArray *mms, double top, GArray *placed, GArray *heads)
@@ -280,18 +305,30 @@ static double layout(GPtrArray *mms, double top, GArray *placed, GArray *heads)
     uint64_t total = 0;
     for (guint i = 0; i < n; i++)
       total += mm_vma(mm, i)->end - mm_vma(mm, i)->start;
+    guint regions = 0;
+    for (guint i = 0; i < n; i = region_end(mm, i, n))
+      regions++;
+    gboolean compact = regions > MAP_LABEL_MAX;
+    double min_w = compact ? MAP_COMPACT_BOX_MIN_W : MAP_BOX_MIN_W, gap_w = compact ? MAP_COMPACT_GAP_W : MAP_GAP_W;
     double x = MAP_MARGIN;
-    for (guint i = 0; i < n; i++) {
-      const Vma *v = mm_vma(mm, i);
-      double w = MAX(MAP_BOX_MIN_W, avail * (double)(v->end - v->start) / (double)MAX(total, 1));
-      Placed pl = { .mm = mm, .vma = i };
+    uint64_t prev_end = 0;
+    for (guint i = 0, next; i < n; i = next) {
+      next = region_end(mm, i, n);
+      Placed pl = { .mm = mm, .v = *mm_vma(mm, i), .nvmas = next - i };
+      pl.v.end = mm_vma(mm, next - 1)->end;
+      const Vma *v = &pl.v;
+      double w = MAX(min_w, avail * (double)(v->end - v->start) / (double)MAX(total, 1));
       if (i > 0)
-        pl.gap_bytes = v->start - mm_vma(mm, i - 1)->end;
-      double lead = i == 0 ? 0 : pl.gap_bytes ? MAP_GAP_W : 2;
+        pl.gap_bytes = v->start - prev_end;
+      prev_end = v->end;
+      pl.compact = compact;
+      pl.label = !compact || i == 0;
+      double lead = i == 0 ? 0 : pl.gap_bytes ? gap_w : 2;
       if (i > 0 && x + lead + w > right + 0.5) {
         x = MAP_MARGIN;
         y += MAP_ROW_H;
-        lead = pl.gap_bytes ? MAP_GAP_W : 0;
+        lead = pl.gap_bytes ? gap_w : 0;
+        pl.label = TRUE;
       }
       w = MIN(w, right - x - lead);
       pl.gap_mark = pl.gap_bytes != 0;
@@ -374,7 +411,8 @@ static double draw_legend(cairo_t *cr, const Machine *m, const PtGeometry *g, in
   return h;
 }
 
-static void desc_line(GString *d, const Machine *m, const PtGeometry *g, const Agg *ag, const Mm *mm, const Vma *v)
+static void desc_line(GString *d, const Machine *m, const PtGeometry *g, const Agg *ag, const Mm *mm, const Vma *v,
+                      guint nvmas)
 {
   char sz[32], fl[64], part[32], name[32];
   fmt_size(v->end - v->start, sz, sizeof sz);
@@ -392,6 +430,8 @@ static void desc_line(GString *d, const Machine *m, const PtGeometry *g, const A
   }
   fmt_size(v->end - v->start - mapped, part, sizeof part);
   g_string_append_printf(d, " unmapped %s", part);
+  if (nvmas > 1)
+    g_string_append_printf(d, ", %u VMAs", nvmas);
   for (int n = 0; n < ag->nodes; n++)
     if (ag->tot_node[n]) {
       fmt_size(ag->tot_node[n], part, sizeof part);
@@ -448,7 +488,7 @@ gboolean map_write_svg(const Machine *m, const char *title, const char *path, GE
     const ProcHead *ph = &g_array_index(heads, ProcHead, h);
     char line[160], rss[32];
     fmt_size(ph->mm->rss_pages * k->base_bytes, rss, sizeof rss);
-    g_snprintf(line, sizeof line, "process %u: %u region%s, %s resident", ph->mm->pid, mm_vma_count(ph->mm),
+    g_snprintf(line, sizeof line, "process %u: %u VMA%s, %s resident", ph->mm->pid, mm_vma_count(ph->mm),
                mm_vma_count(ph->mm) == 1 ? "" : "s", rss);
     cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
     cairo_set_font_size(cr, 12);
@@ -463,7 +503,7 @@ gboolean map_write_svg(const Machine *m, const char *title, const char *path, GE
     class_order[j] = MAP_CLASSES - 1 - j;
   for (guint b = 0; b < placed->len; b++) {
     const Placed *pl = &g_array_index(placed, Placed, b);
-    const Vma *v = mm_vma(pl->mm, pl->vma);
+    const Vma *v = &pl->v;
     agg_vma(&ag, pl->mm, v, (unsigned)(pl->w / MAP_COLUMN_PX));
     draw_band(cr, &ag, ag.cls, MAP_CLASSES, class_order, class_rgb_int, pl->x, pl->y, pl->w, MAP_SIZE_BAND_H);
     draw_band(cr, &ag, ag.node, (unsigned)nodes, NULL, node_rgb, pl->x, pl->y + MAP_SIZE_BAND_H + 2, pl->w,
@@ -480,11 +520,21 @@ gboolean map_write_svg(const Machine *m, const char *title, const char *path, GE
     cairo_select_font_face(cr, "monospace", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     cairo_set_font_size(cr, 9.5);
     cairo_set_source_rgb(cr, 0, 0, 0);
-    text_at(cr, pl->x + 1, ly + MAP_LABEL_LINE_H - 2, start);
-    text_at(cr, pl->x + 1, ly + 2 * MAP_LABEL_LINE_H - 2, sz);
-    text_at(cr, pl->x + 1, ly + 3 * MAP_LABEL_LINE_H - 2, fl);
-    if (pl->gap_mark) {
-      /* a zigzag break, the gap's size above it */
+    if (pl->label)
+      text_at(cr, pl->x + 1, ly + MAP_LABEL_LINE_H - 2, start);
+    if (pl->label && !pl->compact) {
+      text_at(cr, pl->x + 1, ly + 2 * MAP_LABEL_LINE_H - 2, sz);
+      text_at(cr, pl->x + 1, ly + 3 * MAP_LABEL_LINE_H - 2, fl);
+    }
+    if (pl->gap_mark && pl->compact) {
+      double gx = pl->x - MAP_COMPACT_GAP_W / 2;
+      cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
+      cairo_set_line_width(cr, 1);
+      cairo_move_to(cr, gx, pl->y + 4);
+      cairo_line_to(cr, gx, pl->y + MAP_SIZE_BAND_H);
+      cairo_stroke(cr);
+    } else if (pl->gap_mark) {
+      /* a zigzag break, the gap's size below it */
       double gx = pl->x - MAP_GAP_W / 2, gy = pl->y;
       cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
       cairo_set_line_width(cr, 1);
@@ -498,7 +548,7 @@ gboolean map_write_svg(const Machine *m, const char *title, const char *path, GE
       cairo_text_extents(cr, gap, &te);
       text_at(cr, gx - te.x_advance / 2, gy + MAP_SIZE_BAND_H + 2 + MAP_NODE_BAND_H + 2 + 8, gap);
     }
-    desc_line(desc, m, g, &ag, pl->mm, v);
+    desc_line(desc, m, g, &ag, pl->mm, v, pl->nvmas);
   }
   g_free(class_order);
   g_free(ag.cls);

@@ -3,7 +3,8 @@
  * built by running a text trace (VMAs with 4K and 2M pages, on x86-64; 64K
  * and 16M on ppc64 hash; pages on two NUMA nodes) is drawn to a temporary
  * SVG, which must be well-formed XML (GMarkup parses it) and name every
- * region with its start, size, flags and page sizes.  A mapping of many
+ * region with its start, size, flags and page sizes (adjacent VMAs alike
+ * merged into one).  A mapping of many
  * small pages alternating between nodes must stay a small file; an
  * unwritable path is an error, not a crash.
  */
@@ -106,15 +107,23 @@ START_TEST(test_x86_4k_and_2m)
               "process 2\n"
               "mmap 0x400000 64K rx\n"
               "X 0x400000 4\n");
+  /* Adjacent VMAs alike but for their range (as on-demand mapping makes
+   * them) are one region of the picture. */
+  Thread *t = fixture_thread(m, 3);
+  fixture_vma(t, 0x10000000, 2 << 20, PROT_R | PROT_W);
+  fixture_vma(t, 0x10200000, 2 << 20, PROT_R | PROT_W);
+  fixture_vma(t, 0x10400000, 2 << 20, PROT_R);
   gsize bytes;
   Parsed p = draw_and_parse(m, &bytes);
   assert_has(p.desc, "test <title> & more");
-  assert_has(p.desc, "process 1: 3 regions");
-  assert_has(p.desc, "process 2: 1 region,");
+  assert_has(p.desc, "process 1: 3 VMAs");
+  assert_has(p.desc, "process 2: 1 VMA,");
   assert_has(p.desc, "pid 1 0x7f0000000000-0x7f0000800000 8M rw-p hugepage: 2M pages 4M, unmapped 4M, node 0 4M\n");
   assert_has(p.desc, "pid 1 0x7f1000000000-0x7f1000010000 64K rw-p: 4K pages 8K, unmapped 56K, node 0 8K\n");
   assert_has(p.desc, "pid 1 0x7ffff0000000-0x7ffff0100000 1M rw-p stack: 4K pages 4K, unmapped 1020K");
   assert_has(p.desc, "pid 2 0x400000-0x410000 64K r-xp: 4K pages 4K");
+  assert_has(p.desc, "pid 3 0x10000000-0x10400000 4M rw-p: unmapped 4M, 2 VMAs\n");
+  assert_has(p.desc, "pid 3 0x10400000-0x10600000 2M r--p: unmapped 2M\n");
   ck_assert(p.shapes > 10);
   g_string_free(p.desc, TRUE);
   machine_free(m);

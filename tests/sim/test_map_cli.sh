@@ -29,7 +29,7 @@ expect() {
 }
 
 "$MMUSIM" run -w ptrchase:size=64M,accesses=10K --map "$tmp/thp.svg" > /dev/null || bad "run --map (x86-64, THP)"
-expect thp "$tmp/thp.svg" "ptrchase:size=64M" "on skylake" "process 1: 1 region" \
+expect thp "$tmp/thp.svg" "ptrchase:size=64M" "on skylake" "process 1: 1 VMA" \
   "0x7f0000000000-0x7f0004000000 64M rw-p: 2M pages 64M, unmapped 0, node 0 64M"
 
 "$MMUSIM" run -m power9-hash -w ptrchase:size=64M,accesses=10K --map "$tmp/ppc.svg" > /dev/null || bad "run --map (ppc64)"
