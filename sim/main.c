@@ -16,6 +16,7 @@
 #include "events.h"
 #include "explain.h"
 #include "machine.h"
+#include "map.h"
 #include "report.h"
 #include "runner.h"
 #include "sweep.h"
@@ -57,6 +58,7 @@ typedef struct {
   char *events;
   gint64 warmup;
   gboolean whole;
+  char *map;
 } RunOpts;
 
 static void run_opts_clear(RunOpts *o)
@@ -67,6 +69,7 @@ static void run_opts_clear(RunOpts *o)
   g_free(o->format);
   g_strfreev(o->set);
   g_free(o->events);
+  g_free(o->map);
 }
 
 /* The runner's view of the options (pointers into o). */
@@ -92,6 +95,13 @@ static uint64_t peak_rss_bytes(void)
   return (uint64_t)ru.ru_maxrss * 1024;
 }
 
+/* run --map: draw the machine of the last run before the runner frees it. */
+static gboolean draw_map(const Machine *m, const char *workload, void *data, GError **error)
+{
+  g_autofree char *title = g_strdup_printf("%s on %s", workload, m->name);
+  return map_write_svg(m, title, data, error);
+}
+
 static int cmd_run(int argc, char **argv)
 {
   RunOpts o = { .repeat = 1 };
@@ -108,6 +118,7 @@ static int cmd_run(int argc, char **argv)
     { "json", 0, 0, G_OPTION_ARG_NONE, &o.json, "print one JSON object", NULL },
     { "csv", 0, 0, G_OPTION_ARG_NONE, &o.csv, "print CSV (header and one row)", NULL },
     { "events", 0, 0, G_OPTION_ARG_FILENAME, &o.events, "write faults, sampled walks and kernel events to FILE", "FILE" },
+    { "map", 0, 0, G_OPTION_ARG_FILENAME, &o.map, "draw the address spaces at the end of the run to FILE.svg", "FILE.svg" },
     { NULL },
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate a workload or trace on a machine");
@@ -139,11 +150,29 @@ static int cmd_run(int argc, char **argv)
     rc = fail(err);
     goto out;
   }
+  gboolean map_created = FALSE;
+  if (o.map) {
+    /* Fail before a long run, not after it. */
+    map_created = !g_file_test(o.map, G_FILE_TEST_EXISTS);
+    FILE *f = fopen(o.map, "w");
+    if (!f) {
+      fprintf(stderr, "mmusim: run: --map %s: cannot write: %s\n", o.map, g_strerror(errno));
+      rc = 2;
+      goto out;
+    }
+    fclose(f);
+  }
   RunSpec spec = spec_of(&o);
   spec.events = ev;
+  if (o.map) {
+    spec.inspect = draw_map;
+    spec.inspect_data = o.map;
+  }
   RunOutcome res;
   if (!runner_run(&spec, &res, &err)) {
     run_outcome_clear(&res);
+    if (map_created)
+      remove(o.map); /* no picture: leave no empty file behind */
     rc = fail(err);
     goto out;
   }

@@ -55,7 +55,8 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
   gint64 t0 = g_get_monotonic_time();
   for (unsigned i = 0; i < spec->repeat; i++) {
     uint64_t seed = spec->seed ? spec->seed + i : (spec->repeat > 1 ? 1 + (uint64_t)i : 0);
-    g_autoptr(TraceSource) src = runner_open_input(spec, seed, error);
+    g_autoptr(TraceSource) src =
+      spec->open ? spec->open(spec->open_data, i, error) : runner_open_input(spec, seed, error);
     if (!src)
       return FALSE;
     if (!out->workload)
@@ -66,6 +67,8 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
     EngineResult res;
     EngineOptions eo = { .warmup = spec->warmup, .whole = spec->whole };
     gboolean ok = engine_run(m, src, &eo, &res, error);
+    if (ok && spec->inspect && (i + 1 == spec->repeat || res.oom))
+      ok = spec->inspect(m, src->description, spec->inspect_data, error);
     machine_free(m);
     if (ok && i == 0 && strcmp(src->ops->name, "lackey") == 0)
       out->skipped_lines = lackey_source_skipped(src);

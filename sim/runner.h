@@ -14,6 +14,7 @@
 
 #include <glib.h>
 #include "events.h"
+#include "machine.h"
 #include "report.h"
 #include "settings.h"
 #include "source.h"
@@ -31,6 +32,15 @@ typedef struct {
   uint64_t warmup;
   gboolean whole;             /* count the whole input (run --whole) */
   EventLog *events;           /* or NULL */
+  /* Optional: where repeat i's input comes from instead of opening it (a
+   * sweep's shared decoding pass, sim/sweep.c).  NULL: runner_open_input. */
+  TraceSource *(*open)(void *data, unsigned repeat, GError **error);
+  void *open_data;
+  /* Optional: called with the machine of the last run (the last repeat, or
+   * the one that ran out of memory) before it is freed, e.g. to draw its
+   * address spaces (run --map).  FALSE with error set fails the run. */
+  gboolean (*inspect)(const Machine *m, const char *workload, void *data, GError **error);
+  void *inspect_data;
 } RunSpec;
 
 typedef struct {

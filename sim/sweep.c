@@ -17,6 +17,14 @@
  * or a Slurm array); those write the same files, and --collect builds the
  * table from them without running anything.  Results do not depend on how
  * or where a configuration ran: a run is deterministic.
+ *
+ * Configurations over the same trace file share its decoding: they run
+ * together, in chunks of at most -j, each chunk fed by one SharedTrace
+ * (traces/shared_source.h) that decodes every batch once per repeat for all
+ * of them.  A chunk's configurations are pushed to the pool one after the
+ * other, and the pool starts jobs in the order pushed, so when the first of
+ * a chunk starts the rest start as soon as workers free up, none of which
+ * waits on a later chunk: nothing deadlocks.
  */
 #include "config.h"
 #include "sweep.h"
@@ -29,6 +37,7 @@
 #include <json-glib/json-glib.h>
 #include "experiment.h"
 #include "report.h"
+#include "shared_source.h"
 
 typedef struct {
   Experiment *e;
@@ -92,13 +101,41 @@ static gboolean write_json(const char *path, JsonNode *node, GError **error)
   return g_file_set_contents(path, text, (gssize)len, error);
 }
 
+/* One configuration to run; `shared` when its chunk shares a decoding pass. */
+typedef struct {
+  ExpConfig *c;
+  SharedTrace *shared;
+  unsigned idx;        /* its consumer index in `shared` */
+} SweepJob;
+
+static TraceSource *open_shared(void *data, unsigned repeat, GError **error)
+{
+  SweepJob *j = data;
+  return shared_trace_open(j->shared, j->idx, repeat, error);
+}
+
+/* How a shared pass opens the trace (the spec of the chunk's first). */
+static TraceSource *open_trace(void *data, unsigned pass, GError **error)
+{
+  const RunSpec *spec = data;
+  return runner_open_input(spec, 0, error);
+}
+
 static void run_one(gpointer data, gpointer user)
 {
-  ExpConfig *c = data;
+  SweepJob *j = data;
+  ExpConfig *c = j->c;
   Sweep *sw = user;
   GError *err = NULL;
   RunOutcome out;
-  gboolean ok = runner_run(&c->spec, &out, &err);
+  RunSpec spec = c->spec;
+  if (j->shared) {
+    spec.open = open_shared;
+    spec.open_data = j;
+  }
+  gboolean ok = runner_run(&spec, &out, &err);
+  if (j->shared)
+    shared_trace_leave(j->shared, j->idx);
   if (ok) {
     JsonNode *node = result_node(c, &out);
     g_autofree char *path = result_path(sw, c);
@@ -396,14 +433,32 @@ int sweep_main(int argc, char **argv, const char *self)
     if (e->configs->len - todo->len && !only)
       fprintf(stderr, "mmusim: sweep: %u of %u configurations already done in %s; running the other %u\n",
               e->configs->len - todo->len, e->configs->len, sw.dir, todo->len);
-    GThreadPool *pool = g_thread_pool_new(run_one, &sw, (gint)MIN(n, todo->len), TRUE, &err);
+    guint threads = MIN(n, todo->len);
+    GThreadPool *pool = g_thread_pool_new(run_one, &sw, (gint)threads, TRUE, &err);
     if (!pool) {
       g_ptr_array_free(todo, TRUE);
       goto fail;
     }
+    /* Every configuration of an experiment with a trace reads the same
+     * file: chunks of up to `threads` consecutive ones share a pass. */
+    SweepJob *jobs_of = g_new0(SweepJob, todo->len);
+    GPtrArray *shared = g_ptr_array_new_with_free_func((GDestroyNotify)shared_trace_free);
+    for (guint i = 0; i < todo->len; i += threads) {
+      guint len = MIN(threads, todo->len - i);
+      SharedTrace *st = NULL;
+      ExpConfig *first = g_ptr_array_index(todo, i);
+      if (e->trace && len > 1) {
+        st = shared_trace_new(len, SHARED_TRACE_RING, open_trace, &first->spec);
+        g_ptr_array_add(shared, st);
+      }
+      for (guint k = 0; k < len; k++)
+        jobs_of[i + k] = (SweepJob){ g_ptr_array_index(todo, i + k), st, k };
+    }
     for (guint i = 0; i < todo->len; i++)
-      g_thread_pool_push(pool, g_ptr_array_index(todo, i), NULL);
+      g_thread_pool_push(pool, &jobs_of[i], NULL);
     g_thread_pool_free(pool, FALSE, TRUE);
+    g_ptr_array_free(shared, TRUE);
+    g_free(jobs_of);
   }
   g_ptr_array_free(todo, TRUE);
   if (sw.first_error) {

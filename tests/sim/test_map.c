@@ -1,0 +1,201 @@
+/*
+ * Unit tests of the address-space picture (sim/map.c): a small machine state
+ * built by running a text trace (VMAs with 4K and 2M pages, on x86-64; 64K
+ * and 16M on ppc64 hash; pages on two NUMA nodes) is drawn to a temporary
+ * SVG, which must be well-formed XML (GMarkup parses it) and name every
+ * region with its start, size, flags and page sizes (adjacent VMAs alike
+ * merged into one).  A mapping of many
+ * small pages alternating between nodes must stay a small file; an
+ * unwritable path is an error, not a crash.
+ */
+#include "config.h"
+#include <glib/gstdio.h>
+#include <string.h>
+#include "engine.h"
+#include "machine_fixture.h"
+#include "map.h"
+#include "text.h"
+
+/* ---- helpers ----------------------------------------------------------------- */
+
+static void run_text(Machine *m, const char *text)
+{
+  GError *err = NULL;
+  g_autoptr(TraceSource) src = text_source_from_string("t.txt", text, &err);
+  ck_assert_no_error(err);
+  EngineOptions eo = { 0 };
+  EngineResult res;
+  ck_assert_msg(engine_run(m, src, &eo, &res, &err), "%s", err ? err->message : "");
+  ck_assert(!res.oom);
+}
+
+typedef struct {
+  GString *desc;      /* text of <desc> */
+  gboolean in_desc;
+  unsigned elements;  /* every element */
+  unsigned shapes;    /* <path> and <rect> */
+  gboolean saw_svg;
+} Parsed;
+
+static void p_start(GMarkupParseContext *c, const char *name, const char **an, const char **av, gpointer data,
+                    GError **error)
+{
+  Parsed *p = data;
+  p->elements++;
+  p->saw_svg |= strcmp(name, "svg") == 0;
+  p->in_desc = strcmp(name, "desc") == 0;
+  if (strcmp(name, "path") == 0 || strcmp(name, "rect") == 0)
+    p->shapes++;
+}
+
+static void p_end(GMarkupParseContext *c, const char *name, gpointer data, GError **error)
+{
+  ((Parsed *)data)->in_desc = FALSE;
+}
+
+static void p_text(GMarkupParseContext *c, const char *text, gsize len, gpointer data, GError **error)
+{
+  Parsed *p = data;
+  if (p->in_desc)
+    g_string_append_len(p->desc, text, (gssize)len);
+}
+
+/* Draw m to a temporary SVG, parse it, return the parse; *bytes the size. */
+static Parsed draw_and_parse(const Machine *m, gsize *bytes)
+{
+  GError *err = NULL;
+  g_autofree char *dir = g_dir_make_tmp("mmusim-map-XXXXXX", &err);
+  ck_assert_no_error(err);
+  g_autofree char *path = g_build_filename(dir, "map.svg", NULL);
+  ck_assert_msg(map_write_svg(m, "test <title> & more", path, &err), "%s", err ? err->message : "");
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, bytes, &err));
+  g_unlink(path);
+  g_rmdir(dir);
+  Parsed p = { .desc = g_string_new(NULL) };
+  GMarkupParser parser = { p_start, p_end, p_text, NULL, NULL };
+  GMarkupParseContext *ctx = g_markup_parse_context_new(&parser, 0, &p, NULL);
+  gboolean ok = g_markup_parse_context_parse(ctx, text, (gssize)*bytes, &err) &&
+                g_markup_parse_context_end_parse(ctx, &err);
+  ck_assert_msg(ok, "not well-formed XML: %s", err ? err->message : "");
+  g_markup_parse_context_free(ctx);
+  ck_assert(p.saw_svg);
+  return p;
+}
+
+static void assert_has(const GString *desc, const char *want)
+{
+  ck_assert_msg(strstr(desc->str, want) != NULL, "missing \"%s\" in the description:\n%s", want, desc->str);
+}
+
+/* ---- tests --------------------------------------------------------------------- */
+
+START_TEST(test_x86_4k_and_2m)
+{
+  const char *sets[] = { "thp.enabled=madvise", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  run_text(m, "process 1\n"
+              "mmap 0x7f0000000000 8M rw\n"
+              "madvise 0x7f0000000000 8M hugepage\n"
+              "mmap 0x7f1000000000 64K rw\n"
+              "mmap 0x7ffff0000000 1M rw stack\n"
+              "W 0x7f0000000000 8\n"
+              "W 0x7f0000200000 8\n"
+              "W 0x7f1000000000 8\n"
+              "W 0x7f1000003000 8\n"
+              "W 0x7ffff00ff000 8\n"
+              "process 2\n"
+              "mmap 0x400000 64K rx\n"
+              "X 0x400000 4\n");
+  /* Adjacent VMAs alike but for their range (as on-demand mapping makes
+   * them) are one region of the picture. */
+  Thread *t = fixture_thread(m, 3);
+  fixture_vma(t, 0x10000000, 2 << 20, PROT_R | PROT_W);
+  fixture_vma(t, 0x10200000, 2 << 20, PROT_R | PROT_W);
+  fixture_vma(t, 0x10400000, 2 << 20, PROT_R);
+  gsize bytes;
+  Parsed p = draw_and_parse(m, &bytes);
+  assert_has(p.desc, "test <title> & more");
+  assert_has(p.desc, "process 1: 3 VMAs");
+  assert_has(p.desc, "process 2: 1 VMA,");
+  assert_has(p.desc, "pid 1 0x7f0000000000-0x7f0000800000 8M rw-p hugepage: 2M pages 4M, unmapped 4M, node 0 4M\n");
+  assert_has(p.desc, "pid 1 0x7f1000000000-0x7f1000010000 64K rw-p: 4K pages 8K, unmapped 56K, node 0 8K\n");
+  assert_has(p.desc, "pid 1 0x7ffff0000000-0x7ffff0100000 1M rw-p stack: 4K pages 4K, unmapped 1020K");
+  assert_has(p.desc, "pid 2 0x400000-0x410000 64K r-xp: 4K pages 4K");
+  assert_has(p.desc, "pid 3 0x10000000-0x10400000 4M rw-p: unmapped 4M, 2 VMAs\n");
+  assert_has(p.desc, "pid 3 0x10400000-0x10600000 2M r--p: unmapped 2M\n");
+  ck_assert(p.shapes > 10);
+  g_string_free(p.desc, TRUE);
+  machine_free(m);
+}
+END_TEST
+
+START_TEST(test_ppc64_64k_and_16m)
+{
+  const char *sets[] = { "thp.enabled=always", NULL };
+  Machine *m = fixture_machine("power9-hash", sets);
+  run_text(m, "mmap 0x7f0000000000 32M rw\n"
+              "W 0x7f0000000000 8\n"
+              "mmap 0x7f1000000000 1M rw\n"
+              "W 0x7f1000000000 8\n");
+  gsize bytes;
+  Parsed p = draw_and_parse(m, &bytes);
+  assert_has(p.desc, "ppc64");
+  assert_has(p.desc, "0x7f0000000000-0x7f0002000000 32M rw-p: 16M pages 16M, unmapped 16M");
+  assert_has(p.desc, "0x7f1000000000-0x7f1000100000 1M rw-p: 64K pages 64K, unmapped 960K");
+  g_string_free(p.desc, TRUE);
+  machine_free(m);
+}
+END_TEST
+
+/* Two threads on CPUs of different nodes touch alternate pages of one
+ * mapping: 16384 4K pages whose node changes at every page.  The picture
+ * aggregates them into columns, so it stays small. */
+START_TEST(test_nodes_aggregated)
+{
+  const char *sets[] = { "thp.enabled=never", "machine.nodes=2", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  GString *t = g_string_new("mmap 0x7f0000000000 64M rw\n");
+  for (uint64_t va = 0; va < (64u << 20); va += 4096)
+    g_string_append_printf(t, "thread %u cpu %u\nW 0x%" G_GINT64_MODIFIER "x 8\n", (unsigned)(va / 4096 % 2) + 1,
+                           (unsigned)(va / 4096 % 2), UINT64_C(0x7f0000000000) + va);
+  run_text(m, t->str);
+  g_string_free(t, TRUE);
+  gsize bytes;
+  Parsed p = draw_and_parse(m, &bytes);
+  assert_has(p.desc, "2 NUMA nodes");
+  assert_has(p.desc, "64M rw-p: 4K pages 64M, unmapped 0, node 0 32M, node 1 32M\n");
+  ck_assert_msg(bytes < 256 * 1024, "%zu bytes for one 64M mapping", (size_t)bytes);
+  ck_assert_msg(p.shapes < 2000, "%u shapes", p.shapes);
+  g_string_free(p.desc, TRUE);
+  machine_free(m);
+}
+END_TEST
+
+START_TEST(test_unwritable)
+{
+  Machine *m = fixture_machine("skylake", NULL);
+  run_text(m, "mmap 0x7f0000000000 64K rw\nW 0x7f0000000000 8\n");
+  GError *err = NULL;
+  ck_assert(!map_write_svg(m, "t", "/nonexistent-dir/map.svg", &err));
+  ck_assert(g_error_matches(err, MMUSIM_MAP_ERROR, MAP_ERROR_WRITE));
+  ck_assert(strstr(err->message, "/nonexistent-dir/map.svg") != NULL);
+  g_error_free(err);
+  machine_free(m);
+}
+END_TEST
+
+static Suite *map_suite(void)
+{
+  Suite *s = suite_create("map");
+  TCase *tc = tcase_create("core");
+  tcase_set_timeout(tc, 120);
+  tcase_add_test(tc, test_x86_4k_and_2m);
+  tcase_add_test(tc, test_ppc64_64k_and_16m);
+  tcase_add_test(tc, test_nodes_aggregated);
+  tcase_add_test(tc, test_unwritable);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TEST_MAIN(map_suite)
