@@ -196,6 +196,8 @@ static void print_table(const Experiment *e, JsonNode *const *res, FILE *f)
     char val[64], noise[32], ratio[32];
     if (oom && isnan(v))
       g_snprintf(val, sizeof val, "out of memory");
+    else if (derived && v != 0 && fabs(v) < 1)
+      g_snprintf(val, sizeof val, "%.4g", v); /* four digits of small values (seconds of short runs) */
     else if (derived)
       g_snprintf(val, sizeof val, "%.3f", v);
     else
