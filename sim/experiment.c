@@ -99,6 +99,8 @@ static char *config_id(const Experiment *e, const char *machine, const char *wor
                                 "\nwarmup=%" G_GUINT64_FORMAT "\n",
                          machine, workload ? workload : "", e->trace ? e->trace : "", e->format ? e->format : "",
                          e->repeat, e->seed, e->warmup);
+  if (e->whole)
+    g_string_append(canon, "whole=1\n"); /* only when set: older ids stay */
   for (char **p = set; p && *p; p++)
     g_string_append_printf(canon, "set=%s\n", *p);
   char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon->str, (gssize)canon->len);
@@ -171,6 +173,7 @@ static gboolean finish_config(Experiment *e, ExpConfig *c, GError **error)
     .repeat = e->repeat,
     .seed = e->seed,
     .warmup = e->warmup,
+    .whole = e->whole,
   };
   GError *err = NULL;
   g_autoptr(Settings) s = runner_settings(&c->spec, &err);
@@ -202,7 +205,7 @@ Experiment *experiment_load(const char *path, GError **error)
     return NULL;
   }
   static const char *const known[] = { "name", "machine", "workload", "trace", "format", "repeat",
-                                       "seed", "warmup", "metric", "combine", NULL };
+                                       "seed", "warmup", "whole", "metric", "combine", NULL };
   g_auto(GStrv) keys = g_key_file_get_keys(kf, EXP_GROUP, NULL, NULL);
   for (char **k = keys; k && *k; k++)
     if (!g_strv_contains(known, *k)) {
@@ -245,6 +248,16 @@ Experiment *experiment_load(const char *path, GError **error)
   if (!get_uint(kf, path, "repeat", 1, &repeat, error) || !get_uint(kf, path, "seed", 0, &e->seed, error) ||
       !get_uint(kf, path, "warmup", 0, &e->warmup, error))
     return NULL;
+  if (g_key_file_has_key(kf, EXP_GROUP, "whole", NULL)) {
+    GError *bad = NULL;
+    e->whole = g_key_file_get_boolean(kf, EXP_GROUP, "whole", &bad);
+    if (bad) {
+      g_clear_error(&bad);
+      g_autofree char *text = g_key_file_get_value(kf, EXP_GROUP, "whole", NULL);
+      exp_error(error, path, "[experiment] whole = '%s': give true or false", text ? text : "");
+      return NULL;
+    }
+  }
   if (repeat < 1 || repeat > 10000) {
     exp_error(error, path, "[experiment] repeat = %" G_GUINT64_FORMAT ": give 1 to 10000", repeat);
     return NULL;

@@ -8,6 +8,7 @@
  *   repeat = 3                       (runs per configuration, mean and stddev)
  *   seed = 7                         (optional, as run --seed)
  *   warmup = 1000                    (optional, as run --warmup)
+ *   whole = true                     (optional, as run --whole: count setup too)
  *   metric = ns_per_access           (counter the table compares)
  *   combine = product                (product of the axes, or zip: i-th values together)
  *   [settings]
@@ -44,6 +45,7 @@ typedef struct {
   char *trace, *format;
   unsigned repeat;
   uint64_t seed, warmup;
+  gboolean whole;      /* count the whole input, as run --whole */
   char *metric;
   int metric_id;       /* CounterId */
   guint n_axes;

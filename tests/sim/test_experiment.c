@@ -77,9 +77,22 @@ START_TEST(test_ids_are_stable)
   ck_assert(ea && eb && ec);
   ck_assert_str_eq(cfg(ea, 1)->id, cfg(eb, 0)->id);
   ck_assert_str_ne(cfg(ea, 1)->id, cfg(ec, 0)->id); /* repeat changes the result */
+  /* whole = true counts the setup: another result, passed to the run;
+   * whole = false is the default and keeps the id. */
+  g_autofree char *d = write_exp("d.ini", "[experiment]\nworkload = seq:size=4M,accesses=1K\nwhole = true\n[vary]\ncpu.mshrs = 8\n");
+  g_autofree char *f = write_exp("f.ini", "[experiment]\nworkload = seq:size=4M,accesses=1K\nwhole = false\n[vary]\ncpu.mshrs = 8\n");
+  g_autoptr(Experiment) ed = experiment_load(d, NULL);
+  g_autoptr(Experiment) ef = experiment_load(f, NULL);
+  ck_assert(ed && ef);
+  ck_assert_str_ne(cfg(ea, 1)->id, cfg(ed, 0)->id);
+  ck_assert(cfg(ed, 0)->spec.whole);
+  ck_assert_str_eq(cfg(ea, 1)->id, cfg(ef, 0)->id);
+  ck_assert(!cfg(ef, 0)->spec.whole);
   remove_exp(a);
   remove_exp(b);
   remove_exp(c);
+  remove_exp(d);
+  remove_exp(f);
 }
 END_TEST
 
@@ -144,6 +157,7 @@ START_TEST(test_errors)
   assert_rejected("[experiment]\nworkload = seq\nmetric = speed\n", "metric = speed");
   assert_rejected("[experiment]\nworkload = seq\nrepeat = 0\n", "repeat = 0");
   assert_rejected("[experiment]\nworkload = seq\nrepeat = many\n", "repeat = 'many'");
+  assert_rejected("[experiment]\nworkload = seq\nwhole = maybe\n", "whole = 'maybe'");
   assert_rejected("[experiment]\nmachine = skylake\n", "neither workload nor trace");
   assert_rejected("[experiment]\nworkload = seq\ntrace = x.txt\n", "both a workload and a trace");
   assert_rejected("[experiment]\nworkload = seq\ncombine = zip\n[vary]\ncpu.mshrs = 4, 8\ncpu.cpi = 1\n", "as many values");
