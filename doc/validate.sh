@@ -22,6 +22,7 @@ MD=${3:-$DOC/validation.md}
 BAND=0.20
 
 MAIL='seed000-x264|2|1|0.973|12m17.154s with THP against 12m37.962s without ("Just 2.7%")|
+seed001-thp-disable|2|1|0.528|220.6 s with the THP-disable prctl against 417.6 s with THP|the chunk layout of the test is not in the mail and sets the share of remote pages; see the README
 seed002-ppc64-thp|2|1|0.569|117.01 ns with 16M hugetlbfs pages against 205.77 ns with 64K pages|
 seed002-ppc64-thp|3|1|0.554|113.91 ns with 16M THP against 205.77 ns with 64K pages|
 seed002-ppc64-thp|5|4|0.404|1.07 s with THP against 2.65 s for 50M random accesses over 1 GiB|
