@@ -215,14 +215,7 @@ static void charge_entries(Khugepaged *kh, Cpu *cpu, unsigned entries)
 /* find_vma(): the first VMA ending above va, or NULL. */
 static const Vma *vma_from(const Mm *mm, uint64_t va, guint *index)
 {
-  guint lo = 0, hi = mm_vma_count(mm);
-  while (lo < hi) {
-    guint mid = (lo + hi) / 2;
-    if (mm_vma(mm, mid)->end <= va)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
+  guint lo = mm_vma_index_from(mm, va);
   if (index)
     *index = lo;
   return lo < mm_vma_count(mm) ? mm_vma(mm, lo) : NULL;

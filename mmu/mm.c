@@ -191,3 +191,16 @@ const Vma *mm_vma(const Mm *mm, guint i)
 {
   return &g_array_index(mm->vmas, Vma, i);
 }
+
+guint mm_vma_index_from(const Mm *mm, uint64_t va)
+{
+  guint lo = 0, hi = mm_vma_count(mm);
+  while (lo < hi) {
+    guint mid = (lo + hi) / 2;
+    if (mm_vma(mm, mid)->end <= va)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}

@@ -66,6 +66,9 @@ void mm_free(Mm *mm);
 
 /* The VMA containing va, or NULL. */
 Vma *mm_find_vma(Mm *mm, uint64_t va);
+/* The index of the first VMA ending above va (find_vma()'s answer), or the
+ * VMA count when there is none. */
+guint mm_vma_index_from(const Mm *mm, uint64_t va);
 /* Insert a VMA for [start, end); the range must be free (remove first). */
 void mm_insert_vma(Mm *mm, const Vma *v);
 /* Remove [start, end) from the VMA list, splitting VMAs at the edges. */

@@ -392,19 +392,6 @@ static unsigned mm_threads(const Kernel *k, const Mm *mm)
   return n;
 }
 
-/* The index of the first VMA ending above va. */
-static guint vma_from(const Mm *mm, uint64_t va)
-{
-  guint lo = 0, hi = mm_vma_count(mm);
-  while (lo < hi) {
-    guint mid = (lo + hi) / 2;
-    if (mm_vma(mm, mid)->end <= va)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
-}
 
 static void scan(NumaBalance *nb, Cpu *cpu, NumaMm *s)
 {
@@ -421,7 +408,7 @@ static void scan(NumaBalance *nb, Cpu *cpu, NumaMm *s)
   uint64_t before_stall = cpu->clock;
   gboolean done = FALSE;
   guint i;
-  for (i = vma_from(mm, start); i < mm_vma_count(mm) && !done; i++) {
+  for (i = mm_vma_index_from(mm, start); i < mm_vma_count(mm) && !done; i++) {
     const Vma *v = mm_vma(mm, i);
     if ((v->flags & MAP_F_HUGETLB) || !(v->prot & (PROT_R | PROT_W | PROT_X)))
       continue; /* is_vm_hugetlb_page, !vma_is_accessible */
