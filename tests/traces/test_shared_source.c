@@ -203,7 +203,9 @@ START_TEST(test_ring_bounds_the_lead)
   GThread *ht = g_thread_new("holder", holder_thread, &h);
   Reader r = { .st = st, .idx = 0, .passes = 1 };
   GThread *rt = g_thread_new("reader", reader_thread, &r);
-  for (int i = 0; i < 100 && shared_trace_decoded(st) < 3; i++)
+  /* Wait for the reader to fill the ring (generously: a loaded host may be
+   * slow to schedule it), then give it time to run past it if it could. */
+  for (int i = 0; i < 5000 && shared_trace_decoded(st) < 3; i++)
     g_usleep(2000);
   g_usleep(50000);
   ck_assert_uint_eq(shared_trace_decoded(st), 3); /* no further than the ring */
