@@ -37,6 +37,26 @@ run "stripped: seq, no LLC, no STLB" -m skylake -s thp.enabled=never -s cache.ll
 # 16 threads on 16 CPUs of 4 nodes: the engine choosing among threads.
 run "threads: 16 on 4 nodes x 4 CPUs"  -m skylake -s machine.nodes=4 -s machine.cpus_per_node=4 -s thp.enabled=never \
   -w threads:threads=16,accesses=8M
+# Replay against decoding: the same TLB-hostile stream written as .mtr, read
+# with nothing done (`trace info --verify`, the limit for replay) and run
+# through the full model; the ratio is the price of the model over decoding.
+rdir=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-bench.XXXXXX")
+"$MMUSIM" trace convert -w random:size=1G,accesses=5M "$rdir/r.mtr"
+rrecs=$("$MMUSIM" trace info --verify "$rdir/r.mtr" | sed -n 's/^verified: *\([0-9]*\) records.*/\1/p')
+rtimed() { # median seconds of RUNS runs of a command
+  ts=""
+  for i in $(seq "$RUNS"); do
+    t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N)
+    ts="$ts $(echo "$t1 - $t0" | bc -l)"
+  done
+  median $ts
+}
+rdec=$(rtimed "$MMUSIM" trace info --verify "$rdir/r.mtr")
+rrun=$(rtimed "$MMUSIM" run -m skylake -s thp.enabled=never -t "$rdir/r.mtr")
+printf '%-34s %7.2f M records/s decoded, %7.2f M/s replayed: model %.1fx the decode time (median of %d)\n' \
+  ".mtr replay random 1G ($rrecs recs)" "$(echo "$rrecs / $rdec / 1000000" | bc -l)" \
+  "$(echo "$rrecs / $rrun / 1000000" | bc -l)" "$(echo "$rrun / $rdec" | bc -l)" "$RUNS"
+rm -rf "$rdir"
 # Trace formats: decoding speed of .mtr (records/s), parsing speed of lackey
 # text (lines/s), and bytes per access of .mtr, of lackey's text and of that
 # text compressed with zstd -3, on a lackey recording of `sort -n` over
