@@ -20,6 +20,7 @@
 #include "config.h"
 #include "engine.h"
 
+#include <limits.h>
 #include <string.h>
 #include "events.h"
 #include "khugepaged.h"
@@ -37,21 +38,37 @@ typedef struct {
   TraceRecord *buf;
   size_t cap, head, len;
   unsigned idx;        /* order of first appearance: breaks ties between equal clocks */
+  unsigned pos;        /* position in its CPU's slot */
 } Queue;
 
-/* A binary min-heap of queues keyed by (clock of the queue's CPU, idx).
- * Keys are refreshed lazily: clocks only grow, so a stored clock is never
- * above the real one, and a top whose stored clock is current is the true
- * minimum; a stale top gets its clock refreshed and sinks.  Re-pinning a
- * thread to another CPU can lower its key: that rebuilds the heaps. */
+/* The threads of one CPU and where the CPU stands in the engine's heaps.
+ * Threads on one CPU share its clock, so the next record to run is that of
+ * the CPU with the lowest (clock, idx of its first thread with records),
+ * and within the CPU that first thread: the order of a scan over every
+ * queue by (clock, idx), at the cost of one heap entry per CPU. */
 typedef struct {
-  uint64_t clock;
-  unsigned idx;
-  Queue *q;
-} HeapEnt;
+  Queue **q;           /* its threads' queues, by idx */
+  unsigned n, cap;
+  unsigned first;      /* position of the first queue with records (SLOT_NONE: none) */
+  unsigned nready;     /* queues with records */
+  int rpos;            /* position in the ready heap, -1 when absent */
+  uint64_t rclock;     /* clock stored with the ready heap's key */
+  uint64_t aclock;     /* clock stored in the all heap */
+  gboolean in_all;
+} CpuSlot;
 
+#define SLOT_NONE UINT_MAX
+
+/* Binary min-heaps of CPU numbers.  `ready` holds the CPUs with records to
+ * run, keyed by (clock, idx of the first such queue), positions tracked so
+ * a key can fall when a lower thread gets records; `all` holds every CPU
+ * with a thread, keyed by clock, for the lowest clock of any thread.  Clock
+ * parts are refreshed lazily: clocks only grow, so a stored clock is never
+ * above the real one, and a top whose stored clock is current is the true
+ * minimum; a stale top gets its clock refreshed and sinks.  Moving a thread
+ * to another CPU rebuilds the slots and heaps. */
 typedef struct {
-  HeapEnt *a;
+  int *a;
   unsigned n, cap;
 } Heap;
 
@@ -73,86 +90,188 @@ typedef struct {
   EngineResult *res;
   Khugepaged *kh;
   const uint64_t *kh_wake; /* khugepaged's next wake, in cycles */
-  Heap ready;          /* queues with records */
-  Heap all;            /* every queue: the lowest clock of any thread */
+  CpuSlot *slots;      /* one per CPU */
+  Heap ready;          /* CPUs with records to run */
+  Heap all;            /* CPUs with threads: the lowest clock of any thread */
   gboolean heaps_stale; /* a thread changed CPU: rebuild before the next pick */
   const uint64_t *nb_next; /* the NUMA scanner's next scan, in cycles */
 } Engine;
 
-static inline gboolean heap_less(const HeapEnt *x, const HeapEnt *y)
+static inline uint64_t cpu_clock(const Engine *e, int c)
 {
-  return x->clock < y->clock || (x->clock == y->clock && x->idx < y->idx);
-}
-
-static void heap_sift_down(Heap *h, unsigned i)
-{
-  HeapEnt v = h->a[i];
-  for (;;) {
-    unsigned c = 2 * i + 1;
-    if (c >= h->n)
-      break;
-    if (c + 1 < h->n && heap_less(&h->a[c + 1], &h->a[c]))
-      c++;
-    if (!heap_less(&h->a[c], &v))
-      break;
-    h->a[i] = h->a[c];
-    i = c;
-  }
-  h->a[i] = v;
-}
-
-static void heap_push(Heap *h, Queue *q, uint64_t clock)
-{
-  if (h->n == h->cap) {
-    h->cap = h->cap ? 2 * h->cap : 16;
-    h->a = g_renew(HeapEnt, h->a, h->cap);
-  }
-  HeapEnt v = { clock, q->idx, q };
-  unsigned i = h->n++;
-  while (i > 0) {
-    unsigned p = (i - 1) / 2;
-    if (!heap_less(&v, &h->a[p]))
-      break;
-    h->a[i] = h->a[p];
-    i = p;
-  }
-  h->a[i] = v;
-}
-
-static void heap_pop(Heap *h)
-{
-  h->a[0] = h->a[--h->n];
-  if (h->n)
-    heap_sift_down(h, 0);
+  return e->m->cpus[c]->clock;
 }
 
 static inline uint64_t queue_clock(const Engine *e, const Queue *q)
 {
-  return e->m->cpus[q->t->cpu]->clock;
+  return cpu_clock(e, q->t->cpu);
 }
 
-/* The top of h with its key refreshed, NULL when empty. */
-static const HeapEnt *heap_top(const Engine *e, Heap *h)
+/* ---- the ready heap: key (clock, idx of the CPU's first ready queue) ---- */
+
+static inline gboolean ready_less(const Engine *e, int x, int y)
 {
-  while (h->n) {
-    uint64_t c = queue_clock(e, h->a[0].q);
-    if (c == h->a[0].clock)
-      return &h->a[0];
-    h->a[0].clock = c;
-    heap_sift_down(h, 0);
+  const CpuSlot *a = &e->slots[x], *b = &e->slots[y];
+  return a->rclock < b->rclock || (a->rclock == b->rclock && a->q[a->first]->idx < b->q[b->first]->idx);
+}
+
+static inline void ready_set(Engine *e, unsigned i, int c)
+{
+  e->ready.a[i] = c;
+  e->slots[c].rpos = (int)i;
+}
+
+static void ready_up(Engine *e, unsigned i)
+{
+  int c = e->ready.a[i];
+  while (i > 0) {
+    unsigned p = (i - 1) / 2;
+    if (!ready_less(e, c, e->ready.a[p]))
+      break;
+    ready_set(e, i, e->ready.a[p]);
+    i = p;
   }
-  return NULL;
+  ready_set(e, i, c);
+}
+
+static void ready_down(Engine *e, unsigned i)
+{
+  Heap *h = &e->ready;
+  int c = h->a[i];
+  for (;;) {
+    unsigned k = 2 * i + 1;
+    if (k >= h->n)
+      break;
+    if (k + 1 < h->n && ready_less(e, h->a[k + 1], h->a[k]))
+      k++;
+    if (!ready_less(e, h->a[k], c))
+      break;
+    ready_set(e, i, h->a[k]);
+    i = k;
+  }
+  ready_set(e, i, c);
+}
+
+static void heap_grow(Heap *h)
+{
+  if (h->n == h->cap) {
+    h->cap = h->cap ? 2 * h->cap : 16;
+    h->a = g_renew(int, h->a, h->cap);
+  }
+}
+
+static void ready_push(Engine *e, int c)
+{
+  heap_grow(&e->ready);
+  e->slots[c].rclock = cpu_clock(e, c);
+  e->ready.a[e->ready.n++] = c;
+  ready_up(e, e->ready.n - 1);
+}
+
+/* Remove the top CPU. */
+static void ready_pop(Engine *e)
+{
+  Heap *h = &e->ready;
+  e->slots[h->a[0]].rpos = -1;
+  if (--h->n) {
+    ready_set(e, 0, h->a[h->n]);
+    ready_down(e, 0);
+  }
+}
+
+/* ---- the all heap: key clock ---- */
+
+static void all_down(Engine *e, unsigned i)
+{
+  Heap *h = &e->all;
+  int c = h->a[i];
+  for (;;) {
+    unsigned k = 2 * i + 1;
+    if (k >= h->n)
+      break;
+    if (k + 1 < h->n && e->slots[h->a[k + 1]].aclock < e->slots[h->a[k]].aclock)
+      k++;
+    if (e->slots[h->a[k]].aclock >= e->slots[c].aclock)
+      break;
+    h->a[i] = h->a[k];
+    i = k;
+  }
+  h->a[i] = c;
+}
+
+static void all_push(Engine *e, int c)
+{
+  Heap *h = &e->all;
+  heap_grow(h);
+  CpuSlot *s = &e->slots[c];
+  s->aclock = cpu_clock(e, c);
+  s->in_all = TRUE;
+  unsigned i = h->n++;
+  while (i > 0) {
+    unsigned p = (i - 1) / 2;
+    if (e->slots[h->a[p]].aclock <= s->aclock)
+      break;
+    h->a[i] = h->a[p];
+    i = p;
+  }
+  h->a[i] = c;
+}
+
+/* ---- slots ---- */
+
+/* A queue of CPU c got records. */
+static void slot_ready(Engine *e, Queue *q)
+{
+  int c = q->t->cpu;
+  CpuSlot *s = &e->slots[c];
+  s->nready++;
+  if (q->pos >= s->first)
+    return; /* a queue before it has records already: the key stands */
+  s->first = q->pos;
+  if (s->rpos < 0) {
+    ready_push(e, c);
+  } else {
+    s->rclock = cpu_clock(e, c); /* the key falls (lower idx), its clock only grew */
+    ready_down(e, (unsigned)s->rpos);
+    ready_up(e, (unsigned)s->rpos);
+  }
+}
+
+static void slot_add(Engine *e, Queue *q)
+{
+  int c = q->t->cpu;
+  CpuSlot *s = &e->slots[c];
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 4;
+    s->q = g_renew(Queue *, s->q, s->cap);
+  }
+  unsigned i = s->n++;
+  for (; i > 0 && s->q[i - 1]->idx > q->idx; i--) { /* by idx (a rebuild adds them in any order) */
+    s->q[i] = s->q[i - 1];
+    s->q[i]->pos = i;
+  }
+  s->q[i] = q;
+  q->pos = i;
+  if (s->first != SLOT_NONE && s->first >= i)
+    s->first++; /* the first ready queue moved up one */
+  if (!s->in_all)
+    all_push(e, c);
+  if (q->len)
+    slot_ready(e, q);
 }
 
 static void heaps_rebuild(Engine *e)
 {
-  e->ready.n = e->all.n = 0;
-  for (guint i = 0; i < e->queues->len; i++) {
-    Queue *q = g_ptr_array_index(e->queues, i);
-    heap_push(&e->all, q, queue_clock(e, q));
-    if (q->len)
-      heap_push(&e->ready, q, queue_clock(e, q));
+  for (unsigned c = 0; c < e->m->n_cpus; c++) {
+    CpuSlot *s = &e->slots[c];
+    s->n = s->nready = 0;
+    s->first = SLOT_NONE;
+    s->rpos = -1;
+    s->in_all = FALSE;
   }
+  e->ready.n = e->all.n = 0;
+  for (guint i = 0; i < e->queues->len; i++)
+    slot_add(e, g_ptr_array_index(e->queues, i));
   e->heaps_stale = FALSE;
 }
 
@@ -195,7 +314,8 @@ static Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
     q->idx = e->queues->len;
     g_hash_table_insert(e->by_thread, t, q);
     g_ptr_array_add(e->queues, q);
-    heap_push(&e->all, q, queue_clock(e, q));
+    if (!e->heaps_stale)
+      slot_add(e, q);
   } else if (cpu >= 0) {
     e->heaps_stale = TRUE; /* may have moved to a CPU with a lower clock */
   }
@@ -207,8 +327,7 @@ static Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
 
 static void push(Engine *e, Queue *q, const TraceRecord *r)
 {
-  if (q->len == 0 && !e->heaps_stale)
-    heap_push(&e->ready, q, queue_clock(e, q));
+  gboolean woke = q->len == 0;
   if (q->len == q->cap) {
     size_t cap = q->cap ? q->cap * 2 : 1024;
     TraceRecord *nb = g_new(TraceRecord, cap);
@@ -222,6 +341,8 @@ static void push(Engine *e, Queue *q, const TraceRecord *r)
   q->buf[(q->head + q->len) & (q->cap - 1)] = *r; /* cap is a power of two */
   q->len++;
   e->queued++;
+  if (woke && !e->heaps_stale)
+    slot_ready(e, q);
 }
 
 static void snapshot_begin(Engine *e)
@@ -297,21 +418,61 @@ static void run_record(Engine *e, Thread *t, const TraceRecord *r)
 }
 
 /* The queue to run next: nonempty, lowest CPU clock, first seen among equals
- * (the top of the ready heap). */
+ * (the first ready queue of the ready heap's top CPU). */
 static Queue *pick(Engine *e, gboolean *starved)
 {
   if (G_UNLIKELY(e->heaps_stale))
     heaps_rebuild(e);
-  const HeapEnt *best = heap_top(e, &e->ready);
-  if (!best) {
+  Heap *r = &e->ready;
+  if (!r->n) {
     *starved = FALSE;
     return NULL;
   }
+  for (;;) { /* refresh a stale top */
+    CpuSlot *top = &e->slots[r->a[0]];
+    uint64_t c = cpu_clock(e, r->a[0]);
+    if (c == top->rclock)
+      break;
+    top->rclock = c;
+    ready_down(e, 0);
+  }
+  Heap *a = &e->all;
+  for (;;) {
+    CpuSlot *top = &e->slots[a->a[0]];
+    uint64_t c = cpu_clock(e, a->a[0]);
+    if (c == top->aclock)
+      break;
+    top->aclock = c;
+    all_down(e, 0);
+  }
+  const CpuSlot *best = &e->slots[r->a[0]];
   /* A thread with nothing queued may be behind the chosen one: more input
    * might belong to it. */
-  const HeapEnt *low = heap_top(e, &e->all);
-  *starved = low->clock < best->clock;
-  return best->q;
+  *starved = e->slots[a->a[0]].aclock < best->rclock;
+  return best->q[best->first];
+}
+
+/* The record of q, the first ready queue of the ready heap's top CPU, ran:
+ * settle the CPU's key. */
+static void ran(Engine *e, Queue *q)
+{
+  if (e->heaps_stale)
+    return;
+  int c = q->t->cpu;
+  CpuSlot *s = &e->slots[c];
+  if (!q->len) {
+    if (--s->nready == 0) {
+      s->first = SLOT_NONE;
+      ready_pop(e);
+      return;
+    }
+    unsigned i = s->first + 1;
+    while (!s->q[i]->len)
+      i++;
+    s->first = i;
+  }
+  s->rclock = cpu_clock(e, c);
+  ready_down(e, 0);
 }
 
 /* Run queued records.  With `all`, until every queue is empty (a barrier);
@@ -332,8 +493,12 @@ static void run_queues(Engine *e, gboolean all)
       q->len--;
       e->queued--;
     }
-    if (!q->len)
-      e->ready.n = 0; /* q was the only entry */
+    if (!q->len && !e->heaps_stale) {
+      e->slots[q->t->cpu].nready = 0; /* q was the only queue */
+      e->slots[q->t->cpu].first = SLOT_NONE;
+      e->slots[q->t->cpu].rpos = -1;
+      e->ready.n = 0;
+    }
     return;
   }
   while (!e->stopped) {
@@ -345,9 +510,7 @@ static void run_queues(Engine *e, gboolean all)
     q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
     q->len--;
     e->queued--;
-    /* q was the top of the ready heap; its new clock is refreshed lazily. */
-    if (!q->len && !e->heaps_stale)
-      heap_pop(&e->ready);
+    ran(e, q);
   }
 }
 
@@ -389,6 +552,11 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.kh_wake = khugepaged_next_wake_ptr(e.kh);
   e.nb_next = numa_balance_next_ptr(m->k->numa_balance);
   e.queues = g_ptr_array_new_with_free_func(queue_free);
+  e.slots = g_new0(CpuSlot, m->n_cpus);
+  for (unsigned c = 0; c < m->n_cpus; c++) {
+    e.slots[c].first = SLOT_NONE;
+    e.slots[c].rpos = -1;
+  }
   e.by_thread = g_hash_table_new(g_direct_hash, g_direct_equal);
   m->k->map_on_demand = src->unmapped == UNMAPPED_ONDEMAND;
   e.warmup_left = opt ? opt->warmup : 0;
@@ -446,6 +614,9 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   res->oom = m->k->oom;
   g_hash_table_destroy(e.by_thread);
   g_ptr_array_free(e.queues, TRUE);
+  for (unsigned c = 0; c < m->n_cpus; c++)
+    g_free(e.slots[c].q);
+  g_free(e.slots);
   g_free(e.ready.a);
   g_free(e.all.a);
   return ok;
