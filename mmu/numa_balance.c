@@ -492,7 +492,10 @@ static gboolean filter_passes(NumaBalance *nb, uint64_t *e, int node)
 /* migrate_misplaced_folio: a page of 2^order frames from `old` to the
  * faulting CPU's node; the copy (which reads the old node's DRAM and writes
  * the new one's, waiting where they are loaded) and the fixed cost go to
- * *cycles.  FALSE (counted) when the node has none. */
+ * *cycles.  The copy starts when the fault's work so far (*cycles) is done:
+ * the pages of a pmd-scheme group are copied one after the other, not all
+ * at the fault's start, where each would queue behind all the others.
+ * FALSE (counted) when the node has none. */
 static gboolean migrate_alloc(NumaBalance *nb, Cpu *cpu, unsigned order, uint64_t old, uint64_t *pfn,
                               uint64_t *cycles)
 {
@@ -503,8 +506,8 @@ static gboolean migrate_alloc(NumaBalance *nb, Cpu *cpu, unsigned order, uint64_
   }
   uint64_t bytes = UINT64_C(4096) << order;
   uint64_t copy = kernel_copy_cycles(k, bytes);
-  copy += machine_dram_bulk(k->m, cpu, old, bytes, copy);
-  copy += machine_dram_bulk(k->m, cpu, *pfn, bytes, copy);
+  copy += machine_dram_bulk_after(k->m, cpu, old, bytes, *cycles, copy);
+  copy += machine_dram_bulk_after(k->m, cpu, *pfn, bytes, *cycles, copy);
   *cycles += copy + nb->migrate_cycles;
   return TRUE;
 }

@@ -296,10 +296,16 @@ void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t sta
 
 uint64_t machine_dram_bulk(Machine *m, Cpu *cpu, uint64_t pfn, uint64_t bytes, uint64_t span_cycles)
 {
+  return machine_dram_bulk_after(m, cpu, pfn, bytes, 0, span_cycles);
+}
+
+uint64_t machine_dram_bulk_after(Machine *m, Cpu *cpu, uint64_t pfn, uint64_t bytes, uint64_t after,
+                                 uint64_t span_cycles)
+{
   if (!m || !m->dram)
     return 0;
   unsigned home = dram_node_of(m->dram, pfn << 12);
-  return dram_bulk_span(m->dram, (unsigned)cpu->node, home, bytes, cpu->clock, span_cycles, &cpu->ctr);
+  return dram_bulk_span(m->dram, (unsigned)cpu->node, home, bytes, cpu->clock + after, span_cycles, &cpu->ctr);
 }
 
 void machine_tables_freed(Machine *m, Mm *mm)

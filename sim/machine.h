@@ -82,6 +82,11 @@ void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t sta
  * the page's node (sim/dram.c) and the cycles queueing adds are returned
  * (0 on an idle machine). */
 uint64_t machine_dram_bulk(Machine *m, Cpu *cpu, uint64_t pfn, uint64_t bytes, uint64_t span_cycles);
+/* The same for a transfer that starts `after` cycles past the CPU's clock:
+ * one of several the kernel makes one after the other in one call (the
+ * pages of a group migrated by one NUMA hinting fault). */
+uint64_t machine_dram_bulk_after(Machine *m, Cpu *cpu, uint64_t pfn, uint64_t bytes, uint64_t after,
+                                 uint64_t span_cycles);
 /* Page tables of `mm` were freed: drop paging-structure caches. */
 void machine_tables_freed(Machine *m, Mm *mm);
 

@@ -19,7 +19,12 @@
  * interleaved one by one.  loader=L makes thread L the loader (threads 2..L
  * start before it loads); loader=0 has each warehouse thread first touch its
  * own part (thread 1 the shared part, before the others start), as a
- * NUMA-aware load would.
+ * NUMA-aware load would.  promote=P (bytes, 0 by default) instead has every
+ * thread start first and the old heap first touched in pieces of P bytes,
+ * each by a thread drawn at random (a splitmix64 draw keyed by the seed
+ * and the piece), as the parallel collector's threads, one on every CPU,
+ * promote survivors into promotion buffers they grab in no fixed order;
+ * `loader` then plays no part.
  *
  * The measured phase: `accesses` is the total over all threads, handed out
  * one by one in turn (thread 1, 2, ..., threads, 1, ...).  Each access of a
@@ -46,7 +51,7 @@
 /* Most warehouse threads one workload starts, as for the threads workload. */
 #define JBB_THREADS_MAX 4096
 
-enum { OWN_THREADS, OWN_YOUNG, OWN_OLD, OWN_OLD_ACCESSES, OWN_SHARED, OWN_SHARED_PART, OWN_RW, OWN_LOADER };
+enum { OWN_THREADS, OWN_YOUNG, OWN_OLD, OWN_OLD_ACCESSES, OWN_SHARED, OWN_SHARED_PART, OWN_RW, OWN_LOADER, OWN_PROMOTE };
 
 static const WorkloadParam jbb_params[] = {
   { "threads", WPARAM_COUNT, "16", NULL, 1, JBB_THREADS_MAX, "warehouse threads (warehouses), tids 1..threads" },
@@ -61,11 +66,15 @@ static const WorkloadParam jbb_params[] = {
   { "rw", WPARAM_FRACTION, "0.2", NULL, 0, 0, "fraction of the old-heap accesses that are stores" },
   { "loader", WPARAM_COUNT, "1", NULL, 0, JBB_THREADS_MAX,
     "thread that first touches the whole old heap at startup; 0: each its own part" },
+  { "promote", WPARAM_SIZE, "0", NULL, 0, WORKLOAD_VA_END - WORKLOAD_BASE_VA,
+    "0, or the old heap is first touched in pieces of this many bytes by the threads in turn (promotion by parallel GC)" },
   { NULL },
 };
 
 typedef struct {
   uint32_t n, loader;
+  uint64_t promote;          /* bytes of a promotion piece, 0: loader placement */
+  uint64_t promote_key;      /* keys the draw of each piece's thread */
   uint64_t young;            /* bytes per thread */
   uint64_t old_va, old;      /* the old heap */
   uint64_t shared_bytes;     /* its first part */
@@ -120,6 +129,9 @@ static gpointer jbb_init(WorkloadConfig *cfg, GError **error)
   JbbGen *g = g_new0(JbbGen, 1);
   g->n = (uint32_t)n;
   g->loader = (uint32_t)cfg->own[OWN_LOADER].u;
+  g->promote = cfg->own[OWN_PROMOTE].u;
+  if (g->promote)
+    g->loader = 1; /* the whole old heap in the load phase, after every thread started */
   g->young = young;
   g->old_va = WORKLOAD_BASE_VA + n * young;
   g->old = old;
@@ -141,6 +153,7 @@ static gpointer jbb_init(WorkloadConfig *cfg, GError **error)
     g->rng[t] = perm_splitmix64(&s);
     workload_mix_init(&g->mix[t], cfg->own[OWN_RW].frac);
   }
+  g->promote_key = perm_splitmix64(&s); /* after the threads' streams, which stay as they were */
   cfg->size_bytes = n * young + old;
   cfg->map_len = (cfg->size_bytes + WORKLOAD_MAP_ALIGN_BYTES - 1) / WORKLOAD_MAP_ALIGN_BYTES * WORKLOAD_MAP_ALIGN_BYTES;
   cfg->setup_writes = (n - 1) + g->load_lines + n * (g->part_lines + g->young_lines);
@@ -158,15 +171,17 @@ static void thread_record(TraceRecord *r, uint64_t tid)
 static void jbb_setup(gpointer state, uint64_t k, TraceRecord *r)
 {
   const JbbGen *g = state;
-  uint64_t first = MAX(g->loader, 1); /* the thread that loads, alone */
+  uint64_t first = g->promote ? g->n : MAX(g->loader, 1); /* the threads that load */
   if (k < first - 1) { /* threads 2..first start */
     thread_record(r, k + 2);
     return;
   }
   k -= first - 1;
   if (k < g->load_lines) { /* the whole old heap, or (loader=0) its shared part */
-    r->tid = (uint32_t)first;
-    r->addr = g->old_va + k * WORKLOAD_SETUP_STRIDE_BYTES;
+    uint64_t off = k * WORKLOAD_SETUP_STRIDE_BYTES;
+    uint64_t piece = g->promote_key ^ (g->promote ? off / g->promote : 0);
+    r->tid = g->promote ? (uint32_t)(perm_splitmix64(&piece) % g->n) + 1 : (uint32_t)first;
+    r->addr = g->old_va + off;
     return;
   }
   k -= g->load_lines;

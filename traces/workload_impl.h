@@ -56,7 +56,7 @@ typedef union {
   unsigned choice; /* CHOICE: index into the choices */
 } WorkloadValue;
 
-#define WORKLOAD_MAX_OWN_PARAMS 8
+#define WORKLOAD_MAX_OWN_PARAMS 12
 
 typedef struct WorkloadGenerator WorkloadGenerator;
 

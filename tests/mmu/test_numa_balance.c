@@ -549,6 +549,36 @@ START_TEST(test_pmd_scheme)
 }
 END_TEST
 
+/* A group fault copies its pages one after the other: on an idle machine
+ * each copy finds the DRAM free, so the fault costs the trap, the restored
+ * entries and 512 page migrations, not 512 copies queued behind each other
+ * (which grows with the square of the group). */
+START_TEST(test_pmd_group_copies_in_sequence)
+{
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.balancing=pmd", NULL };
+  Fx f;
+  setup(&f, sets, TRUE);
+  Kernel *k = f.m->k;
+  sys(&f, REC_MMAP, BASE, PMD, 0, 0, 0);
+  populate(&f, 0, BASE, PMD);
+  first_scan(&f);
+  ck_assert_int_eq(fault_on(&f, 1, BASE, ACC_LOAD), FAULT_MAPPED); /* filtered */
+  next_scan_now(&f);
+  Cpu *c = f.m->cpus[1];
+  c->clock = MAX(c->clock, f.m->cpus[0]->clock) + ms(&f, 1); /* the DRAM is idle again */
+  uint64_t cycles = 0;
+  ck_assert_int_eq(fault_handle(k, c, f.t->mm, BASE + 7 * PAGE, ACC_LOAD, &cycles), FAULT_MAPPED);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 512);
+  double page = (double)kernel_copy_cycles(k, PAGE) +
+                (double)kernel_ns_to_cycles(k, settings_double(k->s, SET_NUMA_MIGRATE_PAGE_NS));
+  double rest = (double)kernel_ns_to_cycles(k, settings_double(k->s, SET_NUMA_HINT_FAULT_NS)) +
+                512 * settings_double(k->s, SET_NUMA_SCAN_PTE_NS) * k->cycles_per_ns;
+  ck_assert_double_ge((double)cycles, 512 * page);
+  ck_assert_double_le((double)cycles, 1.05 * (512 * page + rest));
+  machine_free(f.m);
+}
+END_TEST
+
 /* ---- the hardware ------------------------------------------------------------------- */
 
 START_TEST(test_x86_walk_not_present)
@@ -665,6 +695,7 @@ static Suite *numa_balance_suite(void)
   tcase_add_test(tc, test_thp_migration);
   tcase_add_test(tc, test_migrate_fail);
   tcase_add_test(tc, test_pmd_scheme);
+  tcase_add_test(tc, test_pmd_group_copies_in_sequence);
   tcase_add_test(tc, test_x86_walk_not_present);
   tcase_add_test(tc, test_ppc64_hash_not_present);
   tcase_add_test(tc, test_ppc64_pmd_scheme);

@@ -548,6 +548,26 @@ START_TEST(jbb_loader_choices)
   }
   REQUIRE(touched == 3 * ((part - 8) / 64 + 1));
   g_array_free(st.all, TRUE);
+  /* promote=8K: threads 2 and 3 start, then the old heap is touched in
+   * address order, each 8K piece by one thread (loader ignored), every
+   * thread taking some, then the young regions. */
+  guint by[4] = { 0 };
+  stream_read(&st, "jbb:threads=3,young=4K,old=192K,loader=2,promote=8K,accesses=300", 3);
+  REQUIRE(REC(st.all, 2)->type == REC_THREAD && REC(st.all, 2)->tid == 2);
+  REQUIRE(REC(st.all, 3)->type == REC_THREAD && REC(st.all, 3)->tid == 3);
+  for (i = 0; i < old / 64; i++) {
+    const TraceRecord *r = REC(st.all, 4 + i);
+    REQUIRE(r->type == REC_ACCESS);
+    REQUIRE(r->addr == old_va + i * 64);
+    if (i % 128)
+      REQUIRE(r->tid == REC(st.all, 4 + i - 1)->tid);
+    by[r->tid]++;
+  }
+  REQUIRE(by[1] > 0 && by[2] > 0 && by[3] > 0);
+  for (i = 4 + old / 64; i < st.roi_begin; i++)
+    REQUIRE(REC(st.all, i)->addr < old_va);
+  REQUIRE(st.roi_begin == 4 + old / 64 + 3 * (young / 64));
+  g_array_free(st.all, TRUE);
 }
 END_TEST
 
