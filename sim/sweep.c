@@ -18,13 +18,12 @@
  * table from them without running anything.  Results do not depend on how
  * or where a configuration ran: a run is deterministic.
  *
- * Configurations over the same trace file share its decoding: they run
- * together, in chunks of at most -j, each chunk fed by one SharedTrace
- * (traces/shared_source.h) that decodes every batch once per repeat for all
- * of them.  A chunk's configurations are pushed to the pool one after the
- * other, and the pool starts jobs in the order pushed, so when the first of
- * a chunk starts the rest start as soon as workers free up, none of which
- * waits on a later chunk: nothing deadlocks.
+ * Configurations over the same trace file share its decoding: they all run
+ * together, fed by one SharedTrace (traces/shared_source.h) that decodes
+ * every batch once per repeat for all of them.  Each has a thread of its own
+ * (a shared pass needs every reader running), and the SharedTrace lets at
+ * most -j of them work on a batch at once, so -j still bounds the CPUs a
+ * sweep uses; the machines of all of them are alive together.
  */
 #include "config.h"
 #include "sweep.h"
@@ -436,26 +435,25 @@ int sweep_main(int argc, char **argv, const char *self)
       fprintf(stderr, "mmusim: sweep: %u of %u configurations already done in %s; running the other %u\n",
               e->configs->len - todo->len, e->configs->len, sw.dir, todo->len);
     guint threads = MIN(n, todo->len);
-    GThreadPool *pool = g_thread_pool_new(run_one, &sw, (gint)threads, TRUE, &err);
+    /* Every configuration of an experiment with a trace reads the same
+     * file: one pass for all of them, a thread each, -j at work at once. */
+    gboolean one_pass = e->trace && todo->len > 1;
+    GThreadPool *pool = g_thread_pool_new(run_one, &sw, (gint)(one_pass ? todo->len : threads), TRUE, &err);
     if (!pool) {
       g_ptr_array_free(todo, TRUE);
       goto fail;
     }
-    /* Every configuration of an experiment with a trace reads the same
-     * file: chunks of up to `threads` consecutive ones share a pass. */
     SweepJob *jobs_of = g_new0(SweepJob, todo->len);
     GPtrArray *shared = g_ptr_array_new_with_free_func((GDestroyNotify)shared_trace_free);
-    for (guint i = 0; i < todo->len; i += threads) {
-      guint len = MIN(threads, todo->len - i);
-      SharedTrace *st = NULL;
-      ExpConfig *first = g_ptr_array_index(todo, i);
-      if (e->trace && len > 1) {
-        st = shared_trace_new(len, SHARED_TRACE_RING, open_trace, &first->spec);
-        g_ptr_array_add(shared, st);
-      }
-      for (guint k = 0; k < len; k++)
-        jobs_of[i + k] = (SweepJob){ g_ptr_array_index(todo, i + k), st, k };
+    SharedTrace *st = NULL;
+    if (one_pass) {
+      ExpConfig *first = g_ptr_array_index(todo, 0);
+      st = shared_trace_new(todo->len, SHARED_TRACE_RING, open_trace, &first->spec);
+      shared_trace_set_active(st, threads);
+      g_ptr_array_add(shared, st);
     }
+    for (guint i = 0; i < todo->len; i++)
+      jobs_of[i] = (SweepJob){ g_ptr_array_index(todo, i), st, i };
     for (guint i = 0; i < todo->len; i++)
       g_thread_pool_push(pool, &jobs_of[i], NULL);
     g_thread_pool_free(pool, FALSE, TRUE);

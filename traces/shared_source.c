@@ -50,6 +50,9 @@ struct SharedTrace {
   gboolean *left;        /* per consumer */
   GHashTable *passes;    /* pass number -> Pass* (live ones) */
   uint64_t decoded;
+  unsigned active_max;   /* consumers that may work on a batch at once (0: all) */
+  unsigned active;       /* consumers working on a batch now */
+  unsigned active_peak;  /* the most that ever worked at once */
 };
 
 typedef struct {
@@ -57,7 +60,32 @@ typedef struct {
   SharedTrace *st;
   Pass *p;
   unsigned idx;
+  gboolean working;      /* holds one of the active_max places */
 } Consumer;
+
+/* The consumer is done with its last batch (called with the lock held). */
+static void consumer_idle(Consumer *c)
+{
+  if (c->working) {
+    c->working = FALSE;
+    c->st->active--;
+    g_cond_broadcast(&c->st->cond);
+  }
+}
+
+/* The consumer returns a batch (or the end) to its engine: wait for a place
+ * among the active_max working ones (called with the lock held).  Only
+ * consumers that work hold places, and they give them back at their next
+ * read or when they close, so this wait always ends. */
+static void consumer_work(Consumer *c)
+{
+  SharedTrace *st = c->st;
+  while (st->active_max && st->active >= st->active_max)
+    g_cond_wait(&st->cond, &st->lock);
+  st->active++;
+  st->active_peak = MAX(st->active_peak, st->active);
+  c->working = TRUE;
+}
 
 static void batch_unref(SharedBatch *b)
 {
@@ -114,12 +142,14 @@ static gboolean consumer_next(TraceSource *src, TraceBatch *batch, GError **erro
   SharedTrace *st = c->st;
   Pass *p = c->p;
   g_mutex_lock(&st->lock);
+  consumer_idle(c);
   for (;;) {
     uint64_t *pos = &p->pos[c->idx];
     if (*pos < p->produced) {
       SharedBatch *b = g_atomic_rc_box_acquire(p->ring[*pos % st->ring]);
       (*pos)++;
       g_cond_broadcast(&st->cond); /* the ring may have room now */
+      consumer_work(c);
       g_mutex_unlock(&st->lock);
       memcpy(batch->rec, b->b.rec, sizeof(TraceRecord) * b->b.n);
       batch->n = b->b.n;
@@ -128,10 +158,12 @@ static gboolean consumer_next(TraceSource *src, TraceBatch *batch, GError **erro
     }
     if (p->error) {
       g_propagate_error(error, g_error_copy(p->error));
+      consumer_work(c);
       g_mutex_unlock(&st->lock);
       return FALSE;
     }
     if (p->eof) {
+      consumer_work(c);
       g_mutex_unlock(&st->lock);
       batch->n = 0;
       return TRUE;
@@ -169,6 +201,7 @@ static void consumer_close(TraceSource *src)
   Consumer *c = (Consumer *)src;
   SharedTrace *st = c->st;
   g_mutex_lock(&st->lock);
+  consumer_idle(c);
   c->p->closed[c->idx] = TRUE;
   pass_maybe_drop(st, c->p);
   g_cond_broadcast(&st->cond);
@@ -259,4 +292,20 @@ uint64_t shared_trace_decoded(SharedTrace *st)
   uint64_t n = st->decoded;
   g_mutex_unlock(&st->lock);
   return n;
+}
+
+void shared_trace_set_active(SharedTrace *st, unsigned active_max)
+{
+  g_mutex_lock(&st->lock);
+  st->active_max = active_max;
+  g_cond_broadcast(&st->cond);
+  g_mutex_unlock(&st->lock);
+}
+
+unsigned shared_trace_active_peak(SharedTrace *st)
+{
+  g_mutex_lock(&st->lock);
+  unsigned v = st->active_peak;
+  g_mutex_unlock(&st->lock);
+  return v;
 }

@@ -18,7 +18,10 @@
  * decoding of the input (the open callback is called once per pass).
  * Deadlock rule: every consumer that has not left must eventually read the
  * pass (or close its source, or leave): the N consumers must run
- * concurrently, so give them at least N threads.
+ * concurrently, so give them at least N threads.  To bound the CPUs they
+ * use, shared_trace_set_active lets only so many work on a batch at once
+ * (a consumer works from the batch it was given to its next read or its
+ * close; waiting for the ring or decoding does not count).
  *
  * Thread safety: every function may be called from any thread, except
  * shared_trace_free, once every consumer is closed.
@@ -49,6 +52,11 @@ TraceSource *shared_trace_open(SharedTrace *st, unsigned idx, unsigned pass, GEr
 /* Consumer idx opens no further pass (its run finished, ran out of memory or
  * failed): the others stop waiting for it. */
 void shared_trace_leave(SharedTrace *st, unsigned idx);
+
+/* At most `active_max` consumers work on a batch at once (0: no bound). */
+void shared_trace_set_active(SharedTrace *st, unsigned active_max);
+/* The most consumers that ever worked on a batch at once. */
+unsigned shared_trace_active_peak(SharedTrace *st);
 
 /* Batches decoded so far over every pass (each decoded once). */
 uint64_t shared_trace_decoded(SharedTrace *st);

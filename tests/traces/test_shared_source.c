@@ -166,6 +166,36 @@ START_TEST(test_same_batches_decoded_once)
 }
 END_TEST
 
+/* With one place to work, four readers of one pass still all finish with
+ * every batch (nothing deadlocks, the ring as small as 2) and never work on
+ * two batches at once; with two places, at most two. */
+START_TEST(test_active_bound)
+{
+  g_autofree char *text = make_text(7 * TRACE_BATCH_MAX + 5, 0);
+  Seen ref = { 0 };
+  reference(text, &ref);
+  for (unsigned places = 1; places <= 2; places++) {
+    Input in = { text };
+    SharedTrace *st = shared_trace_new(4, 2, open_input, &in);
+    shared_trace_set_active(st, places);
+    Reader r[4];
+    for (unsigned i = 0; i < 4; i++)
+      r[i] = (Reader){ .st = st, .idx = i, .passes = 2, .sleep_us = 300 };
+    run_readers(r, 4);
+    for (unsigned i = 0; i < 4; i++)
+      for (unsigned p = 0; p < 2; p++) {
+        assert_same(&r[i].seen[p], &ref);
+        seen_clear(&r[i].seen[p]);
+      }
+    ck_assert_uint_ge(shared_trace_active_peak(st), 1);
+    ck_assert_uint_le(shared_trace_active_peak(st), places);
+    ck_assert_int_eq(in.opens, 2);
+    shared_trace_free(st);
+  }
+  seen_clear(&ref);
+}
+END_TEST
+
 /* Consumer 1 opens the pass and does not read: consumer 0 gets `ring`
  * batches ahead and waits. */
 typedef struct {
@@ -308,6 +338,7 @@ static Suite *shared_source_suite(void)
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_same_batches_decoded_once);
   tcase_add_test(tc, test_ring_bounds_the_lead);
+  tcase_add_test(tc, test_active_bound);
   tcase_add_test(tc, test_early_stop_and_absent);
   tcase_add_test(tc, test_error_reaches_everyone);
   tcase_add_test(tc, test_passes_and_open_error);
