@@ -11,6 +11,14 @@ RUNS=${BENCH_RUNS:-5}
 median() {
   printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
+timed() { # median seconds of RUNS runs of a command
+  ts=""
+  for i in $(seq "$RUNS"); do
+    t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N)
+    ts="$ts $(echo "$t1 - $t0" | bc -l)"
+  done
+  median $ts
+}
 run() {
   name=$1; shift
   all=""; counted=""; rss=0
@@ -43,16 +51,8 @@ run "threads: 16 on 4 nodes x 4 CPUs"  -m skylake -s machine.nodes=4 -s machine.
 rdir=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-bench.XXXXXX")
 "$MMUSIM" trace convert -w random:size=1G,accesses=5M "$rdir/r.mtr"
 rrecs=$("$MMUSIM" trace info --verify "$rdir/r.mtr" | sed -n 's/^verified: *\([0-9]*\) records.*/\1/p')
-rtimed() { # median seconds of RUNS runs of a command
-  ts=""
-  for i in $(seq "$RUNS"); do
-    t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N)
-    ts="$ts $(echo "$t1 - $t0" | bc -l)"
-  done
-  median $ts
-}
-rdec=$(rtimed "$MMUSIM" trace info --verify "$rdir/r.mtr")
-rrun=$(rtimed "$MMUSIM" run -m skylake -s thp.enabled=never -t "$rdir/r.mtr")
+rdec=$(timed "$MMUSIM" trace info --verify "$rdir/r.mtr")
+rrun=$(timed "$MMUSIM" run -m skylake -s thp.enabled=never -t "$rdir/r.mtr")
 printf '%-34s %7.2f M records/s decoded, %7.2f M/s replayed: model %.1fx the decode time (median of %d)\n' \
   ".mtr replay random 1G ($rrecs recs)" "$(echo "$rrecs / $rdec / 1000000" | bc -l)" \
   "$(echo "$rrecs / $rrun / 1000000" | bc -l)" "$(echo "$rrun / $rdec" | bc -l)" "$RUNS"
@@ -69,14 +69,6 @@ if command -v valgrind >/dev/null 2>&1; then
   acc=$("$MMUSIM" trace info --verify "$tdir/t.mtr" | sed -n 's/^verified: *\([0-9]*\) records, \([0-9]*\) accesses/\2/p')
   recs=$("$MMUSIM" trace info --verify "$tdir/t.mtr" | sed -n 's/^verified: *\([0-9]*\) records.*/\1/p')
   lines=$(wc -l < "$tdir/t.lackey")
-  timed() { # median seconds of RUNS runs of a command
-    ts=""
-    for i in $(seq "$RUNS"); do
-      t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N)
-      ts="$ts $(echo "$t1 - $t0" | bc -l)"
-    done
-    median $ts
-  }
   printf '%-34s %7.2f M records/s decoded (median of %d)\n' ".mtr decode ($recs records)" \
     "$(echo "$recs / $(timed "$MMUSIM" trace info --verify "$tdir/t.mtr") / 1000000" | bc -l)" "$RUNS"
   printf '%-34s %7.2f M lines/s parsed (median of %d)\n' "lackey parse ($lines lines)" \
