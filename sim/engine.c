@@ -179,7 +179,15 @@ static void ready_pop(Engine *e)
   }
 }
 
-/* ---- the all heap: key clock ---- */
+/* ---- the all heap: key (clock, idx of the CPU's first thread) ---- */
+
+/* A CPU's threads are kept by idx, so its first thread is q[0]; it only
+ * changes when the slots are rebuilt. */
+static inline gboolean all_less(const Engine *e, int x, int y)
+{
+  const CpuSlot *a = &e->slots[x], *b = &e->slots[y];
+  return a->aclock < b->aclock || (a->aclock == b->aclock && a->q[0]->idx < b->q[0]->idx);
+}
 
 static void all_down(Engine *e, unsigned i)
 {
@@ -189,9 +197,9 @@ static void all_down(Engine *e, unsigned i)
     unsigned k = 2 * i + 1;
     if (k >= h->n)
       break;
-    if (k + 1 < h->n && e->slots[h->a[k + 1]].aclock < e->slots[h->a[k]].aclock)
+    if (k + 1 < h->n && all_less(e, h->a[k + 1], h->a[k]))
       k++;
-    if (e->slots[h->a[k]].aclock >= e->slots[c].aclock)
+    if (!all_less(e, h->a[k], c))
       break;
     h->a[i] = h->a[k];
     i = k;
@@ -209,7 +217,7 @@ static void all_push(Engine *e, int c)
   unsigned i = h->n++;
   while (i > 0) {
     unsigned p = (i - 1) / 2;
-    if (e->slots[h->a[p]].aclock <= s->aclock)
+    if (!all_less(e, c, h->a[p]))
       break;
     h->a[i] = h->a[p];
     i = p;
@@ -446,9 +454,13 @@ static Queue *pick(Engine *e, gboolean *starved)
     all_down(e, 0);
   }
   const CpuSlot *best = &e->slots[r->a[0]];
-  /* A thread with nothing queued may be behind the chosen one: more input
-   * might belong to it. */
-  *starved = e->slots[a->a[0]].aclock < best->rclock;
+  const CpuSlot *low = &e->slots[a->a[0]];
+  /* A thread with nothing queued may come before the chosen one (a lower
+   * clock, or the same clock and seen first): more input might belong to
+   * it, so what runs next must not depend on where the input's batches
+   * end. */
+  *starved = low->aclock < best->rclock ||
+             (low->aclock == best->rclock && low->q[0]->idx < best->q[best->first]->idx);
   return best->q[best->first];
 }
 
