@@ -4,33 +4,13 @@
  * file larger than the read buffer, and text -> records -> text round trips.
  */
 #include "config.h"
-#include "testutil.h"
+#include "trace_testutil.h"
 #include "text.h"
 
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
 #include <unistd.h>
-
-/* All records of a source; NULL with *error set on a parse error. */
-static GArray *read_all(TraceSource *src, GError **error)
-{
-  GArray *recs = g_array_new(FALSE, FALSE, sizeof(TraceRecord));
-  TraceBatch *batch = g_new(TraceBatch, 1);
-  for (;;) {
-    if (!trace_source_next(src, batch, error)) {
-      g_array_free(recs, TRUE);
-      recs = NULL;
-      break;
-    }
-    if (batch->n == 0)
-      break;
-    ck_assert_uint_le(batch->n, TRACE_BATCH_MAX);
-    g_array_append_vals(recs, batch->rec, batch->n);
-  }
-  g_free(batch);
-  return recs;
-}
 
 static GArray *parse_string(const char *text, GError **error)
 {
@@ -47,7 +27,6 @@ static GArray *parse_ok(const char *text)
   return recs;
 }
 
-#define REC(a, i) (&g_array_index((a), TraceRecord, (i)))
 
 static char *srcdir_path(const char *rel)
 {
