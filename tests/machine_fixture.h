@@ -42,4 +42,24 @@ static inline void fixture_vma(Thread *t, uint64_t start, uint64_t len, uint8_t 
   mm_insert_vma(t->mm, &v);
 }
 
+/* Free 4K pages over every node. */
+static inline uint64_t fixture_free_pages(const Kernel *k)
+{
+  uint64_t n = 0;
+  for (int node = 0; node < physmem_nodes(k->pm); node++)
+    n += physmem_free_pages(k->pm, node);
+  return n;
+}
+
+/* Every zone's buddy invariants hold. */
+static inline void fixture_check_buddy(const Kernel *k)
+{
+  for (int node = 0; node < physmem_nodes(k->pm); node++)
+    for (ZoneType t = 0; t < N_ZONE_TYPES; t++) {
+      BuddyZone *z = physmem_zone(k->pm, node, t);
+      g_autoptr(GString) why = g_string_new(NULL);
+      ck_assert_msg(!z || buddy_check(z, why), "node %d zone %s: %s", node, buddy_zone_name(t), why->str);
+    }
+}
+
 #endif

@@ -27,24 +27,6 @@ static uint64_t leaf_of(Thread *t, uint64_t va, unsigned *level)
   return n->e[idx];
 }
 
-static uint64_t free_pages(const Kernel *k)
-{
-  uint64_t n = 0;
-  for (int node = 0; node < physmem_nodes(k->pm); node++)
-    n += physmem_free_pages(k->pm, node);
-  return n;
-}
-
-static void check_buddy(const Kernel *k)
-{
-  for (int node = 0; node < physmem_nodes(k->pm); node++)
-    for (ZoneType t = 0; t < N_ZONE_TYPES; t++) {
-      BuddyZone *z = physmem_zone(k->pm, node, t);
-      g_autoptr(GString) why = g_string_new(NULL);
-      ck_assert_msg(!z || buddy_check(z, why), "node %d zone %s: %s", node, buddy_zone_name(t), why->str);
-    }
-}
-
 static void sys(Machine *m, Thread *t, TraceRecordType type, uint64_t addr, uint64_t len, int prot_or_arg,
                 uint8_t flags)
 {
@@ -139,7 +121,7 @@ START_TEST(test_base_fault_64k)
   Machine *m = fixture_machine("power7", thp_never);
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
-  uint64_t free0 = free_pages(k);
+  uint64_t free0 = fixture_free_pages(k);
   sys(m, t, REC_MMAP, BASE, 1 * MB, PROT_R | PROT_W, 0);
   uint64_t cycles;
   ck_assert_int_eq(fault(m, t, BASE + 0x12345, ACC_STORE, &cycles), FAULT_MAPPED);
@@ -170,10 +152,10 @@ START_TEST(test_base_fault_64k)
   ck_assert_uint_eq(ppc64_hpte_page_shift(16, h.v, h.r), 16);
   /* munmap gives the order-4 block and the tables back. */
   sys(m, t, REC_MUNMAP, BASE, 1 * MB, 0, 0);
-  ck_assert_uint_eq(free_pages(k), free0);
+  ck_assert_uint_eq(fixture_free_pages(k), free0);
   ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
   ck_assert_uint_eq(hpte_of(m, t, BASE + 0x10000).v, 0);
-  check_buddy(k);
+  fixture_check_buddy(k);
   machine_free(m);
 }
 END_TEST
@@ -205,7 +187,7 @@ START_TEST(test_thp_16m_fault_and_lazy_hptes)
   Kernel *k = m->k;
   Cpu *cpu = m->cpus[0];
   Ppc64Hpt *hpt = ppc64_cpu_hpt(cpu);
-  uint64_t free0 = free_pages(k);
+  uint64_t free0 = fixture_free_pages(k);
   sys(m, t, REC_MMAP, BASE, 64 * MB, PROT_R | PROT_W, 0);
   const uint64_t huge = BASE + 16 * MB;
   ck_assert_int_eq(fault(m, t, huge + 0x1234, ACC_STORE, NULL), FAULT_MAPPED);
@@ -252,8 +234,8 @@ START_TEST(test_thp_16m_fault_and_lazy_hptes)
   ck_assert_uint_eq(thp_page_count(k), 0);
   ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
   sys(m, t, REC_MUNMAP, BASE, 64 * MB, 0, 0);
-  ck_assert_uint_eq(free_pages(k), free0);
-  check_buddy(k);
+  ck_assert_uint_eq(fixture_free_pages(k), free0);
+  fixture_check_buddy(k);
   machine_free(m);
 }
 END_TEST
@@ -265,7 +247,7 @@ START_TEST(test_thp_16m_split_and_deferred)
   Kernel *k = m->k;
   Cpu *cpu = m->cpus[0];
   Ppc64Hpt *hpt = ppc64_cpu_hpt(cpu);
-  uint64_t free0 = free_pages(k);
+  uint64_t free0 = fixture_free_pages(k);
   sys(m, t, REC_MMAP, BASE, 32 * MB, PROT_R | PROT_W, 0);
   ck_assert_int_eq(fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
   unsigned level;
@@ -295,12 +277,12 @@ START_TEST(test_thp_16m_split_and_deferred)
   ck_assert_uint_eq(thp_deferred_split_scan(k, cpu, &cycles), 2048);
   ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 8 * MB);
   ck_assert_uint_eq(thp_page_count(k), 0);
-  check_buddy(k);
+  fixture_check_buddy(k);
   /* The remaining subpages are order-4 blocks that munmap frees one by one. */
   sys(m, t, REC_MUNMAP, BASE, 32 * MB, 0, 0);
   ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
-  ck_assert_uint_eq(free_pages(k), free0);
-  check_buddy(k);
+  ck_assert_uint_eq(fixture_free_pages(k), free0);
+  fixture_check_buddy(k);
   machine_free(m);
 }
 END_TEST
@@ -337,7 +319,7 @@ START_TEST(test_collapse_16m)
   ck_assert_int_eq(xlat(m, t, BASE + 5 * MB, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.size, PPC64_16M);
   ck_assert_uint_eq(x.pfn, pte_pfn(e));
-  check_buddy(k);
+  fixture_check_buddy(k);
   machine_free(m);
 }
 END_TEST

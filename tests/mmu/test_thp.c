@@ -39,25 +39,6 @@ static uint64_t pte_of(Thread *t, uint64_t va)
   return l == 1 ? e : 0;
 }
 
-static uint64_t free_pages(const Kernel *k)
-{
-  uint64_t n = 0;
-  for (int node = 0; node < physmem_nodes(k->pm); node++)
-    n += physmem_free_pages(k->pm, node);
-  return n;
-}
-
-/* Every zone's buddy invariants hold. */
-static void check_buddy(const Kernel *k)
-{
-  for (int node = 0; node < physmem_nodes(k->pm); node++)
-    for (ZoneType t = 0; t < N_ZONE_TYPES; t++) {
-      BuddyZone *z = physmem_zone(k->pm, node, t);
-      g_autoptr(GString) why = g_string_new(NULL);
-      ck_assert_msg(!z || buddy_check(z, why), "node %d zone %s: %s", node, buddy_zone_name(t), why->str);
-    }
-}
-
 static void sys(Machine *m, Thread *t, TraceRecordType type, uint64_t addr, uint64_t len, int prot_or_arg)
 {
   TraceRecord r = { .type = (uint8_t)type, .addr = addr, .len = len, .pid = t->pid, .tid = t->tid };
@@ -105,7 +86,7 @@ START_TEST(test_huge_fault_write)
   Machine *m = thp_machine(NULL);
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
-  uint64_t free0 = free_pages(k);
+  uint64_t free0 = fixture_free_pages(k);
   sys(m, t, REC_MMAP, BASE, 8 * MB, PROT_R | PROT_W);
   uint64_t cycles;
   ck_assert_int_eq(fault(m, t, BASE + 2 * MB + 0x1234, ACC_STORE, &cycles), FAULT_MAPPED);
@@ -123,7 +104,7 @@ START_TEST(test_huge_fault_write)
   ck_assert_uint_eq(thp_page_count(k), 1);
   /* PDPT, PD and the deposited table; 512 data pages. */
   ck_assert_uint_eq(ctr(m, CTR_PT_PAGES_ALLOC), 3);
-  ck_assert_uint_eq(free0 - free_pages(k), 512 + 3);
+  ck_assert_uint_eq(free0 - fixture_free_pages(k), 512 + 3);
   /* Costs: thp.huge_fault_ns, clearing 2M, three table pages. */
   uint64_t clear2m = kernel_clear_cycles(k, 2 * MB);
   ck_assert_uint_eq(ctr(m, CTR_ZEROING_CYCLES), clear2m);
@@ -133,7 +114,7 @@ START_TEST(test_huge_fault_write)
   ck_assert_int_eq(fault(m, t, BASE + 3 * MB, ACC_STORE, &cycles), FAULT_MAPPED);
   ck_assert_uint_eq(cycles, k->zero_page_cycles);
   ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
-  check_buddy(k);
+  fixture_check_buddy(k);
   machine_free(m);
 }
 END_TEST
@@ -319,7 +300,7 @@ START_TEST(test_huge_zero_write_fallback_splits)
       ck_assert_uint_eq(pte_pfn(e), k->zero_pfn);
     }
   }
-  check_buddy(k);
+  fixture_check_buddy(k);
   machine_free(m);
 }
 END_TEST
@@ -345,7 +326,7 @@ START_TEST(test_fallback_when_no_order9)
   ck_assert_int_eq(fault(m, t, BASE + 2 * MB, ACC_LOAD, NULL), FAULT_MAPPED);
   ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 2);
   ck_assert_uint_eq(pte_pfn(pte_of(t, BASE + 2 * MB)), k->zero_pfn);
-  check_buddy(k);
+  fixture_check_buddy(k);
   machine_free(m);
 }
 END_TEST
@@ -396,11 +377,11 @@ START_TEST(test_split_on_partial_munmap)
   Machine *m = thp_machine(NULL);
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
-  uint64_t free0 = free_pages(k);
+  uint64_t free0 = fixture_free_pages(k);
   uint64_t head = one_thp(m, t);
   uint64_t table = deposited_pfn(t, BASE);
   uint64_t pmd = pmd_of(t, BASE);
-  uint64_t free1 = free_pages(k);
+  uint64_t free1 = fixture_free_pages(k);
   uint64_t clock = m->cpus[0]->clock;
   sys(m, t, REC_MUNMAP, BASE + 4096, 4096, 0);
   /* split, one INVLPG for the huge page, one for the 4K page unmapped */
@@ -425,22 +406,22 @@ START_TEST(test_split_on_partial_munmap)
     ck_assert_uint_eq(e & ~PTE_PFN_MASK, want_flags);
   }
   /* Nothing is freed before the queue is processed. */
-  ck_assert_uint_eq(free_pages(k), free1);
+  ck_assert_uint_eq(fixture_free_pages(k), free1);
   ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 2 * MB);
-  check_buddy(k);
+  fixture_check_buddy(k);
   uint64_t cycles = 0;
   ck_assert_uint_eq(thp_deferred_split_scan(k, m->cpus[0], &cycles), 1);
   ck_assert_uint_eq(cycles, k->split_cycles);
-  ck_assert_uint_eq(free_pages(k), free1 + 1);
+  ck_assert_uint_eq(fixture_free_pages(k), free1 + 1);
   ck_assert(buddy_is_free(physmem_zone(k->pm, 0, ZONE_DMA32), head + 1));
   ck_assert_uint_eq(thp_page_count(k), 0);
   ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 2 * MB - 4096);
-  check_buddy(k);
+  fixture_check_buddy(k);
   /* The other 511 pages are base pages now, freed one by one. */
   sys(m, t, REC_MUNMAP, BASE, 4 * MB, 0);
-  ck_assert_uint_eq(free_pages(k), free0);
+  ck_assert_uint_eq(fixture_free_pages(k), free0);
   ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
-  check_buddy(k);
+  fixture_check_buddy(k);
   machine_free(m);
 }
 END_TEST
@@ -452,7 +433,7 @@ START_TEST(test_partly_unmapped_then_rest)
   Machine *m = thp_machine(NULL);
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
-  uint64_t free0 = free_pages(k);
+  uint64_t free0 = fixture_free_pages(k);
   one_thp(m, t);
   sys(m, t, REC_MADVISE, BASE + 1 * MB, 1 * MB, ADV_DONTNEED);
   ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 1);
@@ -466,8 +447,8 @@ START_TEST(test_partly_unmapped_then_rest)
   ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
   /* The VMA stays; its emptied tables went, so all memory is back. */
   ck_assert_uint_eq(mm_vma_count(t->mm), 1);
-  ck_assert_uint_eq(free_pages(k), free0);
-  check_buddy(k);
+  ck_assert_uint_eq(fixture_free_pages(k), free0);
+  fixture_check_buddy(k);
   machine_free(m);
 }
 END_TEST
@@ -488,12 +469,12 @@ START_TEST(test_split_on_partial_mprotect)
     ck_assert(e & PTE_D);
   }
   /* A whole PTE-mapped THP unmapped in one call is freed at order 9. */
-  uint64_t free1 = free_pages(k);
+  uint64_t free1 = fixture_free_pages(k);
   sys(m, t, REC_MUNMAP, BASE, 2 * MB, 0);
   ck_assert_uint_eq(thp_deferred_count(k), 0);
   ck_assert_uint_eq(ctr(m, CTR_THP_DEFERRED_SPLIT), 0);
-  ck_assert_uint_eq(free_pages(k), free1 + 512 + 3); /* and the PT, PD and PDPT pages */
-  check_buddy(k);
+  ck_assert_uint_eq(fixture_free_pages(k), free1 + 512 + 3); /* and the PT, PD and PDPT pages */
+  fixture_check_buddy(k);
   machine_free(m);
 }
 END_TEST
@@ -529,14 +510,14 @@ START_TEST(test_munmap_whole_frees_order9)
   Machine *m = thp_machine(NULL);
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
-  uint64_t free0 = free_pages(k);
+  uint64_t free0 = fixture_free_pages(k);
   sys(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W);
   ck_assert_int_eq(fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert_int_eq(fault(m, t, BASE + 2 * MB, ACC_STORE, NULL), FAULT_MAPPED);
-  ck_assert_uint_eq(free0 - free_pages(k), 1024 + 2 + 2);
+  ck_assert_uint_eq(free0 - fixture_free_pages(k), 1024 + 2 + 2);
   uint64_t freed0 = ctr(m, CTR_PT_PAGES_FREED);
   sys(m, t, REC_MUNMAP, BASE, 4 * MB, 0);
-  ck_assert_uint_eq(free_pages(k), free0);
+  ck_assert_uint_eq(fixture_free_pages(k), free0);
   ck_assert_uint_eq(ctr(m, CTR_PT_PAGES_FREED) - freed0, 4); /* two deposited, PD, PDPT */
   ck_assert_uint_eq(mm_deposited_count(t->mm), 0);
   ck_assert_uint_eq(thp_page_count(k), 0);
@@ -544,7 +525,7 @@ START_TEST(test_munmap_whole_frees_order9)
   ck_assert_uint_eq(t->mm->rss_pages, 0);
   ck_assert_uint_eq(ctr(m, CTR_TLB_FLUSH_PAGES), 2); /* one INVLPG per huge page */
   ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 0);
-  check_buddy(k);
+  fixture_check_buddy(k);
   ck_assert_int_eq(fault(m, t, BASE, ACC_LOAD, NULL), FAULT_SEGV);
   machine_free(m);
 }
@@ -560,13 +541,13 @@ START_TEST(test_deferred_split_runs_on_failure)
   sys(m, t, REC_MUNMAP, BASE + 4096, 4096, 0);
   ck_assert_uint_eq(thp_deferred_count(k), 1);
   exhaust_order9(k);
-  uint64_t free1 = free_pages(k);
+  uint64_t free1 = fixture_free_pages(k);
   ck_assert_int_eq(fault(m, t, BASE + 2 * MB, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert_uint_eq(thp_deferred_count(k), 0);
   /* Its freed page and one more went to the 4K fault: the page and its PTE table. */
-  ck_assert_uint_eq(free_pages(k), free1 + 1 - 2);
+  ck_assert_uint_eq(fixture_free_pages(k), free1 + 1 - 2);
   ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 1);
-  check_buddy(k);
+  fixture_check_buddy(k);
   machine_free(m);
 }
 END_TEST
@@ -681,8 +662,8 @@ START_TEST(test_hugetlb_pools)
     for (ZoneType z = 0; z < N_ZONE_TYPES; z++)
       if (physmem_zone(k->pm, n, z))
         managed += buddy_managed_pages(physmem_zone(k->pm, n, z));
-  ck_assert_uint_eq(managed - free_pages(k), 2 * 262144 + 3 * 512 + 1);
-  check_buddy(k);
+  ck_assert_uint_eq(managed - fixture_free_pages(k), 2 * 262144 + 3 * 512 + 1);
+  fixture_check_buddy(k);
 
   Thread *t = fixture_thread(m, 1);
   mmap_flags(m, t, BASE, 4 * MB, MAP_F_HUGETLB);
@@ -729,14 +710,14 @@ START_TEST(test_hugetlb_pools)
   ck_assert_uint_eq(ctr(m, CTR_HUGETLB_ALLOC_FAIL), 1);
   ck_assert_uint_eq(ctr(m, CTR_SEGV) - segv, 1);
   /* munmap gives pages back to the pool, not to the buddy allocator. */
-  uint64_t free1 = free_pages(k);
+  uint64_t free1 = fixture_free_pages(k);
   sys(m, t, REC_MUNMAP, BASE, 2 * MB, 0);
   ck_assert_uint_eq(hugetlb_free_count(h, HPAGE_2M), 1);
   sys(m, t, REC_MUNMAP, BASE + GB, 2 * GB, 0);
   ck_assert_uint_eq(hugetlb_free_count(h, HPAGE_1G), 2);
-  ck_assert_uint_eq(free_pages(k), free1); /* the tables still map BASE + 2M.. */
+  ck_assert_uint_eq(fixture_free_pages(k), free1); /* the tables still map BASE + 2M.. */
   ck_assert_int_eq(fault(m, t, BASE + 6 * MB, ACC_STORE, NULL), FAULT_MAPPED);
-  check_buddy(k);
+  fixture_check_buddy(k);
   machine_free(m);
 }
 END_TEST
@@ -798,17 +779,17 @@ START_TEST(test_alloc_range)
   const char *sets[] = { "machine.mem_per_node=4G", NULL };
   Machine *m = fixture_machine("skylake", sets);
   Kernel *k = m->k;
-  uint64_t free0 = free_pages(k);
+  uint64_t free0 = fixture_free_pages(k);
   uint64_t gig = 262144;
   ck_assert(physmem_alloc_range(k->pm, 2 * gig, 18, MT_MOVABLE));
   ck_assert(!physmem_alloc_range(k->pm, 2 * gig + 1024, 10, MT_MOVABLE)); /* taken */
-  ck_assert_uint_eq(free0 - free_pages(k), gig);
-  check_buddy(k);
+  ck_assert_uint_eq(free0 - fixture_free_pages(k), gig);
+  fixture_check_buddy(k);
   /* A 4K page inside a range makes it fail, and leaves nothing taken. */
   ck_assert(physmem_alloc_range(k->pm, gig + 77, 0, MT_MOVABLE));
   ck_assert(!physmem_alloc_range(k->pm, gig, 18, MT_MOVABLE));
-  ck_assert_uint_eq(free0 - free_pages(k), gig + 1);
-  check_buddy(k);
+  ck_assert_uint_eq(free0 - fixture_free_pages(k), gig + 1);
+  fixture_check_buddy(k);
   /* Order-0 pieces of a split block free one by one. */
   uint64_t pfn;
   ck_assert(physmem_alloc(k->pm, 0, 9, MT_MOVABLE, &pfn));
@@ -817,8 +798,8 @@ START_TEST(test_alloc_range)
     physmem_release(k->pm, pfn + i, 0);
   physmem_release(k->pm, gig + 77, 0);
   physmem_release_range(k->pm, 2 * gig, 18);
-  ck_assert_uint_eq(free_pages(k), free0);
-  check_buddy(k);
+  ck_assert_uint_eq(fixture_free_pages(k), free0);
+  fixture_check_buddy(k);
   machine_free(m);
 }
 END_TEST
