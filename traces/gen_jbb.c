@@ -48,13 +48,11 @@
 
 #include <math.h>
 
-/* Most warehouse threads one workload starts, as for the threads workload. */
-#define JBB_THREADS_MAX 4096
 
 enum { OWN_THREADS, OWN_YOUNG, OWN_OLD, OWN_OLD_ACCESSES, OWN_SHARED, OWN_SHARED_PART, OWN_RW, OWN_LOADER, OWN_PROMOTE };
 
 static const WorkloadParam jbb_params[] = {
-  { "threads", WPARAM_COUNT, "16", NULL, 1, JBB_THREADS_MAX, "warehouse threads (warehouses), tids 1..threads" },
+  { "threads", WPARAM_COUNT, "16", NULL, 1, WORKLOAD_THREADS_MAX, "warehouse threads (warehouses), tids 1..threads" },
   { "young", WPARAM_SIZE, "2M", NULL, WORKLOAD_WORD_BYTES, WORKLOAD_VA_END - WORKLOAD_BASE_VA,
     "bytes of each thread's young region (its part of eden), a multiple of 8" },
   { "old", WPARAM_SIZE, "128M", NULL, WORKLOAD_WORD_BYTES, WORKLOAD_VA_END - WORKLOAD_BASE_VA,
@@ -64,7 +62,7 @@ static const WorkloadParam jbb_params[] = {
   { "shared", WPARAM_FRACTION, "0.1", NULL, 0, 0, "fraction of the old-heap accesses that go to the shared part" },
   { "shared_part", WPARAM_FRACTION, "0.125", NULL, 0, 0, "fraction of the old heap's bytes that is the shared part" },
   { "rw", WPARAM_FRACTION, "0.2", NULL, 0, 0, "fraction of the old-heap accesses that are stores" },
-  { "loader", WPARAM_COUNT, "1", NULL, 0, JBB_THREADS_MAX,
+  { "loader", WPARAM_COUNT, "1", NULL, 0, WORKLOAD_THREADS_MAX,
     "thread that first touches the whole old heap at startup; 0: each its own part" },
   { "promote", WPARAM_SIZE, "0", NULL, 0, WORKLOAD_VA_END - WORKLOAD_BASE_VA,
     "0, or the old heap is first touched in pieces of this many bytes by the threads in turn (promotion by parallel GC)" },

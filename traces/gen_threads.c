@@ -45,16 +45,13 @@
 #include "workload_impl.h"
 #include "perm.h"
 
-/* Most threads one workload starts: beyond the 512 of the seed's test, and
- * the engine scans its threads once per record it runs. */
-#define THREADS_MAX 4096
 
 enum { OWN_THREADS, OWN_CHUNK, OWN_ALIGN, OWN_FIRST_TOUCH, OWN_PATTERN, OWN_RW, OWN_PIN, OWN_CHUNKS };
 enum { TOUCH_OWN, TOUCH_MAIN };
 enum { PATTERN_SEQ, PATTERN_RANDOM };
 
 static const WorkloadParam threads_params[] = {
-  { "threads", WPARAM_COUNT, "16", NULL, 1, THREADS_MAX, "threads of the process, tids 1..threads, one chunk each" },
+  { "threads", WPARAM_COUNT, "16", NULL, 1, WORKLOAD_THREADS_MAX, "threads of the process, tids 1..threads, one chunk each" },
   { "chunk", WPARAM_SIZE, "15M", NULL, WORKLOAD_WORD_BYTES, WORKLOAD_VA_END - WORKLOAD_BASE_VA,
     "bytes of each thread's chunk, a multiple of 8 (15M: every other chunk starts mid huge page)" },
   { "align", WPARAM_SIZE, "4K", NULL, WORKLOAD_WORD_BYTES, 1ULL << 30,

@@ -57,6 +57,10 @@ typedef union {
 } WorkloadValue;
 
 #define WORKLOAD_MAX_OWN_PARAMS 12
+/* Most threads a multi-threaded generator starts (threads, jbb): beyond the
+ * 512 of seed 001's test; each costs the generator and the engine a little
+ * host state of its own. */
+#define WORKLOAD_THREADS_MAX 4096
 
 typedef struct WorkloadGenerator WorkloadGenerator;
 
