@@ -48,7 +48,6 @@
 
 #include <math.h>
 
-
 enum { OWN_THREADS, OWN_YOUNG, OWN_OLD, OWN_OLD_ACCESSES, OWN_SHARED, OWN_SHARED_PART, OWN_RW, OWN_LOADER, OWN_PROMOTE };
 
 static const WorkloadParam jbb_params[] = {
