@@ -55,7 +55,6 @@ struct PhysMem {
   int nodes;
   uint64_t pages_per_node;
   BuddyZone **zones;  /* [node * N_ZONE_TYPES + type], NULL where empty */
-  int *node_order;    /* [node * nodes + i]: i-th node to try from `node` */
   Topology *topo;     /* distances between nodes (owned) */
   CompactZone *compact;  /* [node * N_ZONE_TYPES + type]: deferral and scanner positions */
   int extfrag_threshold; /* compact.extfrag_threshold */
@@ -65,18 +64,6 @@ struct PhysMem {
 static void place_background(PhysMem *pm, double fraction, double movable);
 static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gboolean this_node, uint64_t *pfn,
                                        CompactResult *cr);
-
-/* node_order[n]: all nodes by SLIT distance from n, ties to the lower node
- * (the topology's order, as build_zonelists() sorts them). */
-static void build_node_order(PhysMem *pm)
-{
-  pm->node_order = g_new(int, (gsize)pm->nodes * pm->nodes);
-  for (int n = 0; n < pm->nodes; n++) {
-    const unsigned *row = topology_order(pm->topo, (unsigned)n);
-    for (int i = 0; i < pm->nodes; i++)
-      pm->node_order[n * pm->nodes + i] = (int)row[i];
-  }
-}
 
 static gboolean machine_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 static gboolean machine_error(GError **error, const char *fmt, ...)
@@ -149,7 +136,6 @@ PhysMem *physmem_new(const Settings *s, GError **error)
   pm->nodes = nodes;
   pm->pages_per_node = mem_per_node >> PAGE_SHIFT_4K;
   pm->zones = g_new0(BuddyZone *, (gsize)nodes * N_ZONE_TYPES);
-  build_node_order(pm);
 
   uint64_t page_bytes = UINT64_C(1) << PAGE_SHIFT_4K;
   uint64_t dma_end = X86_DMA_LIMIT_BYTES >> PAGE_SHIFT_4K;
@@ -200,7 +186,6 @@ void physmem_free(PhysMem *pm)
   for (int i = 0; i < pm->nodes * N_ZONE_TYPES; i++)
     buddy_zone_free(pm->zones[i]);
   g_free(pm->zones);
-  g_free(pm->node_order);
   topology_free(pm->topo);
   g_free(pm->lowmem_reserve);
   g_free(pm->compact);
@@ -288,9 +273,10 @@ void physmem_split_to(PhysMem *pm, uint64_t pfn, unsigned order, unsigned piece,
 gboolean physmem_alloc(PhysMem *pm, int node, unsigned order, MigrateType mt, uint64_t *pfn)
 {
   g_return_val_if_fail(pm != NULL && node >= 0 && node < pm->nodes, FALSE);
-  const int *row = &pm->node_order[node * pm->nodes];
+  /* Nodes nearest first, as build_zonelists() orders them. */
+  const unsigned *row = topology_order(pm->topo, (unsigned)node);
   for (int i = 0; i < pm->nodes; i++)
-    if (physmem_alloc_on(pm, row[i], order, mt, pfn))
+    if (physmem_alloc_on(pm, (int)row[i], order, mt, pfn))
       return TRUE;
   return FALSE;
 }
@@ -471,10 +457,10 @@ static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gb
 {
   CompactStatus best = COMPACT_SKIPPED;
   int n_nodes = this_node ? 1 : pm->nodes;
-  const int *row = this_node ? &node : &pm->node_order[node * pm->nodes];
+  const unsigned *row = topology_order(pm->topo, (unsigned)node); /* row[0] is node itself */
   for (int i = 0; i < n_nodes && best != COMPACT_SUCCESS; i++) {
     for (unsigned k = 0; k < G_N_ELEMENTS(zone_try_order); k++) {
-      int slot = row[i] * N_ZONE_TYPES + zone_try_order[k];
+      int slot = (int)row[i] * N_ZONE_TYPES + zone_try_order[k];
       /* compaction_suitable: a zone the lowmem reserve keeps from this
        * allocation is not worth compacting. */
       if (!pm->zones[slot] || buddy_managed_pages(pm->zones[slot]) < pm->lowmem_reserve[slot] + (UINT64_C(1) << order))
