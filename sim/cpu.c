@@ -366,11 +366,6 @@ static gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, ui
   return FALSE;
 }
 
-/* Below this many table pages (4 KiB of host memory each) the page table
- * stays in the host's caches and prefetching it only costs instructions.
- * Host tuning, not model: about a host L2. */
-#define CPU_PREFETCH_MIN_TABLES 256
-
 void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *r, unsigned stage)
 {
   if (r->type != REC_ACCESS || th->mm->pt.tables < CPU_PREFETCH_MIN_TABLES)

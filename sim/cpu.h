@@ -70,6 +70,11 @@ void cpu_access(Cpu *cpu, Thread *t, const TraceRecord *r);
  * 1 the table entry and its simulated cache sets, 2 the data line's sets
  * (once the entry has arrived). */
 void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *r, unsigned stage);
+/* Below this many table pages (4 KiB of host memory each) the page table
+ * stays in the host's caches and prefetching it only costs instructions, so
+ * cpu_prefetch does nothing (callers may test it first and skip the calls).
+ * Host tuning, not model: about a host L2. */
+#define CPU_PREFETCH_MIN_TABLES 256
 /* Run `n` instructions that touch no memory. */
 void cpu_compute(Cpu *cpu, uint64_t n);
 /* Wait for every outstanding miss (before a fault, a syscall, the end). */

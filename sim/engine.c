@@ -403,7 +403,7 @@ static void count_warmup(Engine *e)
     snapshot_begin(e);
 }
 
-static void run_record(Engine *e, Thread *t, const TraceRecord *r)
+static inline void run_record(Engine *e, Thread *t, const TraceRecord *r)
 {
   Cpu *cpu = run_on(e, t);
   if (G_UNLIKELY(cpu->clock >= *e->kh_wake))
@@ -497,7 +497,7 @@ static void run_queues(Engine *e, gboolean all)
     const Cpu *cpu = e->m->cpus[q->t->cpu];
     while (q->len && !e->stopped) {
       /* Host prefetch of the records ahead (see cpu_prefetch). */
-      for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++)
+      for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead) && q->t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES; st++)
         if (q->len > prefetch_ahead[st])
           cpu_prefetch(cpu, q->t, &q->buf[(q->head + prefetch_ahead[st]) & (q->cap - 1)], st);
       run_record(e, q->t, &q->buf[q->head]);
@@ -554,6 +554,52 @@ static void barrier_event(Engine *e, Queue *q, const TraceRecord *r)
   }
 }
 
+/* A batch that can run without queueing: one thread exists, nothing is
+ * queued, and every record of the batch belongs to that thread and is not a
+ * thread record.  Queued records only ever run in input order then, and
+ * nothing later in the batch can act on them before they run (a thread
+ * record may move the thread to another CPU, a new thread's creation comes
+ * before the records queued ahead of it), so running each record as it is
+ * read gives the same order and the same results, without the copy into the
+ * queue.  A host shortcut: a scan of the batch to save a queue per record. */
+static Queue *solo_queue(const Engine *e, const TraceBatch *b, uint32_t pid, uint32_t tid)
+{
+  if (e->queues->len != 1)
+    return NULL;
+  Queue *q = e->last;
+  if (q->len || e->last_pid != pid || e->last_tid != tid)
+    return NULL;
+  for (unsigned i = 0; i < b->n; i++) {
+    const TraceRecord *r = &b->rec[i];
+    if (r->type == REC_THREAD || (r->pid && r->pid != pid) || (r->tid && r->tid != tid))
+      return NULL;
+  }
+  return q;
+}
+
+/* Run a batch solo_queue() accepted, record by record as engine_run would
+ * once queued; host prefetch looks ahead within the batch. */
+static void run_solo(Engine *e, Queue *q, const TraceBatch *b, const EngineOptions *opt)
+{
+  Thread *t = q->t;
+  const Cpu *cpu = e->m->cpus[t->cpu];
+  for (unsigned i = 0; i < b->n && !e->stopped; i++) {
+    const TraceRecord *r = &b->rec[i];
+    if (G_LIKELY(r->type == REC_ACCESS || r->type == REC_COMPUTE)) {
+      if (t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES)
+        for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++)
+          if (i + prefetch_ahead[st] < b->n)
+            cpu_prefetch(cpu, t, &b->rec[i + prefetch_ahead[st]], st);
+      run_record(e, t, r);
+      continue;
+    }
+    barrier_event(e, q, r);
+    cpu = e->m->cpus[t->cpu];
+    if (r->type == REC_ROI_BEGIN && !e->whole)
+      e->warmup_left = opt ? opt->warmup : 0;
+  }
+}
+
 gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, EngineResult *res, GError **error)
 {
   memset(res, 0, sizeof *res);
@@ -588,6 +634,11 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
     if (batch->n == 0)
       break;
     res->records += batch->n;
+    Queue *solo = solo_queue(&e, batch, pid, tid);
+    if (solo) {
+      run_solo(&e, solo, batch, opt);
+      continue;
+    }
     for (unsigned i = 0; i < batch->n && !e.stopped; i++) {
       const TraceRecord *r = &batch->rec[i];
       if (r->type == REC_THREAD) {
