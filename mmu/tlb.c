@@ -66,32 +66,34 @@ const TlbPayload *tlb_peek(const Tlb *t, uint64_t key)
 }
 
 /* The way to refill: the key's own way if present, else the first invalid
- * way, else the policy's victim.  One pass over the set. */
+ * way, else the policy's victim.  One pass over the set.
+ *
+ * An invalid way keeps stamp 0 (every invalidation clears it) and a valid
+ * one has a stamp of at least 1 (the tick is incremented before use), so
+ * "the first invalid way, else the first valid way with the lowest stamp"
+ * is the first way with the lowest stamp: one running minimum per way, no
+ * test of the valid bit. */
 static unsigned pick_way(Tlb *t, unsigned base, uint64_t key)
 {
   const uint64_t *tag = t->tags + base;
   const uint64_t *stamp = t->stamp + base;
-  unsigned invalid = t->ways, oldest = 0;
+  unsigned victim = 0;
+  uint64_t lowest = UINT64_MAX;
   for (unsigned w = 0; w < t->ways; w++) {
     if (tag[w] == key)
       return w;
-    if (!(tag[w] & TLB_VALID)) {
-      if (invalid == t->ways)
-        invalid = w;
-    } else if (stamp[w] < stamp[oldest]) {
-      oldest = w;
+    if (stamp[w] < lowest) {
+      lowest = stamp[w];
+      victim = w;
     }
   }
-  if (invalid < t->ways)
-    return invalid;
-  if (t->repl == TLB_REPL_RANDOM) {
-    /* xorshift64: deterministic for a given sequence of insertions */
-    t->rng ^= t->rng << 13;
-    t->rng ^= t->rng >> 7;
-    t->rng ^= t->rng << 17;
-    return (unsigned)(t->rng % t->ways);
-  }
-  return oldest;
+  if (lowest == 0 || t->repl != TLB_REPL_RANDOM)
+    return victim;
+  /* xorshift64: deterministic for a given sequence of insertions */
+  t->rng ^= t->rng << 13;
+  t->rng ^= t->rng >> 7;
+  t->rng ^= t->rng << 17;
+  return (unsigned)(t->rng % t->ways);
 }
 
 void tlb_insert(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
@@ -110,6 +112,7 @@ gboolean tlb_invalidate(Tlb *t, uint64_t key)
   for (unsigned w = 0; w < t->ways; w++) {
     if (t->tags[base + w] == key) {
       t->tags[base + w] = 0;
+      t->stamp[base + w] = 0; /* pick_way: invalid ways have stamp 0 */
       return TRUE;
     }
   }
@@ -120,13 +123,16 @@ void tlb_flush_asid(Tlb *t, unsigned asid)
 {
   unsigned n = t->sets * t->ways;
   for (unsigned i = 0; i < n; i++)
-    if ((t->tags[i] & TLB_VALID) && ((t->tags[i] >> TLB_ASID_SHIFT) & TLB_ASID_MASK) == asid)
+    if ((t->tags[i] & TLB_VALID) && ((t->tags[i] >> TLB_ASID_SHIFT) & TLB_ASID_MASK) == asid) {
       t->tags[i] = 0;
+      t->stamp[i] = 0;
+    }
 }
 
 void tlb_flush_all(Tlb *t)
 {
   memset(t->tags, 0, sizeof(uint64_t) * t->sets * t->ways);
+  memset(t->stamp, 0, sizeof(uint64_t) * t->sets * t->ways);
   t->size_mask = 0;
 }
 

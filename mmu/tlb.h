@@ -48,7 +48,7 @@ typedef struct {
                        * without a search (a host shortcut, not a model rule) */
   TlbRepl repl;
   uint64_t *tags;     /* sets * ways */
-  uint64_t *stamp;    /* LRU: last use; FIFO: insertion */
+  uint64_t *stamp;    /* LRU: last use; FIFO: insertion; 0 while invalid */
   TlbPayload *pay;
   uint64_t tick;
   uint64_t rng;       /* random replacement state */

@@ -98,6 +98,14 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
     cpu->l1d_home[sz] = (uint8_t)hd;
     cpu->l1i_home[sz] = (uint8_t)hi;
   }
+  for (unsigned sz = 0; sz < nsz; sz++) {
+    Tlb *td = mixed ? cpu->l1d[0] : cpu->l1d[sz];
+    Tlb *ti = mixed ? cpu->l1i[0] : cpu->l1i[sz];
+    if (td && cpu->l1d_home[sz] == sz)
+      cpu->l1d_probe[cpu->n_l1d_probe++] = (struct L1Probe){ td, sz, m->arch->page_shift[sz] };
+    if (ti && cpu->l1i_home[sz] == sz)
+      cpu->l1i_probe[cpu->n_l1i_probe++] = (struct L1Probe){ ti, sz, m->arch->page_shift[sz] };
+  }
   if (!cpu->l1d[0] || !cpu->l1i[0]) {
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
                 "the L1 TLBs need 4K arrays: tlb.l1d_4k_entries and tlb.l1i_4k_entries must be at least 1");
@@ -245,18 +253,17 @@ static inline gboolean allowed(uint8_t flags, AccessKind kind)
 }
 
 /* Probe the L1 arrays; on a hit store the granule's frame and flags. */
-static gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *pfn, uint8_t *flags, unsigned *size,
-                         gboolean *dirty_assist)
+static inline gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *pfn, uint8_t *flags, unsigned *size,
+                                gboolean *dirty_assist)
 {
-  const ArchOps *a = cpu->arch;
-  Tlb *const *l1 = kind == ACC_IFETCH ? cpu->l1i : cpu->l1d;
-  const uint8_t *home = kind == ACC_IFETCH ? cpu->l1i_home : cpu->l1d_home;
-  Tlb *mixed = cpu->l1_mixed ? l1[0] : NULL;
-  for (unsigned sz = 0; sz < a->n_sizes && sz < 3; sz++) {
-    Tlb *t = mixed ? mixed : l1[sz];
-    if (!t || home[sz] != sz)
-      continue;
-    TlbPayload *p = tlb_lookup(t, tlb_key(cpu->cur_asid, sz, va >> a->page_shift[sz]));
+  const struct L1Probe *pr = kind == ACC_IFETCH ? cpu->l1i_probe : cpu->l1d_probe;
+  unsigned n = kind == ACC_IFETCH ? cpu->n_l1i_probe : cpu->n_l1d_probe;
+  for (unsigned i = 0; i < n; i++) {
+    Tlb *t = pr[i].t;
+    unsigned sz = pr[i].size;
+    if (!(t->size_mask & (1u << sz)))
+      continue; /* no entry of that size (tlb_lookup's test, made before the key) */
+    TlbPayload *p = tlb_lookup(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
     if (!p)
       continue;
     if (!allowed(p->flags, kind)) {
@@ -264,7 +271,7 @@ static gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *pfn, 
         *dirty_assist = TRUE;
       return FALSE;
     }
-    *pfn = granule_pfn(a, sz, p->pfn, va);
+    *pfn = p->pfn + ((va & ((1ULL << pr[i].shift) - 1)) >> 12);
     *flags = p->flags;
     *size = sz;
     return TRUE;

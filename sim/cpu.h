@@ -41,6 +41,14 @@ struct Cpu {
   uint8_t l1d_home[ARCH_MAX_SIZES]; /* size code of the array that holds each size */
   uint8_t l1i_home[ARCH_MAX_SIZES];
   gboolean l1_mixed;        /* one L1 array per side holds every page size */
+  /* The L1 probes in order, data and fetch side: each page size that is its
+   * own home, with its array and shift (built once from the above, so a
+   * probe skips the sizes held as fragments without a test per size). */
+  struct L1Probe {
+    Tlb *t;
+    unsigned size, shift;
+  } l1d_probe[ARCH_MAX_SIZES], l1i_probe[ARCH_MAX_SIZES];
+  unsigned n_l1d_probe, n_l1i_probe;
   uint32_t l1_hit_cycles;
   /* Last data and instruction translation (4K granule): an exact shortcut,
    * since that entry is the most recently used of its L1 array. */

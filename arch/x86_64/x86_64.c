@@ -42,6 +42,11 @@ typedef struct {
 typedef struct {
   Tlb *stlb, *stlb_1g, *l2i;
   uint8_t stlb_home[X86_N_SIZES]; /* array size code holding each page size, 0xff: none */
+  /* The second-level probes in order, for data (0) and fetches (1): each
+   * page size that is its own home, with its array (built from the above in
+   * x86_cpu_new, so a probe skips the sizes held as fragments at no cost). */
+  struct { Tlb *t; unsigned size; } probe[2][X86_N_SIZES];
+  unsigned n_probe[2];
   Pwc pwc[PWC_MAX_LEVEL + 1];     /* indexed by the level of the cached entry (2..5) */
   unsigned levels;
   uint64_t user_limit;
@@ -219,6 +224,19 @@ static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
   st->stlb_home[X86_2M] = st->stlb ? (held >= 1 ? X86_2M : 0xff) : 0xff;
   st->stlb_home[X86_1G] = st->stlb_1g ? X86_1G : !st->stlb ? 0xff : held >= 2 ? X86_1G : held == 1 ? X86_2M : 0xff;
 
+  for (unsigned side = 0; side < 2; side++) {
+    Tlb *l2 = side && st->l2i ? st->l2i : st->stlb;
+    for (unsigned sz = 0; l2 && sz < X86_N_SIZES; sz++) {
+      Tlb *t = sz == X86_1G && st->stlb_1g && l2 == st->stlb ? st->stlb_1g : l2;
+      unsigned home = l2 == st->l2i ? (sz == X86_1G ? X86_2M : sz) : st->stlb_home[sz];
+      if (home != sz)
+        continue; /* fragments are found by the probe of their home size */
+      st->probe[side][st->n_probe[side]].t = t;
+      st->probe[side][st->n_probe[side]].size = sz;
+      st->n_probe[side]++;
+    }
+  }
+
   static const SettingId pwc_set[PWC_MAX_LEVEL + 1] = {
     0, 0, SET_PWC_PDE_ENTRIES, SET_PWC_PDPT_ENTRIES, SET_PWC_PML4_ENTRIES, SET_PWC_PML5_ENTRIES
   };
@@ -280,11 +298,11 @@ static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
   /* Second level: shared STLB (or the L2 ITLB for fetches on AMD). */
   Tlb *l2 = fetch && st->l2i ? st->l2i : st->stlb;
   uint32_t cycles = st->stlb_hit_cycles;
-  for (unsigned sz = 0; l2 && sz < X86_N_SIZES; sz++) {
-    Tlb *t = sz == X86_1G && st->stlb_1g && l2 == st->stlb ? st->stlb_1g : l2;
-    unsigned home = l2 == st->l2i ? (sz == X86_1G ? X86_2M : sz) : st->stlb_home[sz];
-    if (home != sz)
-      continue; /* fragments are found by the probe of their home size */
+  for (unsigned i = 0; i < st->n_probe[fetch]; i++) {
+    Tlb *t = st->probe[fetch][i].t;
+    unsigned sz = st->probe[fetch][i].size;
+    if (!(t->size_mask & (1u << sz)))
+      continue; /* no entry of that size (tlb_lookup's test, made before the key) */
     TlbPayload *p = tlb_lookup(t, tlb_key(asid, sz, va >> x86_shift[sz]));
     if (p && (!write || (p->flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D)) && (!fetch || (p->flags & TLBF_X))) {
       cpu->ctr.c[CTR_STLB_HITS]++;
