@@ -7,7 +7,8 @@
  * on copying batches already decoded.  One mutex and one condition per
  * SharedTrace; a consumer waits only when it is in front and either the ring
  * is full (the slowest consumer still needs the oldest batch) or another
- * consumer is decoding.
+ * consumer is decoding, or for a place among the working ones (it keeps its
+ * place until it has to wait).
  *
  * Invariants of a pass, under the lock:
  *   1. batches [produced - ring, produced) are in the ring, batch s in slot
@@ -73,13 +74,19 @@ static void consumer_idle(Consumer *c)
   }
 }
 
-/* The consumer returns a batch (or the end) to its engine: wait for a place
- * among the active_max working ones (called with the lock held).  Only
- * consumers that work hold places, and they give them back at their next
- * read or when they close, so this wait always ends. */
+/* The consumer returns a batch (or the end) to its engine: keep its place
+ * among the active_max working ones, or wait for one (called with the lock
+ * held).  Only consumers that work hold places, and they give them back
+ * before they wait in a read or when they close, so this wait always ends.
+ * Keeping the place from batch to batch, rather than giving it up at every
+ * read, lets the same engines run on while they have batches: hand-offs
+ * (and the host caches each brings back cold) come once per ring, when the
+ * front consumers wait for the slowest. */
 static void consumer_work(Consumer *c)
 {
   SharedTrace *st = c->st;
+  if (c->working)
+    return;
   while (st->active_max && st->active >= st->active_max)
     g_cond_wait(&st->cond, &st->lock);
   st->active++;
@@ -142,13 +149,15 @@ static gboolean consumer_next(TraceSource *src, TraceBatch *batch, GError **erro
   SharedTrace *st = c->st;
   Pass *p = c->p;
   g_mutex_lock(&st->lock);
-  consumer_idle(c);
   for (;;) {
     uint64_t *pos = &p->pos[c->idx];
     if (*pos < p->produced) {
       SharedBatch *b = g_atomic_rc_box_acquire(p->ring[*pos % st->ring]);
+      /* Only the slowest consumer's step can make room in the ring. */
+      gboolean slowest = *pos == pass_min_pos(st, p);
       (*pos)++;
-      g_cond_broadcast(&st->cond); /* the ring may have room now */
+      if (slowest)
+        g_cond_broadcast(&st->cond);
       consumer_work(c);
       g_mutex_unlock(&st->lock);
       memcpy(batch->rec, b->b.rec, sizeof(TraceRecord) * b->b.n);
@@ -192,6 +201,7 @@ static gboolean consumer_next(TraceSource *src, TraceBatch *batch, GError **erro
       g_cond_broadcast(&st->cond);
       continue;
     }
+    consumer_idle(c); /* waiting: let a consumer that has a batch work */
     g_cond_wait(&st->cond, &st->lock);
   }
 }

@@ -20,8 +20,9 @@
  * pass (or close its source, or leave): the N consumers must run
  * concurrently, so give them at least N threads.  To bound the CPUs they
  * use, shared_trace_set_active lets only so many work on a batch at once
- * (a consumer works from the batch it was given to its next read or its
- * close; waiting for the ring or decoding does not count).
+ * (a consumer works from the batch it was given until it has to wait in a
+ * read, or its close: decoding counts, waiting for the ring or for another
+ * consumer's decoding does not).
  *
  * Thread safety: every function may be called from any thread, except
  * shared_trace_free, once every consumer is closed.
