@@ -30,13 +30,23 @@
 #define PWC_MAX_LEVEL 5
 
 /* A fully associative paging-structure cache with true LRU, kept in
- * recency order: entry 0 is the most recently used, invalid entries are at
- * the tail.  A hit moves the entry to the front; a fill pushes every entry
- * down one and drops the last (the least recently used, or an invalid one). */
+ * recency order: entry 0 is the most recently used, the valid entries are
+ * 0..valid-1 and invalid ones follow.  A hit moves the entry to the front; a
+ * fill pushes every entry down one and drops the last (the least recently
+ * used, or an invalid one).
+ *
+ * Host shortcuts, neither of which changes what is cached or its order: a
+ * count of the valid entries per hash of their tag answers most misses
+ * without a search (a zero count is a sure miss; a random walk over a large
+ * range misses the PDE cache nearly always), and searches stop at `valid`. */
+#define PWC_FILTER 256
+
 typedef struct {
   unsigned n;
-  uint64_t *tag;   /* TLB_VALID | asid << 48 | va >> shift[level] */
+  unsigned valid;  /* valid entries: 0..valid-1 */
+  uint64_t *tag;   /* TLB_VALID | asid << 48 | va >> shift[level]; 0: invalid */
   PtNode **node;   /* the next-level table the cached entry points to */
+  uint16_t count[PWC_FILTER]; /* valid entries by pwc_hash of their tag */
 } Pwc;
 
 typedef struct {
@@ -63,6 +73,11 @@ uint64_t x86_64_user_limit(unsigned levels)
 
 /* ---- paging-structure caches --------------------------------------------- */
 
+static inline unsigned pwc_hash(uint64_t tag)
+{
+  return (unsigned)((tag ^ (tag >> TLB_ASID_SHIFT)) & (PWC_FILTER - 1));
+}
+
 static void pwc_init(Pwc *p, unsigned n)
 {
   p->n = n;
@@ -87,28 +102,32 @@ static inline void pwc_to_front(Pwc *p, unsigned i, uint64_t tag, PtNode *node)
 
 static inline PtNode *pwc_lookup(Pwc *p, uint64_t tag)
 {
-  for (unsigned i = 0; i < p->n; i++) {
+  if (!p->count[pwc_hash(tag)])
+    return NULL;
+  for (unsigned i = 0; i < p->valid; i++) {
     if (p->tag[i] == tag) {
       PtNode *node = p->node[i];
       if (i)
         pwc_to_front(p, i, tag, node);
       return node;
     }
-    if (!(p->tag[i] & TLB_VALID))
-      break; /* the rest are invalid */
   }
   return NULL;
 }
 
-static void pwc_fill(Pwc *p, uint64_t tag, PtNode *node)
+/* Fill an entry known to be absent: x86_translate fills a level only after
+ * its lookup of the same tag missed in the same walk, and nothing in
+ * between touches the cache.  Entries 0..valid-1 move down one, the last
+ * one dropping out when the cache is full. */
+static void pwc_fill_absent(Pwc *p, uint64_t tag, PtNode *node)
 {
   if (!p->n)
     return;
-  unsigned i = 0;
-  while (i < p->n - 1 && p->tag[i] != tag && (p->tag[i] & TLB_VALID))
-    i++;
-  /* i: the entry itself, the first invalid one, or the last (LRU) one. */
-  pwc_to_front(p, i, tag, node);
+  if (p->valid == p->n)
+    p->count[pwc_hash(p->tag[--p->valid])]--; /* the least recently used */
+  pwc_to_front(p, p->valid, tag, node);
+  p->valid++;
+  p->count[pwc_hash(tag)]++;
 }
 
 /* Invalidate entries of asid (or all), keeping the valid ones in order at
@@ -116,18 +135,22 @@ static void pwc_fill(Pwc *p, uint64_t tag, PtNode *node)
 static void pwc_flush(Pwc *p, gboolean all, unsigned asid)
 {
   unsigned keep = 0;
-  for (unsigned i = 0; i < p->n; i++) {
+  for (unsigned i = 0; i < p->valid; i++) {
     uint64_t t = p->tag[i];
-    if (!(t & TLB_VALID) || all || ((t >> TLB_ASID_SHIFT) & TLB_ASID_MASK) == asid)
+    if (all || ((t >> TLB_ASID_SHIFT) & TLB_ASID_MASK) == asid)
       continue;
     p->tag[keep] = t;
     p->node[keep] = p->node[i];
     keep++;
   }
-  for (unsigned i = keep; i < p->n; i++) {
+  for (unsigned i = keep; i < p->valid; i++) {
     p->tag[i] = 0;
     p->node[i] = NULL;
   }
+  p->valid = keep;
+  memset(p->count, 0, sizeof p->count);
+  for (unsigned i = 0; i < keep; i++)
+    p->count[pwc_hash(p->tag[i])]++;
 }
 
 static uint64_t pwc_tag(const X86State *st, unsigned level, unsigned asid, uint64_t va)
@@ -386,7 +409,7 @@ static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
       break;
     }
     /* A non-leaf entry: cache it and descend. */
-    pwc_fill(&st->pwc[level], pwc_tag(st, level, asid, va), node->child[idx]);
+    pwc_fill_absent(&st->pwc[level], pwc_tag(st, level, asid, va), node->child[idx]);
     node = node->child[idx];
   }
   out->walk_cycles = walk;
