@@ -19,12 +19,20 @@
 #include "config.h"
 #include "cpu.h"
 
+#include <math.h>
 #include <string.h>
 #include "events.h"
 #include "fault.h"
 #include "machine.h"
 
 #define NO_KEY (~0ULL)
+
+/* Bounds of the integer clock (issue_insns): cpi = units / 2^shift with
+ * units below 2^20, counts up to 2^32 instructions; their product stays
+ * below 2^52, where doubles are exact.  Host arithmetic, not model. */
+#define CPU_CPI_SHIFT_MAX 16
+#define CPU_CPI_UNITS_BITS 20
+#define CPU_FIXED_MAX_INSNS (UINT64_C(1) << 32)
 
 static uint64_t granule_key(unsigned asid, uint64_t va)
 {
@@ -40,6 +48,15 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
   cpu->m = m;
   cpu->arch = m->arch;
   cpu->cpi = settings_double(s, SET_CPU_CPI);
+  for (unsigned k = 0; k <= CPU_CPI_SHIFT_MAX; k++) {
+    double u = ldexp(cpu->cpi, (int)k);
+    if (u == floor(u) && u < (double)(1u << CPU_CPI_UNITS_BITS)) {
+      cpu->cpi_fixed = TRUE;
+      cpu->cpi_shift = k;
+      cpu->cpi_units = (uint64_t)u;
+      break;
+    }
+  }
   cpu->ud_key = cpu->ui_key = NO_KEY;
   cpu->l1_hit_cycles = (uint32_t)settings_int(s, SET_TLB_L1_HIT_CYCLES);
   cpu->rob_size = (unsigned)settings_int(s, SET_CPU_ROB_SIZE);
@@ -148,10 +165,25 @@ static inline void mshr_retire(Cpu *cpu)
   }
 }
 
+/* Issue n instructions at cpi cycles each, carrying the fraction of a cycle.
+ * With cpi = u / 2^k (cpi_fixed) and n <= 2^32, the double arithmetic below
+ * is exact: frac is a multiple of 2^-k below 1, n * u < 2^52, so every sum
+ * and product is a multiple of 2^-k below 2^(53-k), and the integer version
+ * gives the same clock and fraction without the float conversions. */
 static inline void issue_insns(Cpu *cpu, uint64_t n)
 {
   cpu->insns += n;
   cpu->ctr.c[CTR_INSTRUCTIONS] += n;
+  if (G_LIKELY(cpu->cpi_fixed && n <= CPU_FIXED_MAX_INSNS)) {
+    uint64_t u = cpu->frac_units + n * cpu->cpi_units;
+    cpu->clock += u >> cpu->cpi_shift;
+    cpu->frac_units = u & ((UINT64_C(1) << cpu->cpi_shift) - 1);
+    return;
+  }
+  if (cpu->cpi_fixed) { /* from now on the doubles, starting from the same value */
+    cpu->frac = ldexp((double)cpu->frac_units, -(int)cpu->cpi_shift);
+    cpu->cpi_fixed = FALSE;
+  }
   cpu->frac += (double)n * cpu->cpi;
   uint64_t whole = (uint64_t)cpu->frac;
   cpu->frac -= (double)whole;

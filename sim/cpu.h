@@ -31,6 +31,14 @@ struct Cpu {
   uint64_t idle_cycles;     /* of the clock, time spent idle (waiting for a thread to start) */
   double frac;              /* fractional cycles not yet added to clock */
   double cpi;
+  /* cpi as cpi_units / 2^cpi_shift when it is such a fraction (0.5, 1.25):
+   * the clock then advances in integers, frac_units standing for frac.  The
+   * same values as the double arithmetic, which is exact for these (see
+   * issue_insns); cpi_fixed is FALSE otherwise, or once a count too large
+   * for that sent the clock back to the doubles. */
+  gboolean cpi_fixed;
+  unsigned cpi_shift;
+  uint64_t cpi_units, frac_units;
   uint64_t insns;           /* instructions issued, for the ROB bound */
   Counters ctr;
   MemHier *mem;
