@@ -75,16 +75,23 @@ const TlbPayload *tlb_peek(const Tlb *t, uint64_t key)
  * test of the valid bit. */
 static unsigned pick_way(Tlb *t, unsigned base, uint64_t key)
 {
-  const uint64_t *tag = t->tags + base;
-  const uint64_t *stamp = t->stamp + base;
   unsigned victim = 0;
   uint64_t lowest = UINT64_MAX;
-  for (unsigned w = 0; w < t->ways; w++) {
-    if (tag[w] == key)
-      return w;
-    if (stamp[w] < lowest) {
-      lowest = stamp[w];
-      victim = w;
+  if (t->hint_key == key && t->hint_tick == t->tick) {
+    /* tlb_probe missed this key and the array has not changed since: its
+     * pass found what this one would. */
+    victim = t->hint_slot - base;
+    lowest = t->hint_lowest;
+  } else {
+    const uint64_t *tag = t->tags + base;
+    const uint64_t *stamp = t->stamp + base;
+    for (unsigned w = 0; w < t->ways; w++) {
+      if (tag[w] == key)
+        return w;
+      if (stamp[w] < lowest) {
+        lowest = stamp[w];
+        victim = w;
+      }
     }
   }
   if (lowest == 0 || t->repl != TLB_REPL_RANDOM)
@@ -113,6 +120,7 @@ gboolean tlb_invalidate(Tlb *t, uint64_t key)
     if (t->tags[base + w] == key) {
       t->tags[base + w] = 0;
       t->stamp[base + w] = 0; /* pick_way: invalid ways have stamp 0 */
+      t->hint_key = 0;
       return TRUE;
     }
   }
@@ -122,6 +130,7 @@ gboolean tlb_invalidate(Tlb *t, uint64_t key)
 void tlb_flush_asid(Tlb *t, unsigned asid)
 {
   unsigned n = t->sets * t->ways;
+  t->hint_key = 0;
   for (unsigned i = 0; i < n; i++)
     if ((t->tags[i] & TLB_VALID) && ((t->tags[i] >> TLB_ASID_SHIFT) & TLB_ASID_MASK) == asid) {
       t->tags[i] = 0;
@@ -133,6 +142,7 @@ void tlb_flush_all(Tlb *t)
 {
   memset(t->tags, 0, sizeof(uint64_t) * t->sets * t->ways);
   memset(t->stamp, 0, sizeof(uint64_t) * t->sets * t->ways);
+  t->hint_key = 0;
   t->size_mask = 0;
 }
 

@@ -52,6 +52,12 @@ typedef struct {
   TlbPayload *pay;
   uint64_t tick;
   uint64_t rng;       /* random replacement state */
+  /* Left by tlb_probe's miss for the tlb_insert of the same key that
+   * usually follows: the way pick_way would choose and the lowest stamp of
+   * the set.  Good while tick is unchanged (every insert and LRU hit moves
+   * it) and hint_key is not cleared (every invalidation clears it). */
+  uint64_t hint_key, hint_tick, hint_lowest;
+  unsigned hint_slot;
 } Tlb;
 
 static inline uint64_t tlb_key(unsigned asid, unsigned size_code, uint64_t vpn)
@@ -85,6 +91,37 @@ static inline TlbPayload *tlb_lookup(Tlb *t, uint64_t key)
       return &t->pay[base + w];
     }
   }
+  return NULL;
+}
+
+/* tlb_lookup that, on a miss, also finds the way a refill of `key` would
+ * take (the first invalid way, else the oldest) in the same pass, so that a
+ * tlb_insert of that key right after skips its own pass over the set.  For
+ * arrays that mostly miss (a second-level TLB under random accesses). */
+static inline TlbPayload *tlb_probe(Tlb *t, uint64_t key)
+{
+  if (!(t->size_mask & (1u << tlb_key_size(key))))
+    return NULL;
+  unsigned base = tlb_set_of(t, key) * t->ways;
+  const uint64_t *tag = t->tags + base;
+  const uint64_t *stamp = t->stamp + base;
+  unsigned victim = 0;
+  uint64_t lowest = UINT64_MAX;
+  for (unsigned w = 0; w < t->ways; w++) {
+    if (tag[w] == key) {
+      if (t->repl == TLB_REPL_LRU)
+        t->stamp[base + w] = ++t->tick;
+      return &t->pay[base + w];
+    }
+    if (stamp[w] < lowest) {
+      lowest = stamp[w];
+      victim = w;
+    }
+  }
+  t->hint_key = key;
+  t->hint_tick = t->tick;
+  t->hint_lowest = lowest;
+  t->hint_slot = base + victim;
   return NULL;
 }
 

@@ -326,7 +326,7 @@ static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
     unsigned sz = st->probe[fetch][i].size;
     if (!(t->size_mask & (1u << sz)))
       continue; /* no entry of that size (tlb_lookup's test, made before the key) */
-    TlbPayload *p = tlb_lookup(t, tlb_key(asid, sz, va >> x86_shift[sz]));
+    TlbPayload *p = tlb_probe(t, tlb_key(asid, sz, va >> x86_shift[sz])); /* a miss readies the refill */
     if (p && (!write || (p->flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D)) && (!fetch || (p->flags & TLBF_X))) {
       cpu->ctr.c[CTR_STLB_HITS]++;
       out->pfn = p->pfn;
