@@ -295,7 +295,7 @@ static inline gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t
     unsigned sz = pr[i].size;
     if (!(t->size_mask & (1u << sz)))
       continue; /* no entry of that size (tlb_lookup's test, made before the key) */
-    TlbPayload *p = tlb_lookup(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
+    TlbPayload *p = tlb_probe(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
     if (!p)
       continue;
     if (!allowed(p->flags, kind)) {
