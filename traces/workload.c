@@ -252,13 +252,18 @@ static gboolean workload_next_batch(TraceSource *src, TraceBatch *batch, GError 
     case PHASE_SETUP:
       if (w->i == c->setup_writes)
         break;
-      r->kind = ACC_STORE;
-      if (c->gen->setup)
-        c->gen->setup(w->state, w->i, r);
-      else
-        r->addr = c->map_va + w->i * c->setup_stride_bytes;
-      n++;
-      w->i++;
+      /* The records of a long phase in one loop: as many as the batch
+       * and the phase have room for. */
+      for (unsigned k = (unsigned)MIN((uint64_t)(TRACE_BATCH_MAX - n), c->setup_writes - w->i); k; k--) {
+        r = &batch->rec[n++];
+        *r = proto;
+        r->kind = ACC_STORE;
+        if (c->gen->setup)
+          c->gen->setup(w->state, w->i, r);
+        else
+          r->addr = c->map_va + w->i * c->setup_stride_bytes;
+        w->i++;
+      }
       continue;
     case PHASE_ROI_BEGIN:
       r->type = REC_ROI_BEGIN;
@@ -267,10 +272,13 @@ static gboolean workload_next_batch(TraceSource *src, TraceBatch *batch, GError 
     case PHASE_MEASURED:
       if (w->i == c->accesses)
         break;
-      r->gap = c->gap;
-      c->gen->access(w->state, r);
-      n++;
-      w->i++;
+      for (unsigned k = (unsigned)MIN((uint64_t)(TRACE_BATCH_MAX - n), c->accesses - w->i); k; k--) {
+        r = &batch->rec[n++];
+        *r = proto;
+        r->gap = c->gap;
+        c->gen->access(w->state, r);
+        w->i++;
+      }
       continue;
     case PHASE_ROI_END:
       r->type = REC_ROI_END;
