@@ -471,6 +471,79 @@ START_TEST(test_free_null)
 }
 END_TEST
 
+/* tlb_probe's refill shortcut against the plain refill: two arrays get the
+ * same stream of probes, refills, invalidations and flushes, one through
+ * tlb_lookup (tlb_insert then searches the set itself), the other through
+ * tlb_probe (tlb_insert takes the way the probe found while it holds).
+ * Between a probe and its refill the stream sometimes probes or refills
+ * another key, or invalidates, so stale hints must be refused.  After every
+ * step both arrays hold the same entries in the same ways with the same
+ * stamps, for each policy and a set count that is not a power of two. */
+static void check_probe_refill(TlbRepl repl, unsigned entries, unsigned ways)
+{
+  g_autoptr(Tlb) plain = tlb_new("plain", entries, ways, repl, NULL);
+  g_autoptr(Tlb) hinted = tlb_new("hinted", entries, ways, repl, NULL);
+  uint64_t seed = 12345;
+  for (int step = 0; step < 20000; step++) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    unsigned r = (unsigned)(seed >> 33);
+    uint64_t key = tlb_key(r & 1, (r >> 1) & 1, (r >> 2) % 48);
+    uint64_t other = tlb_key(0, 0, (r >> 9) % 48);
+    unsigned what = (r >> 16) % 100;
+    if (what < 80) {
+      gboolean hit1 = tlb_lookup(plain, key) != NULL;
+      gboolean hit2 = tlb_probe(hinted, key) != NULL;
+      ck_assert_int_eq(hit1, hit2);
+      if (!hit1) {
+        if (what < 10) { /* something in between */
+          tlb_lookup(plain, other);
+          tlb_probe(hinted, other);
+        } else if (what < 15) {
+          tlb_insert(plain, other, 0x200, 0, 0);
+          tlb_insert(hinted, other, 0x200, 0, 0);
+        } else if (what < 18) {
+          tlb_invalidate(plain, other);
+          tlb_invalidate(hinted, other);
+        }
+        tlb_insert(plain, key, 0x100 + step, 0, (uint8_t)((r >> 1) & 1));
+        tlb_insert(hinted, key, 0x100 + step, 0, (uint8_t)((r >> 1) & 1));
+      }
+    } else if (what < 90) {
+      tlb_insert(plain, key, 0x300, 0, 0); /* a refill that was not probed */
+      tlb_insert(hinted, key, 0x300, 0, 0);
+    } else if (what < 97) {
+      tlb_invalidate(plain, key);
+      tlb_invalidate(hinted, key);
+    } else if (what < 99) {
+      tlb_flush_asid(plain, r & 1);
+      tlb_flush_asid(hinted, r & 1);
+    } else {
+      tlb_flush_all(plain);
+      tlb_flush_all(hinted);
+    }
+    unsigned n = entries;
+    if (memcmp(plain->tags, hinted->tags, n * sizeof *plain->tags) ||
+        memcmp(plain->stamp, hinted->stamp, n * sizeof *plain->stamp) || plain->rng != hinted->rng) {
+      g_autofree char *a = draw_tlb(plain);
+      g_autofree char *b = draw_tlb(hinted);
+      ck_abort_msg("policy %d, step %d: the arrays differ\nplain refill:\n%sprobe's refill:\n%s", repl, step, a, b);
+    }
+    for (unsigned i = 0; i < n; i++)
+      if (plain->tags[i] & TLB_VALID)
+        ck_assert_uint_eq(plain->pay[i].pfn, hinted->pay[i].pfn);
+  }
+}
+
+START_TEST(test_probe_refill_matches_plain_refill)
+{
+  check_probe_refill(TLB_REPL_LRU, 16, 4);
+  check_probe_refill(TLB_REPL_FIFO, 16, 4);
+  check_probe_refill(TLB_REPL_RANDOM, 16, 4);
+  check_probe_refill(TLB_REPL_LRU, 12, 4); /* 3 sets: index by modulo */
+  check_probe_refill(TLB_REPL_LRU, 12, 12);
+}
+END_TEST
+
 static Suite *tlb_suite(void)
 {
   Suite *s = suite_create("tlb");
@@ -491,6 +564,7 @@ static Suite *tlb_suite(void)
   tcase_add_test(tc, test_insert_refreshes);
   tcase_add_test(tc, test_peek_keeps_lru);
   tcase_add_test(tc, test_fully_associative);
+  tcase_add_test(tc, test_probe_refill_matches_plain_refill);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("invalidation");

@@ -45,6 +45,42 @@ START_TEST(test_cpi)
 }
 END_TEST
 
+/* The clock in integers (cpi a dyadic fraction) against the double
+ * arithmetic it stands for, over counts of every size up to 2^32 and past
+ * it (where the CPU goes over to the doubles for good); and a cpi that is
+ * no such fraction, which uses the doubles throughout. */
+static void check_clock(const char *cpi_setting, gboolean fixed)
+{
+  const char *sets[] = { "cache.prefetcher=none", cpi_setting, NULL };
+  Thread *t;
+  Machine *m = setup(sets, &t);
+  Cpu *cpu = m->cpus[0];
+  ck_assert_int_eq(cpu->cpi_fixed, fixed);
+  double frac = 0, cpi = cpu->cpi;
+  uint64_t clock = cpu->clock, seed = 7;
+  for (int i = 0; i < 2000; i++) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    uint64_t n = i == 1500 ? (UINT64_C(1) << 33) + 5 : (seed >> 33) >> (seed % 31);
+    cpu_compute(cpu, n);
+    frac += (double)n * cpi;
+    uint64_t whole = (uint64_t)frac;
+    frac -= (double)whole;
+    clock += whole;
+    ck_assert_uint_eq(cpu->clock, clock);
+  }
+  ck_assert(!cpu->cpi_fixed); /* the count of 2^33 went over to the doubles */
+  machine_free(m);
+}
+
+START_TEST(test_cpi_integer_clock_is_exact)
+{
+  check_clock("cpu.cpi=0.5", TRUE);
+  check_clock("cpu.cpi=1.25", TRUE);
+  check_clock("cpu.cpi=3", TRUE);
+  check_clock("cpu.cpi=0.3", FALSE);
+}
+END_TEST
+
 /* Eight loads to distinct lines of one cold page. */
 static uint64_t eight_loads(const char *const *sets, AccessKind k)
 {
@@ -184,6 +220,7 @@ static Suite *cpu_suite(void)
   Suite *s = suite_create("cpu");
   TCase *tc = tcase_create("timing");
   tcase_add_test(tc, test_cpi);
+  tcase_add_test(tc, test_cpi_integer_clock_is_exact);
   tcase_add_test(tc, test_dependent_loads_serialise);
   tcase_add_test(tc, test_dirty_assist);
   tcase_add_test(tc, test_fault_then_retry);
