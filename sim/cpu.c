@@ -159,10 +159,17 @@ void cpu_free(Cpu *cpu)
 /* Free the fill buffers of misses that completed, oldest first. */
 static inline void mshr_retire(Cpu *cpu)
 {
-  while (cpu->mshr_count && cpu->mshr_done[cpu->mshr_tail] <= cpu->clock) {
-    cpu->mshr_tail = cpu->mshr_tail + 1 == cpu->n_mshr ? 0 : cpu->mshr_tail + 1;
-    cpu->mshr_count--;
+  /* In locals: the compiler cannot tell that the ring's stores leave the
+   * CPU's fields alone, and would write them back at every step. */
+  unsigned tail = cpu->mshr_tail, count = cpu->mshr_count, n = cpu->n_mshr;
+  const uint64_t *done = cpu->mshr_done;
+  uint64_t now = cpu->clock;
+  while (count && done[tail] <= now) {
+    tail = tail + 1 == n ? 0 : tail + 1;
+    count--;
   }
+  cpu->mshr_tail = tail;
+  cpu->mshr_count = count;
 }
 
 /* Issue n instructions at cpi cycles each, carrying the fraction of a cycle.
