@@ -292,7 +292,7 @@ static inline gboolean allowed(uint8_t flags, AccessKind kind)
 }
 
 /* Probe the L1 arrays; on a hit store the granule's frame and flags. */
-static inline gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *pfn, uint8_t *flags, unsigned *size,
+static inline G_ALWAYS_INLINE gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *pfn, uint8_t *flags, unsigned *size,
                                 gboolean *dirty_assist)
 {
   const struct L1Probe *pr = kind == ACC_IFETCH ? cpu->l1i_probe : cpu->l1d_probe;
