@@ -357,8 +357,10 @@ static void sample_walk(Cpu *cpu, Thread *th, uint64_t va, const Xlat *x, XlatSt
 
 /* The slow path after the shortcut missed.  *t is the time the translation
  * starts; on return it is the time it completed.  FALSE when the access is
- * dropped (segmentation fault, out of memory). */
-static gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn, uint8_t *flags)
+ * dropped (segmentation fault, out of memory).  Out of line, with the L1
+ * probe inlined into it: the shortcut's path in cpu_access then saves fewer
+ * registers. */
+static G_NO_INLINE gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn, uint8_t *flags)
 {
   Kernel *k = cpu->m->k;
   gboolean assist = FALSE;
