@@ -375,13 +375,9 @@ static void snapshot_end(Engine *e)
   e->res->host_seconds = (double)(g_get_monotonic_time() - e->host_begin) / 1e6;
 }
 
-/* Put thread t on its CPU, switching contexts if another thread ran there. */
-static Cpu *run_on(Engine *e, Thread *t)
+/* Switch CPU cpu to thread t (run_on's slow path). */
+static G_NO_INLINE Cpu *switch_to(Engine *e, Thread *t, Cpu *cpu)
 {
-  Machine *m = e->m;
-  Cpu *cpu = m->cpus[t->cpu];
-  if (G_LIKELY(cpu->cur == t))
-    return cpu;
   if (cpu->cur) {
     cpu->ctr.c[CTR_CONTEXT_SWITCHES]++;
     cpu_stall(cpu, e->switch_cycles);
@@ -395,6 +391,15 @@ static Cpu *run_on(Engine *e, Thread *t)
   }
   cpu->cur = t;
   return cpu;
+}
+
+/* Put thread t on its CPU, switching contexts if another thread ran there. */
+static inline Cpu *run_on(Engine *e, Thread *t)
+{
+  Cpu *cpu = e->m->cpus[t->cpu];
+  if (G_LIKELY(cpu->cur == t))
+    return cpu;
+  return switch_to(e, t, cpu);
 }
 
 static void count_warmup(Engine *e)
