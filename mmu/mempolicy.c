@@ -36,12 +36,7 @@
 #include "cpu.h"
 
 /* Nodes named in masks: bits of a uint64_t (machine.nodes is at most 64). */
-#define MPOL_MAX_NODES 64
-
-static const char *const MODE_NAMES[] = {
-  [MPOL_DEFAULT_LOCAL] = "local", [MPOL_BIND] = "bind", [MPOL_PREFERRED] = "preferred",
-  [MPOL_INTERLEAVE] = "interleave", [MPOL_WEIGHTED_INTERLEAVE] = "weighted_interleave",
-};
+#define MPOL_MAX_NODES MEMPOLICY_MAX_NODES
 
 static uint64_t all_nodes(unsigned nodes)
 {
@@ -66,78 +61,42 @@ static gboolean take_number(const char **s, unsigned limit, unsigned *out)
   return TRUE;
 }
 
-/* "0-3,5" -> a mask; every node below `nodes`. */
-static gboolean parse_node_list(const char *text, const char *s, unsigned nodes, const char *what, uint64_t *mask,
-                                GError **error)
-{
-  uint64_t m = 0;
-  for (;;) {
-    unsigned a, b;
-    if (!take_number(&s, 1000000, &a))
-      goto bad;
-    b = a;
-    if (*s == '-') {
-      s++;
-      if (!take_number(&s, 1000000, &b) || b < a)
-        goto bad;
-    }
-    if (b >= nodes) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                  "%s '%s': node %u does not exist on this machine of %u node(s) (0-%u); "
-                  "name nodes below machine.nodes or raise machine.nodes",
-                  what, text, b, nodes, nodes - 1);
-      return FALSE;
-    }
-    for (unsigned n = a; n <= b; n++)
-      m |= UINT64_C(1) << n;
-    if (*s == '\0')
-      break;
-    if (*s++ != ',')
-      goto bad;
-  }
-  *mask = m;
-  return TRUE;
-bad:
-  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-              "%s '%s': bad node list; expected nodes like 0-3,5 (ranges and single nodes separated by ',')", what,
-              text);
-  return FALSE;
-}
-
 gboolean mempolicy_parse(const char *text, unsigned nodes, const char *what, MemPolicy *out, GError **error)
 {
   g_return_val_if_fail(text != NULL && what != NULL && out != NULL, FALSE);
-  static const char *const expected =
-    "local, bind:NODES, preferred:N, interleave:NODES or weighted_interleave:NODES (NODES like 0-3,5)";
+  static const char *const expected = MEMPOLICY_SYNTAX_EXPECTED " (NODES like 0-3,5)";
   nodes = MIN(nodes, MPOL_MAX_NODES);
-  if (strcmp(text, MODE_NAMES[MPOL_DEFAULT_LOCAL]) == 0) {
-    *out = (MemPolicy){ .mode = MPOL_DEFAULT_LOCAL, .nodes = 0 };
+  unsigned bad = 0;
+  switch (mempolicy_syntax_parse(text, nodes, out, &bad)) {
+  case MEMPOLICY_SYNTAX_OK:
     return TRUE;
+  case MEMPOLICY_SYNTAX_UNKNOWN_MODE:
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': unknown memory policy; expected %s", what,
+                text, expected);
+    return FALSE;
+  case MEMPOLICY_SYNTAX_NO_NODES: {
+    g_autofree char *mode = g_strndup(text, strcspn(text, ":"));
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': %s needs nodes; expected %s", what, text, mode,
+                expected);
+    return FALSE;
   }
-  const char *colon = strchr(text, ':');
-  size_t len = colon ? (size_t)(colon - text) : strlen(text);
-  for (unsigned m = MPOL_BIND; m < G_N_ELEMENTS(MODE_NAMES); m++) {
-    if (strlen(MODE_NAMES[m]) != len || strncmp(text, MODE_NAMES[m], len) != 0)
-      continue;
-    if (!colon || !colon[1]) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': %s needs nodes; expected %s", what, text,
-                  MODE_NAMES[m], expected);
-      return FALSE;
-    }
-    uint64_t mask;
-    if (!parse_node_list(text, colon + 1, nodes, what, &mask, error))
-      return FALSE;
-    if (m == MPOL_PREFERRED && (mask & (mask - 1))) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': preferred takes one node; expected preferred:N",
-                  what, text);
-      return FALSE;
-    }
-    *out = (MemPolicy){ .mode = (uint8_t)m, .nodes = mask };
-    return TRUE;
+  case MEMPOLICY_SYNTAX_BAD_LIST:
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s '%s': bad node list; expected nodes like 0-3,5 (ranges and single nodes separated by ',')", what,
+                text);
+    return FALSE;
+  case MEMPOLICY_SYNTAX_NODE_LIMIT:
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s '%s': node %u does not exist on this machine of %u node(s) (0-%u); "
+                "name nodes below machine.nodes or raise machine.nodes",
+                what, text, bad, nodes, nodes - 1);
+    return FALSE;
+  case MEMPOLICY_SYNTAX_NOT_ONE_NODE:
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': preferred takes one node; expected preferred:N",
+                what, text);
+    return FALSE;
   }
-  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': unknown memory policy; expected %s", what, text,
-              expected);
-  return FALSE;
+  g_return_val_if_reached(FALSE);
 }
 
 gboolean mempolicy_parse_weights(const char *text, unsigned nodes, const char *what, uint8_t *weights,

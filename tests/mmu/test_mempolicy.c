@@ -1,6 +1,8 @@
 /*
- * Unit tests of NUMA memory policies (mmu/mempolicy.c): the parser of the
- * policy syntax and of the weights, the settings checked at machine
+ * Unit tests of NUMA memory policies (mmu/mempolicy.c, mempolicy_syntax.c):
+ * the policy syntax the setting and the trace reader share (each mode,
+ * ranges, bad lists, the node limit, preferred's one node, writing it
+ * back), the setting's messages, the weights, the settings checked at machine
  * creation, the node each policy chooses for base pages, THPs and hugetlb
  * pages, the fallback by SLIT distance on a ring of four nodes (0-1-2-3-0,
  * so node 2 is the farthest from node 0 and nearest-first is visible), bind
@@ -86,6 +88,173 @@ static Machine *ring_machine(const char *extra1, const char *extra2)
 }
 
 /* ---- parsing --------------------------------------------------------------- */
+
+/* The shared grammar (mempolicy_syntax.c) that the setting and the trace
+ * reader both use: kinds of error and the offending node, no messages. */
+
+static MempolicySyntaxError syntax(const char *text, unsigned limit, MemPolicy *p, unsigned *bad)
+{
+  *p = (MemPolicy){ .mode = 0xff, .nodes = 0xdead }; /* untouched on error */
+  *bad = 0xffff;
+  return mempolicy_syntax_parse(text, limit, p, bad);
+}
+
+START_TEST(test_syntax_each_mode)
+{
+  static const struct {
+    const char *text, *name;
+    TracePolicy mode;
+    uint64_t nodes;
+  } ok[] = {
+    { "local", "local", MPOL_DEFAULT_LOCAL, 0 },
+    { "bind:2", "bind", MPOL_BIND, 0x4 },
+    { "preferred:3", "preferred", MPOL_PREFERRED, 0x8 },
+    { "interleave:0,2", "interleave", MPOL_INTERLEAVE, 0x5 },
+    { "weighted_interleave:1-2", "weighted_interleave", MPOL_WEIGHTED_INTERLEAVE, 0x6 },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(ok); i++) {
+    MemPolicy p;
+    unsigned bad;
+    ck_assert_msg(syntax(ok[i].text, 4, &p, &bad) == MEMPOLICY_SYNTAX_OK, "%s refused", ok[i].text);
+    ck_assert_uint_eq(p.mode, ok[i].mode);
+    ck_assert_uint_eq(p.nodes, ok[i].nodes);
+    ck_assert_str_eq(mempolicy_syntax_mode_name(ok[i].mode), ok[i].name);
+    /* Written back as read. */
+    g_autoptr(GString) out = g_string_new(NULL);
+    mempolicy_syntax_format(out, p.mode, p.nodes);
+    ck_assert_str_eq(out->str, ok[i].text);
+  }
+  ck_assert_ptr_null(mempolicy_syntax_mode_name(MPOL_WEIGHTED_INTERLEAVE + 1));
+  g_autoptr(GString) out = g_string_new(NULL);
+  mempolicy_syntax_format(out, 99, 0x3);
+  ck_assert_str_eq(out->str, "?");
+}
+END_TEST
+
+START_TEST(test_syntax_ranges)
+{
+  static const struct {
+    const char *text, *canonical;
+    uint64_t nodes;
+  } ok[] = {
+    { "bind:0-3,5", "bind:0-3,5", 0x2f },
+    { "bind:5,0-3", "bind:0-3,5", 0x2f },          /* any order */
+    { "bind:1,1,1-2", "bind:1-2", 0x6 },           /* overlaps are one node */
+    { "bind:3-3", "bind:3", 0x8 },                 /* a run of one */
+    { "bind:007", "bind:7", 0x80 },                /* leading zeros */
+    { "interleave:0-63", "interleave:0-63", UINT64_MAX },
+    { "interleave:0,2,4,6", "interleave:0,2,4,6", 0x55 },
+    { "interleave:62-63,0", "interleave:0,62-63", UINT64_C(0xc000000000000001) },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(ok); i++) {
+    MemPolicy p;
+    unsigned bad;
+    ck_assert_msg(syntax(ok[i].text, MEMPOLICY_MAX_NODES, &p, &bad) == MEMPOLICY_SYNTAX_OK, "%s refused",
+                  ok[i].text);
+    ck_assert_msg(p.nodes == ok[i].nodes, "%s: 0x%" G_GINT64_MODIFIER "x", ok[i].text, p.nodes);
+    g_autoptr(GString) out = g_string_new(NULL);
+    mempolicy_syntax_format(out, p.mode, p.nodes);
+    ck_assert_str_eq(out->str, ok[i].canonical);
+  }
+}
+END_TEST
+
+START_TEST(test_syntax_bad)
+{
+  static const struct {
+    const char *text;
+    MempolicySyntaxError e;
+  } bad[] = {
+    { "", MEMPOLICY_SYNTAX_UNKNOWN_MODE },
+    { "spread", MEMPOLICY_SYNTAX_UNKNOWN_MODE },
+    { "local:0", MEMPOLICY_SYNTAX_UNKNOWN_MODE },
+    { "Local", MEMPOLICY_SYNTAX_UNKNOWN_MODE },
+    { "bin:0", MEMPOLICY_SYNTAX_UNKNOWN_MODE },    /* no prefixes */
+    { "binding:0", MEMPOLICY_SYNTAX_UNKNOWN_MODE },
+    { ":0", MEMPOLICY_SYNTAX_UNKNOWN_MODE },
+    { "bind", MEMPOLICY_SYNTAX_NO_NODES },
+    { "bind:", MEMPOLICY_SYNTAX_NO_NODES },
+    { "preferred", MEMPOLICY_SYNTAX_NO_NODES },
+    { "weighted_interleave:", MEMPOLICY_SYNTAX_NO_NODES },
+    { "bind:3-1", MEMPOLICY_SYNTAX_BAD_LIST },     /* low end first */
+    { "bind:1,", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:,1", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:1,,2", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:1-", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:-1", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:1-2-3", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:0x1", MEMPOLICY_SYNTAX_BAD_LIST },     /* decimal only */
+    { "bind:1 ", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind: 1", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "interleave:a", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:0-7:2", MEMPOLICY_SYNTAX_BAD_LIST },   /* no strides */
+    { "bind:1000000", MEMPOLICY_SYNTAX_BAD_LIST }, /* not read as a node */
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+    MemPolicy p;
+    unsigned b;
+    MempolicySyntaxError e = syntax(bad[i].text, MEMPOLICY_MAX_NODES, &p, &b);
+    ck_assert_msg(e == bad[i].e, "'%s': error %d, not %d", bad[i].text, e, bad[i].e);
+    ck_assert_uint_eq(p.mode, 0xff);
+    ck_assert_uint_eq(p.nodes, 0xdead);
+  }
+}
+END_TEST
+
+START_TEST(test_syntax_node_limit)
+{
+  MemPolicy p;
+  unsigned bad;
+  /* The machine's limit (a setting): node 4 of four is over. */
+  ck_assert(syntax("bind:0-3", 4, &p, &bad) == MEMPOLICY_SYNTAX_OK);
+  ck_assert_uint_eq(p.nodes, 0xf);
+  ck_assert(syntax("bind:4", 4, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
+  ck_assert_uint_eq(bad, 4);
+  /* A run that goes over names its upper end. */
+  ck_assert(syntax("interleave:0,2-9", 4, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
+  ck_assert_uint_eq(bad, 9);
+  ck_assert(syntax("preferred:5", 4, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
+  ck_assert_uint_eq(bad, 5);
+  /* Runs are taken in order: a run over the limit before a bad one... */
+  ck_assert(syntax("bind:7,x", 4, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
+  ck_assert_uint_eq(bad, 7);
+  /* ...and a bad one before a run over the limit. */
+  ck_assert(syntax("bind:x,7", 4, &p, &bad) == MEMPOLICY_SYNTAX_BAD_LIST);
+  /* A trace's limit: 64 nodes, whatever the machine. */
+  ck_assert(syntax("bind:63", MEMPOLICY_MAX_NODES, &p, &bad) == MEMPOLICY_SYNTAX_OK);
+  ck_assert_uint_eq(p.nodes, UINT64_C(1) << 63);
+  ck_assert(syntax("bind:0-64", MEMPOLICY_MAX_NODES, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
+  ck_assert_uint_eq(bad, 64);
+  ck_assert(syntax("bind:999999", MEMPOLICY_MAX_NODES, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
+  ck_assert_uint_eq(bad, 999999);
+  /* A limit above 64 is cut to 64: a mask has no bit for node 64. */
+  ck_assert(syntax("bind:64", 1000, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
+  ck_assert_uint_eq(bad, 64);
+  /* bad_node may be NULL. */
+  ck_assert(mempolicy_syntax_parse("bind:4", 4, &p, NULL) == MEMPOLICY_SYNTAX_NODE_LIMIT);
+}
+END_TEST
+
+START_TEST(test_syntax_preferred_one_node)
+{
+  MemPolicy p;
+  unsigned bad;
+  ck_assert(syntax("preferred:0", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
+  ck_assert_uint_eq(p.nodes, 0x1);
+  /* A list that names one node is one node. */
+  ck_assert(syntax("preferred:2-2", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
+  ck_assert_uint_eq(p.nodes, 0x4);
+  ck_assert(syntax("preferred:3,3", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
+  ck_assert_uint_eq(p.nodes, 0x8);
+  ck_assert(syntax("preferred:0-1", 8, &p, &bad) == MEMPOLICY_SYNTAX_NOT_ONE_NODE);
+  ck_assert(syntax("preferred:1,3", 8, &p, &bad) == MEMPOLICY_SYNTAX_NOT_ONE_NODE);
+  /* The list is checked before the count of its nodes. */
+  ck_assert(syntax("preferred:1,x", 8, &p, &bad) == MEMPOLICY_SYNTAX_BAD_LIST);
+  ck_assert(syntax("preferred:1,9", 8, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
+  /* Only preferred is held to one node. */
+  ck_assert(syntax("bind:0-1", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
+}
+END_TEST
 
 START_TEST(test_parse_policies)
 {
@@ -558,6 +727,11 @@ static Suite *mempolicy_suite(void)
 {
   Suite *s = suite_create("mempolicy");
   TCase *tc = tcase_create("parse");
+  tcase_add_test(tc, test_syntax_each_mode);
+  tcase_add_test(tc, test_syntax_ranges);
+  tcase_add_test(tc, test_syntax_bad);
+  tcase_add_test(tc, test_syntax_node_limit);
+  tcase_add_test(tc, test_syntax_preferred_one_node);
   tcase_add_test(tc, test_parse_policies);
   tcase_add_test(tc, test_parse_weights);
   tcase_add_test(tc, test_bad_settings_refused);
