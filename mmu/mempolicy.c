@@ -35,37 +35,16 @@
 #include "cache.h"
 #include "cpu.h"
 
-/* Nodes named in masks: bits of a uint64_t (machine.nodes is at most 64). */
-#define MPOL_MAX_NODES MEMPOLICY_MAX_NODES
-
 static uint64_t all_nodes(unsigned nodes)
 {
-  return nodes >= 64 ? UINT64_MAX : (UINT64_C(1) << nodes) - 1;
-}
-
-/* Read a decimal number below `limit`; FALSE when there is none or it is
- * too large. */
-static gboolean take_number(const char **s, unsigned limit, unsigned *out)
-{
-  const char *p = *s;
-  unsigned v = 0;
-  if (!g_ascii_isdigit(*p))
-    return FALSE;
-  while (g_ascii_isdigit(*p)) {
-    v = v * 10 + (unsigned)(*p++ - '0');
-    if (v >= limit)
-      return FALSE;
-  }
-  *s = p;
-  *out = v;
-  return TRUE;
+  return nodes >= MEMPOLICY_MAX_NODES ? UINT64_MAX : (UINT64_C(1) << nodes) - 1;
 }
 
 gboolean mempolicy_parse(const char *text, unsigned nodes, const char *what, MemPolicy *out, GError **error)
 {
   g_return_val_if_fail(text != NULL && what != NULL && out != NULL, FALSE);
   static const char *const expected = MEMPOLICY_SYNTAX_EXPECTED " (NODES like 0-3,5)";
-  nodes = MIN(nodes, MPOL_MAX_NODES);
+  nodes = MIN(nodes, MEMPOLICY_MAX_NODES);
   unsigned bad = 0;
   switch (mempolicy_syntax_parse(text, nodes, out, &bad)) {
   case MEMPOLICY_SYNTAX_OK:
@@ -102,7 +81,7 @@ gboolean mempolicy_parse(const char *text, unsigned nodes, const char *what, Mem
 gboolean mempolicy_parse_weights(const char *text, unsigned nodes, const char *what, uint8_t *weights,
                                  GError **error)
 {
-  g_return_val_if_fail(text != NULL && weights != NULL && nodes <= MPOL_MAX_NODES, FALSE);
+  g_return_val_if_fail(text != NULL && weights != NULL && nodes <= MEMPOLICY_MAX_NODES, FALSE);
   if (!*text) {
     memset(weights, 1, nodes); /* the system default: every node weight 1 */
     return TRUE;
@@ -119,7 +98,7 @@ gboolean mempolicy_parse_weights(const char *text, unsigned nodes, const char *w
   for (unsigned i = 0; i < n; i++) {
     const char *p = g_strstrip(parts[i]);
     unsigned v;
-    if (!take_number(&p, 256, &v) || *p || v == 0) {
+    if (!mempolicy_syntax_number(&p, 256, &v) || *p || v == 0) {
       g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
                   "%s '%s': weight '%s' of node %u is not 1..255 (the range of "
                   "/sys/kernel/mm/mempolicy/weighted_interleave/nodeN)",
@@ -168,10 +147,10 @@ MemPolicy mempolicy_effective(const Mm *mm, const Vma *v, gboolean *is_vma)
 /* next_node_in(): the first node of mask after n, wrapping around. */
 static int next_node_in(int n, uint64_t mask)
 {
-  for (int i = 1; i <= MPOL_MAX_NODES; i++) {
-    int c = (n + i) % MPOL_MAX_NODES;
+  for (int i = 1; i <= MEMPOLICY_MAX_NODES; i++) {
+    int c = (n + i) % MEMPOLICY_MAX_NODES;
     if (c < 0)
-      c += MPOL_MAX_NODES;
+      c += MEMPOLICY_MAX_NODES;
     if (mask & (UINT64_C(1) << c))
       return c;
   }
@@ -198,7 +177,7 @@ static int interleave_nid(uint64_t mask, uint64_t ilx)
 static int weighted_interleave_nid(const Kernel *k, uint64_t mask, uint64_t ilx)
 {
   unsigned total = 0;
-  for (int n = first_node(mask); n >= 0 && n < MPOL_MAX_NODES; n++)
+  for (int n = first_node(mask); n >= 0 && n < MEMPOLICY_MAX_NODES; n++)
     if (mask & (UINT64_C(1) << n))
       total += k->il_weights[n];
   uint64_t target = ilx % total;
@@ -311,7 +290,7 @@ void mempolicy_count(Cpu *cpu, const MemPlacement *p, int node)
 gboolean mempolicy_alloc(Kernel *k, Cpu *cpu, const MemPlacement *p, unsigned order, MigrateType mt,
                          uint64_t *pfn)
 {
-  int list[MPOL_MAX_NODES];
+  int list[MEMPOLICY_MAX_NODES];
   unsigned n = mempolicy_nodes(k, p, list);
   for (unsigned i = 0; i < n; i++)
     if (physmem_alloc_on(k->pm, list[i], order, mt, pfn)) {

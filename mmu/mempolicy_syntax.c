@@ -32,8 +32,7 @@ const char *mempolicy_syntax_mode_name(unsigned mode)
   return mode < G_N_ELEMENTS(MODE_NAMES) ? MODE_NAMES[mode] : NULL;
 }
 
-/* A decimal node number below NODE_NUMBER_CAP; FALSE when there is none. */
-static gboolean take_node(const char **s, unsigned *out)
+gboolean mempolicy_syntax_number(const char **s, unsigned limit, unsigned *out)
 {
   const char *p = *s;
   unsigned v = 0;
@@ -41,7 +40,7 @@ static gboolean take_node(const char **s, unsigned *out)
     return FALSE;
   while (g_ascii_isdigit(*p)) {
     v = v * 10 + (unsigned)(*p++ - '0');
-    if (v >= NODE_NUMBER_CAP)
+    if (v >= limit)
       return FALSE;
   }
   *s = p;
@@ -55,12 +54,12 @@ static MempolicySyntaxError parse_node_list(const char *s, unsigned limit, uint6
   uint64_t m = 0;
   for (;;) {
     unsigned a, b;
-    if (!take_node(&s, &a))
+    if (!mempolicy_syntax_number(&s, NODE_NUMBER_CAP, &a))
       return MEMPOLICY_SYNTAX_BAD_LIST;
     b = a;
     if (*s == '-') {
       s++;
-      if (!take_node(&s, &b) || b < a)
+      if (!mempolicy_syntax_number(&s, NODE_NUMBER_CAP, &b) || b < a)
         return MEMPOLICY_SYNTAX_BAD_LIST;
     }
     if (b >= limit) {

@@ -56,6 +56,11 @@ MempolicySyntaxError mempolicy_syntax_parse(const char *text, unsigned limit, Me
  * is none. */
 const char *mempolicy_syntax_mode_name(unsigned mode);
 
+/* Read a decimal number below `limit` at *s and move *s past it; FALSE
+ * (*s unmoved) when there is no digit or the number reaches the limit.
+ * Node numbers, and the weights of numa.interleave_weights. */
+gboolean mempolicy_syntax_number(const char **s, unsigned limit, unsigned *out);
+
 /* Append the policy as mempolicy_syntax_parse reads it: "local",
  * "interleave:0-3,5"; a mode that is none is written "?". */
 void mempolicy_syntax_format(GString *out, unsigned mode, uint64_t nodes);

@@ -99,6 +99,20 @@ static MempolicySyntaxError syntax(const char *text, unsigned limit, MemPolicy *
   return mempolicy_syntax_parse(text, limit, p, bad);
 }
 
+/* `text` reads as mode and nodes below `limit`, and is written back as
+ * `written`. */
+static void check_reads(const char *text, unsigned limit, TracePolicy mode, uint64_t nodes, const char *written)
+{
+  MemPolicy p;
+  unsigned bad;
+  ck_assert_msg(syntax(text, limit, &p, &bad) == MEMPOLICY_SYNTAX_OK, "%s refused", text);
+  ck_assert_msg(p.mode == mode, "%s: mode %u", text, p.mode);
+  ck_assert_msg(p.nodes == nodes, "%s: nodes 0x%" G_GINT64_MODIFIER "x", text, p.nodes);
+  g_autoptr(GString) out = g_string_new(NULL);
+  mempolicy_syntax_format(out, p.mode, p.nodes);
+  ck_assert_str_eq(out->str, written);
+}
+
 START_TEST(test_syntax_each_mode)
 {
   static const struct {
@@ -113,16 +127,8 @@ START_TEST(test_syntax_each_mode)
     { "weighted_interleave:1-2", "weighted_interleave", MPOL_WEIGHTED_INTERLEAVE, 0x6 },
   };
   for (unsigned i = 0; i < G_N_ELEMENTS(ok); i++) {
-    MemPolicy p;
-    unsigned bad;
-    ck_assert_msg(syntax(ok[i].text, 4, &p, &bad) == MEMPOLICY_SYNTAX_OK, "%s refused", ok[i].text);
-    ck_assert_uint_eq(p.mode, ok[i].mode);
-    ck_assert_uint_eq(p.nodes, ok[i].nodes);
+    check_reads(ok[i].text, 4, ok[i].mode, ok[i].nodes, ok[i].text);
     ck_assert_str_eq(mempolicy_syntax_mode_name(ok[i].mode), ok[i].name);
-    /* Written back as read. */
-    g_autoptr(GString) out = g_string_new(NULL);
-    mempolicy_syntax_format(out, p.mode, p.nodes);
-    ck_assert_str_eq(out->str, ok[i].text);
   }
   ck_assert_ptr_null(mempolicy_syntax_mode_name(MPOL_WEIGHTED_INTERLEAVE + 1));
   g_autoptr(GString) out = g_string_new(NULL);
@@ -133,31 +139,31 @@ END_TEST
 
 START_TEST(test_syntax_ranges)
 {
-  static const struct {
-    const char *text, *canonical;
-    uint64_t nodes;
-  } ok[] = {
-    { "bind:0-3,5", "bind:0-3,5", 0x2f },
-    { "bind:5,0-3", "bind:0-3,5", 0x2f },          /* any order */
-    { "bind:1,1,1-2", "bind:1-2", 0x6 },           /* overlaps are one node */
-    { "bind:3-3", "bind:3", 0x8 },                 /* a run of one */
-    { "bind:007", "bind:7", 0x80 },                /* leading zeros */
-    { "interleave:0-63", "interleave:0-63", UINT64_MAX },
-    { "interleave:0,2,4,6", "interleave:0,2,4,6", 0x55 },
-    { "interleave:62-63,0", "interleave:0,62-63", UINT64_C(0xc000000000000001) },
-  };
-  for (unsigned i = 0; i < G_N_ELEMENTS(ok); i++) {
-    MemPolicy p;
-    unsigned bad;
-    ck_assert_msg(syntax(ok[i].text, MEMPOLICY_MAX_NODES, &p, &bad) == MEMPOLICY_SYNTAX_OK, "%s refused",
-                  ok[i].text);
-    ck_assert_msg(p.nodes == ok[i].nodes, "%s: 0x%" G_GINT64_MODIFIER "x", ok[i].text, p.nodes);
-    g_autoptr(GString) out = g_string_new(NULL);
-    mempolicy_syntax_format(out, p.mode, p.nodes);
-    ck_assert_str_eq(out->str, ok[i].canonical);
-  }
+  check_reads("bind:0-3,5", MEMPOLICY_MAX_NODES, MPOL_BIND, 0x2f, "bind:0-3,5");
+  check_reads("bind:5,0-3", MEMPOLICY_MAX_NODES, MPOL_BIND, 0x2f, "bind:0-3,5"); /* any order */
+  check_reads("bind:1,1,1-2", MEMPOLICY_MAX_NODES, MPOL_BIND, 0x6, "bind:1-2");  /* overlaps are one node */
+  check_reads("bind:3-3", MEMPOLICY_MAX_NODES, MPOL_BIND, 0x8, "bind:3");        /* a run of one */
+  check_reads("bind:007", MEMPOLICY_MAX_NODES, MPOL_BIND, 0x80, "bind:7");       /* leading zeros */
+  check_reads("interleave:0-63", MEMPOLICY_MAX_NODES, MPOL_INTERLEAVE, UINT64_MAX, "interleave:0-63");
+  check_reads("interleave:0,2,4,6", MEMPOLICY_MAX_NODES, MPOL_INTERLEAVE, 0x55, "interleave:0,2,4,6");
+  check_reads("interleave:62-63,0", MEMPOLICY_MAX_NODES, MPOL_INTERLEAVE, UINT64_C(0xc000000000000001),
+              "interleave:0,62-63");
 }
 END_TEST
+
+/* `text` is refused with error e and changes nothing; for
+ * MEMPOLICY_SYNTAX_NODE_LIMIT, `node` is the node named. */
+static void check_refused(const char *text, unsigned limit, MempolicySyntaxError e, unsigned node)
+{
+  MemPolicy p;
+  unsigned bad;
+  MempolicySyntaxError got = syntax(text, limit, &p, &bad);
+  ck_assert_msg(got == e, "'%s': error %d, not %d", text, got, e);
+  ck_assert_uint_eq(p.mode, 0xff);
+  ck_assert_uint_eq(p.nodes, 0xdead);
+  if (e == MEMPOLICY_SYNTAX_NODE_LIMIT)
+    ck_assert_msg(bad == node, "'%s': node %u, not %u", text, bad, node);
+}
 
 START_TEST(test_syntax_bad)
 {
@@ -190,69 +196,48 @@ START_TEST(test_syntax_bad)
     { "bind:0-7:2", MEMPOLICY_SYNTAX_BAD_LIST },   /* no strides */
     { "bind:1000000", MEMPOLICY_SYNTAX_BAD_LIST }, /* not read as a node */
   };
-  for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
-    MemPolicy p;
-    unsigned b;
-    MempolicySyntaxError e = syntax(bad[i].text, MEMPOLICY_MAX_NODES, &p, &b);
-    ck_assert_msg(e == bad[i].e, "'%s': error %d, not %d", bad[i].text, e, bad[i].e);
-    ck_assert_uint_eq(p.mode, 0xff);
-    ck_assert_uint_eq(p.nodes, 0xdead);
-  }
+  for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++)
+    check_refused(bad[i].text, MEMPOLICY_MAX_NODES, bad[i].e, 0);
 }
 END_TEST
 
 START_TEST(test_syntax_node_limit)
 {
-  MemPolicy p;
-  unsigned bad;
   /* The machine's limit (a setting): node 4 of four is over. */
-  ck_assert(syntax("bind:0-3", 4, &p, &bad) == MEMPOLICY_SYNTAX_OK);
-  ck_assert_uint_eq(p.nodes, 0xf);
-  ck_assert(syntax("bind:4", 4, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
-  ck_assert_uint_eq(bad, 4);
+  check_reads("bind:0-3", 4, MPOL_BIND, 0xf, "bind:0-3");
+  check_refused("bind:4", 4, MEMPOLICY_SYNTAX_NODE_LIMIT, 4);
   /* A run that goes over names its upper end. */
-  ck_assert(syntax("interleave:0,2-9", 4, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
-  ck_assert_uint_eq(bad, 9);
-  ck_assert(syntax("preferred:5", 4, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
-  ck_assert_uint_eq(bad, 5);
-  /* Runs are taken in order: a run over the limit before a bad one... */
-  ck_assert(syntax("bind:7,x", 4, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
-  ck_assert_uint_eq(bad, 7);
-  /* ...and a bad one before a run over the limit. */
-  ck_assert(syntax("bind:x,7", 4, &p, &bad) == MEMPOLICY_SYNTAX_BAD_LIST);
+  check_refused("interleave:0,2-9", 4, MEMPOLICY_SYNTAX_NODE_LIMIT, 9);
+  check_refused("preferred:5", 4, MEMPOLICY_SYNTAX_NODE_LIMIT, 5);
+  /* Runs are taken in order: a run over the limit before a bad one, and a
+   * bad one before a run over the limit. */
+  check_refused("bind:7,x", 4, MEMPOLICY_SYNTAX_NODE_LIMIT, 7);
+  check_refused("bind:x,7", 4, MEMPOLICY_SYNTAX_BAD_LIST, 0);
   /* A trace's limit: 64 nodes, whatever the machine. */
-  ck_assert(syntax("bind:63", MEMPOLICY_MAX_NODES, &p, &bad) == MEMPOLICY_SYNTAX_OK);
-  ck_assert_uint_eq(p.nodes, UINT64_C(1) << 63);
-  ck_assert(syntax("bind:0-64", MEMPOLICY_MAX_NODES, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
-  ck_assert_uint_eq(bad, 64);
-  ck_assert(syntax("bind:999999", MEMPOLICY_MAX_NODES, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
-  ck_assert_uint_eq(bad, 999999);
+  check_reads("bind:63", MEMPOLICY_MAX_NODES, MPOL_BIND, UINT64_C(1) << 63, "bind:63");
+  check_refused("bind:0-64", MEMPOLICY_MAX_NODES, MEMPOLICY_SYNTAX_NODE_LIMIT, 64);
+  check_refused("bind:999999", MEMPOLICY_MAX_NODES, MEMPOLICY_SYNTAX_NODE_LIMIT, 999999);
   /* A limit above 64 is cut to 64: a mask has no bit for node 64. */
-  ck_assert(syntax("bind:64", 1000, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
-  ck_assert_uint_eq(bad, 64);
+  check_refused("bind:64", 1000, MEMPOLICY_SYNTAX_NODE_LIMIT, 64);
   /* bad_node may be NULL. */
+  MemPolicy p;
   ck_assert(mempolicy_syntax_parse("bind:4", 4, &p, NULL) == MEMPOLICY_SYNTAX_NODE_LIMIT);
 }
 END_TEST
 
 START_TEST(test_syntax_preferred_one_node)
 {
-  MemPolicy p;
-  unsigned bad;
-  ck_assert(syntax("preferred:0", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
-  ck_assert_uint_eq(p.nodes, 0x1);
+  check_reads("preferred:0", 8, MPOL_PREFERRED, 0x1, "preferred:0");
   /* A list that names one node is one node. */
-  ck_assert(syntax("preferred:2-2", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
-  ck_assert_uint_eq(p.nodes, 0x4);
-  ck_assert(syntax("preferred:3,3", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
-  ck_assert_uint_eq(p.nodes, 0x8);
-  ck_assert(syntax("preferred:0-1", 8, &p, &bad) == MEMPOLICY_SYNTAX_NOT_ONE_NODE);
-  ck_assert(syntax("preferred:1,3", 8, &p, &bad) == MEMPOLICY_SYNTAX_NOT_ONE_NODE);
+  check_reads("preferred:2-2", 8, MPOL_PREFERRED, 0x4, "preferred:2");
+  check_reads("preferred:3,3", 8, MPOL_PREFERRED, 0x8, "preferred:3");
+  check_refused("preferred:0-1", 8, MEMPOLICY_SYNTAX_NOT_ONE_NODE, 0);
+  check_refused("preferred:1,3", 8, MEMPOLICY_SYNTAX_NOT_ONE_NODE, 0);
   /* The list is checked before the count of its nodes. */
-  ck_assert(syntax("preferred:1,x", 8, &p, &bad) == MEMPOLICY_SYNTAX_BAD_LIST);
-  ck_assert(syntax("preferred:1,9", 8, &p, &bad) == MEMPOLICY_SYNTAX_NODE_LIMIT);
+  check_refused("preferred:1,x", 8, MEMPOLICY_SYNTAX_BAD_LIST, 0);
+  check_refused("preferred:1,9", 8, MEMPOLICY_SYNTAX_NODE_LIMIT, 9);
   /* Only preferred is held to one node. */
-  ck_assert(syntax("bind:0-1", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
+  check_reads("bind:0-1", 8, MPOL_BIND, 0x3, "bind:0-1");
 }
 END_TEST
 
