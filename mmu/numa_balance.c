@@ -260,12 +260,17 @@ static void set_due(NumaBalance *nb, Cpu *cpu, const Thread *t, const NumaTask *
   cpu->numa_due = due > ran ? cpu->clock + (due - ran) : cpu->clock;
 }
 
-void numa_balance_switch_in(NumaBalance *nb, Cpu *cpu, const Thread *t)
+/* The task of t, running on cpu, whose due time is to be set (cleared to
+ * never until it is); NULL when balancing has nothing to do for it. */
+static NumaTask *task_on(NumaBalance *nb, Cpu *cpu, const Thread *t)
 {
   cpu->numa_due = UINT64_MAX;
-  if (!nb || !nb->active || !t)
-    return;
-  NumaTask *p = task_of(nb, t);
+  return nb && nb->active && t ? task_of(nb, t) : NULL;
+}
+
+void numa_balance_switch_in(NumaBalance *nb, Cpu *cpu, const Thread *t)
+{
+  NumaTask *p = task_on(nb, cpu, t);
   if (!p)
     return;
   if (!p->mm->started) { /* init_numa_balancing of the address space */
@@ -543,10 +548,7 @@ static void scan(NumaBalance *nb, Cpu *cpu, NumaTask *p)
 
 void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t)
 {
-  cpu->numa_due = UINT64_MAX;
-  if (!nb || !nb->active || !t)
-    return;
-  NumaTask *p = task_of(nb, t);
+  NumaTask *p = task_on(nb, cpu, t);
   if (!p)
     return;
   uint64_t period = ms_to_cycles(nb->k, p->period_ms);
