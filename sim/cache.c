@@ -36,19 +36,6 @@
 
 G_DEFINE_QUARK(mmusim-sim-error-quark, mmusim_sim_error)
 
-/* Tag of an empty way.  Line numbers are physical addresses shifted right by
- * at least 4 bits, so no real line has this number. */
-#define CACHE_EMPTY UINT64_MAX
-
-struct Cache {
-  uint64_t *tags;     /* sets * ways, each set most recently used first */
-  uint64_t set_mask;  /* sets - 1 when sets is a power of two */
-  unsigned sets;
-  unsigned ways;
-  gboolean sets_pow2;
-  char *name;         /* for messages */
-};
-
 Cache *cache_new(const char *name, uint64_t size_bytes, unsigned ways, unsigned line_bytes, GError **error)
 {
   g_return_val_if_fail(name != NULL, NULL);
@@ -99,66 +86,46 @@ void cache_free(Cache *c)
   g_free(c);
 }
 
-static inline uint64_t *cache_set_of(const Cache *c, uint64_t line)
+/* Way of `line` in `set`, or `ways`; unrolled when `ways` is a constant. */
+static inline __attribute__((always_inline)) unsigned cache_set_find(const uint64_t *set, unsigned ways, uint64_t line)
 {
-  uint64_t set = c->sets_pow2 ? (line & c->set_mask) : (line % c->sets);
-  return c->tags + set * c->ways;
-}
-
-/* Put `line` at way 0 of `set`, shifting ways 0..ways-2 down; the last way
- * falls out.  Returns TRUE if the line was already in the set (then only the
- * ways in front of it move).  One pass: search and shift together. */
-static inline gboolean cache_set_touch(uint64_t *set, unsigned ways, uint64_t line)
-{
-  uint64_t prev = set[0];
-  for (unsigned w = 1; w < ways; w++) {
-    uint64_t cur = set[w];
-    set[w] = prev;
-    if (cur == line) {
-      set[0] = line;
-      return TRUE;
-    }
-    prev = cur;
-  }
-  set[0] = line;
-  return FALSE;
-}
-
-gboolean cache_access(Cache *c, uint64_t line)
-{
-  uint64_t *set = cache_set_of(c, line);
-  if (G_LIKELY(set[0] == line))
-    return TRUE;
-  return cache_set_touch(set, c->ways, line);
-}
-
-static inline int cache_find(const uint64_t *set, unsigned ways, uint64_t line)
-{
-  for (unsigned w = 0; w < ways; w++)
+  unsigned w = 0;
+#pragma GCC unroll 16
+  for (; w < ways; w++)
     if (set[w] == line)
-      return (int)w;
-  return -1;
+      break;
+  return w;
 }
 
 gboolean cache_contains(const Cache *c, uint64_t line)
 {
-  return cache_find(cache_set_of(c, line), c->ways, line) >= 0;
+  return cache_set_find(cache_set_of(c, line), c->ways, line) < c->ways;
+}
+
+/* A line that is not in the set goes in front and every way moves down:
+ * empty ways are at the tail, so this fills the first empty way, or evicts
+ * the last (LRU) one when there is none. */
+static inline __attribute__((always_inline)) gboolean cache_set_fill(uint64_t *set, unsigned ways, uint64_t line)
+{
+  if (cache_set_find(set, ways, line) < ways)
+    return FALSE;
+  cache_set_touch(set, ways, line);
+  return TRUE;
 }
 
 gboolean cache_fill(Cache *c, uint64_t line)
 {
   uint64_t *set = cache_set_of(c, line);
-  /* One search; empty ways are at the tail, so an empty way ends it. */
-  unsigned w = 0;
-  for (; w < c->ways && set[w] != CACHE_EMPTY; w++)
-    if (set[w] == line)
-      return FALSE;
-  /* Not present: the line goes in front, the ways before the first empty
-   * one (or all but the last) move down. */
-  unsigned move = w < c->ways ? w : c->ways - 1;
-  memmove(set + 1, set, move * sizeof *set);
-  set[0] = line;
-  return TRUE;
+  switch (c->ways) {  /* as cache_access() */
+  case 4:
+    return cache_set_fill(set, 4, line);
+  case 8:
+    return cache_set_fill(set, 8, line);
+  case 16:
+    return cache_set_fill(set, 16, line);
+  default:
+    return cache_set_fill(set, c->ways, line);
+  }
 }
 
 void cache_host_prefetch(const Cache *c, uint64_t line)
@@ -172,11 +139,11 @@ void cache_host_prefetch(const Cache *c, uint64_t line)
 void cache_invalidate(Cache *c, uint64_t line)
 {
   uint64_t *set = cache_set_of(c, line);
-  int w = cache_find(set, c->ways, line);
-  if (w < 0)
+  unsigned w = cache_set_find(set, c->ways, line);
+  if (w == c->ways)
     return;
   /* Close the gap and put the empty way at the tail. */
-  memmove(set + w, set + w + 1, (c->ways - 1 - (unsigned)w) * sizeof *set);
+  memmove(set + w, set + w + 1, (c->ways - 1 - w) * sizeof *set);
   set[c->ways - 1] = CACHE_EMPTY;
 }
 
