@@ -336,26 +336,19 @@ static void memsys_stream_retag(MemHier *h, unsigned v, uint64_t page)
   *head = (uint8_t)v;
 }
 
-/* The entry tracking line's page, or NULL. */
-static inline MemStreamSet *memsys_stream_set(MemHier *h, uint64_t line)
+/* The entry of line's page, whose index is `v` (memsys_stream_index, or
+ * MEMSYS_STREAM_SETS when the page is not tracked), taking the least
+ * recently used one (and dropping its streams) when the page is not
+ * tracked. */
+static MemStreamSet *memsys_stream_page(MemHier *h, uint64_t line, unsigned v)
 {
-  unsigned i = memsys_stream_index(h, line >> h->page_line_shift);
-  return i < MEMSYS_STREAM_SETS ? &h->streams[i] : NULL;
-}
-
-/* The entry of line's page, taking the least recently used one (and
- * dropping its streams) when the page is not tracked. */
-static MemStreamSet *memsys_stream_page(MemHier *h, uint64_t line)
-{
-  uint64_t page = line >> h->page_line_shift;
-  unsigned v = memsys_stream_index(h, page);
   MemStreamSet *set;
   if (v < MEMSYS_STREAM_SETS) {
     set = &h->streams[v];
   } else {
     v = h->stream_newer[MEMSYS_STREAM_SETS];
     set = &h->streams[v];
-    memsys_stream_retag(h, v, page);
+    memsys_stream_retag(h, v, line >> h->page_line_shift);
     for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
       set->way[w].valid = FALSE;
       set->way[w].win_lo = UINT64_MAX;
@@ -367,42 +360,54 @@ static MemStreamSet *memsys_stream_page(MemHier *h, uint64_t line)
   return set;
 }
 
-/* The stream line x belongs to, or NULL.  A miss belongs to a stream when x is
- * in its window; a hit only when the stream prefetched x, that is when x lies
- * between its last line (excluded) and its frontier.  Streams are filed by the
- * page of their last line; one that may cross pages can reach x from the page
- * before or after x's (its window spans at most prefetch_degree + 1 lines, so
- * a farther one is missed and a new stream is trained instead). */
-static MemStream *memsys_stream_find(MemHier *h, uint64_t x, gboolean hit)
+/* The stream of entry i that line x belongs to, or NULL.  A miss belongs to
+ * a stream when x is in its window; a hit only when the stream prefetched x,
+ * that is when x lies between its last line (excluded) and its frontier. */
+static inline MemStream *memsys_stream_match(MemHier *h, unsigned i, uint64_t x, gboolean hit)
 {
-  uint64_t page_lines = UINT64_C(1) << h->page_line_shift;
-  const uint64_t probe[] = { x, x - page_lines, x + page_lines };
-  unsigned pages = h->prefetch_cross_page ? G_N_ELEMENTS(probe) : 1;
-  for (unsigned k = 0; k < pages; k++) {
-    MemStreamSet *set = memsys_stream_set(h, probe[k]);
-    if (set == NULL)
+  if (i >= MEMSYS_STREAM_SETS)
+    return NULL;
+  MemStreamSet *set = &h->streams[i];
+  for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
+    MemStream *st = &set->way[w];
+    if (x - st->win_lo > st->win_span)
       continue;
-    for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
-      MemStream *st = &set->way[w];
-      if (x - st->win_lo > st->win_span)
+    if (hit) {
+      int64_t d = (int64_t)(x - st->last) * st->dir;
+      if (st->dir == 0 || d < 1 || d > (int64_t)(st->frontier - st->last) * st->dir)
         continue;
-      if (hit) {
-        int64_t d = (int64_t)(x - st->last) * st->dir;
-        if (st->dir == 0 || d < 1 || d > (int64_t)(st->frontier - st->last) * st->dir)
-          continue;
-      }
-      set->mru = w;
-      memsys_stream_touch(h, (unsigned)(set - h->streams));
-      return st;
     }
+    set->mru = w;
+    memsys_stream_touch(h, i);
+    return st;
   }
   return NULL;
 }
 
-/* A free way of the set for `line`'s page, else its least recently used. */
-static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line)
+/* The stream line x belongs to, or NULL; *xi is the entry of x's own page
+ * (or MEMSYS_STREAM_SETS), for memsys_stream_alloc.  Streams are filed by
+ * the page of their last line; one that may cross pages can reach x from
+ * the page before or after x's (its window spans at most prefetch_degree + 1
+ * lines, so a farther one is missed and a new stream is trained instead). */
+static MemStream *memsys_stream_find(MemHier *h, uint64_t x, gboolean hit, unsigned *xi)
 {
-  MemStreamSet *set = memsys_stream_page(h, line);
+  unsigned shift = h->page_line_shift;
+  *xi = memsys_stream_index(h, x >> shift);
+  MemStream *st = memsys_stream_match(h, *xi, x, hit);
+  if (st != NULL || !h->prefetch_cross_page)
+    return st;
+  uint64_t page_lines = UINT64_C(1) << shift;
+  st = memsys_stream_match(h, memsys_stream_index(h, (x - page_lines) >> shift), x, hit);
+  if (st == NULL)
+    st = memsys_stream_match(h, memsys_stream_index(h, (x + page_lines) >> shift), x, hit);
+  return st;
+}
+
+/* A free way of the entry for `line`'s page (xi as memsys_stream_page), else
+ * its least recently used. */
+static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line, unsigned xi)
+{
+  MemStreamSet *set = memsys_stream_page(h, line, xi);
   unsigned v = set->mru == 0 ? 1 : 0;
   for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++)
     if (!set->way[w].valid) {
@@ -446,18 +451,19 @@ static void memsys_stream_follow(MemHier *h, MemStream *st, uint64_t x)
     st->valid = FALSE;
     st->win_lo = UINT64_MAX;
     st->win_span = 0;
-    *memsys_stream_alloc(h, x) = moved;
+    *memsys_stream_alloc(h, x, memsys_stream_index(h, x >> h->page_line_shift)) = moved;
   }
 }
 
 /* A data L2 miss on line x: advance the stream it belongs to, or start one. */
 static void memsys_stream_miss(MemHier *h, uint64_t x)
 {
-  MemStream *st = memsys_stream_find(h, x, FALSE);
+  unsigned xi;
+  MemStream *st = memsys_stream_find(h, x, FALSE, &xi);
   if (st == NULL) {
     /* Field by field: a compound literal compiles to `rep stos` here, which
      * cost 10 ns per random miss. */
-    st = memsys_stream_alloc(h, x);
+    st = memsys_stream_alloc(h, x, xi);
     st->last = x;
     st->frontier = x;
     st->dir = 0;
@@ -477,7 +483,8 @@ static void memsys_stream_miss(MemHier *h, uint64_t x)
 /* A data L2 hit on line x: if a stream prefetched it, keep that stream ahead. */
 static void memsys_stream_hit(MemHier *h, uint64_t x)
 {
-  MemStream *st = memsys_stream_find(h, x, TRUE);
+  unsigned xi;
+  MemStream *st = memsys_stream_find(h, x, TRUE, &xi);
   if (st != NULL)
     memsys_stream_follow(h, st, x);
 }
