@@ -17,7 +17,10 @@
  * for a loop over a line) costs one compare; any other access shifts the ways
  * in front of the hit (or all of them, on a miss) down by one in the same pass
  * that searches, and puts the line at way 0.  Empty ways are always at the
- * tail, so a miss fills an empty way before it evicts a valid line.
+ * tail, so a miss fills an empty way before it evicts a valid line.  That
+ * search-and-shift (cache_access) is inline in cache.h, so that the levels of
+ * sim/memsys.c make no call per lookup, and has a fully unrolled copy for 4,
+ * 8 and 16 ways, the associativities of the presets.
  *
  * Measured against age stamps (per-set MRU way, global clock, victim = oldest
  * stamp; both give identical hit counts) on 50M-access line streams, gcc -O2,

@@ -60,7 +60,7 @@ struct Cache {
 
 static inline uint64_t *cache_set_of(const Cache *c, uint64_t line)
 {
-  uint64_t set = c->sets_pow2 ? (line & c->set_mask) : (line % c->sets);
+  uint64_t set = G_LIKELY(c->sets_pow2) ? (line & c->set_mask) : (line % c->sets);
   return c->tags + set * c->ways;
 }
 
