@@ -89,46 +89,9 @@ void cache_free(Cache *c)
   g_free(c);
 }
 
-/* Way of `line` in `set`, or `ways`; unrolled when `ways` is a constant. */
-static inline __attribute__((always_inline)) unsigned cache_set_find(const uint64_t *set, unsigned ways, uint64_t line)
-{
-  unsigned w = 0;
-#pragma GCC unroll 16
-  for (; w < ways; w++)
-    if (set[w] == line)
-      break;
-  return w;
-}
-
 gboolean cache_contains(const Cache *c, uint64_t line)
 {
   return cache_set_find(cache_set_of(c, line), c->ways, line) < c->ways;
-}
-
-/* A line that is not in the set goes in front and every way moves down:
- * empty ways are at the tail, so this fills the first empty way, or evicts
- * the last (LRU) one when there is none. */
-static inline __attribute__((always_inline)) gboolean cache_set_fill(uint64_t *set, unsigned ways, uint64_t line)
-{
-  if (cache_set_find(set, ways, line) < ways)
-    return FALSE;
-  cache_set_touch(set, ways, line);
-  return TRUE;
-}
-
-gboolean cache_fill(Cache *c, uint64_t line)
-{
-  uint64_t *set = cache_set_of(c, line);
-  switch (c->ways) {  /* as cache_access() */
-  case 4:
-    return cache_set_fill(set, 4, line);
-  case 8:
-    return cache_set_fill(set, 8, line);
-  case 16:
-    return cache_set_fill(set, 16, line);
-  default:
-    return cache_set_fill(set, c->ways, line);
-  }
 }
 
 void cache_host_prefetch(const Cache *c, uint64_t line)

@@ -36,8 +36,9 @@ gboolean cache_contains(const Cache *c, uint64_t line);
 /* Host prefetch of the set the line maps to (no effect on the model). */
 void cache_host_prefetch(const Cache *c, uint64_t line);
 /* Insert without counting as a use if already present (prefetch fill).
- * TRUE if the line was inserted, FALSE if it was there already. */
-gboolean cache_fill(Cache *c, uint64_t line);
+ * TRUE if the line was inserted, FALSE if it was there already.  Inline
+ * (below). */
+static inline gboolean cache_fill(Cache *c, uint64_t line);
 void cache_invalidate(Cache *c, uint64_t line);
 void cache_invalidate_all(Cache *c);
 unsigned cache_sets(const Cache *c);
@@ -84,6 +85,55 @@ static inline __attribute__((always_inline)) gboolean cache_set_touch(uint64_t *
   }
   set[0] = line;
   return FALSE;
+}
+
+/* Way of `line` in `set`, or `ways`; unrolled when `ways` is a constant. */
+static inline __attribute__((always_inline)) unsigned cache_set_find(const uint64_t *set, unsigned ways, uint64_t line)
+{
+  unsigned w = 0;
+#pragma GCC unroll 16
+  for (; w < ways; w++)
+    if (set[w] == line)
+      break;
+  return w;
+}
+
+/* Largest way count whose fills move the set through a copy. */
+#define CACHE_FIXED_WAYS_MAX 16
+
+/* A line that is not in the set goes in front and every way moves down:
+ * empty ways are at the tail, so this fills the first empty way, or evicts
+ * the last (LRU) one when there is none.  With `ways` a constant the move
+ * goes through a copy, which the compiler does with a few wide moves (a
+ * memmove of the set itself is a library call). */
+static inline __attribute__((always_inline)) gboolean cache_set_fill(uint64_t *set, unsigned ways, uint64_t line)
+{
+  if (cache_set_find(set, ways, line) < ways)
+    return FALSE;
+  if (__builtin_constant_p(ways) && ways <= CACHE_FIXED_WAYS_MAX) {
+    uint64_t keep[CACHE_FIXED_WAYS_MAX];
+    memcpy(keep, set, (ways - 1) * sizeof *set);
+    memcpy(set + 1, keep, (ways - 1) * sizeof *set);
+    set[0] = line;
+  } else {
+    cache_set_touch(set, ways, line);
+  }
+  return TRUE;
+}
+
+static inline __attribute__((always_inline)) gboolean cache_fill(Cache *c, uint64_t line)
+{
+  uint64_t *set = cache_set_of(c, line);
+  switch (c->ways) {  /* as cache_access() */
+  case 4:
+    return cache_set_fill(set, 4, line);
+  case 8:
+    return cache_set_fill(set, 8, line);
+  case 16:
+    return cache_set_fill(set, 16, line);
+  default:
+    return cache_set_fill(set, c->ways, line);
+  }
 }
 
 static inline __attribute__((always_inline)) gboolean cache_access(Cache *c, uint64_t line)
