@@ -361,10 +361,10 @@ static inline uint32_t round_cycles(double c)
 
 /* ---- requests ------------------------------------------------------------- */
 
-uint32_t dram_access(Dram *d, unsigned node, uint64_t pa, uint64_t now, Counters *ctr)
+/* dram_access() of a line of `home` in window b, in full. */
+static __attribute__((noinline)) uint32_t dram_access_path(Dram *d, unsigned node, unsigned home, uint64_t b,
+                                                           Counters *ctr)
 {
-  unsigned home = dram_node_of(d, pa);
-  uint64_t b = dram_window(d, now);
   double wait = queue_line(d, &d->mc[home], b, d->mc_line_cycles);
   unsigned idx = node * d->nodes + home;
   if (G_LIKELY(home == node)) {
@@ -380,15 +380,42 @@ uint32_t dram_access(Dram *d, unsigned node, uint64_t pa, uint64_t now, Counters
   return d->idle[idx] + q;
 }
 
-void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now)
+/* The common case of both functions below, a local line in a window already
+ * open, is done in line; the rest (another node's line, a window to open)
+ * out of line, so that the common case saves no registers. */
+uint32_t dram_access(Dram *d, unsigned node, uint64_t pa, uint64_t now, Counters *ctr)
 {
   unsigned home = dram_node_of(d, pa);
   uint64_t b = dram_window(d, now);
+  DramWindow *w = &d->mc[home].win[b % DRAM_WINDOWS];
+  if (G_UNLIKELY(home != node || w->tag != b + 1))
+    return dram_access_path(d, node, home, b, ctr);
+  w->work += d->mc_line_cycles;  /* queue_line() */
+  ctr->c[CTR_LOCAL_ACCESSES]++;
+  uint32_t q = round_cycles(w->wait);
+  ctr->c[CTR_DRAM_QUEUE_CYCLES] += q;
+  return d->idle[node * d->nodes + home] + q;
+}
+
+static __attribute__((noinline)) void dram_prefetch_path(Dram *d, unsigned node, unsigned home, uint64_t b)
+{
   queue_line(d, &d->mc[home], b, d->mc_line_cycles);
   if (home != node) {
     queue_line(d, &d->out[home], b, d->link_line_cycles);
     queue_line(d, &d->in[node], b, d->link_line_cycles);
   }
+}
+
+void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now)
+{
+  unsigned home = dram_node_of(d, pa);
+  uint64_t b = dram_window(d, now);
+  DramWindow *w = &d->mc[home].win[b % DRAM_WINDOWS];
+  if (G_UNLIKELY(home != node || w->tag != b + 1)) {
+    dram_prefetch_path(d, node, home, b);
+    return;
+  }
+  w->work += d->mc_line_cycles;  /* queue_line() */
 }
 
 uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, uint64_t now, uint64_t span_cycles,
