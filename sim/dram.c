@@ -245,6 +245,28 @@ static double flows_work(const DramQueue *q, double lo, double hi)
   return w;
 }
 
+/* flows_work() of up to three spans [lo[k], hi[k]) in one pass over the
+ * flows, each sum taken in the same order: opening a window after a gap
+ * asks for three (a fault's clearing opens one almost every time). */
+static void flows_work_spans(const DramQueue *q, unsigned n, const double *lo, const double *hi, double *work)
+{
+  double first = lo[0];
+  for (unsigned k = 0; k < n; k++) {
+    work[k] = 0;
+    first = MIN(first, lo[k]);
+  }
+  for (guint i = 0; i < q->flows->len; i++) {
+    const DramFlow *f = &g_array_index(q->flows, DramFlow, i);
+    if (f->end <= first)
+      continue;
+    for (unsigned k = 0; k < n; k++) {
+      double a = MAX(f->start, lo[k]), b = MIN(f->end, hi[k]);
+      if (b > a)
+        work[k] += (b - a) * f->rate;
+    }
+  }
+}
+
 /* Open window b of q: its backlog and wait follow from the nearest earlier
  * window q remembers (normally b - 1); windows between that were never
  * opened carried the flows' load only. */
@@ -265,24 +287,44 @@ static __attribute__((noinline)) DramWindow *queue_open(const Dram *d, DramQueue
         prev = p;
     }
   }
+  /* The flows' work in the gap since prev (GAP), in window b - 1 (LAST)
+   * when prev is not b - 1, and in window b (OWN). */
+  enum { GAP, LAST, OWN };
+  double lo[3], hi[3], work[3];
+  unsigned at[3] = { 0, 0, 0 }, n = 0;  /* span of each in lo, hi, work */
+  uint64_t j = prev ? prev->tag - 1 : 0;
+  if (prev != NULL && j + 1 < b) {
+    at[GAP] = n;
+    lo[n] = (double)(j + 1) * win;
+    hi[n++] = (double)b * win;
+  }
+  if (prev != NULL ? j + 1 < b : b > 0) {
+    at[LAST] = n;
+    lo[n] = (double)(b - 1) * win;
+    hi[n++] = (double)b * win;
+  }
+  at[OWN] = n;
+  lo[n] = (double)b * win;
+  hi[n++] = (double)(b + 1) * win;
+  flows_work_spans(q, n, lo, hi, work);
+
   double backlog = 0, rho = 0;
   if (prev) {
-    uint64_t j = prev->tag - 1;
     backlog = MAX(0.0, prev->backlog + prev->work - win);
     rho = prev->work / win;
     if (j + 1 < b) {
       double gap = (double)(b - 1 - j);
-      backlog = MAX(0.0, backlog + flows_work(q, (double)(j + 1) * win, (double)b * win) - gap * win);
-      rho = flows_work(q, (double)(b - 1) * win, (double)b * win) / win;
+      backlog = MAX(0.0, backlog + work[at[GAP]] - gap * win);
+      rho = work[at[LAST]] / win;
     }
   } else if (b > 0) {
-    rho = flows_work(q, (double)(b - 1) * win, (double)b * win) / win;
+    rho = work[at[LAST]] / win;
   }
   rho = MIN(rho, d->max_rho);
   DramWindow *w = &q->win[b % DRAM_WINDOWS];
   w->tag = b + 1;
   w->backlog = backlog;
-  w->work = flows_work(q, (double)b * win, (double)(b + 1) * win);
+  w->work = work[at[OWN]];
   w->wait = line_cycles * rho / (2 * (1 - rho)) + backlog;
   if (b > q->newest) {
     /* Flows that ended before every window q remembers matter no more. */
