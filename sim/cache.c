@@ -94,14 +94,6 @@ gboolean cache_contains(const Cache *c, uint64_t line)
   return cache_set_find(cache_set_of(c, line), c->ways, line) < c->ways;
 }
 
-void cache_host_prefetch(const Cache *c, uint64_t line)
-{
-  const uint64_t *set = cache_set_of(c, line);
-  /* A set's tags span ways * 8 bytes: touch each host line of it. */
-  for (unsigned w = 0; w < c->ways; w += 8)
-    __builtin_prefetch(set + w, 1);
-}
-
 void cache_invalidate(Cache *c, uint64_t line)
 {
   uint64_t *set = cache_set_of(c, line);

@@ -33,8 +33,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Cache, cache_free)
 static inline gboolean cache_access(Cache *c, uint64_t line);
 /* TRUE if present; changes nothing. */
 gboolean cache_contains(const Cache *c, uint64_t line);
-/* Host prefetch of the set the line maps to (no effect on the model). */
-void cache_host_prefetch(const Cache *c, uint64_t line);
+/* Host prefetch of the set the line maps to (no effect on the model).
+ * Inline (below). */
+static inline void cache_host_prefetch(const Cache *c, uint64_t line);
 /* Insert without counting as a use if already present (prefetch fill).
  * TRUE if the line was inserted, FALSE if it was there already.  Inline
  * (below). */
@@ -63,6 +64,14 @@ static inline uint64_t *cache_set_of(const Cache *c, uint64_t line)
 {
   uint64_t set = G_LIKELY(c->sets_pow2) ? (line & c->set_mask) : (line % c->sets);
   return c->tags + set * c->ways;
+}
+
+static inline void cache_host_prefetch(const Cache *c, uint64_t line)
+{
+  const uint64_t *set = cache_set_of(c, line);
+  /* A set's tags span ways * 8 bytes: touch each host line of it. */
+  for (unsigned w = 0; w < c->ways; w += 8)
+    __builtin_prefetch(set + w, 1);
 }
 
 /* Put `line` at way 0 of `set`, shifting ways 0..ways-2 down; the last way
