@@ -57,6 +57,20 @@ printf '%-34s %7.2f M records/s decoded, %7.2f M/s replayed: model %.1fx the dec
   ".mtr replay random 1G ($rrecs recs)" "$(echo "$rrecs / $rdec / 1000000" | bc -l)" \
   "$(echo "$rrecs / $rrun / 1000000" | bc -l)" "$(echo "$rrun / $rdec" | bc -l)" "$RUNS"
 rm -rf "$rdir"
+# A sweep against one run: four configurations (STLB sizes) over one text
+# trace, decoded once for all of them and run -j (host CPUs) at a time,
+# against one configuration alone.  Each timed sweep starts in a new
+# folder (a sweep resumes from what it finds).
+sdir=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-bench.XXXXXX")
+"$MMUSIM" trace convert -w random:size=256M,accesses=2M "$sdir/t.txt"
+printf '%s\n' '[experiment]' 'name = bench-sweep' 'machine = skylake' 'trace = t.txt' \
+  '[settings]' 'thp.enabled = never' '[vary]' 'tlb.stlb_entries = 1536, 768, 3072, 384' > "$sdir/s.ini"
+sweep_fresh() { rm -rf "$sdir/out"; "$MMUSIM" sweep "$sdir/s.ini" -o "$sdir/out" 2>/dev/null; }
+sone=$(timed "$MMUSIM" run -m skylake -s thp.enabled=never -t "$sdir/t.txt")
+sfour=$(timed sweep_fresh)
+printf '%-34s %7.2f s one configuration, %7.2f s four: the sweep takes %.2fx one (median of %d)\n' \
+  "sweep of 4 over a text trace" "$sone" "$sfour" "$(echo "$sfour / $sone" | bc -l)" "$RUNS"
+rm -rf "$sdir"
 # Trace formats: decoding speed of .mtr (records/s), parsing speed of lackey
 # text (lines/s), and bytes per access of .mtr, of lackey's text and of that
 # text compressed with zstd -3, on a lackey recording of `sort -n` over

@@ -35,115 +35,53 @@
 #include "cache.h"
 #include "cpu.h"
 
-/* Nodes named in masks: bits of a uint64_t (machine.nodes is at most 64). */
-#define MPOL_MAX_NODES 64
-
-static const char *const MODE_NAMES[] = {
-  [MPOL_DEFAULT_LOCAL] = "local", [MPOL_BIND] = "bind", [MPOL_PREFERRED] = "preferred",
-  [MPOL_INTERLEAVE] = "interleave", [MPOL_WEIGHTED_INTERLEAVE] = "weighted_interleave",
-};
-
 static uint64_t all_nodes(unsigned nodes)
 {
-  return nodes >= 64 ? UINT64_MAX : (UINT64_C(1) << nodes) - 1;
-}
-
-/* Read a decimal number below `limit`; FALSE when there is none or it is
- * too large. */
-static gboolean take_number(const char **s, unsigned limit, unsigned *out)
-{
-  const char *p = *s;
-  unsigned v = 0;
-  if (!g_ascii_isdigit(*p))
-    return FALSE;
-  while (g_ascii_isdigit(*p)) {
-    v = v * 10 + (unsigned)(*p++ - '0');
-    if (v >= limit)
-      return FALSE;
-  }
-  *s = p;
-  *out = v;
-  return TRUE;
-}
-
-/* "0-3,5" -> a mask; every node below `nodes`. */
-static gboolean parse_node_list(const char *text, const char *s, unsigned nodes, const char *what, uint64_t *mask,
-                                GError **error)
-{
-  uint64_t m = 0;
-  for (;;) {
-    unsigned a, b;
-    if (!take_number(&s, 1000000, &a))
-      goto bad;
-    b = a;
-    if (*s == '-') {
-      s++;
-      if (!take_number(&s, 1000000, &b) || b < a)
-        goto bad;
-    }
-    if (b >= nodes) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                  "%s '%s': node %u does not exist on this machine of %u node(s) (0-%u); "
-                  "name nodes below machine.nodes or raise machine.nodes",
-                  what, text, b, nodes, nodes - 1);
-      return FALSE;
-    }
-    for (unsigned n = a; n <= b; n++)
-      m |= UINT64_C(1) << n;
-    if (*s == '\0')
-      break;
-    if (*s++ != ',')
-      goto bad;
-  }
-  *mask = m;
-  return TRUE;
-bad:
-  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-              "%s '%s': bad node list; expected nodes like 0-3,5 (ranges and single nodes separated by ',')", what,
-              text);
-  return FALSE;
+  return nodes >= MEMPOLICY_MAX_NODES ? UINT64_MAX : (UINT64_C(1) << nodes) - 1;
 }
 
 gboolean mempolicy_parse(const char *text, unsigned nodes, const char *what, MemPolicy *out, GError **error)
 {
   g_return_val_if_fail(text != NULL && what != NULL && out != NULL, FALSE);
-  static const char *const expected =
-    "local, bind:NODES, preferred:N, interleave:NODES or weighted_interleave:NODES (NODES like 0-3,5)";
-  nodes = MIN(nodes, MPOL_MAX_NODES);
-  if (strcmp(text, MODE_NAMES[MPOL_DEFAULT_LOCAL]) == 0) {
-    *out = (MemPolicy){ .mode = MPOL_DEFAULT_LOCAL, .nodes = 0 };
+  static const char *const expected = MEMPOLICY_SYNTAX_EXPECTED " (NODES like 0-3,5)";
+  nodes = MIN(nodes, MEMPOLICY_MAX_NODES);
+  unsigned bad = 0;
+  switch (mempolicy_syntax_parse(text, nodes, out, &bad)) {
+  case MEMPOLICY_SYNTAX_OK:
     return TRUE;
+  case MEMPOLICY_SYNTAX_UNKNOWN_MODE:
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': unknown memory policy; expected %s", what,
+                text, expected);
+    return FALSE;
+  case MEMPOLICY_SYNTAX_NO_NODES: {
+    g_autofree char *mode = g_strndup(text, strcspn(text, ":"));
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': %s needs nodes; expected %s", what, text, mode,
+                expected);
+    return FALSE;
   }
-  const char *colon = strchr(text, ':');
-  size_t len = colon ? (size_t)(colon - text) : strlen(text);
-  for (unsigned m = MPOL_BIND; m < G_N_ELEMENTS(MODE_NAMES); m++) {
-    if (strlen(MODE_NAMES[m]) != len || strncmp(text, MODE_NAMES[m], len) != 0)
-      continue;
-    if (!colon || !colon[1]) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': %s needs nodes; expected %s", what, text,
-                  MODE_NAMES[m], expected);
-      return FALSE;
-    }
-    uint64_t mask;
-    if (!parse_node_list(text, colon + 1, nodes, what, &mask, error))
-      return FALSE;
-    if (m == MPOL_PREFERRED && (mask & (mask - 1))) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': preferred takes one node; expected preferred:N",
-                  what, text);
-      return FALSE;
-    }
-    *out = (MemPolicy){ .mode = (uint8_t)m, .nodes = mask };
-    return TRUE;
+  case MEMPOLICY_SYNTAX_BAD_LIST:
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s '%s': bad node list; expected nodes like 0-3,5 (ranges and single nodes separated by ',')", what,
+                text);
+    return FALSE;
+  case MEMPOLICY_SYNTAX_NODE_LIMIT:
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s '%s': node %u does not exist on this machine of %u node(s) (0-%u); "
+                "name nodes below machine.nodes or raise machine.nodes",
+                what, text, bad, nodes, nodes - 1);
+    return FALSE;
+  case MEMPOLICY_SYNTAX_NOT_ONE_NODE:
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': preferred takes one node; expected preferred:N",
+                what, text);
+    return FALSE;
   }
-  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': unknown memory policy; expected %s", what, text,
-              expected);
-  return FALSE;
+  g_return_val_if_reached(FALSE);
 }
 
 gboolean mempolicy_parse_weights(const char *text, unsigned nodes, const char *what, uint8_t *weights,
                                  GError **error)
 {
-  g_return_val_if_fail(text != NULL && weights != NULL && nodes <= MPOL_MAX_NODES, FALSE);
+  g_return_val_if_fail(text != NULL && weights != NULL && nodes <= MEMPOLICY_MAX_NODES, FALSE);
   if (!*text) {
     memset(weights, 1, nodes); /* the system default: every node weight 1 */
     return TRUE;
@@ -160,7 +98,7 @@ gboolean mempolicy_parse_weights(const char *text, unsigned nodes, const char *w
   for (unsigned i = 0; i < n; i++) {
     const char *p = g_strstrip(parts[i]);
     unsigned v;
-    if (!take_number(&p, 256, &v) || *p || v == 0) {
+    if (!mempolicy_syntax_number(&p, 256, &v) || *p || v == 0) {
       g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
                   "%s '%s': weight '%s' of node %u is not 1..255 (the range of "
                   "/sys/kernel/mm/mempolicy/weighted_interleave/nodeN)",
@@ -209,10 +147,10 @@ MemPolicy mempolicy_effective(const Mm *mm, const Vma *v, gboolean *is_vma)
 /* next_node_in(): the first node of mask after n, wrapping around. */
 static int next_node_in(int n, uint64_t mask)
 {
-  for (int i = 1; i <= MPOL_MAX_NODES; i++) {
-    int c = (n + i) % MPOL_MAX_NODES;
+  for (int i = 1; i <= MEMPOLICY_MAX_NODES; i++) {
+    int c = (n + i) % MEMPOLICY_MAX_NODES;
     if (c < 0)
-      c += MPOL_MAX_NODES;
+      c += MEMPOLICY_MAX_NODES;
     if (mask & (UINT64_C(1) << c))
       return c;
   }
@@ -239,7 +177,7 @@ static int interleave_nid(uint64_t mask, uint64_t ilx)
 static int weighted_interleave_nid(const Kernel *k, uint64_t mask, uint64_t ilx)
 {
   unsigned total = 0;
-  for (int n = first_node(mask); n >= 0 && n < MPOL_MAX_NODES; n++)
+  for (int n = first_node(mask); n >= 0 && n < MEMPOLICY_MAX_NODES; n++)
     if (mask & (UINT64_C(1) << n))
       total += k->il_weights[n];
   uint64_t target = ilx % total;
@@ -352,7 +290,7 @@ void mempolicy_count(Cpu *cpu, const MemPlacement *p, int node)
 gboolean mempolicy_alloc(Kernel *k, Cpu *cpu, const MemPlacement *p, unsigned order, MigrateType mt,
                          uint64_t *pfn)
 {
-  int list[MPOL_MAX_NODES];
+  int list[MEMPOLICY_MAX_NODES];
   unsigned n = mempolicy_nodes(k, p, list);
   for (unsigned i = 0; i < n; i++)
     if (physmem_alloc_on(k->pm, list[i], order, mt, pfn)) {

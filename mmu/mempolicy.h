@@ -35,17 +35,14 @@
 #include <glib.h>
 #include <stdint.h>
 #include "kernel.h"
+#include "mempolicy_syntax.h"
 
 typedef struct Cpu Cpu;
 
-typedef struct {
-  uint8_t mode;     /* TracePolicy */
-  uint64_t nodes;   /* node mask (preferred: one bit) */
-} MemPolicy;
-
-/* Parse the trace syntax (local, bind:0-3, preferred:1, interleave:0,2,
- * weighted_interleave:0-3).  `what` names the source in the error
- * ("numa.mempolicy"); nodes must be below `nodes`. */
+/* Parse a policy as a setting gives it (local, bind:0-3, preferred:1,
+ * interleave:0,2, weighted_interleave:0-3; mempolicy_syntax_parse): `what`
+ * names the source in the error ("setting 'numa.mempolicy'"); nodes must
+ * exist on a machine of `nodes` nodes. */
 gboolean mempolicy_parse(const char *text, unsigned nodes, const char *what, MemPolicy *out, GError **error);
 
 /* Weights of weighted interleave (numa.interleave_weights): "" gives 1 to

@@ -8,10 +8,30 @@
  * period (update_task_scan_period).  The pmd scheme is the 2012 one of seed
  * 003 (change_pmd_protnuma / do_pmd_numa_page, removed in Linux 3.13).
  *
+ * Timing, per task as Linux keeps it (init_numa_balancing, task_tick_numa,
+ * task_numa_work): a task's scan comes due by its own run time (cycles it
+ * ran on a CPU, sum_exec_runtime), when that passes its node_stamp plus its
+ * scan period.  A task starts with node_stamp 0 and the period
+ * numa.scan_delay_ms; at its first due time the period becomes
+ * numa.scan_period_min_ms (task_scan_start).  A thread that joins an
+ * address space already in use starts later: node_stamp is its creator's
+ * period times the tasks already there, at most numa.scan_period_max_ms
+ * (the stagger of Linux 4.19 on), and keeps the delay as its period until
+ * it adapts.  Each time a task comes due its node_stamp moves on by its
+ * period, and it scans only when the address space's next scan time
+ * (mm->numa_next_scan, numa.scan_delay_ms after its first task started)
+ * has come; it then sets that time to now plus its own period, so the
+ * tasks of one process share the scanning and the fastest sets the pace.
+ * The run time a scan took counts 32 times against the task's node_stamp
+ * (at most 3% of a task's time goes to scanning).  The scheduler tick is
+ * not modelled: the condition is checked before every record of the task,
+ * and the kernel's two-tick offsets are left out.
+ *
  * Per address space: the next scan time, the scan offset (where the last
  * scan stopped; it goes back to 0 and the pass count numa_scan_seq grows
- * when a scan runs off the last VMA), the scan period and the page-weighted
- * local and remote hinting faults since the period was last adapted.
+ * when a scan runs off the last VMA).  Per task: node_stamp, the period,
+ * the pass count it last adapted at, and the page-weighted local, remote
+ * and failed hinting faults it took since (numa_faults_locality).
  *
  * The scan (task_numa_work): from the offset, VMA by VMA, skipping hugetlb
  * VMAs and inaccessible (PROT_NONE) ones, PMD range by PMD range.  A range
@@ -26,12 +46,18 @@
  * zero page and the huge zero page, entries already PROT_NONE, and, in a
  * process with one thread, pages already on the node that thread runs on.
  *
- * The period: after each pass over the address space the next scan adapts
- * it from the faults since the last adaptation: none at all, or a failed
- * migration, doubles it; otherwise with lr = local * 10 / (local + remote)
- * (NUMA_PERIOD_SLOTS) and t = numa.period_threshold * 10, it grows by
- * max(lr - t, 1) tenths when lr >= t and shrinks by (t - lr) tenths when
- * not, clamped to [scan_period_min_ms, scan_period_max_ms].
+ * The period (task_numa_placement, update_task_scan_period): at a task's
+ * first hinting fault after a pass over its address space ended, before
+ * the fault is counted, the task adapts its period from its own faults
+ * since it last did: none at all, or a failed migration, doubles it (up to
+ * scan_period_max_ms) and pushes the address space's next scan to now plus
+ * the new period, keeping the counts (the kernel returns before clearing
+ * them, so a failed migration keeps slowing the task down); otherwise, with
+ * lr = local * 10 / (local + remote) (NUMA_PERIOD_SLOTS) and t =
+ * numa.period_threshold * 10, it grows by max(lr - t, 1) tenths when
+ * lr >= t and shrinks by (t - lr) tenths when not, clamped to
+ * [scan_period_min_ms, scan_period_max_ms], and the counts start again.
+ * A task that takes no hinting fault keeps its period.
  *
  * The filter: the entry keeps the node of the page's last hinting fault
  * (NUMA_LAST_* in numa_balance.h).  A misplaced page migrates only when the
@@ -51,8 +77,8 @@
  *
  * Leaves out: task placement and numa_group (no task moves to its memory),
  * the shared/private fault statistics (ps_ratio), the scaling of the period
- * bounds with the size of the address space (task_scan_min/max), per-task
- * periods (one per address space here), rate limiting of migrations,
+ * bounds with the size of the address space (task_scan_min/max), the
+ * scheduler tick, rate limiting of migrations,
  * memory tiering, and the per-VMA access history of recent kernels.
  */
 #include "config.h"
@@ -70,27 +96,39 @@
 #define NUMA_PERIOD_SLOTS 10
 /* task_numa_work: "Scan up to this much virtual space", times the budget. */
 #define NUMA_VIRT_SCAN_FACTOR 8
+/* task_numa_work: "Make sure tasks use at least 32x as much time to run
+ * other code than they used here" (the scan's run time counts 32 times). */
+#define NUMA_SCAN_RUNTIME_FACTOR 32
 
 /* The state of one address space (mm->numa_next_scan, numa_scan_offset,
- * numa_scan_seq; p->numa_scan_period, numa_faults_locality). */
+ * numa_scan_seq). */
 typedef struct {
   Mm *mm;
-  gboolean started;       /* its first record ran */
+  gboolean started;       /* its first task ran */
   uint64_t next_scan;     /* cycles */
-  double period_ms;
   uint64_t offset;        /* va where the next scan starts */
-  uint64_t seq, adapted_seq;
-  uint64_t local, remote, failed; /* base pages, since the last adaptation */
+  uint64_t seq;           /* passes over the address space */
+  unsigned tasks;         /* tasks seen (mm_users) */
+  struct NumaTask *leader; /* its first task */
 } NumaMm;
+
+/* The state of one task (p->node_stamp, numa_scan_period, numa_scan_seq,
+ * numa_faults_locality). */
+typedef struct NumaTask {
+  NumaMm *mm;
+  uint64_t node_stamp;    /* run time, cycles */
+  double period_ms;
+  uint64_t seq;           /* the mm's pass count when it last adapted */
+  uint64_t local, remote, failed; /* base pages, since it last adapted */
+} NumaTask;
 
 struct NumaBalance {
   Kernel *k;
   const NumaBalancePolicy *pol;
   gboolean active;        /* a scheme is on and the machine has nodes to balance */
-  uint64_t next;          /* earliest next_scan of any mm; 0 while one has not started */
   GHashTable *mms;        /* Mm* -> NumaMm */
+  GHashTable *tasks;      /* Thread* -> NumaTask */
   NumaMm *last;           /* lookup cache */
-  unsigned unstarted;
   gboolean filter;
   double delay_ms, min_ms, max_ms, threshold_slots;
   uint64_t budget_pages;  /* numa.scan_size_mb in base pages */
@@ -132,8 +170,8 @@ NumaBalance *numa_balance_new(Kernel *k, GError **error)
   nb->k = k;
   nb->pol = policy_from_settings(s);
   nb->active = nb->pol->mark_pmd && settings_int(s, SET_MACHINE_NODES) > 1;
-  nb->next = UINT64_MAX;
   nb->mms = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+  nb->tasks = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   nb->filter = settings_bool(s, SET_NUMA_MIGRATE_FILTER);
   nb->delay_ms = settings_double(s, SET_NUMA_SCAN_DELAY_MS);
   nb->min_ms = min_ms;
@@ -152,29 +190,9 @@ void numa_balance_free(NumaBalance *nb)
 {
   if (!nb)
     return;
+  g_hash_table_destroy(nb->tasks);
   g_hash_table_destroy(nb->mms);
   g_free(nb);
-}
-
-const uint64_t *numa_balance_next_ptr(NumaBalance *nb)
-{
-  static const uint64_t never = UINT64_MAX;
-  return nb ? &nb->next : &never;
-}
-
-static void update_next(NumaBalance *nb)
-{
-  uint64_t next = UINT64_MAX;
-  if (nb->unstarted) {
-    nb->next = 0;
-    return;
-  }
-  GHashTableIter it;
-  gpointer value;
-  g_hash_table_iter_init(&it, nb->mms);
-  while (g_hash_table_iter_next(&it, NULL, &value))
-    next = MIN(next, ((NumaMm *)value)->next_scan);
-  nb->next = next;
 }
 
 void numa_balance_mm_new(NumaBalance *nb, Mm *mm)
@@ -184,10 +202,7 @@ void numa_balance_mm_new(NumaBalance *nb, Mm *mm)
   NumaMm *s = g_new0(NumaMm, 1);
   s->mm = mm;
   s->next_scan = UINT64_MAX;
-  s->period_ms = nb->min_ms;
   g_hash_table_insert(nb->mms, mm, s);
-  nb->unstarted++;
-  nb->next = 0;
 }
 
 static NumaMm *state_of(NumaBalance *nb, const Mm *mm)
@@ -198,6 +213,83 @@ static NumaMm *state_of(NumaBalance *nb, const Mm *mm)
   if (s)
     nb->last = s;
   return s;
+}
+
+/* init_numa_balancing: the first task of an address space starts at once
+ * (node_stamp 0); a later one, cloned by `creator` (its leader when the
+ * creator is of another address space), is staggered. */
+static NumaTask *task_new(NumaBalance *nb, const Thread *t, const Thread *creator)
+{
+  NumaMm *s = state_of(nb, t->mm);
+  if (!s)
+    return NULL;
+  NumaTask *p = g_new0(NumaTask, 1);
+  p->mm = s;
+  p->period_ms = nb->delay_ms;
+  p->seq = s->seq;
+  if (s->tasks) {
+    NumaTask *c = creator && creator->mm == t->mm ? g_hash_table_lookup(nb->tasks, creator) : NULL;
+    double creator_ms = (c ? c : s->leader)->period_ms;
+    p->node_stamp = ms_to_cycles(nb->k, MIN(nb->max_ms, creator_ms * s->tasks));
+  } else {
+    s->leader = p;
+  }
+  s->tasks++;
+  g_hash_table_insert(nb->tasks, (gpointer)t, p);
+  return p;
+}
+
+void numa_balance_task_new(NumaBalance *nb, const Thread *t, const Thread *creator)
+{
+  if (nb && nb->active && t && !g_hash_table_contains(nb->tasks, t))
+    task_new(nb, t, creator);
+}
+
+static NumaTask *task_of(NumaBalance *nb, const Thread *t)
+{
+  NumaTask *p = g_hash_table_lookup(nb->tasks, t);
+  return p ? p : task_new(nb, t, NULL);
+}
+
+/* The clock at which the run time of p, running on cpu since
+ * cpu->cur_since, passes node_stamp + period. */
+static void set_due(NumaBalance *nb, Cpu *cpu, const Thread *t, const NumaTask *p)
+{
+  uint64_t due = p->node_stamp + ms_to_cycles(nb->k, p->period_ms) + 1;
+  uint64_t ran = thread_runtime(t, cpu);
+  cpu->numa_due = due > ran ? cpu->clock + (due - ran) : cpu->clock;
+}
+
+/* The task of t, running on cpu, whose due time is to be set (cleared to
+ * never until it is); NULL when balancing has nothing to do for it. */
+static NumaTask *task_on(NumaBalance *nb, Cpu *cpu, const Thread *t)
+{
+  cpu->numa_due = UINT64_MAX;
+  return nb && nb->active && t ? task_of(nb, t) : NULL;
+}
+
+void numa_balance_switch_in(NumaBalance *nb, Cpu *cpu, const Thread *t)
+{
+  NumaTask *p = task_on(nb, cpu, t);
+  if (!p)
+    return;
+  if (!p->mm->started) { /* init_numa_balancing of the address space */
+    p->mm->started = TRUE;
+    p->mm->next_scan = cpu->clock + ms_to_cycles(nb->k, nb->delay_ms);
+  }
+  set_due(nb, cpu, t, p);
+}
+
+gboolean numa_balance_task_info(NumaBalance *nb, const Thread *t, NumaTaskInfo *info)
+{
+  NumaTask *p = nb && nb->active && t ? g_hash_table_lookup(nb->tasks, t) : NULL;
+  if (!p)
+    return FALSE;
+  info->node_stamp = p->node_stamp;
+  info->period_ms = p->period_ms;
+  info->mm_next_scan = p->mm->next_scan;
+  info->mm_seq = p->mm->seq;
+  return TRUE;
 }
 
 /* ---- page-table helpers ------------------------------------------------------ */
@@ -356,25 +448,27 @@ const NumaBalancePolicy numa_balance_pmd = { .name = "pmd", .mark_pmd = pmd_mark
 
 /* ---- the scanner ------------------------------------------------------------------ */
 
-/* update_task_scan_period, without the shared/private ratio. */
-static void adapt_period(NumaBalance *nb, NumaMm *s)
+/* task_numa_placement / update_task_scan_period, without the
+ * shared/private ratio: p's first hinting fault since a pass ended. */
+static void adapt_period(NumaBalance *nb, Cpu *cpu, NumaTask *p)
 {
-  if (s->local + s->remote == 0 || s->failed) {
-    s->period_ms = MIN(nb->max_ms, s->period_ms * 2);
-  } else {
-    double slot = s->period_ms / NUMA_PERIOD_SLOTS;
-    double lr = (double)((s->local * NUMA_PERIOD_SLOTS) / (s->local + s->remote));
-    double diff;
-    if (lr >= nb->threshold_slots) {
-      double slots = lr - nb->threshold_slots;
-      diff = (slots < 1 ? 1 : slots) * slot;
-    } else {
-      diff = -(nb->threshold_slots - lr) * slot;
-    }
-    s->period_ms = CLAMP(s->period_ms + diff, nb->min_ms, nb->max_ms);
+  p->seq = p->mm->seq;
+  if (p->local + p->remote == 0 || p->failed) {
+    p->period_ms = MIN(nb->max_ms, p->period_ms * 2);
+    p->mm->next_scan = cpu->clock + ms_to_cycles(nb->k, p->period_ms);
+    return; /* the kernel returns before clearing the counts */
   }
-  s->local = s->remote = s->failed = 0;
-  s->adapted_seq = s->seq;
+  double slot = p->period_ms / NUMA_PERIOD_SLOTS;
+  double lr = (double)((p->local * NUMA_PERIOD_SLOTS) / (p->local + p->remote));
+  double diff;
+  if (lr >= nb->threshold_slots) {
+    double slots = lr - nb->threshold_slots;
+    diff = (slots < 1 ? 1 : slots) * slot;
+  } else {
+    diff = -(nb->threshold_slots - lr) * slot;
+  }
+  p->period_ms = CLAMP(p->period_ms + diff, nb->min_ms, nb->max_ms);
+  p->local = p->remote = p->failed = 0;
 }
 
 /* Threads of mm (mm_users): the scanner skips pages already on the node of
@@ -393,13 +487,14 @@ static unsigned mm_threads(const Kernel *k, const Mm *mm)
 }
 
 
-static void scan(NumaBalance *nb, Cpu *cpu, NumaMm *s)
+/* task_numa_work for task p, its address space's scan due: scan the next
+ * numa.scan_size_mb from the offset. */
+static void scan(NumaBalance *nb, Cpu *cpu, NumaTask *p)
 {
   Kernel *k = nb->k;
+  NumaMm *s = p->mm;
   Mm *mm = s->mm;
-  if (s->seq != s->adapted_seq)
-    adapt_period(nb, s);
-  s->next_scan = cpu->clock + ms_to_cycles(k, s->period_ms);
+  s->next_scan = cpu->clock + ms_to_cycles(k, p->period_ms);
   nb->scan_node = nb->pol == &numa_balance_pte && mm_threads(k, mm) == 1 ? cpu->node : -1;
 
   int64_t pages = (int64_t)nb->budget_pages;
@@ -441,33 +536,30 @@ static void scan(NumaBalance *nb, Cpu *cpu, NumaMm *s)
   uint64_t work = (uint64_t)llround((double)entries * nb->pte_cycles);
   cpu_stall(cpu, work);
   uint64_t spent = cpu->clock - before_stall;
+  p->node_stamp += NUMA_SCAN_RUNTIME_FACTOR * spent;
   cpu->ctr.c[CTR_NUMA_SCANS]++;
   cpu->ctr.c[CTR_NUMA_CYCLES] += spent;
   if (events_enabled(k->ev))
     events_emit(k->ev, now_ns(k, cpu), cpu->id, mm->pid, cpu->cur ? cpu->cur->tid : 0, "numa_scan",
                 "pages=%" G_GUINT64_FORMAT " entries=%" G_GUINT64_FORMAT " offset=%#" G_GINT64_MODIFIER
                 "x period_ms=%g cycles=%" G_GUINT64_FORMAT,
-                marked_total, entries, s->offset, s->period_ms, spent);
+                marked_total, entries, s->offset, p->period_ms, spent);
 }
 
 void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t)
 {
-  if (!nb || !nb->active || !t)
+  NumaTask *p = task_on(nb, cpu, t);
+  if (!p)
     return;
-  NumaMm *s = state_of(nb, t->mm);
-  if (!s)
-    return;
-  if (!s->started) {
-    s->started = TRUE;
-    s->next_scan = cpu->clock + ms_to_cycles(nb->k, nb->delay_ms);
-    nb->unstarted--;
-    update_next(nb);
-    return;
+  uint64_t period = ms_to_cycles(nb->k, p->period_ms);
+  if (thread_runtime(t, cpu) > p->node_stamp + period) { /* task_tick_numa */
+    if (!p->node_stamp)
+      p->period_ms = nb->min_ms; /* task_scan_start */
+    p->node_stamp += period;
+    if (cpu->clock >= p->mm->next_scan)
+      scan(nb, cpu, p);
   }
-  if (cpu->clock < s->next_scan)
-    return;
-  scan(nb, cpu, s);
-  update_next(nb);
+  set_due(nb, cpu, t, p);
 }
 
 /* ---- the hinting fault -------------------------------------------------------------- */
@@ -514,7 +606,7 @@ static gboolean migrate_alloc(NumaBalance *nb, Cpu *cpu, unsigned order, uint64_
 
 /* A base page mapped by entry *e (restored already): migrate it unless it
  * belongs to a THP.  Returns TRUE when it moved. */
-static gboolean migrate_base(NumaBalance *nb, Cpu *cpu, uint64_t *e, uint64_t *cycles, NumaMm *s)
+static gboolean migrate_base(NumaBalance *nb, Cpu *cpu, uint64_t *e, uint64_t *cycles, NumaTask *s)
 {
   Kernel *k = nb->k;
   uint64_t old = pte_pfn(*e), pfn;
@@ -531,7 +623,7 @@ static gboolean migrate_base(NumaBalance *nb, Cpu *cpu, uint64_t *e, uint64_t *c
   return TRUE;
 }
 
-static void count_fault(Cpu *cpu, NumaMm *s, gboolean local, uint64_t pages)
+static void count_fault(Cpu *cpu, NumaTask *s, gboolean local, uint64_t pages)
 {
   cpu->ctr.c[CTR_NUMA_HINT_FAULTS]++;
   if (local)
@@ -555,7 +647,7 @@ static void emit_hint(Kernel *k, Cpu *cpu, Mm *mm, const char *what, uint64_t va
 
 /* do_numa_page */
 static FaultResult pte_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, PtNode *t, uint64_t va,
-                             uint64_t *cycles, NumaMm *s)
+                             uint64_t *cycles, NumaTask *s)
 {
   Kernel *k = nb->k;
   unsigned i = pgtable_index(&k->geo, 1, va);
@@ -578,7 +670,7 @@ static FaultResult pte_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, Pt
 
 /* do_huge_pmd_numa_page: the THP moves whole. */
 static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx,
-                              uint64_t va, uint64_t *cycles, NumaMm *s)
+                              uint64_t va, uint64_t *cycles, NumaTask *s)
 {
   Kernel *k = nb->k;
   uint64_t e = n->e[idx] & ~PTE_SW_NUMA;
@@ -611,7 +703,7 @@ static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, P
  * the PMD's last-node field).  A table may span VMAs: each page follows
  * the policy of its own VMA. */
 static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx,
-                                   uint64_t va, uint64_t *cycles, NumaMm *s)
+                                   uint64_t va, uint64_t *cycles, NumaTask *s)
 {
   Kernel *k = nb->k;
   uint64_t pmd = n->e[idx] & ~PTE_SW_NUMA;
@@ -660,7 +752,13 @@ FaultResult numa_balance_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64
   NumaBalance *nb = k->numa_balance;
   uint64_t before = *cycles;
   *cycles += nb->hint_cycles;
-  NumaMm *s = state_of(nb, mm);
+  /* The faulting task (task_numa_fault): it adapts its period first when
+   * a pass ended since it last did. */
+  NumaTask *s = cpu->cur && cpu->cur->mm == mm ? g_hash_table_lookup(nb->tasks, cpu->cur) : NULL;
+  if (s && s->seq != s->mm->seq) {
+    adapt_period(nb, cpu, s);
+    set_due(nb, cpu, cpu->cur, s); /* by the new period */
+  }
   unsigned idx;
   PtNode *n = pmd_table(&mm->pt, va, &idx);
   FaultResult r = FAULT_MAPPED;

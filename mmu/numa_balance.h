@@ -14,11 +14,14 @@
  * the hardware walkers (arch/) treat PTE_P | PTE_SW_NUMA as not present,
  * the kernel's own code as present (pte_present() is true for protnone).
  *
- * Scanning runs in simulated time: a task's first scan comes
- * numa.scan_delay_ms after its start, then every scan period, which starts
- * at numa.scan_period_min_ms and adapts between min and max to the share of
- * local hinting faults (numa.period_threshold).  The scanner's work is
- * charged to the CPU of the task that scans, its TLB flush is a shootdown.
+ * Scanning runs in simulated time, per task as in Linux: a task comes due
+ * by its own run time (the cycles it ran), first numa.scan_delay_ms after
+ * it started, then every scan period, which starts at
+ * numa.scan_period_min_ms and adapts between min and max to the share of
+ * local hinting faults the task took (numa.period_threshold); it scans its
+ * address space when that one's next scan time has come.  The scanner's
+ * work is charged to the CPU of the task that scans, its TLB flush is a
+ * shootdown.
  */
 #ifndef MMUSIM_NUMA_BALANCE_H
 #define MMUSIM_NUMA_BALANCE_H
@@ -62,18 +65,35 @@ extern const NumaBalancePolicy numa_balance_pmd;
 NumaBalance *numa_balance_new(Kernel *k, GError **error);
 void numa_balance_free(NumaBalance *nb);
 
-/* A new address space (kernel_mm): its first scan is due numa.scan_delay_ms
- * after its first record runs (init_numa_balancing at fork). */
+/* A new address space (kernel_mm).  Its first scan is due
+ * numa.scan_delay_ms after its first task starts (init_numa_balancing). */
 void numa_balance_mm_new(NumaBalance *nb, Mm *mm);
 
-/* The earliest time (cycles) at which some task's scan is due, UINT64_MAX
- * when none is (balancing off, one node): the engine compares the running
- * CPU's clock with it before each record, one compare, as for khugepaged. */
-const uint64_t *numa_balance_next_ptr(NumaBalance *nb);
+/* Thread t appeared, cloned by creator (the thread whose records came
+ * before it; NULL for none): a thread that joins an address space with
+ * tasks already starts its scans later (init_numa_balancing's stagger).
+ * A thread never announced is taken as its address space's first. */
+void numa_balance_task_new(NumaBalance *nb, const Thread *t, const Thread *creator);
 
-/* task_numa_work for thread t, running on cpu, at cpu->clock: scan t's mm
- * if its time has come, charging cpu. */
+/* t starts running on cpu (cpu->cur == t, cpu->cur_since == cpu->clock):
+ * sets cpu->numa_due, the clock at which t's scan tick comes due
+ * (UINT64_MAX: never).  The engine compares the clock with it before each
+ * record, one compare, as for khugepaged. */
+void numa_balance_switch_in(NumaBalance *nb, Cpu *cpu, const Thread *t);
+
+/* task_tick_numa and task_numa_work for thread t running on cpu, at
+ * cpu->clock >= cpu->numa_due: scan t's address space if both t and it are
+ * due, charging cpu; sets cpu->numa_due again. */
 void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t);
+
+/* A task's scan timing, for tests and reports. */
+typedef struct {
+  uint64_t node_stamp;   /* run time (cycles) its next period counts from */
+  double period_ms;      /* its scan period */
+  uint64_t mm_next_scan; /* its address space's next scan time (cycles; UINT64_MAX before it started) */
+  uint64_t mm_seq;       /* passes over the address space */
+} NumaTaskInfo;
+gboolean numa_balance_task_info(NumaBalance *nb, const Thread *t, NumaTaskInfo *info);
 
 /* Does the fault at va hit an entry marked PTE_SW_NUMA (the PTE, a huge
  * PMD, or a page-table PMD marked by the pmd scheme)?  fault_handle asks

@@ -10,6 +10,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef struct Cache Cache;
 
@@ -28,18 +29,141 @@ void cache_free(Cache *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Cache, cache_free)
 
 /* Look the line up; on a miss, insert it, evicting the LRU line of its set.
- * Returns TRUE on a hit.  Updates LRU either way. */
-gboolean cache_access(Cache *c, uint64_t line);
+ * Returns TRUE on a hit.  Updates LRU either way.  Inline (below). */
+static inline gboolean cache_access(Cache *c, uint64_t line);
 /* TRUE if present; changes nothing. */
 gboolean cache_contains(const Cache *c, uint64_t line);
-/* Host prefetch of the set the line maps to (no effect on the model). */
-void cache_host_prefetch(const Cache *c, uint64_t line);
+/* Host prefetch of the set the line maps to (no effect on the model).
+ * Inline (below). */
+static inline void cache_host_prefetch(const Cache *c, uint64_t line);
 /* Insert without counting as a use if already present (prefetch fill).
- * TRUE if the line was inserted, FALSE if it was there already. */
-gboolean cache_fill(Cache *c, uint64_t line);
+ * TRUE if the line was inserted, FALSE if it was there already.  Inline
+ * (below). */
+static inline gboolean cache_fill(Cache *c, uint64_t line);
 void cache_invalidate(Cache *c, uint64_t line);
 void cache_invalidate_all(Cache *c);
 unsigned cache_sets(const Cache *c);
 unsigned cache_ways(const Cache *c);
+
+/* ---- private: the hot path, inline so that memsys_access() has no calls --- */
+
+/* Tag of an empty way.  Line numbers are physical addresses shifted right by
+ * at least 4 bits, so no real line has this number. */
+#define CACHE_EMPTY UINT64_MAX
+
+struct Cache {
+  uint64_t *tags;     /* sets * ways, each set most recently used first */
+  uint64_t set_mask;  /* sets - 1 when sets is a power of two */
+  unsigned sets;
+  unsigned ways;
+  gboolean sets_pow2;
+  char *name;         /* for messages */
+};
+
+static inline uint64_t *cache_set_of(const Cache *c, uint64_t line)
+{
+  uint64_t set = G_LIKELY(c->sets_pow2) ? (line & c->set_mask) : (line % c->sets);
+  return c->tags + set * c->ways;
+}
+
+static inline void cache_host_prefetch(const Cache *c, uint64_t line)
+{
+  const uint64_t *set = cache_set_of(c, line);
+  /* A set's tags span ways * 8 bytes: touch each host line of it. */
+  for (unsigned w = 0; w < c->ways; w += 8)
+    __builtin_prefetch(set + w, 1);
+}
+
+/* Put `line` at way 0 of `set`, shifting ways 0..ways-2 down; the last way
+ * falls out.  Returns TRUE if the line was already in the set (then only the
+ * ways in front of it move).  One pass: search and shift together, fully
+ * unrolled when `ways` is a constant (a load, a store, a compare and a
+ * branch a way; the loop's own counting doubled that). */
+static inline __attribute__((always_inline)) gboolean cache_set_touch(uint64_t *set, unsigned ways, uint64_t line)
+{
+  uint64_t prev = set[0];
+#pragma GCC unroll 16
+  for (unsigned w = 1; w < ways; w++) {
+    uint64_t cur = set[w];
+    set[w] = prev;
+    if (cur == line) {
+      set[0] = line;
+      return TRUE;
+    }
+    prev = cur;
+  }
+  set[0] = line;
+  return FALSE;
+}
+
+/* Way of `line` in `set`, or `ways`; unrolled when `ways` is a constant. */
+static inline __attribute__((always_inline)) unsigned cache_set_find(const uint64_t *set, unsigned ways, uint64_t line)
+{
+  unsigned w = 0;
+#pragma GCC unroll 16
+  for (; w < ways; w++)
+    if (set[w] == line)
+      break;
+  return w;
+}
+
+/* Largest way count whose fills move the set through a copy. */
+#define CACHE_FIXED_WAYS_MAX 16
+
+/* A line that is not in the set goes in front and every way moves down:
+ * empty ways are at the tail, so this fills the first empty way, or evicts
+ * the last (LRU) one when there is none.  With `ways` a constant the move
+ * goes through a copy, which the compiler does with a few wide moves (a
+ * memmove of the set itself is a library call). */
+static inline __attribute__((always_inline)) gboolean cache_set_fill(uint64_t *set, unsigned ways, uint64_t line)
+{
+  if (cache_set_find(set, ways, line) < ways)
+    return FALSE;
+  if (__builtin_constant_p(ways) && ways <= CACHE_FIXED_WAYS_MAX) {
+    uint64_t keep[CACHE_FIXED_WAYS_MAX];
+    memcpy(keep, set, (ways - 1) * sizeof *set);
+    memcpy(set + 1, keep, (ways - 1) * sizeof *set);
+    set[0] = line;
+  } else {
+    cache_set_touch(set, ways, line);
+  }
+  return TRUE;
+}
+
+static inline __attribute__((always_inline)) gboolean cache_fill(Cache *c, uint64_t line)
+{
+  uint64_t *set = cache_set_of(c, line);
+  switch (c->ways) {  /* as cache_access() */
+  case 4:
+    return cache_set_fill(set, 4, line);
+  case 8:
+    return cache_set_fill(set, 8, line);
+  case 16:
+    return cache_set_fill(set, 16, line);
+  default:
+    return cache_set_fill(set, c->ways, line);
+  }
+}
+
+static inline __attribute__((always_inline)) gboolean cache_access(Cache *c, uint64_t line)
+{
+  uint64_t *set = cache_set_of(c, line);
+  if (G_LIKELY(set[0] == line))
+    return TRUE;
+  /* The associativities of the presets get a copy with the way count
+   * fixed; the others the general loop.  Measured on a random run
+   * (callgrind, random:size=16M on skylake): 319 M -> 193 M instructions
+   * in the cache lookups. */
+  switch (c->ways) {
+  case 4:
+    return cache_set_touch(set, 4, line);
+  case 8:
+    return cache_set_touch(set, 8, line);
+  case 16:
+    return cache_set_touch(set, 16, line);
+  default:
+    return cache_set_touch(set, c->ways, line);
+  }
+}
 
 #endif

@@ -71,6 +71,8 @@ struct Cpu {
   unsigned rob_size;
   uint64_t last_load_done;
   Thread *cur;              /* thread running on this CPU */
+  uint64_t cur_since;       /* clock when cur started running (its run time counts from here) */
+  uint64_t numa_due;        /* clock at which cur's NUMA scan tick is due (numa_balance_switch_in) */
   unsigned cur_asid;
 };
 

@@ -115,6 +115,13 @@ struct Dram {
   uint32_t *idle;           /* [node * nodes + home], cycles */
   uint32_t *remote_extra;   /* idle[node][home] - idle[node][node] */
   DramQueue *mc, *out, *in; /* per node: controller, outgoing and incoming port */
+  /* Host shortcuts, no effect on the model: the window of the last request
+   * (window win_b starts at cycle win_start), because CPUs' clocks mostly
+   * stay in one window from a request to the next and a 64-bit division per
+   * request is slow; and log2(pages_per_node) + 12 when pages_per_node is a
+   * power of two (else 0), so that the home node is a shift. */
+  uint64_t win_b, win_start;
+  unsigned node_shift;
 };
 
 /* Cycles of an idle-latency figure in ns.  The small subtraction keeps a
@@ -145,6 +152,8 @@ Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node,
   d->topo = topo;
   d->nodes = topo->nodes;
   d->pages_per_node = pages_per_node;
+  if ((pages_per_node & (pages_per_node - 1)) == 0)
+    d->node_shift = 12 + (unsigned)__builtin_ctzll(pages_per_node);
   d->line_bytes = line_bytes;
   d->window_cycles = MAX((uint64_t)llround(settings_double(s, SET_DRAM_WINDOW_NS) * cycles_per_ns), 1);
   d->max_rho = settings_double(s, SET_DRAM_MAX_UTILIZATION);
@@ -195,8 +204,20 @@ void dram_free(Dram *d)
 
 unsigned dram_node_of(const Dram *d, uint64_t pa)
 {
-  uint64_t n = (pa >> 12) / d->pages_per_node;
+  if (d->nodes == 1)
+    return 0;
+  uint64_t n = d->node_shift != 0 ? pa >> d->node_shift : (pa >> 12) / d->pages_per_node;
   return n < d->nodes ? (unsigned)n : d->nodes - 1;
+}
+
+/* Window of simulated time `now`: now / window_cycles. */
+static inline uint64_t dram_window(Dram *d, uint64_t now)
+{
+  if (G_LIKELY(now - d->win_start < d->window_cycles))  /* also false when now < win_start */
+    return d->win_b;
+  d->win_b = now / d->window_cycles;
+  d->win_start = d->win_b * d->window_cycles;
+  return d->win_b;
 }
 
 uint32_t dram_idle_cycles(const Dram *d, unsigned node, unsigned home)
@@ -213,11 +234,37 @@ static double flows_work(const DramQueue *q, double lo, double hi)
   double w = 0;
   for (guint i = 0; i < q->flows->len; i++) {
     const DramFlow *f = &g_array_index(q->flows, DramFlow, i);
+    /* Most flows a queue remembers ended before the span asked about: one
+     * compare rules them out (b <= a below for them, nothing added). */
+    if (f->end <= lo)
+      continue;
     double a = MAX(f->start, lo), b = MIN(f->end, hi);
     if (b > a)
       w += (b - a) * f->rate;
   }
   return w;
+}
+
+/* flows_work() of up to three spans [lo[k], hi[k]) in one pass over the
+ * flows, each sum taken in the same order: opening a window after a gap
+ * asks for three (a fault's clearing opens one almost every time). */
+static void flows_work_spans(const DramQueue *q, unsigned n, const double *lo, const double *hi, double *work)
+{
+  double first = lo[0];
+  for (unsigned k = 0; k < n; k++) {
+    work[k] = 0;
+    first = MIN(first, lo[k]);
+  }
+  for (guint i = 0; i < q->flows->len; i++) {
+    const DramFlow *f = &g_array_index(q->flows, DramFlow, i);
+    if (f->end <= first)
+      continue;
+    for (unsigned k = 0; k < n; k++) {
+      double a = MAX(f->start, lo[k]), b = MIN(f->end, hi[k]);
+      if (b > a)
+        work[k] += (b - a) * f->rate;
+    }
+  }
 }
 
 /* Open window b of q: its backlog and wait follow from the nearest earlier
@@ -228,8 +275,11 @@ static __attribute__((noinline)) DramWindow *queue_open(const Dram *d, DramQueue
   double win = (double)d->window_cycles;
   const DramWindow *prev = NULL;
   const DramWindow *p = &q->win[(b - 1) % DRAM_WINDOWS];
+  const DramWindow *newest = &q->win[q->newest % DRAM_WINDOWS];
   if (b > 0 && p->tag == b) {
     prev = p;
+  } else if (b > q->newest && newest->tag == q->newest + 1) {
+    prev = newest;  /* no window after it was opened: what the scan finds */
   } else {
     for (unsigned i = 0; i < DRAM_WINDOWS; i++) {
       p = &q->win[i];
@@ -237,24 +287,44 @@ static __attribute__((noinline)) DramWindow *queue_open(const Dram *d, DramQueue
         prev = p;
     }
   }
+  /* The flows' work in the gap since prev (GAP), in window b - 1 (LAST)
+   * when prev is not b - 1, and in window b (OWN). */
+  enum { GAP, LAST, OWN };
+  double lo[3], hi[3], work[3];
+  unsigned at[3] = { 0, 0, 0 }, n = 0;  /* span of each in lo, hi, work */
+  uint64_t j = prev ? prev->tag - 1 : 0;
+  if (prev != NULL && j + 1 < b) {
+    at[GAP] = n;
+    lo[n] = (double)(j + 1) * win;
+    hi[n++] = (double)b * win;
+  }
+  if (prev != NULL ? j + 1 < b : b > 0) {
+    at[LAST] = n;
+    lo[n] = (double)(b - 1) * win;
+    hi[n++] = (double)b * win;
+  }
+  at[OWN] = n;
+  lo[n] = (double)b * win;
+  hi[n++] = (double)(b + 1) * win;
+  flows_work_spans(q, n, lo, hi, work);
+
   double backlog = 0, rho = 0;
   if (prev) {
-    uint64_t j = prev->tag - 1;
     backlog = MAX(0.0, prev->backlog + prev->work - win);
     rho = prev->work / win;
     if (j + 1 < b) {
       double gap = (double)(b - 1 - j);
-      backlog = MAX(0.0, backlog + flows_work(q, (double)(j + 1) * win, (double)b * win) - gap * win);
-      rho = flows_work(q, (double)(b - 1) * win, (double)b * win) / win;
+      backlog = MAX(0.0, backlog + work[at[GAP]] - gap * win);
+      rho = work[at[LAST]] / win;
     }
   } else if (b > 0) {
-    rho = flows_work(q, (double)(b - 1) * win, (double)b * win) / win;
+    rho = work[at[LAST]] / win;
   }
   rho = MIN(rho, d->max_rho);
   DramWindow *w = &q->win[b % DRAM_WINDOWS];
   w->tag = b + 1;
   w->backlog = backlog;
-  w->work = flows_work(q, (double)b * win, (double)(b + 1) * win);
+  w->work = work[at[OWN]];
   w->wait = line_cycles * rho / (2 * (1 - rho)) + backlog;
   if (b > q->newest) {
     /* Flows that ended before every window q remembers matter no more. */
@@ -288,11 +358,12 @@ static inline double queue_line(const Dram *d, DramQueue *q, uint64_t b, double 
  * (its own included) and the backlog before it need beyond what the queue
  * serves in that time: served in the order they were booked, the transfer
  * ends when all that work is done. */
-static double queue_flow(const Dram *d, DramQueue *q, uint64_t now, uint64_t span, double lines, double line_cycles,
+static double queue_flow(Dram *d, DramQueue *q, uint64_t now, uint64_t span, double lines, double line_cycles,
                          double *excess)
 {
   double win = (double)d->window_cycles;
-  DramWindow *first = queue_window(d, q, now / d->window_cycles, line_cycles);
+  uint64_t b0 = dram_window(d, now);
+  DramWindow *first = queue_window(d, q, b0, line_cycles);
   double wait = first->wait;
   double work = lines * line_cycles;
   if (span == 0) {
@@ -301,9 +372,14 @@ static double queue_flow(const Dram *d, DramQueue *q, uint64_t now, uint64_t spa
     return wait;
   }
   DramFlow f = { (double)now, (double)now + (double)span, work / (double)span };
-  /* Windows already open get their share now, the others when they open. */
-  for (unsigned i = 0; i < DRAM_WINDOWS; i++) {
-    DramWindow *w = &q->win[i];
+  /* Windows already open get their share now, the others when they open.
+   * Only windows b0 .. b1 overlap the flow: when they are fewer than the
+   * slots, only their slots are looked at (a fault's clearing spans one or
+   * two windows, and every fault of a run used to scan all the slots). */
+  uint64_t b1 = (now + span - 1) / d->window_cycles;
+  unsigned n = b1 - b0 < DRAM_WINDOWS ? (unsigned)(b1 - b0 + 1) : DRAM_WINDOWS;
+  for (unsigned k = 0; k < n; k++) {
+    DramWindow *w = &q->win[n < DRAM_WINDOWS ? (b0 + k) % DRAM_WINDOWS : k];
     if (!w->tag)
       continue;
     double lo = (double)(w->tag - 1) * win;
@@ -327,10 +403,10 @@ static inline uint32_t round_cycles(double c)
 
 /* ---- requests ------------------------------------------------------------- */
 
-uint32_t dram_access(Dram *d, unsigned node, uint64_t pa, uint64_t now, Counters *ctr)
+/* dram_access() of a line of `home` in window b, in full. */
+static __attribute__((noinline)) uint32_t dram_access_path(Dram *d, unsigned node, unsigned home, uint64_t b,
+                                                           Counters *ctr)
 {
-  unsigned home = dram_node_of(d, pa);
-  uint64_t b = now / d->window_cycles;
   double wait = queue_line(d, &d->mc[home], b, d->mc_line_cycles);
   unsigned idx = node * d->nodes + home;
   if (G_LIKELY(home == node)) {
@@ -346,15 +422,42 @@ uint32_t dram_access(Dram *d, unsigned node, uint64_t pa, uint64_t now, Counters
   return d->idle[idx] + q;
 }
 
-void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now)
+/* The common case of both functions below, a local line in a window already
+ * open, is done in line; the rest (another node's line, a window to open)
+ * out of line, so that the common case saves no registers. */
+uint32_t dram_access(Dram *d, unsigned node, uint64_t pa, uint64_t now, Counters *ctr)
 {
   unsigned home = dram_node_of(d, pa);
-  uint64_t b = now / d->window_cycles;
+  uint64_t b = dram_window(d, now);
+  DramWindow *w = &d->mc[home].win[b % DRAM_WINDOWS];
+  if (G_UNLIKELY(home != node || w->tag != b + 1))
+    return dram_access_path(d, node, home, b, ctr);
+  w->work += d->mc_line_cycles;  /* queue_line() */
+  ctr->c[CTR_LOCAL_ACCESSES]++;
+  uint32_t q = round_cycles(w->wait);
+  ctr->c[CTR_DRAM_QUEUE_CYCLES] += q;
+  return d->idle[node * d->nodes + home] + q;
+}
+
+static __attribute__((noinline)) void dram_prefetch_path(Dram *d, unsigned node, unsigned home, uint64_t b)
+{
   queue_line(d, &d->mc[home], b, d->mc_line_cycles);
   if (home != node) {
     queue_line(d, &d->out[home], b, d->link_line_cycles);
     queue_line(d, &d->in[node], b, d->link_line_cycles);
   }
+}
+
+void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now)
+{
+  unsigned home = dram_node_of(d, pa);
+  uint64_t b = dram_window(d, now);
+  DramWindow *w = &d->mc[home].win[b % DRAM_WINDOWS];
+  if (G_UNLIKELY(home != node || w->tag != b + 1)) {
+    dram_prefetch_path(d, node, home, b);
+    return;
+  }
+  w->work += d->mc_line_cycles;  /* queue_line() */
 }
 
 uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, uint64_t now, uint64_t span_cycles,

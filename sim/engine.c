@@ -8,9 +8,9 @@
  * record, against the wake time read through a pointer the daemon keeps
  * current (UINT64_MAX while no mm is registered), so a registration made by
  * a system call or a fault counts from the next record.  The NUMA scanner
- * (mmu/numa_balance.c) is driven the same way, by the earliest next scan
- * of any address space, and scans the running thread's address space when
- * its time has come.
+ * (mmu/numa_balance.c) is driven the same way, per CPU: cpu->numa_due is
+ * the clock at which the running thread's run time (counted from its
+ * switch-in, cpu->cur_since, plus Thread.ran) makes its scan tick due.
  *
  * Queues hold at most ENGINE_QUEUE_MAX records in all; past that the engine
  * runs whatever is queued, so a trace whose threads are far apart costs
@@ -94,7 +94,6 @@ typedef struct {
   Heap ready;          /* CPUs with records to run */
   Heap all;            /* CPUs with threads: the lowest clock of any thread */
   gboolean heaps_stale; /* a thread changed CPU: rebuild before the next pick */
-  const uint64_t *nb_next; /* the NUMA scanner's next scan, in cycles */
 } Engine;
 
 static inline uint64_t cpu_clock(const Engine *e, int c)
@@ -317,6 +316,7 @@ static Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
         c->clock = now;
       }
     }
+    numa_balance_task_new(e->m->k->numa_balance, t, creator ? creator->t : NULL);
     q = g_new0(Queue, 1);
     q->t = t;
     q->idx = e->queues->len;
@@ -379,6 +379,7 @@ static void snapshot_end(Engine *e)
 static G_NO_INLINE Cpu *switch_to(Engine *e, Thread *t, Cpu *cpu)
 {
   if (cpu->cur) {
+    cpu->cur->ran += cpu->clock - cpu->cur_since;
     cpu->ctr.c[CTR_CONTEXT_SWITCHES]++;
     cpu_stall(cpu, e->switch_cycles);
   }
@@ -390,6 +391,8 @@ static G_NO_INLINE Cpu *switch_to(Engine *e, Thread *t, Cpu *cpu)
     mm_cpumask_set(t->mm, (unsigned)cpu->id);
   }
   cpu->cur = t;
+  cpu->cur_since = cpu->clock;
+  numa_balance_switch_in(m->k->numa_balance, cpu, t);
   return cpu;
 }
 
@@ -413,7 +416,7 @@ static inline void run_record(Engine *e, Thread *t, const TraceRecord *r)
   Cpu *cpu = run_on(e, t);
   if (G_UNLIKELY(cpu->clock >= *e->kh_wake))
     khugepaged_run(e->kh, cpu->clock);
-  if (G_UNLIKELY(cpu->clock >= *e->nb_next))
+  if (G_UNLIKELY(cpu->clock >= cpu->numa_due))
     numa_balance_tick(e->m->k->numa_balance, cpu, t);
   switch ((TraceRecordType)r->type) {
   case REC_ACCESS:
@@ -613,7 +616,6 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.res = res;
   e.kh = m->k->khugepaged;
   e.kh_wake = khugepaged_next_wake_ptr(e.kh);
-  e.nb_next = numa_balance_next_ptr(m->k->numa_balance);
   e.queues = g_ptr_array_new_with_free_func(queue_free);
   e.slots = g_new0(CpuSlot, m->n_cpus);
   for (unsigned c = 0; c < m->n_cpus; c++) {

@@ -24,7 +24,16 @@ struct Thread {
   uint32_t pid, tid;
   int cpu;                  /* CPU it runs on */
   Mm *mm;
+  uint64_t ran;             /* cycles it ran before its current stint on a CPU */
 };
+
+/* The cycles t has run (sum_exec_runtime): its past stints and, when it is
+ * cpu's current thread, the time since it was switched in.  A context
+ * switch's own cost counts for neither thread. */
+static inline uint64_t thread_runtime(const Thread *t, const Cpu *cpu)
+{
+  return t->ran + (cpu->cur == t ? cpu->clock - cpu->cur_since : 0);
+}
 
 struct Machine {
   char *name;

@@ -62,6 +62,15 @@
  * cache lookups.  MEMSYS_STREAM_SETS bounds the setting. */
 #define MEMSYS_STREAM_WAYS 2
 #define MEMSYS_STREAM_SETS 64
+/* Host side of the table, no effect on the model: the entries are found by
+ * page through MEMSYS_STREAM_BUCKETS hash chains, and kept in a list from
+ * least to most recently used.  Comparing all 16 page tags on every L2 miss
+ * and searching 16 stamps for the least recently used entry on every random
+ * miss cost 15% of a random run's instructions; a chain is almost always
+ * empty or one entry long, and the list's head is the victim the stamps
+ * gave (ties between never-used entries: the lowest index first). */
+#define MEMSYS_STREAM_BUCKETS 256
+#define MEMSYS_STREAM_NONE 0xff  /* end of a chain; > MEMSYS_STREAM_SETS */
 /* Hardware prefetchers see physical addresses and stop at this boundary
  * (same manual: the streamer does not cross 4K pages). */
 #define MEMSYS_PREFETCH_PAGE_BYTES 4096u
@@ -114,8 +123,12 @@ struct MemHier {
   unsigned stream_pages;        /* cache.prefetch_pages: entries in use */
   MemStreamSet streams[MEMSYS_STREAM_SETS];
   uint64_t stream_page[MEMSYS_STREAM_SETS]; /* page each entry tracks; UINT64_MAX: none */
-  uint64_t stream_used[MEMSYS_STREAM_SETS]; /* stamp of each entry's last use, for LRU */
-  uint64_t stream_tick;
+  uint8_t stream_bucket[MEMSYS_STREAM_BUCKETS]; /* first entry of each hash chain */
+  uint8_t stream_chain[MEMSYS_STREAM_SETS];     /* next entry in its chain */
+  /* Recency list of the entries in use; index MEMSYS_STREAM_SETS is its
+   * anchor: anchor.newer is the least recently used entry. */
+  uint8_t stream_newer[MEMSYS_STREAM_SETS + 1];
+  uint8_t stream_older[MEMSYS_STREAM_SETS + 1];
   uint64_t sink;                /* counts that are not counted (walk lookups) */
   Counters own_ctr;             /* used when no counters were given */
 };
@@ -136,9 +149,18 @@ static void memsys_stream_reset(MemHier *h)
       h->streams[i].way[w].win_lo = UINT64_MAX;  /* no line is UINT64_MAX */
   for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++) {
     h->stream_page[i] = UINT64_MAX;
-    h->stream_used[i] = 0;
+    h->stream_chain[i] = MEMSYS_STREAM_NONE;
   }
-  h->stream_tick = 0;
+  memset(h->stream_bucket, MEMSYS_STREAM_NONE, sizeof h->stream_bucket);
+  /* Entries 0 .. stream_pages - 1 from least to most recently used, so that
+   * the never-used ones are taken in index order. */
+  unsigned n = h->stream_pages, anchor = MEMSYS_STREAM_SETS;
+  for (unsigned i = 0; i < n; i++) {
+    h->stream_older[i] = (uint8_t)(i == 0 ? anchor : i - 1);
+    h->stream_newer[i] = (uint8_t)(i + 1 == n ? anchor : i + 1);
+  }
+  h->stream_newer[anchor] = 0;
+  h->stream_older[anchor] = (uint8_t)(n - 1);
 }
 
 Cache *memsys_llc_new(const Settings *s, GError **error)
@@ -267,38 +289,66 @@ static void memsys_stream_window(const MemHier *h, MemStream *st)
   st->win_span = hi - lo;
 }
 
-/* Index of the entry tracking `page`, or MEMSYS_STREAM_SETS.  No early
- * exit: compares the compiler can do side by side. */
+static inline unsigned memsys_stream_hash(uint64_t page)
+{
+  /* Fibonacci hashing: the top bits of page x 2^64 / phi. */
+  return (unsigned)((page * UINT64_C(0x9e3779b97f4a7c15)) >> 56);
+}
+G_STATIC_ASSERT(MEMSYS_STREAM_BUCKETS == 1 << 8);
+G_STATIC_ASSERT(MEMSYS_STREAM_SETS < MEMSYS_STREAM_NONE);
+
+/* Index of the entry tracking `page`, or MEMSYS_STREAM_SETS. */
 static inline unsigned memsys_stream_index(const MemHier *h, uint64_t page)
 {
-  unsigned found = MEMSYS_STREAM_SETS;
-  for (unsigned i = 0; i < h->stream_pages; i++)
-    found = h->stream_page[i] == page ? i : found;
-  return found;
+  for (unsigned i = h->stream_bucket[memsys_stream_hash(page)]; i != MEMSYS_STREAM_NONE; i = h->stream_chain[i])
+    if (h->stream_page[i] == page)
+      return i;
+  return MEMSYS_STREAM_SETS;
 }
 
-/* The entry tracking line's page, or NULL. */
-static inline MemStreamSet *memsys_stream_set(MemHier *h, uint64_t line)
+/* Entry v was used: make it the most recently used. */
+static inline void memsys_stream_touch(MemHier *h, unsigned v)
 {
-  unsigned i = memsys_stream_index(h, line >> h->page_line_shift);
-  return i < MEMSYS_STREAM_SETS ? &h->streams[i] : NULL;
+  unsigned anchor = MEMSYS_STREAM_SETS, newest = h->stream_older[anchor];
+  if (newest == v)
+    return;
+  unsigned older = h->stream_older[v], newer = h->stream_newer[v];
+  h->stream_newer[older] = (uint8_t)newer;
+  h->stream_older[newer] = (uint8_t)older;
+  h->stream_older[v] = (uint8_t)newest;
+  h->stream_newer[v] = (uint8_t)anchor;
+  h->stream_newer[newest] = (uint8_t)v;
+  h->stream_older[anchor] = (uint8_t)v;
 }
 
-/* The entry of line's page, taking the least recently used one (and
- * dropping its streams) when the page is not tracked. */
-static MemStreamSet *memsys_stream_page(MemHier *h, uint64_t line)
+/* Entry v now tracks `page`: move it to that page's chain. */
+static void memsys_stream_retag(MemHier *h, unsigned v, uint64_t page)
 {
-  uint64_t page = line >> h->page_line_shift;
-  unsigned v = memsys_stream_index(h, page);
+  if (h->stream_page[v] != UINT64_MAX) {
+    uint8_t *link = &h->stream_bucket[memsys_stream_hash(h->stream_page[v])];
+    while (*link != v)
+      link = &h->stream_chain[*link];
+    *link = h->stream_chain[v];
+  }
+  h->stream_page[v] = page;
+  uint8_t *head = &h->stream_bucket[memsys_stream_hash(page)];
+  h->stream_chain[v] = *head;
+  *head = (uint8_t)v;
+}
+
+/* The entry of line's page, whose index is `v` (memsys_stream_index, or
+ * MEMSYS_STREAM_SETS when the page is not tracked), taking the least
+ * recently used one (and dropping its streams) when the page is not
+ * tracked. */
+static MemStreamSet *memsys_stream_page(MemHier *h, uint64_t line, unsigned v)
+{
   MemStreamSet *set;
   if (v < MEMSYS_STREAM_SETS) {
     set = &h->streams[v];
   } else {
-    v = 0;
-    for (unsigned i = 1; i < h->stream_pages; i++)
-      v = h->stream_used[i] < h->stream_used[v] ? i : v;
+    v = h->stream_newer[MEMSYS_STREAM_SETS];
     set = &h->streams[v];
-    h->stream_page[v] = page;
+    memsys_stream_retag(h, v, line >> h->page_line_shift);
     for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
       set->way[w].valid = FALSE;
       set->way[w].win_lo = UINT64_MAX;
@@ -306,46 +356,60 @@ static MemStreamSet *memsys_stream_page(MemHier *h, uint64_t line)
     }
     set->mru = 0;
   }
-  h->stream_used[v] = ++h->stream_tick;
+  memsys_stream_touch(h, v);
   return set;
 }
 
-/* The stream line x belongs to, or NULL.  A miss belongs to a stream when x is
- * in its window; a hit only when the stream prefetched x, that is when x lies
- * between its last line (excluded) and its frontier.  Streams are filed by the
- * page of their last line; one that may cross pages can reach x from the page
- * before or after x's (its window spans at most prefetch_degree + 1 lines, so
- * a farther one is missed and a new stream is trained instead). */
-static MemStream *memsys_stream_find(MemHier *h, uint64_t x, gboolean hit)
+/* The stream of entry i that line x belongs to, or NULL.  A miss belongs to
+ * a stream when x is in its window; a hit only when the stream prefetched x,
+ * that is when x lies between its last line (excluded) and its frontier. */
+static inline __attribute__((always_inline)) MemStream *memsys_stream_match(MemHier *h, unsigned i, uint64_t x, gboolean hit)
 {
-  uint64_t page_lines = UINT64_C(1) << h->page_line_shift;
-  const uint64_t probe[] = { x, x - page_lines, x + page_lines };
-  unsigned pages = h->prefetch_cross_page ? G_N_ELEMENTS(probe) : 1;
-  for (unsigned k = 0; k < pages; k++) {
-    MemStreamSet *set = memsys_stream_set(h, probe[k]);
-    if (set == NULL)
+  if (i >= MEMSYS_STREAM_SETS)
+    return NULL;
+  MemStreamSet *set = &h->streams[i];
+  for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
+    MemStream *st = &set->way[w];
+    if (x - st->win_lo > st->win_span)
       continue;
-    for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
-      MemStream *st = &set->way[w];
-      if (x - st->win_lo > st->win_span)
+    if (hit) {
+      int64_t d = (int64_t)(x - st->last) * st->dir;
+      if (st->dir == 0 || d < 1 || d > (int64_t)(st->frontier - st->last) * st->dir)
         continue;
-      if (hit) {
-        int64_t d = (int64_t)(x - st->last) * st->dir;
-        if (st->dir == 0 || d < 1 || d > (int64_t)(st->frontier - st->last) * st->dir)
-          continue;
-      }
-      set->mru = w;
-      h->stream_used[set - h->streams] = ++h->stream_tick;
-      return st;
     }
+    set->mru = w;
+    memsys_stream_touch(h, i);
+    return st;
   }
   return NULL;
 }
 
-/* A free way of the set for `line`'s page, else its least recently used. */
-static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line)
+/* The stream line x belongs to, or NULL; *xi is the entry of x's own page
+ * (or MEMSYS_STREAM_SETS), for memsys_stream_alloc.  Streams are filed by
+ * the page of their last line; one that may cross pages can reach x from
+ * the page before or after x's (its window spans at most prefetch_degree + 1
+ * lines, so a farther one is missed and a new stream is trained instead).
+ * Inline in its two callers, where `hit` is a constant: a call per data L2
+ * hit and miss and the test of `hit` cost 3% of a sequential run. */
+static inline __attribute__((always_inline)) MemStream *memsys_stream_find(MemHier *h, uint64_t x, gboolean hit, unsigned *xi)
 {
-  MemStreamSet *set = memsys_stream_page(h, line);
+  unsigned shift = h->page_line_shift;
+  *xi = memsys_stream_index(h, x >> shift);
+  MemStream *st = memsys_stream_match(h, *xi, x, hit);
+  if (st != NULL || !h->prefetch_cross_page)
+    return st;
+  uint64_t page_lines = UINT64_C(1) << shift;
+  st = memsys_stream_match(h, memsys_stream_index(h, (x - page_lines) >> shift), x, hit);
+  if (st == NULL)
+    st = memsys_stream_match(h, memsys_stream_index(h, (x + page_lines) >> shift), x, hit);
+  return st;
+}
+
+/* A free way of the entry for `line`'s page (xi as memsys_stream_page), else
+ * its least recently used. */
+static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line, unsigned xi)
+{
+  MemStreamSet *set = memsys_stream_page(h, line, xi);
   unsigned v = set->mru == 0 ? 1 : 0;
   for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++)
     if (!set->way[w].valid) {
@@ -389,18 +453,19 @@ static void memsys_stream_follow(MemHier *h, MemStream *st, uint64_t x)
     st->valid = FALSE;
     st->win_lo = UINT64_MAX;
     st->win_span = 0;
-    *memsys_stream_alloc(h, x) = moved;
+    *memsys_stream_alloc(h, x, memsys_stream_index(h, x >> h->page_line_shift)) = moved;
   }
 }
 
 /* A data L2 miss on line x: advance the stream it belongs to, or start one. */
 static void memsys_stream_miss(MemHier *h, uint64_t x)
 {
-  MemStream *st = memsys_stream_find(h, x, FALSE);
+  unsigned xi;
+  MemStream *st = memsys_stream_find(h, x, FALSE, &xi);
   if (st == NULL) {
     /* Field by field: a compound literal compiles to `rep stos` here, which
      * cost 10 ns per random miss. */
-    st = memsys_stream_alloc(h, x);
+    st = memsys_stream_alloc(h, x, xi);
     st->last = x;
     st->frontier = x;
     st->dir = 0;
@@ -420,7 +485,8 @@ static void memsys_stream_miss(MemHier *h, uint64_t x)
 /* A data L2 hit on line x: if a stream prefetched it, keep that stream ahead. */
 static void memsys_stream_hit(MemHier *h, uint64_t x)
 {
-  MemStream *st = memsys_stream_find(h, x, TRUE);
+  unsigned xi;
+  MemStream *st = memsys_stream_find(h, x, TRUE, &xi);
   if (st != NULL)
     memsys_stream_follow(h, st, x);
 }

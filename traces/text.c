@@ -24,7 +24,8 @@
  *     `stack`, `hugetlb`, `hugetlb1g`, `shared` (and `ondemand`, which only
  *     readers of other formats produce).  `hugetlb1g` is MAP_HUGETLB with
  *     MAP_HUGE_1GB, so it sets both record bits and excludes `hugetlb`.
- *     Node lists name nodes 0..63 (MAX_NUMNODES).
+ *     Policies and node lists are those of mempolicy_syntax.c, nodes
+ *     0..63 (MEMPOLICY_MAX_NODES, MAX_NUMNODES of the model).
  *
  * Any malformed line is a GError TRACE_ERROR_PARSE reading
  * "FILE:LINE: what is wrong near 'TOKEN'; expected WHAT IS ALLOWED".
@@ -41,6 +42,7 @@
  */
 #include "config.h"
 #include "text.h"
+#include "mempolicy_syntax.h"
 #include "settings.h"
 
 #include <string.h>
@@ -48,7 +50,6 @@
 #define TEXT_VA_LIMIT (1ULL << 57)        /* rule 2 */
 #define TEXT_ACCESS_MAX_BYTES 4096        /* rule 3 */
 #define TEXT_PAGE_BYTES 4096ULL           /* rule 4 */
-#define TEXT_MAX_NODES 64                 /* rule 5 */
 #define TEXT_BUFFER_BYTES (1u << 20)      /* read buffer, also the longest line */
 #define TEXT_TOKEN_SHOWN 40               /* a token is cut to this in messages */
 
@@ -79,10 +80,6 @@ static const char *const RECORD_NAMES =
 static const char *const ADVICE_NAMES[] = {
   [ADV_HUGEPAGE] = "hugepage", [ADV_NOHUGEPAGE] = "nohugepage", [ADV_DONTNEED] = "dontneed",
   [ADV_COLLAPSE] = "collapse",
-};
-static const char *const POLICY_NAMES[] = {
-  [MPOL_DEFAULT_LOCAL] = "local", [MPOL_BIND] = "bind:", [MPOL_PREFERRED] = "preferred:",
-  [MPOL_INTERLEAVE] = "interleave:", [MPOL_WEIGHTED_INTERLEAVE] = "weighted_interleave:",
 };
 /* mmap flags in the order they are written. */
 static const struct {
@@ -396,42 +393,9 @@ static gboolean parse_prctl(Line *l, TraceRecord *r, GError **error)
   return end_of_line(l, error, "end of line after the value");
 }
 
-/* "0-3,5" -> bits 0..3 and 5.  Empty lists and nodes >= 64 are rejected. */
-static gboolean parse_nodes(const char *s, uint64_t *mask)
-{
-  uint64_t m = 0;
-  for (;;) {
-    unsigned a = 0, b;
-    if (!g_ascii_isdigit(*s))
-      return FALSE;
-    while (g_ascii_isdigit(*s) && a < TEXT_MAX_NODES)
-      a = a * 10 + (unsigned)(*s++ - '0');
-    b = a;
-    if (*s == '-') {
-      s++;
-      if (!g_ascii_isdigit(*s))
-        return FALSE;
-      b = 0;
-      while (g_ascii_isdigit(*s) && b < TEXT_MAX_NODES)
-        b = b * 10 + (unsigned)(*s++ - '0');
-    }
-    if (a >= TEXT_MAX_NODES || b >= TEXT_MAX_NODES || b < a)
-      return FALSE;
-    for (unsigned n = a; n <= b; n++)
-      m |= 1ULL << n;
-    if (*s == '\0')
-      break;
-    if (*s++ != ',')
-      return FALSE;
-  }
-  *mask = m;
-  return TRUE;
-}
-
 static gboolean parse_mempolicy(Line *l, TraceRecord *r, GError **error)
 {
-  const char *expected = "local, bind:NODES, preferred:N, interleave:NODES or weighted_interleave:NODES";
-  const char *expected_nodes = "node numbers 0..63 as a list like 0-3,5";
+  const char *expected = MEMPOLICY_SYNTAX_EXPECTED;
   r->type = REC_MEMPOLICY;
   /* `mempolicy process POLICY` (set_mempolicy) or `mempolicy ADDR LEN
    * POLICY` (mbind). */
@@ -451,26 +415,24 @@ static gboolean parse_mempolicy(Line *l, TraceRecord *r, GError **error)
   char *tok = need(l, error, "policy", expected);
   if (!tok)
     return FALSE;
-  if (strcmp(tok, POLICY_NAMES[MPOL_DEFAULT_LOCAL]) == 0) {
-    r->arg = MPOL_DEFAULT_LOCAL;
-    r->arg2 = 0;
-    return end_of_line(l, error, "end of line after the policy");
-  }
-  unsigned k = MPOL_DEFAULT_LOCAL + 1;
-  while (k < G_N_ELEMENTS(POLICY_NAMES) && !g_str_has_prefix(tok, POLICY_NAMES[k]))
-    k++;
-  if (k == G_N_ELEMENTS(POLICY_NAMES))
+  /* Any node of the 64 (rule 5): which ones the machine has is the
+   * kernel's question when the record is applied (mempolicy_from_record). */
+  MemPolicy pol;
+  MempolicySyntaxError e = mempolicy_syntax_parse(tok, MEMPOLICY_MAX_NODES, &pol, NULL);
+  if (e == MEMPOLICY_SYNTAX_UNKNOWN_MODE)
     return fail(l, error, tok, "unknown memory policy", expected);
-  r->arg = (int32_t)k;
-  const char *nodes = tok + strlen(POLICY_NAMES[k]);
-  if (r->arg == MPOL_PREFERRED) {
-    uint64_t node;
-    if (!parse_plain(nodes, &node) || node >= TEXT_MAX_NODES)
-      return fail(l, error, tok, "bad preferred node", "preferred:N with one node N in 0..63");
-    r->arg2 = 1ULL << node;
-  } else if (!parse_nodes(nodes, &r->arg2)) {
-    return fail(l, error, tok, "bad node list", expected_nodes);
+  if (e == MEMPOLICY_SYNTAX_NO_NODES && !strchr(tok, ':')) {
+    g_autofree char *bare = g_strdup_printf("%s without nodes", tok);
+    return fail(l, error, tok, bare, expected);
   }
+  if (e != MEMPOLICY_SYNTAX_OK) {
+    /* An empty or bad list, a node beyond 63, more than one preferred node. */
+    if (g_str_has_prefix(tok, "preferred:"))
+      return fail(l, error, tok, "bad preferred node", "preferred:N with one node N in 0..63");
+    return fail(l, error, tok, "bad node list", "node numbers 0..63 as a list like 0-3,5");
+  }
+  r->arg = pol.mode;
+  r->arg2 = pol.nodes;
   return end_of_line(l, error, "end of line after the policy");
 }
 
@@ -754,28 +716,6 @@ static void append_prot(GString *out, unsigned prot)
     g_string_append_c(out, 'x');
 }
 
-/* Node mask as runs: bits 0-3 and 5 -> "0-3,5". */
-static void append_nodes(GString *out, uint64_t mask)
-{
-  gboolean first = TRUE;
-  for (unsigned n = 0; n < TEXT_MAX_NODES; n++) {
-    if (!(mask >> n & 1))
-      continue;
-    unsigned end = n;
-    while (end + 1 < TEXT_MAX_NODES && (mask >> (end + 1) & 1))
-      end++;
-    if (!first)
-      g_string_append_c(out, ',');
-    first = FALSE;
-    append_dec(out, n);
-    if (end > n) {
-      g_string_append_c(out, '-');
-      append_dec(out, end);
-    }
-    n = end;
-  }
-}
-
 void text_format_record(const TraceRecord *r, GString *out)
 {
   static const char kinds[] = "RWDX";
@@ -826,9 +766,7 @@ void text_format_record(const TraceRecord *r, GString *out)
     else
       append_range(out, "mempolicy", r);
     g_string_append_c(out, ' ');
-    g_string_append(out, (unsigned)r->arg < G_N_ELEMENTS(POLICY_NAMES) ? POLICY_NAMES[r->arg] : "?");
-    if (r->arg != MPOL_DEFAULT_LOCAL)
-      append_nodes(out, r->arg2);
+    mempolicy_syntax_format(out, (unsigned)r->arg, r->arg2);
     return;
   case REC_THREAD:
     if (r->tid == 1 && r->arg < 0) {

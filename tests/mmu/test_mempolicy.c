@@ -1,6 +1,8 @@
 /*
- * Unit tests of NUMA memory policies (mmu/mempolicy.c): the parser of the
- * policy syntax and of the weights, the settings checked at machine
+ * Unit tests of NUMA memory policies (mmu/mempolicy.c, mempolicy_syntax.c):
+ * the policy syntax the setting and the trace reader share (each mode,
+ * ranges, bad lists, the node limit, preferred's one node, writing it
+ * back), the setting's messages, the weights, the settings checked at machine
  * creation, the node each policy chooses for base pages, THPs and hugetlb
  * pages, the fallback by SLIT distance on a ring of four nodes (0-1-2-3-0,
  * so node 2 is the farthest from node 0 and nearest-first is visible), bind
@@ -86,6 +88,158 @@ static Machine *ring_machine(const char *extra1, const char *extra2)
 }
 
 /* ---- parsing --------------------------------------------------------------- */
+
+/* The shared grammar (mempolicy_syntax.c) that the setting and the trace
+ * reader both use: kinds of error and the offending node, no messages. */
+
+static MempolicySyntaxError syntax(const char *text, unsigned limit, MemPolicy *p, unsigned *bad)
+{
+  *p = (MemPolicy){ .mode = 0xff, .nodes = 0xdead }; /* untouched on error */
+  *bad = 0xffff;
+  return mempolicy_syntax_parse(text, limit, p, bad);
+}
+
+/* `text` reads as mode and nodes below `limit`, and is written back as
+ * `written`. */
+static void check_reads(const char *text, unsigned limit, TracePolicy mode, uint64_t nodes, const char *written)
+{
+  MemPolicy p;
+  unsigned bad;
+  ck_assert_msg(syntax(text, limit, &p, &bad) == MEMPOLICY_SYNTAX_OK, "%s refused", text);
+  ck_assert_msg(p.mode == mode, "%s: mode %u", text, p.mode);
+  ck_assert_msg(p.nodes == nodes, "%s: nodes 0x%" G_GINT64_MODIFIER "x", text, p.nodes);
+  g_autoptr(GString) out = g_string_new(NULL);
+  mempolicy_syntax_format(out, p.mode, p.nodes);
+  ck_assert_str_eq(out->str, written);
+}
+
+START_TEST(test_syntax_each_mode)
+{
+  static const struct {
+    const char *text, *name;
+    TracePolicy mode;
+    uint64_t nodes;
+  } ok[] = {
+    { "local", "local", MPOL_DEFAULT_LOCAL, 0 },
+    { "bind:2", "bind", MPOL_BIND, 0x4 },
+    { "preferred:3", "preferred", MPOL_PREFERRED, 0x8 },
+    { "interleave:0,2", "interleave", MPOL_INTERLEAVE, 0x5 },
+    { "weighted_interleave:1-2", "weighted_interleave", MPOL_WEIGHTED_INTERLEAVE, 0x6 },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(ok); i++) {
+    check_reads(ok[i].text, 4, ok[i].mode, ok[i].nodes, ok[i].text);
+    ck_assert_str_eq(mempolicy_syntax_mode_name(ok[i].mode), ok[i].name);
+  }
+  ck_assert_ptr_null(mempolicy_syntax_mode_name(MPOL_WEIGHTED_INTERLEAVE + 1));
+  g_autoptr(GString) out = g_string_new(NULL);
+  mempolicy_syntax_format(out, 99, 0x3);
+  ck_assert_str_eq(out->str, "?");
+}
+END_TEST
+
+START_TEST(test_syntax_ranges)
+{
+  check_reads("bind:0-3,5", MEMPOLICY_MAX_NODES, MPOL_BIND, 0x2f, "bind:0-3,5");
+  check_reads("bind:5,0-3", MEMPOLICY_MAX_NODES, MPOL_BIND, 0x2f, "bind:0-3,5"); /* any order */
+  check_reads("bind:1,1,1-2", MEMPOLICY_MAX_NODES, MPOL_BIND, 0x6, "bind:1-2");  /* overlaps are one node */
+  check_reads("bind:3-3", MEMPOLICY_MAX_NODES, MPOL_BIND, 0x8, "bind:3");        /* a run of one */
+  check_reads("bind:007", MEMPOLICY_MAX_NODES, MPOL_BIND, 0x80, "bind:7");       /* leading zeros */
+  check_reads("interleave:0-63", MEMPOLICY_MAX_NODES, MPOL_INTERLEAVE, UINT64_MAX, "interleave:0-63");
+  check_reads("interleave:0,2,4,6", MEMPOLICY_MAX_NODES, MPOL_INTERLEAVE, 0x55, "interleave:0,2,4,6");
+  check_reads("interleave:62-63,0", MEMPOLICY_MAX_NODES, MPOL_INTERLEAVE, UINT64_C(0xc000000000000001),
+              "interleave:0,62-63");
+}
+END_TEST
+
+/* `text` is refused with error e and changes nothing; for
+ * MEMPOLICY_SYNTAX_NODE_LIMIT, `node` is the node named. */
+static void check_refused(const char *text, unsigned limit, MempolicySyntaxError e, unsigned node)
+{
+  MemPolicy p;
+  unsigned bad;
+  MempolicySyntaxError got = syntax(text, limit, &p, &bad);
+  ck_assert_msg(got == e, "'%s': error %d, not %d", text, got, e);
+  ck_assert_uint_eq(p.mode, 0xff);
+  ck_assert_uint_eq(p.nodes, 0xdead);
+  if (e == MEMPOLICY_SYNTAX_NODE_LIMIT)
+    ck_assert_msg(bad == node, "'%s': node %u, not %u", text, bad, node);
+}
+
+START_TEST(test_syntax_bad)
+{
+  static const struct {
+    const char *text;
+    MempolicySyntaxError e;
+  } bad[] = {
+    { "", MEMPOLICY_SYNTAX_UNKNOWN_MODE },
+    { "spread", MEMPOLICY_SYNTAX_UNKNOWN_MODE },
+    { "local:0", MEMPOLICY_SYNTAX_UNKNOWN_MODE },
+    { "Local", MEMPOLICY_SYNTAX_UNKNOWN_MODE },
+    { "bin:0", MEMPOLICY_SYNTAX_UNKNOWN_MODE },    /* no prefixes */
+    { "binding:0", MEMPOLICY_SYNTAX_UNKNOWN_MODE },
+    { ":0", MEMPOLICY_SYNTAX_UNKNOWN_MODE },
+    { "bind", MEMPOLICY_SYNTAX_NO_NODES },
+    { "bind:", MEMPOLICY_SYNTAX_NO_NODES },
+    { "preferred", MEMPOLICY_SYNTAX_NO_NODES },
+    { "weighted_interleave:", MEMPOLICY_SYNTAX_NO_NODES },
+    { "bind:3-1", MEMPOLICY_SYNTAX_BAD_LIST },     /* low end first */
+    { "bind:1,", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:,1", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:1,,2", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:1-", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:-1", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:1-2-3", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:0x1", MEMPOLICY_SYNTAX_BAD_LIST },     /* decimal only */
+    { "bind:1 ", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind: 1", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "interleave:a", MEMPOLICY_SYNTAX_BAD_LIST },
+    { "bind:0-7:2", MEMPOLICY_SYNTAX_BAD_LIST },   /* no strides */
+    { "bind:1000000", MEMPOLICY_SYNTAX_BAD_LIST }, /* not read as a node */
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++)
+    check_refused(bad[i].text, MEMPOLICY_MAX_NODES, bad[i].e, 0);
+}
+END_TEST
+
+START_TEST(test_syntax_node_limit)
+{
+  /* The machine's limit (a setting): node 4 of four is over. */
+  check_reads("bind:0-3", 4, MPOL_BIND, 0xf, "bind:0-3");
+  check_refused("bind:4", 4, MEMPOLICY_SYNTAX_NODE_LIMIT, 4);
+  /* A run that goes over names its upper end. */
+  check_refused("interleave:0,2-9", 4, MEMPOLICY_SYNTAX_NODE_LIMIT, 9);
+  check_refused("preferred:5", 4, MEMPOLICY_SYNTAX_NODE_LIMIT, 5);
+  /* Runs are taken in order: a run over the limit before a bad one, and a
+   * bad one before a run over the limit. */
+  check_refused("bind:7,x", 4, MEMPOLICY_SYNTAX_NODE_LIMIT, 7);
+  check_refused("bind:x,7", 4, MEMPOLICY_SYNTAX_BAD_LIST, 0);
+  /* A trace's limit: 64 nodes, whatever the machine. */
+  check_reads("bind:63", MEMPOLICY_MAX_NODES, MPOL_BIND, UINT64_C(1) << 63, "bind:63");
+  check_refused("bind:0-64", MEMPOLICY_MAX_NODES, MEMPOLICY_SYNTAX_NODE_LIMIT, 64);
+  check_refused("bind:999999", MEMPOLICY_MAX_NODES, MEMPOLICY_SYNTAX_NODE_LIMIT, 999999);
+  /* A limit above 64 is cut to 64: a mask has no bit for node 64. */
+  check_refused("bind:64", 1000, MEMPOLICY_SYNTAX_NODE_LIMIT, 64);
+  /* bad_node may be NULL. */
+  MemPolicy p;
+  ck_assert(mempolicy_syntax_parse("bind:4", 4, &p, NULL) == MEMPOLICY_SYNTAX_NODE_LIMIT);
+}
+END_TEST
+
+START_TEST(test_syntax_preferred_one_node)
+{
+  check_reads("preferred:0", 8, MPOL_PREFERRED, 0x1, "preferred:0");
+  /* A list that names one node is one node. */
+  check_reads("preferred:2-2", 8, MPOL_PREFERRED, 0x4, "preferred:2");
+  check_reads("preferred:3,3", 8, MPOL_PREFERRED, 0x8, "preferred:3");
+  check_refused("preferred:0-1", 8, MEMPOLICY_SYNTAX_NOT_ONE_NODE, 0);
+  check_refused("preferred:1,3", 8, MEMPOLICY_SYNTAX_NOT_ONE_NODE, 0);
+  /* The list is checked before the count of its nodes. */
+  check_refused("preferred:1,x", 8, MEMPOLICY_SYNTAX_BAD_LIST, 0);
+  check_refused("preferred:1,9", 8, MEMPOLICY_SYNTAX_NODE_LIMIT, 9);
+  /* Only preferred is held to one node. */
+  check_reads("bind:0-1", 8, MPOL_BIND, 0x3, "bind:0-1");
+}
+END_TEST
 
 START_TEST(test_parse_policies)
 {
@@ -558,6 +712,11 @@ static Suite *mempolicy_suite(void)
 {
   Suite *s = suite_create("mempolicy");
   TCase *tc = tcase_create("parse");
+  tcase_add_test(tc, test_syntax_each_mode);
+  tcase_add_test(tc, test_syntax_ranges);
+  tcase_add_test(tc, test_syntax_bad);
+  tcase_add_test(tc, test_syntax_node_limit);
+  tcase_add_test(tc, test_syntax_preferred_one_node);
   tcase_add_test(tc, test_parse_policies);
   tcase_add_test(tc, test_parse_weights);
   tcase_add_test(tc, test_bad_settings_refused);

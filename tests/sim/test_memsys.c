@@ -515,6 +515,40 @@ START_TEST(test_stream_table_size_setting)
 }
 END_TEST
 
+/* The largest table, 64 pages, found by page and replaced in LRU order
+ * whatever the page numbers: 64 pages are tracked at once, 64 new ones
+ * replace them oldest first and are tracked in turn, and the old ones are
+ * forgotten.  (Entries are found through hash chains; enough pages to make
+ * chains share buckets and to unlink entries from them.) */
+START_TEST(test_stream_table_64_pages)
+{
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_degree=2",
+                                     "cache.prefetch_pages=64", NULL };
+#define PG(i) (UINT64_C(0x1000000) + (uint64_t)(i) * (i) * 131 * 0x1000)  /* chains of up to 3 */
+  Tiny t;
+  tiny_open(&t, cfg);
+  for (unsigned i = 0; i < 64; i++) {
+    ACCESS(t.h, PG(i) + LINE(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+    ACCESS(t.h, PG(i) + LINE(1), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* 2, 3 */
+  }
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 128);
+  for (unsigned i = 0; i < 64; i++)
+    ACCESS(t.h, PG(i) + LINE(4), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* in the window: 5, 6 */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 256);
+  for (unsigned i = 64; i < 128; i++)
+    ACCESS(t.h, PG(i) + LINE(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* replaces page i - 64 */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 256);
+  for (unsigned i = 64; i < 128; i++)
+    ACCESS(t.h, PG(i) + LINE(1), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* tracked: 2, 3 */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 384);
+  for (unsigned i = 0; i < 64; i++)
+    ACCESS(t.h, PG(i) + LINE(7), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* forgotten: a new stream */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 384);
+#undef PG
+  tiny_close(&t);
+}
+END_TEST
+
 START_TEST(test_prefetch_ignores_walks_and_ifetches)
 {
   static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", NULL };
@@ -662,6 +696,7 @@ static Suite *memsys_suite(void)
   tcase_add_test(tc, test_stream_two_streams_and_noise);
   tcase_add_test(tc, test_stream_table_pages);
   tcase_add_test(tc, test_stream_table_size_setting);
+  tcase_add_test(tc, test_stream_table_64_pages);
   tcase_add_test(tc, test_prefetch_ignores_walks_and_ifetches);
   tcase_add_test(tc, test_nextline);
   tcase_add_test(tc, test_prefetcher_none);

@@ -166,6 +166,22 @@ START_TEST(parse_policy_events)
 }
 END_TEST
 
+/* The policy grammar is the setting's (mempolicy_syntax.c): lists in any
+ * order, and preferred takes any list that names one node. */
+START_TEST(parse_policy_grammar_of_setting)
+{
+  GArray *r = parse_ok("mempolicy process bind:5,0-3\n"
+                       "mempolicy process preferred:2-2\n"
+                       "mempolicy process interleave:007\n");
+  ck_assert_uint_eq(r->len, 3);
+  ck_assert_uint_eq(REC(r, 0)->arg2, 0x2f);
+  ck_assert_int_eq(REC(r, 1)->arg, MPOL_PREFERRED);
+  ck_assert_uint_eq(REC(r, 1)->arg2, 0x4);
+  ck_assert_uint_eq(REC(r, 2)->arg2, 0x80);
+  g_array_free(r, TRUE);
+}
+END_TEST
+
 START_TEST(parse_compute_roi_and_context)
 {
   GArray *r = parse_ok("# mmusim text trace v1\n"
@@ -288,6 +304,11 @@ static const BadCase bad_cases[] = {
   { "mempolicy 0x7f0000000000 4K bind:\n", { "t.txt:1:", "bad node list", "'bind:'" } },
   { "mempolicy 0x7f0000000000 4K bind:1,,2\n", { "t.txt:1:", "'bind:1,,2'" } },
   { "mempolicy 0x7f0000000000 4K preferred:0-1\n", { "t.txt:1:", "'preferred:0-1'", "one node" } },
+  { "mempolicy 0x7f0000000000 4K preferred:64\n", { "t.txt:1:", "bad preferred node", "'preferred:64'", "0..63" } },
+  { "mempolicy 0x7f0000000000 4K preferred:0x1\n", { "t.txt:1:", "bad preferred node", "'preferred:0x1'" } },
+  { "mempolicy 0x7f0000000000 4K preferred:\n", { "t.txt:1:", "bad preferred node", "'preferred:'" } },
+  { "mempolicy 0x7f0000000000 4K bind\n", { "t.txt:1:", "bind without nodes", "'bind'", "bind:NODES" } },
+  { "mempolicy 0x7f0000000000 4K local:0\n", { "t.txt:1:", "unknown memory policy", "'local:0'" } },
   { "mempolicy 0x7f0000000000 4K spread\n", { "t.txt:1:", "unknown memory policy", "'spread'", "interleave:NODES" } },
   { "mempolicy process\n", { "t.txt:1:", "missing policy", "'process'", "interleave:NODES" } },
   { "mempolicy process bind:0-64\n", { "t.txt:1:", "bad node list", "'bind:0-64'" } },
@@ -615,6 +636,7 @@ static Suite *text_suite(void)
   tcase_add_test(tc, parse_accesses);
   tcase_add_test(tc, parse_mapping_events);
   tcase_add_test(tc, parse_policy_events);
+  tcase_add_test(tc, parse_policy_grammar_of_setting);
   tcase_add_test(tc, parse_compute_roi_and_context);
   tcase_add_test(tc, line_endings_and_empty_input);
   tcase_add_test(tc, limits_accepted);

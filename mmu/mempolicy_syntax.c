@@ -1,0 +1,133 @@
+/*
+ * mempolicy_syntax.c - reading and writing a NUMA memory policy ("local",
+ * "bind:0-3,5", "preferred:1", "interleave:0,2", "weighted_interleave:0-3"):
+ * the one table of mode names and the one node-list grammar behind the
+ * setting numa.mempolicy (mempolicy.c) and the trace's mempolicy records
+ * (traces/text.c).  The names are the kernel's (numactl --membind,
+ * --preferred, --interleave, --weighted-interleave; MPOL_* of
+ * include/uapi/linux/mempolicy.h), node lists the cpulist/nodelist form of
+ * bitmap_parselist() without its strides (0-7:2).
+ *
+ * Leaves out: the mode flags (=static, =relative of numactl), "all", "!"
+ * negation and node strides.  Which nodes exist is the caller's question:
+ * a setting asks for the machine's, a trace allows all 64 and leaves the
+ * rest to the kernel model when the record is applied.
+ */
+#include "config.h"
+#include "mempolicy_syntax.h"
+
+#include <string.h>
+
+/* A node number longer than this is not read as a node at all (so a message
+ * never shows an overflowed number): a bad list. */
+#define NODE_NUMBER_CAP 1000000u
+
+static const char *const MODE_NAMES[] = {
+  [MPOL_DEFAULT_LOCAL] = "local", [MPOL_BIND] = "bind", [MPOL_PREFERRED] = "preferred",
+  [MPOL_INTERLEAVE] = "interleave", [MPOL_WEIGHTED_INTERLEAVE] = "weighted_interleave",
+};
+
+const char *mempolicy_syntax_mode_name(unsigned mode)
+{
+  return mode < G_N_ELEMENTS(MODE_NAMES) ? MODE_NAMES[mode] : NULL;
+}
+
+gboolean mempolicy_syntax_number(const char **s, unsigned limit, unsigned *out)
+{
+  const char *p = *s;
+  unsigned v = 0;
+  if (!g_ascii_isdigit(*p))
+    return FALSE;
+  while (g_ascii_isdigit(*p)) {
+    v = v * 10 + (unsigned)(*p++ - '0');
+    if (v >= limit)
+      return FALSE;
+  }
+  *s = p;
+  *out = v;
+  return TRUE;
+}
+
+/* "0-3,5" -> bits 0..3 and 5, every node below limit. */
+static MempolicySyntaxError parse_node_list(const char *s, unsigned limit, uint64_t *mask, unsigned *bad_node)
+{
+  uint64_t m = 0;
+  for (;;) {
+    unsigned a, b;
+    if (!mempolicy_syntax_number(&s, NODE_NUMBER_CAP, &a))
+      return MEMPOLICY_SYNTAX_BAD_LIST;
+    b = a;
+    if (*s == '-') {
+      s++;
+      if (!mempolicy_syntax_number(&s, NODE_NUMBER_CAP, &b) || b < a)
+        return MEMPOLICY_SYNTAX_BAD_LIST;
+    }
+    if (b >= limit) {
+      if (bad_node)
+        *bad_node = b;
+      return MEMPOLICY_SYNTAX_NODE_LIMIT;
+    }
+    for (unsigned n = a; n <= b; n++)
+      m |= UINT64_C(1) << n;
+    if (*s == '\0')
+      break;
+    if (*s++ != ',')
+      return MEMPOLICY_SYNTAX_BAD_LIST;
+  }
+  *mask = m;
+  return MEMPOLICY_SYNTAX_OK;
+}
+
+MempolicySyntaxError mempolicy_syntax_parse(const char *text, unsigned limit, MemPolicy *out, unsigned *bad_node)
+{
+  g_return_val_if_fail(text != NULL && out != NULL, MEMPOLICY_SYNTAX_UNKNOWN_MODE);
+  limit = MIN(limit, MEMPOLICY_MAX_NODES);
+  if (strcmp(text, MODE_NAMES[MPOL_DEFAULT_LOCAL]) == 0) {
+    *out = (MemPolicy){ .mode = MPOL_DEFAULT_LOCAL, .nodes = 0 };
+    return MEMPOLICY_SYNTAX_OK;
+  }
+  const char *colon = strchr(text, ':');
+  size_t len = colon ? (size_t)(colon - text) : strlen(text);
+  for (unsigned m = MPOL_BIND; m < G_N_ELEMENTS(MODE_NAMES); m++) {
+    if (strlen(MODE_NAMES[m]) != len || strncmp(text, MODE_NAMES[m], len) != 0)
+      continue;
+    if (!colon || !colon[1])
+      return MEMPOLICY_SYNTAX_NO_NODES;
+    uint64_t mask;
+    MempolicySyntaxError e = parse_node_list(colon + 1, limit, &mask, bad_node);
+    if (e != MEMPOLICY_SYNTAX_OK)
+      return e;
+    if (m == MPOL_PREFERRED && (mask & (mask - 1)))
+      return MEMPOLICY_SYNTAX_NOT_ONE_NODE;
+    *out = (MemPolicy){ .mode = (uint8_t)m, .nodes = mask };
+    return MEMPOLICY_SYNTAX_OK;
+  }
+  return MEMPOLICY_SYNTAX_UNKNOWN_MODE;
+}
+
+void mempolicy_syntax_format(GString *out, unsigned mode, uint64_t nodes)
+{
+  const char *name = mempolicy_syntax_mode_name(mode);
+  if (!name) {
+    g_string_append_c(out, '?');
+    return;
+  }
+  g_string_append(out, name);
+  if (mode == MPOL_DEFAULT_LOCAL)
+    return;
+  g_string_append_c(out, ':');
+  /* Runs of set bits: bits 0-3 and 5 -> "0-3,5". */
+  const char *sep = "";
+  for (unsigned n = 0; n < MEMPOLICY_MAX_NODES; n++) {
+    if (!(nodes >> n & 1))
+      continue;
+    unsigned end = n;
+    while (end + 1 < MEMPOLICY_MAX_NODES && (nodes >> (end + 1) & 1))
+      end++;
+    g_string_append_printf(out, "%s%u", sep, n);
+    if (end > n)
+      g_string_append_printf(out, "-%u", end);
+    sep = ",";
+    n = end;
+  }
+}

@@ -1,0 +1,68 @@
+/*
+ * mempolicy_syntax.h - the written form of a NUMA memory policy, one
+ * grammar for the setting numa.mempolicy and the trace records
+ * `mempolicy ADDR LEN POLICY` / `mempolicy process POLICY`:
+ *
+ *   POLICY = local | bind:NODES | preferred:N | interleave:NODES
+ *          | weighted_interleave:NODES
+ *   NODES  = RUN[,RUN]...    RUN = node | node-node (low first)
+ *
+ * A node is decimal.  preferred takes a list naming one node (preferred:2,
+ * also preferred:2-2).  The parser reports what is wrong as a kind and the
+ * offending node, and each caller words the message in its own style (a
+ * setting names itself and the machine, a trace line its file and line).
+ * It needs nothing of the kernel model, so the trace reader uses it alone.
+ */
+#ifndef MMUSIM_MEMPOLICY_SYNTAX_H
+#define MMUSIM_MEMPOLICY_SYNTAX_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "record.h"
+
+/* Nodes a policy can name: the bits of a uint64_t node mask (MAX_NUMNODES
+ * of the model; machine.nodes is at most this). */
+#define MEMPOLICY_MAX_NODES 64
+
+/* What the policies look like, for "expected ..." in messages. */
+#define MEMPOLICY_SYNTAX_EXPECTED \
+  "local, bind:NODES, preferred:N, interleave:NODES or weighted_interleave:NODES"
+
+typedef struct {
+  uint8_t mode;   /* TracePolicy */
+  uint64_t nodes; /* node mask (preferred: one bit; local: 0) */
+} MemPolicy;
+
+/* What mempolicy_syntax_parse found wrong. */
+typedef enum {
+  MEMPOLICY_SYNTAX_OK,
+  MEMPOLICY_SYNTAX_UNKNOWN_MODE, /* not local nor MODE:..., e.g. "spread", "local:0" */
+  MEMPOLICY_SYNTAX_NO_NODES,     /* a mode that takes nodes with none: "bind", "bind:" */
+  MEMPOLICY_SYNTAX_BAD_LIST,     /* NODES not like 0-3,5 (empty run, 3-1, letters) */
+  MEMPOLICY_SYNTAX_NODE_LIMIT,   /* a node at or above the limit; *bad_node says which */
+  MEMPOLICY_SYNTAX_NOT_ONE_NODE, /* preferred with more than one node */
+} MempolicySyntaxError;
+
+/* Parse `text` (all of it) into *out.  Nodes must be below `limit` (at most
+ * MEMPOLICY_MAX_NODES: the machine's nodes for a setting, MEMPOLICY_MAX_NODES
+ * for a trace).  On MEMPOLICY_SYNTAX_NODE_LIMIT, *bad_node (may be NULL) is
+ * the node: the upper end of the run that went over.  The mode name is
+ * checked first, then the list run by run (a run over the limit is
+ * reported before a bad run after it), then the one node of preferred.
+ * *out is written only on success. */
+MempolicySyntaxError mempolicy_syntax_parse(const char *text, unsigned limit, MemPolicy *out, unsigned *bad_node);
+
+/* The name of mode (TracePolicy) as written ("interleave"), NULL when mode
+ * is none. */
+const char *mempolicy_syntax_mode_name(unsigned mode);
+
+/* Read a decimal number below `limit` at *s and move *s past it; FALSE
+ * (*s unmoved) when there is no digit or the number reaches the limit.
+ * Node numbers, and the weights of numa.interleave_weights. */
+gboolean mempolicy_syntax_number(const char **s, unsigned limit, unsigned *out);
+
+/* Append the policy as mempolicy_syntax_parse reads it: "local",
+ * "interleave:0-3,5"; a mode that is none is written "?". */
+void mempolicy_syntax_format(GString *out, unsigned mode, uint64_t nodes);
+
+#endif
