@@ -392,7 +392,7 @@ static G_NO_INLINE Cpu *switch_to(Engine *e, Thread *t, Cpu *cpu)
   }
   cpu->cur = t;
   cpu->cur_since = cpu->clock;
-  numa_balance_switch_in(m->k->numa_balance, cpu, t);
+  numa_balance_switch_in(e->m->k->numa_balance, cpu, t);
   return cpu;
 }
 
