@@ -43,18 +43,43 @@ void mm_free(Mm *mm)
   pgtable_destroy(&mm->pt);
   g_array_free(mm->vmas, TRUE);
   g_free(mm->cpumask);
+  g_free(mm->left_gen);
   g_free(mm);
+}
+
+/* Grow the mask (and left_gen with it) to hold cpu. */
+static void cpumask_grow(Mm *mm, unsigned cpu)
+{
+  unsigned w = cpu / 64, old = mm->cpumask_words;
+  if (w < old)
+    return;
+  mm->cpumask = g_renew(uint64_t, mm->cpumask, w + 1);
+  memset(mm->cpumask + old, 0, (w + 1 - old) * sizeof *mm->cpumask);
+  mm->left_gen = g_renew(uint64_t, mm->left_gen, (size_t)(w + 1) * 64);
+  memset(mm->left_gen + (size_t)old * 64, 0, (size_t)(w + 1 - old) * 64 * sizeof *mm->left_gen);
+  mm->cpumask_words = w + 1;
 }
 
 void mm_cpumask_set(Mm *mm, unsigned cpu)
 {
-  unsigned w = cpu / 64;
-  if (w >= mm->cpumask_words) {
-    mm->cpumask = g_renew(uint64_t, mm->cpumask, w + 1);
-    memset(mm->cpumask + mm->cpumask_words, 0, (w + 1 - mm->cpumask_words) * sizeof *mm->cpumask);
-    mm->cpumask_words = w + 1;
-  }
-  mm->cpumask[w] |= UINT64_C(1) << (cpu % 64);
+  cpumask_grow(mm, cpu);
+  mm->cpumask[cpu / 64] |= UINT64_C(1) << (cpu % 64);
+}
+
+void mm_cpumask_leave(Mm *mm, unsigned cpu)
+{
+  if (!mm_cpumask_test(mm, cpu))
+    return;
+  mm->cpumask[cpu / 64] &= ~(UINT64_C(1) << (cpu % 64));
+  mm->left_gen[cpu] = mm->tlb_gen + 1;
+}
+
+gboolean mm_cpumask_enter(Mm *mm, unsigned cpu)
+{
+  mm_cpumask_set(mm, cpu);
+  uint64_t left = mm->left_gen[cpu];
+  mm->left_gen[cpu] = 0;
+  return left && left - 1 != mm->tlb_gen;
 }
 
 void mm_deposit(Mm *mm, uint64_t haddr, uint64_t table_pfn)

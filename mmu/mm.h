@@ -35,12 +35,18 @@ typedef struct Mm {
   guint last_vma;      /* index of the last VMA found (lookup cache) */
   gboolean thp_disable; /* prctl(PR_SET_THP_DISABLE): MMF_DISABLE_THP */
   uint64_t rss_pages;  /* base pages mapped (huge pages count 512) */
-  /* mm_cpumask: CPUs that ran this mm and may hold its translations, a
-   * bitmap of cpumask_words words grown on demand (mm_cpumask_set).  Bits
-   * are never cleared: a CPU that switched away keeps the mm's entries
-   * under its PCID. */
+  /* mm_cpumask: CPUs that run this mm now, the targets of its TLB
+   * shootdowns, a bitmap of cpumask_words words grown on demand.  A CPU
+   * that switches to another mm leaves it (x86 switch_mm_irqs_off, Linux
+   * 4.19 to 6.12) and may keep the mm's entries under its PCID; tlb_gen
+   * counts the flushes of the mm's translations (context.tlb_gen), and
+   * left_gen[cpu] is 1 + tlb_gen when that CPU left (0: in the mask, or
+   * never ran the mm), so that a CPU coming back after a flush it missed
+   * drops the mm's entries first, as choose_new_asid decides. */
   uint64_t *cpumask;
   unsigned cpumask_words;
+  uint64_t tlb_gen;
+  uint64_t *left_gen;  /* cpumask_words * 64 entries */
   GHashTable *deposited; /* huge-PMD va -> pfn of the page table deposited for its split */
   gboolean khugepaged_listed; /* on khugepaged's scan list */
   /* The process's memory policy (set_mempolicy; numa.mempolicy until the
@@ -54,6 +60,13 @@ typedef struct Mm {
 
 /* Record that `cpu` runs mm (called on context switches, not per access). */
 void mm_cpumask_set(Mm *mm, unsigned cpu);
+/* cpu switches from mm to another mm: it leaves the mask at the mm's
+ * current tlb_gen. */
+void mm_cpumask_leave(Mm *mm, unsigned cpu);
+/* cpu switches to mm: it joins the mask; TRUE when it had left the mm and
+ * a flush of the mm's translations went out since (its own entries of the
+ * mm are stale: the caller drops them). */
+gboolean mm_cpumask_enter(Mm *mm, unsigned cpu);
 static inline gboolean mm_cpumask_test(const Mm *mm, unsigned cpu)
 {
   return cpu / 64 < mm->cpumask_words && ((mm->cpumask[cpu / 64] >> (cpu % 64)) & 1);

@@ -384,11 +384,20 @@ static G_NO_INLINE Cpu *switch_to(Engine *e, Thread *t, Cpu *cpu)
     cpu_stall(cpu, e->switch_cycles);
   }
   if (!cpu->cur || cpu->cur->mm != t->mm) {
-    if (!e->pcid && cpu->cur)
+    /* switch_mm_irqs_off: stop remote flushes for the previous mm, start
+     * them for the next; a CPU that missed some drops the next mm's
+     * entries (choose_new_asid's need_flush). */
+    if (cpu->cur)
+      mm_cpumask_leave(cpu->cur->mm, (unsigned)cpu->id);
+    gboolean stale = mm_cpumask_enter(t->mm, (unsigned)cpu->id);
+    if (!e->pcid && cpu->cur) {
       cpu_flush_all(cpu); /* no PCIDs: a CR3 write drops every translation */
+    } else if (stale) {
+      cpu_flush_asid(cpu, t->mm->asid);
+      cpu->ctr.c[CTR_TLB_FLUSH_FULL]++;
+    }
     cpu->cur_asid = t->mm->asid;
     cpu->ud_key = cpu->ui_key = ~0ULL;
-    mm_cpumask_set(t->mm, (unsigned)cpu->id);
   }
   cpu->cur = t;
   cpu->cur_since = cpu->clock;

@@ -266,6 +266,7 @@ void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t sta
   unsigned shift = MAX(stride_shift, 12u);
   uint64_t entries = ((end - 1) >> shift) - (start >> shift) + 1;
   gboolean full = entries > k->flush_ceiling_pages;
+  mm->tlb_gen++; /* CPUs out of the mask now drop the mm's entries when they come back */
   flush_on(initiator, mm, start, end, full, entries);
   /* The targets: every other CPU in mm_cpumask, found a word at a time. */
   unsigned targets = 0;

@@ -316,6 +316,43 @@ START_TEST(test_new_thread_starts_at_creation)
 }
 END_TEST
 
+/* mm_cpumask follows the CPUs that run an mm now: a CPU that switches to
+ * another process leaves it and gets no IPI for its flushes, and when it
+ * comes back after one it missed, it drops the mm's entries itself (with
+ * PCIDs, where its TLB kept them). */
+START_TEST(test_cpumask_trimmed_on_switch)
+{
+  static const char *sets[] = { "machine.cpus_per_node=2", "tlb.pcid=true", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  const char *text = "process 1\nthread 1 cpu 0\nmmap 0x7f0000000000 8K rw\nW 0x7f0000000000 8\n"
+                     "W 0x7f0000001000 8\n"
+                     "thread 2 cpu 1\nR 0x7f0000000000 8\n"   /* CPU 1 joins process 1 */
+                     "process 2\nthread 1 cpu 1\nmmap 0x7f0000000000 4K rw\nW 0x7f0000000000 8\n"
+                     "process 1\nthread 1 cpu 0\nmprotect 0x7f0000000000 4K r\n" /* CPU 1 is not a target */
+                     "thread 2 cpu 1\nR 0x7f0000000000 8\n";  /* back on CPU 1: its stale entries go */
+  GError *err = NULL;
+  TraceSource *src = text_source_from_string("t.txt", text, &err);
+  ck_assert_no_error(err);
+  EngineOptions opt = { .whole = TRUE };
+  EngineResult res;
+  ck_assert(engine_run(m, src, &opt, &res, &err));
+  trace_source_free(src);
+  Cpu *c0 = m->cpus[0], *c1 = m->cpus[1];
+  ck_assert_uint_eq(c0->ctr.c[CTR_NR_TLB_REMOTE_FLUSH], 0);
+  ck_assert_uint_eq(c1->ctr.c[CTR_NR_TLB_REMOTE_FLUSH_RECEIVED], 0);
+  ck_assert_uint_eq(c1->ctr.c[CTR_TLB_FLUSH_FULL], 1);
+  Mm *p1 = kernel_mm(m->k, 1), *p2 = kernel_mm(m->k, 2);
+  ck_assert(mm_cpumask_test(p1, 0) && mm_cpumask_test(p1, 1));
+  ck_assert(!mm_cpumask_test(p2, 1));
+  /* Without a flush in between, coming back costs nothing. */
+  ck_assert(!mm_cpumask_enter(p2, 1));
+  mm_cpumask_leave(p2, 1);
+  ck_assert(!mm_cpumask_test(p2, 1));
+  ck_assert(!mm_cpumask_enter(p2, 1));
+  machine_free(m);
+}
+END_TEST
+
 static Suite *machine_suite(void)
 {
   Suite *s = suite_create("machine");
@@ -330,6 +367,7 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_placement);
   tcase_add_test(tc, test_shootdown_targets_and_costs);
   tcase_add_test(tc, test_new_thread_starts_at_creation);
+  tcase_add_test(tc, test_cpumask_trimmed_on_switch);
   suite_add_tcase(s, tc);
   return s;
 }
