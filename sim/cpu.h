@@ -57,6 +57,9 @@ struct Cpu {
     unsigned size, shift;
   } l1d_probe[ARCH_MAX_SIZES], l1i_probe[ARCH_MAX_SIZES];
   unsigned n_l1d_probe, n_l1i_probe;
+  /* The second-level data array that a base page's translation is probed
+   * in, for cpu_prefetch only (set by the architecture; NULL: none). */
+  struct L1Probe l2d_hint;
   uint32_t l1_hit_cycles;
   /* Last data and instruction translation (4K granule): an exact shortcut,
    * since that entry is the most recently used of its L1 array. */
