@@ -87,9 +87,9 @@ void cpu_access(Cpu *cpu, Thread *t, const TraceRecord *r);
 /* A host-side hint, no effect on the model: the engine calls it for records
  * a few places ahead so that the host lines their simulation will read (the
  * page-table entry, the simulated cache sets of the entry and of the data)
- * are on their way.  Stages, far to near: 0 the last-level table's node,
- * 1 the table entry and its simulated cache sets, 2 the data line's sets
- * (once the entry has arrived). */
+ * are on their way.  Stages, far to near: 0 the table entry, its simulated
+ * cache sets and the second-level TLB set, 1 the data line's sets (once the
+ * entry has arrived). */
 void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *r, unsigned stage);
 /* Below this many table pages (4 KiB of host memory each) the page table
  * stays in the host's caches and prefetching it only costs instructions, so
