@@ -12,7 +12,9 @@
 #include "config.h"
 #include "pgtable.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 void pgtable_geometry_x86_64(PtGeometry *g, unsigned levels)
 {
@@ -26,17 +28,111 @@ void pgtable_geometry_x86_64(PtGeometry *g, unsigned levels)
   }
 }
 
+/* ---- host memory of the tables (see PtHostPool) ---------------------------- */
+
+#define PT_HOST_PAGE 4096u
+/* The first block holds 16 arrays (a small address space stays small); each
+ * next one doubles up to the huge-page size, and only blocks of that size are
+ * offered to the host as huge pages. */
+#define PT_HOST_FIRST_BLOCK (16u * PT_HOST_PAGE)
+#define PT_HOST_HUGE_BLOCK (2u << 20)
+
+struct PtHostBlock {
+  PtHostBlock *next;
+  void *mem;
+};
+
+/* `bytes` (a multiple of PT_HOST_PAGE) from the newest block, a new block
+ * when it is used up. */
+static void *pool_carve(PtHostPool *p, size_t bytes)
+{
+  if (p->next == NULL || (size_t)(p->end - p->next) < bytes) {
+    size_t size = p->block_bytes ? p->block_bytes : PT_HOST_FIRST_BLOCK;
+    PtHostBlock *b = g_new(PtHostBlock, 1);
+    b->mem = aligned_alloc(size >= PT_HOST_HUGE_BLOCK ? PT_HOST_HUGE_BLOCK : PT_HOST_PAGE, size);
+    if (b->mem == NULL)
+      g_error("out of host memory for page tables (%zu bytes)", size);
+#ifdef MADV_HUGEPAGE
+    if (size >= PT_HOST_HUGE_BLOCK)
+      (void)madvise(b->mem, size, MADV_HUGEPAGE); /* a hint: failure only costs speed */
+#endif
+    b->next = p->blocks;
+    p->blocks = b;
+    p->next = b->mem;
+    p->end = p->next + size;
+    p->block_bytes = MIN(size * 2, PT_HOST_HUGE_BLOCK);
+  }
+  void *m = p->next;
+  p->next += bytes;
+  return m;
+}
+
+/* A zeroed array of `n` entries of 8 bytes. */
+static void *array_new(PageTable *pt, unsigned n)
+{
+  if ((size_t)n * 8 != PT_HOST_PAGE)
+    return g_malloc0((size_t)n * 8);
+  void *m = pt->host.free_pages;
+  if (m != NULL)
+    pt->host.free_pages = *(void **)m;
+  else
+    m = pool_carve(&pt->host, PT_HOST_PAGE);
+  memset(m, 0, PT_HOST_PAGE);
+  return m;
+}
+
+static void array_free(PageTable *pt, void *m, unsigned n)
+{
+  if (m == NULL)
+    return;
+  if ((size_t)n * 8 != PT_HOST_PAGE) {
+    g_free(m);
+    return;
+  }
+  *(void **)m = pt->host.free_pages;
+  pt->host.free_pages = m;
+}
+
+/* Node structs come from pages of their own, cut up when the free list is
+ * empty, so that the arrays stay page-aligned. */
+static PtNode *node_struct_new(PageTable *pt)
+{
+  if (pt->host.free_nodes == NULL) {
+    PtNode *page = array_new(pt, PT_HOST_PAGE / 8);
+    for (size_t i = 0; i < PT_HOST_PAGE / sizeof *page; i++) {
+      page[i].child = (PtNode **)pt->host.free_nodes;
+      pt->host.free_nodes = &page[i];
+    }
+  }
+  PtNode *n = pt->host.free_nodes;
+  pt->host.free_nodes = (PtNode *)n->child;
+  memset(n, 0, sizeof *n);
+  return n;
+}
+
+/* Give a node's arrays and struct back to the pool. */
+static void node_host_free(PageTable *pt, PtNode *n)
+{
+  unsigned entries = 1u << pt->g.bits[n->level];
+  array_free(pt, n->e, entries);
+  array_free(pt, n->child, entries);
+  n->child = (PtNode **)pt->host.free_nodes;
+  pt->host.free_nodes = n;
+}
+
+/* ---- tables -------------------------------------------------------------------- */
+
 static PtNode *node_new(PageTable *pt, unsigned level)
 {
   uint64_t pfn;
   if (!pt->a.alloc(pt->a.ctx, level, &pfn))
     return NULL;
-  PtNode *n = g_new0(PtNode, 1);
+  PtNode *n = node_struct_new(pt);
   n->pfn = pfn;
   n->level = level;
-  n->e = g_new0(uint64_t, 1u << pt->g.bits[level]);
+  n->e = array_new(pt, 1u << pt->g.bits[level]);
   if (level > 1)
-    n->child = g_new0(PtNode *, 1u << pt->g.bits[level]);
+    n->child = array_new(pt, 1u << pt->g.bits[level]);
   pt->tables++;
   return n;
 }
@@ -45,9 +141,7 @@ static void node_free(PageTable *pt, PtNode *n)
 {
   pt->a.release(pt->a.ctx, n->level, n->pfn);
   pt->tables--;
-  g_free(n->e);
-  g_free(n->child);
-  g_free(n);
+  node_host_free(pt, n);
 }
 
 gboolean pgtable_init(PageTable *pt, const PtGeometry *g, const PtAllocator *a)
@@ -73,6 +167,12 @@ void pgtable_destroy(PageTable *pt)
   if (pt->root)
     destroy_rec(pt, pt->root);
   pt->root = NULL;
+  for (PtHostBlock *b = pt->host.blocks, *next; b != NULL; b = next) {
+    next = b->next;
+    free(b->mem);
+    g_free(b);
+  }
+  memset(&pt->host, 0, sizeof pt->host);
 }
 
 static gboolean is_leaf(uint64_t e, unsigned level)
@@ -232,8 +332,6 @@ gboolean pgtable_take_table(PageTable *pt, uint64_t va, unsigned level, uint64_t
   n->e[i] = 0;
   n->used--;
   pt->tables--;
-  g_free(t->e);
-  g_free(t->child);
-  g_free(t);
+  node_host_free(pt, t);
   return TRUE;
 }

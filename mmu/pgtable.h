@@ -62,11 +62,27 @@ typedef struct {
   void *ctx;
 } PtAllocator;
 
+/* Host memory of the tables (pgtable.c), no part of the model: 4 KiB entry
+ * and child arrays and the node structs come from blocks of growing size,
+ * so that the arrays are page-aligned (a malloc'd 4 KiB array spans two host
+ * pages) and, once the table is large, sit in 2 MiB blocks the host may back
+ * with huge pages (a random walk over a large table then misses the host's
+ * TLB far less); the node structs are dense, not one per heap line. */
+typedef struct PtHostBlock PtHostBlock;
+typedef struct {
+  PtHostBlock *blocks;  /* every block, for pgtable_destroy */
+  uint8_t *next, *end;  /* the unused part of the newest block */
+  size_t block_bytes;   /* size of the next block */
+  void *free_pages;     /* freed 4 KiB arrays, linked through their first word */
+  PtNode *free_nodes;   /* freed node structs, linked through child */
+} PtHostPool;
+
 typedef struct {
   PtGeometry g;
   PtAllocator a;
   PtNode *root;
   uint64_t tables;   /* table pages in use, root included */
+  PtHostPool host;
 } PageTable;
 
 /* The x86-64 geometry: 9 bits per level, 4K pages, 4 or 5 levels. */

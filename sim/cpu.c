@@ -422,36 +422,31 @@ void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *r, unsign
   /* The page of the last access is hot already (sequential work). */
   if (granule_key(cpu->cur_asid, va) == (r->kind == ACC_IFETCH ? cpu->ui_key : cpu->ud_key))
     return;
-  /* Descend the page table on the host, one level less at the far stage:
-   * the last table's node is what that stage brings in. */
+  /* Descend the page table on the host to the table that holds va's leaf
+   * (or the last table present).  The upper tables, their child arrays and
+   * the node structs (packed, see PtHostPool) stay in the host's caches, so
+   * only the entry itself needs a stage of its own. */
   const PageTable *pt = &th->mm->pt;
   const PtNode *n = pt->root;
   unsigned level = pt->g.levels;
   unsigned idx = pgtable_index(&pt->g, level, va);
-  unsigned stop = stage == 0 ? 2 : 1;
-  while (level > stop && n->child && n->child[idx]) {
+  while (level > 1 && n->child && n->child[idx]) {
     n = n->child[idx];
     level--;
     idx = pgtable_index(&pt->g, level, va);
   }
-  switch (stage) {
-  case 0:
-    if (n->child && n->child[idx])
-      __builtin_prefetch(n->child[idx]);
-    return;
-  case 1:
+  if (stage == 0) {
+    if (cpu->l2d_hint.t) /* the second-level TLB set its translation will probe */
+      tlb_host_prefetch(cpu->l2d_hint.t, tlb_key(cpu->cur_asid, cpu->l2d_hint.size, va >> cpu->l2d_hint.shift));
     __builtin_prefetch(&n->e[idx]);
     memsys_host_prefetch(cpu->mem, (n->pfn << 12) | ((uint64_t)idx << 3));
     return;
-  default: {
-    uint64_t e = n->e[idx];
-    if (!(e & PTE_P) || (level > 1 && !(e & PTE_PS)))
-      return;
-    uint64_t span = pgtable_entry_span(&pt->g, level);
-    memsys_host_prefetch(cpu->mem, (pte_pfn(e) << 12) + (va & (span - 1)));
+  }
+  uint64_t e = n->e[idx];
+  if (!(e & PTE_P) || (level > 1 && !(e & PTE_PS)))
     return;
-  }
-  }
+  uint64_t span = pgtable_entry_span(&pt->g, level);
+  memsys_host_prefetch(cpu->mem, (pte_pfn(e) << 12) + (va & (span - 1)));
 }
 
 void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)

@@ -57,6 +57,9 @@ struct Cpu {
     unsigned size, shift;
   } l1d_probe[ARCH_MAX_SIZES], l1i_probe[ARCH_MAX_SIZES];
   unsigned n_l1d_probe, n_l1i_probe;
+  /* The second-level data array that a base page's translation is probed
+   * in, for cpu_prefetch only (set by the architecture; NULL: none). */
+  struct L1Probe l2d_hint;
   uint32_t l1_hit_cycles;
   /* Last data and instruction translation (4K granule): an exact shortcut,
    * since that entry is the most recently used of its L1 array. */
@@ -84,9 +87,9 @@ void cpu_access(Cpu *cpu, Thread *t, const TraceRecord *r);
 /* A host-side hint, no effect on the model: the engine calls it for records
  * a few places ahead so that the host lines their simulation will read (the
  * page-table entry, the simulated cache sets of the entry and of the data)
- * are on their way.  Stages, far to near: 0 the last-level table's node,
- * 1 the table entry and its simulated cache sets, 2 the data line's sets
- * (once the entry has arrived). */
+ * are on their way.  Stages, far to near: 0 the table entry, its simulated
+ * cache sets and the second-level TLB set, 1 the data line's sets (once the
+ * entry has arrived). */
 void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *r, unsigned stage);
 /* Below this many table pages (4 KiB of host memory each) the page table
  * stays in the host's caches and prefetching it only costs instructions, so

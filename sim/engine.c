@@ -31,7 +31,7 @@
 /* How many records ahead the host prefetches, per stage of cpu_prefetch():
  * far enough for a host DRAM miss to complete while the records in between
  * run.  Host tuning, not model. */
-static const unsigned prefetch_ahead[] = { 16, 10, 5 };
+static const unsigned prefetch_ahead[] = { 10, 5 };
 
 typedef struct {
   Thread *t;

@@ -38,12 +38,16 @@
  * Host shortcuts, neither of which changes what is cached or its order: a
  * count of the valid entries per hash of their tag answers most misses
  * without a search (a zero count is a sure miss; a random walk over a large
- * range misses the PDE cache nearly always), and searches stop at `valid`. */
+ * range misses the PDE cache nearly always), and searches stop at `valid`.
+ * The recency order is a ring starting at `head`, so that a fill (every walk
+ * that misses the PDE cache) moves no entry: it steps head back one and
+ * writes there, over the last entry when the cache is full. */
 #define PWC_FILTER 256
 
 typedef struct {
   unsigned n;
-  unsigned valid;  /* valid entries: 0..valid-1 */
+  unsigned valid;  /* valid entries: recency positions 0..valid-1 */
+  unsigned head;   /* slot of recency position 0 (pwc_slot) */
   uint64_t *tag;   /* TLB_VALID | asid << 48 | va >> shift[level]; 0: invalid */
   PtNode **node;   /* the next-level table the cached entry points to */
   uint16_t count[PWC_FILTER]; /* valid entries by pwc_hash of their tag */
@@ -91,22 +95,33 @@ static void pwc_clear(Pwc *p)
   g_free(p->node);
 }
 
-/* Move entry i to the front, shifting 0..i-1 down. */
+/* The slot of recency position i (< n). */
+static inline unsigned pwc_slot(const Pwc *p, unsigned i)
+{
+  unsigned s = p->head + i;
+  return s < p->n ? s : s - p->n;
+}
+
+/* Move the entry at position i to the front, shifting 0..i-1 down. */
 static inline void pwc_to_front(Pwc *p, unsigned i, uint64_t tag, PtNode *node)
 {
-  memmove(p->tag + 1, p->tag, i * sizeof *p->tag);
-  memmove(p->node + 1, p->node, i * sizeof *p->node);
-  p->tag[0] = tag;
-  p->node[0] = node;
+  for (unsigned to = pwc_slot(p, i); i > 0; i--) {
+    unsigned from = to ? to - 1 : p->n - 1;
+    p->tag[to] = p->tag[from];
+    p->node[to] = p->node[from];
+    to = from;
+  }
+  p->tag[p->head] = tag;
+  p->node[p->head] = node;
 }
 
 static inline PtNode *pwc_lookup(Pwc *p, uint64_t tag)
 {
   if (!p->count[pwc_hash(tag)])
     return NULL;
-  for (unsigned i = 0; i < p->valid; i++) {
-    if (p->tag[i] == tag) {
-      PtNode *node = p->node[i];
+  for (unsigned i = 0, s = p->head; i < p->valid; i++, s = s + 1 == p->n ? 0 : s + 1) {
+    if (p->tag[s] == tag) {
+      PtNode *node = p->node[s];
       if (i)
         pwc_to_front(p, i, tag, node);
       return node;
@@ -124,8 +139,11 @@ static void pwc_fill_absent(Pwc *p, uint64_t tag, PtNode *node)
   if (!p->n)
     return;
   if (p->valid == p->n)
-    p->count[pwc_hash(p->tag[--p->valid])]--; /* the least recently used */
-  pwc_to_front(p, p->valid, tag, node);
+    p->count[pwc_hash(p->tag[pwc_slot(p, --p->valid)])]--; /* the least recently used */
+  /* Position n-1 (the slot before head) is free now: it becomes the front. */
+  p->head = p->head ? p->head - 1 : p->n - 1;
+  p->tag[p->head] = tag;
+  p->node[p->head] = node;
   p->valid++;
   p->count[pwc_hash(tag)]++;
 }
@@ -136,21 +154,24 @@ static void pwc_flush(Pwc *p, gboolean all, unsigned asid)
 {
   unsigned keep = 0;
   for (unsigned i = 0; i < p->valid; i++) {
-    uint64_t t = p->tag[i];
+    unsigned s = pwc_slot(p, i);
+    uint64_t t = p->tag[s];
     if (all || ((t >> TLB_ASID_SHIFT) & TLB_ASID_MASK) == asid)
       continue;
-    p->tag[keep] = t;
-    p->node[keep] = p->node[i];
+    unsigned k = pwc_slot(p, keep);
+    p->tag[k] = t;
+    p->node[k] = p->node[s];
     keep++;
   }
   for (unsigned i = keep; i < p->valid; i++) {
-    p->tag[i] = 0;
-    p->node[i] = NULL;
+    unsigned s = pwc_slot(p, i);
+    p->tag[s] = 0;
+    p->node[s] = NULL;
   }
   p->valid = keep;
   memset(p->count, 0, sizeof p->count);
   for (unsigned i = 0; i < keep; i++)
-    p->count[pwc_hash(p->tag[i])]++;
+    p->count[pwc_hash(p->tag[pwc_slot(p, i)])]++;
 }
 
 static uint64_t pwc_tag(const X86State *st, unsigned level, unsigned asid, uint64_t va)
@@ -259,6 +280,9 @@ static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
       st->n_probe[side]++;
     }
   }
+
+  if (st->n_probe[0] && st->probe[0][0].size == X86_4K) /* cpu_prefetch's hint */
+    cpu->l2d_hint = (struct L1Probe){ st->probe[0][0].t, X86_4K, x86_shift[X86_4K] };
 
   static const SettingId pwc_set[PWC_MAX_LEVEL + 1] = {
     0, 0, SET_PWC_PDE_ENTRIES, SET_PWC_PDPT_ENTRIES, SET_PWC_PML4_ENTRIES, SET_PWC_PML5_ENTRIES

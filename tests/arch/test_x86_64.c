@@ -103,6 +103,43 @@ START_TEST(test_pwc_shortens_walks)
 }
 END_TEST
 
+/* The PDE cache keeps true LRU order through wrap-around of its ring, hits
+ * that move an entry forward, and a flush that keeps every entry: walk
+ * references tell a PDE hit (1) from a miss (2, the PDPTE cache hits). */
+START_TEST(test_pwc_lru_order)
+{
+  const char *sets[] = { "pwc.pde_entries=3", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  Thread *t = fixture_thread(m, 1);
+  Cpu *cpu = m->cpus[0];
+  const uint64_t base = 0x7f0000000000ULL;
+  /* 2M regions, in order of access, and whether the PDE cache holds each
+   * (LRU of 3): fills 0 1 2, hit 0, fills 3 (drops 1) and 4 (drops 2),
+   * hit 0, miss 2 (drops 3), hit 4, miss 3 (drops 0), hit 2, miss 0. */
+  static const struct { unsigned region; gboolean hit; } seq[] = {
+    { 0, FALSE }, { 1, FALSE }, { 2, FALSE }, { 0, TRUE }, { 3, FALSE }, { 4, FALSE },
+    { 0, TRUE }, { 2, FALSE }, { 4, TRUE }, { 3, FALSE }, { 2, TRUE }, { 0, FALSE },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(seq); i++) {
+    /* A new page each time, so the STLB misses and the walk runs. */
+    uint64_t va = base + ((uint64_t)seq[i].region << 21) + ((uint64_t)i << 12);
+    map_leaf(t, va, 1, 0x60000 + i, PTE_RW);
+    if (i == 8)
+      cpu_flush_asid(cpu, t->mm->asid + 1); /* another address space's: keeps every entry */
+    Xlat x;
+    uint64_t r0 = cpu->ctr.c[CTR_WALK_REFS];
+    ck_assert_int_eq(xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
+    ck_assert_msg(cpu->ctr.c[CTR_WALK_REFS] - r0 == (seq[i].hit ? 1u : 2u) || (i == 0 && cpu->ctr.c[CTR_WALK_REFS] - r0 == 4),
+                  "access %u (region %u): %" G_GUINT64_FORMAT " walk references", i, seq[i].region,
+                  cpu->ctr.c[CTR_WALK_REFS] - r0);
+  }
+  X86PwcInfo info;
+  x86_64_pwc_info(cpu, &info);
+  ck_assert_uint_eq(info.valid[2], 3);
+  machine_free(m);
+}
+END_TEST
+
 START_TEST(test_stlb_fill_and_sizes)
 {
   Machine *m = fixture_machine("skylake", NULL);
@@ -204,6 +241,7 @@ static Suite *x86_suite(void)
   tcase_add_test(tc, test_canonical_limits);
   tcase_add_test(tc, test_walk_refs_per_size);
   tcase_add_test(tc, test_pwc_shortens_walks);
+  tcase_add_test(tc, test_pwc_lru_order);
   tcase_add_test(tc, test_stlb_fill_and_sizes);
   tcase_add_test(tc, test_accessed_dirty_and_permissions);
   tcase_add_test(tc, test_pcid_isolation);
