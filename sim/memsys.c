@@ -500,7 +500,7 @@ static void memsys_stream_hit(MemHier *h, uint64_t x)
     memsys_stream_follow(h, st, x);
 }
 
-static void memsys_prefetch_on_miss(MemHier *h, uint64_t x)
+static inline __attribute__((always_inline)) void memsys_prefetch_on_miss(MemHier *h, uint64_t x)
 {
   switch (h->prefetcher) {
   case MEMSYS_PF_NONE:
