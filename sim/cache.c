@@ -20,7 +20,8 @@
  * tail, so a miss fills an empty way before it evicts a valid line.  That
  * search-and-shift (cache_access) is inline in cache.h, so that the levels of
  * sim/memsys.c make no call per lookup, and has a fully unrolled copy for 4,
- * 8 and 16 ways, the associativities of the presets.
+ * 8 and 16 ways and, behind those, for 11, 20 and 24: the associativities
+ * of the presets.
  *
  * Measured against age stamps (per-set MRU way, global clock, victim = oldest
  * stamp; both give identical hit counts) on 50M-access line streams, gcc -O2,
