@@ -74,8 +74,7 @@ Cache *cache_new(const char *name, uint64_t size_bytes, unsigned ways, unsigned 
   c->name = g_strdup(name);
   c->sets = (unsigned)sets;
   c->ways = ways;
-  c->sets_pow2 = (sets & (sets - 1)) == 0;
-  c->set_mask = sets - 1;
+  c->set_mask = (sets & (sets - 1)) == 0 ? sets - 1 : CACHE_SETS_DIVIDE;
   c->tags = g_new(uint64_t, sets * ways);
   cache_invalidate_all(c);
   return c;

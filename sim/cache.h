@@ -53,16 +53,23 @@ unsigned cache_ways(const Cache *c);
 
 struct Cache {
   uint64_t *tags;     /* sets * ways, each set most recently used first */
-  uint64_t set_mask;  /* sets - 1 when sets is a power of two */
+  /* sets - 1 when sets is a power of two, else CACHE_SETS_DIVIDE: the one
+   * field tells both which way to index and the mask (the flag and the mask
+   * apart were one more load per lookup). */
+  uint64_t set_mask;
   unsigned sets;
   unsigned ways;
-  gboolean sets_pow2;
   char *name;         /* for messages */
 };
 
+/* set_mask of a set count that is not a power of two (sets - 1 never is:
+ * cache_new() bounds sets * ways to an unsigned). */
+#define CACHE_SETS_DIVIDE UINT64_MAX
+
 static inline uint64_t *cache_set_of(const Cache *c, uint64_t line)
 {
-  uint64_t set = G_LIKELY(c->sets_pow2) ? (line & c->set_mask) : (line % c->sets);
+  uint64_t mask = c->set_mask;
+  uint64_t set = G_LIKELY(mask != CACHE_SETS_DIVIDE) ? (line & mask) : (line % c->sets);
   return c->tags + set * c->ways;
 }
 
