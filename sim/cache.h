@@ -117,6 +117,47 @@ static inline __attribute__((always_inline)) unsigned cache_set_find(const uint6
 /* Largest way count whose fills move the set through a copy. */
 #define CACHE_FIXED_WAYS_MAX 24
 
+/* `line`, not in the set, goes in front and ways 0..ways-2 move to
+ * 1..ways-1, two tags (16 bytes) at a time from the top down: each pair is
+ * read before anything below it is written.  For a constant `ways`.  (A copy
+ * through a local array left its stores in the code, twice the stores of
+ * this.) */
+static inline __attribute__((always_inline)) void cache_set_push(uint64_t *set, unsigned ways, uint64_t line)
+{
+  unsigned d = ways - 2;  /* the lower destination way of the top pair */
+#pragma GCC unroll 12
+  for (; d >= 1 && d < ways; d -= 2) {
+    uint64_t pair[2];
+    memcpy(pair, set + d - 1, sizeof pair);
+    memcpy(set + d, pair, sizeof pair);
+  }
+  if (d == 0)  /* an odd count: way 0 to way 1 alone */
+    set[1] = set[0];
+  set[0] = line;
+}
+
+/* As cache_set_touch(), but search, then move: a hit at way w moves ways
+ * 0..w-1, a miss the whole set by pairs (half the stores of the one pass).
+ * For a constant `ways`; set[0] is known not to be `line`.  Measured against
+ * the one pass (callgrind, skylake, 4K pages): seq:size=16M 2,547 -> 2,525 M
+ * instructions, random:size=16M 1,615 -> 1,609 M. */
+static inline __attribute__((always_inline)) gboolean cache_set_lookup(uint64_t *set, unsigned ways, uint64_t line)
+{
+  unsigned w = 1;
+#pragma GCC unroll 24
+  for (; w < ways; w++)
+    if (set[w] == line)
+      break;
+  if (w == ways) {
+    cache_set_push(set, ways, line);
+    return FALSE;
+  }
+  for (; w > 0; w--)
+    set[w] = set[w - 1];
+  set[0] = line;
+  return TRUE;
+}
+
 /* A line that is not in the set goes in front and every way moves down:
  * empty ways are at the tail, so this fills the first empty way, or evicts
  * the last (LRU) one when there is none.  With `ways` a constant the move
@@ -127,20 +168,7 @@ static inline __attribute__((always_inline)) gboolean cache_set_fill(uint64_t *s
   if (cache_set_find(set, ways, line) < ways)
     return FALSE;
   if (__builtin_constant_p(ways) && ways <= CACHE_FIXED_WAYS_MAX) {
-    /* Ways 0..ways-2 move to 1..ways-1, two tags (16 bytes) at a time from
-     * the top down: each pair is read before anything below it is written.
-     * (A copy through a local array left its stores in the code, twice the
-     * stores of this.) */
-    unsigned d = ways - 2;  /* the lower destination way of the top pair */
-#pragma GCC unroll 12
-    for (; d >= 1 && d < ways; d -= 2) {
-      uint64_t pair[2];
-      memcpy(pair, set + d - 1, sizeof pair);
-      memcpy(set + d, pair, sizeof pair);
-    }
-    if (d == 0)  /* an odd count: way 0 to way 1 alone */
-      set[1] = set[0];
-    set[0] = line;
+    cache_set_push(set, ways, line);
   } else {
     cache_set_touch(set, ways, line);
   }
@@ -206,11 +234,11 @@ static inline __attribute__((always_inline)) gboolean cache_access(Cache *c, uin
    * in the cache lookups. */
   switch (c->ways) {
   case 4:
-    return cache_set_touch(set, 4, line);
+    return cache_set_lookup(set, 4, line);
   case 8:
-    return cache_set_touch(set, 8, line);
+    return cache_set_lookup(set, 8, line);
   case 16:
-    return cache_set_touch(set, 16, line);
+    return cache_set_lookup(set, 16, line);
   default:
     return cache_set_touch_more(set, c->ways, line);
   }
