@@ -270,6 +270,7 @@ START_TEST(test_random_against_reference)
   static const struct { uint64_t size; unsigned ways; } geo[] = {
     { 512, 2 }, { 384, 2 }, { 1024, 4 }, { 1280, 5 }, { 4096, 64 }, { 192, 1 }, { 2048, 8 },
     { 8192, 16 }, { 12288, 16 }, { 3072, 12 },  /* 4, 8, 16 ways have unrolled copies */
+    { 11264, 11 }, { 20480, 20 }, { 30720, 24 }, { 18432, 24 },  /* and 11, 20, 24 */
   };
   GRand *rng = g_rand_new_with_seed(42);
   for (unsigned g = 0; g < G_N_ELEMENTS(geo); g++) {
