@@ -291,13 +291,9 @@ START_TEST(test_shootdown_targets_and_costs)
 }
 END_TEST
 
-/* A thread that appears after its creator ran for a while starts then: its
- * CPU idles up to the creator's clock, and idle time is not cycles. */
-START_TEST(test_new_thread_starts_at_creation)
+/* Run a text trace on m, counting all of it. */
+static void run_text(Machine *m, const char *text)
 {
-  static const char *sets[] = { "machine.cpus_per_node=2", "sched.placement=fill", NULL };
-  Machine *m = fixture_machine("skylake", sets);
-  const char *text = "thread 1 cpu 0\ncompute 1000000\nthread 2 cpu 1\ncompute 10\n";
   GError *err = NULL;
   TraceSource *src = text_source_from_string("t.txt", text, &err);
   ck_assert_no_error(err);
@@ -305,6 +301,16 @@ START_TEST(test_new_thread_starts_at_creation)
   EngineResult res;
   ck_assert(engine_run(m, src, &opt, &res, &err));
   trace_source_free(src);
+}
+
+/* A thread that appears after its creator ran for a while starts then: its
+ * CPU idles up to the creator's clock, and idle time is not cycles. */
+START_TEST(test_new_thread_starts_at_creation)
+{
+  static const char *sets[] = { "machine.cpus_per_node=2", "sched.placement=fill", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  const char *text = "thread 1 cpu 0\ncompute 1000000\nthread 2 cpu 1\ncompute 10\n";
+  run_text(m, text);
   Cpu *c0 = m->cpus[0], *c1 = m->cpus[1];
   ck_assert_uint_ge(c1->clock, c0->clock);          /* started after 1M instructions of thread 1 */
   ck_assert_uint_eq(c1->idle_cycles, c0->clock);    /* idled until then */
@@ -330,13 +336,7 @@ START_TEST(test_cpumask_trimmed_on_switch)
                      "process 2\nthread 1 cpu 1\nmmap 0x7f0000000000 4K rw\nW 0x7f0000000000 8\n"
                      "process 1\nthread 1 cpu 0\nmprotect 0x7f0000000000 4K r\n" /* CPU 1 is not a target */
                      "thread 2 cpu 1\nR 0x7f0000000000 8\n";  /* back on CPU 1: its stale entries go */
-  GError *err = NULL;
-  TraceSource *src = text_source_from_string("t.txt", text, &err);
-  ck_assert_no_error(err);
-  EngineOptions opt = { .whole = TRUE };
-  EngineResult res;
-  ck_assert(engine_run(m, src, &opt, &res, &err));
-  trace_source_free(src);
+  run_text(m, text);
   Cpu *c0 = m->cpus[0], *c1 = m->cpus[1];
   ck_assert_uint_eq(c0->ctr.c[CTR_NR_TLB_REMOTE_FLUSH], 0);
   ck_assert_uint_eq(c1->ctr.c[CTR_NR_TLB_REMOTE_FLUSH_RECEIVED], 0);
