@@ -587,13 +587,15 @@ static gboolean filter_passes(NumaBalance *nb, uint64_t *e, int node)
  * *cycles.  The copy starts when the fault's work so far (*cycles) is done:
  * the pages of a pmd-scheme group are copied one after the other, not all
  * at the fault's start, where each would queue behind all the others.
- * FALSE (counted) when the node has none. */
+ * FALSE (counted, and for task s) when the node has none. */
 static gboolean migrate_alloc(NumaBalance *nb, Cpu *cpu, unsigned order, uint64_t old, uint64_t *pfn,
-                              uint64_t *cycles)
+                              uint64_t *cycles, NumaTask *s)
 {
   Kernel *k = nb->k;
   if (!physmem_alloc_on(k->pm, cpu->node, order, MT_MOVABLE, pfn)) {
     cpu->ctr.c[CTR_PGMIGRATE_FAIL]++;
+    if (s)
+      s->failed++; /* TNF_MIGRATE_FAIL: the task's period doubles */
     return FALSE;
   }
   uint64_t bytes = UINT64_C(4096) << order;
@@ -612,11 +614,8 @@ static gboolean migrate_base(NumaBalance *nb, Cpu *cpu, uint64_t *e, uint64_t *c
   uint64_t old = pte_pfn(*e), pfn;
   if (thp_page_of(k, old, NULL))
     return FALSE;
-  if (!migrate_alloc(nb, cpu, k->base_order, old, &pfn, cycles)) {
-    if (s)
-      s->failed++;
+  if (!migrate_alloc(nb, cpu, k->base_order, old, &pfn, cycles, s))
     return FALSE;
-  }
   *e = pte_make(pfn, *e & ~PTE_PFN_MASK);
   physmem_release(k->pm, old, k->base_order);
   cpu->ctr.c[CTR_NUMA_PAGES_MIGRATED]++;
@@ -683,14 +682,12 @@ static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, P
     gboolean pass = filter_passes(nb, &e, cpu->node);
     if (!local && !pass) {
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
-    } else if (!local && migrate_alloc(nb, cpu, k->pmd_order, old, &pfn, cycles)) {
+    } else if (!local && migrate_alloc(nb, cpu, k->pmd_order, old, &pfn, cycles, s)) {
       thp_unmap_pmd(k, old); /* frees the old THP and its registration */
       thp_page_add(k, pfn);
       e = pte_make(pfn, e & ~PTE_PFN_MASK);
       moved = k->pmd_subpages;
       cpu->ctr.c[CTR_NUMA_PAGES_MIGRATED] += moved;
-    } else if (!local && s) {
-      s->failed++;
     }
   }
   n->e[idx] = e;
