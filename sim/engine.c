@@ -79,6 +79,7 @@ typedef struct {
   Queue *last;         /* lookup cache */
   uint32_t last_pid, last_tid;
   size_t queued;
+  uint64_t warmup;      /* --warmup: accesses left uncounted from the region's start */
   uint64_t warmup_left;
   gboolean whole;      /* count the whole input, region marks ignored */
   uint64_t switch_cycles; /* sched.switch_ns in cycles */
@@ -557,6 +558,7 @@ static void barrier_event(Engine *e, Queue *q, const TraceRecord *r)
     e->in_roi = TRUE;
     e->roi_seen = TRUE;
     snapshot_begin(e);
+    e->warmup_left = e->warmup; /* --warmup counts from the region's start (the input's with --whole) */
     break;
   case REC_ROI_END:
     if (e->in_roi)
@@ -596,7 +598,7 @@ static Queue *solo_queue(const Engine *e, const TraceBatch *b, uint32_t pid, uin
 
 /* Run a batch solo_queue() accepted, record by record as engine_run would
  * once queued; host prefetch looks ahead within the batch. */
-static void run_solo(Engine *e, Queue *q, const TraceBatch *b, const EngineOptions *opt)
+static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
 {
   Thread *t = q->t;
   const Cpu *cpu = e->m->cpus[t->cpu];
@@ -612,8 +614,6 @@ static void run_solo(Engine *e, Queue *q, const TraceBatch *b, const EngineOptio
     }
     barrier_event(e, q, r);
     cpu = e->m->cpus[t->cpu];
-    if (r->type == REC_ROI_BEGIN && !e->whole)
-      e->warmup_left = opt ? opt->warmup : 0;
   }
 }
 
@@ -633,7 +633,8 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   }
   e.by_thread = g_hash_table_new(g_direct_hash, g_direct_equal);
   m->k->map_on_demand = src->unmapped == UNMAPPED_ONDEMAND;
-  e.warmup_left = opt ? opt->warmup : 0;
+  e.warmup = opt ? opt->warmup : 0;
+  e.warmup_left = e.warmup;
   e.whole = opt && opt->whole;
   e.switch_cycles = (uint64_t)(settings_double(m->s, SET_SCHED_SWITCH_NS) * m->k->cycles_per_ns);
   e.pcid = settings_bool(m->s, SET_TLB_PCID);
@@ -652,7 +653,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
     res->records += batch->n;
     Queue *solo = solo_queue(&e, batch, pid, tid);
     if (solo) {
-      run_solo(&e, solo, batch, opt);
+      run_solo(&e, solo, batch);
       continue;
     }
     for (unsigned i = 0; i < batch->n && !e.stopped; i++) {
@@ -678,9 +679,6 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
           run_queues(&e, FALSE);
       } else {
         barrier_event(&e, q, r);
-        /* --warmup counts from the region's start (from the input's with --whole) */
-        if (r->type == REC_ROI_BEGIN && !e.whole)
-          e.warmup_left = opt ? opt->warmup : 0;
       }
     }
     run_queues(&e, FALSE);
