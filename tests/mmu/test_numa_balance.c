@@ -43,6 +43,7 @@ static void run(Machine *m, int cpu, Thread *th)
     c->cur->ran += c->clock - c->cur_since;
   c->cur = th;
   c->cur_since = c->clock;
+  mm_cpumask_enter(th->mm, (unsigned)cpu); /* shootdowns reach it */
   numa_balance_switch_in(m->k->numa_balance, c, th);
 }
 
@@ -65,16 +66,19 @@ static void start_threads(Fx *f)
   }
 }
 
-static void setup(Fx *f, const char *const *sets, gboolean two_threads)
+static void setup_on(Fx *f, const char *machine, const char *const *sets, gboolean two_threads)
 {
-  f->m = fixture_machine("skylake", sets);
+  f->m = fixture_machine(machine, sets);
   f->t = fixture_thread(f->m, 1);
   f->t2 = two_threads ? machine_thread(f->m, 1, 2, 1) : NULL;
-  if (two_threads)
-    mm_cpumask_set(f->t->mm, 1); /* CPU 1 ran it: shootdowns reach it */
   ck_assert_int_eq(f->m->cpus[0]->node, 0);
   ck_assert_int_eq(f->m->cpus[1]->node, 1);
   start_threads(f);
+}
+
+static void setup(Fx *f, const char *const *sets, gboolean two_threads)
+{
+  setup_on(f, "skylake", sets, two_threads);
 }
 
 static void sys(Fx *f, TraceRecordType type, uint64_t addr, uint64_t len, uint8_t flags, uint8_t arg, uint64_t arg2)
@@ -731,10 +735,7 @@ START_TEST(test_ppc64_hash_not_present)
 {
   static const char *const sets[] = { TWO_NODES, FAST, "mm.base_page_size=4K", "thp.enabled=never", NULL };
   Fx f;
-  f.m = fixture_machine("power7", sets);
-  f.t = fixture_thread(f.m, 1);
-  f.t2 = machine_thread(f.m, 1, 2, 1);
-  start_threads(&f);
+  setup_on(&f, "power7", sets, TRUE);
   sys(&f, REC_MMAP, PBASE, 4 * PAGE, 0, 0, 0);
   populate(&f, 0, PBASE, 4 * PAGE);
   ck_assert_int_eq(xlat(&f, 0, PBASE, ACC_LOAD), XLAT_OK); /* an HPTE is inserted */
@@ -757,10 +758,7 @@ START_TEST(test_ppc64_pmd_scheme)
   static const char *const sets[] = { TWO_NODES, FAST, "mm.base_page_size=4K", "thp.enabled=never",
                                       "numa.balancing=pmd", NULL };
   Fx f;
-  f.m = fixture_machine("power7", sets);
-  f.t = fixture_thread(f.m, 1);
-  f.t2 = machine_thread(f.m, 1, 2, 1);
-  start_threads(&f);
+  setup_on(&f, "power7", sets, TRUE);
   sys(&f, REC_MMAP, PBASE, 8 * PAGE, 0, 0, 0);
   populate(&f, 0, PBASE, 8 * PAGE);
   ck_assert_int_eq(xlat(&f, 0, PBASE + PAGE, ACC_LOAD), XLAT_OK);
@@ -786,10 +784,7 @@ START_TEST(test_ppc64_64k_thp)
   static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=always", "numa.migrate_filter=false",
                                       "machine.mem_per_node=2G", NULL };
   Fx f;
-  f.m = fixture_machine("power7", sets);
-  f.t = fixture_thread(f.m, 1);
-  f.t2 = machine_thread(f.m, 1, 2, 1);
-  start_threads(&f);
+  setup_on(&f, "power7", sets, TRUE);
   uint64_t huge = f.m->k->pmd_bytes;
   ck_assert_uint_eq(huge, 16 * MB);
   sys(&f, REC_MMAP, PBASE, huge, 0, 0, 0);
