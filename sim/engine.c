@@ -640,11 +640,15 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.pcid = settings_bool(m->s, SET_TLB_PCID);
   snapshot_begin(&e);
 
-  g_autofree TraceBatch *batch = g_new(TraceBatch, 1);
+  /* Filled by sources that have no batches of their own (see
+   * trace_source_view); records are copied into the queues, so a batch is
+   * not needed past the next read. */
+  g_autofree TraceBatch *scratch = g_new(TraceBatch, 1);
   gboolean ok = TRUE;
   uint32_t pid = 1, tid = 1;
   while (!e.stopped) {
-    if (!trace_source_next(src, batch, error)) {
+    const TraceBatch *batch = trace_source_view(src, scratch, error);
+    if (batch == NULL) {
       ok = FALSE;
       break;
     }

@@ -164,6 +164,7 @@ static int cmd_run(int argc, char **argv)
   }
   RunSpec spec = spec_of(&o);
   spec.events = ev;
+  spec.read_ahead = g_get_num_processors() > 1; /* a core to decode on */
   if (o.map) {
     spec.inspect = draw_map;
     spec.inspect_data = o.map;

@@ -8,6 +8,7 @@
 #include "engine.h"
 #include "machine.h"
 #include "lackey.h"
+#include "readahead.h"
 #include "trace_format.h"
 #include "workload.h"
 
@@ -59,6 +60,8 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
       spec->open ? spec->open(spec->open_data, i, error) : runner_open_input(spec, seed, error);
     if (!src)
       return FALSE;
+    if (spec->read_ahead)
+      src = readahead_source_new(src, READAHEAD_RING);
     if (!out->workload)
       out->workload = g_strdup(src->description);
     Machine *m = machine_new(out->machine, out->settings, spec->events, error);
@@ -70,8 +73,9 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
     if (ok && spec->inspect && (i + 1 == spec->repeat || res.oom))
       ok = spec->inspect(m, src->description, spec->inspect_data, error);
     machine_free(m);
-    if (ok && i == 0 && strcmp(src->ops->name, "lackey") == 0)
-      out->skipped_lines = lackey_source_skipped(src);
+    TraceSource *in = readahead_source_finish(src);
+    if (ok && i == 0 && strcmp(in->ops->name, "lackey") == 0)
+      out->skipped_lines = lackey_source_skipped(in);
     if (!ok)
       return FALSE;
     if (res.oom) {

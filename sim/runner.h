@@ -32,6 +32,10 @@ typedef struct {
   uint64_t warmup;
   gboolean whole;             /* count the whole input (run --whole) */
   EventLog *events;           /* or NULL */
+  /* Decode the input in a host thread of its own, ahead of the model
+   * (traces/readahead.h): the results are the same, the wall time shorter
+   * when the host has a core to spare. */
+  gboolean read_ahead;
   /* Optional: where repeat i's input comes from instead of opening it (a
    * sweep's shared decoding pass, sim/sweep.c).  NULL: runner_open_input. */
   TraceSource *(*open)(void *data, unsigned repeat, GError **error);

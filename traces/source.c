@@ -19,6 +19,16 @@ gboolean trace_source_next(TraceSource *src, TraceBatch *batch, GError **error)
   return src->ops->next_batch(src, batch, error);
 }
 
+const TraceBatch *trace_source_view(TraceSource *src, TraceBatch *scratch, GError **error)
+{
+  g_return_val_if_fail(src != NULL && scratch != NULL, NULL);
+  g_return_val_if_fail(error == NULL || *error == NULL, NULL);
+  if (src->ops->view)
+    return src->ops->view(src, error);
+  scratch->n = 0;
+  return src->ops->next_batch(src, scratch, error) ? scratch : NULL;
+}
+
 void trace_source_free(TraceSource *src)
 {
   if (!src)

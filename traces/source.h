@@ -38,6 +38,11 @@ typedef struct {
    * *error set on bad input; TRUE with batch->n == 0 at the end. */
   gboolean (*next_batch)(TraceSource *src, TraceBatch *batch, GError **error);
   void (*close)(TraceSource *src);
+  /* Optional: the next batch in the source's own memory, valid until the
+   * next read or the close (no copy); NULL with *error set on bad input, a
+   * batch with n == 0 at the end.  Sources without it are read through
+   * next_batch. */
+  const TraceBatch *(*view)(TraceSource *src, GError **error);
 } TraceSourceOps;
 
 /* What a source tells the engine about accesses outside any mapping. */
@@ -53,6 +58,10 @@ struct TraceSource {
 };
 
 gboolean trace_source_next(TraceSource *src, TraceBatch *batch, GError **error);
+/* The next batch: the source's own (its view) when it has one, else
+ * `scratch` filled by next_batch.  Valid until the next read or the close;
+ * NULL with *error set on bad input; n == 0 at the end. */
+const TraceBatch *trace_source_view(TraceSource *src, TraceBatch *scratch, GError **error);
 void trace_source_free(TraceSource *src);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TraceSource, trace_source_free)
 

@@ -1,0 +1,43 @@
+/*
+ * readahead.h - decode a trace in a thread of its own, ahead of its reader.
+ *
+ * A replay spends part of its time decoding its input (decompression,
+ * varints, text parsing) and the rest simulating it, one after the other.
+ * A read-ahead source runs the decoding of another source in a host thread
+ * and keeps up to `ring` batches decoded ahead, so that on a host with a
+ * second core the two overlap and a replay costs about the larger of the
+ * two instead of their sum.
+ *
+ * The reader sees exactly the batches of the source alone, boundaries
+ * included, and a decoding error after every batch decoded before it, with
+ * the same message: results do not depend on whether a run reads ahead.
+ * Batches are handed over without a copy (trace_source_view): a batch stays
+ * the reader's until its next read or its close.
+ *
+ * Closing the source early (the engine stopped: the machine ran out of
+ * memory) stops the thread after the batch it is decoding.  Thread safety:
+ * one reader; the inner source is used only by the decoding thread until
+ * the read-ahead source is closed.
+ */
+#ifndef MMUSIM_READAHEAD_H
+#define MMUSIM_READAHEAD_H
+
+#include <glib.h>
+#include "source.h"
+
+/* Batches kept decoded ahead: enough to ride out the reader's uneven pace
+ * (a fault, a burst of page walks) without waiting; 4 batches of 4096
+ * records are under 1 MiB. */
+#define READAHEAD_RING 4
+
+/* Read `inner` ahead in a thread of its own, `ring` (>= 2) batches at most;
+ * the new source owns inner and takes its description and unmapped rule. */
+TraceSource *readahead_source_new(TraceSource *inner, unsigned ring);
+
+/* Stop reading ahead (the thread ends after the batch it is decoding; what
+ * was decoded before can still be read, then the source reads as ended)
+ * and return the inner source, for queries such as lackey_source_skipped;
+ * src itself when it is not a read-ahead source. */
+TraceSource *readahead_source_finish(TraceSource *src);
+
+#endif
