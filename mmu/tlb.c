@@ -56,6 +56,11 @@ void tlb_free(Tlb *t)
   g_free(t);
 }
 
+TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base)
+{
+  return tlb_probe_set(t, key, base, t->ways);
+}
+
 const TlbPayload *tlb_peek(const Tlb *t, uint64_t key)
 {
   unsigned base = tlb_set_of(t, key) * t->ways;
@@ -73,25 +78,55 @@ const TlbPayload *tlb_peek(const Tlb *t, uint64_t key)
  * "the first invalid way, else the first valid way with the lowest stamp"
  * is the first way with the lowest stamp: one running minimum per way, no
  * test of the valid bit. */
-static unsigned pick_way(Tlb *t, unsigned base, uint64_t key)
+static inline __attribute__((always_inline)) unsigned pick_way_search(const Tlb *t, unsigned base, uint64_t key,
+                                                                       unsigned ways, uint64_t *lowest_out)
 {
+  const uint64_t *tag = t->tags + base;
+  const uint64_t *stamp = t->stamp + base;
   unsigned victim = 0;
   uint64_t lowest = UINT64_MAX;
+#pragma GCC unroll 16
+  for (unsigned w = 0; w < ways; w++) {
+    if (tag[w] == key) {
+      lowest = 0; /* the key's own way: no random pick */
+      victim = w;
+      break;
+    }
+    if (stamp[w] < lowest) {
+      lowest = stamp[w];
+      victim = w;
+    }
+  }
+  *lowest_out = lowest;
+  return victim;
+}
+
+static unsigned pick_way(Tlb *t, unsigned base, uint64_t key)
+{
+  unsigned victim;
+  uint64_t lowest;
   if (t->hint_key == key && t->hint_tick == t->tick) {
     /* tlb_probe missed this key and the array has not changed since: its
      * pass found what this one would. */
     victim = t->hint_slot - base;
     lowest = t->hint_lowest;
   } else {
-    const uint64_t *tag = t->tags + base;
-    const uint64_t *stamp = t->stamp + base;
-    for (unsigned w = 0; w < t->ways; w++) {
-      if (tag[w] == key)
-        return w;
-      if (stamp[w] < lowest) {
-        lowest = stamp[w];
-        victim = w;
-      }
+    switch (t->ways) { /* unrolled for the associativities tlb_probe unrolls */
+    case 4:
+      victim = pick_way_search(t, base, key, 4, &lowest);
+      break;
+    case 8:
+      victim = pick_way_search(t, base, key, 8, &lowest);
+      break;
+    case 12:
+      victim = pick_way_search(t, base, key, 12, &lowest);
+      break;
+    case 16:
+      victim = pick_way_search(t, base, key, 16, &lowest);
+      break;
+    default:
+      victim = pick_way_search(t, base, key, t->ways, &lowest);
+      break;
     }
   }
   if (lowest == 0 || t->repl != TLB_REPL_RANDOM)
