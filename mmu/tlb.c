@@ -138,14 +138,10 @@ static unsigned pick_way(Tlb *t, unsigned base, uint64_t key)
   return (unsigned)(t->rng % t->ways);
 }
 
-void tlb_insert(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
+void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
 {
   unsigned base = tlb_set_of(t, key) * t->ways;
-  unsigned w = pick_way(t, base, key);
-  t->tags[base + w] = key;
-  t->stamp[base + w] = ++t->tick;
-  t->pay[base + w] = (TlbPayload){ .pfn = pfn, .flags = flags, .size = size };
-  t->size_mask |= 1u << tlb_key_size(key);
+  tlb_fill_slot(t, base + pick_way(t, base, key), key, pfn, flags, size);
 }
 
 gboolean tlb_invalidate(Tlb *t, uint64_t key)

@@ -146,11 +146,10 @@ TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base);
  * arrays that mostly miss (a second-level TLB under random accesses).  The
  * presets' associativities below 24 get unrolled copies (4: Skylake's L1
  * DTLB and the 1G arrays, 8: the L1 ITLB and AMD's L2 ITLB, 12: Skylake's
- * STLB, 16: Zen 3's); the others take the loop. */
-static inline __attribute__((always_inline)) TlbPayload *tlb_probe(Tlb *t, uint64_t key)
+ * STLB, 16: Zen 3's); the others take the loop.  tlb_probe_held is the
+ * probe for a caller that tested size_mask for the key's size already. */
+static inline __attribute__((always_inline)) TlbPayload *tlb_probe_held(Tlb *t, uint64_t key)
 {
-  if (!(t->size_mask & (1u << tlb_key_size(key))))
-    return NULL;
   unsigned base = tlb_set_of(t, key) * t->ways;
   switch (t->ways) {
   case 4:
@@ -166,14 +165,43 @@ static inline __attribute__((always_inline)) TlbPayload *tlb_probe(Tlb *t, uint6
   }
 }
 
+static inline __attribute__((always_inline)) TlbPayload *tlb_probe(Tlb *t, uint64_t key)
+{
+  if (!(t->size_mask & (1u << tlb_key_size(key))))
+    return NULL;
+  return tlb_probe_held(t, key);
+}
+
+/* Write an entry into slot `i` (set * ways + way) as the newest. */
+static inline void tlb_fill_slot(Tlb *t, unsigned i, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
+{
+  t->tags[i] = key;
+  t->stamp[i] = ++t->tick;
+  t->pay[i] = (TlbPayload){ .pfn = pfn, .flags = flags, .size = size };
+  t->size_mask |= 1u << tlb_key_size(key);
+}
+
+/* tlb_insert's search of the set, when no probe's hint serves (tlb.c). */
+void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size);
+
+/* Insert (or refresh) an entry; evicts per the policy when the set is full.
+ * Inline for the usual refill, right after tlb_probe missed the same key:
+ * the probe's hint holds (nothing changed the array since) and names the
+ * way, unless random replacement must draw one in a full set. */
+static inline void tlb_insert(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
+{
+  if (t->hint_key == key && t->hint_tick == t->tick && (t->repl != TLB_REPL_RANDOM || t->hint_lowest == 0))
+    tlb_fill_slot(t, t->hint_slot, key, pfn, flags, size);
+  else
+    tlb_insert_search(t, key, pfn, flags, size);
+}
+
 Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, TlbRepl repl, GError **error);
 void tlb_free(Tlb *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Tlb, tlb_free)
 
 /* Probe without changing replacement state. */
 const TlbPayload *tlb_peek(const Tlb *t, uint64_t key);
-/* Insert (or refresh) an entry; evicts per the policy when the set is full. */
-void tlb_insert(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size);
 /* Invalidate one key; TRUE if it was present. */
 gboolean tlb_invalidate(Tlb *t, uint64_t key);
 void tlb_flush_asid(Tlb *t, unsigned asid);

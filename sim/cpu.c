@@ -301,8 +301,8 @@ static inline G_ALWAYS_INLINE gboolean l1_probe(Cpu *cpu, AccessKind kind, uint6
     Tlb *t = pr[i].t;
     unsigned sz = pr[i].size;
     if (!(t->size_mask & (1u << sz)))
-      continue; /* no entry of that size (tlb_lookup's test, made before the key) */
-    TlbPayload *p = tlb_probe(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
+      continue; /* no entry of that size (tlb_probe's test, made before the key) */
+    TlbPayload *p = tlb_probe_held(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
     if (!p)
       continue;
     if (!allowed(p->flags, kind)) {

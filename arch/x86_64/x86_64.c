@@ -349,8 +349,8 @@ static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
     Tlb *t = st->probe[fetch][i].t;
     unsigned sz = st->probe[fetch][i].size;
     if (!(t->size_mask & (1u << sz)))
-      continue; /* no entry of that size (tlb_lookup's test, made before the key) */
-    TlbPayload *p = tlb_probe(t, tlb_key(asid, sz, va >> x86_shift[sz])); /* a miss readies the refill */
+      continue; /* no entry of that size (tlb_probe's test, made before the key) */
+    TlbPayload *p = tlb_probe_held(t, tlb_key(asid, sz, va >> x86_shift[sz])); /* a miss readies the refill */
     if (p && (!write || (p->flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D)) && (!fetch || (p->flags & TLBF_X))) {
       cpu->ctr.c[CTR_STLB_HITS]++;
       out->pfn = p->pfn;
