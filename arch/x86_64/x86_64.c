@@ -53,19 +53,23 @@ typedef struct {
   uint16_t count[PWC_FILTER]; /* valid entries by pwc_hash of their tag */
 } Pwc;
 
+/* The fields every translation reads come first, in the first host lines,
+ * the paging-structure caches (half a KiB of filter each) after them: under
+ * a random run over a large range the host's caches lose whatever one
+ * translation does not touch again soon. */
 typedef struct {
-  Tlb *stlb, *stlb_1g, *l2i;
+  uint64_t user_limit;
+  unsigned levels;
+  uint32_t stlb_hit_cycles, walk_overhead_cycles;
+  unsigned n_probe[2];
   uint8_t stlb_home[X86_N_SIZES]; /* array size code holding each page size, 0xff: none */
+  Tlb *stlb, *stlb_1g, *l2i;
   /* The second-level probes in order, for data (0) and fetches (1): each
    * page size that is its own home, with its array (built from the above in
    * x86_cpu_new, so a probe skips the sizes held as fragments at no cost). */
   struct { Tlb *t; unsigned size; } probe[2][X86_N_SIZES];
-  unsigned n_probe[2];
-  Pwc pwc[PWC_MAX_LEVEL + 1];     /* indexed by the level of the cached entry (2..5) */
-  unsigned levels;
-  uint64_t user_limit;
-  uint32_t stlb_hit_cycles, walk_overhead_cycles;
   unsigned shift[PWC_MAX_LEVEL + 1];
+  Pwc pwc[PWC_MAX_LEVEL + 1];     /* indexed by the level of the cached entry (2..5) */
 } X86State;
 
 static const unsigned x86_shift[X86_N_SIZES] = { 12, 21, 30 };
