@@ -323,8 +323,10 @@ static void explain_entry(GString *ex, unsigned l, unsigned idx, uint64_t pa, ui
 }
 
 /* Insert a translation of page size `size` into array `t` whose entries
- * are of size `home` (<= size), as a fragment when they differ. */
-static void insert_frag(Tlb *t, unsigned asid, unsigned home, unsigned size, uint64_t va, uint64_t pfn, uint8_t flags)
+ * are of size `home` (<= size), as a fragment when they differ.  Inline in
+ * the walk's one call: the refill usually takes the way that the probe's
+ * miss found (tlb_insert). */
+static inline G_ALWAYS_INLINE void insert_frag(Tlb *t, unsigned asid, unsigned home, unsigned size, uint64_t va, uint64_t pfn, uint8_t flags)
 {
   uint64_t sub = (va & ((1ULL << x86_shift[size]) - 1)) >> x86_shift[home];
   uint64_t fpfn = pfn + (sub << (x86_shift[home] - 12));
@@ -426,14 +428,17 @@ static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
       out->pfn = pte_pfn(e) & ~((1ULL << (x86_shift[size] - 12)) - 1);
       out->flags = (uint8_t)(TLBF_U | ((allow_w) ? TLBF_W : 0) | ((node->e[idx] & PTE_D) ? TLBF_D : 0) |
                              ((e & PTE_NX) ? 0 : TLBF_X));
-      /* Fill the second level. */
+      /* Fill the second level: the array and the size it holds the page as. */
+      Tlb *fill = NULL;
       unsigned home = st->stlb_home[size];
       if (fetch && st->l2i)
-        insert_frag(st->l2i, asid, size == X86_1G ? X86_2M : size, size, va, out->pfn, out->flags);
+        fill = st->l2i, home = size == X86_1G ? X86_2M : size;
       else if (size == X86_1G && st->stlb_1g)
-        insert_frag(st->stlb_1g, asid, X86_1G, size, va, out->pfn, out->flags);
+        fill = st->stlb_1g, home = X86_1G;
       else if (home != 0xff)
-        insert_frag(st->stlb, asid, home, size, va, out->pfn, out->flags);
+        fill = st->stlb;
+      if (fill)
+        insert_frag(fill, asid, home, size, va, out->pfn, out->flags);
       break;
     }
     /* A non-leaf entry: cache it and descend. */
