@@ -328,12 +328,19 @@ static void explain_entry(GString *ex, unsigned l, unsigned idx, uint64_t pa, ui
  * miss found (tlb_insert). */
 static inline G_ALWAYS_INLINE void insert_frag(Tlb *t, unsigned asid, unsigned home, unsigned size, uint64_t va, uint64_t pfn, uint8_t flags)
 {
-  uint64_t sub = (va & ((1ULL << x86_shift[size]) - 1)) >> x86_shift[home];
-  uint64_t fpfn = pfn + (sub << (x86_shift[home] - 12));
+  uint64_t fpfn = pfn;
+  if (home != size) { /* the fragment of va */
+    uint64_t sub = (va & ((1ULL << x86_shift[size]) - 1)) >> x86_shift[home];
+    fpfn += sub << (x86_shift[home] - 12);
+  }
   tlb_insert(t, tlb_key(asid, home, va >> x86_shift[home]), fpfn, flags, (uint8_t)home);
 }
 
-static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex)
+/* The second level and the walk; `ex` (explain) collects the text of each
+ * step.  Always inline: x86_translate has a copy with ex NULL, free of the
+ * text's tests and of the registers they keep live. */
+static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out,
+                                                            GString *ex)
 {
   X86State *st = cpu->arch_state;
   unsigned asid = cpu->cur_asid;
@@ -451,6 +458,13 @@ static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
   if (ex)
     g_string_append_printf(ex, "  walk: %u cycles (%u overhead)\n", walk, st->walk_overhead_cycles);
   return status;
+}
+
+static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex)
+{
+  if (G_UNLIKELY(ex))
+    return x86_translate_body(cpu, mm, va, kind, out, ex);
+  return x86_translate_body(cpu, mm, va, kind, out, NULL);
 }
 
 static void x86_flush_page(Cpu *cpu, unsigned asid, uint64_t va)
