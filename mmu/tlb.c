@@ -10,6 +10,7 @@
 #include "tlb.h"
 #include "cache.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 int tlb_repl_from_name(const char *name)

@@ -59,13 +59,14 @@ typedef struct {
   uint64_t way_mask;  /* (1 << way_bits) - 1 */
   uint64_t tick;      /* the last tick given out, shifted by way_bits */
   uint64_t tick_step; /* one tick: 1 << way_bits */
-  uint64_t tick_last; /* the last shifted tick after which one more fits:
-                       * tlb_renumber keeps the tick from passing it */
+  uint64_t tick_last; /* one step below the largest shifted tick: a tick
+                       * that reaches it is renumbered (tlb_renumber) */
   uint64_t rng;       /* random replacement state */
   /* Left by tlb_probe's miss for the tlb_insert of the same key that
    * usually follows: the way pick_way would choose and the lowest stamp of
-   * the set (its low bits name that way).  Good while tick is unchanged (every insert and LRU hit moves
-   * it) and hint_key is not cleared (every invalidation clears it). */
+   * the set (whose low bits name that way).  Good while tick is unchanged
+   * (every insert and LRU hit moves it) and hint_key is not cleared (every
+   * invalidation and renumbering clears it). */
   uint64_t hint_key, hint_tick, hint_lowest;
   unsigned hint_slot;
 } Tlb;
@@ -165,9 +166,10 @@ TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base);
  * take (the first invalid way, else the oldest) in the same pass, so that a
  * tlb_insert of that key right after skips its own pass over the set.  For
  * arrays that mostly miss (a second-level TLB under random accesses).  The
- * presets' associativities below 24 get unrolled copies (4: Skylake's L1
- * DTLB and the 1G arrays, 8: the L1 ITLB and AMD's L2 ITLB, 12: Skylake's
- * STLB, 16: Zen 3's); the others take the loop.  tlb_probe_held is the
+ * presets' usual associativities get unrolled copies (4: Skylake's L1 DTLB,
+ * the 1G arrays, the POWER TLBs, 8: the L1 ITLB and AMD's L2 ITLB, 12:
+ * Skylake's STLB, 16: Zen 3's); the others (7, 24, the fully associative
+ * L1s) take the loop.  tlb_probe_held is the
  * probe for a caller that tested size_mask for the key's size already. */
 static inline __attribute__((always_inline)) TlbPayload *tlb_probe_held(Tlb *t, uint64_t key)
 {
