@@ -48,14 +48,25 @@ typedef struct {
                        * without a search (a host shortcut, not a model rule) */
   TlbRepl repl;
   uint64_t *tags;     /* sets * ways */
-  uint64_t *stamp;    /* LRU: last use; FIFO: insertion; 0 while invalid */
+  /* Replacement stamps, tick << way_bits | w: the tick of the last use (LRU)
+   * or of the insertion (FIFO), 0 while invalid, above the way's own index
+   * in its set (fixed).  Ticks are unique, so the lowest stamp of a set is
+   * its first invalid way, else its oldest, and names that way in its low
+   * bits: a search keeps one running minimum and no index beside it. */
+  uint64_t *stamp;
   TlbPayload *pay;
-  uint64_t tick;
+  unsigned way_bits;  /* bits of a way index: ways <= 1 << way_bits */
+  uint64_t way_mask;  /* (1 << way_bits) - 1 */
+  uint64_t tick;      /* the last tick given out, shifted by way_bits */
+  uint64_t tick_step; /* one tick: 1 << way_bits */
+  uint64_t tick_last; /* one step below the largest shifted tick: a tick
+                       * that reaches it is renumbered (tlb_renumber) */
   uint64_t rng;       /* random replacement state */
   /* Left by tlb_probe's miss for the tlb_insert of the same key that
    * usually follows: the way pick_way would choose and the lowest stamp of
-   * the set.  Good while tick is unchanged (every insert and LRU hit moves
-   * it) and hint_key is not cleared (every invalidation clears it). */
+   * the set (whose low bits name that way).  Good while tick is unchanged
+   * (every insert and LRU hit moves it) and hint_key is not cleared (every
+   * invalidation and renumbering clears it). */
   uint64_t hint_key, hint_tick, hint_lowest;
   unsigned hint_slot;
 } Tlb;
@@ -75,6 +86,20 @@ static inline unsigned tlb_set_of(const Tlb *t, uint64_t key)
 static inline unsigned tlb_key_size(uint64_t key)
 {
   return (unsigned)((key >> TLB_SIZE_SHIFT) & 7);
+}
+
+/* Give the ticks 1, 2, ... to the valid entries in the order of their
+ * stamps (tlb.c): only that order is the model's. */
+void tlb_renumber(Tlb *t);
+
+/* The stamp of a slot whose stamp was `old`, used or filled now: the next
+ * tick, above the same way index. */
+static inline uint64_t tlb_stamp_next(Tlb *t, uint64_t old)
+{
+  if (G_UNLIKELY(t->tick >= t->tick_last))
+    tlb_renumber(t);
+  t->tick += t->tick_step;
+  return t->tick | (old & t->way_mask);
 }
 
 /* A host-side hint, no effect on the model: start loading the tags and
@@ -100,42 +125,103 @@ static inline TlbPayload *tlb_lookup(Tlb *t, uint64_t key)
   for (unsigned w = 0; w < t->ways; w++) {
     if (tag[w] == key) {
       if (t->repl == TLB_REPL_LRU)
-        t->stamp[base + w] = ++t->tick;
+        t->stamp[base + w] = tlb_stamp_next(t, t->stamp[base + w]);
       return &t->pay[base + w];
     }
   }
   return NULL;
 }
 
-/* tlb_lookup that, on a miss, also finds the way a refill of `key` would
- * take (the first invalid way, else the oldest) in the same pass, so that a
- * tlb_insert of that key right after skips its own pass over the set.  For
- * arrays that mostly miss (a second-level TLB under random accesses). */
-static inline TlbPayload *tlb_probe(Tlb *t, uint64_t key)
+/* tlb_probe's pass over one set: the tag compare and, for a miss, the
+ * lowest stamp (the refill's way).  Unrolled when `ways` is a constant: the
+ * loop counter, its compare and branch were a third of the instructions of
+ * a 12-way pass; the minimum is a compare and a conditional move, with no
+ * branch to mispredict on the set's ages. */
+static inline __attribute__((always_inline)) TlbPayload *tlb_probe_set(Tlb *t, uint64_t key, unsigned base,
+                                                                       unsigned ways)
 {
-  if (!(t->size_mask & (1u << tlb_key_size(key))))
-    return NULL;
-  unsigned base = tlb_set_of(t, key) * t->ways;
   const uint64_t *tag = t->tags + base;
-  const uint64_t *stamp = t->stamp + base;
-  unsigned victim = 0;
+  uint64_t *stamp = t->stamp + base;
   uint64_t lowest = UINT64_MAX;
-  for (unsigned w = 0; w < t->ways; w++) {
+#pragma GCC unroll 16
+  for (unsigned w = 0; w < ways; w++) {
     if (tag[w] == key) {
       if (t->repl == TLB_REPL_LRU)
-        t->stamp[base + w] = ++t->tick;
+        stamp[w] = tlb_stamp_next(t, stamp[w]);
       return &t->pay[base + w];
     }
-    if (stamp[w] < lowest) {
-      lowest = stamp[w];
-      victim = w;
-    }
+    lowest = stamp[w] < lowest ? stamp[w] : lowest;
   }
   t->hint_key = key;
   t->hint_tick = t->tick;
   t->hint_lowest = lowest;
-  t->hint_slot = base + victim;
+  t->hint_slot = base + (unsigned)(lowest & t->way_mask);
   return NULL;
+}
+
+/* tlb_probe_set for any number of ways, out of line (tlb.c). */
+TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base);
+
+/* tlb_lookup that, on a miss, also finds the way a refill of `key` would
+ * take (the first invalid way, else the oldest) in the same pass, so that a
+ * tlb_insert of that key right after skips its own pass over the set.  For
+ * arrays that mostly miss (a second-level TLB under random accesses).  The
+ * presets' usual associativities get unrolled copies (4: Skylake's L1 DTLB,
+ * the 1G arrays, the POWER TLBs, 8: the L1 ITLB and AMD's L2 ITLB, 12:
+ * Skylake's STLB, 16: Zen 3's); the others (7, 24, the fully associative
+ * L1s) take the loop.  tlb_probe_held is the
+ * probe for a caller that tested size_mask for the key's size already. */
+static inline __attribute__((always_inline)) TlbPayload *tlb_probe_held(Tlb *t, uint64_t key)
+{
+  unsigned base = tlb_set_of(t, key) * t->ways;
+  switch (t->ways) {
+  case 4:
+    return tlb_probe_set(t, key, base, 4);
+  case 8:
+    return tlb_probe_set(t, key, base, 8);
+  case 12:
+    return tlb_probe_set(t, key, base, 12);
+  case 16:
+    return tlb_probe_set(t, key, base, 16);
+  default:
+    return tlb_probe_any(t, key, base);
+  }
+}
+
+static inline __attribute__((always_inline)) TlbPayload *tlb_probe(Tlb *t, uint64_t key)
+{
+  if (!(t->size_mask & (1u << tlb_key_size(key))))
+    return NULL;
+  return tlb_probe_held(t, key);
+}
+
+/* Write an entry into slot `i` (set * ways + way) as the newest.  The
+ * caller made sure that one more tick fits (tick < tick_last): no call to
+ * tlb_renumber here, so that the inline refill saves no registers. */
+static inline void tlb_fill_slot(Tlb *t, unsigned i, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
+{
+  t->tags[i] = key;
+  t->tick += t->tick_step;
+  t->stamp[i] = t->tick | (t->stamp[i] & t->way_mask);
+  t->pay[i] = (TlbPayload){ .pfn = pfn, .flags = flags, .size = size };
+  t->size_mask |= 1u << tlb_key_size(key);
+}
+
+/* tlb_insert's search of the set, when no probe's hint serves, and the
+ * renumbering when the tick is about to run out (tlb.c). */
+void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size);
+
+/* Insert (or refresh) an entry; evicts per the policy when the set is full.
+ * Inline for the usual refill, right after tlb_probe missed the same key:
+ * the probe's hint holds (nothing changed the array since) and names the
+ * way, unless random replacement must draw one in a full set. */
+static inline void tlb_insert(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
+{
+  if (t->hint_key == key && t->hint_tick == t->tick && t->tick < t->tick_last &&
+      (t->repl != TLB_REPL_RANDOM || t->hint_lowest <= t->way_mask))
+    tlb_fill_slot(t, t->hint_slot, key, pfn, flags, size);
+  else
+    tlb_insert_search(t, key, pfn, flags, size);
 }
 
 Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, TlbRepl repl, GError **error);
@@ -144,8 +230,6 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Tlb, tlb_free)
 
 /* Probe without changing replacement state. */
 const TlbPayload *tlb_peek(const Tlb *t, uint64_t key);
-/* Insert (or refresh) an entry; evicts per the policy when the set is full. */
-void tlb_insert(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size);
 /* Invalidate one key; TRUE if it was present. */
 gboolean tlb_invalidate(Tlb *t, uint64_t key);
 void tlb_flush_asid(Tlb *t, unsigned asid);

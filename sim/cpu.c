@@ -301,8 +301,8 @@ static inline G_ALWAYS_INLINE gboolean l1_probe(Cpu *cpu, AccessKind kind, uint6
     Tlb *t = pr[i].t;
     unsigned sz = pr[i].size;
     if (!(t->size_mask & (1u << sz)))
-      continue; /* no entry of that size (tlb_lookup's test, made before the key) */
-    TlbPayload *p = tlb_probe(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
+      continue; /* no entry of that size (tlb_probe's test, made before the key) */
+    TlbPayload *p = tlb_probe_held(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
     if (!p)
       continue;
     if (!allowed(p->flags, kind)) {
@@ -318,7 +318,9 @@ static inline G_ALWAYS_INLINE gboolean l1_probe(Cpu *cpu, AccessKind kind, uint6
   return FALSE;
 }
 
-static void l1_fill(Cpu *cpu, AccessKind kind, uint64_t va, const Xlat *x)
+/* l1_fill for a page larger than the base size: into its home array, as a
+ * fragment when that holds a smaller size. */
+static G_NO_INLINE void l1_fill_large(Cpu *cpu, AccessKind kind, uint64_t va, const Xlat *x)
 {
   const ArchOps *a = cpu->arch;
   const uint8_t *home = kind == ACC_IFETCH ? cpu->l1i_home : cpu->l1d_home;
@@ -328,6 +330,19 @@ static void l1_fill(Cpu *cpu, AccessKind kind, uint64_t va, const Xlat *x)
   uint64_t sub = (va & ((1ULL << a->page_shift[x->size]) - 1)) >> a->page_shift[h];
   uint64_t pfn = x->pfn + (sub << (a->page_shift[h] - 12));
   tlb_insert(t, tlb_key(cpu->cur_asid, h, va >> a->page_shift[h]), pfn, x->flags, (uint8_t)h);
+}
+
+/* Refill the L1 array after a miss.  A base page (size 0) is its own home
+ * and goes to the first array whole: inline, where the refill usually takes
+ * the way that l1_probe's miss found (tlb_insert). */
+static inline G_ALWAYS_INLINE void l1_fill(Cpu *cpu, AccessKind kind, uint64_t va, const Xlat *x)
+{
+  if (x->size) {
+    l1_fill_large(cpu, kind, va, x);
+    return;
+  }
+  Tlb *t = kind == ACC_IFETCH ? cpu->l1i[0] : cpu->l1d[0];
+  tlb_insert(t, tlb_key(cpu->cur_asid, 0, va >> cpu->arch->page_shift[0]), x->pfn, x->flags, 0);
 }
 
 /* Take a walker slot at time *t for `cycles`; advances *t to the end. */

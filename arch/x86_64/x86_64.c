@@ -53,19 +53,23 @@ typedef struct {
   uint16_t count[PWC_FILTER]; /* valid entries by pwc_hash of their tag */
 } Pwc;
 
+/* The fields every translation reads come first, in the first host lines,
+ * the paging-structure caches (half a KiB of filter each) after them: under
+ * a random run over a large range the host's caches lose whatever one
+ * translation does not touch again soon. */
 typedef struct {
-  Tlb *stlb, *stlb_1g, *l2i;
+  uint64_t user_limit;
+  unsigned levels;
+  uint32_t stlb_hit_cycles, walk_overhead_cycles;
+  unsigned n_probe[2];
   uint8_t stlb_home[X86_N_SIZES]; /* array size code holding each page size, 0xff: none */
+  Tlb *stlb, *stlb_1g, *l2i;
   /* The second-level probes in order, for data (0) and fetches (1): each
    * page size that is its own home, with its array (built from the above in
    * x86_cpu_new, so a probe skips the sizes held as fragments at no cost). */
   struct { Tlb *t; unsigned size; } probe[2][X86_N_SIZES];
-  unsigned n_probe[2];
-  Pwc pwc[PWC_MAX_LEVEL + 1];     /* indexed by the level of the cached entry (2..5) */
-  unsigned levels;
-  uint64_t user_limit;
-  uint32_t stlb_hit_cycles, walk_overhead_cycles;
   unsigned shift[PWC_MAX_LEVEL + 1];
+  Pwc pwc[PWC_MAX_LEVEL + 1];     /* indexed by the level of the cached entry (2..5) */
 } X86State;
 
 static const unsigned x86_shift[X86_N_SIZES] = { 12, 21, 30 };
@@ -319,15 +323,24 @@ static void explain_entry(GString *ex, unsigned l, unsigned idx, uint64_t pa, ui
 }
 
 /* Insert a translation of page size `size` into array `t` whose entries
- * are of size `home` (<= size), as a fragment when they differ. */
-static void insert_frag(Tlb *t, unsigned asid, unsigned home, unsigned size, uint64_t va, uint64_t pfn, uint8_t flags)
+ * are of size `home` (<= size), as a fragment when they differ.  Inline in
+ * the walk's one call: the refill usually takes the way that the probe's
+ * miss found (tlb_insert). */
+static inline G_ALWAYS_INLINE void insert_frag(Tlb *t, unsigned asid, unsigned home, unsigned size, uint64_t va, uint64_t pfn, uint8_t flags)
 {
-  uint64_t sub = (va & ((1ULL << x86_shift[size]) - 1)) >> x86_shift[home];
-  uint64_t fpfn = pfn + (sub << (x86_shift[home] - 12));
+  uint64_t fpfn = pfn;
+  if (home != size) { /* the fragment of va */
+    uint64_t sub = (va & ((1ULL << x86_shift[size]) - 1)) >> x86_shift[home];
+    fpfn += sub << (x86_shift[home] - 12);
+  }
   tlb_insert(t, tlb_key(asid, home, va >> x86_shift[home]), fpfn, flags, (uint8_t)home);
 }
 
-static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex)
+/* The second level and the walk; `ex` (explain) collects the text of each
+ * step.  Always inline: x86_translate has a copy with ex NULL, free of the
+ * text's tests and of the registers they keep live. */
+static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out,
+                                                            GString *ex)
 {
   X86State *st = cpu->arch_state;
   unsigned asid = cpu->cur_asid;
@@ -349,8 +362,8 @@ static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
     Tlb *t = st->probe[fetch][i].t;
     unsigned sz = st->probe[fetch][i].size;
     if (!(t->size_mask & (1u << sz)))
-      continue; /* no entry of that size (tlb_lookup's test, made before the key) */
-    TlbPayload *p = tlb_probe(t, tlb_key(asid, sz, va >> x86_shift[sz])); /* a miss readies the refill */
+      continue; /* no entry of that size (tlb_probe's test, made before the key) */
+    TlbPayload *p = tlb_probe_held(t, tlb_key(asid, sz, va >> x86_shift[sz])); /* a miss readies the refill */
     if (p && (!write || (p->flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D)) && (!fetch || (p->flags & TLBF_X))) {
       cpu->ctr.c[CTR_STLB_HITS]++;
       out->pfn = p->pfn;
@@ -422,14 +435,17 @@ static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
       out->pfn = pte_pfn(e) & ~((1ULL << (x86_shift[size] - 12)) - 1);
       out->flags = (uint8_t)(TLBF_U | ((allow_w) ? TLBF_W : 0) | ((node->e[idx] & PTE_D) ? TLBF_D : 0) |
                              ((e & PTE_NX) ? 0 : TLBF_X));
-      /* Fill the second level. */
+      /* Fill the second level: the array and the size it holds the page as. */
+      Tlb *fill = NULL;
       unsigned home = st->stlb_home[size];
       if (fetch && st->l2i)
-        insert_frag(st->l2i, asid, size == X86_1G ? X86_2M : size, size, va, out->pfn, out->flags);
+        fill = st->l2i, home = size == X86_1G ? X86_2M : size;
       else if (size == X86_1G && st->stlb_1g)
-        insert_frag(st->stlb_1g, asid, X86_1G, size, va, out->pfn, out->flags);
+        fill = st->stlb_1g, home = X86_1G;
       else if (home != 0xff)
-        insert_frag(st->stlb, asid, home, size, va, out->pfn, out->flags);
+        fill = st->stlb;
+      if (fill)
+        insert_frag(fill, asid, home, size, va, out->pfn, out->flags);
       break;
     }
     /* A non-leaf entry: cache it and descend. */
@@ -442,6 +458,13 @@ static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
   if (ex)
     g_string_append_printf(ex, "  walk: %u cycles (%u overhead)\n", walk, st->walk_overhead_cycles);
   return status;
+}
+
+static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex)
+{
+  if (G_UNLIKELY(ex))
+    return x86_translate_body(cpu, mm, va, kind, out, ex);
+  return x86_translate_body(cpu, mm, va, kind, out, NULL);
 }
 
 static void x86_flush_page(Cpu *cpu, unsigned asid, uint64_t va)

@@ -544,6 +544,206 @@ START_TEST(test_probe_refill_matches_plain_refill)
 }
 END_TEST
 
+/* ---- the unrolled passes and the packed stamps against a plain model -------- */
+
+/* The replacement rules written out the plain way, as a reference: one
+ * tick per use (LRU) or insertion, 0 for an invalid way; a refill takes the
+ * key's own way, else the first invalid way, else (random) a draw of the
+ * same xorshift64, else the first way with the lowest tick. */
+typedef struct {
+  unsigned sets, ways;
+  TlbRepl repl;
+  uint64_t tag[64 * 24], tick[64 * 24], pfn[64 * 24];
+  uint64_t now, rng;
+} RefTlb;
+
+static void ref_init(RefTlb *r, unsigned entries, unsigned ways, TlbRepl repl)
+{
+  memset(r, 0, sizeof *r);
+  r->sets = entries / ways;
+  r->ways = ways;
+  r->repl = repl;
+  r->rng = 0x9e3779b97f4a7c15ULL;
+}
+
+static unsigned ref_base(const RefTlb *r, uint64_t key)
+{
+  return (unsigned)((key & TLB_VPN_MASK) % r->sets) * r->ways;
+}
+
+static gboolean ref_holds(const RefTlb *r, uint64_t key)
+{
+  unsigned b = ref_base(r, key);
+  for (unsigned w = 0; w < r->ways; w++)
+    if (r->tag[b + w] == key)
+      return TRUE;
+  return FALSE;
+}
+
+static int ref_probe(RefTlb *r, uint64_t key)
+{
+  unsigned b = ref_base(r, key);
+  for (unsigned w = 0; w < r->ways; w++)
+    if (r->tag[b + w] == key) {
+      if (r->repl == TLB_REPL_LRU)
+        r->tick[b + w] = ++r->now;
+      return (int)(b + w);
+    }
+  return -1;
+}
+
+static void ref_insert(RefTlb *r, uint64_t key, uint64_t pfn)
+{
+  unsigned b = ref_base(r, key), way = r->ways;
+  for (unsigned w = 0; w < r->ways && way == r->ways; w++)
+    if (r->tag[b + w] == key)
+      way = w;
+  for (unsigned w = 0; w < r->ways && way == r->ways; w++)
+    if (!r->tag[b + w])
+      way = w;
+  if (way == r->ways && r->repl == TLB_REPL_RANDOM) {
+    r->rng ^= r->rng << 13;
+    r->rng ^= r->rng >> 7;
+    r->rng ^= r->rng << 17;
+    way = (unsigned)(r->rng % r->ways);
+  } else if (way == r->ways) {
+    way = 0;
+    for (unsigned w = 1; w < r->ways; w++)
+      if (r->tick[b + w] < r->tick[b + way])
+        way = w;
+  }
+  r->tag[b + way] = key;
+  r->tick[b + way] = ++r->now;
+  r->pfn[b + way] = pfn;
+}
+
+static void ref_invalidate(RefTlb *r, uint64_t key)
+{
+  unsigned b = ref_base(r, key);
+  for (unsigned w = 0; w < r->ways; w++)
+    if (r->tag[b + w] == key)
+      r->tag[b + w] = r->tick[b + w] = 0;
+}
+
+static void ref_flush_asid(RefTlb *r, unsigned asid)
+{
+  for (unsigned i = 0; i < r->sets * r->ways; i++)
+    if (r->tag[i] && ((r->tag[i] >> TLB_ASID_SHIFT) & TLB_ASID_MASK) == asid)
+      r->tag[i] = r->tick[i] = 0;
+}
+
+/* Same entries in the same ways, and the same order of ticks within each
+ * set (with `exact`, the same ticks: no renumbering happened).  NULL if so,
+ * else what differs.  Plain tests, one check per step: the checks of Check
+ * cost a system call each. */
+static char *ref_differs(const RefTlb *r, const Tlb *t, gboolean exact)
+{
+  for (unsigned i = 0; i < r->sets * r->ways; i++) {
+    unsigned b = i - i % r->ways;
+    uint64_t tick = t->stamp[i] >> t->way_bits;
+    if (t->tags[i] != r->tag[i])
+      return g_strdup_printf("slot %u holds %#" G_GINT64_MODIFIER "x, the model %#" G_GINT64_MODIFIER "x", i,
+                             t->tags[i], r->tag[i]);
+    if ((t->stamp[i] & t->way_mask) != i % r->ways)
+      return g_strdup_printf("the stamp of slot %u names way %u", i, (unsigned)(t->stamp[i] & t->way_mask));
+    if (!r->tag[i]) {
+      if (tick)
+        return g_strdup_printf("invalid slot %u has tick %" G_GUINT64_FORMAT, i, tick);
+      continue;
+    }
+    if (t->pay[i].pfn != r->pfn[i])
+      return g_strdup_printf("slot %u maps pfn %#" G_GINT64_MODIFIER "x, the model %#" G_GINT64_MODIFIER "x", i,
+                             t->pay[i].pfn, r->pfn[i]);
+    if (exact && tick != r->tick[i])
+      return g_strdup_printf("slot %u has tick %" G_GUINT64_FORMAT ", the model %" G_GUINT64_FORMAT, i, tick,
+                             r->tick[i]);
+    for (unsigned j = b; j < b + r->ways; j++)
+      if (r->tag[j] && (tick < (t->stamp[j] >> t->way_bits)) != (r->tick[i] < r->tick[j]))
+        return g_strdup_printf("slots %u and %u are in another order than the model's", i, j);
+  }
+  if (t->rng != r->rng)
+    return g_strdup("the random state differs");
+  return NULL;
+}
+
+/* A random stream of probes (tlb_probe, tlb_lookup), refills right after a
+ * miss or later, invalidations and flushes, through one array and the model.
+ * `tick_room`: if nonzero, the array's tick runs out after that many ticks
+ * past its entries, so that tlb_renumber runs again and again. */
+static void check_against_model(TlbRepl repl, unsigned entries, unsigned ways, unsigned tick_room, int steps)
+{
+  g_autofree char *what = g_strdup_printf("policy %d, %u entries, %u ways%s", repl, entries, ways,
+                                          tick_room ? ", renumbering" : "");
+  g_autoptr(Tlb) t = tlb_new("t", entries, ways, repl, NULL);
+  g_autofree RefTlb *r = g_new(RefTlb, 1);
+  ck_assert_uint_le(entries, G_N_ELEMENTS(r->tag));
+  ref_init(r, entries, ways, repl);
+  if (tick_room)
+    t->tick_last = (uint64_t)(entries + tick_room) << t->way_bits;
+  uint64_t seed = 777 + entries * 31 + ways;
+  unsigned span = entries * 2 + 3; /* vpns: about half of them fit */
+  for (int step = 0; step < steps; step++) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    unsigned x = (unsigned)(seed >> 33);
+    uint64_t key = tlb_key(x & 1, (x >> 1) & 1, (x >> 2) % span);
+    unsigned what_op = (x >> 20) % 100;
+    gboolean same = TRUE; /* the probes' answers */
+    if (what_op < 70) {
+      int want = ref_probe(r, key);
+      TlbPayload *p = what_op < 60 ? tlb_probe(t, key) : tlb_lookup(t, key);
+      same = p ? want >= 0 && p == &t->pay[want] : want < 0;
+      if (!p && what_op < 55) {
+        if (what_op < 5) { /* a probe of another key in between: the hint is stale */
+          uint64_t other = tlb_key(0, 0, (x >> 9) % span);
+          same = (tlb_probe(t, other) != NULL) == (ref_probe(r, other) >= 0);
+        }
+        tlb_insert(t, key, 0x1000 + step, 0, 0);
+        ref_insert(r, key, 0x1000 + step);
+      }
+    } else if (what_op < 85) {
+      tlb_insert(t, key, 0x2000 + step, 0, 0);
+      ref_insert(r, key, 0x2000 + step);
+    } else if (what_op < 97) {
+      same = tlb_invalidate(t, key) == ref_holds(r, key);
+      ref_invalidate(r, key);
+    } else if (what_op < 99) {
+      tlb_flush_asid(t, x & 1);
+      ref_flush_asid(r, x & 1);
+    } else {
+      tlb_flush_all(t);
+      ref_flush_asid(r, 0);
+      ref_flush_asid(r, 1);
+    }
+    g_autofree char *diff = same ? ref_differs(r, t, tick_room == 0) : g_strdup("a probe's answer differs");
+    if (diff) {
+      g_autofree char *drawn = draw_tlb(t);
+      ck_abort_msg("%s, step %d: %s\n%s", what, step, diff, drawn);
+    }
+  }
+}
+
+START_TEST(test_unrolled_ways_match_model)
+{
+  /* 4, 8, 12, 16: the unrolled copies; the others: the loop. */
+  static const unsigned ways[] = { 1, 2, 3, 4, 5, 7, 8, 12, 16, 24 };
+  static const unsigned sets[] = { 1, 3, 4 };
+  for (unsigned p = TLB_REPL_LRU; p <= TLB_REPL_RANDOM; p++)
+    for (unsigned w = 0; w < G_N_ELEMENTS(ways); w++)
+      for (unsigned s = 0; s < G_N_ELEMENTS(sets); s++)
+        check_against_model((TlbRepl)p, ways[w] * sets[s], ways[w], 0, 1500);
+}
+END_TEST
+
+START_TEST(test_renumbering_keeps_order)
+{
+  for (unsigned p = TLB_REPL_LRU; p <= TLB_REPL_RANDOM; p++) {
+    check_against_model((TlbRepl)p, 16, 4, 3, 3000);
+    check_against_model((TlbRepl)p, 48, 12, 1, 3000);
+    check_against_model((TlbRepl)p, 15, 5, 7, 3000);
+  }
+}
+END_TEST
+
 static Suite *tlb_suite(void)
 {
   Suite *s = suite_create("tlb");
@@ -565,6 +765,8 @@ static Suite *tlb_suite(void)
   tcase_add_test(tc, test_peek_keeps_lru);
   tcase_add_test(tc, test_fully_associative);
   tcase_add_test(tc, test_probe_refill_matches_plain_refill);
+  tcase_add_test(tc, test_unrolled_ways_match_model);
+  tcase_add_test(tc, test_renumbering_keeps_order);
   tcase_set_timeout(tc, 60); /* thousands of checked steps, slow under the sanitizers */
   suite_add_tcase(s, tc);
 
