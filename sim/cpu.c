@@ -200,8 +200,9 @@ static inline void issue_insns(Cpu *cpu, uint64_t n)
   cpu->ctr.c[CTR_INSTRUCTIONS] += n;
   if (G_LIKELY(cpu->cpi_fixed && n <= CPU_FIXED_MAX_INSNS)) {
     uint64_t u = cpu->frac_units + n * cpu->cpi_units;
-    cpu->clock += u >> cpu->cpi_shift;
-    cpu->frac_units = u & ((UINT64_C(1) << cpu->cpi_shift) - 1);
+    uint64_t whole = u >> cpu->cpi_shift;
+    cpu->clock += whole;
+    cpu->frac_units = u - (whole << cpu->cpi_shift);
     return;
   }
   if (cpu->cpi_fixed) { /* from now on the doubles, starting from the same value */

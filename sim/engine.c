@@ -91,6 +91,7 @@ typedef struct {
   EngineResult *res;
   Khugepaged *kh;
   const uint64_t *kh_wake; /* khugepaged's next wake, in cycles */
+  const gboolean *oom;     /* the kernel's, tested after every access */
   CpuSlot *slots;      /* one per CPU */
   Heap ready;          /* CPUs with records to run */
   Heap all;            /* CPUs with threads: the lowest clock of any thread */
@@ -432,7 +433,7 @@ static inline void run_record(Engine *e, Thread *t, const TraceRecord *r)
   case REC_ACCESS:
     cpu_access(cpu, t, r);
     count_warmup(e);
-    if (G_UNLIKELY(e->m->k->oom))
+    if (G_UNLIKELY(*e->oom))
       e->stopped = TRUE;
     break;
   case REC_COMPUTE:
@@ -602,10 +603,12 @@ static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
 {
   Thread *t = q->t;
   const Cpu *cpu = e->m->cpus[t->cpu];
+  /* Tested once per batch and after each event: a host hint may lag. */
+  gboolean pf = t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
   for (unsigned i = 0; i < b->n && !e->stopped; i++) {
     const TraceRecord *r = &b->rec[i];
     if (G_LIKELY(r->type == REC_ACCESS || r->type == REC_COMPUTE)) {
-      if (t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES)
+      if (pf)
         for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++)
           if (i + prefetch_ahead[st] < b->n)
             cpu_prefetch(cpu, t, &b->rec[i + prefetch_ahead[st]], st);
@@ -614,6 +617,7 @@ static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
     }
     barrier_event(e, q, r);
     cpu = e->m->cpus[t->cpu];
+    pf = t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
   }
 }
 
@@ -625,6 +629,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.res = res;
   e.kh = m->k->khugepaged;
   e.kh_wake = khugepaged_next_wake_ptr(e.kh);
+  e.oom = &m->k->oom;
   e.queues = g_ptr_array_new_with_free_func(queue_free);
   e.slots = g_new0(CpuSlot, m->n_cpus);
   for (unsigned c = 0; c < m->n_cpus; c++) {
