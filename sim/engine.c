@@ -32,6 +32,13 @@
  * far enough for a host DRAM miss to complete while the records in between
  * run.  Host tuning, not model. */
 static const unsigned prefetch_ahead[] = { 10, 5 };
+/* Host prefetch pays only where records change pages often: a batch whose
+ * sampled neighbours (this many pairs) change 4K page less than once in
+ * PREFETCH_JUMP_RATIO pairs runs without it (sequential work, such as the
+ * setup writes of a random workload, whose page changes the host's own
+ * prefetchers follow).  Host tuning, not model. */
+#define PREFETCH_SAMPLES 64u
+#define PREFETCH_JUMP_RATIO 8u
 
 typedef struct {
   Thread *t;
@@ -597,6 +604,15 @@ static Queue *solo_queue(const Engine *e, const TraceBatch *b, uint32_t pid, uin
   return q;
 }
 
+/* TRUE if the batch changes pages often enough for host prefetch. */
+static gboolean batch_jumps(const TraceBatch *b)
+{
+  unsigned step = MAX(b->n / PREFETCH_SAMPLES, 1u), samples = 0, jumps = 0;
+  for (unsigned i = step; i < b->n; i += step, samples++)
+    jumps += ((b->rec[i].addr ^ b->rec[i - 1].addr) >> 12) != 0;
+  return jumps * PREFETCH_JUMP_RATIO >= samples;
+}
+
 /* Run a batch solo_queue() accepted, record by record as engine_run would
  * once queued; host prefetch looks ahead within the batch. */
 static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
@@ -604,7 +620,8 @@ static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
   Thread *t = q->t;
   const Cpu *cpu = e->m->cpus[t->cpu];
   /* Tested once per batch and after each event: a host hint may lag. */
-  gboolean pf = t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
+  gboolean jumps = batch_jumps(b);
+  gboolean pf = jumps && t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
   for (unsigned i = 0; i < b->n && !e->stopped; i++) {
     const TraceRecord *r = &b->rec[i];
     if (G_LIKELY(r->type == REC_ACCESS || r->type == REC_COMPUTE)) {
@@ -617,7 +634,7 @@ static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
     }
     barrier_event(e, q, r);
     cpu = e->m->cpus[t->cpu];
-    pf = t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
+    pf = jumps && t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
   }
 }
 
