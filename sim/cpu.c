@@ -58,6 +58,7 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
     }
   }
   cpu->ud_key = cpu->ui_key = NO_KEY;
+  cpu->mshr_head_done = cpu->mshr_rob_due = UINT64_MAX; /* no miss outstanding */
   cpu->l1_hit_cycles = (uint32_t)settings_int(s, SET_TLB_L1_HIT_CYCLES);
   cpu->rob_size = (unsigned)settings_int(s, SET_CPU_ROB_SIZE);
   cpu->n_mshr = (unsigned)settings_int(s, SET_CPU_MSHRS);
@@ -156,9 +157,24 @@ void cpu_free(Cpu *cpu)
 
 /* ---- time ----------------------------------------------------------------- */
 
+/* The oldest outstanding miss changed: cache its completion and ROB bound
+ * for the tests of cpu_access (UINT64_MAX, never reached, when there is
+ * none). */
+static inline void mshr_head_changed(Cpu *cpu)
+{
+  if (cpu->mshr_count) {
+    cpu->mshr_head_done = cpu->mshr_done[cpu->mshr_tail];
+    cpu->mshr_rob_due = cpu->mshr_insn[cpu->mshr_tail] + cpu->rob_size;
+  } else {
+    cpu->mshr_head_done = cpu->mshr_rob_due = UINT64_MAX;
+  }
+}
+
 /* Free the fill buffers of misses that completed, oldest first. */
 static inline void mshr_retire(Cpu *cpu)
 {
+  if (G_LIKELY(cpu->clock < cpu->mshr_head_done))
+    return; /* the oldest has not completed, or there is none */
   /* In locals: the compiler cannot tell that the ring's stores leave the
    * CPU's fields alone, and would write them back at every step. */
   unsigned tail = cpu->mshr_tail, count = cpu->mshr_count, n = cpu->n_mshr;
@@ -170,6 +186,7 @@ static inline void mshr_retire(Cpu *cpu)
   }
   cpu->mshr_tail = tail;
   cpu->mshr_count = count;
+  mshr_head_changed(cpu);
 }
 
 /* Issue n instructions at cpi cycles each, carrying the fraction of a cycle.
@@ -183,8 +200,9 @@ static inline void issue_insns(Cpu *cpu, uint64_t n)
   cpu->ctr.c[CTR_INSTRUCTIONS] += n;
   if (G_LIKELY(cpu->cpi_fixed && n <= CPU_FIXED_MAX_INSNS)) {
     uint64_t u = cpu->frac_units + n * cpu->cpi_units;
-    cpu->clock += u >> cpu->cpi_shift;
-    cpu->frac_units = u & ((UINT64_C(1) << cpu->cpi_shift) - 1);
+    uint64_t whole = u >> cpu->cpi_shift;
+    cpu->clock += whole;
+    cpu->frac_units = u - (whole << cpu->cpi_shift);
     return;
   }
   if (cpu->cpi_fixed) { /* from now on the doubles, starting from the same value */
@@ -473,9 +491,9 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
   /* The ROB bound: the oldest outstanding miss blocks retirement once
    * rob_size younger instructions have issued. */
   mshr_retire(cpu);
-  if (G_UNLIKELY(cpu->mshr_count && cpu->insns - cpu->mshr_insn[cpu->mshr_tail] >= cpu->rob_size)) {
-    ctr->c[CTR_MEM_STALL_CYCLES] += cpu->mshr_done[cpu->mshr_tail] - cpu->clock;
-    cpu->clock = cpu->mshr_done[cpu->mshr_tail];
+  if (G_UNLIKELY(cpu->insns >= cpu->mshr_rob_due)) {
+    ctr->c[CTR_MEM_STALL_CYCLES] += cpu->mshr_head_done - cpu->clock;
+    cpu->clock = cpu->mshr_head_done;
     mshr_retire(cpu);
   }
   issue_insns(cpu, (uint64_t)r->gap + 1);
@@ -531,14 +549,16 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
   if (lvl != MEM_L1) {
     /* A miss needs a fill buffer; they are freed in issue order. */
     mshr_retire(cpu);
+    gboolean head = cpu->mshr_count == 0;
     if (cpu->mshr_count == cpu->n_mshr) {
-      uint64_t free_at = cpu->mshr_done[cpu->mshr_tail];
+      uint64_t free_at = cpu->mshr_head_done;
       ctr->c[CTR_MEM_STALL_CYCLES] += free_at - cpu->clock;
       cpu->clock = free_at;
       if (free_at > t)
         done = free_at + lat;
       cpu->mshr_tail = cpu->mshr_tail + 1 == cpu->n_mshr ? 0 : cpu->mshr_tail + 1;
       cpu->mshr_count--;
+      head = TRUE;
     }
     unsigned slot = cpu->mshr_tail + cpu->mshr_count;
     if (slot >= cpu->n_mshr) /* both are below n_mshr: one wrap at most */
@@ -546,6 +566,8 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
     cpu->mshr_done[slot] = done;
     cpu->mshr_insn[slot] = cpu->insns;
     cpu->mshr_count++;
+    if (head)
+      mshr_head_changed(cpu);
   }
   if (mk == MREQ_LOAD)
     cpu->last_load_done = done;

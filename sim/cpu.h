@@ -69,6 +69,10 @@ struct Cpu {
   /* core timing */
   unsigned n_mshr, mshr_tail, mshr_count; /* outstanding misses: ring from tail, in issue order */
   uint64_t *mshr_done, *mshr_insn;
+  /* Of the oldest outstanding miss, UINT64_MAX when there is none: its
+   * mshr_done, and the insns count at which it blocks retirement (its
+   * mshr_insn + rob_size), so that each test per access is one compare. */
+  uint64_t mshr_head_done, mshr_rob_due;
   unsigned n_walkers;
   uint64_t *walker_free;
   unsigned rob_size;

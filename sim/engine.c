@@ -32,6 +32,13 @@
  * far enough for a host DRAM miss to complete while the records in between
  * run.  Host tuning, not model. */
 static const unsigned prefetch_ahead[] = { 10, 5 };
+/* Host prefetch pays only where records change pages often: a batch whose
+ * sampled neighbours (this many pairs) change 4K page less than once in
+ * PREFETCH_JUMP_RATIO pairs runs without it (sequential work, such as the
+ * setup writes of a random workload, whose page changes the host's own
+ * prefetchers follow).  Host tuning, not model. */
+#define PREFETCH_SAMPLES 64u
+#define PREFETCH_JUMP_RATIO 8u
 
 typedef struct {
   Thread *t;
@@ -91,6 +98,7 @@ typedef struct {
   EngineResult *res;
   Khugepaged *kh;
   const uint64_t *kh_wake; /* khugepaged's next wake, in cycles */
+  const gboolean *oom;     /* the kernel's, tested after every access */
   CpuSlot *slots;      /* one per CPU */
   Heap ready;          /* CPUs with records to run */
   Heap all;            /* CPUs with threads: the lowest clock of any thread */
@@ -432,7 +440,7 @@ static inline void run_record(Engine *e, Thread *t, const TraceRecord *r)
   case REC_ACCESS:
     cpu_access(cpu, t, r);
     count_warmup(e);
-    if (G_UNLIKELY(e->m->k->oom))
+    if (G_UNLIKELY(*e->oom))
       e->stopped = TRUE;
     break;
   case REC_COMPUTE:
@@ -596,16 +604,28 @@ static Queue *solo_queue(const Engine *e, const TraceBatch *b, uint32_t pid, uin
   return q;
 }
 
+/* TRUE if the batch changes pages often enough for host prefetch. */
+static gboolean batch_jumps(const TraceBatch *b)
+{
+  unsigned step = MAX(b->n / PREFETCH_SAMPLES, 1u), samples = 0, jumps = 0;
+  for (unsigned i = step; i < b->n; i += step, samples++)
+    jumps += ((b->rec[i].addr ^ b->rec[i - 1].addr) >> 12) != 0;
+  return jumps * PREFETCH_JUMP_RATIO >= samples;
+}
+
 /* Run a batch solo_queue() accepted, record by record as engine_run would
  * once queued; host prefetch looks ahead within the batch. */
 static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
 {
   Thread *t = q->t;
   const Cpu *cpu = e->m->cpus[t->cpu];
+  /* Tested once per batch and after each event: a host hint may lag. */
+  gboolean jumps = batch_jumps(b);
+  gboolean pf = jumps && t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
   for (unsigned i = 0; i < b->n && !e->stopped; i++) {
     const TraceRecord *r = &b->rec[i];
     if (G_LIKELY(r->type == REC_ACCESS || r->type == REC_COMPUTE)) {
-      if (t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES)
+      if (pf)
         for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++)
           if (i + prefetch_ahead[st] < b->n)
             cpu_prefetch(cpu, t, &b->rec[i + prefetch_ahead[st]], st);
@@ -614,6 +634,7 @@ static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
     }
     barrier_event(e, q, r);
     cpu = e->m->cpus[t->cpu];
+    pf = jumps && t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
   }
 }
 
@@ -625,6 +646,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.res = res;
   e.kh = m->k->khugepaged;
   e.kh_wake = khugepaged_next_wake_ptr(e.kh);
+  e.oom = &m->k->oom;
   e.queues = g_ptr_array_new_with_free_func(queue_free);
   e.slots = g_new0(CpuSlot, m->n_cpus);
   for (unsigned c = 0; c < m->n_cpus; c++) {

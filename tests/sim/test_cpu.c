@@ -215,6 +215,50 @@ START_TEST(test_rob_bounds_runahead)
 }
 END_TEST
 
+/* The oldest outstanding miss's done time and ROB bound, cached in the Cpu
+ * for the per-access tests, match the ring after every access. */
+static void check_mshr_head(const Cpu *cpu)
+{
+  if (cpu->mshr_count == 0) {
+    ck_assert_uint_eq(cpu->mshr_head_done, UINT64_MAX);
+    ck_assert_uint_eq(cpu->mshr_rob_due, UINT64_MAX);
+  } else {
+    ck_assert_uint_eq(cpu->mshr_head_done, cpu->mshr_done[cpu->mshr_tail]);
+    ck_assert_uint_eq(cpu->mshr_rob_due, cpu->mshr_insn[cpu->mshr_tail] + cpu->rob_size);
+  }
+}
+
+START_TEST(test_mshr_head_cache)
+{
+  const char *sets[] = { "cache.prefetcher=none", "cpu.mshrs=3", "cpu.rob_size=16", NULL };
+  Thread *t;
+  Machine *m = setup(sets, &t);
+  Cpu *cpu = m->cpus[0];
+  check_mshr_head(cpu);
+  gboolean full = FALSE, stalled = FALSE;
+  uint64_t x = 1;
+  for (int i = 0; i < 400; i++) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    /* Misses to new lines of the page, hits to the first, some gaps. */
+    uint64_t va = (x >> 60) < 6 ? BASE + (uint64_t)(i % 64) * 64 : BASE;
+    TraceRecord r = { .type = REC_ACCESS, .kind = (x >> 40) % 3 ? ACC_LOAD : ACC_STORE, .addr = va, .size = 8,
+                      .gap = (uint32_t)((x >> 20) % 8) };
+    uint64_t stall = cpu->ctr.c[CTR_MEM_STALL_CYCLES];
+    full |= cpu->mshr_count == cpu->n_mshr;
+    cpu_access(cpu, t, &r);
+    stalled |= cpu->ctr.c[CTR_MEM_STALL_CYCLES] > stall;
+    check_mshr_head(cpu);
+    if (i % 64 == 63)
+      memsys_flush(cpu->mem); /* the next pass misses again */
+  }
+  ck_assert(full);
+  ck_assert(stalled);
+  cpu_drain(cpu);
+  check_mshr_head(cpu);
+  machine_free(m);
+}
+END_TEST
+
 static Suite *cpu_suite(void)
 {
   Suite *s = suite_create("cpu");
@@ -226,6 +270,7 @@ static Suite *cpu_suite(void)
   tcase_add_test(tc, test_fault_then_retry);
   tcase_add_test(tc, test_walkers_limit_overlap);
   tcase_add_test(tc, test_rob_bounds_runahead);
+  tcase_add_test(tc, test_mshr_head_cache);
   suite_add_tcase(s, tc);
   return s;
 }
