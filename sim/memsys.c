@@ -83,6 +83,12 @@ typedef struct {
    * memsys_stream_window().  An invalid stream matches nothing. */
   uint64_t win_lo;
   uint64_t win_span;
+  /* Lines a hit may follow, those the stream prefetched: x - hit_lo <=
+   * hit_span, the part of the window between its last line (excluded) and
+   * its frontier, kept with the window (one test per way on every L2 hit
+   * instead of the window's and two products of the direction). */
+  uint64_t hit_lo;
+  uint64_t hit_span;
   uint64_t last;      /* last demand line the stream followed */
   uint64_t frontier;  /* furthest line prefetched, or dropped at a page boundary */
   int dir;            /* +1 ascending, -1 descending, 0 one miss seen */
@@ -99,6 +105,7 @@ typedef struct {
   Cache *l1;
   uint32_t l1_cycles;
   gboolean trains;    /* data reference: trains the prefetcher */
+  gboolean follows;   /* trains a stream prefetcher: an L2 hit may follow a stream */
   uint64_t *lookups;  /* counter, or MemHier.sink */
   uint64_t *misses;
 } MemPath;
@@ -151,7 +158,7 @@ static void memsys_stream_reset(MemHier *h)
   memset(h->streams, 0, sizeof h->streams);
   for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++)
     for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++)
-      h->streams[i].way[w].win_lo = UINT64_MAX;  /* no line is UINT64_MAX */
+      h->streams[i].way[w].win_lo = h->streams[i].way[w].hit_lo = UINT64_MAX;  /* no line is UINT64_MAX */
   for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++) {
     h->stream_page[i] = UINT64_MAX;
     h->stream_chain[i] = MEMSYS_STREAM_NONE;
@@ -225,10 +232,11 @@ MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error
   memsys_stream_reset(h);
 
   uint64_t *c = h->ctr->c;
-  h->path[MREQ_LOAD] = (MemPath){ h->l1d, l1d_cycles, TRUE, &c[CTR_L1D_LOADS], &c[CTR_L1D_LOAD_MISSES] };
-  h->path[MREQ_STORE] = (MemPath){ h->l1d, l1d_cycles, TRUE, &c[CTR_L1D_STORES], &c[CTR_L1D_STORE_MISSES] };
-  h->path[MREQ_IFETCH] = (MemPath){ h->l1i, l1i_cycles, FALSE, &h->sink, &c[CTR_L1I_LOAD_MISSES] };
-  h->path[MREQ_WALK] = (MemPath){ h->l1d, l1d_cycles, FALSE, &h->sink, &h->sink };
+  gboolean streams = h->prefetcher == MEMSYS_PF_STREAM;
+  h->path[MREQ_LOAD] = (MemPath){ h->l1d, l1d_cycles, TRUE, streams, &c[CTR_L1D_LOADS], &c[CTR_L1D_LOAD_MISSES] };
+  h->path[MREQ_STORE] = (MemPath){ h->l1d, l1d_cycles, TRUE, streams, &c[CTR_L1D_STORES], &c[CTR_L1D_STORE_MISSES] };
+  h->path[MREQ_IFETCH] = (MemPath){ h->l1i, l1i_cycles, FALSE, FALSE, &h->sink, &c[CTR_L1I_LOAD_MISSES] };
+  h->path[MREQ_WALK] = (MemPath){ h->l1d, l1d_cycles, FALSE, FALSE, &h->sink, &h->sink };
   return h;
 }
 
@@ -295,6 +303,16 @@ static inline __attribute__((always_inline)) void memsys_stream_window(const Mem
   }
   st->win_lo = lo;
   st->win_span = hi - lo;
+  uint64_t hit_lo = 1, hit_hi = 0;  /* none while the direction is open */
+  if (st->dir > 0) {
+    hit_lo = st->last + 1;
+    hit_hi = MIN(hi, st->frontier);
+  } else if (st->dir < 0 && st->last > 0) {
+    hit_lo = MAX(lo, st->frontier);
+    hit_hi = st->last - 1;
+  }
+  st->hit_lo = hit_hi >= hit_lo ? hit_lo : UINT64_MAX;
+  st->hit_span = hit_hi >= hit_lo ? hit_hi - hit_lo : 0;
 }
 
 static inline unsigned memsys_stream_hash(uint64_t page)
@@ -359,8 +377,8 @@ static MemStreamSet *memsys_stream_page(MemHier *h, uint64_t line, unsigned v)
     memsys_stream_retag(h, v, line >> h->page_line_shift);
     for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
       set->way[w].valid = FALSE;
-      set->way[w].win_lo = UINT64_MAX;
-      set->way[w].win_span = 0;
+      set->way[w].win_lo = set->way[w].hit_lo = UINT64_MAX;
+      set->way[w].win_span = set->way[w].hit_span = 0;
     }
     set->mru = 0;
   }
@@ -378,13 +396,8 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_match(MemH
   MemStreamSet *set = &h->streams[i];
   for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
     MemStream *st = &set->way[w];
-    if (x - st->win_lo > st->win_span)
+    if (hit ? x - st->hit_lo > st->hit_span : x - st->win_lo > st->win_span)
       continue;
-    if (hit) {
-      int64_t d = (int64_t)(x - st->last) * st->dir;
-      if (st->dir == 0 || d < 1 || d > (int64_t)(st->frontier - st->last) * st->dir)
-        continue;
-    }
     set->mru = w;
     memsys_stream_touch(h, i);
     return st;
@@ -455,8 +468,8 @@ static __attribute__((noinline)) void memsys_stream_refile(MemHier *h, MemStream
 {
   MemStream moved = *st;
   st->valid = FALSE;
-  st->win_lo = UINT64_MAX;
-  st->win_span = 0;
+  st->win_lo = st->hit_lo = UINT64_MAX;
+  st->win_span = st->hit_span = 0;
   *memsys_stream_alloc(h, x, memsys_stream_index(h, x >> h->page_line_shift)) = moved;
 }
 
@@ -543,7 +556,7 @@ uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level
     if (cache_access(h->l2, line)) {
       served = MEM_L2;
       cycles = h->l2_cycles;
-      if (p->trains && h->prefetcher == MEMSYS_PF_STREAM)
+      if (p->follows)
         memsys_stream_hit(h, line);
     } else {
       h->ctr->c[CTR_L2_MISSES]++;
