@@ -137,6 +137,7 @@ struct MemHier {
   uint64_t stream_page[MEMSYS_STREAM_SETS]; /* page each entry tracks; UINT64_MAX: none */
   uint8_t stream_bucket[MEMSYS_STREAM_BUCKETS]; /* first entry of each hash chain */
   uint8_t stream_chain[MEMSYS_STREAM_SETS];     /* next entry in its chain */
+  uint8_t stream_hashed[MEMSYS_STREAM_SETS];    /* the chain of an entry that tracks a page */
   /* Recency list of the entries in use; index MEMSYS_STREAM_SETS is its
    * anchor: anchor.newer is the least recently used entry. */
   uint8_t stream_newer[MEMSYS_STREAM_SETS + 1];
@@ -348,42 +349,19 @@ static inline void memsys_stream_touch(MemHier *h, unsigned v)
 }
 
 /* Entry v now tracks `page`: move it to that page's chain. */
-static void memsys_stream_retag(MemHier *h, unsigned v, uint64_t page)
+static inline void memsys_stream_retag(MemHier *h, unsigned v, uint64_t page)
 {
   if (h->stream_page[v] != UINT64_MAX) {
-    uint8_t *link = &h->stream_bucket[memsys_stream_hash(h->stream_page[v])];
+    uint8_t *link = &h->stream_bucket[h->stream_hashed[v]];
     while (*link != v)
       link = &h->stream_chain[*link];
     *link = h->stream_chain[v];
   }
   h->stream_page[v] = page;
-  uint8_t *head = &h->stream_bucket[memsys_stream_hash(page)];
-  h->stream_chain[v] = *head;
-  *head = (uint8_t)v;
-}
-
-/* The entry of line's page, whose index is `v` (memsys_stream_index, or
- * MEMSYS_STREAM_SETS when the page is not tracked), taking the least
- * recently used one (and dropping its streams) when the page is not
- * tracked. */
-static MemStreamSet *memsys_stream_page(MemHier *h, uint64_t line, unsigned v)
-{
-  MemStreamSet *set;
-  if (v < MEMSYS_STREAM_SETS) {
-    set = &h->streams[v];
-  } else {
-    v = h->stream_newer[MEMSYS_STREAM_SETS];
-    set = &h->streams[v];
-    memsys_stream_retag(h, v, line >> h->page_line_shift);
-    for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
-      set->way[w].valid = FALSE;
-      set->way[w].win_lo = set->way[w].hit_lo = UINT64_MAX;
-      set->way[w].win_span = set->way[w].hit_span = 0;
-    }
-    set->mru = 0;
-  }
-  memsys_stream_touch(h, v);
-  return set;
+  unsigned b = memsys_stream_hash(page);
+  h->stream_hashed[v] = (uint8_t)b;
+  h->stream_chain[v] = h->stream_bucket[b];
+  h->stream_bucket[b] = (uint8_t)v;
 }
 
 /* The stream of entry i that line x belongs to, or NULL.  A miss belongs to
@@ -426,17 +404,39 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_find(MemHi
   return st;
 }
 
-/* A free way of the entry for `line`'s page (xi as memsys_stream_page), else
- * its least recently used. */
+/* A way for a new stream in `line`'s page, whose entry is xi
+ * (memsys_stream_index, or MEMSYS_STREAM_SETS when the page is not
+ * tracked): a free way of that entry, else its least recently used.  A
+ * page not tracked takes the least recently used entry and drops its
+ * streams; its way 0 is returned as it is, because both callers set every
+ * field of the way they get (a random run's data L2 misses nearly all come
+ * here: clearing that way and searching the entry for a free one were a
+ * third of this function). */
 static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line, unsigned xi)
 {
-  MemStreamSet *set = memsys_stream_page(h, line, xi);
-  unsigned v = set->mru == 0 ? 1 : 0;
-  for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++)
-    if (!set->way[w].valid) {
-      v = w;
-      break;
+  MemStreamSet *set;
+  unsigned v;
+  if (xi < MEMSYS_STREAM_SETS) {
+    set = &h->streams[xi];
+    memsys_stream_touch(h, xi);
+    v = set->mru == 0 ? 1 : 0;
+    for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++)
+      if (!set->way[w].valid) {
+        v = w;
+        break;
+      }
+  } else {
+    unsigned e = h->stream_newer[MEMSYS_STREAM_SETS];
+    set = &h->streams[e];
+    memsys_stream_retag(h, e, line >> h->page_line_shift);
+    for (unsigned w = 1; w < MEMSYS_STREAM_WAYS; w++) {
+      set->way[w].valid = FALSE;
+      set->way[w].win_lo = set->way[w].hit_lo = UINT64_MAX;
+      set->way[w].win_span = set->way[w].hit_span = 0;
     }
+    memsys_stream_touch(h, e);
+    v = 0;
+  }
   set->mru = v;
   return &set->way[v];
 }
