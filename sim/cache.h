@@ -114,7 +114,8 @@ static inline void cache_host_prefetch(const Cache *c, uint64_t line)
 {
   uint64_t tag, s = cache_index(c, line, &tag);
   if (G_UNLIKELY(c->tags32 == NULL)) {
-    __builtin_prefetch(c->tags + s * c->ways, 1);
+    for (unsigned w = 0; w < c->ways; w += 8)  /* 8-byte ways */
+      __builtin_prefetch(c->tags + s * c->ways + w, 1);
     return;
   }
   const uint32_t *set = c->tags32 + s * c->ways;
