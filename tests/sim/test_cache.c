@@ -269,13 +269,14 @@ static const struct { uint64_t size; unsigned ways; } random_geo[] = {
   { 512, 2 }, { 384, 2 }, { 1024, 4 }, { 1280, 5 }, { 4096, 64 }, { 192, 1 }, { 2048, 8 },
   { 8192, 16 }, { 12288, 16 }, { 3072, 12 },  /* 4, 8, 16 ways have vector copies */
   { 11264, 11 }, { 20480, 20 }, { 30720, 24 }, { 18432, 24 },  /* 11 unrolled, 20 and 24 vector */
-  { 262144, 4 }, { 65536, 8 }, { 1048576, 16 }, { 24576, 12 }, { 6144, 24 }, { 61440, 20 }, { 256, 4 }, { 64, 1 },
+  { 24576, 12 }, { 6144, 24 }, { 15360, 20 }, { 256, 4 }, { 64, 1 },
 };
 
 /* `steps` random operations on lines base + [0, 3 x capacity) against the
  * reference model.  wide: the cache is widened first; at_step: the step at
  * which the lines jump to far_base (0: never). */
-static void random_run(unsigned g, uint64_t base, gboolean wide, uint64_t far_base, unsigned at_step, guint32 seed)
+static void random_run(unsigned g, uint64_t base, gboolean wide, uint64_t far_base, unsigned at_step, unsigned steps,
+                       guint32 seed)
 {
   g_autoptr(GError) err = NULL;
   g_autoptr(Cache) c = cache_new("T", random_geo[g].size, random_geo[g].ways, 64, &err);
@@ -289,7 +290,7 @@ static void random_run(unsigned g, uint64_t base, gboolean wide, uint64_t far_ba
   RefWay *ref = g_new0(RefWay, (gsize)sets * ways);
   uint64_t span = (uint64_t)sets * ways * 3;  /* lines drawn from 3x the capacity */
   uint64_t hits = 0, misses = 0;
-  for (uint64_t now = 1; now <= 20000; now++) {
+  for (uint64_t now = 1; now <= steps; now++) {
     if (now == at_step)
       base = far_base;
     uint64_t line = g_rand_int_range(rng, 0, (gint32)span) + base;
@@ -297,10 +298,12 @@ static void random_run(unsigned g, uint64_t base, gboolean wide, uint64_t far_ba
     int w = ref_find(set, ways, line);
     switch (g_rand_int_range(rng, 0, 10)) {
     case 0:  /* contains */
-      ck_assert_int_eq(cache_contains(c, line), w >= 0);
+      if (cache_contains(c, line) != (w >= 0))
+        ck_abort_msg("geometry %u step %u line %" G_GUINT64_FORMAT ": contains wrong", g, (unsigned)now, line);
       break;
     case 1:  /* fill */
-      ck_assert_int_eq(cache_fill(c, line), w < 0);
+      if (cache_fill(c, line) != (w < 0))
+        ck_abort_msg("geometry %u step %u line %" G_GUINT64_FORMAT ": fill wrong", g, (unsigned)now, line);
       if (w < 0)
         ref_insert(set, ways, line, now);
       break;
@@ -311,8 +314,9 @@ static void random_run(unsigned g, uint64_t base, gboolean wide, uint64_t far_ba
       break;
     default: { /* access */
       gboolean hit = cache_access(c, line);
-      ck_assert_msg(hit == (w >= 0), "geometry %u step %u line %" G_GUINT64_FORMAT ": cache says %s",
-                    g, (unsigned)now, line, hit ? "hit" : "miss");
+      if (hit != (w >= 0))  /* (not ck_assert: Check records every passing assertion) */
+        ck_abort_msg("geometry %u step %u line %" G_GUINT64_FORMAT ": cache says %s", g, (unsigned)now, line,
+                     hit ? "hit" : "miss");
       if (w >= 0)
         set[w].used = now;
       else
@@ -327,7 +331,8 @@ static void random_run(unsigned g, uint64_t base, gboolean wide, uint64_t far_ba
   }
   /* Every line the reference holds is in the cache, and nothing else. */
   for (uint64_t line = base; line < base + span; line++)
-    ck_assert_int_eq(cache_contains(c, line), ref_find(ref + (line % sets) * ways, ways, line) >= 0);
+    if (cache_contains(c, line) != (ref_find(ref + (line % sets) * ways, ways, line) >= 0))
+      ck_abort_msg("geometry %u line %" G_GUINT64_FORMAT ": contents differ at the end", g, line);
   ck_assert_uint_gt(hits, 0);
   ck_assert_uint_gt(misses, 0);
   g_free(ref);
@@ -337,7 +342,7 @@ static void random_run(unsigned g, uint64_t base, gboolean wide, uint64_t far_ba
 START_TEST(test_random_against_reference)
 {
   for (unsigned g = 0; g < G_N_ELEMENTS(random_geo); g++)
-    random_run(g, 1000, FALSE, 0, 0, 42 + g);
+    random_run(g, 1000, FALSE, 0, 0, 20000, 42 + g);
 }
 END_TEST
 
@@ -345,7 +350,7 @@ END_TEST
 START_TEST(test_random_wide)
 {
   for (unsigned g = 0; g < G_N_ELEMENTS(random_geo); g++)
-    random_run(g, 1000, TRUE, 0, 0, 42 + g);
+    random_run(g, 1000, TRUE, 0, 0, 20000, 42 + g);
 }
 END_TEST
 
@@ -370,9 +375,9 @@ START_TEST(test_random_turns_wide)
     ck_assert_int_eq(cache_contains(c, last_narrow), sets > 1 || random_geo[g].ways > 1);
     ck_assert(cache_access(c, last_narrow + 1));
     /* Random runs across the boundary, and jumping far beyond it. */
-    random_run(g, last_narrow - span / 2, FALSE, last_narrow - span / 2, 0, 7 + g);
-    random_run(g, last_narrow - span, FALSE, (UINT64_C(1) << 58) - span / 2, 10000, 9 + g);
-    random_run(g, 1000, FALSE, UINT64_MAX / 2 - span, 15000, 11 + g);
+    random_run(g, last_narrow - span / 2, FALSE, 0, 0, 6000, 7 + g);
+    random_run(g, last_narrow - span, FALSE, (UINT64_C(1) << 58) - span / 2, 3000, 6000, 9 + g);
+    random_run(g, 1000, FALSE, UINT64_MAX / 2 - span, 4000, 6000, 11 + g);
   }
 }
 END_TEST
@@ -392,20 +397,24 @@ START_TEST(test_layouts_agree)
     for (unsigned k = 0; k < 5000; k++) {
       uint64_t line = g_rand_int_range(rng, 0, (gint32)span);
       int op = g_rand_int_range(rng, 0, 8);
+      gboolean same = TRUE;
       if (op == 0)
         cache_invalidate(n, line), cache_invalidate(w, line);
       else if (op == 1)
-        ck_assert_int_eq(cache_fill(n, line), cache_fill(w, line));
+        same = cache_fill(n, line) == cache_fill(w, line);
       else
-        ck_assert_int_eq(cache_access(n, line), cache_access(w, line));
+        same = cache_access(n, line) == cache_access(w, line);
+      if (!same)
+        ck_abort_msg("%u ways, step %u: the layouts differ", ways[i], k);
     }
     /* Fresh lines push every set out way by way, LRU first. */
     for (uint64_t k = 0; k < (uint64_t)sets * ways[i]; k++) {
       uint64_t line = span + k;
-      ck_assert(!cache_access(n, line));
-      ck_assert(!cache_access(w, line));
+      if (cache_access(n, line) || cache_access(w, line))
+        ck_abort_msg("%u ways: fresh line %" G_GUINT64_FORMAT " hit", ways[i], line);
       for (uint64_t old = line % sets; old < span; old += sets)
-        ck_assert_int_eq(cache_contains(n, old), cache_contains(w, old));
+        if (cache_contains(n, old) != cache_contains(w, old))
+          ck_abort_msg("%u ways: line %" G_GUINT64_FORMAT " evicted from one layout only", ways[i], old);
     }
     g_rand_free(rng);
   }
