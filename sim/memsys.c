@@ -83,6 +83,12 @@ typedef struct {
    * memsys_stream_window().  An invalid stream matches nothing. */
   uint64_t win_lo;
   uint64_t win_span;
+  /* Lines a hit may follow, those the stream prefetched: x - hit_lo <=
+   * hit_span, the part of the window between its last line (excluded) and
+   * its frontier, kept with the window (one test per way on every L2 hit
+   * instead of the window's and two products of the direction). */
+  uint64_t hit_lo;
+  uint64_t hit_span;
   uint64_t last;      /* last demand line the stream followed */
   uint64_t frontier;  /* furthest line prefetched, or dropped at a page boundary */
   int dir;            /* +1 ascending, -1 descending, 0 one miss seen */
@@ -99,6 +105,7 @@ typedef struct {
   Cache *l1;
   uint32_t l1_cycles;
   gboolean trains;    /* data reference: trains the prefetcher */
+  gboolean follows;   /* trains a stream prefetcher: an L2 hit may follow a stream */
   uint64_t *lookups;  /* counter, or MemHier.sink */
   uint64_t *misses;
 } MemPath;
@@ -130,6 +137,7 @@ struct MemHier {
   uint64_t stream_page[MEMSYS_STREAM_SETS]; /* page each entry tracks; UINT64_MAX: none */
   uint8_t stream_bucket[MEMSYS_STREAM_BUCKETS]; /* first entry of each hash chain */
   uint8_t stream_chain[MEMSYS_STREAM_SETS];     /* next entry in its chain */
+  uint8_t stream_hashed[MEMSYS_STREAM_SETS];    /* the chain of an entry that tracks a page */
   /* Recency list of the entries in use; index MEMSYS_STREAM_SETS is its
    * anchor: anchor.newer is the least recently used entry. */
   uint8_t stream_newer[MEMSYS_STREAM_SETS + 1];
@@ -151,7 +159,7 @@ static void memsys_stream_reset(MemHier *h)
   memset(h->streams, 0, sizeof h->streams);
   for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++)
     for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++)
-      h->streams[i].way[w].win_lo = UINT64_MAX;  /* no line is UINT64_MAX */
+      h->streams[i].way[w].win_lo = h->streams[i].way[w].hit_lo = UINT64_MAX;  /* no line is UINT64_MAX */
   for (unsigned i = 0; i < MEMSYS_STREAM_SETS; i++) {
     h->stream_page[i] = UINT64_MAX;
     h->stream_chain[i] = MEMSYS_STREAM_NONE;
@@ -225,10 +233,11 @@ MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error
   memsys_stream_reset(h);
 
   uint64_t *c = h->ctr->c;
-  h->path[MREQ_LOAD] = (MemPath){ h->l1d, l1d_cycles, TRUE, &c[CTR_L1D_LOADS], &c[CTR_L1D_LOAD_MISSES] };
-  h->path[MREQ_STORE] = (MemPath){ h->l1d, l1d_cycles, TRUE, &c[CTR_L1D_STORES], &c[CTR_L1D_STORE_MISSES] };
-  h->path[MREQ_IFETCH] = (MemPath){ h->l1i, l1i_cycles, FALSE, &h->sink, &c[CTR_L1I_LOAD_MISSES] };
-  h->path[MREQ_WALK] = (MemPath){ h->l1d, l1d_cycles, FALSE, &h->sink, &h->sink };
+  gboolean streams = h->prefetcher == MEMSYS_PF_STREAM;
+  h->path[MREQ_LOAD] = (MemPath){ h->l1d, l1d_cycles, TRUE, streams, &c[CTR_L1D_LOADS], &c[CTR_L1D_LOAD_MISSES] };
+  h->path[MREQ_STORE] = (MemPath){ h->l1d, l1d_cycles, TRUE, streams, &c[CTR_L1D_STORES], &c[CTR_L1D_STORE_MISSES] };
+  h->path[MREQ_IFETCH] = (MemPath){ h->l1i, l1i_cycles, FALSE, FALSE, &h->sink, &c[CTR_L1I_LOAD_MISSES] };
+  h->path[MREQ_WALK] = (MemPath){ h->l1d, l1d_cycles, FALSE, FALSE, &h->sink, &h->sink };
   return h;
 }
 
@@ -295,6 +304,16 @@ static inline __attribute__((always_inline)) void memsys_stream_window(const Mem
   }
   st->win_lo = lo;
   st->win_span = hi - lo;
+  uint64_t hit_lo = 1, hit_hi = 0;  /* none while the direction is open */
+  if (st->dir > 0) {
+    hit_lo = st->last + 1;
+    hit_hi = MIN(hi, st->frontier);
+  } else if (st->dir < 0 && st->last > 0) {
+    hit_lo = MAX(lo, st->frontier);
+    hit_hi = st->last - 1;
+  }
+  st->hit_lo = hit_hi >= hit_lo ? hit_lo : UINT64_MAX;
+  st->hit_span = hit_hi >= hit_lo ? hit_hi - hit_lo : 0;
 }
 
 static inline unsigned memsys_stream_hash(uint64_t page)
@@ -330,42 +349,19 @@ static inline void memsys_stream_touch(MemHier *h, unsigned v)
 }
 
 /* Entry v now tracks `page`: move it to that page's chain. */
-static void memsys_stream_retag(MemHier *h, unsigned v, uint64_t page)
+static inline void memsys_stream_retag(MemHier *h, unsigned v, uint64_t page)
 {
   if (h->stream_page[v] != UINT64_MAX) {
-    uint8_t *link = &h->stream_bucket[memsys_stream_hash(h->stream_page[v])];
+    uint8_t *link = &h->stream_bucket[h->stream_hashed[v]];
     while (*link != v)
       link = &h->stream_chain[*link];
     *link = h->stream_chain[v];
   }
   h->stream_page[v] = page;
-  uint8_t *head = &h->stream_bucket[memsys_stream_hash(page)];
-  h->stream_chain[v] = *head;
-  *head = (uint8_t)v;
-}
-
-/* The entry of line's page, whose index is `v` (memsys_stream_index, or
- * MEMSYS_STREAM_SETS when the page is not tracked), taking the least
- * recently used one (and dropping its streams) when the page is not
- * tracked. */
-static MemStreamSet *memsys_stream_page(MemHier *h, uint64_t line, unsigned v)
-{
-  MemStreamSet *set;
-  if (v < MEMSYS_STREAM_SETS) {
-    set = &h->streams[v];
-  } else {
-    v = h->stream_newer[MEMSYS_STREAM_SETS];
-    set = &h->streams[v];
-    memsys_stream_retag(h, v, line >> h->page_line_shift);
-    for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
-      set->way[w].valid = FALSE;
-      set->way[w].win_lo = UINT64_MAX;
-      set->way[w].win_span = 0;
-    }
-    set->mru = 0;
-  }
-  memsys_stream_touch(h, v);
-  return set;
+  unsigned b = memsys_stream_hash(page);
+  h->stream_hashed[v] = (uint8_t)b;
+  h->stream_chain[v] = h->stream_bucket[b];
+  h->stream_bucket[b] = (uint8_t)v;
 }
 
 /* The stream of entry i that line x belongs to, or NULL.  A miss belongs to
@@ -378,13 +374,8 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_match(MemH
   MemStreamSet *set = &h->streams[i];
   for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++) {
     MemStream *st = &set->way[w];
-    if (x - st->win_lo > st->win_span)
+    if (hit ? x - st->hit_lo > st->hit_span : x - st->win_lo > st->win_span)
       continue;
-    if (hit) {
-      int64_t d = (int64_t)(x - st->last) * st->dir;
-      if (st->dir == 0 || d < 1 || d > (int64_t)(st->frontier - st->last) * st->dir)
-        continue;
-    }
     set->mru = w;
     memsys_stream_touch(h, i);
     return st;
@@ -413,17 +404,39 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_find(MemHi
   return st;
 }
 
-/* A free way of the entry for `line`'s page (xi as memsys_stream_page), else
- * its least recently used. */
+/* A way for a new stream in `line`'s page, whose entry is xi
+ * (memsys_stream_index, or MEMSYS_STREAM_SETS when the page is not
+ * tracked): a free way of that entry, else its least recently used.  A
+ * page not tracked takes the least recently used entry and drops its
+ * streams; its way 0 is returned as it is, because both callers set every
+ * field of the way they get (a random run's data L2 misses nearly all come
+ * here: clearing that way and searching the entry for a free one were a
+ * third of this function). */
 static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line, unsigned xi)
 {
-  MemStreamSet *set = memsys_stream_page(h, line, xi);
-  unsigned v = set->mru == 0 ? 1 : 0;
-  for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++)
-    if (!set->way[w].valid) {
-      v = w;
-      break;
+  MemStreamSet *set;
+  unsigned v;
+  if (xi < MEMSYS_STREAM_SETS) {
+    set = &h->streams[xi];
+    memsys_stream_touch(h, xi);
+    v = set->mru == 0 ? 1 : 0;
+    for (unsigned w = 0; w < MEMSYS_STREAM_WAYS; w++)
+      if (!set->way[w].valid) {
+        v = w;
+        break;
+      }
+  } else {
+    unsigned e = h->stream_newer[MEMSYS_STREAM_SETS];
+    set = &h->streams[e];
+    memsys_stream_retag(h, e, line >> h->page_line_shift);
+    for (unsigned w = 1; w < MEMSYS_STREAM_WAYS; w++) {
+      set->way[w].valid = FALSE;
+      set->way[w].win_lo = set->way[w].hit_lo = UINT64_MAX;
+      set->way[w].win_span = set->way[w].hit_span = 0;
     }
+    memsys_stream_touch(h, e);
+    v = 0;
+  }
   set->mru = v;
   return &set->way[v];
 }
@@ -455,8 +468,8 @@ static __attribute__((noinline)) void memsys_stream_refile(MemHier *h, MemStream
 {
   MemStream moved = *st;
   st->valid = FALSE;
-  st->win_lo = UINT64_MAX;
-  st->win_span = 0;
+  st->win_lo = st->hit_lo = UINT64_MAX;
+  st->win_span = st->hit_span = 0;
   *memsys_stream_alloc(h, x, memsys_stream_index(h, x >> h->page_line_shift)) = moved;
 }
 
@@ -543,7 +556,7 @@ uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level
     if (cache_access(h->l2, line)) {
       served = MEM_L2;
       cycles = h->l2_cycles;
-      if (p->trains && h->prefetcher == MEMSYS_PF_STREAM)
+      if (p->follows)
         memsys_stream_hit(h, line);
     } else {
       h->ctr->c[CTR_L2_MISSES]++;

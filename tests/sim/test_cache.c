@@ -265,65 +265,159 @@ static void ref_insert(RefWay *set, unsigned ways, uint64_t line, uint64_t now)
   set[victim] = (RefWay){ line, now, TRUE };
 }
 
+static const struct { uint64_t size; unsigned ways; } random_geo[] = {
+  { 512, 2 }, { 384, 2 }, { 1024, 4 }, { 1280, 5 }, { 4096, 64 }, { 192, 1 }, { 2048, 8 },
+  { 8192, 16 }, { 12288, 16 }, { 3072, 12 },  /* 4, 8, 16 ways have vector copies */
+  { 11264, 11 }, { 20480, 20 }, { 30720, 24 }, { 18432, 24 },  /* 11 unrolled, 20 and 24 vector */
+  { 24576, 12 }, { 6144, 24 }, { 15360, 20 }, { 256, 4 }, { 64, 1 },
+};
+
+/* `steps` random operations on lines base + [0, 3 x capacity) against the
+ * reference model.  wide: the cache is widened first; at_step: the step at
+ * which the lines jump to far_base (0: never). */
+static void random_run(unsigned g, uint64_t base, gboolean wide, uint64_t far_base, unsigned at_step, unsigned steps,
+                       guint32 seed)
+{
+  g_autoptr(GError) err = NULL;
+  g_autoptr(Cache) c = cache_new("T", random_geo[g].size, random_geo[g].ways, 64, &err);
+  ck_assert_no_error(err);
+  if (wide)
+    cache_widen(c);
+  ck_assert_int_eq(cache_is_wide(c), wide);
+  GRand *rng = g_rand_new_with_seed(seed);
+  unsigned sets = cache_sets(c), ways = random_geo[g].ways;
+  ck_assert_uint_eq((uint64_t)sets * ways * 64, random_geo[g].size);
+  RefWay *ref = g_new0(RefWay, (gsize)sets * ways);
+  uint64_t span = (uint64_t)sets * ways * 3;  /* lines drawn from 3x the capacity */
+  uint64_t hits = 0, misses = 0;
+  for (uint64_t now = 1; now <= steps; now++) {
+    if (now == at_step)
+      base = far_base;
+    uint64_t line = g_rand_int_range(rng, 0, (gint32)span) + base;
+    RefWay *set = ref + (line % sets) * ways;
+    int w = ref_find(set, ways, line);
+    switch (g_rand_int_range(rng, 0, 10)) {
+    case 0:  /* contains */
+      if (cache_contains(c, line) != (w >= 0))
+        ck_abort_msg("geometry %u step %u line %" G_GUINT64_FORMAT ": contains wrong", g, (unsigned)now, line);
+      break;
+    case 1:  /* fill */
+      if (cache_fill(c, line) != (w < 0))
+        ck_abort_msg("geometry %u step %u line %" G_GUINT64_FORMAT ": fill wrong", g, (unsigned)now, line);
+      if (w < 0)
+        ref_insert(set, ways, line, now);
+      break;
+    case 2:  /* invalidate */
+      cache_invalidate(c, line);
+      if (w >= 0)
+        set[w].valid = FALSE;
+      break;
+    default: { /* access */
+      gboolean hit = cache_access(c, line);
+      if (hit != (w >= 0))  /* (not ck_assert: Check records every passing assertion) */
+        ck_abort_msg("geometry %u step %u line %" G_GUINT64_FORMAT ": cache says %s", g, (unsigned)now, line,
+                     hit ? "hit" : "miss");
+      if (w >= 0)
+        set[w].used = now;
+      else
+        ref_insert(set, ways, line, now);
+      if (hit)
+        hits++;
+      else
+        misses++;
+      break;
+    }
+    }
+  }
+  /* Every line the reference holds is in the cache, and nothing else. */
+  for (uint64_t line = base; line < base + span; line++)
+    if (cache_contains(c, line) != (ref_find(ref + (line % sets) * ways, ways, line) >= 0))
+      ck_abort_msg("geometry %u line %" G_GUINT64_FORMAT ": contents differ at the end", g, line);
+  ck_assert_uint_gt(hits, 0);
+  ck_assert_uint_gt(misses, 0);
+  g_free(ref);
+  g_rand_free(rng);
+}
+
 START_TEST(test_random_against_reference)
 {
-  static const struct { uint64_t size; unsigned ways; } geo[] = {
-    { 512, 2 }, { 384, 2 }, { 1024, 4 }, { 1280, 5 }, { 4096, 64 }, { 192, 1 }, { 2048, 8 },
-    { 8192, 16 }, { 12288, 16 }, { 3072, 12 },  /* 4, 8, 16 ways have unrolled copies */
-    { 11264, 11 }, { 20480, 20 }, { 30720, 24 }, { 18432, 24 },  /* and 11, 20, 24 */
-  };
-  GRand *rng = g_rand_new_with_seed(42);
-  for (unsigned g = 0; g < G_N_ELEMENTS(geo); g++) {
-    g_autoptr(GError) err = NULL;
-    g_autoptr(Cache) c = cache_new("T", geo[g].size, geo[g].ways, 64, &err);
-    ck_assert_no_error(err);
-    unsigned sets = cache_sets(c), ways = geo[g].ways;
-    ck_assert_uint_eq((uint64_t)sets * ways * 64, geo[g].size);
-    RefWay *ref = g_new0(RefWay, (gsize)sets * ways);
-    uint64_t span = (uint64_t)sets * ways * 3;  /* lines drawn from 3x the capacity */
-    uint64_t hits = 0, misses = 0;
-    for (uint64_t now = 1; now <= 20000; now++) {
-      uint64_t line = g_rand_int_range(rng, 0, (gint32)span) + 1000;
-      RefWay *set = ref + (line % sets) * ways;
-      int w = ref_find(set, ways, line);
-      switch (g_rand_int_range(rng, 0, 10)) {
-      case 0:  /* contains */
-        ck_assert_int_eq(cache_contains(c, line), w >= 0);
-        break;
-      case 1:  /* fill */
-        cache_fill(c, line);
-        if (w < 0)
-          ref_insert(set, ways, line, now);
-        break;
-      case 2:  /* invalidate */
-        cache_invalidate(c, line);
-        if (w >= 0)
-          set[w].valid = FALSE;
-        break;
-      default: { /* access */
-        gboolean hit = cache_access(c, line);
-        ck_assert_msg(hit == (w >= 0), "geometry %u step %u line %u: cache says %s",
-                      g, (unsigned)now, (unsigned)line, hit ? "hit" : "miss");
-        if (w >= 0)
-          set[w].used = now;
-        else
-          ref_insert(set, ways, line, now);
-        if (hit)
-          hits++;
-        else
-          misses++;
-        break;
-      }
-      }
-    }
-    /* Every line the reference holds is in the cache, and nothing else. */
-    for (uint64_t line = 1000; line < 1000 + span; line++)
-      ck_assert_int_eq(cache_contains(c, line), ref_find(ref + (line % sets) * ways, ways, line) >= 0);
-    ck_assert_uint_gt(hits, 0);
-    ck_assert_uint_gt(misses, 0);
-    g_free(ref);
+  for (unsigned g = 0; g < G_N_ELEMENTS(random_geo); g++)
+    random_run(g, 1000, FALSE, 0, 0, 20000, 42 + g);
+}
+END_TEST
+
+/* The 64-bit layout gives the same answers. */
+START_TEST(test_random_wide)
+{
+  for (unsigned g = 0; g < G_N_ELEMENTS(random_geo); g++)
+    random_run(g, 1000, TRUE, 0, 0, 20000, 42 + g);
+}
+END_TEST
+
+/* Lines whose tags (line / sets) reach past 32 bits: the cache turns wide
+ * mid-run, with lines of both kinds in its sets, and keeps its contents. */
+START_TEST(test_random_turns_wide)
+{
+  for (unsigned g = 0; g < G_N_ELEMENTS(random_geo); g++) {
+    g_autoptr(Cache) c = cache_new("T", random_geo[g].size, random_geo[g].ways, 64, NULL);
+    uint64_t sets = cache_sets(c), span = sets * random_geo[g].ways * 3;
+    /* The largest narrow tag is UINT32_MAX - 1: lines up to
+     * (UINT32_MAX - 1) * sets + sets - 1 stay narrow. */
+    uint64_t last_narrow = (uint64_t)UINT32_MAX * sets - 1;
+    ck_assert(!cache_access(c, last_narrow));
+    ck_assert(!cache_is_wide(c));
+    ck_assert(cache_contains(c, last_narrow));
+    ck_assert(!cache_contains(c, last_narrow + 1));
+    ck_assert(!cache_is_wide(c));
+    ck_assert(cache_fill(c, last_narrow + 1));
+    ck_assert(cache_is_wide(c));
+    /* (with one set of one way, the fill evicted it) */
+    ck_assert_int_eq(cache_contains(c, last_narrow), sets > 1 || random_geo[g].ways > 1);
+    ck_assert(cache_access(c, last_narrow + 1));
+    /* Random runs across the boundary, and jumping far beyond it. */
+    random_run(g, last_narrow - span / 2, FALSE, 0, 0, 6000, 7 + g);
+    random_run(g, last_narrow - span, FALSE, (UINT64_C(1) << 58) - span / 2, 3000, 6000, 9 + g);
+    random_run(g, 1000, FALSE, UINT64_MAX / 2 - span, 4000, 6000, 11 + g);
   }
-  g_rand_free(rng);
+}
+END_TEST
+
+/* The same operations on a narrow and a wide cache leave the same lines in
+ * the same recency order: the next misses of each set evict in one order. */
+START_TEST(test_layouts_agree)
+{
+  static const unsigned ways[] = { 1, 2, 3, 4, 5, 8, 11, 12, 16, 20, 24, 32, 64 };
+  for (unsigned i = 0; i < G_N_ELEMENTS(ways); i++) {
+    unsigned sets = i % 2 ? 6 : 8;
+    g_autoptr(Cache) n = cache_new("N", (uint64_t)sets * ways[i] * 64, ways[i], 64, NULL);
+    g_autoptr(Cache) w = cache_new("W", (uint64_t)sets * ways[i] * 64, ways[i], 64, NULL);
+    cache_widen(w);
+    GRand *rng = g_rand_new_with_seed(ways[i]);
+    uint64_t span = (uint64_t)sets * ways[i] * 2;
+    for (unsigned k = 0; k < 5000; k++) {
+      uint64_t line = g_rand_int_range(rng, 0, (gint32)span);
+      int op = g_rand_int_range(rng, 0, 8);
+      gboolean same = TRUE;
+      if (op == 0)
+        cache_invalidate(n, line), cache_invalidate(w, line);
+      else if (op == 1)
+        same = cache_fill(n, line) == cache_fill(w, line);
+      else
+        same = cache_access(n, line) == cache_access(w, line);
+      if (!same)
+        ck_abort_msg("%u ways, step %u: the layouts differ", ways[i], k);
+    }
+    /* Fresh lines push every set out way by way, LRU first. */
+    for (uint64_t k = 0; k < (uint64_t)sets * ways[i]; k++) {
+      uint64_t line = span + k;
+      if (cache_access(n, line) || cache_access(w, line))
+        ck_abort_msg("%u ways: fresh line %" G_GUINT64_FORMAT " hit", ways[i], line);
+      for (uint64_t old = line % sets; old < span; old += sets)
+        if (cache_contains(n, old) != cache_contains(w, old))
+          ck_abort_msg("%u ways: line %" G_GUINT64_FORMAT " evicted from one layout only", ways[i], old);
+    }
+    g_rand_free(rng);
+  }
 }
 END_TEST
 
@@ -343,6 +437,10 @@ static Suite *cache_suite(void)
   tcase_add_test(tc, test_fill_uses_empty_ways);
   tcase_add_test(tc, test_invalidate);
   tcase_add_test(tc, test_random_against_reference);
+  tcase_add_test(tc, test_random_wide);
+  tcase_add_test(tc, test_random_turns_wide);
+  tcase_add_test(tc, test_layouts_agree);
+  tcase_set_timeout(tc, 60);
   suite_add_tcase(s, tc);
   return s;
 }
