@@ -60,7 +60,7 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
       spec->open ? spec->open(spec->open_data, i, error) : runner_open_input(spec, seed, error);
     if (!src)
       return FALSE;
-    if (spec->read_ahead)
+    if (spec->read_ahead && src->ops->read_ahead)
       src = readahead_source_new(src, READAHEAD_RING);
     if (!out->workload)
       out->workload = g_strdup(src->description);

@@ -33,8 +33,9 @@ typedef struct {
   gboolean whole;             /* count the whole input (run --whole) */
   EventLog *events;           /* or NULL */
   /* Decode the input in a host thread of its own, ahead of the model
-   * (traces/readahead.h): the results are the same, the wall time shorter
-   * when the host has a core to spare. */
+   * (traces/readahead.h), when its format is worth it (the source's
+   * read_ahead: text and lackey): the results are the same, the wall time
+   * shorter when the host has a core to spare. */
   gboolean read_ahead;
   /* Optional: where repeat i's input comes from instead of opening it (a
    * sweep's shared decoding pass, sim/sweep.c).  NULL: runner_open_input. */

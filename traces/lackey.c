@@ -228,7 +228,7 @@ static void lackey_close(TraceSource *src)
   g_free(l);
 }
 
-static const TraceSourceOps lackey_ops = { "lackey", lackey_next_batch, lackey_close };
+static const TraceSourceOps lackey_ops = { "lackey", lackey_next_batch, lackey_close, NULL, TRUE };
 
 TraceSource *lackey_source_from_input(TraceInput *in)
 {

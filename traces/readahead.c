@@ -121,7 +121,7 @@ static void readahead_close(TraceSource *src)
   g_free(ra);
 }
 
-static const TraceSourceOps readahead_ops = { "readahead", readahead_next, readahead_close, readahead_view };
+static const TraceSourceOps readahead_ops = { "readahead", readahead_next, readahead_close, readahead_view, FALSE };
 
 TraceSource *readahead_source_new(TraceSource *inner, unsigned ring)
 {

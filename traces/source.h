@@ -43,6 +43,11 @@ typedef struct {
    * batch with n == 0 at the end.  Sources without it are read through
    * next_batch. */
   const TraceBatch *(*view)(TraceSource *src, GError **error);
+  /* Decoding costs more than handing the records from one host core to
+   * another (text parsing): worth a thread of its own (traces/readahead.h).
+   * Binary formats and generators produce a record in a few nanoseconds,
+   * less than the cross-core traffic of a read-ahead ring. */
+  gboolean read_ahead;
 } TraceSourceOps;
 
 /* What a source tells the engine about accesses outside any mapping. */

@@ -611,7 +611,7 @@ static void text_close(TraceSource *src)
   g_free(t);
 }
 
-static const TraceSourceOps text_ops = { "text", text_next_batch, text_close };
+static const TraceSourceOps text_ops = { "text", text_next_batch, text_close, NULL, TRUE };
 
 static TextSource *text_source_new(const char *name)
 {
