@@ -663,8 +663,8 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   snapshot_begin(&e);
 
   /* Filled by sources that have no batches of their own (see
-   * trace_source_view); records are copied into the queues, so a batch is
-   * not needed past the next read. */
+   * trace_source_view).  A batch is used only until the next read: records
+   * are run from it (run_solo) or copied into the queues. */
   g_autofree TraceBatch *scratch = g_new(TraceBatch, 1);
   gboolean ok = TRUE;
   uint32_t pid = 1, tid = 1;

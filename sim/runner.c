@@ -60,7 +60,10 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
       spec->open ? spec->open(spec->open_data, i, error) : runner_open_input(spec, seed, error);
     if (!src)
       return FALSE;
-    if (spec->read_ahead && src->ops->read_ahead)
+    /* Not from a pipe or a terminal: a run that stops early (out of
+     * memory) would wait for the decoding thread's read to return. */
+    if (spec->read_ahead && src->ops->read_ahead && spec->trace && strcmp(spec->trace, "-") != 0 &&
+        g_file_test(spec->trace, G_FILE_TEST_IS_REGULAR))
       src = readahead_source_new(src, READAHEAD_RING);
     if (!out->workload)
       out->workload = g_strdup(src->description);
@@ -73,8 +76,10 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
     if (ok && spec->inspect && (i + 1 == spec->repeat || res.oom))
       ok = spec->inspect(m, src->description, spec->inspect_data, error);
     machine_free(m);
+    /* Only for an input read to its end: after a stop the decoding thread
+     * may have read past the engine, by a varying amount. */
     TraceSource *in = readahead_source_finish(src);
-    if (ok && i == 0 && strcmp(in->ops->name, "lackey") == 0)
+    if (ok && i == 0 && !res.oom && strcmp(in->ops->name, "lackey") == 0)
       out->skipped_lines = lackey_source_skipped(in);
     if (!ok)
       return FALSE;

@@ -34,8 +34,8 @@ typedef struct {
   EventLog *events;           /* or NULL */
   /* Decode the input in a host thread of its own, ahead of the model
    * (traces/readahead.h), when its format is worth it (the source's
-   * read_ahead: text and lackey): the results are the same, the wall time
-   * shorter when the host has a core to spare. */
+   * read_ahead: text and lackey) and it is a regular file: the results are
+   * the same, the wall time shorter when the host has a core to spare. */
   gboolean read_ahead;
   /* Optional: where repeat i's input comes from instead of opening it (a
    * sweep's shared decoding pass, sim/sweep.c).  NULL: runner_open_input. */
@@ -58,7 +58,7 @@ typedef struct {
   double host_seconds;
   double host_accesses_per_second;
   double host_roi_accesses_per_second;
-  uint64_t skipped_lines;     /* lackey: lines that were not records (valgrind's own) */
+  uint64_t skipped_lines;     /* lackey: lines that were not records (valgrind's own), once read to the end */
   gboolean oom;               /* the simulated machine ran out of memory */
   uint64_t oom_records;       /* records read when it did */
 } RunOutcome;

@@ -125,7 +125,8 @@ static const TraceSourceOps readahead_ops = { "readahead", readahead_next, reada
 
 TraceSource *readahead_source_new(TraceSource *inner, unsigned ring)
 {
-  g_return_val_if_fail(inner != NULL && ring >= 2, NULL);
+  g_return_val_if_fail(inner != NULL, NULL);
+  ring = MAX(ring, 2u); /* the reader's slot and one to fill */
   ReadAhead *ra = g_new0(ReadAhead, 1);
   ra->base.ops = &readahead_ops;
   ra->base.unmapped = inner->unmapped;

@@ -4,7 +4,8 @@
  * File readers and workload generators implement the same three operations
  * (open, next batch, close), so the engine never knows which it reads and any
  * generator can be written out as a trace file.  A source fills a caller-owned
- * batch; it allocates nothing per record.  Errors a user can cause (malformed
+ * batch, or lends one of its own (the optional view); it allocates nothing
+ * per record.  Errors a user can cause (malformed
  * input) are GErrors in MMUSIM_TRACE_ERROR naming the file and line or offset.
  */
 #ifndef MMUSIM_SOURCE_H

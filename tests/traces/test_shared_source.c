@@ -8,24 +8,11 @@
  */
 #include "config.h"
 #include <string.h>
+#include "batch_testutil.h"
 #include "shared_source.h"
-#include "testutil.h"
 #include "text.h"
 
 /* ---- helpers ----------------------------------------------------------------- */
-
-/* `n` loads; with bad_line > 0 that line is malformed. */
-static char *make_text(unsigned n, unsigned bad_line)
-{
-  GString *s = g_string_new(NULL);
-  for (unsigned i = 1; i <= n; i++) {
-    if (i == bad_line)
-      g_string_append(s, "bogus record\n");
-    else
-      g_string_append_printf(s, "R 0x%x 8\n", 0x1000 + i * 64);
-  }
-  return g_string_free(s, FALSE);
-}
 
 typedef struct {
   const char *text;
@@ -44,53 +31,12 @@ static TraceSource *open_input(void *data, unsigned pass, GError **error)
   return text_source_from_string("t.txt", in->text, error);
 }
 
-/* What a reader saw: batch sizes and a checksum of the records. */
-typedef struct {
-  GArray *sizes;
-  uint64_t sum, records;
-  char *error;
-} Seen;
-
-static void seen_clear(Seen *s)
-{
-  if (s->sizes)
-    g_array_free(s->sizes, TRUE);
-  g_free(s->error);
-  memset(s, 0, sizeof *s);
-}
-
-/* Read src to its end (or `stop` batches, 0: all), sleeping `sleep_us` a batch. */
-static void read_all(TraceSource *src, Seen *s, unsigned stop, gulong sleep_us)
-{
-  s->sizes = g_array_new(FALSE, FALSE, sizeof(unsigned));
-  TraceBatch *b = g_new(TraceBatch, 1);
-  GError *err = NULL;
-  for (;;) {
-    if (!trace_source_next(src, b, &err)) {
-      s->error = g_strdup(err->message);
-      g_error_free(err);
-      break;
-    }
-    if (b->n == 0)
-      break;
-    g_array_append_val(s->sizes, b->n);
-    for (unsigned i = 0; i < b->n; i++)
-      s->sum = s->sum * 31 + b->rec[i].addr + b->rec[i].type;
-    s->records += b->n;
-    if (sleep_us)
-      g_usleep(sleep_us);
-    if (stop && s->sizes->len == stop)
-      break;
-  }
-  g_free(b);
-}
-
 static void reference(const char *text, Seen *s)
 {
   GError *err = NULL;
   g_autoptr(TraceSource) src = text_source_from_string("t.txt", text, &err);
   ck_assert_no_error(err);
-  read_all(src, s, 0, 0);
+  read_batches(src, s, 0, 0, FALSE);
 }
 
 typedef struct {
@@ -113,22 +59,12 @@ static gpointer reader_thread(gpointer data)
         g_error_free(err);
         break;
       }
-      read_all(src, &r->seen[p], r->stop, r->sleep_us);
+      read_batches(src, &r->seen[p], r->stop, r->sleep_us, FALSE);
       trace_source_free(src);
     }
   }
   shared_trace_leave(r->st, r->idx);
   return NULL;
-}
-
-static void assert_same(const Seen *a, const Seen *ref)
-{
-  ck_assert_ptr_null(a->error);
-  ck_assert_uint_eq(a->sizes->len, ref->sizes->len);
-  for (guint i = 0; i < ref->sizes->len; i++)
-    ck_assert_uint_eq(g_array_index(a->sizes, unsigned, i), g_array_index(ref->sizes, unsigned, i));
-  ck_assert_uint_eq(a->records, ref->records);
-  ck_assert(a->sum == ref->sum);
 }
 
 static void run_readers(Reader *r, unsigned n)
@@ -215,7 +151,7 @@ static gpointer holder_thread(gpointer data)
     g_cond_wait(&h->cond, &h->lock);
   g_mutex_unlock(&h->lock);
   Seen s = { 0 };
-  read_all(src, &s, 0, 0);
+  read_batches(src, &s, 0, 0, FALSE);
   trace_source_free(src);
   shared_trace_leave(h->st, 1);
   seen_clear(&s);
