@@ -69,7 +69,28 @@ typedef struct {
    * invalidation and renumbering clears it). */
   uint64_t hint_key, hint_tick, hint_lowest;
   unsigned hint_slot;
+  /* Host index of an array of more than TLB_INDEX_MIN_WAYS ways (the fully
+   * associative L1s of the Zen and POWER presets, Zen 4's 24-way STLB),
+   * head NULL for the others: a probe finds its key through a hash chain
+   * instead of a pass over the set, and a refill takes the set's oldest way
+   * from a list kept in the order of the stamps.  The stamps stay as they
+   * are and remain the model's; the index only answers what a pass would. */
+  struct TlbIndex {
+    uint32_t *head;   /* by bucket (tlb_ix_bucket): slot + 1 of the chain's first entry, 0: none */
+    uint32_t *next;   /* by slot: slot + 1 of the next entry of its chain, 0: none */
+    unsigned shift;   /* 64 - log2(buckets) */
+    uint16_t *older, *newer;   /* by slot: the way before and after it in its set's stamp order */
+    uint16_t *oldest, *newest; /* by set: the ends of that order (while n_valid > 0) */
+    uint32_t *n_valid;         /* by set: valid ways (all valid: no pass for the victim) */
+  } ix;
 } Tlb;
+
+/* Arrays with more ways than this get the host index (struct TlbIndex):
+ * the unrolled passes of up to 16 ways cost about what the index's upkeep
+ * does.  Host tuning, not model. */
+#define TLB_INDEX_MIN_WAYS 16
+/* The index's way numbers are 16 bits. */
+#define TLB_INDEX_MAX_WAYS 65536
 
 static inline uint64_t tlb_key(unsigned asid, unsigned size_code, uint64_t vpn)
 {
@@ -116,11 +137,15 @@ static inline void tlb_host_prefetch(const Tlb *t, uint64_t key)
 }
 
 /* Probe; on a hit update the replacement state and return the payload. */
+TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base);
+
 static inline TlbPayload *tlb_lookup(Tlb *t, uint64_t key)
 {
   if (!(t->size_mask & (1u << tlb_key_size(key))))
     return NULL;
   unsigned base = tlb_set_of(t, key) * t->ways;
+  if (t->ix.head) /* the indexed probe; its hint is true of any caller */
+    return tlb_probe_any(t, key, base);
   const uint64_t *tag = t->tags + base;
   for (unsigned w = 0; w < t->ways; w++) {
     if (tag[w] == key) {
@@ -159,7 +184,8 @@ static inline __attribute__((always_inline)) TlbPayload *tlb_probe_set(Tlb *t, u
   return NULL;
 }
 
-/* tlb_probe_set for any number of ways, out of line (tlb.c). */
+/* tlb_probe_set for any number of ways, out of line (tlb.c), through the
+ * host index when the array has one. */
 TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base);
 
 /* tlb_lookup that, on a miss, also finds the way a refill of `key` would
@@ -198,8 +224,12 @@ static inline __attribute__((always_inline)) TlbPayload *tlb_probe(Tlb *t, uint6
 /* Write an entry into slot `i` (set * ways + way) as the newest.  The
  * caller made sure that one more tick fits (tick < tick_last): no call to
  * tlb_renumber here, so that the inline refill saves no registers. */
+void tlb_ix_fill(Tlb *t, unsigned i, uint64_t key);
+
 static inline void tlb_fill_slot(Tlb *t, unsigned i, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
 {
+  if (t->ix.head) /* before the tag changes: the index drops the old key */
+    tlb_ix_fill(t, i, key);
   t->tags[i] = key;
   t->tick += t->tick_step;
   t->stamp[i] = t->tick | (t->stamp[i] & t->way_mask);
