@@ -144,9 +144,9 @@ static inline void ix_push_newest(Tlb *t, unsigned set, unsigned base, unsigned 
   x->newest[set] = (uint16_t)w;
 }
 
-/* Slot i of key's set takes key with the next tick (tlb_fill_slot, before
- * it writes the tag). */
-void tlb_ix_fill(Tlb *t, unsigned i, uint64_t key)
+/* Slot i of key's set takes key with the next tick (before tlb_fill_slot
+ * writes the tag). */
+static inline __attribute__((always_inline)) void ix_fill(Tlb *t, unsigned i, uint64_t key)
 {
   struct TlbIndex *x = &t->ix;
   unsigned set = tlb_set_of(t, key), base = set * t->ways, w = i - base;
@@ -156,10 +156,13 @@ void tlb_ix_fill(Tlb *t, unsigned i, uint64_t key)
       ix_chain_remove(t, i, old);
       ix_chain_add(t, i, key);
     }
-    if (x->newest[set] != w) {
+    if (x->newest[set] == w)
+      return;
+    if (x->oldest[set] == w) /* the usual victim: the next oldest takes its place */
+      x->oldest[set] = x->newer[base + w];
+    else
       ix_unlink(t, set, base, w);
-      ix_push_newest(t, set, base, w);
-    }
+    ix_push_newest(t, set, base, w);
     return;
   }
   ix_chain_add(t, i, key);
@@ -217,7 +220,7 @@ TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base)
   }
   uint64_t lowest = ix_lowest(t, set, base);
   t->hint_key = key;
-  t->hint_tick = t->tick;
+  t->hint_tick = t->tick | 1; /* marked: see tlb_insert */
   t->hint_lowest = lowest;
   t->hint_slot = base + (unsigned)(lowest & t->way_mask);
   return NULL;
@@ -262,7 +265,8 @@ static inline __attribute__((always_inline)) uint64_t pick_way_search(const Tlb 
 static unsigned pick_way(Tlb *t, unsigned base, uint64_t key)
 {
   uint64_t lowest;
-  if (t->hint_key == key && t->hint_tick == t->tick) {
+  uint64_t hint_due = t->tick | (t->ix.head != NULL); /* an indexed array's hints are marked */
+  if (t->hint_key == key && t->hint_tick == hint_due) {
     /* tlb_probe missed this key and the array has not changed since: its
      * pass found what this one would. */
     lowest = t->hint_lowest;
@@ -329,12 +333,29 @@ void tlb_renumber(Tlb *t)
   g_free(v);
 }
 
-void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
+/* tlb_insert without a hint: the search, and the renumbering when the tick
+ * is about to run out. */
+static G_NO_INLINE void insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
 {
   if (t->tick >= t->tick_last)
     tlb_renumber(t);
   unsigned base = tlb_set_of(t, key) * t->ways;
-  tlb_fill_slot(t, base + pick_way(t, base, key), key, pfn, flags, size);
+  unsigned i = base + pick_way(t, base, key);
+  if (t->ix.head) /* before the tag changes: the index drops the old key */
+    ix_fill(t, i, key);
+  tlb_fill_slot(t, i, key, pfn, flags, size);
+}
+
+void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
+{
+  if (t->hint_key == key && t->hint_tick == (t->tick | 1) && t->tick < t->tick_last &&
+      (t->repl != TLB_REPL_RANDOM || t->hint_lowest <= t->way_mask)) {
+    /* tlb_insert's shortcut for an indexed array (its hints are marked) */
+    ix_fill(t, t->hint_slot, key);
+    tlb_fill_slot(t, t->hint_slot, key, pfn, flags, size);
+    return;
+  }
+  insert_search(t, key, pfn, flags, size);
 }
 
 gboolean tlb_invalidate(Tlb *t, uint64_t key)

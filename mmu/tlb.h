@@ -224,12 +224,8 @@ static inline __attribute__((always_inline)) TlbPayload *tlb_probe(Tlb *t, uint6
 /* Write an entry into slot `i` (set * ways + way) as the newest.  The
  * caller made sure that one more tick fits (tick < tick_last): no call to
  * tlb_renumber here, so that the inline refill saves no registers. */
-void tlb_ix_fill(Tlb *t, unsigned i, uint64_t key);
-
 static inline void tlb_fill_slot(Tlb *t, unsigned i, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
 {
-  if (t->ix.head) /* before the tag changes: the index drops the old key */
-    tlb_ix_fill(t, i, key);
   t->tags[i] = key;
   t->tick += t->tick_step;
   t->stamp[i] = t->tick | (t->stamp[i] & t->way_mask);
@@ -244,7 +240,10 @@ void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_
 /* Insert (or refresh) an entry; evicts per the policy when the set is full.
  * Inline for the usual refill, right after tlb_probe missed the same key:
  * the probe's hint holds (nothing changed the array since) and names the
- * way, unless random replacement must draw one in a full set. */
+ * way, unless random replacement must draw one in a full set.  An array
+ * with a host index marks its hints (hint_tick odd, which its ticks,
+ * multiples of 32 at more than 16 ways, never are) so that its refills go
+ * to tlb_insert_search, which keeps the index: no test here for the others. */
 static inline void tlb_insert(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
 {
   if (t->hint_key == key && t->hint_tick == t->tick && t->tick < t->tick_last &&
