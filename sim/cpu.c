@@ -490,6 +490,8 @@ void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *r, unsign
     return;
   const PageTable *pt = &th->mm->pt;
   if (stage == 0) {
+    if (cpu->l2d_hint.t) /* the second-level TLB set its translation will probe */
+      tlb_host_prefetch(cpu->l2d_hint.t, tlb_key(cpu->cur_asid, cpu->l2d_hint.size, va >> cpu->l2d_hint.shift));
     prefetch_descend(pt, r, slot, TRUE);
     return;
   }
@@ -500,8 +502,6 @@ void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *r, unsign
   const PtNode *n = slot->n;
   unsigned level = slot->level, idx = slot->idx;
   if (stage == 1) {
-    if (cpu->l2d_hint.t) /* the second-level TLB set its translation will probe */
-      tlb_host_prefetch(cpu->l2d_hint.t, tlb_key(cpu->cur_asid, cpu->l2d_hint.size, va >> cpu->l2d_hint.shift));
     __builtin_prefetch(&n->e[idx]);
     memsys_host_prefetch(cpu->mem, (n->pfn << 12) | ((uint64_t)idx << 3));
     return;

@@ -91,10 +91,10 @@ void cpu_access(Cpu *cpu, Thread *t, const TraceRecord *r);
 /* A host-side hint, no effect on the model: the engine calls it for records
  * a few places ahead so that the host lines their simulation will read (the
  * page-table entry, the simulated cache sets of the entry and of the data)
- * are on their way.  Stages, far to near: 0 the descent of the page table
- * to the table that holds the entry, whose node struct it starts loading, 1
- * the entry, its simulated cache sets and the second-level TLB set, 2 the
- * data line's sets (once the entry has arrived).  `slot` carries what the
+ * are on their way.  Stages, far to near: 0 the second-level TLB set and
+ * the descent of the page table to the table that holds the entry, whose
+ * node struct it starts loading, 1 the entry and its simulated cache sets,
+ * 2 the data line's sets (once the entry has arrived).  `slot` carries what the
  * far stage found to the nearer ones of the same record, so that they do
  * not descend again: the engine keeps a ring of CPU_PREFETCH_RING slots by
  * record position and clears it (cpu_prefetch_clear) before each run of
