@@ -118,6 +118,7 @@ static void node_host_free(PageTable *pt, PtNode *n)
   array_free(pt, n->child, entries);
   n->child = (PtNode **)pt->host.free_nodes;
   pt->host.free_nodes = n;
+  pt->host.nodes_freed++;
 }
 
 /* ---- tables -------------------------------------------------------------------- */

@@ -75,6 +75,8 @@ typedef struct {
   size_t block_bytes;   /* size of the next block */
   void *free_pages;     /* freed 4 KiB arrays, linked through their first word */
   PtNode *free_nodes;   /* freed node structs, linked through child */
+  uint64_t nodes_freed; /* nodes given back so far: a host pointer to a node
+                         * kept while this is unchanged still points to it */
 } PtHostPool;
 
 typedef struct {

@@ -49,7 +49,31 @@ Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, TlbRepl repl, GE
     t->stamp[i] = i % ways; /* invalid: tick 0 */
   t->pay = g_new0(TlbPayload, entries);
   t->rng = 0x9e3779b97f4a7c15ULL;
+  if (ways > TLB_INDEX_MIN_WAYS && ways <= TLB_INDEX_MAX_WAYS) {
+    unsigned bits = 1;
+    while ((1ULL << bits) < 2ULL * entries) /* at most half the buckets used */
+      bits++;
+    t->ix.shift = 64 - bits;
+    t->ix.head = g_new0(uint32_t, 1ULL << bits);
+    t->ix.next = g_new0(uint32_t, entries);
+    t->ix.older = g_new0(uint16_t, entries);
+    t->ix.newer = g_new0(uint16_t, entries);
+    t->ix.oldest = g_new0(uint16_t, t->sets);
+    t->ix.newest = g_new0(uint16_t, t->sets);
+    t->ix.n_valid = g_new0(uint32_t, t->sets);
+  }
   return t;
+}
+
+static void ix_free(struct TlbIndex *x)
+{
+  g_free(x->head);
+  g_free(x->next);
+  g_free(x->older);
+  g_free(x->newer);
+  g_free(x->oldest);
+  g_free(x->newest);
+  g_free(x->n_valid);
 }
 
 void tlb_free(Tlb *t)
@@ -60,17 +84,155 @@ void tlb_free(Tlb *t)
   g_free(t->tags);
   g_free(t->stamp);
   g_free(t->pay);
+  ix_free(&t->ix);
   g_free(t);
+}
+
+/* ---- the host index (struct TlbIndex) ---------------------------------- */
+
+/* A multiplicative hash: the keys of a set share their low VPN bits. */
+static inline unsigned ix_bucket(const Tlb *t, uint64_t key)
+{
+  return (unsigned)((key * 0x9e3779b97f4a7c15ULL) >> t->ix.shift);
+}
+
+/* The slot holding key, or -1. */
+static inline int ix_find(const Tlb *t, uint64_t key)
+{
+  for (uint32_t s = t->ix.head[ix_bucket(t, key)]; s; s = t->ix.next[s - 1])
+    if (t->tags[s - 1] == key)
+      return (int)(s - 1);
+  return -1;
+}
+
+static inline void ix_chain_add(Tlb *t, unsigned slot, uint64_t key)
+{
+  uint32_t *head = &t->ix.head[ix_bucket(t, key)];
+  t->ix.next[slot] = *head;
+  *head = slot + 1;
+}
+
+static inline void ix_chain_remove(Tlb *t, unsigned slot, uint64_t key)
+{
+  uint32_t *p = &t->ix.head[ix_bucket(t, key)];
+  while (*p != slot + 1)
+    p = &t->ix.next[*p - 1];
+  *p = t->ix.next[slot];
+}
+
+/* Take way w of the set at base out of the set's order (it stays counted). */
+static inline void ix_unlink(Tlb *t, unsigned set, unsigned base, unsigned w)
+{
+  struct TlbIndex *x = &t->ix;
+  unsigned o = x->older[base + w], n = x->newer[base + w];
+  if (x->oldest[set] == w)
+    x->oldest[set] = (uint16_t)n;
+  else
+    x->newer[base + o] = (uint16_t)n;
+  if (x->newest[set] == w)
+    x->newest[set] = (uint16_t)o;
+  else
+    x->older[base + n] = (uint16_t)o;
+}
+
+/* Put way w at the newest end of a set whose order is not empty. */
+static inline void ix_push_newest(Tlb *t, unsigned set, unsigned base, unsigned w)
+{
+  struct TlbIndex *x = &t->ix;
+  x->older[base + w] = x->newest[set];
+  x->newer[base + x->newest[set]] = (uint16_t)w;
+  x->newest[set] = (uint16_t)w;
+}
+
+/* Slot i of key's set takes key with the next tick (before tlb_fill_slot
+ * writes the tag). */
+static inline __attribute__((always_inline)) void ix_fill(Tlb *t, unsigned i, uint64_t key)
+{
+  struct TlbIndex *x = &t->ix;
+  unsigned set = tlb_set_of(t, key), base = set * t->ways, w = i - base;
+  uint64_t old = t->tags[i];
+  if (old & TLB_VALID) {
+    if (old != key) {
+      ix_chain_remove(t, i, old);
+      ix_chain_add(t, i, key);
+    }
+    if (x->newest[set] == w)
+      return;
+    if (x->oldest[set] == w) /* the usual victim: the next oldest takes its place */
+      x->oldest[set] = x->newer[base + w];
+    else
+      ix_unlink(t, set, base, w);
+    ix_push_newest(t, set, base, w);
+    return;
+  }
+  ix_chain_add(t, i, key);
+  if (x->n_valid[set]++)
+    ix_push_newest(t, set, base, w);
+  else
+    x->oldest[set] = x->newest[set] = (uint16_t)w;
+}
+
+/* Slot i (holding key) becomes invalid. */
+static void ix_invalidate(Tlb *t, unsigned i, uint64_t key)
+{
+  unsigned set = tlb_set_of(t, key), base = set * t->ways;
+  ix_chain_remove(t, i, key);
+  ix_unlink(t, set, base, i - base);
+  t->ix.n_valid[set]--;
+}
+
+static void ix_clear(Tlb *t)
+{
+  struct TlbIndex *x = &t->ix;
+  memset(x->head, 0, sizeof *x->head << (64 - x->shift));
+  memset(x->n_valid, 0, sizeof *x->n_valid * t->sets);
+}
+
+/* The lowest stamp of the set at base, which holds no key being looked
+ * for: with every way valid the oldest of the order, else the pass (the
+ * first invalid way). */
+static inline uint64_t ix_lowest(const Tlb *t, unsigned set, unsigned base)
+{
+  if (t->ix.n_valid[set] == t->ways)
+    return t->stamp[base + t->ix.oldest[set]];
+  uint64_t lowest = UINT64_MAX;
+  for (unsigned w = 0; w < t->ways; w++)
+    lowest = t->stamp[base + w] < lowest ? t->stamp[base + w] : lowest;
+  return lowest;
 }
 
 TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base)
 {
-  return tlb_probe_set(t, key, base, t->ways);
+  if (!t->ix.head)
+    return tlb_probe_set(t, key, base, t->ways);
+  int s = ix_find(t, key);
+  unsigned set = tlb_set_of(t, key);
+  if (s >= 0) {
+    if (t->repl == TLB_REPL_LRU) {
+      t->stamp[s] = tlb_stamp_next(t, t->stamp[s]);
+      unsigned w = (unsigned)s - base;
+      if (t->ix.newest[set] != w) {
+        ix_unlink(t, set, base, w);
+        ix_push_newest(t, set, base, w);
+      }
+    }
+    return &t->pay[s];
+  }
+  uint64_t lowest = ix_lowest(t, set, base);
+  t->hint_key = key;
+  t->hint_tick = t->tick | 1; /* marked: see tlb_insert */
+  t->hint_lowest = lowest;
+  t->hint_slot = base + (unsigned)(lowest & t->way_mask);
+  return NULL;
 }
 
 const TlbPayload *tlb_peek(const Tlb *t, uint64_t key)
 {
   unsigned base = tlb_set_of(t, key) * t->ways;
+  if (t->ix.head) {
+    int s = ix_find(t, key);
+    return s < 0 ? NULL : &t->pay[s];
+  }
   for (unsigned w = 0; w < t->ways; w++)
     if (t->tags[base + w] == key)
       return &t->pay[base + w];
@@ -103,10 +265,14 @@ static inline __attribute__((always_inline)) uint64_t pick_way_search(const Tlb 
 static unsigned pick_way(Tlb *t, unsigned base, uint64_t key)
 {
   uint64_t lowest;
-  if (t->hint_key == key && t->hint_tick == t->tick) {
+  uint64_t hint_due = t->tick | (t->ix.head != NULL); /* an indexed array's hints are marked */
+  if (t->hint_key == key && t->hint_tick == hint_due) {
     /* tlb_probe missed this key and the array has not changed since: its
      * pass found what this one would. */
     lowest = t->hint_lowest;
+  } else if (t->ix.head) {
+    int s = ix_find(t, key);
+    lowest = s >= 0 ? (unsigned)s - base : ix_lowest(t, tlb_set_of(t, key), base);
   } else {
     switch (t->ways) { /* unrolled for the associativities tlb_probe unrolls */
     case 4:
@@ -167,17 +333,44 @@ void tlb_renumber(Tlb *t)
   g_free(v);
 }
 
-void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
+/* tlb_insert without a hint: the search, and the renumbering when the tick
+ * is about to run out. */
+static G_NO_INLINE void insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
 {
   if (t->tick >= t->tick_last)
     tlb_renumber(t);
   unsigned base = tlb_set_of(t, key) * t->ways;
-  tlb_fill_slot(t, base + pick_way(t, base, key), key, pfn, flags, size);
+  unsigned i = base + pick_way(t, base, key);
+  if (t->ix.head) /* before the tag changes: the index drops the old key */
+    ix_fill(t, i, key);
+  tlb_fill_slot(t, i, key, pfn, flags, size);
+}
+
+void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
+{
+  if (t->hint_key == key && t->hint_tick == (t->tick | 1) && t->tick < t->tick_last &&
+      (t->repl != TLB_REPL_RANDOM || t->hint_lowest <= t->way_mask)) {
+    /* tlb_insert's shortcut for an indexed array (its hints are marked) */
+    ix_fill(t, t->hint_slot, key);
+    tlb_fill_slot(t, t->hint_slot, key, pfn, flags, size);
+    return;
+  }
+  insert_search(t, key, pfn, flags, size);
 }
 
 gboolean tlb_invalidate(Tlb *t, uint64_t key)
 {
   unsigned base = tlb_set_of(t, key) * t->ways;
+  if (t->ix.head) {
+    int s = ix_find(t, key);
+    if (s < 0)
+      return FALSE;
+    ix_invalidate(t, (unsigned)s, key);
+    t->tags[s] = 0;
+    t->stamp[s] = (unsigned)s - base;
+    t->hint_key = 0;
+    return TRUE;
+  }
   for (unsigned w = 0; w < t->ways; w++) {
     if (t->tags[base + w] == key) {
       t->tags[base + w] = 0;
@@ -195,6 +388,8 @@ void tlb_flush_asid(Tlb *t, unsigned asid)
   t->hint_key = 0;
   for (unsigned i = 0; i < n; i++)
     if ((t->tags[i] & TLB_VALID) && ((t->tags[i] >> TLB_ASID_SHIFT) & TLB_ASID_MASK) == asid) {
+      if (t->ix.head)
+        ix_invalidate(t, i, t->tags[i]);
       t->tags[i] = 0;
       t->stamp[i] &= t->way_mask;
     }
@@ -207,6 +402,8 @@ void tlb_flush_all(Tlb *t)
     t->stamp[i] &= t->way_mask;
   t->hint_key = 0;
   t->size_mask = 0;
+  if (t->ix.head)
+    ix_clear(t);
 }
 
 unsigned tlb_entries(const Tlb *t)

@@ -69,7 +69,28 @@ typedef struct {
    * invalidation and renumbering clears it). */
   uint64_t hint_key, hint_tick, hint_lowest;
   unsigned hint_slot;
+  /* Host index of an array of more than TLB_INDEX_MIN_WAYS ways (the fully
+   * associative L1s of the Zen and POWER presets, Zen 4's 24-way STLB),
+   * head NULL for the others: a probe finds its key through a hash chain
+   * instead of a pass over the set, and a refill takes the set's oldest way
+   * from a list kept in the order of the stamps.  The stamps stay as they
+   * are and remain the model's; the index only answers what a pass would. */
+  struct TlbIndex {
+    uint32_t *head;   /* by bucket (tlb_ix_bucket): slot + 1 of the chain's first entry, 0: none */
+    uint32_t *next;   /* by slot: slot + 1 of the next entry of its chain, 0: none */
+    unsigned shift;   /* 64 - log2(buckets) */
+    uint16_t *older, *newer;   /* by slot: the way before and after it in its set's stamp order */
+    uint16_t *oldest, *newest; /* by set: the ends of that order (while n_valid > 0) */
+    uint32_t *n_valid;         /* by set: valid ways (all valid: no pass for the victim) */
+  } ix;
 } Tlb;
+
+/* Arrays with more ways than this get the host index (struct TlbIndex):
+ * the unrolled passes of up to 16 ways cost about what the index's upkeep
+ * does.  Host tuning, not model. */
+#define TLB_INDEX_MIN_WAYS 16
+/* The index's way numbers are 16 bits. */
+#define TLB_INDEX_MAX_WAYS 65536
 
 static inline uint64_t tlb_key(unsigned asid, unsigned size_code, uint64_t vpn)
 {
@@ -116,11 +137,15 @@ static inline void tlb_host_prefetch(const Tlb *t, uint64_t key)
 }
 
 /* Probe; on a hit update the replacement state and return the payload. */
+TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base);
+
 static inline TlbPayload *tlb_lookup(Tlb *t, uint64_t key)
 {
   if (!(t->size_mask & (1u << tlb_key_size(key))))
     return NULL;
   unsigned base = tlb_set_of(t, key) * t->ways;
+  if (t->ix.head) /* the indexed probe; its hint is true of any caller */
+    return tlb_probe_any(t, key, base);
   const uint64_t *tag = t->tags + base;
   for (unsigned w = 0; w < t->ways; w++) {
     if (tag[w] == key) {
@@ -159,7 +184,8 @@ static inline __attribute__((always_inline)) TlbPayload *tlb_probe_set(Tlb *t, u
   return NULL;
 }
 
-/* tlb_probe_set for any number of ways, out of line (tlb.c). */
+/* tlb_probe_set for any number of ways, out of line (tlb.c), through the
+ * host index when the array has one. */
 TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base);
 
 /* tlb_lookup that, on a miss, also finds the way a refill of `key` would
@@ -214,7 +240,10 @@ void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_
 /* Insert (or refresh) an entry; evicts per the policy when the set is full.
  * Inline for the usual refill, right after tlb_probe missed the same key:
  * the probe's hint holds (nothing changed the array since) and names the
- * way, unless random replacement must draw one in a full set. */
+ * way, unless random replacement must draw one in a full set.  An array
+ * with a host index marks its hints (hint_tick odd, which its ticks,
+ * multiples of 32 at more than 16 ways, never are) so that its refills go
+ * to tlb_insert_search, which keeps the index: no test here for the others. */
 static inline void tlb_insert(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
 {
   if (t->hint_key == key && t->hint_tick == t->tick && t->tick < t->tick_last &&

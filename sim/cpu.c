@@ -447,7 +447,40 @@ static G_NO_INLINE gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessK
   return FALSE;
 }
 
-void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *r, unsigned stage)
+void cpu_prefetch_clear(CpuPrefetchSlot *ring)
+{
+  for (unsigned i = 0; i < CPU_PREFETCH_RING; i++)
+    ring[i].r = NULL;
+}
+
+/* Descend the page table on the host to the table that holds va's leaf (or
+ * the last table present) and describe it in *slot.  The upper tables, their
+ * child arrays and the node structs above the last level stay in the host's
+ * caches; the last level's node struct is the load that misses, so the far
+ * stage (`far`) stops at its pointer and only starts loading it. */
+static inline void prefetch_descend(const PageTable *pt, const TraceRecord *r, CpuPrefetchSlot *slot, gboolean far)
+{
+  uint64_t va = r->addr;
+  const PtNode *n = pt->root;
+  unsigned level = pt->g.levels;
+  unsigned idx = pgtable_index(&pt->g, level, va);
+  const PtNode *c;
+  while (level > 2 && n->child && (c = n->child[idx]) != NULL) {
+    n = c;
+    level--;
+    idx = pgtable_index(&pt->g, level, va);
+  }
+  if (level == 2 && n->child && (c = n->child[idx]) != NULL) {
+    if (far)
+      __builtin_prefetch(c);
+    n = c;
+    level = 1;
+    idx = pgtable_index(&pt->g, 1, va);
+  }
+  *slot = (CpuPrefetchSlot){ r, va, n, level, idx, pt->host.nodes_freed };
+}
+
+void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *r, unsigned stage, CpuPrefetchSlot *slot)
 {
   if (r->type != REC_ACCESS || th->mm->pt.tables < CPU_PREFETCH_MIN_TABLES)
     return;
@@ -455,22 +488,20 @@ void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *r, unsign
   /* The page of the last access is hot already (sequential work). */
   if (granule_key(cpu->cur_asid, va) == (r->kind == ACC_IFETCH ? cpu->ui_key : cpu->ud_key))
     return;
-  /* Descend the page table on the host to the table that holds va's leaf
-   * (or the last table present).  The upper tables, their child arrays and
-   * the node structs (packed, see PtHostPool) stay in the host's caches, so
-   * only the entry itself needs a stage of its own. */
   const PageTable *pt = &th->mm->pt;
-  const PtNode *n = pt->root;
-  unsigned level = pt->g.levels;
-  unsigned idx = pgtable_index(&pt->g, level, va);
-  while (level > 1 && n->child && n->child[idx]) {
-    n = n->child[idx];
-    level--;
-    idx = pgtable_index(&pt->g, level, va);
-  }
   if (stage == 0) {
     if (cpu->l2d_hint.t) /* the second-level TLB set its translation will probe */
       tlb_host_prefetch(cpu->l2d_hint.t, tlb_key(cpu->cur_asid, cpu->l2d_hint.size, va >> cpu->l2d_hint.shift));
+    prefetch_descend(pt, r, slot, TRUE);
+    return;
+  }
+  /* The far stage's descent, unless the slot is another record's, or a
+   * table was freed since (its node may be gone). */
+  if (slot->r != r || slot->va != va || slot->nodes_freed != pt->host.nodes_freed)
+    prefetch_descend(pt, r, slot, FALSE);
+  const PtNode *n = slot->n;
+  unsigned level = slot->level, idx = slot->idx;
+  if (stage == 1) {
     __builtin_prefetch(&n->e[idx]);
     memsys_host_prefetch(cpu->mem, (n->pfn << 12) | ((uint64_t)idx << 3));
     return;

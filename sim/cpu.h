@@ -91,10 +91,25 @@ void cpu_access(Cpu *cpu, Thread *t, const TraceRecord *r);
 /* A host-side hint, no effect on the model: the engine calls it for records
  * a few places ahead so that the host lines their simulation will read (the
  * page-table entry, the simulated cache sets of the entry and of the data)
- * are on their way.  Stages, far to near: 0 the table entry, its simulated
- * cache sets and the second-level TLB set, 1 the data line's sets (once the
- * entry has arrived). */
-void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *r, unsigned stage);
+ * are on their way.  Stages, far to near: 0 the second-level TLB set and
+ * the descent of the page table to the table that holds the entry, whose
+ * node struct it starts loading, 1 the entry and its simulated cache sets,
+ * 2 the data line's sets (once the entry has arrived).  `slot` carries what the
+ * far stage found to the nearer ones of the same record, so that they do
+ * not descend again: the engine keeps a ring of CPU_PREFETCH_RING slots by
+ * record position and clears it (cpu_prefetch_clear) before each run of
+ * records; a slot that does not describe the record is refilled. */
+typedef struct {
+  const TraceRecord *r; /* the record described, NULL: none */
+  uint64_t va;
+  const PtNode *n;      /* the table to read the entry from */
+  unsigned level, idx;
+  uint64_t nodes_freed; /* the page table's count when n was found */
+} CpuPrefetchSlot;
+#define CPU_PREFETCH_STAGES 3
+#define CPU_PREFETCH_RING 16 /* a power of two above the farthest distance */
+void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *r, unsigned stage, CpuPrefetchSlot *slot);
+void cpu_prefetch_clear(CpuPrefetchSlot *ring);
 /* Below this many table pages (4 KiB of host memory each) the page table
  * stays in the host's caches and prefetching it only costs instructions, so
  * cpu_prefetch does nothing (callers may test it first and skip the calls).

@@ -31,7 +31,8 @@
 /* How many records ahead the host prefetches, per stage of cpu_prefetch():
  * far enough for a host DRAM miss to complete while the records in between
  * run.  Host tuning, not model. */
-static const unsigned prefetch_ahead[] = { 10, 5 };
+static const unsigned prefetch_ahead[CPU_PREFETCH_STAGES] = { 15, 10, 5 };
+G_STATIC_ASSERT(CPU_PREFETCH_RING > 15); /* a record's slot lives from its far stage to its near one */
 /* Host prefetch pays only where records change pages often: a batch whose
  * sampled neighbours (this many pairs) change 4K page less than once in
  * PREFETCH_JUMP_RATIO pairs runs without it (sequential work, such as the
@@ -103,6 +104,9 @@ typedef struct {
   Heap ready;          /* CPUs with records to run */
   Heap all;            /* CPUs with threads: the lowest clock of any thread */
   gboolean heaps_stale; /* a thread changed CPU: rebuild before the next pick */
+  /* cpu_prefetch's slots by record position (of the batch or the queue),
+   * cleared before each run of records */
+  CpuPrefetchSlot pf_ring[CPU_PREFETCH_RING];
 } Engine;
 
 static inline uint64_t cpu_clock(const Engine *e, int c)
@@ -521,11 +525,14 @@ static void run_queues(Engine *e, gboolean all)
   if (e->queues->len == 1) { /* one thread: no choice to make */
     Queue *q = g_ptr_array_index(e->queues, 0);
     const Cpu *cpu = e->m->cpus[q->t->cpu];
+    cpu_prefetch_clear(e->pf_ring);
     while (q->len && !e->stopped) {
       /* Host prefetch of the records ahead (see cpu_prefetch). */
       for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead) && q->t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES; st++)
-        if (q->len > prefetch_ahead[st])
-          cpu_prefetch(cpu, q->t, &q->buf[(q->head + prefetch_ahead[st]) & (q->cap - 1)], st);
+        if (q->len > prefetch_ahead[st]) {
+          size_t pos = q->head + prefetch_ahead[st];
+          cpu_prefetch(cpu, q->t, &q->buf[pos & (q->cap - 1)], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
+        }
       run_record(e, q->t, &q->buf[q->head]);
       q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
       q->len--;
@@ -622,17 +629,21 @@ static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
   /* Tested once per batch and after each event: a host hint may lag. */
   gboolean jumps = batch_jumps(b);
   gboolean pf = jumps && t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
+  cpu_prefetch_clear(e->pf_ring);
   for (unsigned i = 0; i < b->n && !e->stopped; i++) {
     const TraceRecord *r = &b->rec[i];
     if (G_LIKELY(r->type == REC_ACCESS || r->type == REC_COMPUTE)) {
       if (pf)
-        for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++)
-          if (i + prefetch_ahead[st] < b->n)
-            cpu_prefetch(cpu, t, &b->rec[i + prefetch_ahead[st]], st);
+        for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++) {
+          unsigned pos = i + prefetch_ahead[st];
+          if (pos < b->n)
+            cpu_prefetch(cpu, t, &b->rec[pos], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
+        }
       run_record(e, t, r);
       continue;
     }
     barrier_event(e, q, r);
+    cpu_prefetch_clear(e->pf_ring); /* the event may have ended the mm */
     cpu = e->m->cpus[t->cpu];
     pf = jumps && t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
   }

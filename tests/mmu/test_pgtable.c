@@ -584,10 +584,12 @@ START_TEST(test_clear_range_frees_empty_tables)
   map_clear_scene();
   g_autoptr(GArray) calls = g_array_new(FALSE, FALSE, sizeof(LeafCall));
   unsigned released = ta_total(ta.releases);
+  uint64_t nodes_freed = pt.host.nodes_freed; /* host pointers to nodes go stale with each */
 
   /* [0x400000, 0xa00000): X, Y and the 2M leaf.  X, Y and PD0 empty; PDPT0
    * keeps the 1G leaf. */
   unsigned freed = pgtable_clear_range(&pt, 0x400000, 0xa00000, record_leaf, calls);
+  ck_assert_uint_eq(pt.host.nodes_freed - nodes_freed, 3);
   LeafCall want[11];
   for (unsigned p = 0; p < 8; p++)
     want[p] = (LeafCall){ 0x400000 + p * KB4, 1, pte4k(0x100 + p) };
@@ -614,6 +616,7 @@ START_TEST(test_clear_range_frees_empty_tables)
   LeafCall want1g[] = { { GB1, 3, huge(0x40000) } };
   assert_calls(calls, want1g, 1);
   ck_assert_uint_eq(freed, 1);
+  ck_assert_uint_eq(pt.host.nodes_freed - nodes_freed, 4);
   ck_assert_ptr_null(pt.root->child[0]);
   ck_assert_uint_eq(pt.root->e[0], 0);
 
@@ -633,6 +636,7 @@ START_TEST(test_clear_range_frees_empty_tables)
   g_array_set_size(calls, 0);
   ck_assert_uint_eq(pgtable_clear_range(&pt, 0, 1ULL << 47, record_leaf, calls), 0);
   ck_assert_uint_eq(calls->len, 0);
+  ck_assert_uint_eq(pt.host.nodes_freed - nodes_freed, 7);
 }
 END_TEST
 

@@ -541,6 +541,9 @@ START_TEST(test_probe_refill_matches_plain_refill)
   check_probe_refill(TLB_REPL_RANDOM, 16, 4);
   check_probe_refill(TLB_REPL_LRU, 12, 4); /* 3 sets: index by modulo */
   check_probe_refill(TLB_REPL_LRU, 12, 12);
+  check_probe_refill(TLB_REPL_LRU, 40, 20); /* the host index */
+  check_probe_refill(TLB_REPL_FIFO, 40, 20);
+  check_probe_refill(TLB_REPL_RANDOM, 40, 20);
 }
 END_TEST
 
@@ -670,6 +673,45 @@ static char *ref_differs(const RefTlb *r, const Tlb *t, gboolean exact)
  * miss or later, invalidations and flushes, through one array and the model.
  * `tick_room`: if nonzero, the array's tick runs out after that many ticks
  * past its entries, so that tlb_renumber runs again and again. */
+/* The host index of an array of many ways (struct TlbIndex) against the
+ * array itself: every valid entry on the chain of its key's bucket and
+ * nothing else on the chains, each set's order list its valid ways in
+ * ascending stamps.  NULL when it agrees, else what differs. */
+static char *index_differs(const Tlb *t)
+{
+  const struct TlbIndex *x = &t->ix;
+  unsigned entries = t->sets * t->ways, chained = 0, valid = 0;
+  for (uint64_t b = 0; b < (1ULL << (64 - x->shift)); b++)
+    for (uint32_t s = x->head[b]; s; s = x->next[s - 1], chained++) {
+      if (s > entries || !(t->tags[s - 1] & TLB_VALID))
+        return g_strdup_printf("bucket %" G_GUINT64_FORMAT " chains slot %u, not a valid entry", b, s - 1);
+      if ((t->tags[s - 1] * 0x9e3779b97f4a7c15ULL) >> x->shift != b)
+        return g_strdup_printf("slot %u is on the chain of bucket %" G_GUINT64_FORMAT ", not its key's", s - 1, b);
+      if (chained > entries)
+        return g_strdup("a chain loops");
+    }
+  for (unsigned set = 0; set < t->sets; set++) {
+    unsigned base = set * t->ways, n = 0;
+    for (unsigned w = 0; w < t->ways; w++)
+      n += (t->tags[base + w] & TLB_VALID) != 0;
+    valid += n;
+    if (x->n_valid[set] != n)
+      return g_strdup_printf("set %u: %u valid ways counted, %u held", set, x->n_valid[set], n);
+    uint64_t prev = 0;
+    unsigned w = x->oldest[set];
+    for (unsigned k = 0; k < n; k++, w = x->newer[base + w]) {
+      if (!(t->tags[base + w] & TLB_VALID) || t->stamp[base + w] <= prev)
+        return g_strdup_printf("set %u: order position %u is way %u, invalid or not after the one before", set, k, w);
+      prev = t->stamp[base + w];
+      if (k + 1 == n && x->newest[set] != w)
+        return g_strdup_printf("set %u: the order ends at way %u, newest says %u", set, w, x->newest[set]);
+    }
+  }
+  if (chained != valid)
+    return g_strdup_printf("%u entries on the chains, %u valid", chained, valid);
+  return NULL;
+}
+
 static void check_against_model(TlbRepl repl, unsigned entries, unsigned ways, unsigned tick_room, int steps)
 {
   g_autofree char *what = g_strdup_printf("policy %d, %u entries, %u ways%s", repl, entries, ways,
@@ -715,6 +757,8 @@ static void check_against_model(TlbRepl repl, unsigned entries, unsigned ways, u
       ref_flush_asid(r, 1);
     }
     g_autofree char *diff = same ? ref_differs(r, t, tick_room == 0) : g_strdup("a probe's answer differs");
+    if (!diff && t->ix.head)
+      diff = index_differs(t);
     if (diff) {
       g_autofree char *drawn = draw_tlb(t);
       ck_abort_msg("%s, step %d: %s\n%s", what, step, diff, drawn);
@@ -731,6 +775,24 @@ START_TEST(test_unrolled_ways_match_model)
     for (unsigned w = 0; w < G_N_ELEMENTS(ways); w++)
       for (unsigned s = 0; s < G_N_ELEMENTS(sets); s++)
         check_against_model((TlbRepl)p, ways[w] * sets[s], ways[w], 0, 1500);
+}
+END_TEST
+
+START_TEST(test_indexed_ways_match_model)
+{
+  /* More than TLB_INDEX_MIN_WAYS ways: the host index, checked against the
+   * array at every step as well (Zen 4's 72-way L1 and 24-way STLB, the
+   * 64-way L1s, a set count that is not a power of two). */
+  static const unsigned ways[] = { 17, 20, 24, 64, 72 };
+  static const unsigned sets[] = { 1, 3, 4 };
+  for (unsigned p = TLB_REPL_LRU; p <= TLB_REPL_RANDOM; p++)
+    for (unsigned w = 0; w < G_N_ELEMENTS(ways); w++)
+      for (unsigned s = 0; s < G_N_ELEMENTS(sets); s++) {
+        g_autoptr(Tlb) t = tlb_new("t", ways[w] * sets[s], ways[w], (TlbRepl)p, NULL);
+        ck_assert_ptr_nonnull(t->ix.head);
+        check_against_model((TlbRepl)p, ways[w] * sets[s], ways[w], 0, 1500);
+        check_against_model((TlbRepl)p, ways[w] * sets[s], ways[w], 5, 1500);
+      }
 }
 END_TEST
 
@@ -766,6 +828,7 @@ static Suite *tlb_suite(void)
   tcase_add_test(tc, test_fully_associative);
   tcase_add_test(tc, test_probe_refill_matches_plain_refill);
   tcase_add_test(tc, test_unrolled_ways_match_model);
+  tcase_add_test(tc, test_indexed_ways_match_model);
   tcase_add_test(tc, test_renumbering_keeps_order);
   tcase_set_timeout(tc, 60); /* thousands of checked steps, slow under the sanitizers */
   suite_add_tcase(s, tc);
