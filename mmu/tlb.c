@@ -292,7 +292,7 @@ static unsigned pick_way(Tlb *t, unsigned base, uint64_t key)
       break;
     }
   }
-  if (lowest <= t->way_mask || t->repl != TLB_REPL_RANDOM)
+  if (tlb_stamp_invalid(t, lowest) || t->repl != TLB_REPL_RANDOM)
     return (unsigned)(lowest & t->way_mask);
   /* xorshift64: deterministic for a given sequence of insertions */
   t->rng ^= t->rng << 13;
@@ -348,8 +348,7 @@ static G_NO_INLINE void insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_
 
 void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
 {
-  if (t->hint_key == key && t->hint_tick == (t->tick | 1) && t->tick < t->tick_last &&
-      (t->repl != TLB_REPL_RANDOM || t->hint_lowest <= t->way_mask)) {
+  if (tlb_hint_serves(t, key, t->tick | 1)) {
     /* tlb_insert's shortcut for an indexed array (its hints are marked) */
     ix_fill(t, t->hint_slot, key);
     tlb_fill_slot(t, t->hint_slot, key, pfn, flags, size);

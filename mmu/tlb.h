@@ -237,6 +237,22 @@ static inline void tlb_fill_slot(Tlb *t, unsigned i, uint64_t key, uint64_t pfn,
  * renumbering when the tick is about to run out (tlb.c). */
 void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size);
 
+/* A stamp of tick 0: its way is invalid (the low bits name the way). */
+static inline gboolean tlb_stamp_invalid(const Tlb *t, uint64_t stamp)
+{
+  return stamp <= t->way_mask;
+}
+
+/* The probe's hint for `key` names the way a refill takes now: nothing
+ * changed the array since (hint_tick == due: the tick, marked for an
+ * indexed array), one more tick fits before tlb_renumber, and random
+ * replacement need not draw (the set had an invalid way). */
+static inline gboolean tlb_hint_serves(const Tlb *t, uint64_t key, uint64_t due)
+{
+  return t->hint_key == key && t->hint_tick == due && t->tick < t->tick_last &&
+         (t->repl != TLB_REPL_RANDOM || tlb_stamp_invalid(t, t->hint_lowest));
+}
+
 /* Insert (or refresh) an entry; evicts per the policy when the set is full.
  * Inline for the usual refill, right after tlb_probe missed the same key:
  * the probe's hint holds (nothing changed the array since) and names the
@@ -246,8 +262,7 @@ void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_
  * to tlb_insert_search, which keeps the index: no test here for the others. */
 static inline void tlb_insert(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
 {
-  if (t->hint_key == key && t->hint_tick == t->tick && t->tick < t->tick_last &&
-      (t->repl != TLB_REPL_RANDOM || t->hint_lowest <= t->way_mask))
+  if (tlb_hint_serves(t, key, t->tick))
     tlb_fill_slot(t, t->hint_slot, key, pfn, flags, size);
   else
     tlb_insert_search(t, key, pfn, flags, size);
