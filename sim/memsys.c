@@ -282,14 +282,16 @@ static inline __attribute__((always_inline)) void memsys_prefetch_line(MemHier *
 /* Recompute the lines a stream may match: with one miss seen, its neighbours
  * and itself; once it has a direction, from its last line to one past its
  * frontier; never outside the 4K page of its last line unless prefetches may
- * cross pages. */
-static inline __attribute__((always_inline)) void memsys_stream_window(const MemHier *h, MemStream *st)
+ * cross pages.  `dir` is st->dir, a constant at every call site, so that
+ * each copy has only its own direction's arithmetic (a sequential run
+ * recomputes the window of one direction on every access). */
+static inline __attribute__((always_inline)) void memsys_stream_window(const MemHier *h, MemStream *st, int dir)
 {
   uint64_t lo, hi;
-  if (st->dir == 0) {
+  if (dir == 0) {
     lo = st->last - (st->last > 0);
     hi = st->last + 1;
-  } else if (st->dir > 0) {
+  } else if (dir > 0) {
     lo = st->last;
     hi = st->frontier + 1;
   } else {
@@ -305,10 +307,10 @@ static inline __attribute__((always_inline)) void memsys_stream_window(const Mem
   st->win_lo = lo;
   st->win_span = hi - lo;
   uint64_t hit_lo = 1, hit_hi = 0;  /* none while the direction is open */
-  if (st->dir > 0) {
+  if (dir > 0) {
     hit_lo = st->last + 1;
     hit_hi = MIN(hi, st->frontier);
-  } else if (st->dir < 0 && st->last > 0) {
+  } else if (dir < 0 && st->last > 0) {
     hit_lo = MAX(lo, st->frontier);
     hit_hi = st->last - 1;
   }
@@ -442,18 +444,18 @@ static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line, unsigned xi)
 }
 
 /* Bring the stream to prefetch_degree lines ahead of demand line x.  Inline
- * in memsys_stream_follow, its one caller. */
-static inline __attribute__((always_inline)) void memsys_stream_issue(MemHier *h, MemStream *st, uint64_t x)
+ * in memsys_stream_follow, its one caller; `dir` is st->dir, a constant. */
+static inline __attribute__((always_inline)) void memsys_stream_issue(MemHier *h, MemStream *st, uint64_t x, int dir)
 {
-  int64_t ahead = (int64_t)(st->frontier - x) * st->dir;
+  int64_t ahead = dir > 0 ? (int64_t)(st->frontier - x) : (int64_t)(x - st->frontier);
   if (ahead < 0) {  /* demand overtook the prefetches */
     ahead = 0;
     st->frontier = x;
   }
   for (; ahead < h->prefetch_degree; ahead++) {
-    if (st->dir < 0 && st->frontier == 0)
+    if (dir < 0 && st->frontier == 0)
       break;
-    st->frontier += (uint64_t)(int64_t)st->dir;
+    st->frontier += (uint64_t)(int64_t)dir;
     if (memsys_same_page(h, st->frontier, x))
       memsys_prefetch_line(h, st->frontier);
     else
@@ -475,15 +477,40 @@ static __attribute__((noinline)) void memsys_stream_refile(MemHier *h, MemStream
 
 /* Inline in the L2 hit path, which on a sequential run follows a stream on
  * every access (a call cost its prologue, the reloads of h and the saved
- * registers: 18 instructions an access); the refiling is out of line. */
-static inline __attribute__((always_inline)) void memsys_stream_follow(MemHier *h, MemStream *st, uint64_t x)
+ * registers: 18 instructions an access); the refiling is out of line.  A
+ * stream that follows has a direction: one copy for each, where the
+ * products and tests of st->dir fold away. */
+static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHier *h, MemStream *st, uint64_t x, int dir)
 {
   gboolean moves = (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
   st->last = x;
-  memsys_stream_issue(h, st, x);
-  memsys_stream_window(h, st);
+  memsys_stream_issue(h, st, x, dir);
+  memsys_stream_window(h, st, dir);
   if (G_UNLIKELY(moves))
     memsys_stream_refile(h, st, x);
+}
+
+static inline __attribute__((always_inline)) void memsys_stream_follow(MemHier *h, MemStream *st, uint64_t x)
+{
+  if (st->dir > 0)
+    memsys_stream_follow_dir(h, st, x, 1);
+  else
+    memsys_stream_follow_dir(h, st, x, -1);
+}
+
+/* A data L2 miss on line x inside stream st's window: fix its direction
+ * if it had none, and follow.  Out of line: a random run's misses nearly
+ * all start a stream instead, and memsys_stream_miss() stays small enough
+ * to be inline in memsys_access(). */
+static __attribute__((noinline)) void memsys_stream_advance(MemHier *h, MemStream *st, uint64_t x)
+{
+  if (st->dir == 0) {
+    if (x == st->last)  /* the same line again: nothing learnt */
+      return;
+    st->dir = x > st->last ? 1 : -1;
+    st->frontier = x;
+  }
+  memsys_stream_follow(h, st, x);
 }
 
 /* A data L2 miss on line x: advance the stream it belongs to, or start one. */
@@ -499,16 +526,10 @@ static void memsys_stream_miss(MemHier *h, uint64_t x)
     st->frontier = x;
     st->dir = 0;
     st->valid = TRUE;
-    memsys_stream_window(h, st);
+    memsys_stream_window(h, st, 0);
     return;
   }
-  if (st->dir == 0) {
-    if (x == st->last)  /* the same line again: nothing learnt */
-      return;
-    st->dir = x > st->last ? 1 : -1;
-    st->frontier = x;
-  }
-  memsys_stream_follow(h, st, x);
+  memsys_stream_advance(h, st, x);
 }
 
 /* A data L2 hit on line x: if a stream prefetched it, keep that stream ahead. */
