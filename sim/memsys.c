@@ -303,8 +303,12 @@ static inline __attribute__((always_inline)) void memsys_stream_window(const Mem
   if (h->page_bits != 0) {  /* prefetches stop at the page of st->last */
     uint64_t page_lo = st->last & h->page_bits;
     uint64_t page_hi = page_lo | ~h->page_bits;
-    lo = MAX(lo, page_lo);
-    hi = MIN(hi, page_hi);
+    /* st->last is in its page: an ascending window starts there and a
+     * descending one ends there, so only the other end needs the clamp. */
+    if (dir <= 0)
+      lo = MAX(lo, page_lo);
+    if (dir >= 0)
+      hi = MIN(hi, page_hi);
   }
   st->win_lo = lo;
   st->win_span = hi - lo;
