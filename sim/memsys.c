@@ -143,6 +143,10 @@ struct MemHier {
   uint8_t stream_newer[MEMSYS_STREAM_SETS + 1];
   uint8_t stream_older[MEMSYS_STREAM_SETS + 1];
   unsigned stream_last;         /* entry memsys_stream_index() found last */
+  /* The way matched or allocated last: the most recently used way of the
+   * most recently used entry, and the first way of that entry (see
+   * memsys_stream_hit()). */
+  MemStream *stream_hot, *stream_hot_first;
   uint64_t sink;                /* counts that are not counted (walk lookups) */
   Counters own_ctr;             /* used when no counters were given */
 };
@@ -176,6 +180,7 @@ static void memsys_stream_reset(MemHier *h)
   h->stream_newer[anchor] = 0;
   h->stream_older[anchor] = (uint8_t)(n - 1);
   h->stream_last = 0;
+  h->stream_hot = h->stream_hot_first = &h->streams[n - 1].way[0];  /* newest entry, mru 0 */
 }
 
 Cache *memsys_llc_new(const Settings *s, GError **error)
@@ -394,6 +399,8 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_match(MemH
       continue;
     set->mru = w;
     memsys_stream_touch(h, i);
+    h->stream_hot = st;
+    h->stream_hot_first = &set->way[0];
     return st;
   }
   return NULL;
@@ -454,6 +461,8 @@ static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line, unsigned xi)
     v = 0;
   }
   set->mru = v;
+  h->stream_hot = &set->way[v];
+  h->stream_hot_first = &set->way[0];
   return &set->way[v];
 }
 
@@ -546,13 +555,25 @@ static void memsys_stream_miss(MemHier *h, uint64_t x)
   memsys_stream_advance(h, st, x);
 }
 
-/* A data L2 hit on line x: if a stream prefetched it, keep that stream ahead. */
+/* A data L2 hit on line x: if a stream prefetched it, keep that stream ahead.
+ * A sequential run follows the same stream 64 times a page: when the way
+ * matched last holds x and no way before it does, the search would find
+ * it, and its entry and way are already the most recently used, so the
+ * search changes nothing and is skipped.  Exact only while streams stay in
+ * their page: a stream's hit window then lies in the page its entry tracks,
+ * so x's page is that entry's. */
 static void memsys_stream_hit(MemHier *h, uint64_t x)
 {
-  unsigned xi;
-  MemStream *st = memsys_stream_find(h, x, TRUE, &xi);
-  if (st != NULL)
-    memsys_stream_follow(h, st, x);
+  MemStream *st = h->stream_hot, *first = h->stream_hot_first;
+  G_STATIC_ASSERT(MEMSYS_STREAM_WAYS == 2);  /* the way before hot is first */
+  if (G_UNLIKELY(x - st->hit_lo > st->hit_span || h->page_bits == 0 ||
+                 (st != first && x - first->hit_lo <= first->hit_span))) {
+    unsigned xi;
+    st = memsys_stream_find(h, x, TRUE, &xi);
+    if (st == NULL)
+      return;
+  }
+  memsys_stream_follow(h, st, x);
 }
 
 static inline __attribute__((always_inline)) void memsys_prefetch_on_miss(MemHier *h, uint64_t x)
