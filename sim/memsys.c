@@ -142,7 +142,6 @@ struct MemHier {
    * anchor: anchor.newer is the least recently used entry. */
   uint8_t stream_newer[MEMSYS_STREAM_SETS + 1];
   uint8_t stream_older[MEMSYS_STREAM_SETS + 1];
-  unsigned stream_last;         /* entry memsys_stream_index() found last */
   /* The way matched or allocated last: the most recently used way of the
    * most recently used entry, and the first way of that entry (see
    * memsys_stream_hit()). */
@@ -179,7 +178,6 @@ static void memsys_stream_reset(MemHier *h)
   }
   h->stream_newer[anchor] = 0;
   h->stream_older[anchor] = (uint8_t)(n - 1);
-  h->stream_last = 0;
   h->stream_hot = h->stream_hot_first = &h->streams[n - 1].way[0];  /* newest entry, mru 0 */
 }
 
@@ -337,20 +335,12 @@ static inline unsigned memsys_stream_hash(uint64_t page)
 G_STATIC_ASSERT(MEMSYS_STREAM_BUCKETS == 1 << 8);
 G_STATIC_ASSERT(MEMSYS_STREAM_SETS < MEMSYS_STREAM_NONE);
 
-/* Index of the entry tracking `page`, or MEMSYS_STREAM_SETS.  The entry
- * found last is tried first: a sequential run looks up the same page 64
- * times in a row, and a page has at most one entry, so its tag alone says
- * the entry is still the one (no hash, no chain). */
-static inline unsigned memsys_stream_index(MemHier *h, uint64_t page)
+/* Index of the entry tracking `page`, or MEMSYS_STREAM_SETS. */
+static inline unsigned memsys_stream_index(const MemHier *h, uint64_t page)
 {
-  unsigned i = h->stream_last;
-  if (h->stream_page[i] == page)
-    return i;
-  for (i = h->stream_bucket[memsys_stream_hash(page)]; i != MEMSYS_STREAM_NONE; i = h->stream_chain[i])
-    if (h->stream_page[i] == page) {
-      h->stream_last = i;
+  for (unsigned i = h->stream_bucket[memsys_stream_hash(page)]; i != MEMSYS_STREAM_NONE; i = h->stream_chain[i])
+    if (h->stream_page[i] == page)
       return i;
-    }
   return MEMSYS_STREAM_SETS;
 }
 
