@@ -495,7 +495,9 @@ static __attribute__((noinline)) void memsys_stream_refile(MemHier *h, MemStream
  * products and tests of st->dir fold away. */
 static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHier *h, MemStream *st, uint64_t x, int dir)
 {
-  gboolean moves = (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
+  /* A stream that stays in its page (page_bits != 0) only follows lines of
+   * that page: its windows lie in it. */
+  gboolean moves = h->page_bits == 0 && (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
   st->last = x;
   memsys_stream_issue(h, st, x, dir);
   memsys_stream_window(h, st, dir);
