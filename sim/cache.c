@@ -94,6 +94,8 @@ Cache *cache_new(const char *name, uint64_t size_bytes, unsigned ways, unsigned 
     g_error("%s: out of memory for %" G_GUINT64_FORMAT " tags", name, sets * ways);
   c->tags32 = mem;
   c->tag_limit = CACHE_EMPTY32;
+  /* set_shift < 32 (sets * ways fits an unsigned), so this does not overflow. */
+  c->line_limit = c->set_mask != CACHE_SETS_DIVIDE ? (uint64_t)CACHE_EMPTY32 << c->set_shift : 0;
   cache_invalidate_all(c);
   return c;
 }
@@ -129,6 +131,7 @@ void cache_widen(Cache *c)
   free(c->tags32);
   c->tags32 = NULL;
   c->tag_limit = 0;
+  c->line_limit = 0;
 }
 
 gboolean cache_is_wide(const Cache *c)

@@ -76,6 +76,11 @@ void cache_widen(Cache *c);
 
 struct Cache {
   uint32_t *tags32;   /* narrow: sets * ways, each set most recently used first; NULL when wide */
+  /* Lines below this have a narrow tag in a power-of-two set count:
+   * CACHE_EMPTY32 << set_shift then, else 0.  One compare of the line
+   * decides the common case, instead of a test of set_mask and then one of
+   * the tag (cache_set_of()). */
+  uint64_t line_limit;
   /* Tags below this go to tags32: CACHE_EMPTY32 while narrow, 0 once wide
    * (every tag then takes the out-of-line path). */
   uint64_t tag_limit;
@@ -104,6 +109,28 @@ static inline __attribute__((always_inline)) uint64_t cache_index(const Cache *c
   }
   *tag = line / c->sets;
   return line % c->sets;
+}
+
+/* The narrow set of `line` in *set and its tag in *t; FALSE when the line
+ * takes the wide path (a wide cache, or a tag that does not fit).  A flag,
+ * not a NULL set, so that the test folds into the branches above it. */
+static inline __attribute__((always_inline)) gboolean cache_set_of(const Cache *c, uint64_t line, uint32_t **set, uint32_t *t)
+{
+  uint64_t tag, s;
+  if (G_LIKELY(line < c->line_limit)) {
+    tag = line >> c->set_shift;
+    s = line & c->set_mask;
+  } else {
+    if (c->set_mask != CACHE_SETS_DIVIDE)
+      return FALSE;  /* line_limit was the tag limit */
+    tag = line / c->sets;
+    if (tag >= c->tag_limit)
+      return FALSE;
+    s = line % c->sets;
+  }
+  *t = (uint32_t)tag;
+  *set = c->tags32 + s * c->ways;
+  return TRUE;
 }
 
 /* The wide layout, and a narrow cache meeting a tag that does not fit. */
@@ -303,11 +330,9 @@ static inline __attribute__((always_inline)) gboolean cache_set_lookup32_more(ui
 
 static inline __attribute__((always_inline)) gboolean cache_fill(Cache *c, uint64_t line)
 {
-  uint64_t tag, s = cache_index(c, line, &tag);
-  if (G_UNLIKELY(tag >= c->tag_limit))
+  uint32_t t, *set;
+  if (G_UNLIKELY(!cache_set_of(c, line, &set, &t)))
     return cache_fill_wide(c, line);
-  uint32_t *set = c->tags32 + s * c->ways;
-  uint32_t t = (uint32_t)tag;
   switch (c->ways) {  /* as cache_access() */
   case 4:
     return cache_set_fill32(set, 4, t);
@@ -322,11 +347,9 @@ static inline __attribute__((always_inline)) gboolean cache_fill(Cache *c, uint6
 
 static inline __attribute__((always_inline)) gboolean cache_access(Cache *c, uint64_t line)
 {
-  uint64_t tag, s = cache_index(c, line, &tag);
-  if (G_UNLIKELY(tag >= c->tag_limit))
+  uint32_t t, *set;
+  if (G_UNLIKELY(!cache_set_of(c, line, &set, &t)))
     return cache_access_wide(c, line);
-  uint32_t *set = c->tags32 + s * c->ways;
-  uint32_t t = (uint32_t)tag;
   if (G_LIKELY(set[0] == t))
     return TRUE;
   /* The associativities of the presets get a copy with the way count

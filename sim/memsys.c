@@ -142,6 +142,10 @@ struct MemHier {
    * anchor: anchor.newer is the least recently used entry. */
   uint8_t stream_newer[MEMSYS_STREAM_SETS + 1];
   uint8_t stream_older[MEMSYS_STREAM_SETS + 1];
+  /* The way matched or allocated last: the most recently used way of the
+   * most recently used entry, and the first way of that entry (see
+   * memsys_stream_hit()). */
+  MemStream *stream_hot, *stream_hot_first;
   uint64_t sink;                /* counts that are not counted (walk lookups) */
   Counters own_ctr;             /* used when no counters were given */
 };
@@ -174,6 +178,7 @@ static void memsys_stream_reset(MemHier *h)
   }
   h->stream_newer[anchor] = 0;
   h->stream_older[anchor] = (uint8_t)(n - 1);
+  h->stream_hot = h->stream_hot_first = &h->streams[n - 1].way[0];  /* newest entry, mru 0 */
 }
 
 Cache *memsys_llc_new(const Settings *s, GError **error)
@@ -282,14 +287,16 @@ static inline __attribute__((always_inline)) void memsys_prefetch_line(MemHier *
 /* Recompute the lines a stream may match: with one miss seen, its neighbours
  * and itself; once it has a direction, from its last line to one past its
  * frontier; never outside the 4K page of its last line unless prefetches may
- * cross pages. */
-static inline __attribute__((always_inline)) void memsys_stream_window(const MemHier *h, MemStream *st)
+ * cross pages.  `dir` is st->dir, a constant at every call site, so that
+ * each copy has only its own direction's arithmetic (a sequential run
+ * recomputes the window of one direction on every access). */
+static inline __attribute__((always_inline)) void memsys_stream_window(const MemHier *h, MemStream *st, int dir)
 {
   uint64_t lo, hi;
-  if (st->dir == 0) {
+  if (dir == 0) {
     lo = st->last - (st->last > 0);
     hi = st->last + 1;
-  } else if (st->dir > 0) {
+  } else if (dir > 0) {
     lo = st->last;
     hi = st->frontier + 1;
   } else {
@@ -299,16 +306,20 @@ static inline __attribute__((always_inline)) void memsys_stream_window(const Mem
   if (h->page_bits != 0) {  /* prefetches stop at the page of st->last */
     uint64_t page_lo = st->last & h->page_bits;
     uint64_t page_hi = page_lo | ~h->page_bits;
-    lo = MAX(lo, page_lo);
-    hi = MIN(hi, page_hi);
+    /* st->last is in its page: an ascending window starts there and a
+     * descending one ends there, so only the other end needs the clamp. */
+    if (dir <= 0)
+      lo = MAX(lo, page_lo);
+    if (dir >= 0)
+      hi = MIN(hi, page_hi);
   }
   st->win_lo = lo;
   st->win_span = hi - lo;
   uint64_t hit_lo = 1, hit_hi = 0;  /* none while the direction is open */
-  if (st->dir > 0) {
+  if (dir > 0) {
     hit_lo = st->last + 1;
     hit_hi = MIN(hi, st->frontier);
-  } else if (st->dir < 0 && st->last > 0) {
+  } else if (dir < 0 && st->last > 0) {
     hit_lo = MAX(lo, st->frontier);
     hit_hi = st->last - 1;
   }
@@ -378,6 +389,8 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_match(MemH
       continue;
     set->mru = w;
     memsys_stream_touch(h, i);
+    h->stream_hot = st;
+    h->stream_hot_first = &set->way[0];
     return st;
   }
   return NULL;
@@ -438,22 +451,24 @@ static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line, unsigned xi)
     v = 0;
   }
   set->mru = v;
+  h->stream_hot = &set->way[v];
+  h->stream_hot_first = &set->way[0];
   return &set->way[v];
 }
 
 /* Bring the stream to prefetch_degree lines ahead of demand line x.  Inline
- * in memsys_stream_follow, its one caller. */
-static inline __attribute__((always_inline)) void memsys_stream_issue(MemHier *h, MemStream *st, uint64_t x)
+ * in memsys_stream_follow, its one caller; `dir` is st->dir, a constant. */
+static inline __attribute__((always_inline)) void memsys_stream_issue(MemHier *h, MemStream *st, uint64_t x, int dir)
 {
-  int64_t ahead = (int64_t)(st->frontier - x) * st->dir;
+  int64_t ahead = dir > 0 ? (int64_t)(st->frontier - x) : (int64_t)(x - st->frontier);
   if (ahead < 0) {  /* demand overtook the prefetches */
     ahead = 0;
     st->frontier = x;
   }
   for (; ahead < h->prefetch_degree; ahead++) {
-    if (st->dir < 0 && st->frontier == 0)
+    if (dir < 0 && st->frontier == 0)
       break;
-    st->frontier += (uint64_t)(int64_t)st->dir;
+    st->frontier += (uint64_t)(int64_t)dir;
     if (memsys_same_page(h, st->frontier, x))
       memsys_prefetch_line(h, st->frontier);
     else
@@ -475,15 +490,42 @@ static __attribute__((noinline)) void memsys_stream_refile(MemHier *h, MemStream
 
 /* Inline in the L2 hit path, which on a sequential run follows a stream on
  * every access (a call cost its prologue, the reloads of h and the saved
- * registers: 18 instructions an access); the refiling is out of line. */
-static inline __attribute__((always_inline)) void memsys_stream_follow(MemHier *h, MemStream *st, uint64_t x)
+ * registers: 18 instructions an access); the refiling is out of line.  A
+ * stream that follows has a direction: one copy for each, where the
+ * products and tests of st->dir fold away. */
+static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHier *h, MemStream *st, uint64_t x, int dir)
 {
-  gboolean moves = (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
+  /* A stream that stays in its page (page_bits != 0) only follows lines of
+   * that page: its windows lie in it. */
+  gboolean moves = h->page_bits == 0 && (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
   st->last = x;
-  memsys_stream_issue(h, st, x);
-  memsys_stream_window(h, st);
+  memsys_stream_issue(h, st, x, dir);
+  memsys_stream_window(h, st, dir);
   if (G_UNLIKELY(moves))
     memsys_stream_refile(h, st, x);
+}
+
+static inline __attribute__((always_inline)) void memsys_stream_follow(MemHier *h, MemStream *st, uint64_t x)
+{
+  if (st->dir > 0)
+    memsys_stream_follow_dir(h, st, x, 1);
+  else
+    memsys_stream_follow_dir(h, st, x, -1);
+}
+
+/* A data L2 miss on line x inside stream st's window: fix its direction
+ * if it had none, and follow.  Out of line: a random run's misses nearly
+ * all start a stream instead, and memsys_stream_miss() stays small enough
+ * to be inline in memsys_access(). */
+static __attribute__((noinline)) void memsys_stream_advance(MemHier *h, MemStream *st, uint64_t x)
+{
+  if (st->dir == 0) {
+    if (x == st->last)  /* the same line again: nothing learnt */
+      return;
+    st->dir = x > st->last ? 1 : -1;
+    st->frontier = x;
+  }
+  memsys_stream_follow(h, st, x);
 }
 
 /* A data L2 miss on line x: advance the stream it belongs to, or start one. */
@@ -499,25 +541,31 @@ static void memsys_stream_miss(MemHier *h, uint64_t x)
     st->frontier = x;
     st->dir = 0;
     st->valid = TRUE;
-    memsys_stream_window(h, st);
+    memsys_stream_window(h, st, 0);
     return;
   }
-  if (st->dir == 0) {
-    if (x == st->last)  /* the same line again: nothing learnt */
-      return;
-    st->dir = x > st->last ? 1 : -1;
-    st->frontier = x;
-  }
-  memsys_stream_follow(h, st, x);
+  memsys_stream_advance(h, st, x);
 }
 
-/* A data L2 hit on line x: if a stream prefetched it, keep that stream ahead. */
+/* A data L2 hit on line x: if a stream prefetched it, keep that stream ahead.
+ * A sequential run follows the same stream 64 times a page: when the way
+ * matched last holds x and no way before it does, the search would find
+ * it, and its entry and way are already the most recently used, so the
+ * search changes nothing and is skipped.  Exact only while streams stay in
+ * their page: a stream's hit window then lies in the page its entry tracks,
+ * so x's page is that entry's. */
 static void memsys_stream_hit(MemHier *h, uint64_t x)
 {
-  unsigned xi;
-  MemStream *st = memsys_stream_find(h, x, TRUE, &xi);
-  if (st != NULL)
-    memsys_stream_follow(h, st, x);
+  MemStream *st = h->stream_hot, *first = h->stream_hot_first;
+  G_STATIC_ASSERT(MEMSYS_STREAM_WAYS == 2);  /* the way before hot is first */
+  if (G_UNLIKELY(x - st->hit_lo > st->hit_span || h->page_bits == 0 ||
+                 (st != first && x - first->hit_lo <= first->hit_span))) {
+    unsigned xi;
+    st = memsys_stream_find(h, x, TRUE, &xi);
+    if (st == NULL)
+      return;
+  }
+  memsys_stream_follow(h, st, x);
 }
 
 static inline __attribute__((always_inline)) void memsys_prefetch_on_miss(MemHier *h, uint64_t x)

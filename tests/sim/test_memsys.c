@@ -456,6 +456,28 @@ START_TEST(test_stream_two_streams_and_noise)
 }
 END_TEST
 
+/* A hit on a line that two streams of one page prefetched follows the one
+ * in the entry's first way, even right after the other one matched. */
+START_TEST(test_stream_hit_overlap_first_way)
+{
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_degree=4", NULL };
+  Tiny t;
+  tiny_open(&t, cfg);
+  walk_lines(t.h, 10, 1, 2, 2, MREQ_LOAD);   /* ascending, first way: 12..15 */
+  walk_lines(t.h, 18, -1, 2, 2, MREQ_LOAD);  /* descending, second way: 16 (13..15 were there) */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 5);
+  /* Both prefetched 14; the ascending stream follows it, to frontier 18
+   * (all there already), so that 19 is in its window and prefetches 20..23.
+   * Had the descending one followed, 19 would start a new stream. */
+  ACCESS(t.h, pline(14), MREQ_LOAD, MEM_L2, L2_CYC);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 5);
+  ACCESS(t.h, pline(19), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 9);
+  ck_assert(memsys_holds(t.h, pline(23), MREQ_LOAD, MEM_L2));
+  tiny_close(&t);
+}
+END_TEST
+
 /* The table tracks 16 pages, whatever their addresses: pages 16 apart keep
  * their streams side by side (a table indexed by page number modulo 16
  * would make them evict each other), and the 17th page takes the least
@@ -694,6 +716,7 @@ static Suite *memsys_suite(void)
   tcase_add_test(tc, test_stream_degree_four);
   tcase_add_test(tc, test_stream_bottom_of_memory);
   tcase_add_test(tc, test_stream_two_streams_and_noise);
+  tcase_add_test(tc, test_stream_hit_overlap_first_way);
   tcase_add_test(tc, test_stream_table_pages);
   tcase_add_test(tc, test_stream_table_size_setting);
   tcase_add_test(tc, test_stream_table_64_pages);
