@@ -59,6 +59,7 @@ typedef struct {
   gint64 warmup;
   gboolean whole;
   char *map;
+  int jobs;         /* run: host threads, 0: the host's CPUs */
 } RunOpts;
 
 static void run_opts_clear(RunOpts *o)
@@ -119,6 +120,8 @@ static int cmd_run(int argc, char **argv)
     { "csv", 0, 0, G_OPTION_ARG_NONE, &o.csv, "print CSV (header and one row)", NULL },
     { "events", 0, 0, G_OPTION_ARG_FILENAME, &o.events, "write faults, sampled walks and kernel events to FILE", "FILE" },
     { "map", 0, 0, G_OPTION_ARG_FILENAME, &o.map, "draw the address spaces at the end of the run to FILE.svg", "FILE.svg" },
+    { "jobs", 'j', 0, G_OPTION_ARG_INT, &o.jobs,
+      "host threads (default: the host's CPUs); 2 or more parse a text or lackey trace ahead of the model", "N" },
     { NULL },
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate a workload or trace on a machine");
@@ -134,8 +137,8 @@ static int cmd_run(int argc, char **argv)
     rc = usage_error("run: unexpected argument '%s'", argv[1]);
     goto out;
   }
-  if (o.repeat < 1 || o.warmup < 0 || o.seed < 0) {
-    rc = usage_error("run: %s must not be negative (and -r at least 1)", "-r/--seed/--warmup");
+  if (o.repeat < 1 || o.warmup < 0 || o.seed < 0 || o.jobs < 0) {
+    rc = usage_error("run: %s must not be negative (and -r at least 1)", "-r/--seed/--warmup/-j");
     goto out;
   }
   if (o.json && o.csv) {
@@ -164,7 +167,7 @@ static int cmd_run(int argc, char **argv)
   }
   RunSpec spec = spec_of(&o);
   spec.events = ev;
-  spec.read_ahead = g_get_num_processors() > 1; /* a core to decode on */
+  spec.read_ahead = (o.jobs > 0 ? (guint)o.jobs : g_get_num_processors()) > 1; /* a thread to decode on */
   if (o.map) {
     spec.inspect = draw_map;
     spec.inspect_data = o.map;

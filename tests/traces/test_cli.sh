@@ -102,6 +102,25 @@ fi
 "$MMUSIM" trace head -n 10 --from 250000 "$tmp/seq.mtr" > "$tmp/h2"
 if [ -s "$tmp/h1" ] && cmp -s "$tmp/h1" "$tmp/h2"; then ok; else bad "trace head --from"; fi
 
+# run -j: a text trace of several batches parsed ahead of the model (-j 2)
+# replays to the counters of one thread (-j 1), and a lackey file too (a
+# short one, made here, whose data records get mapped on demand).
+w=random:size=4M,accesses=20000
+"$MMUSIM" trace convert -w "$w" "$tmp/ra.txt" || bad "convert -w $w"
+a=$(counters -j 1 -t "$tmp/ra.txt"); b=$(counters -j 2 -t "$tmp/ra.txt")
+if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "text replays differently with -j 2"; fi
+awk 'BEGIN { for (i = 0; i < 30000; i++) { printf "I  %x,4\n", 4194304 + (i % 64) * 4;
+  printf " %s %x,8\n", (i % 3 ? "L" : "S"), 134217728 + (i * 4160) % 8388608 } }' > "$tmp/ra.lackey"
+a=$(counters -j 1 -f lackey -t "$tmp/ra.lackey"); b=$(counters -j 2 -f lackey -t "$tmp/ra.lackey")
+if [ -n "$a" ] && [ "$a" = "$b" ]; then ok; else bad "lackey replays differently with -j 2"; fi
+if "$MMUSIM" run -j -1 -t "$tmp/ra.txt" >/dev/null 2>"$tmp/err"; then
+  bad "run -j -1 accepted"
+elif [ $? -eq 2 ] && grep -q -- "-j" "$tmp/err"; then
+  ok
+else
+  bad "run -j -1: no exit status 2 naming -j"
+fi
+
 if command -v valgrind >/dev/null 2>&1; then
   seq 1 3000 | awk '{print ($1 * 7919) % 3001}' > "$tmp/data"
   if "$MMUSIM" record -q --lackey-copy "$tmp/sort.lackey" -o "$tmp/sort.mtr" -- sort -n "$tmp/data" -o "$tmp/sorted"; then
