@@ -488,26 +488,43 @@ static __attribute__((noinline)) void memsys_stream_refile(MemHier *h, MemStream
   *memsys_stream_alloc(h, x, memsys_stream_index(h, x >> h->page_line_shift)) = moved;
 }
 
-/* Inline in the L2 hit path, which on a sequential run follows a stream on
- * every access (a call cost its prologue, the reloads of h and the saved
- * registers: 18 instructions an access); the refiling is out of line.  A
- * stream that follows has a direction: one copy for each, where the
- * products and tests of st->dir fold away. */
-static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHier *h, MemStream *st, uint64_t x, int dir)
+/* A stream that may leave its page (cache.prefetch_cross_page): follow, and
+ * refile it when x is in another page.  Out of line, so that the common
+ * copies below keep no flag across the prefetch loop (it was spilled around
+ * the loop's call, with another register). */
+static __attribute__((noinline)) void memsys_stream_follow_cross(MemHier *h, MemStream *st, uint64_t x)
 {
-  /* A stream that stays in its page (page_bits != 0) only follows lines of
-   * that page: its windows lie in it. */
-  gboolean moves = h->page_bits == 0 && (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
+  gboolean moves = (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
   st->last = x;
-  memsys_stream_issue(h, st, x, dir);
-  memsys_stream_window(h, st, dir);
+  if (st->dir > 0) {
+    memsys_stream_issue(h, st, x, 1);
+    memsys_stream_window(h, st, 1);
+  } else {
+    memsys_stream_issue(h, st, x, -1);
+    memsys_stream_window(h, st, -1);
+  }
   if (G_UNLIKELY(moves))
     memsys_stream_refile(h, st, x);
 }
 
+/* Inline in the L2 hit path, which on a sequential run follows a stream on
+ * every access (a call cost its prologue, the reloads of h and the saved
+ * registers: 18 instructions an access).  A stream that follows has a
+ * direction: one copy for each, where the products and tests of st->dir
+ * fold away.  A stream that stays in its page (page_bits != 0) only
+ * follows lines of that page: its windows lie in it. */
+static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHier *h, MemStream *st, uint64_t x, int dir)
+{
+  st->last = x;
+  memsys_stream_issue(h, st, x, dir);
+  memsys_stream_window(h, st, dir);
+}
+
 static inline __attribute__((always_inline)) void memsys_stream_follow(MemHier *h, MemStream *st, uint64_t x)
 {
-  if (st->dir > 0)
+  if (G_UNLIKELY(h->page_bits == 0))
+    memsys_stream_follow_cross(h, st, x);
+  else if (st->dir > 0)
     memsys_stream_follow_dir(h, st, x, 1);
   else
     memsys_stream_follow_dir(h, st, x, -1);
