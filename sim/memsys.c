@@ -75,6 +75,12 @@
  * (same manual: the streamer does not cross 4K pages). */
 #define MEMSYS_PREFETCH_PAGE_BYTES 4096u
 
+/* Way counts the L2 and LLC lookups test first (cache_access_likely()):
+ * the defaults of cache.l2_ways and cache.llc_ways.  Host only: any other
+ * count takes the general switch, with the same result. */
+#define MEMSYS_L2_WAYS_USUAL 4
+#define MEMSYS_LLC_WAYS_USUAL 16
+
 /* Order of the choices of cache.prefetcher in settings.def. */
 typedef enum { MEMSYS_PF_NONE = 0, MEMSYS_PF_NEXTLINE = 1, MEMSYS_PF_STREAM = 2 } MemPrefetcher;
 
@@ -276,9 +282,9 @@ static inline gboolean memsys_same_page(const MemHier *h, uint64_t a, uint64_t b
  * access of a sequential run) cost its prologue and the reloads of h. */
 static inline __attribute__((always_inline)) void memsys_prefetch_line(MemHier *h, uint64_t line)
 {
-  if (!cache_fill(h->l2, line))
+  if (!cache_fill_likely(h->l2, line, MEMSYS_L2_WAYS_USUAL))
     return; /* already there */
-  gboolean from_dram = h->llc == NULL || cache_fill(h->llc, line);
+  gboolean from_dram = h->llc == NULL || cache_fill_likely(h->llc, line, MEMSYS_LLC_WAYS_USUAL);
   if (from_dram && h->dram != NULL)
     dram_prefetch(h->dram, h->node, line << h->line_shift, *h->clock);
   h->ctr->c[CTR_PREFETCHES]++;
@@ -618,7 +624,7 @@ uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level
     cycles = p->l1_cycles;
   } else {
     (*p->misses)++;
-    if (cache_access(h->l2, line)) {
+    if (cache_access_likely(h->l2, line, MEMSYS_L2_WAYS_USUAL)) {
       served = MEM_L2;
       cycles = h->l2_cycles;
       if (p->follows)
@@ -628,7 +634,7 @@ uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level
       served = MEM_DRAM;
       if (h->llc != NULL) {
         h->ctr->c[CTR_LLC_LOADS]++;
-        if (cache_access(h->llc, line)) {
+        if (cache_access_likely(h->llc, line, MEMSYS_LLC_WAYS_USUAL)) {
           served = MEM_LLC;
         } else {
           h->ctr->c[CTR_LLC_LOAD_MISSES]++;
