@@ -328,11 +328,37 @@ static inline __attribute__((always_inline)) gboolean cache_set_lookup32_more(ui
   }
 }
 
-static inline __attribute__((always_inline)) gboolean cache_fill(Cache *c, uint64_t line)
+/* The copy for a constant way count: in vectors when it has one, else
+ * unrolled.  Folds to one of the two at compile time. */
+static inline __attribute__((always_inline)) gboolean cache_set_lookup32_const(uint32_t *set, unsigned ways, uint32_t t)
+{
+  if (ways % 4 == 0 && ways <= CACHE_VECTOR_WAYS_MAX)
+    return cache_set_lookup32(set, ways, t);
+  return cache_set_touch32(set, ways, t);
+}
+
+static inline __attribute__((always_inline)) gboolean cache_set_fill32_const(uint32_t *set, unsigned ways, uint32_t t)
+{
+  if (ways % 4 == 0 && ways <= CACHE_VECTOR_WAYS_MAX)
+    return cache_set_fill32(set, ways, t);
+  if (cache_set_find32(set, ways, t) < ways)
+    return FALSE;
+  cache_set_touch32(set, ways, t);
+  return TRUE;
+}
+
+/* cache_fill() with the copy for `likely` ways (a constant, 0 for none)
+ * tested first.  The switch below tests 8, 16 and 4 in that order whatever
+ * the cache, so a caller that knows the usual way count of its level (the
+ * default of its setting) passes it: the 4-way L2's lookups and fills took
+ * three compares. */
+static inline __attribute__((always_inline)) gboolean cache_fill_likely(Cache *c, uint64_t line, unsigned likely)
 {
   uint32_t t, *set;
   if (G_UNLIKELY(!cache_set_of(c, line, &set, &t)))
     return cache_fill_wide(c, line);
+  if (likely != 0 && G_LIKELY(c->ways == likely))
+    return cache_set_fill32_const(set, likely, t);
   switch (c->ways) {  /* as cache_access() */
   case 4:
     return cache_set_fill32(set, 4, t);
@@ -345,13 +371,22 @@ static inline __attribute__((always_inline)) gboolean cache_fill(Cache *c, uint6
   }
 }
 
-static inline __attribute__((always_inline)) gboolean cache_access(Cache *c, uint64_t line)
+static inline __attribute__((always_inline)) gboolean cache_fill(Cache *c, uint64_t line)
+{
+  return cache_fill_likely(c, line, 0);
+}
+
+/* cache_access() with the copy for `likely` ways tested first, as
+ * cache_fill_likely(). */
+static inline __attribute__((always_inline)) gboolean cache_access_likely(Cache *c, uint64_t line, unsigned likely)
 {
   uint32_t t, *set;
   if (G_UNLIKELY(!cache_set_of(c, line, &set, &t)))
     return cache_access_wide(c, line);
   if (G_LIKELY(set[0] == t))
     return TRUE;
+  if (likely != 0 && G_LIKELY(c->ways == likely))
+    return cache_set_lookup32_const(set, likely, t);
   /* The associativities of the presets get a copy with the way count
    * fixed; the others the general loop. */
   switch (c->ways) {
@@ -364,6 +399,11 @@ static inline __attribute__((always_inline)) gboolean cache_access(Cache *c, uin
   default:
     return cache_set_lookup32_more(set, c->ways, t);
   }
+}
+
+static inline __attribute__((always_inline)) gboolean cache_access(Cache *c, uint64_t line)
+{
+  return cache_access_likely(c, line, 0);
 }
 
 #endif

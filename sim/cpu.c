@@ -534,7 +534,14 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
   uint64_t t = cpu->clock;
   uint64_t *ukey, *upfn;
   uint8_t *uflags;
-  switch (kind) {
+  /* Plain loads, which nearly every workload is made of, first: the
+   * switch alone tested them last (after 2, 3 and 1). */
+  if (G_LIKELY(kind == ACC_LOAD)) {
+    ctr->c[CTR_LOADS]++;
+    ctr->c[CTR_DTLB_LOADS]++;
+    mk = MREQ_LOAD;
+    ukey = &cpu->ud_key, upfn = &cpu->ud_pfn, uflags = &cpu->ud_flags;
+  } else switch (kind) {
   case ACC_STORE:
     ctr->c[CTR_STORES]++;
     ctr->c[CTR_DTLB_STORES]++;

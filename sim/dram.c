@@ -448,7 +448,8 @@ static __attribute__((noinline)) void dram_prefetch_path(Dram *d, unsigned node,
   }
 }
 
-void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now)
+/* dram_prefetch() in full. */
+static __attribute__((noinline)) void dram_prefetch_any(Dram *d, unsigned node, uint64_t pa, uint64_t now)
 {
   unsigned home = dram_node_of(d, pa);
   uint64_t b = dram_window(d, now);
@@ -458,6 +459,23 @@ void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now)
     return;
   }
   w->work += d->mc_line_cycles;  /* queue_line() */
+}
+
+/* One node (node and home are 0) and the window of the last request, open:
+ * what dram_prefetch_any() does, without its node arithmetic and the jumps
+ * around it, and with nothing to save (31 -> 14 instructions a prefetch of
+ * a sequential run, one an access); the rest out of line. */
+void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now)
+{
+  if (G_LIKELY(d->nodes == 1 && now - d->win_start < d->window_cycles)) {
+    uint64_t b = d->win_b;
+    DramWindow *w = &d->mc[0].win[b % DRAM_WINDOWS];
+    if (G_LIKELY(w->tag == b + 1)) {
+      w->work += d->mc_line_cycles;  /* queue_line() */
+      return;
+    }
+  }
+  dram_prefetch_any(d, node, pa, now);
 }
 
 uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, uint64_t now, uint64_t span_cycles,

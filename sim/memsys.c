@@ -75,6 +75,12 @@
  * (same manual: the streamer does not cross 4K pages). */
 #define MEMSYS_PREFETCH_PAGE_BYTES 4096u
 
+/* Way counts the L2 and LLC lookups test first (cache_access_likely()):
+ * the defaults of cache.l2_ways and cache.llc_ways.  Host only: any other
+ * count takes the general switch, with the same result. */
+#define MEMSYS_L2_WAYS_USUAL 4
+#define MEMSYS_LLC_WAYS_USUAL 16
+
 /* Order of the choices of cache.prefetcher in settings.def. */
 typedef enum { MEMSYS_PF_NONE = 0, MEMSYS_PF_NEXTLINE = 1, MEMSYS_PF_STREAM = 2 } MemPrefetcher;
 
@@ -276,9 +282,9 @@ static inline gboolean memsys_same_page(const MemHier *h, uint64_t a, uint64_t b
  * access of a sequential run) cost its prologue and the reloads of h. */
 static inline __attribute__((always_inline)) void memsys_prefetch_line(MemHier *h, uint64_t line)
 {
-  if (!cache_fill(h->l2, line))
+  if (!cache_fill_likely(h->l2, line, MEMSYS_L2_WAYS_USUAL))
     return; /* already there */
-  gboolean from_dram = h->llc == NULL || cache_fill(h->llc, line);
+  gboolean from_dram = h->llc == NULL || cache_fill_likely(h->llc, line, MEMSYS_LLC_WAYS_USUAL);
   if (from_dram && h->dram != NULL)
     dram_prefetch(h->dram, h->node, line << h->line_shift, *h->clock);
   h->ctr->c[CTR_PREFETCHES]++;
@@ -488,26 +494,43 @@ static __attribute__((noinline)) void memsys_stream_refile(MemHier *h, MemStream
   *memsys_stream_alloc(h, x, memsys_stream_index(h, x >> h->page_line_shift)) = moved;
 }
 
-/* Inline in the L2 hit path, which on a sequential run follows a stream on
- * every access (a call cost its prologue, the reloads of h and the saved
- * registers: 18 instructions an access); the refiling is out of line.  A
- * stream that follows has a direction: one copy for each, where the
- * products and tests of st->dir fold away. */
-static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHier *h, MemStream *st, uint64_t x, int dir)
+/* A stream that may leave its page (cache.prefetch_cross_page): follow, and
+ * refile it when x is in another page.  Out of line, so that the common
+ * copies below keep no flag across the prefetch loop (it was spilled around
+ * the loop's call, with another register). */
+static __attribute__((noinline)) void memsys_stream_follow_cross(MemHier *h, MemStream *st, uint64_t x)
 {
-  /* A stream that stays in its page (page_bits != 0) only follows lines of
-   * that page: its windows lie in it. */
-  gboolean moves = h->page_bits == 0 && (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
+  gboolean moves = (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
   st->last = x;
-  memsys_stream_issue(h, st, x, dir);
-  memsys_stream_window(h, st, dir);
+  if (st->dir > 0) {
+    memsys_stream_issue(h, st, x, 1);
+    memsys_stream_window(h, st, 1);
+  } else {
+    memsys_stream_issue(h, st, x, -1);
+    memsys_stream_window(h, st, -1);
+  }
   if (G_UNLIKELY(moves))
     memsys_stream_refile(h, st, x);
 }
 
+/* Inline in the L2 hit path, which on a sequential run follows a stream on
+ * every access (a call cost its prologue, the reloads of h and the saved
+ * registers: 18 instructions an access).  A stream that follows has a
+ * direction: one copy for each, where the products and tests of st->dir
+ * fold away.  A stream that stays in its page (page_bits != 0) only
+ * follows lines of that page: its windows lie in it. */
+static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHier *h, MemStream *st, uint64_t x, int dir)
+{
+  st->last = x;
+  memsys_stream_issue(h, st, x, dir);
+  memsys_stream_window(h, st, dir);
+}
+
 static inline __attribute__((always_inline)) void memsys_stream_follow(MemHier *h, MemStream *st, uint64_t x)
 {
-  if (st->dir > 0)
+  if (G_UNLIKELY(h->page_bits == 0))
+    memsys_stream_follow_cross(h, st, x);
+  else if (st->dir > 0)
     memsys_stream_follow_dir(h, st, x, 1);
   else
     memsys_stream_follow_dir(h, st, x, -1);
@@ -601,7 +624,7 @@ uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level
     cycles = p->l1_cycles;
   } else {
     (*p->misses)++;
-    if (cache_access(h->l2, line)) {
+    if (cache_access_likely(h->l2, line, MEMSYS_L2_WAYS_USUAL)) {
       served = MEM_L2;
       cycles = h->l2_cycles;
       if (p->follows)
@@ -611,7 +634,7 @@ uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level
       served = MEM_DRAM;
       if (h->llc != NULL) {
         h->ctr->c[CTR_LLC_LOADS]++;
-        if (cache_access(h->llc, line)) {
+        if (cache_access_likely(h->llc, line, MEMSYS_LLC_WAYS_USUAL)) {
           served = MEM_LLC;
         } else {
           h->ctr->c[CTR_LLC_LOAD_MISSES]++;
