@@ -194,6 +194,23 @@ static inline __attribute__((always_inline)) gboolean cache_set_touch32(uint32_t
 
 #ifdef __SSE2__
 
+/* The n vectors of a set (16-byte aligned) into v; returns the set as vectors. */
+static inline __attribute__((always_inline)) __m128i *cache_vec_load(uint32_t *set, unsigned n, __m128i *v)
+{
+  __m128i *p = (__m128i *)__builtin_assume_aligned(set, 16);
+#pragma GCC unroll 6
+  for (unsigned k = 0; k < n; k++)
+    v[k] = _mm_load_si128(p + k);
+  return p;
+}
+
+static inline __attribute__((always_inline)) void cache_vec_store(__m128i *p, unsigned n, const __m128i *s)
+{
+#pragma GCC unroll 6
+  for (unsigned k = 0; k < n; k++)
+    _mm_store_si128(p + k, s[k]);
+}
+
 /* Bit w set when way w of the set in v[0 .. n-1] holds t. */
 static inline __attribute__((always_inline)) unsigned cache_vec_match(const __m128i *v, unsigned n, uint32_t t)
 {
@@ -233,16 +250,11 @@ static inline __attribute__((always_inline)) gboolean cache_set_lookup32(uint32_
 {
   unsigned n = ways / 4;
   __m128i v[CACHE_VECTOR_WAYS_MAX / 4], s[CACHE_VECTOR_WAYS_MAX / 4];
-  __m128i *p = (__m128i *)__builtin_assume_aligned(set, 16);
-#pragma GCC unroll 6
-  for (unsigned k = 0; k < n; k++)
-    v[k] = _mm_load_si128(p + k);
+  __m128i *p = cache_vec_load(set, n, v);
   unsigned m = cache_vec_match(v, n, t);
   cache_vec_push(v, n, t, s);
   if (m == 0) {
-#pragma GCC unroll 6
-    for (unsigned k = 0; k < n; k++)
-      _mm_store_si128(p + k, s[k]);
+    cache_vec_store(p, n, s);
     return FALSE;
   }
   __m128i upto = _mm_set1_epi32(__builtin_ctz(m) + 1); /* ways below take s */
@@ -260,16 +272,11 @@ static inline __attribute__((always_inline)) gboolean cache_set_fill32(uint32_t 
 {
   unsigned n = ways / 4;
   __m128i v[CACHE_VECTOR_WAYS_MAX / 4], s[CACHE_VECTOR_WAYS_MAX / 4];
-  __m128i *p = (__m128i *)__builtin_assume_aligned(set, 16);
-#pragma GCC unroll 6
-  for (unsigned k = 0; k < n; k++)
-    v[k] = _mm_load_si128(p + k);
+  __m128i *p = cache_vec_load(set, n, v);
   if (cache_vec_match(v, n, t) != 0)
     return FALSE;
   cache_vec_push(v, n, t, s);
-#pragma GCC unroll 6
-  for (unsigned k = 0; k < n; k++)
-    _mm_store_si128(p + k, s[k]);
+  cache_vec_store(p, n, s);
   return TRUE;
 }
 
