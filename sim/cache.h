@@ -187,6 +187,16 @@ static inline __attribute__((always_inline)) gboolean cache_set_touch32(uint32_t
   return FALSE;
 }
 
+/* Fill one way at a time: nothing changes when t is there; else t goes in
+ * front. */
+static inline __attribute__((always_inline)) gboolean cache_set_fill32_scalar(uint32_t *set, unsigned ways, uint32_t t)
+{
+  if (cache_set_find32(set, ways, t) < ways)
+    return FALSE;
+  cache_set_touch32(set, ways, t);
+  return TRUE;
+}
+
 /* ---- 4, 8, 16, 20 and 24 ways: four at a time ---- */
 
 /* Way counts with a vector copy: a multiple of 4, at most this. */
@@ -289,51 +299,10 @@ static inline __attribute__((always_inline)) gboolean cache_set_lookup32(uint32_
 
 static inline __attribute__((always_inline)) gboolean cache_set_fill32(uint32_t *set, unsigned ways, uint32_t t)
 {
-  if (cache_set_find32(set, ways, t) < ways)
-    return FALSE;
-  cache_set_touch32(set, ways, t);
-  return TRUE;
+  return cache_set_fill32_scalar(set, ways, t);
 }
 
 #endif
-
-/* The other way counts of the presets, 20 and 24 (power9, uv-16n,
- * westmere-4n) in vectors and 11 (skylake-2s's LLC) unrolled, and any other
- * one in a loop: a second switch behind the first so that the 4, 8 and
- * 16-way copies do not pay for it. */
-static inline __attribute__((always_inline)) gboolean cache_set_fill32_more(uint32_t *set, unsigned ways, uint32_t t)
-{
-  switch (ways) {
-  case 11:
-    if (cache_set_find32(set, 11, t) < 11)
-      return FALSE;
-    cache_set_touch32(set, 11, t);
-    return TRUE;
-  case 20:
-    return cache_set_fill32(set, 20, t);
-  case 24:
-    return cache_set_fill32(set, 24, t);
-  default:
-    if (cache_set_find32(set, ways, t) < ways)
-      return FALSE;
-    cache_set_touch32(set, ways, t);
-    return TRUE;
-  }
-}
-
-static inline __attribute__((always_inline)) gboolean cache_set_lookup32_more(uint32_t *set, unsigned ways, uint32_t t)
-{
-  switch (ways) {
-  case 11:
-    return cache_set_touch32(set, 11, t);
-  case 20:
-    return cache_set_lookup32(set, 20, t);
-  case 24:
-    return cache_set_lookup32(set, 24, t);
-  default:
-    return cache_set_touch32(set, ways, t);
-  }
-}
 
 /* The copy for a constant way count: in vectors when it has one, else
  * unrolled.  Folds to one of the two at compile time. */
@@ -348,10 +317,39 @@ static inline __attribute__((always_inline)) gboolean cache_set_fill32_const(uin
 {
   if (ways % 4 == 0 && ways <= CACHE_VECTOR_WAYS_MAX)
     return cache_set_fill32(set, ways, t);
-  if (cache_set_find32(set, ways, t) < ways)
-    return FALSE;
-  cache_set_touch32(set, ways, t);
-  return TRUE;
+  return cache_set_fill32_scalar(set, ways, t);
+}
+
+/* The other way counts of the presets, 20 and 24 (power9, uv-16n,
+ * westmere-4n) in vectors and 11 (skylake-2s's LLC) unrolled, and any other
+ * one in a loop: a second switch behind the first so that the 4, 8 and
+ * 16-way copies do not pay for it. */
+static inline __attribute__((always_inline)) gboolean cache_set_fill32_more(uint32_t *set, unsigned ways, uint32_t t)
+{
+  switch (ways) {
+  case 11:
+    return cache_set_fill32_const(set, 11, t);
+  case 20:
+    return cache_set_fill32_const(set, 20, t);
+  case 24:
+    return cache_set_fill32_const(set, 24, t);
+  default:
+    return cache_set_fill32_scalar(set, ways, t);
+  }
+}
+
+static inline __attribute__((always_inline)) gboolean cache_set_lookup32_more(uint32_t *set, unsigned ways, uint32_t t)
+{
+  switch (ways) {
+  case 11:
+    return cache_set_lookup32_const(set, 11, t);
+  case 20:
+    return cache_set_lookup32_const(set, 20, t);
+  case 24:
+    return cache_set_lookup32_const(set, 24, t);
+  default:
+    return cache_set_touch32(set, ways, t);
+  }
 }
 
 /* cache_fill() with the copy for `likely` ways (a constant, 0 for none)
