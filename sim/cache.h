@@ -79,7 +79,7 @@ struct Cache {
   /* Lines below this have a narrow tag in a power-of-two set count:
    * CACHE_EMPTY32 << set_shift then, else 0.  One compare of the line
    * decides the common case, instead of a test of set_mask and then one of
-   * the tag (cache_set_of()). */
+   * the tag (cache_set_index()). */
   uint64_t line_limit;
   /* Tags below this go to tags32: CACHE_EMPTY32 while narrow, 0 once wide
    * (every tag then takes the out-of-line path). */
@@ -111,25 +111,28 @@ static inline __attribute__((always_inline)) uint64_t cache_index(const Cache *c
   return line % c->sets;
 }
 
-/* The narrow set of `line` in *set and its tag in *t; FALSE when the line
- * takes the wide path (a wide cache, or a tag that does not fit).  A flag,
- * not a NULL set, so that the test folds into the branches above it. */
-static inline __attribute__((always_inline)) gboolean cache_set_of(const Cache *c, uint64_t line, uint32_t **set, uint32_t *t)
+/* The narrow set index of `line` in *s and its tag in *t; FALSE when the
+ * line takes the wide path (a wide cache, or a tag that does not fit).  A
+ * flag, not a NULL set, so that the test folds into the branches above it.
+ * The index, not the set: the callers take the set's address,
+ * `tags32 + s * ways`, after their test of the way count, with the count a
+ * constant (a shift, where the product with c->ways was a load, a multiply
+ * and a move on every lookup and fill). */
+static inline __attribute__((always_inline)) gboolean cache_set_index(const Cache *c, uint64_t line, uint64_t *s, uint32_t *t)
 {
-  uint64_t tag, s;
+  uint64_t tag;
   if (G_LIKELY(line < c->line_limit)) {
     tag = line >> c->set_shift;
-    s = line & c->set_mask;
+    *s = line & c->set_mask;
   } else {
     if (c->set_mask != CACHE_SETS_DIVIDE)
       return FALSE;  /* line_limit was the tag limit */
     tag = line / c->sets;
     if (tag >= c->tag_limit)
       return FALSE;
-    s = line % c->sets;
+    *s = line % c->sets;
   }
   *t = (uint32_t)tag;
-  *set = c->tags32 + s * c->ways;
   return TRUE;
 }
 
@@ -323,32 +326,45 @@ static inline __attribute__((always_inline)) gboolean cache_set_fill32_const(uin
 /* The other way counts of the presets, 20 and 24 (power9, uv-16n,
  * westmere-4n) in vectors and 11 (skylake-2s's LLC) unrolled, and any other
  * one in a loop: a second switch behind the first so that the 4, 8 and
- * 16-way copies do not pay for it. */
-static inline __attribute__((always_inline)) gboolean cache_set_fill32_more(uint32_t *set, unsigned ways, uint32_t t)
+ * 16-way copies do not pay for it.  `s` is the set index. */
+static inline __attribute__((always_inline)) gboolean cache_set_fill32_more(Cache *c, uint64_t s, uint32_t t)
 {
-  switch (ways) {
+  switch (c->ways) {
   case 11:
-    return cache_set_fill32_const(set, 11, t);
+    return cache_set_fill32_const(c->tags32 + s * 11, 11, t);
   case 20:
-    return cache_set_fill32_const(set, 20, t);
+    return cache_set_fill32_const(c->tags32 + s * 20, 20, t);
   case 24:
-    return cache_set_fill32_const(set, 24, t);
+    return cache_set_fill32_const(c->tags32 + s * 24, 24, t);
   default:
-    return cache_set_fill32_scalar(set, ways, t);
+    return cache_set_fill32_scalar(c->tags32 + s * c->ways, c->ways, t);
   }
 }
 
-static inline __attribute__((always_inline)) gboolean cache_set_lookup32_more(uint32_t *set, unsigned ways, uint32_t t)
+/* The same for a lookup; set[0] is tested in each copy, after the way
+ * count that gives the set's address. */
+static inline __attribute__((always_inline)) gboolean cache_set_access32(uint32_t *set, unsigned ways, uint32_t t)
 {
-  switch (ways) {
+  if (G_LIKELY(set[0] == t))
+    return TRUE;
+  return cache_set_lookup32_const(set, ways, t);
+}
+
+static inline __attribute__((always_inline)) gboolean cache_set_access32_more(Cache *c, uint64_t s, uint32_t t)
+{
+  switch (c->ways) {
   case 11:
-    return cache_set_lookup32_const(set, 11, t);
+    return cache_set_access32(c->tags32 + s * 11, 11, t);
   case 20:
-    return cache_set_lookup32_const(set, 20, t);
+    return cache_set_access32(c->tags32 + s * 20, 20, t);
   case 24:
-    return cache_set_lookup32_const(set, 24, t);
-  default:
-    return cache_set_touch32(set, ways, t);
+    return cache_set_access32(c->tags32 + s * 24, 24, t);
+  default: {
+    uint32_t *set = c->tags32 + s * c->ways;
+    if (set[0] == t)
+      return TRUE;
+    return cache_set_touch32(set, c->ways, t);
+  }
   }
 }
 
@@ -359,20 +375,21 @@ static inline __attribute__((always_inline)) gboolean cache_set_lookup32_more(ui
  * three compares. */
 static inline __attribute__((always_inline)) gboolean cache_fill_likely(Cache *c, uint64_t line, unsigned likely)
 {
-  uint32_t t, *set;
-  if (G_UNLIKELY(!cache_set_of(c, line, &set, &t)))
+  uint64_t s;
+  uint32_t t;
+  if (G_UNLIKELY(!cache_set_index(c, line, &s, &t)))
     return cache_fill_wide(c, line);
   if (likely != 0 && G_LIKELY(c->ways == likely))
-    return cache_set_fill32_const(set, likely, t);
+    return cache_set_fill32_const(c->tags32 + s * likely, likely, t);
   switch (c->ways) {  /* as cache_access() */
   case 4:
-    return cache_set_fill32(set, 4, t);
+    return cache_set_fill32(c->tags32 + s * 4, 4, t);
   case 8:
-    return cache_set_fill32(set, 8, t);
+    return cache_set_fill32(c->tags32 + s * 8, 8, t);
   case 16:
-    return cache_set_fill32(set, 16, t);
+    return cache_set_fill32(c->tags32 + s * 16, 16, t);
   default:
-    return cache_set_fill32_more(set, c->ways, t);
+    return cache_set_fill32_more(c, s, t);
   }
 }
 
@@ -385,24 +402,23 @@ static inline __attribute__((always_inline)) gboolean cache_fill(Cache *c, uint6
  * cache_fill_likely(). */
 static inline __attribute__((always_inline)) gboolean cache_access_likely(Cache *c, uint64_t line, unsigned likely)
 {
-  uint32_t t, *set;
-  if (G_UNLIKELY(!cache_set_of(c, line, &set, &t)))
+  uint64_t s;
+  uint32_t t;
+  if (G_UNLIKELY(!cache_set_index(c, line, &s, &t)))
     return cache_access_wide(c, line);
-  if (G_LIKELY(set[0] == t))
-    return TRUE;
   if (likely != 0 && G_LIKELY(c->ways == likely))
-    return cache_set_lookup32_const(set, likely, t);
+    return cache_set_access32(c->tags32 + s * likely, likely, t);
   /* The associativities of the presets get a copy with the way count
    * fixed; the others the general loop. */
   switch (c->ways) {
   case 4:
-    return cache_set_lookup32(set, 4, t);
+    return cache_set_access32(c->tags32 + s * 4, 4, t);
   case 8:
-    return cache_set_lookup32(set, 8, t);
+    return cache_set_access32(c->tags32 + s * 8, 8, t);
   case 16:
-    return cache_set_lookup32(set, 16, t);
+    return cache_set_access32(c->tags32 + s * 16, 16, t);
   default:
-    return cache_set_lookup32_more(set, c->ways, t);
+    return cache_set_access32_more(c, s, t);
   }
 }
 

@@ -577,7 +577,7 @@ static void memsys_stream_miss(MemHier *h, uint64_t x)
  * search changes nothing and is skipped.  Exact only while streams stay in
  * their page: a stream's hit window then lies in the page its entry tracks,
  * so x's page is that entry's. */
-static void memsys_stream_hit(MemHier *h, uint64_t x)
+static inline __attribute__((always_inline)) void memsys_stream_hit(MemHier *h, uint64_t x)
 {
   MemStream *st = h->stream_hot, *first = h->stream_hot_first;
   G_STATIC_ASSERT(MEMSYS_STREAM_WAYS == 2);  /* the way before hot is first */
