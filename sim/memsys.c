@@ -518,12 +518,56 @@ static __attribute__((noinline)) void memsys_stream_follow_cross(MemHier *h, Mem
  * registers: 18 instructions an access).  A stream that follows has a
  * direction: one copy for each, where the products and tests of st->dir
  * fold away.  A stream that stays in its page (page_bits != 0) only
- * follows lines of that page: its windows lie in it. */
+ * follows lines of that page: its windows lie in it.
+ *
+ * memsys_stream_issue() and memsys_stream_window() for that case, with the
+ * frontier, the degree and x's page bounds in locals: the counters the loop
+ * increments might alias the stream and h as far as the compiler knows, so
+ * the two functions stored the frontier and reloaded the degree on every
+ * line and reloaded the stream after the loop.  Ascending, the frontier
+ * starts at or past x and only grows, so "in x's page" is frontier <=
+ * page_hi (descending, >= page_lo); the window's page clamp is the same
+ * bound. */
 static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHier *h, MemStream *st, uint64_t x, int dir)
 {
+  uint64_t page_lo = x & h->page_bits, page_hi = page_lo | ~h->page_bits;
+  int64_t degree = h->prefetch_degree;
+  uint64_t f = st->frontier;
   st->last = x;
-  memsys_stream_issue(h, st, x, dir);
-  memsys_stream_window(h, st, dir);
+  int64_t ahead = dir > 0 ? (int64_t)(f - x) : (int64_t)(x - f);
+  if (ahead < 0) {  /* demand overtook the prefetches */
+    ahead = 0;
+    f = x;
+  }
+  for (; ahead < degree; ahead++) {
+    if (dir < 0 && f == 0)
+      break;
+    f += (uint64_t)(int64_t)dir;
+    if (dir > 0 ? f <= page_hi : f >= page_lo)
+      memsys_prefetch_line(h, f);
+    else
+      h->ctr->c[CTR_PREFETCH_PAGE_STOPS]++;
+  }
+  st->frontier = f;
+  /* memsys_stream_window(h, st, dir) */
+  uint64_t lo, hi, hit_lo = 1, hit_hi = 0;
+  if (dir > 0) {
+    lo = x;
+    hi = MIN(f + 1, page_hi);
+    hit_lo = x + 1;
+    hit_hi = MIN(hi, f);
+  } else {
+    lo = MAX(f - (f > 0), page_lo);
+    hi = x;
+    if (x > 0) {
+      hit_lo = MAX(lo, f);
+      hit_hi = x - 1;
+    }
+  }
+  st->win_lo = lo;
+  st->win_span = hi - lo;
+  st->hit_lo = hit_hi >= hit_lo ? hit_lo : UINT64_MAX;
+  st->hit_span = hit_hi >= hit_lo ? hit_hi - hit_lo : 0;
 }
 
 static inline __attribute__((always_inline)) void memsys_stream_follow(MemHier *h, MemStream *st, uint64_t x)
