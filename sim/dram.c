@@ -74,27 +74,12 @@
 #include <string.h>
 #include "cache.h" /* MMUSIM_SIM_ERROR */
 
-/* Windows each queue remembers, by window number modulo this.  CPUs run
- * ahead of each other by up to the engine's skew; a window further back
- * than this from one still in use is forgotten (its slot reused), so a
- * request that far behind finds it fresh.  Host memory, not model:
- * 256 windows of 1 us cover a quarter of a millisecond of skew. */
-#define DRAM_WINDOWS 256u
-
 /* A bulk transfer in progress at one queue: `rate` cycles of service per
  * cycle of simulated time, over [start, end). */
 typedef struct {
   double start, end;
   double rate;
 } DramFlow;
-
-/* One window of one queue. */
-typedef struct {
-  uint64_t tag;      /* window number + 1; 0: the slot is empty */
-  double work;       /* service cycles booked in the window */
-  double backlog;    /* demand carried into it from before, cycles */
-  double wait;       /* what a line of the window waits, cycles */
-} DramWindow;
 
 /* One server: a node's memory controller or one direction of its
  * interconnect port. */
@@ -104,23 +89,19 @@ typedef struct {
   GArray *flows;                 /* DramFlow, bulk transfers that may still matter */
 } DramQueue;
 struct Dram {
+  DramHot hot;              /* first: dram_prefetch() in dram.h reads it */
   const Topology *topo;
   unsigned nodes;
   uint64_t pages_per_node;
   unsigned line_bytes;
-  uint64_t window_cycles;
   double max_rho;
-  double mc_line_cycles;    /* service time of a line at a controller */
   double link_line_cycles;  /* and at a port */
   uint32_t *idle;           /* [node * nodes + home], cycles */
   uint32_t *remote_extra;   /* idle[node][home] - idle[node][node] */
   DramQueue *mc, *out, *in; /* per node: controller, outgoing and incoming port */
-  /* Host shortcuts, no effect on the model: the window of the last request
-   * (window win_b starts at cycle win_start), because CPUs' clocks mostly
-   * stay in one window from a request to the next and a 64-bit division per
-   * request is slow; and log2(pages_per_node) + 12 when pages_per_node is a
-   * power of two (else 0), so that the home node is a shift. */
-  uint64_t win_b, win_start;
+  /* Host shortcut, no effect on the model: log2(pages_per_node) + 12 when
+   * pages_per_node is a power of two (else 0), so that the home node is a
+   * shift. */
   unsigned node_shift;
 };
 
@@ -155,10 +136,10 @@ Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node,
   if ((pages_per_node & (pages_per_node - 1)) == 0)
     d->node_shift = 12 + (unsigned)__builtin_ctzll(pages_per_node);
   d->line_bytes = line_bytes;
-  d->window_cycles = MAX((uint64_t)llround(settings_double(s, SET_DRAM_WINDOW_NS) * cycles_per_ns), 1);
+  d->hot.window_cycles = MAX((uint64_t)llround(settings_double(s, SET_DRAM_WINDOW_NS) * cycles_per_ns), 1);
   d->max_rho = settings_double(s, SET_DRAM_MAX_UTILIZATION);
   /* GB/s are bytes per ns. */
-  d->mc_line_cycles = line_bytes / settings_double(s, SET_DRAM_BANDWIDTH_GBPS) * cycles_per_ns;
+  d->hot.mc_line_cycles = line_bytes / settings_double(s, SET_DRAM_BANDWIDTH_GBPS) * cycles_per_ns;
   d->link_line_cycles = line_bytes / settings_double(s, SET_NUMA_LINK_GBPS) * cycles_per_ns;
   unsigned n = d->nodes;
   d->idle = g_new(uint32_t, (gsize)n * n);
@@ -175,6 +156,7 @@ Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node,
     for (unsigned h = 0; h < n; h++)
       d->remote_extra[c * n + h] = d->idle[c * n + h] - d->idle[c * n + c];
   d->mc = g_new0(DramQueue, n);   /* 8 KiB each */
+  d->hot.mc0 = n == 1 ? d->mc[0].win : NULL;
   d->out = g_new0(DramQueue, n);
   d->in = g_new0(DramQueue, n);
   for (unsigned i = 0; i < n; i++) {
@@ -213,11 +195,11 @@ unsigned dram_node_of(const Dram *d, uint64_t pa)
 /* Window of simulated time `now`: now / window_cycles. */
 static inline uint64_t dram_window(Dram *d, uint64_t now)
 {
-  if (G_LIKELY(now - d->win_start < d->window_cycles))  /* also false when now < win_start */
-    return d->win_b;
-  d->win_b = now / d->window_cycles;
-  d->win_start = d->win_b * d->window_cycles;
-  return d->win_b;
+  if (G_LIKELY(now - d->hot.win_start < d->hot.window_cycles))  /* also false when now < win_start */
+    return d->hot.win_b;
+  d->hot.win_b = now / d->hot.window_cycles;
+  d->hot.win_start = d->hot.win_b * d->hot.window_cycles;
+  return d->hot.win_b;
 }
 
 uint32_t dram_idle_cycles(const Dram *d, unsigned node, unsigned home)
@@ -272,7 +254,7 @@ static void flows_work_spans(const DramQueue *q, unsigned n, const double *lo, c
  * opened carried the flows' load only. */
 static __attribute__((noinline)) DramWindow *queue_open(const Dram *d, DramQueue *q, uint64_t b, double line_cycles)
 {
-  double win = (double)d->window_cycles;
+  double win = (double)d->hot.window_cycles;
   const DramWindow *prev = NULL;
   const DramWindow *p = &q->win[(b - 1) % DRAM_WINDOWS];
   const DramWindow *newest = &q->win[q->newest % DRAM_WINDOWS];
@@ -361,7 +343,7 @@ static inline double queue_line(const Dram *d, DramQueue *q, uint64_t b, double 
 static double queue_flow(Dram *d, DramQueue *q, uint64_t now, uint64_t span, double lines, double line_cycles,
                          double *excess)
 {
-  double win = (double)d->window_cycles;
+  double win = (double)d->hot.window_cycles;
   uint64_t b0 = dram_window(d, now);
   DramWindow *first = queue_window(d, q, b0, line_cycles);
   double wait = first->wait;
@@ -376,7 +358,7 @@ static double queue_flow(Dram *d, DramQueue *q, uint64_t now, uint64_t span, dou
    * Only windows b0 .. b1 overlap the flow: when they are fewer than the
    * slots, only their slots are looked at (a fault's clearing spans one or
    * two windows, and every fault of a run used to scan all the slots). */
-  uint64_t b1 = (now + span - 1) / d->window_cycles;
+  uint64_t b1 = (now + span - 1) / d->hot.window_cycles;
   unsigned n = b1 - b0 < DRAM_WINDOWS ? (unsigned)(b1 - b0 + 1) : DRAM_WINDOWS;
   for (unsigned k = 0; k < n; k++) {
     DramWindow *w = &q->win[n < DRAM_WINDOWS ? (b0 + k) % DRAM_WINDOWS : k];
@@ -407,7 +389,7 @@ static inline uint32_t round_cycles(double c)
 static __attribute__((noinline)) uint32_t dram_access_path(Dram *d, unsigned node, unsigned home, uint64_t b,
                                                            Counters *ctr)
 {
-  double wait = queue_line(d, &d->mc[home], b, d->mc_line_cycles);
+  double wait = queue_line(d, &d->mc[home], b, d->hot.mc_line_cycles);
   unsigned idx = node * d->nodes + home;
   if (G_LIKELY(home == node)) {
     ctr->c[CTR_LOCAL_ACCESSES]++;
@@ -432,7 +414,7 @@ uint32_t dram_access(Dram *d, unsigned node, uint64_t pa, uint64_t now, Counters
   DramWindow *w = &d->mc[home].win[b % DRAM_WINDOWS];
   if (G_UNLIKELY(home != node || w->tag != b + 1))
     return dram_access_path(d, node, home, b, ctr);
-  w->work += d->mc_line_cycles;  /* queue_line() */
+  w->work += d->hot.mc_line_cycles;  /* queue_line() */
   ctr->c[CTR_LOCAL_ACCESSES]++;
   uint32_t q = round_cycles(w->wait);
   ctr->c[CTR_DRAM_QUEUE_CYCLES] += q;
@@ -441,15 +423,15 @@ uint32_t dram_access(Dram *d, unsigned node, uint64_t pa, uint64_t now, Counters
 
 static __attribute__((noinline)) void dram_prefetch_path(Dram *d, unsigned node, unsigned home, uint64_t b)
 {
-  queue_line(d, &d->mc[home], b, d->mc_line_cycles);
+  queue_line(d, &d->mc[home], b, d->hot.mc_line_cycles);
   if (home != node) {
     queue_line(d, &d->out[home], b, d->link_line_cycles);
     queue_line(d, &d->in[node], b, d->link_line_cycles);
   }
 }
 
-/* dram_prefetch() in full. */
-static __attribute__((noinline)) void dram_prefetch_any(Dram *d, unsigned node, uint64_t pa, uint64_t now)
+/* In full: dram_prefetch_open() in dram.h is the common case. */
+void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now)
 {
   unsigned home = dram_node_of(d, pa);
   uint64_t b = dram_window(d, now);
@@ -458,24 +440,7 @@ static __attribute__((noinline)) void dram_prefetch_any(Dram *d, unsigned node, 
     dram_prefetch_path(d, node, home, b);
     return;
   }
-  w->work += d->mc_line_cycles;  /* queue_line() */
-}
-
-/* One node (node and home are 0) and the window of the last request, open:
- * what dram_prefetch_any() does, without its node arithmetic and the jumps
- * around it, and with nothing to save (31 -> 14 instructions a prefetch of
- * a sequential run, one an access); the rest out of line. */
-void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now)
-{
-  if (G_LIKELY(d->nodes == 1 && now - d->win_start < d->window_cycles)) {
-    uint64_t b = d->win_b;
-    DramWindow *w = &d->mc[0].win[b % DRAM_WINDOWS];
-    if (G_LIKELY(w->tag == b + 1)) {
-      w->work += d->mc_line_cycles;  /* queue_line() */
-      return;
-    }
-  }
-  dram_prefetch_any(d, node, pa, now);
+  w->work += d->hot.mc_line_cycles;  /* queue_line() */
 }
 
 uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, uint64_t now, uint64_t span_cycles,
@@ -486,7 +451,7 @@ uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, u
   /* The first line waits at every queue of the path; the excess of the
    * most oversubscribed queue bounds the end of the stream. */
   double ex, excess;
-  double wait = queue_flow(d, &d->mc[home], now, span_cycles, lines, d->mc_line_cycles, &excess);
+  double wait = queue_flow(d, &d->mc[home], now, span_cycles, lines, d->hot.mc_line_cycles, &excess);
   if (home != node) {
     wait += queue_flow(d, &d->out[node], now, span_cycles, lines, d->link_line_cycles, &ex);
     excess = MAX(excess, ex);
@@ -504,6 +469,6 @@ uint64_t dram_bulk(Dram *d, unsigned node, unsigned home, uint64_t bytes, uint64
   g_return_val_if_fail(node < d->nodes && home < d->nodes, 0);
   /* At the controller's full bandwidth: the shortest the transfer can take. */
   double lines = ceil((double)bytes / d->line_bytes);
-  uint64_t span = (uint64_t)ceil(lines * d->mc_line_cycles);
+  uint64_t span = (uint64_t)ceil(lines * d->hot.mc_line_cycles);
   return dram_bulk_span(d, node, home, bytes, now, span, ctr);
 }

@@ -26,6 +26,40 @@
 
 typedef struct Dram Dram;
 
+/* ---- private: the part of a Dram that dram_prefetch() reads inline ---- */
+
+/* Windows each queue remembers, by window number modulo this.  CPUs run
+ * ahead of each other by up to the engine's skew; a window further back
+ * than this from one still in use is forgotten (its slot reused), so a
+ * request that far behind finds it fresh.  Host memory, not model:
+ * 256 windows of 1 us cover a quarter of a millisecond of skew. */
+#define DRAM_WINDOWS 256u
+
+/* One window of one queue (see dram.c). */
+typedef struct {
+  uint64_t tag;      /* window number + 1; 0: the slot is empty */
+  double work;       /* service cycles booked in the window */
+  double backlog;    /* demand carried into it from before, cycles */
+  double wait;       /* what a line of the window waits, cycles */
+} DramWindow;
+
+/* The first member of struct Dram.  window_cycles and mc_line_cycles are
+ * model; the rest are host shortcuts with no effect on it: the window of
+ * the last request (window win_b starts at cycle win_start), because CPUs'
+ * clocks mostly stay in one window from a request to the next and a 64-bit
+ * division per request is slow; and the controller's windows of a machine
+ * of one node (NULL with more), so that the common prefetch, a line of the
+ * one node in the window of the last request, is a few instructions in
+ * sim/memsys.c's prefetch loop instead of a call (one per access of a
+ * sequential run), dram_prefetch_open(). */
+typedef struct {
+  uint64_t win_b, win_start;
+  uint64_t window_cycles;   /* a window's length */
+  double mc_line_cycles;    /* service time of a line at a controller */
+  DramWindow *mc0;          /* node 0's controller windows; NULL: nodes > 1 */
+} DramHot;
+
+
 /* `topo` must outlive the Dram.  line_bytes: bytes one reference moves. */
 Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node, unsigned line_bytes,
                double cycles_per_ns, GError **error);
@@ -59,8 +93,29 @@ uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, u
  * loads the queues like dram_access but waits for nothing and counts
  * nothing (prefetches are timely in sim/memsys.c). */
 void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now);
+/* The common case of dram_prefetch(), inline (below). */
+static inline gboolean dram_prefetch_open(Dram *d, uint64_t now);
 
 /* Idle latency in cycles from `node` to the memory of `home`. */
 uint32_t dram_idle_cycles(const Dram *d, unsigned node, unsigned home);
+
+/* dram_prefetch() of a line on a machine of one node at `now`, when `now`
+ * lies in the window of the last request and that window is open: books
+ * the line's service there (what queue_line() of sim/dram.c does) and
+ * returns TRUE; otherwise changes nothing and returns FALSE, and the caller
+ * calls dram_prefetch().  Inline, with no address to compute: the caller's
+ * slow path computes it. */
+static inline gboolean dram_prefetch_open(Dram *d, uint64_t now)
+{
+  DramHot *hot = (DramHot *)d;  /* the first member */
+  if (G_LIKELY(hot->mc0 != NULL && now - hot->win_start < hot->window_cycles)) {
+    DramWindow *w = &hot->mc0[hot->win_b % DRAM_WINDOWS];
+    if (G_LIKELY(w->tag == hot->win_b + 1)) {
+      w->work += hot->mc_line_cycles;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
 
 #endif

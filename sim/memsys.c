@@ -278,6 +278,13 @@ static inline gboolean memsys_same_page(const MemHier *h, uint64_t a, uint64_t b
   return ((a ^ b) & h->page_bits) == 0;
 }
 
+/* The prefetched line from DRAM when dram_prefetch_open() did not take it:
+ * out of line, so that the prefetch loop computes no arguments for it. */
+static __attribute__((noinline)) void memsys_prefetch_dram(MemHier *h, uint64_t line)
+{
+  dram_prefetch(h->dram, h->node, line << h->line_shift, *h->clock);
+}
+
 /* Inline in the prefetcher's loop: a call per prefetched line (one per
  * access of a sequential run) cost its prologue and the reloads of h. */
 static inline __attribute__((always_inline)) void memsys_prefetch_line(MemHier *h, uint64_t line)
@@ -285,8 +292,8 @@ static inline __attribute__((always_inline)) void memsys_prefetch_line(MemHier *
   if (!cache_fill_likely(h->l2, line, MEMSYS_L2_WAYS_USUAL))
     return; /* already there */
   gboolean from_dram = h->llc == NULL || cache_fill_likely(h->llc, line, MEMSYS_LLC_WAYS_USUAL);
-  if (from_dram && h->dram != NULL)
-    dram_prefetch(h->dram, h->node, line << h->line_shift, *h->clock);
+  if (from_dram && h->dram != NULL && !dram_prefetch_open(h->dram, *h->clock))
+    memsys_prefetch_dram(h, line);
   h->ctr->c[CTR_PREFETCHES]++;
 }
 

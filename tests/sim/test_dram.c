@@ -436,6 +436,51 @@ START_TEST(test_prefetch_loads_queues)
 }
 END_TEST
 
+/* dram_prefetch_open() is dram_prefetch() for the lines it takes: the same
+ * mixed load on one node, with prefetches through each, gives the same
+ * answers; it takes most of them (in the window of the last request) and
+ * none on a machine of two nodes. */
+static uint64_t replay_one_node(gboolean open, unsigned *taken)
+{
+  Fix f;
+  fix_open(&f, NULL);
+  GRand *r = g_rand_new_with_seed(11);
+  uint64_t digest = 0, now = 0;
+  *taken = 0;
+  for (unsigned i = 0; i < 20000; i++) {
+    now += (uint64_t)g_rand_int_range(r, 0, 4);
+    uint64_t t = now - MIN(now, (uint64_t)g_rand_int_range(r, 0, 150));
+    uint64_t pa = (uint64_t)g_rand_int_range(r, 0, MB_PAGES * 64) * 64;
+    if (g_rand_int_range(r, 0, 100) < 60) {
+      if (!open)
+        dram_prefetch(f.d, 0, pa, t);
+      else if (dram_prefetch_open(f.d, t))
+        (*taken)++;
+      else
+        dram_prefetch(f.d, 0, pa, t);
+    } else {
+      digest = digest * 31 + dram_access(f.d, 0, pa, t, &f.ctr);
+    }
+  }
+  g_rand_free(r);
+  digest = digest * 31 + f.ctr.c[CTR_DRAM_QUEUE_CYCLES];
+  fix_close(&f);
+  return digest;
+}
+
+START_TEST(test_prefetch_open)
+{
+  unsigned none, taken;
+  ck_assert_uint_eq(replay_one_node(FALSE, &none), replay_one_node(TRUE, &taken));
+  ck_assert_uint_gt(taken, 6000);  /* of about 12000 prefetches */
+  Fix f;
+  fix_open(&f, two_nodes);
+  dram_access(f.d, 0, NODE_PA(0, 0), 0, &f.ctr);  /* window 0 open */
+  ck_assert(!dram_prefetch_open(f.d, 1));
+  fix_close(&f);
+}
+END_TEST
+
 static Suite *dram_suite(void)
 {
   Suite *s = suite_create("dram");
@@ -452,6 +497,7 @@ static Suite *dram_suite(void)
   tcase_add_test(tc, test_deterministic);
   tcase_add_test(tc, test_memsys_attached);
   tcase_add_test(tc, test_prefetch_loads_queues);
+  tcase_add_test(tc, test_prefetch_open);
   suite_add_tcase(s, tc);
   return s;
 }
