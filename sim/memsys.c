@@ -144,10 +144,14 @@ struct MemHier {
   uint8_t stream_bucket[MEMSYS_STREAM_BUCKETS]; /* first entry of each hash chain */
   uint8_t stream_chain[MEMSYS_STREAM_SETS];     /* next entry in its chain */
   uint8_t stream_hashed[MEMSYS_STREAM_SETS];    /* the chain of an entry that tracks a page */
-  /* Recency list of the entries in use; index MEMSYS_STREAM_SETS is its
-   * anchor: anchor.newer is the least recently used entry. */
-  uint8_t stream_newer[MEMSYS_STREAM_SETS + 1];
-  uint8_t stream_older[MEMSYS_STREAM_SETS + 1];
+  /* Recency ring of the entries in use, from stream_lru, the least recently
+   * used, to stream_older[stream_lru], the most.  A ring, not a list with an
+   * anchor: making the least recently used entry the most recently used,
+   * what a random run's every data L2 miss does, is one step of
+   * stream_lru. */
+  uint8_t stream_newer[MEMSYS_STREAM_SETS];
+  uint8_t stream_older[MEMSYS_STREAM_SETS];
+  uint8_t stream_lru;
   /* The way matched or allocated last: the most recently used way of the
    * most recently used entry, and the first way of that entry (see
    * memsys_stream_hit()). */
@@ -177,13 +181,12 @@ static void memsys_stream_reset(MemHier *h)
   memset(h->stream_bucket, MEMSYS_STREAM_NONE, sizeof h->stream_bucket);
   /* Entries 0 .. stream_pages - 1 from least to most recently used, so that
    * the never-used ones are taken in index order. */
-  unsigned n = h->stream_pages, anchor = MEMSYS_STREAM_SETS;
+  unsigned n = h->stream_pages;
   for (unsigned i = 0; i < n; i++) {
-    h->stream_older[i] = (uint8_t)(i == 0 ? anchor : i - 1);
-    h->stream_newer[i] = (uint8_t)(i + 1 == n ? anchor : i + 1);
+    h->stream_older[i] = (uint8_t)(i == 0 ? n - 1 : i - 1);
+    h->stream_newer[i] = (uint8_t)(i + 1 == n ? 0 : i + 1);
   }
-  h->stream_newer[anchor] = 0;
-  h->stream_older[anchor] = (uint8_t)(n - 1);
+  h->stream_lru = 0;
   h->stream_hot = h->stream_hot_first = &h->streams[n - 1].way[0];  /* newest entry, mru 0 */
 }
 
@@ -360,16 +363,21 @@ static inline unsigned memsys_stream_index(const MemHier *h, uint64_t page)
 /* Entry v was used: make it the most recently used. */
 static inline void memsys_stream_touch(MemHier *h, unsigned v)
 {
-  unsigned anchor = MEMSYS_STREAM_SETS, newest = h->stream_older[anchor];
+  unsigned lru = h->stream_lru;
+  if (v == lru) {  /* the ring turns by one */
+    h->stream_lru = h->stream_newer[v];
+    return;
+  }
+  unsigned newest = h->stream_older[lru];
   if (newest == v)
     return;
   unsigned older = h->stream_older[v], newer = h->stream_newer[v];
   h->stream_newer[older] = (uint8_t)newer;
   h->stream_older[newer] = (uint8_t)older;
   h->stream_older[v] = (uint8_t)newest;
-  h->stream_newer[v] = (uint8_t)anchor;
+  h->stream_newer[v] = (uint8_t)lru;
   h->stream_newer[newest] = (uint8_t)v;
-  h->stream_older[anchor] = (uint8_t)v;
+  h->stream_older[lru] = (uint8_t)v;
 }
 
 /* Entry v now tracks `page`: move it to that page's chain. */
@@ -438,7 +446,7 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_find(MemHi
  * field of the way they get (a random run's data L2 misses nearly all come
  * here: clearing that way and searching the entry for a free one were a
  * third of this function). */
-static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line, unsigned xi)
+static inline __attribute__((always_inline)) MemStream *memsys_stream_alloc(MemHier *h, uint64_t line, unsigned xi)
 {
   MemStreamSet *set;
   unsigned v;
@@ -452,7 +460,8 @@ static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line, unsigned xi)
         break;
       }
   } else {
-    unsigned e = h->stream_newer[MEMSYS_STREAM_SETS];
+    unsigned e = h->stream_lru;
+    h->stream_lru = h->stream_newer[e];  /* memsys_stream_touch(h, e) */
     set = &h->streams[e];
     memsys_stream_retag(h, e, line >> h->page_line_shift);
     for (unsigned w = 1; w < MEMSYS_STREAM_WAYS; w++) {
@@ -460,7 +469,6 @@ static MemStream *memsys_stream_alloc(MemHier *h, uint64_t line, unsigned xi)
       set->way[w].win_lo = set->way[w].hit_lo = UINT64_MAX;
       set->way[w].win_span = set->way[w].hit_span = 0;
     }
-    memsys_stream_touch(h, e);
     v = 0;
   }
   set->mru = v;
