@@ -528,6 +528,24 @@ static __attribute__((noinline)) void memsys_stream_follow_cross(MemHier *h, Mem
     memsys_stream_refile(h, st, x);
 }
 
+/* The first n of the lines memsys_stream_follow_dir() issues from frontier
+ * f, in the page [page_lo, page_hi] (a stream that starts, or that demand
+ * overtook); returns the frontier, which stops at line 0 descending. */
+static __attribute__((noinline)) uint64_t memsys_stream_issue_ahead(MemHier *h, uint64_t f, uint64_t page_lo,
+                                                                   uint64_t page_hi, int64_t n, int dir)
+{
+  for (; n > 0; n--) {
+    if (dir < 0 && f == 0)
+      break;
+    f += (uint64_t)(int64_t)dir;
+    if (f >= page_lo && f <= page_hi)
+      memsys_prefetch_line(h, f);
+    else
+      h->ctr->c[CTR_PREFETCH_PAGE_STOPS]++;
+  }
+  return f;
+}
+
 /* Inline in the L2 hit path, which on a sequential run follows a stream on
  * every access (a call cost its prologue, the reloads of h and the saved
  * registers: 18 instructions an access).  A stream that follows has a
@@ -554,14 +572,19 @@ static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHi
     ahead = 0;
     f = x;
   }
-  for (; ahead < degree; ahead++) {
-    if (dir < 0 && f == 0)
-      break;
-    f += (uint64_t)(int64_t)dir;
-    if (dir > 0 ? f <= page_hi : f >= page_lo)
-      memsys_prefetch_line(h, f);
-    else
-      h->ctr->c[CTR_PREFETCH_PAGE_STOPS]++;
+  if (ahead < degree) {
+    /* All but the last line out of line: the usual step issues one, and a
+     * loop kept its counters in saved registers, moved in and out around
+     * it. */
+    if (G_UNLIKELY(ahead + 1 < degree))
+      f = memsys_stream_issue_ahead(h, f, page_lo, page_hi, degree - 1 - ahead, dir);
+    if (dir > 0 || f > 0) {
+      f += (uint64_t)(int64_t)dir;
+      if (dir > 0 ? f <= page_hi : f >= page_lo)
+        memsys_prefetch_line(h, f);
+      else
+        h->ctr->c[CTR_PREFETCH_PAGE_STOPS]++;
+    }
   }
   st->frontier = f;
   /* memsys_stream_window(h, st, dir) */
