@@ -224,7 +224,11 @@ static inline __attribute__((always_inline)) void cache_vec_store(__m128i *p, un
     _mm_store_si128(p + k, s[k]);
 }
 
-/* Bit w set when way w of the set in v[0 .. n-1] holds t. */
+/* Non-zero when a way of the set in v[0 .. n-1] holds t, and the first such
+ * way is cache_vec_way() of the result: bit w set when way w holds t, but
+ * for two vectors (8 ways), where bits 2w and 2w + 1 are (their compares
+ * narrowed once, to 16 bits a way: two instructions fewer per 8-way
+ * lookup). */
 static inline __attribute__((always_inline)) unsigned cache_vec_match(const __m128i *v, unsigned n, uint32_t t)
 {
   __m128i key = _mm_set1_epi32((int)t), zero = _mm_setzero_si128();
@@ -234,6 +238,8 @@ static inline __attribute__((always_inline)) unsigned cache_vec_match(const __m1
     e[k] = _mm_cmpeq_epi32(v[k], key);
   if (n == 1)
     return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(e[0]));
+  if (n == 2)
+    return (unsigned)_mm_movemask_epi8(_mm_packs_epi32(e[0], e[1]));
   /* Four compares narrowed to one byte a way: 16 ways in one mask. */
   unsigned m = 0;
 #pragma GCC unroll 6
@@ -243,6 +249,12 @@ static inline __attribute__((always_inline)) unsigned cache_vec_match(const __m1
     m |= (unsigned)_mm_movemask_epi8(_mm_packs_epi16(lo, hi)) << (4 * g);
   }
   return m;
+}
+
+/* The first way that holds t, from m = cache_vec_match() != 0. */
+static inline __attribute__((always_inline)) unsigned cache_vec_way(unsigned m, unsigned n)
+{
+  return n == 2 ? (unsigned)__builtin_ctz(m) / 2 : (unsigned)__builtin_ctz(m);
 }
 
 /* s = the set v with t in front and every way moved down one (the last
@@ -298,7 +310,7 @@ static inline __attribute__((always_inline)) gboolean cache_set_lookup32(uint32_
     return FALSE;
   }
   cache_vec_push(v, n, t, s);
-  __m128i upto = _mm_set1_epi32(__builtin_ctz(m) + 1); /* ways below take s */
+  __m128i upto = _mm_set1_epi32((int)cache_vec_way(m, n) + 1); /* ways below take s */
 #pragma GCC unroll 6
   for (unsigned k = 0; k < n; k++) {
     __m128i way = _mm_setr_epi32((int)(4 * k), (int)(4 * k + 1), (int)(4 * k + 2), (int)(4 * k + 3));
