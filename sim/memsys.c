@@ -106,15 +106,18 @@ typedef struct {
   unsigned mru;       /* way matched or allocated last */
 } MemStreamSet;
 
-/* What one kind of reference looks up first and where it counts. */
+/* What one kind of reference looks up first and where it counts.  32
+ * bytes, flags in bytes: the entry of a kind is a shift away (40 bytes were
+ * two address computations at each of the path's reloads). */
 typedef struct {
   Cache *l1;
   uint32_t l1_cycles;
-  gboolean trains;    /* data reference: trains the prefetcher */
-  gboolean follows;   /* trains a stream prefetcher: an L2 hit may follow a stream */
+  uint8_t trains;     /* data reference: trains the prefetcher */
+  uint8_t follows;    /* trains a stream prefetcher: an L2 hit may follow a stream */
   uint64_t *lookups;  /* counter, or MemHier.sink */
   uint64_t *misses;
 } MemPath;
+G_STATIC_ASSERT(sizeof(MemPath) == 32);
 
 struct MemHier {
   MemPath path[MREQ_WALK + 1];  /* indexed by MemReqKind */
