@@ -3,12 +3,13 @@
  *
  * Notes on what the model assumes and leaves out:
  *  - A line is named by its line number (physical address >> line shift).
- *    A way holds the line's tag, line >> log2(sets) (line / sets when the set
- *    count is not a power of two, as in 12 MB, 16-way LLCs with 12288 sets),
- *    in 32 bits; the set index is `line & mask` or `line % sets`.  A cache
- *    that meets a tag of 32 bits or more (a machine past 16 TiB with a 64-set
- *    L1) turns wide for good: 64-bit ways holding whole line numbers, out of
- *    line and one way at a time (see cache.h).
+ *    A way holds the line's tag, line >> 6 with 64 sets or more, a power of
+ *    two (line >> log2(sets) with fewer, line / sets when the set count is
+ *    not a power of two, as in 12 MB, 16-way LLCs with 12288 sets), in 32
+ *    bits; the set index is `line & mask` or `line % sets`.  A cache that
+ *    meets a tag of 32 bits or more (a machine past 16 TiB of 64-byte
+ *    lines) turns wide for good: 64-bit ways holding whole line numbers,
+ *    out of line and one way at a time (see cache.h).
  *  - True LRU within a set.  No dirty state, no write-backs, no coherence
  *    state, no pseudo-LRU or re-reference prediction: the levels above decide
  *    what an access costs, this array only says hit or miss.
@@ -89,13 +90,14 @@ Cache *cache_new(const char *name, uint64_t size_bytes, unsigned ways, unsigned 
   c->ways = ways;
   c->set_mask = (sets & (sets - 1)) == 0 ? sets - 1 : CACHE_SETS_DIVIDE;
   c->set_shift = (unsigned)__builtin_ctzll(sets);  /* used only when sets is a power of two */
+  c->tag_shift = MIN(c->set_shift, CACHE_TAG_SHIFT);
   void *mem = NULL;
   if (posix_memalign(&mem, CACHE_HOST_LINE, sets * ways * sizeof *c->tags32) != 0)
     g_error("%s: out of memory for %" G_GUINT64_FORMAT " tags", name, sets * ways);
   c->tags32 = mem;
   c->tag_limit = CACHE_EMPTY32;
-  /* set_shift < 32 (sets * ways fits an unsigned), so this does not overflow. */
-  c->line_limit = c->set_mask != CACHE_SETS_DIVIDE ? (uint64_t)CACHE_EMPTY32 << c->set_shift : 0;
+  c->line_limit = c->set_mask != CACHE_SETS_DIVIDE && c->tag_shift == CACHE_TAG_SHIFT
+                    ? (uint64_t)CACHE_EMPTY32 << CACHE_TAG_SHIFT : 0;
   cache_invalidate_all(c);
   return c;
 }
@@ -113,8 +115,8 @@ void cache_free(Cache *c)
 /* Line of narrow tag `tag` in set `s`: cache_index() undone. */
 static uint64_t cache_line_of(const Cache *c, uint64_t tag, uint64_t s)
 {
-  if (c->set_mask != CACHE_SETS_DIVIDE)
-    return (tag << c->set_shift) | s;
+  if (c->set_mask != CACHE_SETS_DIVIDE)  /* s holds the tag_shift bits the tag dropped */
+    return (tag << c->tag_shift) | (s & ((UINT64_C(1) << c->tag_shift) - 1));
   return tag * c->sets + s;
 }
 

@@ -57,15 +57,16 @@ void cache_widen(Cache *c);
 
 /* Two layouts of the same tag array, with the same LRU order and so the same
  * hits and victims:
- *  - narrow (the default): a way holds the line's tag, line >> log2(sets)
- *    (line / sets for other set counts), in 32 bits: a 16-way set is 64
- *    bytes, one host cache line, and 4, 8, 16, 20 and 24-way sets are
- *    searched and moved four ways at a time (SSE2);
+ *  - narrow (the default): a way holds the line's tag, line >> 6 with a
+ *    power-of-two set count of at least 64 (CACHE_TAG_SHIFT), line >>
+ *    log2(sets) with fewer, line / sets for other set counts, in 32 bits: a
+ *    16-way set is 64 bytes, one host cache line, and 4, 8, 16, 20 and
+ *    24-way sets are searched and moved four ways at a time (SSE2);
  *  - wide: a way holds the whole line number in 64 bits.
  * A cache starts narrow and turns wide, once and for good, when a line's
  * tag does not fit below CACHE_EMPTY32: 32-bit tags hold every line of a
- * machine of up to 16 TiB with 64 sets of 64-byte lines, but the settings
- * allow 64 nodes of 64 TiB.  Deciding on the line itself makes the switch
+ * machine of up to 16 TiB of 64-byte lines (with 64 sets or more), but the
+ * settings allow 64 nodes of 64 TiB.  Deciding on the line itself makes the switch
  * exact for any address, whatever reaches the cache; it costs one compare
  * of the tag already computed.  The wide layout's code is out of line
  * (cache.c). */
@@ -76,8 +77,9 @@ void cache_widen(Cache *c);
 
 struct Cache {
   uint32_t *tags32;   /* narrow: sets * ways, each set most recently used first; NULL when wide */
-  /* Lines below this have a narrow tag in a power-of-two set count:
-   * CACHE_EMPTY32 << set_shift then, else 0.  One compare of the line
+  /* Lines below this have a narrow tag line >> CACHE_TAG_SHIFT: with a
+   * power-of-two set count of at least 2^CACHE_TAG_SHIFT,
+   * CACHE_EMPTY32 << CACHE_TAG_SHIFT, else 0.  One compare of the line
    * decides the common case, instead of a test of set_mask and then one of
    * the tag (cache_set_index()). */
   uint64_t line_limit;
@@ -89,6 +91,7 @@ struct Cache {
    * apart were one more load per lookup). */
   uint64_t set_mask;
   unsigned set_shift; /* log2(sets) when a power of two */
+  unsigned tag_shift; /* MIN(set_shift, CACHE_TAG_SHIFT) when a power of two */
   unsigned sets;
   unsigned ways;
   uint64_t *tags;     /* wide: sets * ways whole line numbers; NULL while narrow */
@@ -99,12 +102,22 @@ struct Cache {
  * cache_new() bounds sets * ways to an unsigned). */
 #define CACHE_SETS_DIVIDE UINT64_MAX
 
+/* The narrow tag of a line in a power-of-two set count of at least 64 is
+ * line >> 6, not line >> log2(sets): the lines of one set agree in their
+ * low log2(sets) bits, so dropping fewer keeps their tags apart, and a
+ * constant shift takes two instructions fewer per lookup and fill than
+ * the cache's own (the count to load and the move around the shift's
+ * register).  Tags then fit 32 bits below line 2^38, 16 TiB of 64-byte
+ * lines, where a 64-set L1 already turned wide before.  Fewer sets keep
+ * line >> log2(sets), out of the inline path. */
+#define CACHE_TAG_SHIFT 6
+
 /* The set index of `line`; its narrow tag goes to *tag. */
 static inline __attribute__((always_inline)) uint64_t cache_index(const Cache *c, uint64_t line, uint64_t *tag)
 {
   uint64_t mask = c->set_mask;
   if (G_LIKELY(mask != CACHE_SETS_DIVIDE)) {
-    *tag = line >> c->set_shift;
+    *tag = line >> c->tag_shift;
     return line & mask;
   }
   *tag = line / c->sets;
@@ -122,15 +135,20 @@ static inline __attribute__((always_inline)) gboolean cache_set_index(const Cach
 {
   uint64_t tag;
   if (G_LIKELY(line < c->line_limit)) {
-    tag = line >> c->set_shift;
+    tag = line >> CACHE_TAG_SHIFT;
     *s = line & c->set_mask;
   } else {
-    if (c->set_mask != CACHE_SETS_DIVIDE)
-      return FALSE;  /* line_limit was the tag limit */
-    tag = line / c->sets;
+    if (c->set_mask != CACHE_SETS_DIVIDE) {
+      if (c->tag_shift == CACHE_TAG_SHIFT)
+        return FALSE;  /* line_limit was the tag limit */
+      tag = line >> c->tag_shift;  /* fewer than 2^CACHE_TAG_SHIFT sets */
+      *s = line & c->set_mask;
+    } else {
+      tag = line / c->sets;
+      *s = line % c->sets;
+    }
     if (tag >= c->tag_limit)
       return FALSE;
-    *s = line % c->sets;
   }
   *t = (uint32_t)tag;
   return TRUE;

@@ -270,6 +270,8 @@ static const struct { uint64_t size; unsigned ways; } random_geo[] = {
   { 8192, 16 }, { 12288, 16 }, { 3072, 12 },  /* 4, 8, 16 ways have vector copies */
   { 11264, 11 }, { 20480, 20 }, { 30720, 24 }, { 18432, 24 },  /* 11 unrolled, 20 and 24 vector */
   { 24576, 12 }, { 6144, 24 }, { 15360, 20 }, { 256, 4 }, { 64, 1 },
+  /* 64 sets and more: narrow tags line >> CACHE_TAG_SHIFT, inline */
+  { 32768, 8 }, { 65536, 4 }, { 131072, 16 }, { 45056, 11 }, { 81920, 20 }, { 98304, 24 },
 };
 
 /* cache_access() and cache_fill(), or their copies that test a way count
@@ -393,8 +395,11 @@ START_TEST(test_random_turns_wide)
     g_autoptr(Cache) c = cache_new("T", random_geo[g].size, random_geo[g].ways, 64, NULL);
     uint64_t sets = cache_sets(c), span = sets * random_geo[g].ways * 3;
     /* The largest narrow tag is UINT32_MAX - 1: lines up to
-     * (UINT32_MAX - 1) * sets + sets - 1 stay narrow. */
-    uint64_t last_narrow = (uint64_t)UINT32_MAX * sets - 1;
+     * (UINT32_MAX - 1) * k + k - 1 stay narrow, k lines a tag: the sets
+     * (tag line / sets), but 2^CACHE_TAG_SHIFT for a power of two past
+     * that (tag line >> CACHE_TAG_SHIFT). */
+    uint64_t k = (sets & (sets - 1)) == 0 ? MIN(sets, UINT64_C(1) << CACHE_TAG_SHIFT) : sets;
+    uint64_t last_narrow = (uint64_t)UINT32_MAX * k - 1;
     ck_assert(!cache_access(c, last_narrow));
     ck_assert(!cache_is_wide(c));
     ck_assert(cache_contains(c, last_narrow));
