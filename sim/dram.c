@@ -89,7 +89,7 @@ typedef struct {
   GArray *flows;                 /* DramFlow, bulk transfers that may still matter */
 } DramQueue;
 struct Dram {
-  DramHot hot;              /* first: dram_prefetch() in dram.h reads it */
+  DramHot hot;              /* first: dram_prefetch_open() in dram.h reads it */
   const Topology *topo;
   unsigned nodes;
   uint64_t pages_per_node;

@@ -26,7 +26,7 @@
 
 typedef struct Dram Dram;
 
-/* ---- private: the part of a Dram that dram_prefetch() reads inline ---- */
+/* ---- private: the part of a Dram that dram_prefetch_open() reads inline ---- */
 
 /* Windows each queue remembers, by window number modulo this.  CPUs run
  * ahead of each other by up to the engine's skew; a window further back
@@ -58,7 +58,6 @@ typedef struct {
   double mc_line_cycles;    /* service time of a line at a controller */
   DramWindow *mc0;          /* node 0's controller windows; NULL: nodes > 1 */
 } DramHot;
-
 
 /* `topo` must outlive the Dram.  line_bytes: bytes one reference moves. */
 Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node, unsigned line_bytes,

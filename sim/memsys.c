@@ -472,7 +472,10 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_alloc(MemH
       set->way[w].win_lo = set->way[w].hit_lo = UINT64_MAX;
       set->way[w].win_span = set->way[w].hit_span = 0;
     }
-    v = 0;
+    /* The tail below with way 0, a constant (a random run's every miss). */
+    set->mru = 0;
+    h->stream_hot = h->stream_hot_first = &set->way[0];
+    return &set->way[0];
   }
   set->mru = v;
   h->stream_hot = &set->way[v];
