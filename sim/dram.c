@@ -157,6 +157,7 @@ Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node,
       d->remote_extra[c * n + h] = d->idle[c * n + h] - d->idle[c * n + c];
   d->mc = g_new0(DramQueue, n);   /* 8 KiB each */
   d->hot.mc0 = n == 1 ? d->mc[0].win : NULL;
+  d->hot.idle0 = d->idle[0];
   d->out = g_new0(DramQueue, n);
   d->in = g_new0(DramQueue, n);
   for (unsigned i = 0; i < n; i++) {
@@ -374,14 +375,6 @@ static double queue_flow(Dram *d, DramQueue *q, uint64_t now, uint64_t span, dou
   return wait;
 }
 
-/* Waits are whole cycles; a wait past 2^31 cycles (a backlog of most of a
- * second) is clipped there, so that the latency it is added to cannot wrap. */
-#define DRAM_MAX_WAIT_CYCLES (UINT32_MAX / 2)
-
-static inline uint32_t round_cycles(double c)
-{
-  return c >= (double)DRAM_MAX_WAIT_CYCLES ? DRAM_MAX_WAIT_CYCLES : (uint32_t)(c + 0.5);
-}
 
 /* ---- requests ------------------------------------------------------------- */
 
@@ -399,7 +392,7 @@ static __attribute__((noinline)) uint32_t dram_access_path(Dram *d, unsigned nod
     ctr->c[CTR_REMOTE_ACCESSES]++;
     ctr->c[CTR_REMOTE_CYCLES] += d->remote_extra[idx];
   }
-  uint32_t q = round_cycles(wait);
+  uint32_t q = dram_round_cycles(wait);
   ctr->c[CTR_DRAM_QUEUE_CYCLES] += q;
   return d->idle[idx] + q;
 }
@@ -416,7 +409,7 @@ uint32_t dram_access(Dram *d, unsigned node, uint64_t pa, uint64_t now, Counters
     return dram_access_path(d, node, home, b, ctr);
   w->work += d->hot.mc_line_cycles;  /* queue_line() */
   ctr->c[CTR_LOCAL_ACCESSES]++;
-  uint32_t q = round_cycles(w->wait);
+  uint32_t q = dram_round_cycles(w->wait);
   ctr->c[CTR_DRAM_QUEUE_CYCLES] += q;
   return d->idle[node * d->nodes + home] + q;
 }
@@ -458,7 +451,7 @@ uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, u
     wait += queue_flow(d, &d->in[home], now, span_cycles, lines, d->link_line_cycles, &ex);
     excess = MAX(excess, ex);
   }
-  uint64_t q = round_cycles(MAX(wait, excess));
+  uint64_t q = dram_round_cycles(MAX(wait, excess));
   if (ctr)
     ctr->c[CTR_DRAM_QUEUE_CYCLES] += q;
   return q;

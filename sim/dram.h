@@ -57,7 +57,17 @@ typedef struct {
   uint64_t window_cycles;   /* a window's length */
   double mc_line_cycles;    /* service time of a line at a controller */
   DramWindow *mc0;          /* node 0's controller windows; NULL: nodes > 1 */
+  uint32_t idle0;           /* idle latency of node 0's memory from node 0, cycles */
 } DramHot;
+
+/* Waits are whole cycles; a wait past 2^31 cycles (a backlog of most of a
+ * second) is clipped there, so that the latency it is added to cannot wrap. */
+#define DRAM_MAX_WAIT_CYCLES (UINT32_MAX / 2)
+
+static inline uint32_t dram_round_cycles(double c)
+{
+  return c >= (double)DRAM_MAX_WAIT_CYCLES ? DRAM_MAX_WAIT_CYCLES : (uint32_t)(c + 0.5);
+}
 
 /* `topo` must outlive the Dram.  line_bytes: bytes one reference moves. */
 Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node, unsigned line_bytes,
@@ -94,6 +104,8 @@ uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, u
 void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now);
 /* The common case of dram_prefetch(), inline (below). */
 static inline gboolean dram_prefetch_open(Dram *d, uint64_t now);
+/* The common case of dram_access(), inline (below). */
+static inline gboolean dram_access_open(Dram *d, uint64_t now, Counters *ctr, uint32_t *cycles);
 
 /* Idle latency in cycles from `node` to the memory of `home`. */
 uint32_t dram_idle_cycles(const Dram *d, unsigned node, unsigned home);
@@ -111,6 +123,29 @@ static inline gboolean dram_prefetch_open(Dram *d, uint64_t now)
     DramWindow *w = &hot->mc0[hot->win_b % DRAM_WINDOWS];
     if (G_LIKELY(w->tag == hot->win_b + 1)) {
       w->work += hot->mc_line_cycles;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+/* dram_access() of a line on a machine of one node, for a CPU of that node,
+ * at `now`, when `now` lies in the window of the last request and that
+ * window is open: does what dram_access() does there (books the line,
+ * counts a local access and its wait), stores its cycles in *cycles and
+ * returns TRUE; otherwise changes nothing and returns FALSE, and the caller
+ * calls dram_access().  Inline, as dram_prefetch_open(). */
+static inline gboolean dram_access_open(Dram *d, uint64_t now, Counters *ctr, uint32_t *cycles)
+{
+  DramHot *hot = (DramHot *)d;  /* the first member */
+  if (G_LIKELY(hot->mc0 != NULL && now - hot->win_start < hot->window_cycles)) {
+    DramWindow *w = &hot->mc0[hot->win_b % DRAM_WINDOWS];
+    if (G_LIKELY(w->tag == hot->win_b + 1)) {
+      w->work += hot->mc_line_cycles;
+      ctr->c[CTR_LOCAL_ACCESSES]++;
+      uint32_t q = dram_round_cycles(w->wait);
+      ctr->c[CTR_DRAM_QUEUE_CYCLES] += q;
+      *cycles = hot->idle0 + q;
       return TRUE;
     }
   }

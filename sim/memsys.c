@@ -698,6 +698,20 @@ static inline __attribute__((always_inline)) void memsys_prefetch_on_miss(MemHie
 
 /* ---- the reference path -------------------------------------------------- */
 
+/* A reference DRAM serves, by dram_access_open() or out of line. */
+static __attribute__((noinline)) uint32_t memsys_dram_any(MemHier *h, uint64_t pa)
+{
+  return dram_access(h->dram, h->node, pa, *h->clock, h->ctr);
+}
+
+static inline __attribute__((always_inline)) uint32_t memsys_dram(MemHier *h, uint64_t pa)
+{
+  uint32_t cycles;
+  if (G_LIKELY(dram_access_open(h->dram, *h->clock, h->ctr, &cycles)))
+    return cycles;
+  return memsys_dram_any(h, pa);
+}
+
 uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
 {
   g_return_val_if_fail((unsigned)kind <= MREQ_WALK, 0);
@@ -731,7 +745,7 @@ uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level
       if (served == MEM_LLC)
         cycles = h->llc_cycles;
       else if (h->dram != NULL)
-        cycles = h->dram_base + dram_access(h->dram, h->node, pa, *h->clock, h->ctr);
+        cycles = h->dram_base + memsys_dram(h, pa);
       else
         cycles = h->dram_cycles;
       if (p->trains)

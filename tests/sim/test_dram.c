@@ -436,10 +436,11 @@ START_TEST(test_prefetch_loads_queues)
 }
 END_TEST
 
-/* dram_prefetch_open() is dram_prefetch() for the lines it takes: the same
- * mixed load on one node, with prefetches through each, gives the same
- * answers; it takes most of them (in the window of the last request) and
- * none on a machine of two nodes. */
+/* dram_prefetch_open() and dram_access_open() are dram_prefetch() and
+ * dram_access() for the lines they take: the same mixed load on one node,
+ * through each, gives the same answers and counts; they take most of the
+ * lines (in the window of the last request) and none on a machine of two
+ * nodes. */
 static uint64_t replay_one_node(gboolean open, unsigned *taken)
 {
   Fix f;
@@ -459,24 +460,32 @@ static uint64_t replay_one_node(gboolean open, unsigned *taken)
       else
         dram_prefetch(f.d, 0, pa, t);
     } else {
-      digest = digest * 31 + dram_access(f.d, 0, pa, t, &f.ctr);
+      uint32_t cycles;
+      if (open && dram_access_open(f.d, t, &f.ctr, &cycles))
+        (*taken)++;
+      else
+        cycles = dram_access(f.d, 0, pa, t, &f.ctr);
+      digest = digest * 31 + cycles;
     }
   }
   g_rand_free(r);
-  digest = digest * 31 + f.ctr.c[CTR_DRAM_QUEUE_CYCLES];
+  for (unsigned c = 0; c < N_COUNTERS; c++)
+    digest = digest * 31 + f.ctr.c[c];
   fix_close(&f);
   return digest;
 }
 
-START_TEST(test_prefetch_open)
+START_TEST(test_open_window_paths)
 {
   unsigned none, taken;
   ck_assert_uint_eq(replay_one_node(FALSE, &none), replay_one_node(TRUE, &taken));
-  ck_assert_uint_gt(taken, 6000);  /* of about 12000 prefetches */
+  ck_assert_uint_gt(taken, 10000);  /* of 20000 lines */
   Fix f;
   fix_open(&f, two_nodes);
   dram_access(f.d, 0, NODE_PA(0, 0), 0, &f.ctr);  /* window 0 open */
+  uint32_t cycles;
   ck_assert(!dram_prefetch_open(f.d, 1));
+  ck_assert(!dram_access_open(f.d, 1, &f.ctr, &cycles));
   fix_close(&f);
 }
 END_TEST
@@ -497,7 +506,7 @@ static Suite *dram_suite(void)
   tcase_add_test(tc, test_deterministic);
   tcase_add_test(tc, test_memsys_attached);
   tcase_add_test(tc, test_prefetch_loads_queues);
-  tcase_add_test(tc, test_prefetch_open);
+  tcase_add_test(tc, test_open_window_paths);
   suite_add_tcase(s, tc);
   return s;
 }
