@@ -433,7 +433,10 @@ static void count_warmup(Engine *e)
     snapshot_begin(e);
 }
 
-static inline void run_record(Engine *e, Thread *t, const TraceRecord *r)
+/* Run one record.  `quick`: try cpu_access_quick first, worth its test
+ * where most accesses stay on the page of the one before (its callers pass
+ * a constant or a flag of the batch). */
+static inline G_ALWAYS_INLINE void run_record(Engine *e, Thread *t, const TraceRecord *r, gboolean quick)
 {
   Cpu *cpu = run_on(e, t);
   if (G_UNLIKELY(cpu->clock >= *e->kh_wake))
@@ -442,7 +445,8 @@ static inline void run_record(Engine *e, Thread *t, const TraceRecord *r)
     numa_balance_tick(e->m->k->numa_balance, cpu, t);
   switch ((TraceRecordType)r->type) {
   case REC_ACCESS:
-    cpu_access(cpu, t, r);
+    if (!quick || !cpu_access_quick(cpu, r))
+      cpu_access(cpu, t, r);
     count_warmup(e);
     if (G_UNLIKELY(*e->oom))
       e->stopped = TRUE;
@@ -533,7 +537,7 @@ static void run_queues(Engine *e, gboolean all)
           size_t pos = q->head + prefetch_ahead[st];
           cpu_prefetch(cpu, q->t, &q->buf[pos & (q->cap - 1)], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
         }
-      run_record(e, q->t, &q->buf[q->head]);
+      run_record(e, q->t, &q->buf[q->head], TRUE);
       q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
       q->len--;
       e->queued--;
@@ -551,7 +555,7 @@ static void run_queues(Engine *e, gboolean all)
     Queue *q = pick(e, &starved);
     if (!q || (starved && !all && e->queued < ENGINE_QUEUE_MAX))
       return;
-    run_record(e, q->t, &q->buf[q->head]);
+    run_record(e, q->t, &q->buf[q->head], TRUE);
     q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
     q->len--;
     e->queued--;
@@ -620,32 +624,57 @@ static gboolean batch_jumps(const TraceBatch *b)
   return jumps * PREFETCH_JUMP_RATIO >= samples;
 }
 
+/* run_solo's loop over records i.. of the batch, until an event record
+ * (returned: its index) or the end (b->n).  Two copies: one for a batch
+ * that changes pages often (`jumps`), with the host prefetch when the page
+ * table is large, and one for a batch that mostly stays on a page, which
+ * tries cpu_access_quick first and never prefetches; each loop then tests
+ * per record only what its kind of batch needs. */
+static inline G_ALWAYS_INLINE unsigned run_solo_from(Engine *e, Thread *t, const TraceBatch *b, unsigned i, gboolean jumps)
+{
+  const Cpu *cpu = e->m->cpus[t->cpu];
+  /* Tested once per batch and after each event: a host hint may lag. */
+  gboolean pf = jumps && t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
+  for (; i < b->n && !e->stopped; i++) {
+    const TraceRecord *r = &b->rec[i];
+    if (G_UNLIKELY(r->type != REC_ACCESS && r->type != REC_COMPUTE))
+      return i;
+    if (pf)
+      for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++) {
+        unsigned pos = i + prefetch_ahead[st];
+        if (pos < b->n)
+          cpu_prefetch(cpu, t, &b->rec[pos], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
+      }
+    run_record(e, t, r, !jumps);
+  }
+  return b->n;
+}
+
+/* The two copies, out of line: each loop gets its own registers. */
+static G_NO_INLINE unsigned run_solo_jumps(Engine *e, Thread *t, const TraceBatch *b, unsigned i)
+{
+  return run_solo_from(e, t, b, i, TRUE);
+}
+
+static G_NO_INLINE unsigned run_solo_stays(Engine *e, Thread *t, const TraceBatch *b, unsigned i)
+{
+  return run_solo_from(e, t, b, i, FALSE);
+}
+
 /* Run a batch solo_queue() accepted, record by record as engine_run would
  * once queued; host prefetch looks ahead within the batch. */
 static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
 {
   Thread *t = q->t;
-  const Cpu *cpu = e->m->cpus[t->cpu];
-  /* Tested once per batch and after each event: a host hint may lag. */
   gboolean jumps = batch_jumps(b);
-  gboolean pf = jumps && t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
   cpu_prefetch_clear(e->pf_ring);
-  for (unsigned i = 0; i < b->n && !e->stopped; i++) {
-    const TraceRecord *r = &b->rec[i];
-    if (G_LIKELY(r->type == REC_ACCESS || r->type == REC_COMPUTE)) {
-      if (pf)
-        for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++) {
-          unsigned pos = i + prefetch_ahead[st];
-          if (pos < b->n)
-            cpu_prefetch(cpu, t, &b->rec[pos], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
-        }
-      run_record(e, t, r);
-      continue;
-    }
-    barrier_event(e, q, r);
+  unsigned i = 0;
+  for (;;) {
+    i = jumps ? run_solo_jumps(e, t, b, i) : run_solo_stays(e, t, b, i);
+    if (i >= b->n || e->stopped)
+      return;
+    barrier_event(e, q, &b->rec[i++]);
     cpu_prefetch_clear(e->pf_ring); /* the event may have ended the mm */
-    cpu = e->m->cpus[t->cpu];
-    pf = jumps && t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
   }
 }
 
