@@ -21,6 +21,7 @@
 #include "engine.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <string.h>
 #include "events.h"
 #include "khugepaged.h"
@@ -607,9 +608,19 @@ static Queue *solo_queue(const Engine *e, const TraceBatch *b, uint32_t pid, uin
   Queue *q = e->last;
   if (q->len || e->last_pid != pid || e->last_tid != tid)
     return NULL;
+  /* pid and tid side by side as one word: a record that names the thread
+   * or leaves both to it (0, 0) passes on one compare. */
+  G_STATIC_ASSERT(offsetof(TraceRecord, tid) == offsetof(TraceRecord, pid) + sizeof(uint32_t));
+  const uint32_t ids[2] = { pid, tid };
+  uint64_t both;
+  memcpy(&both, ids, sizeof both);
   for (unsigned i = 0; i < b->n; i++) {
     const TraceRecord *r = &b->rec[i];
-    if (r->type == REC_THREAD || (r->pid && r->pid != pid) || (r->tid && r->tid != tid))
+    uint64_t w;
+    memcpy(&w, &r->pid, sizeof w);
+    if (r->type == REC_THREAD)
+      return NULL;
+    if (w != both && w != 0 && ((r->pid && r->pid != pid) || (r->tid && r->tid != tid)))
       return NULL;
   }
   return q;
