@@ -434,23 +434,29 @@ static void count_warmup(Engine *e)
     snapshot_begin(e);
 }
 
-/* Run one record.  `quick`: try cpu_access_quick first, worth its test
- * where most accesses stay on the page of the one before (its callers pass
- * a constant or a flag of the batch). */
-static inline G_ALWAYS_INLINE void run_record(Engine *e, Thread *t, const TraceRecord *r, gboolean quick)
+/* Run one record of thread t on cpu, its CPU (e->m->cpus[t->cpu], which
+ * only a thread record changes).  `quick`: try cpu_access_quick first,
+ * worth its test where most accesses stay on the page of the one before
+ * (its callers pass a constant or a flag of the batch).  Returns TRUE when
+ * the run stopped (e->stopped). */
+static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t, const TraceRecord *r, gboolean quick)
 {
-  Cpu *cpu = run_on(e, t);
+  TraceRecordType type = (TraceRecordType)r->type;
+  if (G_UNLIKELY(cpu->cur != t))
+    switch_to(e, t, cpu);
   if (G_UNLIKELY(cpu->clock >= *e->kh_wake))
     khugepaged_run(e->kh, cpu->clock);
   if (G_UNLIKELY(cpu->clock >= cpu->numa_due))
     numa_balance_tick(e->m->k->numa_balance, cpu, t);
-  switch ((TraceRecordType)r->type) {
+  switch (type) {
   case REC_ACCESS:
     if (!quick || !cpu_access_quick(cpu, r))
       cpu_access(cpu, t, r);
     count_warmup(e);
-    if (G_UNLIKELY(*e->oom))
+    if (G_UNLIKELY(*e->oom)) {
       e->stopped = TRUE;
+      return TRUE;
+    }
     break;
   case REC_COMPUTE:
     cpu_compute(cpu, r->len);
@@ -458,6 +464,7 @@ static inline G_ALWAYS_INLINE void run_record(Engine *e, Thread *t, const TraceR
   default:
     break;
   }
+  return FALSE;
 }
 
 /* The queue to run next: nonempty, lowest CPU clock, first seen among equals
@@ -538,7 +545,7 @@ static void run_queues(Engine *e, gboolean all)
           size_t pos = q->head + prefetch_ahead[st];
           cpu_prefetch(cpu, q->t, &q->buf[pos & (q->cap - 1)], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
         }
-      run_record(e, q->t, &q->buf[q->head], TRUE);
+      run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE);
       q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
       q->len--;
       e->queued--;
@@ -556,7 +563,7 @@ static void run_queues(Engine *e, gboolean all)
     Queue *q = pick(e, &starved);
     if (!q || (starved && !all && e->queued < ENGINE_QUEUE_MAX))
       return;
-    run_record(e, q->t, &q->buf[q->head], TRUE);
+    run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE);
     q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
     q->len--;
     e->queued--;
@@ -643,22 +650,26 @@ static gboolean batch_jumps(const TraceBatch *b)
  * per record only what its kind of batch needs. */
 static inline G_ALWAYS_INLINE unsigned run_solo_from(Engine *e, Thread *t, const TraceBatch *b, unsigned i, gboolean jumps)
 {
-  const Cpu *cpu = e->m->cpus[t->cpu];
+  /* The CPU stays: a solo batch holds no thread record. */
+  Cpu *cpu = e->m->cpus[t->cpu];
   /* Tested once per batch and after each event: a host hint may lag. */
   gboolean pf = jumps && t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
-  for (; i < b->n && !e->stopped; i++) {
-    const TraceRecord *r = &b->rec[i];
+  unsigned n = b->n;
+  if (e->stopped)
+    return n;
+  for (const TraceRecord *r = &b->rec[i], *end = &b->rec[n]; r < end; r++) {
     if (G_UNLIKELY(r->type != REC_ACCESS && r->type != REC_COMPUTE))
-      return i;
+      return (unsigned)(r - b->rec);
     if (pf)
       for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++) {
-        unsigned pos = i + prefetch_ahead[st];
-        if (pos < b->n)
+        unsigned pos = (unsigned)(r - b->rec) + prefetch_ahead[st];
+        if (pos < n)
           cpu_prefetch(cpu, t, &b->rec[pos], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
       }
-    run_record(e, t, r, !jumps);
+    if (run_record(e, cpu, t, r, !jumps))
+      return n; /* stopped */
   }
-  return b->n;
+  return n;
 }
 
 /* The two copies, out of line: each loop gets its own registers. */
