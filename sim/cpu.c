@@ -158,10 +158,10 @@ void cpu_mshr_retire_done(Cpu *cpu)
   unsigned tail = cpu->mshr_tail, count = cpu->mshr_count, n = cpu->n_mshr;
   const uint64_t *done = cpu->mshr_done;
   uint64_t now = cpu->clock;
-  while (count && done[tail] <= now) {
+  do { /* called once the oldest, done[tail], completed */
     tail = tail + 1 == n ? 0 : tail + 1;
     count--;
-  }
+  } while (count && done[tail] <= now);
   cpu->mshr_tail = tail;
   cpu->mshr_count = count;
   cpu_mshr_head_changed(cpu);

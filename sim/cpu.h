@@ -170,11 +170,11 @@ static inline uint64_t cpu_mshr_push(Cpu *cpu, uint64_t t, uint32_t lat)
   uint64_t *ring_done = cpu->mshr_done, *ring_insn = cpu->mshr_insn;
   gboolean head = count == 0;
   uint64_t now = cpu->clock;
-  if (now >= cpu->mshr_head_done) { /* the oldest completed: retire */
-    while (count && ring_done[tail] <= now) {
+  if (now >= cpu->mshr_head_done) { /* the oldest (ring_done[tail]) completed: retire */
+    do {
       tail = tail + 1 == n ? 0 : tail + 1;
       count--;
-    }
+    } while (count && ring_done[tail] <= now);
     head = TRUE;
   }
   if (G_UNLIKELY(count == n)) {
