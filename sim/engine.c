@@ -435,14 +435,16 @@ static void count_warmup(Engine *e)
 }
 
 /* Run one record of thread t on cpu, its CPU (e->m->cpus[t->cpu], which
- * only a thread record changes).  `quick`: try cpu_access_quick first,
+ * only a thread record changes); `on_cpu`: the caller made t cpu's current
+ * thread.  `quick`: try cpu_access_quick first,
  * worth its test where most accesses stay on the page of the one before
  * (its callers pass a constant or a flag of the batch).  Returns TRUE when
  * the run stopped (e->stopped). */
-static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t, const TraceRecord *r, gboolean quick)
+static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t, const TraceRecord *r, gboolean quick,
+                                                  gboolean on_cpu)
 {
   TraceRecordType type = (TraceRecordType)r->type;
-  if (G_UNLIKELY(cpu->cur != t))
+  if (!on_cpu && G_UNLIKELY(cpu->cur != t))
     switch_to(e, t, cpu);
   if (G_UNLIKELY(cpu->clock >= *e->kh_wake))
     khugepaged_run(e->kh, cpu->clock);
@@ -452,10 +454,12 @@ static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t
   case REC_ACCESS:
     if (!quick || !cpu_access_quick(cpu, r))
       cpu_access(cpu, t, r);
-    count_warmup(e);
-    if (G_UNLIKELY(*e->oom)) {
-      e->stopped = TRUE;
-      return TRUE;
+    if (G_UNLIKELY(e->warmup_left | *e->oom)) { /* both rare: one test */
+      count_warmup(e);
+      if (*e->oom) {
+        e->stopped = TRUE;
+        return TRUE;
+      }
     }
     break;
   case REC_COMPUTE:
@@ -545,7 +549,7 @@ static void run_queues(Engine *e, gboolean all)
           size_t pos = q->head + prefetch_ahead[st];
           cpu_prefetch(cpu, q->t, &q->buf[pos & (q->cap - 1)], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
         }
-      run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE);
+      run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE, FALSE);
       q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
       q->len--;
       e->queued--;
@@ -563,7 +567,7 @@ static void run_queues(Engine *e, gboolean all)
     Queue *q = pick(e, &starved);
     if (!q || (starved && !all && e->queued < ENGINE_QUEUE_MAX))
       return;
-    run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE);
+    run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE, FALSE);
     q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
     q->len--;
     e->queued--;
@@ -657,6 +661,10 @@ static inline G_ALWAYS_INLINE unsigned run_solo_from(Engine *e, Thread *t, const
   unsigned n = b->n;
   if (e->stopped)
     return n;
+  /* Only the engine switches threads, so after the first record's switch
+   * (which any record would make first, events too) t stays on it. */
+  if (G_UNLIKELY(cpu->cur != t))
+    switch_to(e, t, cpu);
   for (const TraceRecord *r = &b->rec[i], *end = &b->rec[n]; r < end; r++) {
     if (G_UNLIKELY(r->type != REC_ACCESS && r->type != REC_COMPUTE))
       return (unsigned)(r - b->rec);
@@ -666,7 +674,7 @@ static inline G_ALWAYS_INLINE unsigned run_solo_from(Engine *e, Thread *t, const
         if (pos < n)
           cpu_prefetch(cpu, t, &b->rec[pos], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
       }
-    if (run_record(e, cpu, t, r, !jumps))
+    if (run_record(e, cpu, t, r, !jumps, TRUE))
       return n; /* stopped */
   }
   return n;
