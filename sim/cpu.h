@@ -201,14 +201,34 @@ static inline uint64_t cpu_mshr_push(Cpu *cpu, uint64_t t, uint32_t lat)
   return done;
 }
 
+/* Accesses cpu_access_quick ran without counting them in the Cpu: a loop
+ * keeps them in locals, off the counters' memory, and adds them with
+ * cpu_quick_flush before anything reads the counters (a snapshot) and when
+ * it ends.  Loads are accesses - stores. */
+typedef struct {
+  uint64_t accesses, stores;
+} CpuQuickCounts;
+
+static inline void cpu_quick_flush(Cpu *cpu, CpuQuickCounts *q)
+{
+  uint64_t loads = q->accesses - q->stores;
+  cpu->ctr.c[CTR_ACCESSES] += q->accesses;
+  cpu->ctr.c[CTR_LOADS] += loads;
+  cpu->ctr.c[CTR_DTLB_LOADS] += loads;
+  cpu->ctr.c[CTR_STORES] += q->stores;
+  cpu->ctr.c[CTR_DTLB_STORES] += q->stores;
+  q->accesses = q->stores = 0;
+}
+
 /* cpu_access's common case, inline in the engine's loops so that a record
  * costs no call but memsys_access's: a load or a store to the 4K granule of
  * the previous data access (the last-translation shortcut hits, the store
  * with the dirty bit set) with the integer clock.  The same steps and
- * results as cpu_access; returns FALSE, having done nothing, for any other
+ * results as cpu_access, the access counted in *counts (see
+ * CpuQuickCounts) or, with counts NULL, in the Cpu's counters; returns FALSE, having done nothing, for any other
  * access, which the caller then hands to cpu_access. */
-G_STATIC_ASSERT((int)MREQ_LOAD == (int)ACC_LOAD && (int)MREQ_STORE == (int)ACC_STORE);
-static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRecord *r)
+G_STATIC_ASSERT((int)MREQ_LOAD == (int)ACC_LOAD && (int)MREQ_STORE == (int)ACC_STORE && ACC_LOAD == 0 && ACC_STORE == 1);
+static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRecord *r, CpuQuickCounts *counts)
 {
   unsigned kind = r->kind;
   uint64_t va = r->addr;
@@ -225,14 +245,14 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
   if (G_UNLIKELY(cpu->insns >= cpu->mshr_rob_due))
     cpu_rob_check(cpu);
   cpu_issue_fixed(cpu, insns);
-  Counters *ctr = &cpu->ctr;
-  ctr->c[CTR_ACCESSES]++;
-  if (kind == ACC_LOAD) {
-    ctr->c[CTR_LOADS]++;
-    ctr->c[CTR_DTLB_LOADS]++;
+  if (counts) {
+    counts->accesses++;
+    counts->stores += kind; /* ACC_LOAD 0, ACC_STORE 1 */
   } else {
-    ctr->c[CTR_STORES]++;
-    ctr->c[CTR_DTLB_STORES]++;
+    Counters *ctr = &cpu->ctr;
+    ctr->c[CTR_ACCESSES]++;
+    ctr->c[kind == ACC_LOAD ? CTR_LOADS : CTR_STORES]++;
+    ctr->c[kind == ACC_LOAD ? CTR_DTLB_LOADS : CTR_DTLB_STORES]++;
   }
   uint64_t t = cpu->clock + cpu->l1_hit_cycles;
   MemLevel lvl;

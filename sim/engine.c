@@ -438,10 +438,11 @@ static void count_warmup(Engine *e)
  * only a thread record changes); `on_cpu`: the caller made t cpu's current
  * thread.  `quick`: try cpu_access_quick first,
  * worth its test where most accesses stay on the page of the one before
- * (its callers pass a constant or a flag of the batch).  Returns TRUE when
- * the run stopped (e->stopped). */
+ * (its callers pass a constant or a flag of the batch); it counts its
+ * accesses in *counts, which the caller flushes into cpu (run_record does
+ * before a snapshot), or with counts NULL in cpu's counters.  Returns TRUE when the run stopped (e->stopped). */
 static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t, const TraceRecord *r, gboolean quick,
-                                                  gboolean on_cpu)
+                                                  gboolean on_cpu, CpuQuickCounts *counts)
 {
   TraceRecordType type = (TraceRecordType)r->type;
   if (!on_cpu && G_UNLIKELY(cpu->cur != t))
@@ -452,9 +453,11 @@ static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t
     numa_balance_tick(e->m->k->numa_balance, cpu, t);
   switch (type) {
   case REC_ACCESS:
-    if (!quick || !cpu_access_quick(cpu, r))
+    if (!quick || !cpu_access_quick(cpu, r, counts))
       cpu_access(cpu, t, r);
     if (G_UNLIKELY(e->warmup_left | *e->oom)) { /* both rare: one test */
+      if (counts)
+        cpu_quick_flush(cpu, counts); /* the warmup's end takes a snapshot */
       count_warmup(e);
       if (*e->oom) {
         e->stopped = TRUE;
@@ -549,7 +552,7 @@ static void run_queues(Engine *e, gboolean all)
           size_t pos = q->head + prefetch_ahead[st];
           cpu_prefetch(cpu, q->t, &q->buf[pos & (q->cap - 1)], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
         }
-      run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE, FALSE);
+      run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE, FALSE, NULL);
       q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
       q->len--;
       e->queued--;
@@ -567,7 +570,7 @@ static void run_queues(Engine *e, gboolean all)
     Queue *q = pick(e, &starved);
     if (!q || (starved && !all && e->queued < ENGINE_QUEUE_MAX))
       return;
-    run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE, FALSE);
+    run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE, FALSE, NULL);
     q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
     q->len--;
     e->queued--;
@@ -665,19 +668,25 @@ static inline G_ALWAYS_INLINE unsigned run_solo_from(Engine *e, Thread *t, const
    * (which any record would make first, events too) t stays on it. */
   if (G_UNLIKELY(cpu->cur != t))
     switch_to(e, t, cpu);
-  for (const TraceRecord *r = &b->rec[i], *end = &b->rec[n]; r < end; r++) {
+  CpuQuickCounts counts = { 0 }; /* flushed on every way out */
+  const TraceRecord *r = &b->rec[i], *end = &b->rec[n];
+  for (; r < end; r++) {
     if (G_UNLIKELY(r->type != REC_ACCESS && r->type != REC_COMPUTE))
-      return (unsigned)(r - b->rec);
+      break;
     if (pf)
       for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++) {
         unsigned pos = (unsigned)(r - b->rec) + prefetch_ahead[st];
         if (pos < n)
           cpu_prefetch(cpu, t, &b->rec[pos], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
       }
-    if (run_record(e, cpu, t, r, !jumps, TRUE))
-      return n; /* stopped */
+    if (run_record(e, cpu, t, r, !jumps, TRUE, jumps ? NULL : &counts)) {
+      r = end; /* stopped */
+      break;
+    }
   }
-  return n;
+  if (!jumps)
+    cpu_quick_flush(cpu, &counts);
+  return (unsigned)(r - b->rec);
 }
 
 /* The two copies, out of line: each loop gets its own registers. */

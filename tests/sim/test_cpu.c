@@ -297,7 +297,11 @@ static void check_quick(const char *cpi_setting, gboolean expect_quick)
     unsigned kr = (unsigned)((x >> 40) % 16);
     AccessKind kind = kr < 10 ? ACC_LOAD : kr < 15 ? ACC_STORE : ACC_DEP_LOAD;
     TraceRecord r = { .type = REC_ACCESS, .kind = kind, .addr = va, .size = 8, .gap = (uint32_t)((x >> 20) % 6) };
-    if (cpu_access_quick(ca, &r)) {
+    /* The quick path's counts go through CpuQuickCounts every other
+     * access, straight into the counters otherwise. */
+    CpuQuickCounts counts = { 0 };
+    if (cpu_access_quick(ca, &r, i % 2 ? &counts : NULL)) {
+      cpu_quick_flush(ca, &counts);
       quick++;
     } else {
       cpu_access(ca, ta, &r);
