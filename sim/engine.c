@@ -628,13 +628,12 @@ static Queue *solo_queue(const Engine *e, const TraceBatch *b, uint32_t pid, uin
   const uint32_t ids[2] = { pid, tid };
   uint64_t both;
   memcpy(&both, ids, sizeof both);
-  for (unsigned i = 0; i < b->n; i++) {
-    const TraceRecord *r = &b->rec[i];
+  for (const TraceRecord *r = b->rec, *end = b->rec + b->n; r < end; r++) {
     uint64_t w;
     memcpy(&w, &r->pid, sizeof w);
-    if (r->type == REC_THREAD)
-      return NULL;
-    if (w != both && w != 0 && ((r->pid && r->pid != pid) || (r->tid && r->tid != tid)))
+    if (G_LIKELY(w == both || w == 0) && r->type != REC_THREAD)
+      continue;
+    if (r->type == REC_THREAD || (r->pid && r->pid != pid) || (r->tid && r->tid != tid))
       return NULL;
   }
   return q;
