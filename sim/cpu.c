@@ -501,9 +501,8 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
 
   /* The ROB bound: the oldest outstanding miss blocks retirement once
    * rob_size younger instructions have issued. */
-  cpu_mshr_retire(cpu);
   if (G_UNLIKELY(cpu->insns >= cpu->mshr_rob_due))
-    cpu_rob_stall(cpu);
+    cpu_rob_check(cpu); /* retires first: see cpu_access_quick */
   cpu_issue_insns(cpu, (uint64_t)r->gap + 1);
   ctr->c[CTR_ACCESSES]++;
 
