@@ -27,16 +27,9 @@
 
 #define NO_KEY (~0ULL)
 
-/* Bounds of the integer clock (issue_insns): cpi = units / 2^shift with
- * units below 2^20, counts up to 2^32 instructions; their product stays
- * below 2^52, where doubles are exact.  Host arithmetic, not model. */
-#define CPU_CPI_SHIFT_MAX 16
-#define CPU_CPI_UNITS_BITS 20
-#define CPU_FIXED_MAX_INSNS (UINT64_C(1) << 32)
-
 static uint64_t granule_key(unsigned asid, uint64_t va)
 {
-  return ((uint64_t)asid << 52) | (va >> 12);
+  return cpu_granule_key(asid, va);
 }
 
 Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
@@ -157,54 +150,41 @@ void cpu_free(Cpu *cpu)
 
 /* ---- time ----------------------------------------------------------------- */
 
-/* The oldest outstanding miss changed: cache its completion and ROB bound
- * for the tests of cpu_access (UINT64_MAX, never reached, when there is
- * none). */
-static inline void mshr_head_changed(Cpu *cpu)
+/* cpu_mshr_retire's loop: in locals, since the compiler cannot tell that
+ * the ring's stores leave the CPU's fields alone, and would write them back
+ * at every step. */
+void cpu_mshr_retire_done(Cpu *cpu)
 {
-  if (cpu->mshr_count) {
-    cpu->mshr_head_done = cpu->mshr_done[cpu->mshr_tail];
-    cpu->mshr_rob_due = cpu->mshr_insn[cpu->mshr_tail] + cpu->rob_size;
-  } else {
-    cpu->mshr_head_done = cpu->mshr_rob_due = UINT64_MAX;
-  }
-}
-
-/* Free the fill buffers of misses that completed, oldest first. */
-static inline void mshr_retire(Cpu *cpu)
-{
-  if (G_LIKELY(cpu->clock < cpu->mshr_head_done))
-    return; /* the oldest has not completed, or there is none */
-  /* In locals: the compiler cannot tell that the ring's stores leave the
-   * CPU's fields alone, and would write them back at every step. */
   unsigned tail = cpu->mshr_tail, count = cpu->mshr_count, n = cpu->n_mshr;
   const uint64_t *done = cpu->mshr_done;
   uint64_t now = cpu->clock;
-  while (count && done[tail] <= now) {
+  do { /* called once the oldest, done[tail], completed */
     tail = tail + 1 == n ? 0 : tail + 1;
     count--;
-  }
+  } while (count && done[tail] <= now);
   cpu->mshr_tail = tail;
   cpu->mshr_count = count;
-  mshr_head_changed(cpu);
+  cpu_mshr_head_changed(cpu);
 }
 
-/* Issue n instructions at cpi cycles each, carrying the fraction of a cycle.
- * With cpi = u / 2^k (cpi_fixed) and n <= 2^32, the double arithmetic below
- * is exact: frac is a multiple of 2^-k below 1, n * u < 2^52, so every sum
- * and product is a multiple of 2^-k below 2^(53-k), and the integer version
- * gives the same clock and fraction without the float conversions. */
-static inline void issue_insns(Cpu *cpu, uint64_t n)
+void cpu_rob_stall(Cpu *cpu)
+{
+  cpu->ctr.c[CTR_MEM_STALL_CYCLES] += cpu->mshr_head_done - cpu->clock;
+  cpu->clock = cpu->mshr_head_done;
+  cpu_mshr_retire(cpu);
+}
+
+void cpu_rob_check(Cpu *cpu)
+{
+  cpu_mshr_retire(cpu);
+  if (cpu->insns >= cpu->mshr_rob_due)
+    cpu_rob_stall(cpu);
+}
+
+void cpu_issue_float(Cpu *cpu, uint64_t n)
 {
   cpu->insns += n;
   cpu->ctr.c[CTR_INSTRUCTIONS] += n;
-  if (G_LIKELY(cpu->cpi_fixed && n <= CPU_FIXED_MAX_INSNS)) {
-    uint64_t u = cpu->frac_units + n * cpu->cpi_units;
-    uint64_t whole = u >> cpu->cpi_shift;
-    cpu->clock += whole;
-    cpu->frac_units = u - (whole << cpu->cpi_shift);
-    return;
-  }
   if (cpu->cpi_fixed) { /* from now on the doubles, starting from the same value */
     cpu->frac = ldexp((double)cpu->frac_units, -(int)cpu->cpi_shift);
     cpu->cpi_fixed = FALSE;
@@ -217,7 +197,7 @@ static inline void issue_insns(Cpu *cpu, uint64_t n)
 
 void cpu_compute(Cpu *cpu, uint64_t n)
 {
-  issue_insns(cpu, n);
+  cpu_issue_insns(cpu, n);
 }
 
 void cpu_drain(Cpu *cpu)
@@ -521,13 +501,9 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
 
   /* The ROB bound: the oldest outstanding miss blocks retirement once
    * rob_size younger instructions have issued. */
-  mshr_retire(cpu);
-  if (G_UNLIKELY(cpu->insns >= cpu->mshr_rob_due)) {
-    ctr->c[CTR_MEM_STALL_CYCLES] += cpu->mshr_head_done - cpu->clock;
-    cpu->clock = cpu->mshr_head_done;
-    mshr_retire(cpu);
-  }
-  issue_insns(cpu, (uint64_t)r->gap + 1);
+  if (G_UNLIKELY(cpu->insns >= cpu->mshr_rob_due))
+    cpu_rob_check(cpu); /* retires first: see cpu_access_quick */
+  cpu_issue_insns(cpu, (uint64_t)r->gap + 1);
   ctr->c[CTR_ACCESSES]++;
 
   MemReqKind mk;
@@ -583,30 +559,7 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
 
   MemLevel lvl;
   uint32_t lat = memsys_access(cpu->mem, (pfn << 12) | (va & 0xfff), mk, &lvl);
-  uint64_t done = t + lat;
-  if (lvl != MEM_L1) {
-    /* A miss needs a fill buffer; they are freed in issue order. */
-    mshr_retire(cpu);
-    gboolean head = cpu->mshr_count == 0;
-    if (cpu->mshr_count == cpu->n_mshr) {
-      uint64_t free_at = cpu->mshr_head_done;
-      ctr->c[CTR_MEM_STALL_CYCLES] += free_at - cpu->clock;
-      cpu->clock = free_at;
-      if (free_at > t)
-        done = free_at + lat;
-      cpu->mshr_tail = cpu->mshr_tail + 1 == cpu->n_mshr ? 0 : cpu->mshr_tail + 1;
-      cpu->mshr_count--;
-      head = TRUE;
-    }
-    unsigned slot = cpu->mshr_tail + cpu->mshr_count;
-    if (slot >= cpu->n_mshr) /* both are below n_mshr: one wrap at most */
-      slot -= cpu->n_mshr;
-    cpu->mshr_done[slot] = done;
-    cpu->mshr_insn[slot] = cpu->insns;
-    cpu->mshr_count++;
-    if (head)
-      mshr_head_changed(cpu);
-  }
+  uint64_t done = lvl != MEM_L1 ? cpu_mshr_push(cpu, t, lat) : t + lat;
   if (mk == MREQ_LOAD)
     cpu->last_load_done = done;
   else if (mk == MREQ_IFETCH && done > cpu->clock)

@@ -88,6 +88,180 @@ void cpu_free(Cpu *cpu);
 
 /* Run one access of the thread on this CPU. */
 void cpu_access(Cpu *cpu, Thread *t, const TraceRecord *r);
+
+/* ---- the core's timing, inline: cpu_access and its quick path share it -- */
+
+/* The shortcut's key of a 4K granule: asid << 52 | va >> 12. */
+static inline uint64_t cpu_granule_key(unsigned asid, uint64_t va)
+{
+  return ((uint64_t)asid << 52) | (va >> 12);
+}
+
+/* Bounds of the integer clock (cpu_issue_insns): cpi = units / 2^shift
+ * with units below 2^20, counts up to 2^32 instructions; their product
+ * stays below 2^52, where doubles are exact.  Host arithmetic, not model. */
+#define CPU_CPI_SHIFT_MAX 16
+#define CPU_CPI_UNITS_BITS 20
+#define CPU_FIXED_MAX_INSNS (UINT64_C(1) << 32)
+
+/* The retire loop, once the oldest outstanding miss has completed. */
+void cpu_mshr_retire_done(Cpu *cpu);
+/* The ROB bound reached: stall until the oldest miss completes. */
+void cpu_rob_stall(Cpu *cpu);
+/* Retire, then stall if the ROB bound is still reached. */
+void cpu_rob_check(Cpu *cpu);
+/* issue_insns with the double clock (cpi not a dyadic fraction). */
+void cpu_issue_float(Cpu *cpu, uint64_t n);
+
+/* The oldest outstanding miss changed: cache its completion and ROB bound
+ * for the tests of cpu_access (UINT64_MAX, never reached, when there is
+ * none). */
+static inline void cpu_mshr_head_changed(Cpu *cpu)
+{
+  if (cpu->mshr_count) {
+    cpu->mshr_head_done = cpu->mshr_done[cpu->mshr_tail];
+    cpu->mshr_rob_due = cpu->mshr_insn[cpu->mshr_tail] + cpu->rob_size;
+  } else {
+    cpu->mshr_head_done = cpu->mshr_rob_due = UINT64_MAX;
+  }
+}
+
+/* Free the fill buffers of misses that completed, oldest first. */
+static inline void cpu_mshr_retire(Cpu *cpu)
+{
+  if (G_UNLIKELY(cpu->clock >= cpu->mshr_head_done))
+    cpu_mshr_retire_done(cpu);
+}
+
+/* Issue n instructions at cpi cycles each, carrying the fraction of a cycle.
+ * With cpi = u / 2^k (cpi_fixed) and n <= 2^32, the double arithmetic of
+ * cpu_issue_float is exact: frac is a multiple of 2^-k below 1, n * u <
+ * 2^52, so every sum and product is a multiple of 2^-k below 2^(53-k), and
+ * the integer version gives the same clock and fraction without the float
+ * conversions. */
+static inline void cpu_issue_fixed(Cpu *cpu, uint64_t n)
+{
+  cpu->insns += n;
+  cpu->ctr.c[CTR_INSTRUCTIONS] += n;
+  uint64_t u = cpu->frac_units + n * cpu->cpi_units;
+  uint64_t whole = u >> cpu->cpi_shift;
+  cpu->clock += whole;
+  cpu->frac_units = u - (whole << cpu->cpi_shift);
+}
+
+static inline void cpu_issue_insns(Cpu *cpu, uint64_t n)
+{
+  if (G_LIKELY(cpu->cpi_fixed && n <= CPU_FIXED_MAX_INSNS))
+    cpu_issue_fixed(cpu, n);
+  else
+    cpu_issue_float(cpu, n);
+}
+
+/* A data reference that missed the L1, issued at `t` with latency `lat`,
+ * takes a fill buffer; they are freed in issue order.  Returns its
+ * completion time (later than t + lat when it waited for a buffer).  The
+ * retire (cpu_mshr_retire) is inline here, in locals: the compiler cannot
+ * tell that the ring's stores leave the CPU's fields alone; and the ring is
+ * never empty afterwards, so its head is set once, without a test. */
+static inline uint64_t cpu_mshr_push(Cpu *cpu, uint64_t t, uint32_t lat)
+{
+  uint64_t done = t + lat;
+  unsigned tail = cpu->mshr_tail, count = cpu->mshr_count, n = cpu->n_mshr;
+  uint64_t *ring_done = cpu->mshr_done, *ring_insn = cpu->mshr_insn;
+  gboolean head = count == 0;
+  uint64_t now = cpu->clock;
+  if (now >= cpu->mshr_head_done) { /* the oldest (ring_done[tail]) completed: retire */
+    do {
+      tail = tail + 1 == n ? 0 : tail + 1;
+      count--;
+    } while (count && ring_done[tail] <= now);
+    head = TRUE;
+  }
+  if (G_UNLIKELY(count == n)) {
+    uint64_t free_at = cpu->mshr_head_done;
+    cpu->ctr.c[CTR_MEM_STALL_CYCLES] += free_at - now;
+    cpu->clock = free_at;
+    if (free_at > t)
+      done = free_at + lat;
+    tail = tail + 1 == n ? 0 : tail + 1;
+    count--;
+    head = TRUE;
+  }
+  unsigned slot = tail + count;
+  if (slot >= n) /* both are below n: one wrap at most */
+    slot -= n;
+  ring_done[slot] = done;
+  ring_insn[slot] = cpu->insns;
+  cpu->mshr_tail = tail;
+  cpu->mshr_count = count + 1;
+  if (head) {
+    cpu->mshr_head_done = ring_done[tail];
+    cpu->mshr_rob_due = ring_insn[tail] + cpu->rob_size;
+  }
+  return done;
+}
+
+/* Accesses cpu_access_quick ran without counting them in the Cpu: a loop
+ * keeps them in locals, off the counters' memory, and adds them with
+ * cpu_quick_flush before anything reads the counters (a snapshot) and when
+ * it ends.  Loads are accesses - stores. */
+typedef struct {
+  uint64_t accesses, stores;
+} CpuQuickCounts;
+
+static inline void cpu_quick_flush(Cpu *cpu, CpuQuickCounts *q)
+{
+  uint64_t loads = q->accesses - q->stores;
+  cpu->ctr.c[CTR_ACCESSES] += q->accesses;
+  cpu->ctr.c[CTR_LOADS] += loads;
+  cpu->ctr.c[CTR_DTLB_LOADS] += loads;
+  cpu->ctr.c[CTR_STORES] += q->stores;
+  cpu->ctr.c[CTR_DTLB_STORES] += q->stores;
+  q->accesses = q->stores = 0;
+}
+
+/* cpu_access's common case, inline in the engine's loops so that a record
+ * costs no call but memsys_access's: a load or a store to the 4K granule of
+ * the previous data access (the last-translation shortcut hits, the store
+ * with the dirty bit set) with the integer clock.  The same steps and
+ * results as cpu_access, the access counted in *counts (see
+ * CpuQuickCounts) or, with counts NULL, in the Cpu's counters; returns FALSE, having done nothing, for any other
+ * access, which the caller then hands to cpu_access. */
+G_STATIC_ASSERT((int)MREQ_LOAD == (int)ACC_LOAD && (int)MREQ_STORE == (int)ACC_STORE && ACC_LOAD == 0 && ACC_STORE == 1);
+static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRecord *r, CpuQuickCounts *counts)
+{
+  unsigned kind = r->kind;
+  uint64_t va = r->addr;
+  uint64_t insns = (uint64_t)r->gap + 1; /* below 2^32: cpu_issue_fixed holds */
+  if (kind > ACC_STORE || cpu_granule_key(cpu->cur_asid, va) != cpu->ud_key || !cpu->cpi_fixed)
+    return FALSE;
+  if (kind == ACC_STORE && (cpu->ud_flags & (TLBF_W | TLBF_D)) != (TLBF_W | TLBF_D))
+    return FALSE;
+  /* The ROB bound as cpu_access tests it, after retiring what completed.
+   * The retire waits until something reads the ring: the test against an
+   * older head's bound (which is lower) fails whenever the retired ring's
+   * would, and the fill buffer's push retires at a later clock, which frees
+   * the same entries and more. */
+  if (G_UNLIKELY(cpu->insns >= cpu->mshr_rob_due))
+    cpu_rob_check(cpu);
+  cpu_issue_fixed(cpu, insns);
+  if (counts) {
+    counts->accesses++;
+    counts->stores += kind; /* ACC_LOAD 0, ACC_STORE 1 */
+  } else {
+    Counters *ctr = &cpu->ctr;
+    ctr->c[CTR_ACCESSES]++;
+    ctr->c[kind == ACC_LOAD ? CTR_LOADS : CTR_STORES]++;
+    ctr->c[kind == ACC_LOAD ? CTR_DTLB_LOADS : CTR_DTLB_STORES]++;
+  }
+  uint64_t t = cpu->clock + cpu->l1_hit_cycles;
+  MemLevel lvl;
+  uint32_t lat = memsys_access(cpu->mem, (cpu->ud_pfn << 12) | (va & 0xfff), (MemReqKind)kind, &lvl);
+  uint64_t done = lvl != MEM_L1 ? cpu_mshr_push(cpu, t, lat) : t + lat;
+  if (kind == ACC_LOAD)
+    cpu->last_load_done = done;
+  return TRUE;
+}
 /* A host-side hint, no effect on the model: the engine calls it for records
  * a few places ahead so that the host lines their simulation will read (the
  * page-table entry, the simulated cache sets of the entry and of the data)

@@ -21,6 +21,7 @@
 #include "engine.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <string.h>
 #include "events.h"
 #include "khugepaged.h"
@@ -433,19 +434,36 @@ static void count_warmup(Engine *e)
     snapshot_begin(e);
 }
 
-static inline void run_record(Engine *e, Thread *t, const TraceRecord *r)
+/* Run one record of thread t on cpu, its CPU (e->m->cpus[t->cpu], which
+ * only a thread record changes); `on_cpu`: the caller made t cpu's current
+ * thread.  `quick`: try cpu_access_quick first,
+ * worth its test where most accesses stay on the page of the one before
+ * (its callers pass a constant or a flag of the batch); it counts its
+ * accesses in *counts, which the caller flushes into cpu (run_record does
+ * before a snapshot), or with counts NULL in cpu's counters.  Returns TRUE when the run stopped (e->stopped). */
+static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t, const TraceRecord *r, gboolean quick,
+                                                  gboolean on_cpu, CpuQuickCounts *counts)
 {
-  Cpu *cpu = run_on(e, t);
+  TraceRecordType type = (TraceRecordType)r->type;
+  if (!on_cpu && G_UNLIKELY(cpu->cur != t))
+    switch_to(e, t, cpu);
   if (G_UNLIKELY(cpu->clock >= *e->kh_wake))
     khugepaged_run(e->kh, cpu->clock);
   if (G_UNLIKELY(cpu->clock >= cpu->numa_due))
     numa_balance_tick(e->m->k->numa_balance, cpu, t);
-  switch ((TraceRecordType)r->type) {
+  switch (type) {
   case REC_ACCESS:
-    cpu_access(cpu, t, r);
-    count_warmup(e);
-    if (G_UNLIKELY(*e->oom))
-      e->stopped = TRUE;
+    if (!quick || !cpu_access_quick(cpu, r, counts))
+      cpu_access(cpu, t, r);
+    if (G_UNLIKELY(e->warmup_left | *e->oom)) { /* both rare: one test */
+      if (counts)
+        cpu_quick_flush(cpu, counts); /* the warmup's end takes a snapshot */
+      count_warmup(e);
+      if (*e->oom) {
+        e->stopped = TRUE;
+        return TRUE;
+      }
+    }
     break;
   case REC_COMPUTE:
     cpu_compute(cpu, r->len);
@@ -453,6 +471,7 @@ static inline void run_record(Engine *e, Thread *t, const TraceRecord *r)
   default:
     break;
   }
+  return FALSE;
 }
 
 /* The queue to run next: nonempty, lowest CPU clock, first seen among equals
@@ -533,7 +552,7 @@ static void run_queues(Engine *e, gboolean all)
           size_t pos = q->head + prefetch_ahead[st];
           cpu_prefetch(cpu, q->t, &q->buf[pos & (q->cap - 1)], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
         }
-      run_record(e, q->t, &q->buf[q->head]);
+      run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE, FALSE, NULL);
       q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
       q->len--;
       e->queued--;
@@ -551,7 +570,7 @@ static void run_queues(Engine *e, gboolean all)
     Queue *q = pick(e, &starved);
     if (!q || (starved && !all && e->queued < ENGINE_QUEUE_MAX))
       return;
-    run_record(e, q->t, &q->buf[q->head]);
+    run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE, FALSE, NULL);
     q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
     q->len--;
     e->queued--;
@@ -603,8 +622,17 @@ static Queue *solo_queue(const Engine *e, const TraceBatch *b, uint32_t pid, uin
   Queue *q = e->last;
   if (q->len || e->last_pid != pid || e->last_tid != tid)
     return NULL;
-  for (unsigned i = 0; i < b->n; i++) {
-    const TraceRecord *r = &b->rec[i];
+  /* pid and tid side by side as one word: a record that names the thread
+   * or leaves both to it (0, 0) passes on one compare. */
+  G_STATIC_ASSERT(offsetof(TraceRecord, tid) == offsetof(TraceRecord, pid) + sizeof(uint32_t));
+  const uint32_t ids[2] = { pid, tid };
+  uint64_t both;
+  memcpy(&both, ids, sizeof both);
+  for (const TraceRecord *r = b->rec, *end = b->rec + b->n; r < end; r++) {
+    uint64_t w;
+    memcpy(&w, &r->pid, sizeof w);
+    if (G_LIKELY(w == both || w == 0) && r->type != REC_THREAD)
+      continue;
     if (r->type == REC_THREAD || (r->pid && r->pid != pid) || (r->tid && r->tid != tid))
       return NULL;
   }
@@ -620,32 +648,71 @@ static gboolean batch_jumps(const TraceBatch *b)
   return jumps * PREFETCH_JUMP_RATIO >= samples;
 }
 
+/* run_solo's loop over records i.. of the batch, until an event record
+ * (returned: its index) or the end (b->n).  Two copies: one for a batch
+ * that changes pages often (`jumps`), with the host prefetch when the page
+ * table is large, and one for a batch that mostly stays on a page, which
+ * tries cpu_access_quick first and never prefetches; each loop then tests
+ * per record only what its kind of batch needs. */
+static inline G_ALWAYS_INLINE unsigned run_solo_from(Engine *e, Thread *t, const TraceBatch *b, unsigned i, gboolean jumps)
+{
+  /* The CPU stays: a solo batch holds no thread record. */
+  Cpu *cpu = e->m->cpus[t->cpu];
+  /* Tested once per batch and after each event: a host hint may lag. */
+  gboolean pf = jumps && t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
+  unsigned n = b->n;
+  if (e->stopped)
+    return n;
+  /* Only the engine switches threads, so after the first record's switch
+   * (which any record would make first, events too) t stays on it. */
+  if (G_UNLIKELY(cpu->cur != t))
+    switch_to(e, t, cpu);
+  CpuQuickCounts counts = { 0 }; /* flushed on every way out */
+  const TraceRecord *r = &b->rec[i], *end = &b->rec[n];
+  for (; r < end; r++) {
+    if (G_UNLIKELY(r->type != REC_ACCESS && r->type != REC_COMPUTE))
+      break;
+    if (pf)
+      for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++) {
+        unsigned pos = (unsigned)(r - b->rec) + prefetch_ahead[st];
+        if (pos < n)
+          cpu_prefetch(cpu, t, &b->rec[pos], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
+      }
+    if (run_record(e, cpu, t, r, !jumps, TRUE, jumps ? NULL : &counts)) {
+      r = end; /* stopped */
+      break;
+    }
+  }
+  if (!jumps)
+    cpu_quick_flush(cpu, &counts);
+  return (unsigned)(r - b->rec);
+}
+
+/* The two copies, out of line: each loop gets its own registers. */
+static G_NO_INLINE unsigned run_solo_jumps(Engine *e, Thread *t, const TraceBatch *b, unsigned i)
+{
+  return run_solo_from(e, t, b, i, TRUE);
+}
+
+static G_NO_INLINE unsigned run_solo_stays(Engine *e, Thread *t, const TraceBatch *b, unsigned i)
+{
+  return run_solo_from(e, t, b, i, FALSE);
+}
+
 /* Run a batch solo_queue() accepted, record by record as engine_run would
  * once queued; host prefetch looks ahead within the batch. */
 static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
 {
   Thread *t = q->t;
-  const Cpu *cpu = e->m->cpus[t->cpu];
-  /* Tested once per batch and after each event: a host hint may lag. */
   gboolean jumps = batch_jumps(b);
-  gboolean pf = jumps && t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
   cpu_prefetch_clear(e->pf_ring);
-  for (unsigned i = 0; i < b->n && !e->stopped; i++) {
-    const TraceRecord *r = &b->rec[i];
-    if (G_LIKELY(r->type == REC_ACCESS || r->type == REC_COMPUTE)) {
-      if (pf)
-        for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++) {
-          unsigned pos = i + prefetch_ahead[st];
-          if (pos < b->n)
-            cpu_prefetch(cpu, t, &b->rec[pos], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
-        }
-      run_record(e, t, r);
-      continue;
-    }
-    barrier_event(e, q, r);
+  unsigned i = 0;
+  for (;;) {
+    i = jumps ? run_solo_jumps(e, t, b, i) : run_solo_stays(e, t, b, i);
+    if (i >= b->n || e->stopped)
+      return;
+    barrier_event(e, q, &b->rec[i++]);
     cpu_prefetch_clear(e->pf_ring); /* the event may have ended the mm */
-    cpu = e->m->cpus[t->cpu];
-    pf = jumps && t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES;
   }
 }
 

@@ -49,6 +49,34 @@ static void random_access(gpointer state, TraceRecord *r)
   r->addr = WORKLOAD_BASE_VA + word * WORKLOAD_WORD_BYTES;
 }
 
+/* random_access n times, with the stream and the mix in registers;
+ * `mixed`: some accesses may be stores. */
+static inline G_ALWAYS_INLINE void random_fill(RandomGen *g, const TraceRecord *proto, TraceRecord *r, unsigned n,
+                                               gboolean mixed)
+{
+  const TraceRecord p = *proto; /* in registers: r may alias proto's type */
+  uint64_t rng = g->rng, words = g->words;
+  WorkloadMix mix = g->mix;
+  for (unsigned k = 0; k < n; k++) {
+    uint64_t word = (uint64_t)(((unsigned __int128)perm_splitmix64(&rng) * words) >> 64);
+    r[k] = p;
+    if (mixed)
+      r[k].kind = workload_mix_next(&mix);
+    r[k].addr = WORKLOAD_BASE_VA + word * WORKLOAD_WORD_BYTES;
+  }
+  g->rng = rng;
+  g->mix = mix;
+}
+
+static void random_access_batch(gpointer state, const TraceRecord *proto, TraceRecord *r, unsigned n)
+{
+  RandomGen *g = state;
+  if (workload_mix_loads_only(&g->mix)) /* proto is a load */
+    random_fill(g, proto, r, n, FALSE);
+  else
+    random_fill(g, proto, r, n, TRUE);
+}
+
 const WorkloadGenerator gen_random = {
   "random",
   "independent 8-byte accesses at uniformly random addresses (GUPS-like)",
@@ -56,4 +84,6 @@ const WorkloadGenerator gen_random = {
   random_init,
   random_access,
   g_free,
+  NULL,
+  random_access_batch,
 };

@@ -50,6 +50,38 @@ static void seq_access(gpointer state, TraceRecord *r)
     g->next = 0;
 }
 
+/* seq_access n times, with the position and the mix in registers and the
+ * address advanced by the stride; `mixed`: some accesses may be stores. */
+static inline G_ALWAYS_INLINE void seq_fill(SeqGen *g, const TraceRecord *proto, TraceRecord *r, unsigned n, gboolean mixed)
+{
+  const TraceRecord p = *proto; /* in registers: r may alias proto's type */
+  WorkloadMix mix = g->mix;
+  uint64_t next = g->next, positions = g->positions, stride = g->stride;
+  uint64_t addr = WORKLOAD_BASE_VA + next * stride;
+  for (unsigned k = 0; k < n; k++) {
+    r[k] = p;
+    if (mixed)
+      r[k].kind = workload_mix_next(&mix);
+    r[k].addr = addr;
+    addr += stride;
+    if (++next == positions) {
+      next = 0;
+      addr = WORKLOAD_BASE_VA;
+    }
+  }
+  g->mix = mix;
+  g->next = next;
+}
+
+static void seq_access_batch(gpointer state, const TraceRecord *proto, TraceRecord *r, unsigned n)
+{
+  SeqGen *g = state;
+  if (workload_mix_loads_only(&g->mix)) /* proto is a load */
+    seq_fill(g, proto, r, n, FALSE);
+  else
+    seq_fill(g, proto, r, n, TRUE);
+}
+
 const WorkloadGenerator gen_seq = {
   "seq",
   "sequential passes with a fixed stride, wrapping around size (STREAM-like)",
@@ -57,4 +89,6 @@ const WorkloadGenerator gen_seq = {
   seq_init,
   seq_access,
   g_free,
+  NULL,
+  seq_access_batch,
 };

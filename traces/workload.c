@@ -249,37 +249,58 @@ static gboolean workload_next_batch(TraceSource *src, TraceBatch *batch, GError 
       r->prot = PROT_R | PROT_W;
       r->flags = c->map_flags;
       break;
-    case PHASE_SETUP:
+    case PHASE_SETUP: {
       if (w->i == c->setup_writes)
         break;
       /* The records of a long phase in one loop: as many as the batch
        * and the phase have room for. */
-      for (unsigned k = (unsigned)MIN((uint64_t)(TRACE_BATCH_MAX - n), c->setup_writes - w->i); k; k--) {
-        r = &batch->rec[n++];
-        *r = proto;
-        r->kind = ACC_STORE;
-        if (c->gen->setup)
+      unsigned count = (unsigned)MIN((uint64_t)(TRACE_BATCH_MAX - n), c->setup_writes - w->i);
+      if (c->gen->setup) {
+        for (unsigned k = count; k; k--) {
+          r = &batch->rec[n++];
+          *r = proto;
+          r->kind = ACC_STORE;
           c->gen->setup(w->state, w->i, r);
-        else
-          r->addr = c->map_va + w->i * c->setup_stride_bytes;
-        w->i++;
+          w->i++;
+        }
+      } else { /* address order: one add per record, the prototype in registers */
+        TraceRecord store = proto;
+        store.kind = ACC_STORE;
+        uint64_t addr = c->map_va + w->i * c->setup_stride_bytes, step = c->setup_stride_bytes;
+        TraceRecord *out = &batch->rec[n];
+        for (unsigned k = 0; k < count; k++, addr += step) {
+          out[k] = store;
+          out[k].addr = addr;
+        }
+        n += count;
+        w->i += count;
       }
       continue;
+    }
     case PHASE_ROI_BEGIN:
       r->type = REC_ROI_BEGIN;
       r->size = 0;
       break;
-    case PHASE_MEASURED:
+    case PHASE_MEASURED: {
       if (w->i == c->accesses)
         break;
-      for (unsigned k = (unsigned)MIN((uint64_t)(TRACE_BATCH_MAX - n), c->accesses - w->i); k; k--) {
+      unsigned count = (unsigned)MIN((uint64_t)(TRACE_BATCH_MAX - n), c->accesses - w->i);
+      TraceRecord access = proto;
+      access.gap = c->gap;
+      if (c->gen->access_batch) {
+        c->gen->access_batch(w->state, &access, &batch->rec[n], count);
+        n += count;
+        w->i += count;
+        continue;
+      }
+      for (unsigned k = count; k; k--) {
         r = &batch->rec[n++];
-        *r = proto;
-        r->gap = c->gap;
+        *r = access;
         c->gen->access(w->state, r);
         w->i++;
       }
       continue;
+    }
     case PHASE_ROI_END:
       r->type = REC_ROI_END;
       r->size = 0;

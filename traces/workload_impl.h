@@ -117,6 +117,11 @@ struct WorkloadGenerator {
    * each before the thread's first access.  NULL: address order from
    * map_va. */
   void (*setup)(gpointer state, uint64_t k, TraceRecord *r);
+  /* Optional: the next n measured accesses at once, into r[0..n-1], each
+   * starting as a copy of *proto (what `access` receives): the same
+   * records and state as n calls of `access`, in one loop with the state
+   * in registers, instead of a call per record.  NULL: `access` each. */
+  void (*access_batch)(gpointer state, const TraceRecord *proto, TraceRecord *r, unsigned n);
 };
 
 /* Set a TRACE_ERROR_WORKLOAD error "workload NAME: bad value 'TEXT' for KEY;
@@ -140,6 +145,14 @@ static inline AccessKind workload_mix_next(WorkloadMix *m)
     return ACC_STORE;
   }
   return ACC_LOAD;
+}
+
+/* TRUE when workload_mix_next returns ACC_LOAD every time and leaves the
+ * mix as it is (rw=0: acc starts at 0 and a step of 0 never carries), so
+ * that a batch loop can skip it. */
+static inline gboolean workload_mix_loads_only(const WorkloadMix *m)
+{
+  return m->step == 0 && (m->acc >> 32) == 0;
 }
 
 /* The generators (one file each). */

@@ -6,6 +6,8 @@
 #include "config.h"
 #include "machine_fixture.h"
 
+#include <string.h>
+
 #define BASE 0x7f0000000000ULL
 
 static const char *quiet[] = { "cache.prefetcher=none", NULL };
@@ -257,6 +259,97 @@ START_TEST(test_mshr_head_cache)
 }
 END_TEST
 
+/* The outstanding misses as the next access would see them: the ring from
+ * its head, without those that completed by the clock (cpu_access_quick
+ * leaves them to be retired later; cpu_access retires them first). */
+static unsigned live_misses(const Cpu *cpu, uint64_t *done, uint64_t *insn)
+{
+  unsigned k = 0, i = cpu->mshr_tail, c = cpu->mshr_count;
+  while (c && cpu->mshr_done[i] <= cpu->clock) {
+    i = (i + 1) % cpu->n_mshr;
+    c--;
+  }
+  for (; c; c--, i = (i + 1) % cpu->n_mshr, k++) {
+    done[k] = cpu->mshr_done[i];
+    insn[k] = cpu->mshr_insn[i];
+  }
+  return k;
+}
+
+/* cpu_access_quick, or cpu_access where it declines, against cpu_access
+ * alone on a twin machine: the same clock, counters, last load and
+ * outstanding misses after every access, over loads, stores (to clean and
+ * dirty pages), dependent loads and page changes, with few fill buffers and
+ * a small ROB so that both stall; with a cpi the integer clock cannot hold
+ * the quick path declines every access. */
+static void check_quick(const char *cpi_setting, gboolean expect_quick)
+{
+  const char *sets[] = { "cpu.mshrs=3", "cpu.rob_size=16", cpi_setting, NULL };
+  Thread *ta, *tb;
+  Machine *a = setup(sets, &ta), *b = setup(sets, &tb);
+  Cpu *ca = a->cpus[0], *cb = b->cpus[0];
+  unsigned quick = 0, declined = 0;
+  uint64_t x = 3;
+  for (int i = 0; i < 3000; i++) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    /* Mostly the first page (mapped dirty), lines of it that miss, some of
+     * the next pages (faulted in clean by loads, then stored to). */
+    uint64_t page = (x >> 58) < 4 ? (x >> 50) % 8 : 0;
+    uint64_t va = BASE + page * 4096 + ((x >> 30) % 64) * 64;
+    unsigned kr = (unsigned)((x >> 40) % 16);
+    AccessKind kind = kr < 10 ? ACC_LOAD : kr < 15 ? ACC_STORE : ACC_DEP_LOAD;
+    TraceRecord r = { .type = REC_ACCESS, .kind = kind, .addr = va, .size = 8, .gap = (uint32_t)((x >> 20) % 6) };
+    /* The quick path's counts go through CpuQuickCounts every other
+     * access, straight into the counters otherwise. */
+    CpuQuickCounts counts = { 0 };
+    if (cpu_access_quick(ca, &r, i % 2 ? &counts : NULL)) {
+      cpu_quick_flush(ca, &counts);
+      quick++;
+    } else {
+      cpu_access(ca, ta, &r);
+      declined++;
+    }
+    cpu_access(cb, tb, &r);
+    /* One assertion per access (each costs Check a write): the first
+     * difference is named. */
+    const char *diff = NULL;
+    uint64_t da[16], ia[16], db[16], ib[16];
+    unsigned na = live_misses(ca, da, ia), nb = live_misses(cb, db, ib);
+    if (ca->clock != cb->clock)
+      diff = "clock";
+    else if (ca->insns != cb->insns)
+      diff = "insns";
+    else if (ca->last_load_done != cb->last_load_done)
+      diff = "last_load_done";
+    else if (memcmp(ca->ctr.c, cb->ctr.c, sizeof ca->ctr.c) != 0)
+      diff = "counters";
+    else if (na != nb || memcmp(da, db, na * sizeof *da) != 0 || memcmp(ia, ib, na * sizeof *ia) != 0)
+      diff = "outstanding misses";
+    ck_assert_msg(diff == NULL, "access %d: %s differ (clock %" G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT ")", i,
+                  diff, ca->clock, cb->clock);
+    if (i % 500 == 499) { /* the next accesses miss again */
+      memsys_flush(ca->mem);
+      memsys_flush(cb->mem);
+    }
+  }
+  ck_assert_uint_gt(declined, 0);
+  if (expect_quick)
+    ck_assert_uint_gt(quick, 1000);
+  else
+    ck_assert_uint_eq(quick, 0);
+  ck_assert_uint_gt(ca->ctr.c[CTR_MEM_STALL_CYCLES], 0);
+  ck_assert_uint_gt(ca->ctr.c[CTR_PAGE_FAULTS], 0);
+  machine_free(a);
+  machine_free(b);
+}
+
+START_TEST(test_quick_path_matches)
+{
+  check_quick("cpu.cpi=0.5", TRUE);
+  check_quick("cpu.cpi=0.3", FALSE);
+}
+END_TEST
+
 static Suite *cpu_suite(void)
 {
   Suite *s = suite_create("cpu");
@@ -269,6 +362,9 @@ static Suite *cpu_suite(void)
   tcase_add_test(tc, test_walkers_limit_overlap);
   tcase_add_test(tc, test_rob_bounds_runahead);
   tcase_add_test(tc, test_mshr_head_cache);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("quick");
+  tcase_add_test(tc, test_quick_path_matches);
   suite_add_tcase(s, tc);
   return s;
 }

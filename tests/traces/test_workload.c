@@ -8,6 +8,7 @@
 #include "config.h"
 #include "testutil.h"
 #include "workload.h"
+#include "workload_impl.h"
 
 #include <string.h>
 
@@ -554,6 +555,55 @@ START_TEST(list_names_everything)
 }
 END_TEST
 
+/* A generator's access_batch against its access, record by record, from
+ * twin states made by init: batches of several lengths (one record, a
+ * prime, a whole TRACE_BATCH_MAX), across the wrap of a short seq pass,
+ * with and without stores. */
+static void check_batch_hook(const WorkloadGenerator *gen, uint64_t stride, double rw)
+{
+  WorkloadConfig cfg = { 0 };
+  cfg.gen = gen;
+  cfg.size_bytes = 4096;
+  cfg.seed = 11;
+  cfg.gap = 3;
+  if (stride) { /* seq: stride, rw */
+    cfg.own[0].u = stride;
+    cfg.own[1].frac = rw;
+  } else {
+    cfg.own[0].frac = rw;
+  }
+  GError *err = NULL;
+  gpointer one = gen->init(&cfg, &err), many = gen->init(&cfg, &err);
+  ck_assert_no_error(err);
+  ck_assert_ptr_nonnull(gen->access_batch);
+  const TraceRecord proto = { .type = REC_ACCESS, .kind = ACC_LOAD, .size = 8, .pid = 1, .tid = 1, .gap = 3 };
+  static const unsigned lengths[] = { 1, 7, TRACE_BATCH_MAX, 0, 173 };
+  TraceRecord *got = g_new(TraceRecord, TRACE_BATCH_MAX);
+  unsigned stores = 0;
+  for (unsigned b = 0; b < G_N_ELEMENTS(lengths); b++) {
+    gen->access_batch(many, &proto, got, lengths[b]);
+    for (unsigned k = 0; k < lengths[b]; k++) {
+      TraceRecord want = proto;
+      gen->access(one, &want);
+      ck_assert_int_eq(memcmp(&want, &got[k], sizeof want), 0);
+      stores += want.kind == ACC_STORE;
+    }
+  }
+  ck_assert_int_eq(stores > 0, rw > 0);
+  g_free(got);
+  gen->free(one);
+  gen->free(many);
+}
+
+START_TEST(batch_hook_matches_access)
+{
+  check_batch_hook(&gen_seq, 24, 0); /* 171 positions: the pass wraps */
+  check_batch_hook(&gen_seq, 64, 0.3);
+  check_batch_hook(&gen_random, 0, 0);
+  check_batch_hook(&gen_random, 0, 0.3);
+}
+END_TEST
+
 static Suite *workload_suite(void)
 {
   Suite *s = suite_create("workload");
@@ -576,6 +626,7 @@ static Suite *workload_suite(void)
   tcase_add_test(tc, seq_size_not_multiple_of_stride);
   tcase_add_test(tc, large_sizes_cost_nothing);
   tcase_add_test(tc, zero_accesses);
+  tcase_add_test(tc, batch_hook_matches_access);
   suite_add_tcase(s, tc);
   tc = tcase_create("stream");
   tcase_add_test(tc, stream_frame_and_kernel_order);
