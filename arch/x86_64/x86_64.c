@@ -320,9 +320,6 @@ static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
     }
   }
 
-  if (st->n_probe[0] && st->probe[0][0].size == X86_4K) /* cpu_prefetch's hint */
-    cpu->l2d_hint = (struct L1Probe){ st->probe[0][0].t, X86_4K, x86_shift[X86_4K] };
-
   static const SettingId pwc_set[PWC_MAX_LEVEL + 1] = {
     0, 0, SET_PWC_PDE_ENTRIES, SET_PWC_PDPT_ENTRIES, SET_PWC_PML4_ENTRIES, SET_PWC_PML5_ENTRIES
   };
