@@ -318,6 +318,8 @@ static inline G_ALWAYS_INLINE gboolean l1_probe(Cpu *cpu, AccessKind kind, uint6
   for (unsigned i = 0; i < n; i++) {
     Tlb *t = pr[i].t;
     unsigned sz = pr[i].size;
+    if (sz && !cpu->l1_large)
+      break; /* the list is in size order: no larger size was ever filled */
     if (!(t->size_mask & (1u << sz)))
       continue; /* no entry of that size (tlb_probe's test, made before the key) */
     TlbPayload *p = tlb_probe_held(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
@@ -345,6 +347,7 @@ static G_NO_INLINE void l1_fill_large(Cpu *cpu, AccessKind kind, uint64_t va, co
   Tlb *const *l1 = kind == ACC_IFETCH ? cpu->l1i : cpu->l1d;
   unsigned h = home[x->size];
   Tlb *t = l1[h] ? l1[h] : l1[0];
+  cpu->l1_large = TRUE;
   uint64_t sub = (va & ((1ULL << a->page_shift[x->size]) - 1)) >> a->page_shift[h];
   uint64_t pfn = x->pfn + (sub << (a->page_shift[h] - 12));
   tlb_insert(t, tlb_key(cpu->cur_asid, h, va >> a->page_shift[h]), pfn, x->flags, (uint8_t)h);

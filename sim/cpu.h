@@ -57,6 +57,9 @@ struct Cpu {
     unsigned size, shift;
   } l1d_probe[ARCH_MAX_SIZES], l1i_probe[ARCH_MAX_SIZES];
   unsigned n_l1d_probe, n_l1i_probe;
+  /* l1_fill_large has run: until then no L1 array holds an entry of a
+   * size above the base one, and a probe stops after the base size's. */
+  gboolean l1_large;
   uint32_t l1_hit_cycles;
   /* Last data and instruction translation (4K granule): an exact shortcut,
    * since that entry is the most recently used of its L1 array. */

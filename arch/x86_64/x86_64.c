@@ -66,6 +66,9 @@ typedef struct {
   unsigned levels;
   uint32_t stlb_hit_cycles, walk_overhead_cycles;
   unsigned n_probe[2];
+  /* A page larger than the base size has been filled into a second-level
+   * array: until then the probes stop after the base size's. */
+  gboolean l2_large;
   uint8_t stlb_home[X86_N_SIZES]; /* array size code holding each page size, 0xff: none */
   Tlb *stlb, *stlb_1g, *l2i;
   /* The second-level probes in order, for data (0) and fetches (1): each
@@ -393,6 +396,8 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
   for (unsigned i = 0; i < st->n_probe[fetch]; i++) {
     Tlb *t = st->probe[fetch][i].t;
     unsigned sz = st->probe[fetch][i].size;
+    if (sz && !st->l2_large)
+      break; /* the list is in size order: no larger size was ever filled */
     if (!(t->size_mask & (1u << sz)))
       continue; /* no entry of that size (tlb_probe's test, made before the key) */
     TlbPayload *p = tlb_probe_held(t, tlb_key(asid, sz, va >> x86_shift[sz])); /* a miss readies the refill */
@@ -476,8 +481,10 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
         fill = st->stlb_1g, home = X86_1G;
       else if (home != 0xff)
         fill = st->stlb;
-      if (fill)
+      if (fill) {
+        st->l2_large |= home != X86_4K;
         insert_frag(fill, asid, home, size, va, out->pfn, out->flags);
+      }
       break;
     }
     /* A non-leaf entry: cache it and descend. */
