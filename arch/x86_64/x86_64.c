@@ -216,9 +216,17 @@ static void pwc_flush(Pwc *p, gboolean all, unsigned asid)
   }
 }
 
-static uint64_t pwc_tag(const X86State *st, unsigned level, unsigned asid, uint64_t va)
+/* Keys and tags of one translation, built from `akey`, tlb_key(asid, 0, 0):
+ * the walk runs only for a va below user_limit (at most 2^56), whose page
+ * numbers fit TLB_VPN_BITS, so tlb_key's mask of the VPN is not needed. */
+static inline uint64_t x86_key(uint64_t akey, unsigned size, uint64_t va)
 {
-  return TLB_VALID | ((uint64_t)(asid & TLB_ASID_MASK) << TLB_ASID_SHIFT) | (va >> st->shift[level]);
+  return akey | ((uint64_t)size << TLB_SIZE_SHIFT) | (va >> x86_shift[size]);
+}
+
+static inline uint64_t pwc_tag(const X86State *st, unsigned level, uint64_t akey, uint64_t va)
+{
+  return akey | (va >> st->shift[level]);
 }
 
 void x86_64_pwc_info(const Cpu *cpu, X86PwcInfo *info)
@@ -361,14 +369,14 @@ static void explain_entry(GString *ex, unsigned l, unsigned idx, uint64_t pa, ui
  * are of size `home` (<= size), as a fragment when they differ.  Inline in
  * the walk's one call: the refill usually takes the way that the probe's
  * miss found (tlb_insert). */
-static inline G_ALWAYS_INLINE void insert_frag(Tlb *t, unsigned asid, unsigned home, unsigned size, uint64_t va, uint64_t pfn, uint8_t flags)
+static inline G_ALWAYS_INLINE void insert_frag(Tlb *t, uint64_t akey, unsigned home, unsigned size, uint64_t va, uint64_t pfn, uint8_t flags)
 {
   uint64_t fpfn = pfn;
   if (home != size) { /* the fragment of va */
     uint64_t sub = (va & ((1ULL << x86_shift[size]) - 1)) >> x86_shift[home];
     fpfn += sub << (x86_shift[home] - 12);
   }
-  tlb_insert(t, tlb_key(asid, home, va >> x86_shift[home]), fpfn, flags, (uint8_t)home);
+  tlb_insert(t, x86_key(akey, home, va), fpfn, flags, (uint8_t)home);
 }
 
 /* The second level and the walk; `ex` (explain) collects the text of each
@@ -378,7 +386,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
                                                             GString *ex)
 {
   X86State *st = cpu->arch_state;
-  unsigned asid = cpu->cur_asid;
+  const uint64_t akey = tlb_key(cpu->cur_asid, 0, 0); /* x86_key */
   gboolean write = kind == ACC_STORE, fetch = kind == ACC_IFETCH;
   out->walked = FALSE;
   out->walk_cycles = 0;
@@ -400,7 +408,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
       break; /* the list is in size order: no larger size was ever filled */
     if (!(t->size_mask & (1u << sz)))
       continue; /* no entry of that size (tlb_probe's test, made before the key) */
-    TlbPayload *p = tlb_probe_held(t, tlb_key(asid, sz, va >> x86_shift[sz])); /* a miss readies the refill */
+    TlbPayload *p = tlb_probe_held(t, x86_key(akey, sz, va)); /* a miss readies the refill */
     if (p && (!write || (p->flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D)) && (!fetch || (p->flags & TLBF_X))) {
       cpu->ctr.c[CTR_STLB_HITS]++;
       out->pfn = p->pfn;
@@ -423,7 +431,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
   PtNode *node = mm->pt.root;
   unsigned level = st->levels;
   for (unsigned l = 2; l <= st->levels; l++) {
-    PtNode *n = pwc_lookup(&st->pwc[l], pwc_tag(st, l, asid, va));
+    PtNode *n = pwc_lookup(&st->pwc[l], pwc_tag(st, l, akey, va));
     if (n) {
       node = n;
       level = l - 1;
@@ -483,12 +491,12 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
         fill = st->stlb;
       if (fill) {
         st->l2_large |= home != X86_4K;
-        insert_frag(fill, asid, home, size, va, out->pfn, out->flags);
+        insert_frag(fill, akey, home, size, va, out->pfn, out->flags);
       }
       break;
     }
     /* A non-leaf entry: cache it and descend. */
-    pwc_fill_absent(&st->pwc[level], pwc_tag(st, level, asid, va), node->child[idx]);
+    pwc_fill_absent(&st->pwc[level], pwc_tag(st, level, akey, va), node->child[idx]);
     node = node->child[idx];
   }
   out->walk_cycles = walk;
