@@ -483,14 +483,15 @@ static inline void prefetch_descend(const PageTable *pt, const TraceRecord *r, C
   *slot = (CpuPrefetchSlot){ r, va, n, level, idx, pt->host.nodes_freed };
 }
 
-/* Stage 2, the data line's simulated cache sets once the entry has arrived,
- * does nothing: random:size=4G (4K pages, skylake) ran in the same user
- * time without it (3.92 against 3.97 s, medians of seven alternated runs)
- * and the .mtr replay of random:size=1G too (1.43 s both), while it cost a
- * third of the prefetch's instructions and a load of the entry that could
- * stall.  Stage 1's entry prefetch is the one that counts (without it
- * 4.88 s, as without any stage); the far stage's descent is worth a little
- * (stage 1 descending alone: 4.23 s). */
+/* What is worth prefetching was measured (user time of random:size=4G,
+ * skylake, 4K pages, medians of five or seven runs alternated): the entry
+ * (stage 1) is what counts, 4.88 s without it as without any stage, 3.9 s
+ * with it; the far stage's descent, which starts loading the last table's
+ * node struct, is worth a little (stage 1 descending alone: 4.23 s).  The
+ * simulated cache sets of the entry (stage 1) and of the data line (what
+ * stage 2 did, once the entry had arrived) gave nothing measurable there,
+ * on the .mtr replay of random:size=1G or on zen4, and cost most of the
+ * prefetch's instructions: stage 2 does nothing. */
 void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *r, unsigned stage, CpuPrefetchSlot *slot)
 {
   if (stage > 1 || r->type != REC_ACCESS || th->mm->pt.tables < CPU_PREFETCH_MIN_TABLES)
@@ -508,10 +509,7 @@ void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *r, unsign
    * table was freed since (its node may be gone). */
   if (slot->r != r || slot->va != va || slot->nodes_freed != pt->host.nodes_freed)
     prefetch_descend(pt, r, slot, FALSE);
-  const PtNode *n = slot->n;
-  unsigned idx = slot->idx;
-  __builtin_prefetch(&n->e[idx]);
-  memsys_host_prefetch(cpu->mem, (n->pfn << 12) | ((uint64_t)idx << 3));
+  __builtin_prefetch(&slot->n->e[slot->idx]);
 }
 
 void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)

@@ -89,11 +89,11 @@ void cpu_free(Cpu *cpu);
 /* Run one access of the thread on this CPU. */
 void cpu_access(Cpu *cpu, Thread *t, const TraceRecord *r);
 /* A host-side hint, no effect on the model: the engine calls it for records
- * a few places ahead so that the host lines their simulation will read (the
- * page-table entry and its simulated cache sets) are on their way.  Stages,
- * far to near: 0 the descent of the page table to the table that holds the
- * entry, whose node struct it starts loading, 1 the entry and its simulated
- * cache sets; 2 does nothing (measured of no use, see cpu.c).  `slot`
+ * a few places ahead so that the host line their walk will read (the
+ * page-table entry) is on its way.  Stages, far to near: 0 the descent of
+ * the page table to the table that holds the entry, whose node struct it
+ * starts loading, 1 the entry; 2 does nothing (what else was tried is in
+ * cpu.c).  `slot`
  * carries what the far stage found to the near one of the same record, so
  * that it does not descend again: the engine keeps a ring of CPU_PREFETCH_RING slots by
  * record position and clears it (cpu_prefetch_clear) before each run of
