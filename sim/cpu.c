@@ -124,6 +124,9 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
     if (ti && cpu->l1i_home[sz] == sz)
       cpu->l1i_probe[cpu->n_l1i_probe++] = (struct L1Probe){ ti, sz, m->arch->page_shift[sz] };
   }
+  /* The lists are in size order, the base size first and alone in it. */
+  cpu->n_l1d_live = MIN(cpu->n_l1d_probe, 1u);
+  cpu->n_l1i_live = MIN(cpu->n_l1i_probe, 1u);
   if (!cpu->l1d[0] || !cpu->l1i[0]) {
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
                 "the L1 TLBs need 4K arrays: tlb.l1d_4k_entries and tlb.l1i_4k_entries must be at least 1");
@@ -314,12 +317,10 @@ static inline G_ALWAYS_INLINE gboolean l1_probe(Cpu *cpu, AccessKind kind, uint6
                                 gboolean *dirty_assist)
 {
   const struct L1Probe *pr = kind == ACC_IFETCH ? cpu->l1i_probe : cpu->l1d_probe;
-  unsigned n = kind == ACC_IFETCH ? cpu->n_l1i_probe : cpu->n_l1d_probe;
+  unsigned n = kind == ACC_IFETCH ? cpu->n_l1i_live : cpu->n_l1d_live;
   for (unsigned i = 0; i < n; i++) {
     Tlb *t = pr[i].t;
     unsigned sz = pr[i].size;
-    if (sz && !cpu->l1_large)
-      break; /* the list is in size order: no larger size was ever filled */
     if (!(t->size_mask & (1u << sz)))
       continue; /* no entry of that size (tlb_probe's test, made before the key) */
     TlbPayload *p = tlb_probe_held(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
@@ -347,7 +348,8 @@ static G_NO_INLINE void l1_fill_large(Cpu *cpu, AccessKind kind, uint64_t va, co
   Tlb *const *l1 = kind == ACC_IFETCH ? cpu->l1i : cpu->l1d;
   unsigned h = home[x->size];
   Tlb *t = l1[h] ? l1[h] : l1[0];
-  cpu->l1_large = TRUE;
+  cpu->n_l1d_live = cpu->n_l1d_probe;
+  cpu->n_l1i_live = cpu->n_l1i_probe;
   uint64_t sub = (va & ((1ULL << a->page_shift[x->size]) - 1)) >> a->page_shift[h];
   uint64_t pfn = x->pfn + (sub << (a->page_shift[h] - 12));
   tlb_insert(t, tlb_key(cpu->cur_asid, h, va >> a->page_shift[h]), pfn, x->flags, (uint8_t)h);

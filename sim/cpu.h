@@ -57,9 +57,9 @@ struct Cpu {
     unsigned size, shift;
   } l1d_probe[ARCH_MAX_SIZES], l1i_probe[ARCH_MAX_SIZES];
   unsigned n_l1d_probe, n_l1i_probe;
-  /* l1_fill_large has run: until then no L1 array holds an entry of a
-   * size above the base one, and a probe stops after the base size's. */
-  gboolean l1_large;
+  /* How many of those a probe tries: 1, the base size, until l1_fill_large
+   * has run (no L1 array can hold a larger size before), then all. */
+  unsigned n_l1d_live, n_l1i_live;
   uint32_t l1_hit_cycles;
   /* Last data and instruction translation (4K granule): an exact shortcut,
    * since that entry is the most recently used of its L1 array. */

@@ -65,10 +65,10 @@ typedef struct {
   uint64_t user_limit;
   unsigned levels;
   uint32_t stlb_hit_cycles, walk_overhead_cycles;
-  unsigned n_probe[2];
-  /* A page larger than the base size has been filled into a second-level
-   * array: until then the probes stop after the base size's. */
-  gboolean l2_large;
+  /* The probes of each list, and how many of them a lookup tries: those of
+   * the base size (1, or 0 without a 4K array) until a larger page has been
+   * filled into a second-level array (none can hold one before), then all. */
+  unsigned n_probe[2], n_probe_live[2];
   uint8_t stlb_home[X86_N_SIZES]; /* array size code holding each page size, 0xff: none */
   Tlb *stlb, *stlb_1g, *l2i;
   /* The second-level probes in order, for data (0) and fetches (1): each
@@ -328,6 +328,7 @@ static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
       st->probe[side][st->n_probe[side]].t = t;
       st->probe[side][st->n_probe[side]].size = sz;
       st->n_probe[side]++;
+      st->n_probe_live[side] += sz == X86_4K;
     }
   }
 
@@ -401,11 +402,9 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
   /* Second level: shared STLB (or the L2 ITLB for fetches on AMD). */
   Tlb *l2 = fetch && st->l2i ? st->l2i : st->stlb;
   uint32_t cycles = st->stlb_hit_cycles;
-  for (unsigned i = 0; i < st->n_probe[fetch]; i++) {
+  for (unsigned i = 0; i < st->n_probe_live[fetch]; i++) {
     Tlb *t = st->probe[fetch][i].t;
     unsigned sz = st->probe[fetch][i].size;
-    if (sz && !st->l2_large)
-      break; /* the list is in size order: no larger size was ever filled */
     if (!(t->size_mask & (1u << sz)))
       continue; /* no entry of that size (tlb_probe's test, made before the key) */
     TlbPayload *p = tlb_probe_held(t, x86_key(akey, sz, va)); /* a miss readies the refill */
@@ -490,7 +489,8 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
       else if (home != 0xff)
         fill = st->stlb;
       if (fill) {
-        st->l2_large |= home != X86_4K;
+        if (home != X86_4K) /* the probes try every size from now on */
+          memcpy(st->n_probe_live, st->n_probe, sizeof st->n_probe);
         insert_frag(fill, akey, home, size, va, out->pfn, out->flags);
       }
       break;
