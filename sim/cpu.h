@@ -89,13 +89,14 @@ void cpu_free(Cpu *cpu);
 /* Run one access of the thread on this CPU. */
 void cpu_access(Cpu *cpu, Thread *t, const TraceRecord *r);
 /* A host-side hint, no effect on the model: the engine calls it for records
- * a few places ahead so that the host line their walk will read (the
- * page-table entry) is on its way.  Stages, far to near: 0 the descent of
- * the page table to the table that holds the entry, whose node struct it
- * starts loading, 1 the entry; 2 does nothing (what else was tried is in
- * cpu.c).  `slot`
- * carries what the far stage found to the near one of the same record, so
- * that it does not descend again: the engine keeps a ring of CPU_PREFETCH_RING slots by
+ * a few places ahead so that the host lines their simulation will read (the
+ * page-table entry, the simulated cache sets of the entry and of the data)
+ * are on their way.  Stages, far to near: 0 the descent of the page table
+ * to the table that holds the entry, whose node struct it starts loading,
+ * 1 the entry and its simulated cache sets, 2 the data line's sets (once
+ * the entry has arrived).  `slot` carries what the
+ * far stage found to the nearer ones of the same record, so that they do
+ * not descend again: the engine keeps a ring of CPU_PREFETCH_RING slots by
  * record position and clears it (cpu_prefetch_clear) before each run of
  * records; a slot that does not describe the record is refilled. */
 typedef struct {
