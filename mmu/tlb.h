@@ -123,19 +123,6 @@ static inline uint64_t tlb_stamp_next(Tlb *t, uint64_t old)
   return t->tick | (old & t->way_mask);
 }
 
-/* A host-side hint, no effect on the model: start loading the tags and
- * stamps of `key`'s set, so that a probe a few records later finds them in
- * the host's cache.  The first and the last way of each: the sets of the
- * presets (4 to 16 ways of 8 bytes) span at most two host lines. */
-static inline void tlb_host_prefetch(const Tlb *t, uint64_t key)
-{
-  unsigned base = tlb_set_of(t, key) * t->ways;
-  __builtin_prefetch(t->tags + base, 1);
-  __builtin_prefetch(t->tags + base + t->ways - 1, 1);
-  __builtin_prefetch(t->stamp + base, 1);
-  __builtin_prefetch(t->stamp + base + t->ways - 1, 1);
-}
-
 /* Probe; on a hit update the replacement state and return the payload. */
 TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base);
 

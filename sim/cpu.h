@@ -57,9 +57,9 @@ struct Cpu {
     unsigned size, shift;
   } l1d_probe[ARCH_MAX_SIZES], l1i_probe[ARCH_MAX_SIZES];
   unsigned n_l1d_probe, n_l1i_probe;
-  /* The second-level data array that a base page's translation is probed
-   * in, for cpu_prefetch only (set by the architecture; NULL: none). */
-  struct L1Probe l2d_hint;
+  /* How many of those a probe tries: 1, the base size, until l1_fill_large
+   * has run (no L1 array can hold a larger size before), then all. */
+  unsigned n_l1d_live, n_l1i_live;
   uint32_t l1_hit_cycles;
   /* Last data and instruction translation (4K granule): an exact shortcut,
    * since that entry is the most recently used of its L1 array. */
@@ -265,10 +265,10 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
 /* A host-side hint, no effect on the model: the engine calls it for records
  * a few places ahead so that the host lines their simulation will read (the
  * page-table entry, the simulated cache sets of the entry and of the data)
- * are on their way.  Stages, far to near: 0 the second-level TLB set and
- * the descent of the page table to the table that holds the entry, whose
- * node struct it starts loading, 1 the entry and its simulated cache sets,
- * 2 the data line's sets (once the entry has arrived).  `slot` carries what the
+ * are on their way.  Stages, far to near: 0 the descent of the page table
+ * to the table that holds the entry, whose node struct it starts loading,
+ * 1 the entry and its simulated cache sets, 2 the data line's sets (once
+ * the entry has arrived).  `slot` carries what the
  * far stage found to the nearer ones of the same record, so that they do
  * not descend again: the engine keeps a ring of CPU_PREFETCH_RING slots by
  * record position and clears it (cpu_prefetch_clear) before each run of

@@ -29,39 +29,46 @@
 
 #define PWC_MAX_LEVEL 5
 
-/* A fully associative paging-structure cache with true LRU, kept in
- * recency order: entry 0 is the most recently used, the valid entries are
- * 0..valid-1 and invalid ones follow.  A hit moves the entry to the front; a
- * fill pushes every entry down one and drops the last (the least recently
- * used, or an invalid one).
+/* A fully associative paging-structure cache with true LRU.
  *
- * Host shortcuts, neither of which changes what is cached or its order: a
- * count of the valid entries per hash of their tag answers most misses
- * without a search (a zero count is a sure miss; a random walk over a large
- * range misses the PDE cache nearly always), and searches stop at `valid`.
- * The recency order is a ring starting at `head`, so that a fill (every walk
- * that misses the PDE cache) moves no entry: it steps head back one and
- * writes there, over the last entry when the cache is full. */
-#define PWC_FILTER 256
+ * Host layout, which changes neither what is cached nor its order: the
+ * entries sit in fixed slots (0..valid-1 are the valid ones), a hash of the
+ * tag leads to a chain of the slots holding it, and the recency order is a
+ * doubly linked list over the slots.  A lookup follows one short chain (an
+ * empty bucket is a sure miss: a random walk over a large range misses the
+ * PDE cache nearly always), a hit relinks its slot at the front, a fill
+ * takes the next free slot or the oldest one: nothing is searched or moved
+ * along the recency order, which the linear scan and shift of a recency-
+ * ordered array did on every hit (a third of x86_translate at 128 leaf
+ * tables against 32 PDE-cache entries). */
+#define PWC_BUCKETS 256
+#define PWC_NONE 0xffff /* no slot (slots are below 4096, the settings' limit) */
 
 typedef struct {
   unsigned n;
-  unsigned valid;  /* valid entries: recency positions 0..valid-1 */
-  unsigned head;   /* slot of recency position 0 (pwc_slot) */
+  unsigned valid;  /* valid entries: slots 0..valid-1 */
+  uint16_t newest, oldest;  /* ends of the recency list (while valid > 0) */
   uint64_t *tag;   /* TLB_VALID | asid << 48 | va >> shift[level]; 0: invalid */
   PtNode **node;   /* the next-level table the cached entry points to */
-  uint16_t count[PWC_FILTER]; /* valid entries by pwc_hash of their tag */
+  uint16_t *older, *newer;  /* by slot: neighbours in recency order, PWC_NONE at the ends */
+  uint16_t *chain; /* by slot: the next slot of its hash chain, PWC_NONE at the end */
+  uint64_t *keep_tag; /* pwc_flush's copy of the kept entries */
+  PtNode **keep_node;
+  uint16_t head[PWC_BUCKETS]; /* by pwc_hash: the chain's first slot, PWC_NONE: empty */
 } Pwc;
 
 /* The fields every translation reads come first, in the first host lines,
- * the paging-structure caches (half a KiB of filter each) after them: under
- * a random run over a large range the host's caches lose whatever one
+ * the paging-structure caches (half a KiB of chain heads each) after them:
+ * under a random run over a large range the host's caches lose whatever one
  * translation does not touch again soon. */
 typedef struct {
   uint64_t user_limit;
   unsigned levels;
   uint32_t stlb_hit_cycles, walk_overhead_cycles;
-  unsigned n_probe[2];
+  /* The probes of each list, and how many of them a lookup tries: those of
+   * the base size (1, or 0 without a 4K array) until a larger page has been
+   * filled into a second-level array (none can hold one before), then all. */
+  unsigned n_probe[2], n_probe_live[2];
   uint8_t stlb_home[X86_N_SIZES]; /* array size code holding each page size, 0xff: none */
   Tlb *stlb, *stlb_1g, *l2i;
   /* The second-level probes in order, for data (0) and fetches (1): each
@@ -83,104 +90,143 @@ uint64_t x86_64_user_limit(unsigned levels)
 
 static inline unsigned pwc_hash(uint64_t tag)
 {
-  return (unsigned)((tag ^ (tag >> TLB_ASID_SHIFT)) & (PWC_FILTER - 1));
+  return (unsigned)((tag ^ (tag >> TLB_ASID_SHIFT)) & (PWC_BUCKETS - 1));
 }
 
 static void pwc_init(Pwc *p, unsigned n)
 {
+  unsigned k = n ? n : 1;
   p->n = n;
-  p->tag = g_new0(uint64_t, n ? n : 1);
-  p->node = g_new0(PtNode *, n ? n : 1);
+  p->valid = 0;
+  p->tag = g_new0(uint64_t, k);
+  p->node = g_new0(PtNode *, k);
+  p->older = g_new(uint16_t, k);
+  p->newer = g_new(uint16_t, k);
+  p->chain = g_new(uint16_t, k);
+  p->keep_tag = g_new(uint64_t, k);
+  p->keep_node = g_new(PtNode *, k);
+  memset(p->head, 0xff, sizeof p->head);
 }
 
 static void pwc_clear(Pwc *p)
 {
   g_free(p->tag);
   g_free(p->node);
+  g_free(p->older);
+  g_free(p->newer);
+  g_free(p->chain);
+  g_free(p->keep_tag);
+  g_free(p->keep_node);
 }
 
-/* The slot of recency position i (< n). */
-static inline unsigned pwc_slot(const Pwc *p, unsigned i)
+/* Put slot s at the front of the recency list (s is valid and linked). */
+static inline void pwc_to_front(Pwc *p, unsigned s)
 {
-  unsigned s = p->head + i;
-  return s < p->n ? s : s - p->n;
-}
-
-/* Move the entry at position i to the front, shifting 0..i-1 down. */
-static inline void pwc_to_front(Pwc *p, unsigned i, uint64_t tag, PtNode *node)
-{
-  for (unsigned to = pwc_slot(p, i); i > 0; i--) {
-    unsigned from = to ? to - 1 : p->n - 1;
-    p->tag[to] = p->tag[from];
-    p->node[to] = p->node[from];
-    to = from;
-  }
-  p->tag[p->head] = tag;
-  p->node[p->head] = node;
+  unsigned o = p->older[s], y = p->newer[s]; /* y exists: s is not the newest */
+  p->older[y] = (uint16_t)o;
+  if (o != PWC_NONE)
+    p->newer[o] = (uint16_t)y;
+  else
+    p->oldest = (uint16_t)y;
+  p->older[s] = p->newest;
+  p->newer[s] = PWC_NONE;
+  p->newer[p->newest] = (uint16_t)s;
+  p->newest = (uint16_t)s;
 }
 
 static inline PtNode *pwc_lookup(Pwc *p, uint64_t tag)
 {
-  if (!p->count[pwc_hash(tag)])
-    return NULL;
-  for (unsigned i = 0, s = p->head; i < p->valid; i++, s = s + 1 == p->n ? 0 : s + 1) {
+  for (unsigned s = p->head[pwc_hash(tag)]; s != PWC_NONE; s = p->chain[s]) {
     if (p->tag[s] == tag) {
-      PtNode *node = p->node[s];
-      if (i)
-        pwc_to_front(p, i, tag, node);
-      return node;
+      if (s != p->newest)
+        pwc_to_front(p, s);
+      return p->node[s];
     }
   }
   return NULL;
 }
 
+/* Link slot s, whose tag and node are set, as the newest entry. */
+static inline void pwc_link_front(Pwc *p, unsigned s)
+{
+  uint16_t *h = &p->head[pwc_hash(p->tag[s])];
+  p->chain[s] = *h;
+  *h = (uint16_t)s;
+  p->older[s] = p->valid ? p->newest : PWC_NONE;
+  p->newer[s] = PWC_NONE;
+  if (p->valid)
+    p->newer[p->newest] = (uint16_t)s;
+  else
+    p->oldest = (uint16_t)s;
+  p->newest = (uint16_t)s;
+  p->valid++;
+}
+
 /* Fill an entry known to be absent: x86_translate fills a level only after
  * its lookup of the same tag missed in the same walk, and nothing in
- * between touches the cache.  Entries 0..valid-1 move down one, the last
- * one dropping out when the cache is full. */
-static void pwc_fill_absent(Pwc *p, uint64_t tag, PtNode *node)
+ * between touches the cache.  It becomes the newest; the least recently
+ * used one drops out when the cache is full. */
+static inline void pwc_fill_absent(Pwc *p, uint64_t tag, PtNode *node)
 {
   if (!p->n)
     return;
-  if (p->valid == p->n)
-    p->count[pwc_hash(p->tag[pwc_slot(p, --p->valid)])]--; /* the least recently used */
-  /* Position n-1 (the slot before head) is free now: it becomes the front. */
-  p->head = p->head ? p->head - 1 : p->n - 1;
-  p->tag[p->head] = tag;
-  p->node[p->head] = node;
-  p->valid++;
-  p->count[pwc_hash(tag)]++;
+  unsigned s = p->valid;
+  if (s == p->n) { /* full: reuse the oldest slot */
+    s = p->oldest;
+    uint16_t *link = &p->head[pwc_hash(p->tag[s])];
+    while (*link != s)
+      link = &p->chain[*link];
+    *link = p->chain[s];
+    p->oldest = p->newer[s]; /* exists: n > 1 here, or s is also the newest */
+    if (p->oldest != PWC_NONE)
+      p->older[p->oldest] = PWC_NONE;
+    p->valid--;
+  }
+  p->tag[s] = tag;
+  p->node[s] = node;
+  pwc_link_front(p, s);
 }
 
-/* Invalidate entries of asid (or all), keeping the valid ones in order at
- * the front. */
+/* Invalidate entries of asid (or all): the kept ones move to slots
+ * 0..keep-1 in their recency order, oldest first, and are relinked. */
 static void pwc_flush(Pwc *p, gboolean all, unsigned asid)
 {
-  unsigned keep = 0;
-  for (unsigned i = 0; i < p->valid; i++) {
-    unsigned s = pwc_slot(p, i);
+  if (!p->valid)
+    return;
+  unsigned n = p->valid, keep = 0;
+  uint64_t *tag = p->keep_tag;
+  PtNode **node = p->keep_node;
+  for (unsigned s = p->oldest; s != PWC_NONE; s = p->newer[s]) {
     uint64_t t = p->tag[s];
     if (all || ((t >> TLB_ASID_SHIFT) & TLB_ASID_MASK) == asid)
       continue;
-    unsigned k = pwc_slot(p, keep);
-    p->tag[k] = t;
-    p->node[k] = p->node[s];
+    tag[keep] = t;
+    node[keep] = p->node[s];
     keep++;
   }
-  for (unsigned i = keep; i < p->valid; i++) {
-    unsigned s = pwc_slot(p, i);
-    p->tag[s] = 0;
-    p->node[s] = NULL;
+  if (keep == n)
+    return;
+  memset(p->head, 0xff, sizeof p->head);
+  p->valid = 0;
+  for (unsigned s = 0; s < n; s++) {
+    p->tag[s] = s < keep ? tag[s] : 0;
+    p->node[s] = s < keep ? node[s] : NULL;
+    if (s < keep)
+      pwc_link_front(p, s);
   }
-  p->valid = keep;
-  memset(p->count, 0, sizeof p->count);
-  for (unsigned i = 0; i < keep; i++)
-    p->count[pwc_hash(p->tag[pwc_slot(p, i)])]++;
 }
 
-static uint64_t pwc_tag(const X86State *st, unsigned level, unsigned asid, uint64_t va)
+/* Keys and tags of one translation, built from `akey`, tlb_key(asid, 0, 0):
+ * the walk runs only for a va below user_limit (at most 2^56), whose page
+ * numbers fit TLB_VPN_BITS, so tlb_key's mask of the VPN is not needed. */
+static inline uint64_t x86_key(uint64_t akey, unsigned size, uint64_t va)
 {
-  return TLB_VALID | ((uint64_t)(asid & TLB_ASID_MASK) << TLB_ASID_SHIFT) | (va >> st->shift[level]);
+  return akey | ((uint64_t)size << TLB_SIZE_SHIFT) | (va >> x86_shift[size]);
+}
+
+static inline uint64_t pwc_tag(const X86State *st, unsigned level, uint64_t akey, uint64_t va)
+{
+  return akey | (va >> st->shift[level]);
 }
 
 void x86_64_pwc_info(const Cpu *cpu, X86PwcInfo *info)
@@ -282,11 +328,9 @@ static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
       st->probe[side][st->n_probe[side]].t = t;
       st->probe[side][st->n_probe[side]].size = sz;
       st->n_probe[side]++;
+      st->n_probe_live[side] += sz == X86_4K;
     }
   }
-
-  if (st->n_probe[0] && st->probe[0][0].size == X86_4K) /* cpu_prefetch's hint */
-    cpu->l2d_hint = (struct L1Probe){ st->probe[0][0].t, X86_4K, x86_shift[X86_4K] };
 
   static const SettingId pwc_set[PWC_MAX_LEVEL + 1] = {
     0, 0, SET_PWC_PDE_ENTRIES, SET_PWC_PDPT_ENTRIES, SET_PWC_PML4_ENTRIES, SET_PWC_PML5_ENTRIES
@@ -326,14 +370,14 @@ static void explain_entry(GString *ex, unsigned l, unsigned idx, uint64_t pa, ui
  * are of size `home` (<= size), as a fragment when they differ.  Inline in
  * the walk's one call: the refill usually takes the way that the probe's
  * miss found (tlb_insert). */
-static inline G_ALWAYS_INLINE void insert_frag(Tlb *t, unsigned asid, unsigned home, unsigned size, uint64_t va, uint64_t pfn, uint8_t flags)
+static inline G_ALWAYS_INLINE void insert_frag(Tlb *t, uint64_t akey, unsigned home, unsigned size, uint64_t va, uint64_t pfn, uint8_t flags)
 {
   uint64_t fpfn = pfn;
   if (home != size) { /* the fragment of va */
     uint64_t sub = (va & ((1ULL << x86_shift[size]) - 1)) >> x86_shift[home];
     fpfn += sub << (x86_shift[home] - 12);
   }
-  tlb_insert(t, tlb_key(asid, home, va >> x86_shift[home]), fpfn, flags, (uint8_t)home);
+  tlb_insert(t, x86_key(akey, home, va), fpfn, flags, (uint8_t)home);
 }
 
 /* The second level and the walk; `ex` (explain) collects the text of each
@@ -343,7 +387,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
                                                             GString *ex)
 {
   X86State *st = cpu->arch_state;
-  unsigned asid = cpu->cur_asid;
+  const uint64_t akey = tlb_key(cpu->cur_asid, 0, 0); /* x86_key */
   gboolean write = kind == ACC_STORE, fetch = kind == ACC_IFETCH;
   out->walked = FALSE;
   out->walk_cycles = 0;
@@ -358,12 +402,12 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
   /* Second level: shared STLB (or the L2 ITLB for fetches on AMD). */
   Tlb *l2 = fetch && st->l2i ? st->l2i : st->stlb;
   uint32_t cycles = st->stlb_hit_cycles;
-  for (unsigned i = 0; i < st->n_probe[fetch]; i++) {
+  for (unsigned i = 0; i < st->n_probe_live[fetch]; i++) {
     Tlb *t = st->probe[fetch][i].t;
     unsigned sz = st->probe[fetch][i].size;
     if (!(t->size_mask & (1u << sz)))
       continue; /* no entry of that size (tlb_probe's test, made before the key) */
-    TlbPayload *p = tlb_probe_held(t, tlb_key(asid, sz, va >> x86_shift[sz])); /* a miss readies the refill */
+    TlbPayload *p = tlb_probe_held(t, x86_key(akey, sz, va)); /* a miss readies the refill */
     if (p && (!write || (p->flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D)) && (!fetch || (p->flags & TLBF_X))) {
       cpu->ctr.c[CTR_STLB_HITS]++;
       out->pfn = p->pfn;
@@ -386,7 +430,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
   PtNode *node = mm->pt.root;
   unsigned level = st->levels;
   for (unsigned l = 2; l <= st->levels; l++) {
-    PtNode *n = pwc_lookup(&st->pwc[l], pwc_tag(st, l, asid, va));
+    PtNode *n = pwc_lookup(&st->pwc[l], pwc_tag(st, l, akey, va));
     if (n) {
       node = n;
       level = l - 1;
@@ -444,12 +488,15 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
         fill = st->stlb_1g, home = X86_1G;
       else if (home != 0xff)
         fill = st->stlb;
-      if (fill)
-        insert_frag(fill, asid, home, size, va, out->pfn, out->flags);
+      if (fill) {
+        if (home != X86_4K) /* the probes try every size from now on */
+          memcpy(st->n_probe_live, st->n_probe, sizeof st->n_probe);
+        insert_frag(fill, akey, home, size, va, out->pfn, out->flags);
+      }
       break;
     }
     /* A non-leaf entry: cache it and descend. */
-    pwc_fill_absent(&st->pwc[level], pwc_tag(st, level, asid, va), node->child[idx]);
+    pwc_fill_absent(&st->pwc[level], pwc_tag(st, level, akey, va), node->child[idx]);
     node = node->child[idx];
   }
   out->walk_cycles = walk;

@@ -140,6 +140,85 @@ START_TEST(test_pwc_lru_order)
 }
 END_TEST
 
+/* Walk references of one translation of a new page in 2M region `region`
+ * above `base`: 1 when the PDE cache holds the region. */
+static uint64_t pde_probe(Machine *m, Thread *t, uint64_t base, unsigned region, unsigned i)
+{
+  uint64_t va = base + ((uint64_t)region << 21) + ((uint64_t)i << 12);
+  map_leaf(t, va, 1, 0x60000 + i, PTE_RW);
+  Xlat x;
+  uint64_t r0 = m->cpus[0]->ctr.c[CTR_WALK_REFS];
+  ck_assert_int_eq(xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
+  return m->cpus[0]->ctr.c[CTR_WALK_REFS] - r0;
+}
+
+/* The PDE cache's LRU order when its entries share a hash chain (regions
+ * 256 apart: the same low tag bits), evicting the chain's last, middle and
+ * first entry. */
+START_TEST(test_pwc_lru_same_bucket)
+{
+  const char *sets[] = { "pwc.pde_entries=3", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  Thread *t = fixture_thread(m, 1);
+  /* LRU of 3 over regions 0, 1, 2, 3 (x 256): fills 0 1 2, hit 0, miss 3
+   * (drops 1), miss 1 (drops 2), hit 0, miss 2 (drops 3), hit 1, miss 3
+   * (drops 0), miss 0 (drops 2), hit 3, hit 1. */
+  static const struct { unsigned region; gboolean hit; } seq[] = {
+    { 0, FALSE }, { 1, FALSE }, { 2, FALSE }, { 0, TRUE }, { 3, FALSE }, { 1, FALSE }, { 0, TRUE },
+    { 2, FALSE }, { 1, TRUE }, { 3, FALSE }, { 0, FALSE }, { 3, TRUE }, { 1, TRUE },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(seq); i++) {
+    uint64_t refs = pde_probe(m, t, 0x7f0000000000ULL, seq[i].region * 256, i);
+    ck_assert_msg(seq[i].hit ? refs == 1 : refs >= 2, "access %u (region %u): %" G_GUINT64_FORMAT " walk references",
+                  i, seq[i].region, refs);
+  }
+  X86PwcInfo info;
+  x86_64_pwc_info(m->cpus[0], &info);
+  ck_assert_uint_eq(info.valid[2], 3);
+  machine_free(m);
+}
+END_TEST
+
+/* A flush of one address space's entries keeps the others in their LRU
+ * order: two processes fill the PDE cache alternately, the first one's are
+ * flushed, and the second one's then leave in the order of their use. */
+START_TEST(test_pwc_flush_keeps_order)
+{
+  const char *sets[] = { "pwc.pde_entries=4", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  Cpu *cpu = m->cpus[0];
+  Thread *a = fixture_thread(m, 1);
+  Thread *b = fixture_thread(m, 2);
+  ck_assert_uint_ne(a->mm->asid, b->mm->asid);
+  const uint64_t base = 0x7f0000000000ULL;
+  unsigned i = 0;
+  /* b: regions 0 1, a: 0 1 (same tags but another PCID), so the cache
+   * holds b0 b1 a0 a1; b uses 0 again: b1 is now b's oldest. */
+  cpu->cur_asid = b->mm->asid;
+  ck_assert_uint_ge(pde_probe(m, b, base, 0, i++), 2);
+  ck_assert_uint_ge(pde_probe(m, b, base, 1, i++), 2);
+  cpu->cur_asid = a->mm->asid;
+  ck_assert_uint_ge(pde_probe(m, a, base, 0, i++), 2);
+  ck_assert_uint_ge(pde_probe(m, a, base, 1, i++), 2);
+  cpu->cur_asid = b->mm->asid;
+  ck_assert_uint_eq(pde_probe(m, b, base, 0, i++), 1);
+  cpu_flush_asid(cpu, a->mm->asid);
+  X86PwcInfo info;
+  x86_64_pwc_info(cpu, &info);
+  ck_assert_uint_eq(info.valid[2], 2);
+  /* Three new regions of b: the first two fill the free entries, the
+   * third drops b1 (b0 was used since), so b0 still hits and b1 misses. */
+  ck_assert_uint_ge(pde_probe(m, b, base, 2, i++), 2);
+  ck_assert_uint_ge(pde_probe(m, b, base, 3, i++), 2);
+  ck_assert_uint_ge(pde_probe(m, b, base, 4, i++), 2);
+  ck_assert_uint_eq(pde_probe(m, b, base, 0, i++), 1);
+  ck_assert_uint_ge(pde_probe(m, b, base, 1, i++), 2);
+  cpu->cur_asid = a->mm->asid;
+  ck_assert_uint_ge(pde_probe(m, a, base, 0, i++), 2); /* flushed */
+  machine_free(m);
+}
+END_TEST
+
 START_TEST(test_stlb_fill_and_sizes)
 {
   Machine *m = fixture_machine("skylake", NULL);
@@ -242,6 +321,8 @@ static Suite *x86_suite(void)
   tcase_add_test(tc, test_walk_refs_per_size);
   tcase_add_test(tc, test_pwc_shortens_walks);
   tcase_add_test(tc, test_pwc_lru_order);
+  tcase_add_test(tc, test_pwc_lru_same_bucket);
+  tcase_add_test(tc, test_pwc_flush_keeps_order);
   tcase_add_test(tc, test_stlb_fill_and_sizes);
   tcase_add_test(tc, test_accessed_dirty_and_permissions);
   tcase_add_test(tc, test_pcid_isolation);

@@ -163,6 +163,38 @@ START_TEST(test_fault_then_retry)
 }
 END_TEST
 
+/* A 2M page mapped after 4K pages were in use: the L1 and second-level
+ * probes, which skip the larger sizes until one is filled, find it. */
+START_TEST(test_large_page_after_base_pages)
+{
+  Thread *t;
+  Machine *m = fixture_machine("skylake", quiet);
+  t = fixture_thread(m, 1);
+  Cpu *cpu = m->cpus[0];
+  const uint64_t huge = BASE + (2 << 20);
+  fixture_vma(t, BASE, 4 << 20, PROT_R | PROT_W);
+  ck_assert(pgtable_set(&t->mm->pt, BASE, 1, pte_make(0x12345, PTE_P | PTE_RW | PTE_US | PTE_A | PTE_D), NULL));
+  ck_assert(pgtable_set(&t->mm->pt, huge, 2, pte_make(0x40000, PTE_P | PTE_RW | PTE_US | PTE_A | PTE_D | PTE_PS), NULL));
+  do_access(m, t, ACC_LOAD, BASE);
+  do_access(m, t, ACC_LOAD, BASE + 4096 * 3); /* not present: a fault, a 4K page */
+  uint64_t walks = cpu->ctr.c[CTR_PAGE_WALKS];
+  do_access(m, t, ACC_LOAD, huge);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks + 1);
+  /* Another 4K granule of the 2M page: an L1 hit. */
+  uint64_t l1_misses = cpu->ctr.c[CTR_L1_TLB_MISSES];
+  do_access(m, t, ACC_LOAD, huge + 4096 * 5);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_L1_TLB_MISSES], l1_misses);
+  /* With the L1 arrays emptied, an STLB hit. */
+  cpu_flush_l1(cpu);
+  uint64_t stlb_hits = cpu->ctr.c[CTR_STLB_HITS];
+  do_access(m, t, ACC_LOAD, huge + 4096 * 9);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_L1_TLB_MISSES], l1_misses + 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_STLB_HITS], stlb_hits + 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks + 1);
+  machine_free(m);
+}
+END_TEST
+
 START_TEST(test_walkers_limit_overlap)
 {
   /* Eight independent loads to eight cold pages: with one walker the walks
@@ -359,6 +391,7 @@ static Suite *cpu_suite(void)
   tcase_add_test(tc, test_dependent_loads_serialise);
   tcase_add_test(tc, test_dirty_assist);
   tcase_add_test(tc, test_fault_then_retry);
+  tcase_add_test(tc, test_large_page_after_base_pages);
   tcase_add_test(tc, test_walkers_limit_overlap);
   tcase_add_test(tc, test_rob_bounds_runahead);
   tcase_add_test(tc, test_mshr_head_cache);
