@@ -34,7 +34,7 @@ struct Cpu {
   /* cpi as cpi_units / 2^cpi_shift when it is such a fraction (0.5, 1.25):
    * the clock then advances in integers, frac_units standing for frac.  The
    * same values as the double arithmetic, which is exact for these (see
-   * issue_insns); cpi_fixed is FALSE otherwise, or once a count too large
+   * cpu_issue_fixed); cpi_fixed is FALSE otherwise, or once a count too large
    * for that sent the clock back to the doubles. */
   gboolean cpi_fixed;
   unsigned cpi_shift;
@@ -67,9 +67,12 @@ struct Cpu {
   uint64_t ud_pfn, ui_pfn;  /* frame of that 4K granule */
   uint8_t ud_flags, ui_flags;
   /* core timing */
-  unsigned n_mshr, mshr_tail, mshr_count; /* outstanding misses: ring from tail, in issue order */
+  /* Misses not yet retired: a ring from tail, in issue order.  Those at
+   * its head may have completed by the clock: they are retired when the
+   * ring is next read (cpu_mshr_retire, cpu_mshr_push). */
+  unsigned n_mshr, mshr_tail, mshr_count;
   uint64_t *mshr_done, *mshr_insn;
-  /* Of the oldest outstanding miss, UINT64_MAX when there is none: its
+  /* Of the ring's oldest miss, UINT64_MAX when there is none: its
    * mshr_done, and the insns count at which it blocks retirement (its
    * mshr_insn + rob_size), so that each test per access is one compare. */
   uint64_t mshr_head_done, mshr_rob_due;
@@ -110,7 +113,8 @@ void cpu_mshr_retire_done(Cpu *cpu);
 void cpu_rob_stall(Cpu *cpu);
 /* Retire, then stall if the ROB bound is still reached. */
 void cpu_rob_check(Cpu *cpu);
-/* issue_insns with the double clock (cpi not a dyadic fraction). */
+/* cpu_issue_insns with the double clock: a cpi that is not a dyadic
+ * fraction, or a count past CPU_FIXED_MAX_INSNS. */
 void cpu_issue_float(Cpu *cpu, uint64_t n);
 
 /* The oldest outstanding miss changed: cache its completion and ROB bound
