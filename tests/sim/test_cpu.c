@@ -249,6 +249,24 @@ START_TEST(test_rob_bounds_runahead)
 }
 END_TEST
 
+/* The outstanding misses as the next access would see them: the ring from
+ * its head, without those that completed by the clock (cpu_access and
+ * cpu_access_quick leave them to be retired when the ring is next read).
+ * done and insn have room for cpu.mshrs entries. */
+static unsigned live_misses(const Cpu *cpu, uint64_t *done, uint64_t *insn)
+{
+  unsigned k = 0, i = cpu->mshr_tail, c = cpu->mshr_count;
+  while (c && cpu->mshr_done[i] <= cpu->clock) {
+    i = (i + 1) % cpu->n_mshr;
+    c--;
+  }
+  for (; c; c--, i = (i + 1) % cpu->n_mshr, k++) {
+    done[k] = cpu->mshr_done[i];
+    insn[k] = cpu->mshr_insn[i];
+  }
+  return k;
+}
+
 /* The oldest outstanding miss's done time and ROB bound, cached in the Cpu
  * for the per-access tests, match the ring after every access. */
 static void check_mshr_head(const Cpu *cpu)
@@ -278,7 +296,10 @@ START_TEST(test_mshr_head_cache)
     TraceRecord r = { .type = REC_ACCESS, .kind = (x >> 40) % 3 ? ACC_LOAD : ACC_STORE, .addr = va, .size = 8,
                       .gap = (uint32_t)((x >> 20) % 8) };
     uint64_t stall = cpu->ctr.c[CTR_MEM_STALL_CYCLES];
-    full |= cpu->mshr_count == cpu->n_mshr;
+    /* Every fill buffer taken by a miss still outstanding (the ring may
+     * also hold completed ones that were not retired yet). */
+    uint64_t done[16], insn[16];
+    full |= live_misses(cpu, done, insn) == cpu->n_mshr;
     cpu_access(cpu, t, &r);
     stalled |= cpu->ctr.c[CTR_MEM_STALL_CYCLES] > stall;
     check_mshr_head(cpu);
@@ -290,23 +311,6 @@ START_TEST(test_mshr_head_cache)
   machine_free(m);
 }
 END_TEST
-
-/* The outstanding misses as the next access would see them: the ring from
- * its head, without those that completed by the clock (cpu_access_quick
- * leaves them to be retired later; cpu_access retires them first). */
-static unsigned live_misses(const Cpu *cpu, uint64_t *done, uint64_t *insn)
-{
-  unsigned k = 0, i = cpu->mshr_tail, c = cpu->mshr_count;
-  while (c && cpu->mshr_done[i] <= cpu->clock) {
-    i = (i + 1) % cpu->n_mshr;
-    c--;
-  }
-  for (; c; c--, i = (i + 1) % cpu->n_mshr, k++) {
-    done[k] = cpu->mshr_done[i];
-    insn[k] = cpu->mshr_insn[i];
-  }
-  return k;
-}
 
 /* cpu_access_quick, or cpu_access where it declines, against cpu_access
  * alone on a twin machine: the same clock, counters, last load and
