@@ -436,11 +436,12 @@ static void count_warmup(Engine *e)
 
 /* Run one record of thread t on cpu, its CPU (e->m->cpus[t->cpu], which
  * only a thread record changes); `on_cpu`: the caller made t cpu's current
- * thread.  `quick`: try cpu_access_quick first,
- * worth its test where most accesses stay on the page of the one before
- * (its callers pass a constant or a flag of the batch); it counts its
- * accesses in *counts, which the caller flushes into cpu (run_record does
- * before a snapshot), or with counts NULL in cpu's counters.  Returns TRUE when the run stopped (e->stopped). */
+ * thread.  `quick`: try cpu_access_quick first, worth its test where most
+ * accesses stay on the page of the one before (its callers pass a constant
+ * or a flag of the batch); it counts its accesses in *counts, which the
+ * caller flushes into cpu (run_record does before a snapshot), or with
+ * counts NULL in cpu's counters.  Returns TRUE when the run stopped
+ * (e->stopped). */
 static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t, const TraceRecord *r, gboolean quick,
                                                   gboolean on_cpu, CpuQuickCounts *counts)
 {
