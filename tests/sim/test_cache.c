@@ -387,8 +387,9 @@ START_TEST(test_random_wide)
 }
 END_TEST
 
-/* Lines whose tags (line / sets) reach past 32 bits: the cache turns wide
- * mid-run, with lines of both kinds in its sets, and keeps its contents. */
+/* Lines whose narrow tags (line / sets, line >> CACHE_TAG_SHIFT with 64
+ * sets or more) reach past 32 bits: the cache turns wide mid-run, with
+ * lines of both kinds in its sets, and keeps its contents. */
 START_TEST(test_random_turns_wide)
 {
   for (unsigned g = 0; g < G_N_ELEMENTS(random_geo); g++) {
