@@ -71,6 +71,7 @@
 #include "dram.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 #include "cache.h" /* MMUSIM_SIM_ERROR */
 
@@ -104,6 +105,8 @@ struct Dram {
    * shift. */
   unsigned node_shift;
 };
+/* dram.h's inline functions read the DramHot through a Dram pointer. */
+G_STATIC_ASSERT(offsetof(struct Dram, hot) == 0);
 
 /* Cycles of an idle-latency figure in ns.  The small subtraction keeps a
  * product that is whole in decimal from rounding up (as sim/memsys.c). */
