@@ -19,6 +19,7 @@
 #include "map.h"
 #include "report.h"
 #include "runner.h"
+#include "settings.h"
 #include "sweep.h"
 #include "lackey.h"
 #include "mtr.h"
@@ -56,7 +57,8 @@ typedef struct {
   gint64 seed;
   gboolean json, csv;
   char *events;
-  gint64 warmup;
+  char *warmup_text; /* a count, suffixes K, M, G as in workload specs */
+  uint64_t warmup;
   gboolean whole;
   char *map;
   int jobs;         /* run: host threads, 0: the host's CPUs */
@@ -71,6 +73,7 @@ static void run_opts_clear(RunOpts *o)
   g_strfreev(o->set);
   g_free(o->events);
   g_free(o->map);
+  g_free(o->warmup_text);
 }
 
 /* The runner's view of the options (pointers into o). */
@@ -84,7 +87,7 @@ static RunSpec spec_of(const RunOpts *o)
     .format = o->format,
     .repeat = o->repeat > 0 ? (unsigned)o->repeat : 1,
     .seed = (uint64_t)o->seed,
-    .warmup = (uint64_t)o->warmup,
+    .warmup = o->warmup,
     .whole = o->whole,
   };
 }
@@ -114,7 +117,7 @@ static int cmd_run(int argc, char **argv)
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o.set, "override a setting (repeatable)", "KEY=VALUE" },
     { "repeat", 'r', 0, G_OPTION_ARG_INT, &o.repeat, "run N times with different seeds; report mean and stddev", "N" },
     { "seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "seed of the generator (and of the first repeat)", "N" },
-    { "warmup", 0, 0, G_OPTION_ARG_INT64, &o.warmup, "leave the first N accesses of the region uncounted", "N" },
+    { "warmup", 0, 0, G_OPTION_ARG_STRING, &o.warmup_text, "leave the first N accesses of the region uncounted (50000 or 50K)", "N" },
     { "whole", 0, 0, G_OPTION_ARG_NONE, &o.whole, "count the whole input (setup and its faults too), not just the region of interest", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &o.json, "print one JSON object", NULL },
     { "csv", 0, 0, G_OPTION_ARG_NONE, &o.csv, "print CSV (header and one row)", NULL },
@@ -137,8 +140,13 @@ static int cmd_run(int argc, char **argv)
     rc = usage_error("run: unexpected argument '%s'", argv[1]);
     goto out;
   }
-  if (o.repeat < 1 || o.warmup < 0 || o.seed < 0 || o.jobs < 0) {
-    rc = usage_error("run: %s must not be negative (and -r at least 1)", "-r/--seed/--warmup/-j");
+  if (o.repeat < 1 || o.seed < 0 || o.jobs < 0) {
+    rc = usage_error("run: %s must not be negative (and -r at least 1)", "-r/--seed/-j");
+    goto out;
+  }
+  if (o.warmup_text && !settings_parse_count(g_strstrip(o.warmup_text), &o.warmup)) {
+    rc = usage_error("run: --warmup '%s': give a whole number of accesses (suffixes K, M, G for thousands, "
+                     "millions, billions)", o.warmup_text);
     goto out;
   }
   if (o.json && o.csv) {

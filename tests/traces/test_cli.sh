@@ -121,6 +121,19 @@ else
   bad "run -j -1: no exit status 2 naming -j"
 fi
 
+# --warmup takes a count as workload specs do: 2K is 2000; a word is refused
+# with exit status 2 and a message naming the option.
+a=$(counters --warmup 2000 -t "$tmp/ra.txt"); b=$(counters --warmup 2K -t "$tmp/ra.txt")
+c=$(counters -t "$tmp/ra.txt")
+if [ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" != "$c" ]; then ok; else bad "--warmup 2K is not --warmup 2000"; fi
+if "$MMUSIM" run --warmup lots -t "$tmp/ra.txt" >/dev/null 2>"$tmp/err"; then
+  bad "run --warmup lots accepted"
+elif [ $? -eq 2 ] && grep -q -- "--warmup 'lots'" "$tmp/err"; then
+  ok
+else
+  bad "run --warmup lots: no exit status 2 naming --warmup"
+fi
+
 if command -v valgrind >/dev/null 2>&1; then
   seq 1 3000 | awk '{print ($1 * 7919) % 3001}' > "$tmp/data"
   if "$MMUSIM" record -q --lackey-copy "$tmp/sort.lackey" -o "$tmp/sort.mtr" -- sort -n "$tmp/data" -o "$tmp/sorted"; then
