@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include "arch.h"
 #include "memsys.h"
+#include "memsys-hot.h" /* memsys_access_data, for the quick path */
 #include "stats.h"
 #include "tlb.h"
 
@@ -256,7 +257,7 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
   }
   uint64_t t = cpu->clock + cpu->l1_hit_cycles;
   MemLevel lvl;
-  uint32_t lat = memsys_access(cpu->mem, (cpu->ud_pfn << 12) | (va & 0xfff), (MemReqKind)kind, &lvl);
+  uint32_t lat = memsys_access_data(cpu->mem, (cpu->ud_pfn << 12) | (va & 0xfff), (MemReqKind)kind, &lvl);
   uint64_t done = lvl != MEM_L1 ? cpu_mshr_push(cpu, t, lat) : t + lat;
   if (kind == ACC_LOAD)
     cpu->last_load_done = done;

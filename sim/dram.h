@@ -116,7 +116,7 @@ uint32_t dram_idle_cycles(const Dram *d, unsigned node, unsigned home);
  * returns TRUE; otherwise changes nothing and returns FALSE, and the caller
  * calls dram_prefetch().  Inline, with no address to compute: the caller's
  * slow path computes it. */
-static inline gboolean dram_prefetch_open(Dram *d, uint64_t now)
+static inline __attribute__((always_inline)) gboolean dram_prefetch_open(Dram *d, uint64_t now)
 {
   DramHot *hot = (DramHot *)d;  /* the first member */
   if (G_LIKELY(hot->mc0 != NULL && now - hot->win_start < hot->window_cycles)) {
@@ -135,7 +135,7 @@ static inline gboolean dram_prefetch_open(Dram *d, uint64_t now)
  * counts a local access and its wait), stores its cycles in *cycles and
  * returns TRUE; otherwise changes nothing and returns FALSE, and the caller
  * calls dram_access().  Inline, as dram_prefetch_open(). */
-static inline gboolean dram_access_open(Dram *d, uint64_t now, Counters *ctr, uint32_t *cycles)
+static inline __attribute__((always_inline)) gboolean dram_access_open(Dram *d, uint64_t now, Counters *ctr, uint32_t *cycles)
 {
   DramHot *hot = (DramHot *)d;  /* the first member */
   if (G_LIKELY(hot->mc0 != NULL && now - hot->win_start < hot->window_cycles)) {
