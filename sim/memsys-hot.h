@@ -336,30 +336,37 @@ static inline __attribute__((always_inline)) void memsys_stream_hit(MemHier *h, 
 /* ---- the reference path of a load or store ------------------------------- */
 
 /* A data reference that missed the L1 and the L2: the LLC, DRAM and the
- * prefetcher's training, as memsys_access() does them; *level gets the
- * level that served it. */
-uint32_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level);
+ * prefetcher's training, as memsys_access() does them.  Returns the cycles
+ * in the low 32 bits and the level that served it above: a level returned
+ * through a pointer kept the caller's level in memory, stored on every
+ * L1 miss and L2 hit too. */
+uint64_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind);
 
 /* memsys_access() of a load or a store (kind MREQ_LOAD or MREQ_STORE), the
- * same steps, counts and result; inline for the core's quick path. */
+ * same steps and result, inline for the core's quick path; but the L1D's
+ * counts of the reference, l1d_loads or l1d_stores and their misses, are
+ * the caller's to add (into the same Counters, the Cpu's): the quick path
+ * keeps them in locals with its accesses (CpuQuickCounts), which saved a
+ * counter's address loaded and a memory add for each (4% of a sequential
+ * record).  A load's and a store's paths differ only in those counters. */
 static inline __attribute__((always_inline)) uint32_t memsys_access_data(MemHier *h, uint64_t pa, MemReqKind kind,
                                                                          MemLevel *level)
 {
-  const MemPath *p = &h->path[kind];
+  const MemPath *p = &h->path[MREQ_LOAD];
   uint64_t line = pa >> h->line_shift;
-  (*p->lookups)++;
   if (G_LIKELY(cache_access(p->l1, line))) {
     *level = MEM_L1;
     return p->l1_cycles;
   }
-  (*p->misses)++;
   if (G_LIKELY(cache_access_likely(h->l2, line, MEMSYS_L2_WAYS_USUAL))) {
     if (p->follows)
       memsys_stream_hit(h, line);
     *level = MEM_L2;
     return h->l2_cycles;
   }
-  return memsys_access_beyond_l2(h, pa, kind, level);
+  uint64_t both = memsys_access_beyond_l2(h, pa, kind);
+  *level = (MemLevel)(both >> 32);
+  return (uint32_t)both;
 }
 
 #endif

@@ -440,12 +440,11 @@ static inline __attribute__((always_inline)) uint32_t memsys_beyond_l2(MemHier *
   return cycles;
 }
 
-uint32_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
+uint64_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind)
 {
   MemLevel served;
   uint32_t cycles = memsys_beyond_l2(h, pa, pa >> h->line_shift, &h->path[kind], &served);
-  *level = served;
-  return cycles;
+  return (uint64_t)served << 32 | cycles;
 }
 
 uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
