@@ -139,6 +139,7 @@ struct MemHier {
 void memsys_prefetch_dram(MemHier *h, uint64_t line);
 uint64_t memsys_stream_issue_ahead(MemHier *h, uint64_t f, uint64_t page_lo, uint64_t page_hi, int64_t n, int dir);
 void memsys_stream_follow_cross(MemHier *h, MemStream *st, uint64_t x);
+void memsys_stream_follow_far(MemHier *h, MemStream *st, uint64_t x, int dir);
 
 /* ---- prefetcher: the steps of an L2 hit ---------------------------------- */
 
@@ -256,11 +257,13 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_find(MemHi
  * starts at or past x and only grows, so "in x's page" is frontier <=
  * page_hi (descending, >= page_lo); the window's page clamp is the same
  * bound. */
-static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHier *h, MemStream *st, uint64_t x, int dir)
+static inline __attribute__((always_inline)) void memsys_stream_follow_dir_any(MemHier *h, MemStream *st, uint64_t x, int dir,
+                                                                             gboolean near)
 {
   uint64_t page_lo = x & h->page_bits, page_hi = page_lo | ~h->page_bits;
   int64_t degree = h->prefetch_degree;
   uint64_t f = st->frontier;
+  gboolean issue = FALSE;  /* line f, after the window below */
   st->last = x;
   int64_t ahead = dir > 0 ? (int64_t)(f - x) : (int64_t)(x - f);
   if (ahead < 0) {  /* demand overtook the prefetches */
@@ -270,13 +273,14 @@ static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHi
   if (ahead < degree) {
     /* All but the last line out of line: the usual step issues one, and a
      * loop kept its counters in saved registers, moved in and out around
-     * it. */
-    if (G_UNLIKELY(ahead + 1 < degree))
+     * it.  `near` (a constant): the caller knows the stream issues one
+     * line at most. */
+    if (!near && ahead + 1 < degree)
       f = memsys_stream_issue_ahead(h, f, page_lo, page_hi, degree - 1 - ahead, dir);
     if (dir > 0 || f > 0) {
       f += (uint64_t)(int64_t)dir;
       if (dir > 0 ? f <= page_hi : f >= page_lo)
-        memsys_prefetch_line(h, f);
+        issue = TRUE;
       else
         h->ctr->c[CTR_PREFETCH_PAGE_STOPS]++;
     }
@@ -301,6 +305,25 @@ static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHi
   st->win_span = hi - lo;
   st->hit_lo = hit_hi >= hit_lo ? hit_lo : UINT64_MAX;
   st->hit_span = hit_hi >= hit_lo ? hit_hi - hit_lo : 0;
+  /* The last line's fill after the stream's bookkeeping, which the fill
+   * does not read: the stream and x's page bounds then need no register
+   * across the fill's out-of-line calls (they were spilled around it and
+   * reloaded, 7 instructions a sequential access). */
+  if (issue)
+    memsys_prefetch_line(h, f);
+}
+
+/* The usual step, where the stream issues at most one line (`near`, the
+ * stream is at most one line short of its degree ahead of x), inline; the
+ * others out of line, so that the stream is in no register across a call
+ * (it was spilled for the whole step and reloaded four times). */
+static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHier *h, MemStream *st, uint64_t x, int dir)
+{
+  int64_t ahead = dir > 0 ? (int64_t)(st->frontier - x) : (int64_t)(x - st->frontier);
+  if (G_UNLIKELY(MAX(ahead, 0) + 1 < h->prefetch_degree))
+    memsys_stream_follow_far(h, st, x, dir);
+  else
+    memsys_stream_follow_dir_any(h, st, x, dir, TRUE);
 }
 
 static inline __attribute__((always_inline)) void memsys_stream_follow(MemHier *h, MemStream *st, uint64_t x)

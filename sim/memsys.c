@@ -346,6 +346,16 @@ __attribute__((noinline)) uint64_t memsys_stream_issue_ahead(MemHier *h, uint64_
   return f;
 }
 
+/* memsys_stream_follow_dir() of a stream that issues more than one line
+ * (one that starts, or that demand overtook). */
+__attribute__((noinline)) void memsys_stream_follow_far(MemHier *h, MemStream *st, uint64_t x, int dir)
+{
+  if (dir > 0)
+    memsys_stream_follow_dir_any(h, st, x, 1, FALSE);
+  else
+    memsys_stream_follow_dir_any(h, st, x, -1, FALSE);
+}
+
 /* A data L2 miss on line x inside stream st's window: fix its direction
  * if it had none, and follow.  Out of line: a random run's misses nearly
  * all start a stream instead, and memsys_stream_miss() stays small enough
