@@ -10,7 +10,8 @@
  * six registers and no level returned through memory, about 30 host
  * instructions of 400.  A reference that misses the L2 calls
  * memsys_access_beyond_l2() out of line (sim/memsys.c).  Nothing else
- * should include this header: the layout is memsys.c's business.
+ * should include this header (but memsys's unit test): the layout is
+ * memsys.c's business.
  */
 #ifndef MMUSIM_MEMSYS_HOT_H
 #define MMUSIM_MEMSYS_HOT_H
