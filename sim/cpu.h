@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include "arch.h"
 #include "memsys.h"
+#include "memsys-hot.h" /* memsys_access_data, for the quick path */
 #include "stats.h"
 #include "tlb.h"
 
@@ -208,9 +209,11 @@ static inline uint64_t cpu_mshr_push(Cpu *cpu, uint64_t t, uint32_t lat)
 /* Accesses cpu_access_quick ran without counting them in the Cpu: a loop
  * keeps them in locals, off the counters' memory, and adds them with
  * cpu_quick_flush before anything reads the counters (a snapshot) and when
- * it ends.  Loads are accesses - stores. */
+ * it ends.  Loads are accesses - stores; each access looked up the L1D
+ * once, and `misses` of them (`store_misses` stores) missed it. */
 typedef struct {
   uint64_t accesses, stores;
+  uint64_t misses, store_misses;
 } CpuQuickCounts;
 
 static inline void cpu_quick_flush(Cpu *cpu, CpuQuickCounts *q)
@@ -219,9 +222,13 @@ static inline void cpu_quick_flush(Cpu *cpu, CpuQuickCounts *q)
   cpu->ctr.c[CTR_ACCESSES] += q->accesses;
   cpu->ctr.c[CTR_LOADS] += loads;
   cpu->ctr.c[CTR_DTLB_LOADS] += loads;
+  cpu->ctr.c[CTR_L1D_LOADS] += loads;
+  cpu->ctr.c[CTR_L1D_LOAD_MISSES] += q->misses - q->store_misses;
   cpu->ctr.c[CTR_STORES] += q->stores;
   cpu->ctr.c[CTR_DTLB_STORES] += q->stores;
-  q->accesses = q->stores = 0;
+  cpu->ctr.c[CTR_L1D_STORES] += q->stores;
+  cpu->ctr.c[CTR_L1D_STORE_MISSES] += q->store_misses;
+  q->accesses = q->stores = q->misses = q->store_misses = 0;
 }
 
 /* cpu_access's common case, inline in the engine's loops so that a record
@@ -257,11 +264,22 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
     ctr->c[CTR_ACCESSES]++;
     ctr->c[kind == ACC_LOAD ? CTR_LOADS : CTR_STORES]++;
     ctr->c[kind == ACC_LOAD ? CTR_DTLB_LOADS : CTR_DTLB_STORES]++;
+    ctr->c[kind == ACC_LOAD ? CTR_L1D_LOADS : CTR_L1D_STORES]++;
   }
   uint64_t t = cpu->clock + cpu->l1_hit_cycles;
   MemLevel lvl;
-  uint32_t lat = memsys_access(cpu->mem, (cpu->ud_pfn << 12) | (va & 0xfff), (MemReqKind)kind, &lvl);
-  uint64_t done = lvl != MEM_L1 ? cpu_mshr_push(cpu, t, lat) : t + lat;
+  /* Counts no L1D lookup or miss: they are counted here. */
+  uint32_t lat = memsys_access_data(cpu->mem, (cpu->ud_pfn << 12) | (va & 0xfff), (MemReqKind)kind, &lvl);
+  uint64_t done = t + lat;
+  if (lvl != MEM_L1) {
+    if (counts) {
+      counts->misses++;
+      counts->store_misses += kind;
+    } else {
+      cpu->ctr.c[kind == ACC_LOAD ? CTR_L1D_LOAD_MISSES : CTR_L1D_STORE_MISSES]++;
+    }
+    done = cpu_mshr_push(cpu, t, lat);
+  }
   if (kind == ACC_LOAD)
     cpu->last_load_done = done;
   return TRUE;

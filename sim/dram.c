@@ -115,6 +115,8 @@ static uint32_t ns_cycles(double ns, double cycles_per_ns)
   return (uint32_t)ceil(ns * cycles_per_ns - 1e-9);
 }
 
+static void dram_hot_sync(Dram *d);
+
 Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node, unsigned line_bytes,
                double cycles_per_ns, GError **error)
 {
@@ -161,6 +163,7 @@ Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node,
   d->mc = g_new0(DramQueue, n);   /* 8 KiB each */
   d->hot.mc0 = n == 1 ? d->mc[0].win : NULL;
   d->hot.idle0 = d->idle[0];
+  dram_hot_sync(d);
   d->out = g_new0(DramQueue, n);
   d->in = g_new0(DramQueue, n);
   for (unsigned i = 0; i < n; i++) {
@@ -196,6 +199,13 @@ unsigned dram_node_of(const Dram *d, uint64_t pa)
   return n < d->nodes ? (unsigned)n : d->nodes - 1;
 }
 
+/* DramHot.open0 after a change of win_b or of a tag of node 0's windows. */
+static void dram_hot_sync(Dram *d)
+{
+  DramWindow *w = d->hot.mc0 != NULL ? &d->hot.mc0[d->hot.win_b % DRAM_WINDOWS] : NULL;
+  d->hot.open0 = w != NULL && w->tag == d->hot.win_b + 1 ? w : NULL;
+}
+
 /* Window of simulated time `now`: now / window_cycles. */
 static inline uint64_t dram_window(Dram *d, uint64_t now)
 {
@@ -203,6 +213,7 @@ static inline uint64_t dram_window(Dram *d, uint64_t now)
     return d->hot.win_b;
   d->hot.win_b = now / d->hot.window_cycles;
   d->hot.win_start = d->hot.win_b * d->hot.window_cycles;
+  dram_hot_sync(d);
   return d->hot.win_b;
 }
 
@@ -256,7 +267,7 @@ static void flows_work_spans(const DramQueue *q, unsigned n, const double *lo, c
 /* Open window b of q: its backlog and wait follow from the nearest earlier
  * window q remembers (normally b - 1); windows between that were never
  * opened carried the flows' load only. */
-static __attribute__((noinline)) DramWindow *queue_open(const Dram *d, DramQueue *q, uint64_t b, double line_cycles)
+static __attribute__((noinline)) DramWindow *queue_open(Dram *d, DramQueue *q, uint64_t b, double line_cycles)
 {
   double win = (double)d->hot.window_cycles;
   const DramWindow *prev = NULL;
@@ -309,6 +320,8 @@ static __attribute__((noinline)) DramWindow *queue_open(const Dram *d, DramQueue
   rho = MIN(rho, d->max_rho);
   DramWindow *w = &q->win[b % DRAM_WINDOWS];
   w->tag = b + 1;
+  if (q->win == d->hot.mc0)
+    dram_hot_sync(d);
   w->backlog = backlog;
   w->work = work[at[OWN]];
   w->wait = line_cycles * rho / (2 * (1 - rho)) + backlog;
@@ -325,14 +338,14 @@ static __attribute__((noinline)) DramWindow *queue_open(const Dram *d, DramQueue
   return w;
 }
 
-static inline DramWindow *queue_window(const Dram *d, DramQueue *q, uint64_t b, double line_cycles)
+static inline DramWindow *queue_window(Dram *d, DramQueue *q, uint64_t b, double line_cycles)
 {
   DramWindow *w = &q->win[b % DRAM_WINDOWS];
   return G_LIKELY(w->tag == b + 1) ? w : queue_open(d, q, b, line_cycles);
 }
 
 /* One line through q in window b: book its service, return its wait. */
-static inline double queue_line(const Dram *d, DramQueue *q, uint64_t b, double line_cycles)
+static inline double queue_line(Dram *d, DramQueue *q, uint64_t b, double line_cycles)
 {
   DramWindow *w = queue_window(d, q, b, line_cycles);
   w->work += line_cycles;

@@ -57,6 +57,11 @@ typedef struct {
   uint64_t window_cycles;   /* a window's length */
   double mc_line_cycles;    /* service time of a line at a controller */
   DramWindow *mc0;          /* node 0's controller windows; NULL: nodes > 1 */
+  /* &mc0[win_b % DRAM_WINDOWS] while that slot holds window win_b (its tag
+   * is win_b + 1), else NULL: kept by dram.c whenever win_b or a tag of mc0
+   * changes, so that the tests below are one load and one compare fewer
+   * (the slot's address and its tag). */
+  DramWindow *open0;
   uint32_t idle0;           /* idle latency of node 0's memory from node 0, cycles */
 } DramHot;
 
@@ -116,15 +121,13 @@ uint32_t dram_idle_cycles(const Dram *d, unsigned node, unsigned home);
  * returns TRUE; otherwise changes nothing and returns FALSE, and the caller
  * calls dram_prefetch().  Inline, with no address to compute: the caller's
  * slow path computes it. */
-static inline gboolean dram_prefetch_open(Dram *d, uint64_t now)
+static inline __attribute__((always_inline)) gboolean dram_prefetch_open(Dram *d, uint64_t now)
 {
   DramHot *hot = (DramHot *)d;  /* the first member */
-  if (G_LIKELY(hot->mc0 != NULL && now - hot->win_start < hot->window_cycles)) {
-    DramWindow *w = &hot->mc0[hot->win_b % DRAM_WINDOWS];
-    if (G_LIKELY(w->tag == hot->win_b + 1)) {
-      w->work += hot->mc_line_cycles;
-      return TRUE;
-    }
+  DramWindow *w = hot->open0;
+  if (G_LIKELY(w != NULL && now - hot->win_start < hot->window_cycles)) {
+    w->work += hot->mc_line_cycles;
+    return TRUE;
   }
   return FALSE;
 }
@@ -135,19 +138,17 @@ static inline gboolean dram_prefetch_open(Dram *d, uint64_t now)
  * counts a local access and its wait), stores its cycles in *cycles and
  * returns TRUE; otherwise changes nothing and returns FALSE, and the caller
  * calls dram_access().  Inline, as dram_prefetch_open(). */
-static inline gboolean dram_access_open(Dram *d, uint64_t now, Counters *ctr, uint32_t *cycles)
+static inline __attribute__((always_inline)) gboolean dram_access_open(Dram *d, uint64_t now, Counters *ctr, uint32_t *cycles)
 {
   DramHot *hot = (DramHot *)d;  /* the first member */
-  if (G_LIKELY(hot->mc0 != NULL && now - hot->win_start < hot->window_cycles)) {
-    DramWindow *w = &hot->mc0[hot->win_b % DRAM_WINDOWS];
-    if (G_LIKELY(w->tag == hot->win_b + 1)) {
-      w->work += hot->mc_line_cycles;
-      ctr->c[CTR_LOCAL_ACCESSES]++;
-      uint32_t q = dram_round_cycles(w->wait);
-      ctr->c[CTR_DRAM_QUEUE_CYCLES] += q;
-      *cycles = hot->idle0 + q;
-      return TRUE;
-    }
+  DramWindow *w = hot->open0;
+  if (G_LIKELY(w != NULL && now - hot->win_start < hot->window_cycles)) {
+    w->work += hot->mc_line_cycles;
+    ctr->c[CTR_LOCAL_ACCESSES]++;
+    uint32_t q = dram_round_cycles(w->wait);
+    ctr->c[CTR_DRAM_QUEUE_CYCLES] += q;
+    *cycles = hot->idle0 + q;
+    return TRUE;
   }
   return FALSE;
 }

@@ -12,6 +12,7 @@
  */
 #include "config.h"
 #include "memsys.h"
+#include "memsys-hot.h"
 #include "testutil.h"
 
 #include <string.h>
@@ -696,6 +697,60 @@ START_TEST(test_random_invariants)
 }
 END_TEST
 
+/* memsys_access_data(), the core's inline copy of a load or store, against
+ * memsys_access() on a twin hierarchy: the same levels, cycles, counters
+ * (the caller adding the L1D counts memsys_access_data() leaves to it) and
+ * contents, with each prefetcher and with the vector way counts (8-way L1D,
+ * 4-way L2, 16-way LLC) as well as the tiny machine's. */
+START_TEST(test_access_data_twin)
+{
+  static const char *const stream[] = { "cache.prefetcher=stream", "cache.prefetch_degree=2", NULL };
+  static const char *const cross[] = { "cache.prefetcher=stream", "cache.prefetch_cross_page=true",
+                                       "cache.prefetch_degree=3", NULL };
+  static const char *const wide_ways[] = { "cache.prefetcher=stream", "cache.l1d_size=4K", "cache.l1d_ways=8",
+                                           "cache.l2_size=16K", "cache.l2_ways=4", "cache.llc_size=64K",
+                                           "cache.llc_ways=16", NULL };
+  static const char *const nextline_no_llc[] = { "cache.prefetcher=nextline", "cache.llc_size=0", NULL };
+  const char *const *cfgs[] = { stream, cross, wide_ways, nextline_no_llc };
+  for (unsigned c = 0; c < G_N_ELEMENTS(cfgs); c++) {
+    Tiny a, b;
+    tiny_open(&a, cfgs[c]);
+    tiny_open(&b, cfgs[c]);
+    GRand *rng = g_rand_new_with_seed(11 + c);
+    uint64_t pa = 0;
+    for (int i = 0; i < 20000; i++) {
+      MemReqKind kind = (MemReqKind)g_rand_int_range(rng, 0, MREQ_WALK + 1);
+      int step = g_rand_int_range(rng, 0, 4);
+      if (step < 2)
+        pa += step == 0 ? 64 : (uint64_t)-64;  /* runs both ways feed the streams */
+      else if (step == 2)
+        pa = (uint64_t)g_rand_int_range(rng, 0, 64 * 1024) * 8;  /* 512 KB of lines */
+      MemLevel la, lb;
+      uint32_t ca = memsys_access(a.h, pa, kind, &la), cb;
+      if (kind == MREQ_LOAD || kind == MREQ_STORE) {
+        cb = memsys_access_data(b.h, pa, kind, &lb);
+        b.ctr.c[kind == MREQ_LOAD ? CTR_L1D_LOADS : CTR_L1D_STORES]++;
+        if (lb != MEM_L1)
+          b.ctr.c[kind == MREQ_LOAD ? CTR_L1D_LOAD_MISSES : CTR_L1D_STORE_MISSES]++;
+      } else {
+        cb = memsys_access(b.h, pa, kind, &lb);
+      }
+      ck_assert_msg(la == lb, "cfg %u ref %d: level %d against %d", c, i, (int)la, (int)lb);
+      ck_assert_uint_eq(ca, cb);
+    }
+    ck_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
+    ck_assert_uint_gt(a.ctr.c[CTR_PREFETCHES], 0);
+    for (uint64_t line = 0; line < 64 * 1024 / 8; line++)
+      for (int l = MEM_L1; l <= MEM_LLC; l++)
+        ck_assert(memsys_holds(a.h, LINE(line), MREQ_LOAD, (MemLevel)l) ==
+                  memsys_holds(b.h, LINE(line), MREQ_LOAD, (MemLevel)l));
+    g_rand_free(rng);
+    tiny_close(&a);
+    tiny_close(&b);
+  }
+}
+END_TEST
+
 static Suite *memsys_suite(void)
 {
   Suite *s = suite_create("memsys");
@@ -724,6 +779,7 @@ static Suite *memsys_suite(void)
   tcase_add_test(tc, test_nextline);
   tcase_add_test(tc, test_prefetcher_none);
   tcase_add_test(tc, test_random_invariants);
+  tcase_add_test(tc, test_access_data_twin);
   suite_add_tcase(s, tc);
   return s;
 }
