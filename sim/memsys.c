@@ -408,6 +408,9 @@ uint64_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind)
   return (uint64_t)served << 32 | cycles;
 }
 
+/* memsys_access_data() in sim/memsys-hot.h repeats the L1 and L2 steps
+ * below for a load or a store: a change here is made there too (its twin
+ * test in tests/sim/test_memsys.c compares the two). */
 uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
 {
   g_return_val_if_fail((unsigned)kind <= MREQ_WALK, 0);
