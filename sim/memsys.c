@@ -278,11 +278,12 @@ __attribute__((noinline)) void memsys_stream_follow_cross(MemHier *h, MemStream 
     memsys_stream_refile(h, st, x);
 }
 
-/* The first n of the lines memsys_stream_follow_dir() issues from frontier
- * f, in the page [page_lo, page_hi] (a stream that starts, or that demand
- * overtook); returns the frontier, which stops at line 0 descending. */
+/* The first n of the lines memsys_stream_follow_dir_any() issues from
+ * frontier f, in the page [page_lo, page_hi] (a stream that starts, or that
+ * demand overtook, or one that may cross pages, whose page is every line);
+ * returns the frontier, which stops at line 0 descending. */
 __attribute__((noinline)) uint64_t memsys_stream_issue_ahead(MemHier *h, uint64_t f, uint64_t page_lo,
-                                                                   uint64_t page_hi, int64_t n, int dir)
+                                                             uint64_t page_hi, int64_t n, int dir)
 {
   for (; n > 0; n--) {
     if (dir < 0 && f == 0)
