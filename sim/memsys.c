@@ -269,11 +269,16 @@ static __attribute__((noinline)) void memsys_stream_refile(MemHier *h, MemStream
  * one that stays does (page_bits is 0: x's page is every line), and refile
  * it when x is in another page.  Out of line, so that the common copies
  * keep no flag across the prefetch loop (it was spilled around the loop's
- * call, with another register). */
+ * call, with another register); the step inline here, as in the common
+ * copies (a call to memsys_stream_follow_far() cost 20 instructions an
+ * access of a sequential run). */
 __attribute__((noinline)) void memsys_stream_follow_cross(MemHier *h, MemStream *st, uint64_t x)
 {
   gboolean moves = (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
-  memsys_stream_follow_far(h, st, x, st->dir > 0 ? 1 : -1);
+  if (st->dir > 0)
+    memsys_stream_follow_dir_any(h, st, x, 1, FALSE);
+  else
+    memsys_stream_follow_dir_any(h, st, x, -1, FALSE);
   if (G_UNLIKELY(moves))
     memsys_stream_refile(h, st, x);
 }
@@ -298,8 +303,7 @@ __attribute__((noinline)) uint64_t memsys_stream_issue_ahead(MemHier *h, uint64_
 }
 
 /* memsys_stream_follow_dir() of a stream that issues more than one line
- * (one that starts, or that demand overtook), and every step of one that
- * may cross pages (memsys_stream_follow_cross()). */
+ * (one that starts, or that demand overtook). */
 __attribute__((noinline)) void memsys_stream_follow_far(MemHier *h, MemStream *st, uint64_t x, int dir)
 {
   if (dir > 0)
