@@ -415,7 +415,9 @@ static __attribute__((noinline)) uint32_t dram_access_path(Dram *d, unsigned nod
 
 /* The common case of both functions below, a local line in a window already
  * open, is done in line; the rest (another node's line, a window to open)
- * out of line, so that the common case saves no registers. */
+ * out of line, so that the common case saves no registers.  That case is
+ * also dram_prefetch_open() and dram_access_open() in dram.h, for node 0
+ * of one: the three are kept in step (test_open0_stress compares them). */
 uint32_t dram_access(Dram *d, unsigned node, uint64_t pa, uint64_t now, Counters *ctr)
 {
   unsigned home = dram_node_of(d, pa);

@@ -59,8 +59,8 @@ typedef struct {
   DramWindow *mc0;          /* node 0's controller windows; NULL: nodes > 1 */
   /* &mc0[win_b % DRAM_WINDOWS] while that slot holds window win_b (its tag
    * is win_b + 1), else NULL: kept by dram.c whenever win_b or a tag of mc0
-   * changes, so that the tests below are one load and one compare fewer
-   * (the slot's address and its tag). */
+   * changes, so that dram_open_line()'s test is one load and one compare
+   * fewer (the slot's address and its tag). */
   DramWindow *open0;
   uint32_t idle0;           /* idle latency of node 0's memory from node 0, cycles */
 } DramHot;
@@ -115,42 +115,46 @@ static inline gboolean dram_access_open(Dram *d, uint64_t now, Counters *ctr, ui
 /* Idle latency in cycles from `node` to the memory of `home`. */
 uint32_t dram_idle_cycles(const Dram *d, unsigned node, unsigned home);
 
-/* dram_prefetch() of a line on a machine of one node at `now`, when `now`
- * lies in the window of the last request and that window is open: books
- * the line's service there (what queue_line() of sim/dram.c does) and
- * returns TRUE; otherwise changes nothing and returns FALSE, and the caller
- * calls dram_prefetch().  Inline, with no address to compute: the caller's
- * slow path computes it. */
-static inline __attribute__((always_inline)) gboolean dram_prefetch_open(Dram *d, uint64_t now)
+/* The step both functions below share: on a machine of one node, when
+ * `now` lies in the window of the last request and that window is open,
+ * books a line's service there (what queue_line() of sim/dram.c does) and
+ * returns the window; otherwise changes nothing and returns NULL. */
+static inline __attribute__((always_inline)) DramWindow *dram_open_line(Dram *d, uint64_t now)
 {
   DramHot *hot = (DramHot *)d;  /* the first member */
   DramWindow *w = hot->open0;
   if (G_LIKELY(w != NULL && now - hot->win_start < hot->window_cycles)) {
     w->work += hot->mc_line_cycles;
-    return TRUE;
+    return w;
   }
-  return FALSE;
+  return NULL;
+}
+
+/* dram_prefetch() of a line on a machine of one node at `now`, when
+ * dram_open_line() takes it: returns TRUE; otherwise changes nothing and
+ * returns FALSE, and the caller calls dram_prefetch().  Inline, with no
+ * address to compute: the caller's slow path computes it. */
+static inline __attribute__((always_inline)) gboolean dram_prefetch_open(Dram *d, uint64_t now)
+{
+  return dram_open_line(d, now) != NULL;
 }
 
 /* dram_access() of a line on a machine of one node, for a CPU of that node,
- * at `now`, when `now` lies in the window of the last request and that
- * window is open: does what dram_access() does there (books the line,
- * counts a local access and its wait), stores its cycles in *cycles and
- * returns TRUE; otherwise changes nothing and returns FALSE, and the caller
- * calls dram_access().  Inline, as dram_prefetch_open(). */
+ * at `now`, when dram_open_line() takes it: does the rest of what
+ * dram_access() does there (counts a local access and its wait), stores
+ * its cycles in *cycles and returns TRUE; otherwise changes nothing and
+ * returns FALSE, and the caller calls dram_access().  Inline, as
+ * dram_prefetch_open(). */
 static inline __attribute__((always_inline)) gboolean dram_access_open(Dram *d, uint64_t now, Counters *ctr, uint32_t *cycles)
 {
-  DramHot *hot = (DramHot *)d;  /* the first member */
-  DramWindow *w = hot->open0;
-  if (G_LIKELY(w != NULL && now - hot->win_start < hot->window_cycles)) {
-    w->work += hot->mc_line_cycles;
-    ctr->c[CTR_LOCAL_ACCESSES]++;
-    uint32_t q = dram_round_cycles(w->wait);
-    ctr->c[CTR_DRAM_QUEUE_CYCLES] += q;
-    *cycles = hot->idle0 + q;
-    return TRUE;
-  }
-  return FALSE;
+  DramWindow *w = dram_open_line(d, now);
+  if (w == NULL)
+    return FALSE;
+  ctr->c[CTR_LOCAL_ACCESSES]++;
+  uint32_t q = dram_round_cycles(w->wait);
+  ctr->c[CTR_DRAM_QUEUE_CYCLES] += q;
+  *cycles = ((DramHot *)d)->idle0 + q;
+  return TRUE;
 }
 
 #endif

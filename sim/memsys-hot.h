@@ -56,7 +56,8 @@ typedef enum { MEMSYS_PF_NONE = 0, MEMSYS_PF_NEXTLINE = 1, MEMSYS_PF_STREAM = 2 
 
 typedef struct {
   /* Lines a miss may belong to: x - win_lo <= win_span (unsigned); see
-   * memsys_stream_window().  An invalid stream matches nothing. */
+   * memsys_stream_window_first() and memsys_stream_follow_dir_any().  An
+   * invalid stream matches nothing. */
   uint64_t win_lo;
   uint64_t win_span;
   /* Lines a hit may follow, those the stream prefetched: x - hit_lo <=
@@ -248,12 +249,15 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_find(MemHi
  * registers: 18 instructions an access).  A stream that follows has a
  * direction: one copy for each, where the products and tests of st->dir
  * fold away.  A stream that stays in its page (page_bits != 0) only
- * follows lines of that page: its windows lie in it.
+ * follows lines of that page: its windows lie in it; one that may cross
+ * pages (page_bits 0) takes the same steps out of line, x's "page" then
+ * being every line (memsys_stream_follow_cross()).
  *
- * memsys_stream_issue() and memsys_stream_window() for that case, with the
+ * Issue prefetch_degree lines ahead of x, then recompute the lines the
+ * stream may match, from its last line to one past its frontier, with the
  * frontier, the degree and x's page bounds in locals: the counters the loop
  * increments might alias the stream and h as far as the compiler knows, so
- * the two functions stored the frontier and reloaded the degree on every
+ * separate functions stored the frontier and reloaded the degree on every
  * line and reloaded the stream after the loop.  Ascending, the frontier
  * starts at or past x and only grows, so "in x's page" is frontier <=
  * page_hi (descending, >= page_lo); the window's page clamp is the same
@@ -287,7 +291,7 @@ static inline __attribute__((always_inline)) void memsys_stream_follow_dir_any(M
     }
   }
   st->frontier = f;
-  /* memsys_stream_window(h, st, dir) */
+  /* The window: the lines from x to one past the frontier, in x's page. */
   uint64_t lo, hi, hit_lo = 1, hit_hi = 0;
   if (dir > 0) {
     lo = x;

@@ -176,47 +176,23 @@ __attribute__((noinline)) void memsys_prefetch_dram(MemHier *h, uint64_t line)
   dram_prefetch(h->dram, h->node, line << h->line_shift, *h->clock);
 }
 
-/* Recompute the lines a stream may match: with one miss seen, its neighbours
- * and itself; once it has a direction, from its last line to one past its
- * frontier; never outside the 4K page of its last line unless prefetches may
- * cross pages.  `dir` is st->dir, a constant at every call site, so that
- * each copy has only its own direction's arithmetic (a sequential run
- * recomputes the window of one direction on every access). */
-static inline __attribute__((always_inline)) void memsys_stream_window(const MemHier *h, MemStream *st, int dir)
+/* The lines a stream that has seen one miss, line st->last, may match: its
+ * neighbours and itself, never outside the 4K page of st->last unless
+ * prefetches may cross pages; no hit while its direction is open.  A
+ * stream with a direction gets its window in memsys_stream_follow_dir_any()
+ * (sim/memsys-hot.h). */
+static inline void memsys_stream_window_first(const MemHier *h, MemStream *st)
 {
-  uint64_t lo, hi;
-  if (dir == 0) {
-    lo = st->last - (st->last > 0);
-    hi = st->last + 1;
-  } else if (dir > 0) {
-    lo = st->last;
-    hi = st->frontier + 1;
-  } else {
-    lo = st->frontier - (st->frontier > 0);
-    hi = st->last;
-  }
-  if (h->page_bits != 0) {  /* prefetches stop at the page of st->last */
+  uint64_t lo = st->last - (st->last > 0), hi = st->last + 1;
+  if (h->page_bits != 0) {
     uint64_t page_lo = st->last & h->page_bits;
-    uint64_t page_hi = page_lo | ~h->page_bits;
-    /* st->last is in its page: an ascending window starts there and a
-     * descending one ends there, so only the other end needs the clamp. */
-    if (dir <= 0)
-      lo = MAX(lo, page_lo);
-    if (dir >= 0)
-      hi = MIN(hi, page_hi);
+    lo = MAX(lo, page_lo);
+    hi = MIN(hi, page_lo | ~h->page_bits);
   }
   st->win_lo = lo;
   st->win_span = hi - lo;
-  uint64_t hit_lo = 1, hit_hi = 0;  /* none while the direction is open */
-  if (dir > 0) {
-    hit_lo = st->last + 1;
-    hit_hi = MIN(hi, st->frontier);
-  } else if (dir < 0 && st->last > 0) {
-    hit_lo = MAX(lo, st->frontier);
-    hit_hi = st->last - 1;
-  }
-  st->hit_lo = hit_hi >= hit_lo ? hit_lo : UINT64_MAX;
-  st->hit_span = hit_hi >= hit_lo ? hit_hi - hit_lo : 0;
+  st->hit_lo = UINT64_MAX;
+  st->hit_span = 0;
 }
 
 /* Entry v now tracks `page`: move it to that page's chain. */
@@ -277,26 +253,6 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_alloc(MemH
   return &set->way[v];
 }
 
-/* Bring the stream to prefetch_degree lines ahead of demand line x.  Inline
- * in memsys_stream_follow, its one caller; `dir` is st->dir, a constant. */
-static inline __attribute__((always_inline)) void memsys_stream_issue(MemHier *h, MemStream *st, uint64_t x, int dir)
-{
-  int64_t ahead = dir > 0 ? (int64_t)(st->frontier - x) : (int64_t)(x - st->frontier);
-  if (ahead < 0) {  /* demand overtook the prefetches */
-    ahead = 0;
-    st->frontier = x;
-  }
-  for (; ahead < h->prefetch_degree; ahead++) {
-    if (dir < 0 && st->frontier == 0)
-      break;
-    st->frontier += (uint64_t)(int64_t)dir;
-    if (memsys_same_page(h, st->frontier, x))
-      memsys_prefetch_line(h, st->frontier);
-    else
-      h->ctr->c[CTR_PREFETCH_PAGE_STOPS]++;
-  }
-}
-
 /* Stream st follows demand line x: prefetch ahead, and refile the stream
  * under x's page if that page belongs to another set (only possible when
  * prefetches may cross pages). */
@@ -309,30 +265,30 @@ static __attribute__((noinline)) void memsys_stream_refile(MemHier *h, MemStream
   *memsys_stream_alloc(h, x, memsys_stream_index(h, x >> h->page_line_shift)) = moved;
 }
 
-/* A stream that may leave its page (cache.prefetch_cross_page): follow, and
- * refile it when x is in another page.  Out of line, so that the common
- * copies below keep no flag across the prefetch loop (it was spilled around
- * the loop's call, with another register). */
+/* A stream that may leave its page (cache.prefetch_cross_page): follow, as
+ * one that stays does (page_bits is 0: x's page is every line), and refile
+ * it when x is in another page.  Out of line, so that the common copies
+ * keep no flag across the prefetch loop (it was spilled around the loop's
+ * call, with another register); the step inline here, as in the common
+ * copies (a call to memsys_stream_follow_far() cost 20 instructions an
+ * access of a sequential run). */
 __attribute__((noinline)) void memsys_stream_follow_cross(MemHier *h, MemStream *st, uint64_t x)
 {
   gboolean moves = (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
-  st->last = x;
-  if (st->dir > 0) {
-    memsys_stream_issue(h, st, x, 1);
-    memsys_stream_window(h, st, 1);
-  } else {
-    memsys_stream_issue(h, st, x, -1);
-    memsys_stream_window(h, st, -1);
-  }
+  if (st->dir > 0)
+    memsys_stream_follow_dir_any(h, st, x, 1, FALSE);
+  else
+    memsys_stream_follow_dir_any(h, st, x, -1, FALSE);
   if (G_UNLIKELY(moves))
     memsys_stream_refile(h, st, x);
 }
 
-/* The first n of the lines memsys_stream_follow_dir() issues from frontier
- * f, in the page [page_lo, page_hi] (a stream that starts, or that demand
- * overtook); returns the frontier, which stops at line 0 descending. */
+/* The first n of the lines memsys_stream_follow_dir_any() issues from
+ * frontier f, in the page [page_lo, page_hi] (a stream that starts, or that
+ * demand overtook, or one that may cross pages, whose page is every line);
+ * returns the frontier, which stops at line 0 descending. */
 __attribute__((noinline)) uint64_t memsys_stream_issue_ahead(MemHier *h, uint64_t f, uint64_t page_lo,
-                                                                   uint64_t page_hi, int64_t n, int dir)
+                                                             uint64_t page_hi, int64_t n, int dir)
 {
   for (; n > 0; n--) {
     if (dir < 0 && f == 0)
@@ -384,7 +340,7 @@ static inline __attribute__((always_inline)) void memsys_stream_miss(MemHier *h,
     st->frontier = x;
     st->dir = 0;
     st->valid = TRUE;
-    memsys_stream_window(h, st, 0);
+    memsys_stream_window_first(h, st);
     return;
   }
   memsys_stream_advance(h, st, x);
@@ -457,6 +413,9 @@ uint64_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind)
   return (uint64_t)served << 32 | cycles;
 }
 
+/* memsys_access_data() in sim/memsys-hot.h repeats the L1 and L2 steps
+ * below for a load or a store: a change here is made there too (its twin
+ * test in tests/sim/test_memsys.c compares the two). */
 uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
 {
   g_return_val_if_fail((unsigned)kind <= MREQ_WALK, 0);

@@ -490,6 +490,96 @@ START_TEST(test_open_window_paths)
 }
 END_TEST
 
+/* DramHot.open0 is node 0's open window exactly when the slot of the last
+ * request's window holds that window (what the open paths tested before
+ * it was cached): NULL on a machine of more nodes. */
+static void assert_open0(Dram *d, unsigned step)
+{
+  const DramHot *hot = (const DramHot *)d;  /* the first member */
+  DramWindow *want = NULL;
+  if (hot->mc0 != NULL) {
+    DramWindow *w = &hot->mc0[hot->win_b % DRAM_WINDOWS];
+    want = w->tag == hot->win_b + 1 ? w : NULL;
+  }
+  ck_assert_msg(hot->open0 == want, "step %u: open0 %p, the slot of window %" G_GUINT64_FORMAT " %p", step,
+                (void *)hot->open0, hot->win_b, (void *)want);
+}
+
+/* The open paths against the full ones on twin Drams, request by request,
+ * under what moves windows and tags: clocks that skew back within a window
+ * and past the whole window list, jumps far ahead (the slots wrap), bulk
+ * flows of every span that open windows of their own (at times other than
+ * the last request's), and on two nodes remote lines and flows in both
+ * directions.  After every step the cached open window is checked. */
+static void stress_open0(const char *const *extra, gboolean one_node)
+{
+  Fix a, b;
+  fix_open(&a, extra);
+  fix_open(&b, extra);
+  GRand *r = g_rand_new_with_seed(23);
+  uint64_t now = 0;
+  unsigned taken = 0, nodes = one_node ? 1 : 2;
+  assert_open0(a.d, 0);
+  for (unsigned i = 0; i < 40000; i++) {
+    unsigned what = (unsigned)g_rand_int_range(r, 0, 1000);
+    if (what < 5)
+      now += (uint64_t)g_rand_int_range(r, 1, 3 * DRAM_WINDOWS) * W; /* far ahead: slots reused */
+    else
+      now += (uint64_t)g_rand_int_range(r, 0, 5);
+    uint64_t t = now;
+    unsigned skew = (unsigned)g_rand_int_range(r, 0, 100);
+    if (skew < 10)
+      t -= MIN(now, (uint64_t)g_rand_int_range(r, 0, 2 * W));
+    else if (skew < 12)
+      t -= MIN(now, (uint64_t)g_rand_int_range(r, 0, 2 * DRAM_WINDOWS) * W); /* behind the list */
+    unsigned node = (unsigned)g_rand_int_range(r, 0, (gint32)nodes);
+    unsigned home = (unsigned)g_rand_int_range(r, 0, (gint32)nodes);
+    uint64_t pa = NODE_PA(home, (uint64_t)g_rand_int_range(r, 0, MB_PAGES * 64) * 64);
+    what = (unsigned)g_rand_int_range(r, 0, 100);
+    if (what < 3) {
+      uint64_t bytes = (uint64_t)g_rand_int_range(r, 1, 64) * 4096;
+      uint64_t span = g_rand_boolean(r) ? (uint64_t)g_rand_int_range(r, 0, 4 * W)
+                                        : (uint64_t)g_rand_int_range(r, 0, 2 * DRAM_WINDOWS) * W;
+      uint64_t qa = dram_bulk_span(a.d, node, home, bytes, t, span, &a.ctr);
+      ck_assert_uint_eq(qa, dram_bulk_span(b.d, node, home, bytes, t, span, &b.ctr));
+    } else if (what < 5) {
+      uint64_t qa = dram_bulk(a.d, node, home, 8192, t, &a.ctr);
+      ck_assert_uint_eq(qa, dram_bulk(b.d, node, home, 8192, t, &b.ctr));
+    } else if (what < 50) {
+      /* The caller's node is 0 when an open path is taken (memsys's). */
+      if (node == 0 && dram_prefetch_open(a.d, t))
+        taken++;
+      else
+        dram_prefetch(a.d, node, pa, t);
+      dram_prefetch(b.d, node, pa, t);
+    } else {
+      uint32_t ca;
+      if (node == 0 && home == 0 && dram_access_open(a.d, t, &a.ctr, &ca))
+        taken++;
+      else
+        ca = dram_access(a.d, node, pa, t, &a.ctr);
+      ck_assert_msg(ca == dram_access(b.d, node, pa, t, &b.ctr), "step %u", i);
+    }
+    assert_open0(a.d, i);
+  }
+  ck_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
+  ck_assert_uint_gt(a.ctr.c[CTR_DRAM_QUEUE_CYCLES], 0);
+  if (one_node)
+    ck_assert_uint_gt(taken, 10000);
+  else
+    ck_assert_uint_eq(taken, 0);
+  g_rand_free(r);
+  fix_close(&a);
+  fix_close(&b);
+}
+
+START_TEST(test_open0_stress)
+{
+  stress_open0(NULL, TRUE);
+  stress_open0(two_nodes, FALSE);
+}
+END_TEST
+
 static Suite *dram_suite(void)
 {
   Suite *s = suite_create("dram");
@@ -507,6 +597,7 @@ static Suite *dram_suite(void)
   tcase_add_test(tc, test_memsys_attached);
   tcase_add_test(tc, test_prefetch_loads_queues);
   tcase_add_test(tc, test_open_window_paths);
+  tcase_add_test(tc, test_open0_stress);
   suite_add_tcase(s, tc);
   return s;
 }

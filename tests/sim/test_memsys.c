@@ -700,8 +700,11 @@ END_TEST
 /* memsys_access_data(), the core's inline copy of a load or store, against
  * memsys_access() on a twin hierarchy: the same levels, cycles, counters
  * (the caller adding the L1D counts memsys_access_data() leaves to it) and
- * contents, with each prefetcher and with the vector way counts (8-way L1D,
- * 4-way L2, 16-way LLC) as well as the tiny machine's. */
+ * contents, with each prefetcher, the degree's bounds, the vector way
+ * counts (8-way L1D, 4-way L2, 16-way LLC) and others as well as the tiny
+ * machine's, and with a DRAM model of one node (whose open window
+ * memsys_access_data()'s prefetches and misses take inline) attached to
+ * each twin, its clock moving on a few cycles a reference. */
 START_TEST(test_access_data_twin)
 {
   static const char *const stream[] = { "cache.prefetcher=stream", "cache.prefetch_degree=2", NULL };
@@ -710,12 +713,43 @@ START_TEST(test_access_data_twin)
   static const char *const wide_ways[] = { "cache.prefetcher=stream", "cache.l1d_size=4K", "cache.l1d_ways=8",
                                            "cache.l2_size=16K", "cache.l2_ways=4", "cache.llc_size=64K",
                                            "cache.llc_ways=16", NULL };
+  static const char *const odd_ways[] = { "cache.prefetcher=stream", "cache.l1d_size=6K", "cache.l1d_ways=12",
+                                          "cache.l2_size=24K", "cache.l2_ways=12", "cache.llc_size=32K",
+                                          "cache.llc_ways=8", "cache.prefetch_degree=1", NULL };
+  static const char *const far[] = { "cache.prefetcher=stream", "cache.prefetch_degree=64", "cache.l2_size=16K",
+                                     "cache.l2_ways=16", NULL };
+  static const char *const far_cross[] = { "cache.prefetcher=stream", "cache.prefetch_degree=64",
+                                           "cache.prefetch_cross_page=true", "cache.prefetch_pages=1", NULL };
   static const char *const nextline_no_llc[] = { "cache.prefetcher=nextline", "cache.llc_size=0", NULL };
-  const char *const *cfgs[] = { stream, cross, wide_ways, nextline_no_llc };
+  static const char *const none[] = { "cache.prefetcher=none", NULL };
+  static const struct {
+    const char *const *sets;
+    gboolean dram;
+  } cfgs[] = {
+    { stream, FALSE },         { cross, FALSE },  { wide_ways, FALSE }, { odd_ways, FALSE }, { far, FALSE },
+    { far_cross, FALSE },      { none, FALSE },   { nextline_no_llc, FALSE },
+    { stream, TRUE },          { far, TRUE },     { nextline_no_llc, TRUE }, { none, TRUE },
+  };
   for (unsigned c = 0; c < G_N_ELEMENTS(cfgs); c++) {
     Tiny a, b;
-    tiny_open(&a, cfgs[c]);
-    tiny_open(&b, cfgs[c]);
+    tiny_open(&a, cfgs[c].sets);
+    tiny_open(&b, cfgs[c].sets);
+    Topology *topo = NULL;
+    Dram *da = NULL, *db = NULL;
+    uint64_t clock = 0;
+    if (cfgs[c].dram) {
+      g_autoptr(GError) err = NULL;
+      /* 32 cycles a line: the misses queue. */
+      ck_assert(settings_set_pair(a.s, "dram.bandwidth_gbps=2", "test", &err));
+      topo = topology_new(a.s, &err);
+      ck_assert_no_error(err);
+      da = dram_new(a.s, topo, 1024, 64, 1.0, &err);
+      ck_assert_no_error(err);
+      db = dram_new(a.s, topo, 1024, 64, 1.0, &err);
+      ck_assert_no_error(err);
+      memsys_attach_dram(a.h, da, 0, &clock);
+      memsys_attach_dram(b.h, db, 0, &clock);
+    }
     GRand *rng = g_rand_new_with_seed(11 + c);
     uint64_t pa = 0;
     for (int i = 0; i < 20000; i++) {
@@ -725,6 +759,7 @@ START_TEST(test_access_data_twin)
         pa += step == 0 ? 64 : (uint64_t)-64;  /* runs both ways feed the streams */
       else if (step == 2)
         pa = (uint64_t)g_rand_int_range(rng, 0, 64 * 1024) * 8;  /* 512 KB of lines */
+      clock += (uint64_t)g_rand_int_range(rng, 0, 8);
       MemLevel la, lb;
       uint32_t ca = memsys_access(a.h, pa, kind, &la), cb;
       if (kind == MREQ_LOAD || kind == MREQ_STORE) {
@@ -736,10 +771,13 @@ START_TEST(test_access_data_twin)
         cb = memsys_access(b.h, pa, kind, &lb);
       }
       ck_assert_msg(la == lb, "cfg %u ref %d: level %d against %d", c, i, (int)la, (int)lb);
-      ck_assert_uint_eq(ca, cb);
+      ck_assert_msg(ca == cb, "cfg %u ref %d: %u cycles against %u", c, i, ca, cb);
     }
     ck_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
-    ck_assert_uint_gt(a.ctr.c[CTR_PREFETCHES], 0);
+    if (strcmp(cfgs[c].sets[0], "cache.prefetcher=none") != 0)
+      ck_assert_uint_gt(a.ctr.c[CTR_PREFETCHES], 0);
+    if (cfgs[c].dram)
+      ck_assert_uint_gt(a.ctr.c[CTR_DRAM_QUEUE_CYCLES], 0);
     for (uint64_t line = 0; line < 64 * 1024 / 8; line++)
       for (int l = MEM_L1; l <= MEM_LLC; l++)
         ck_assert(memsys_holds(a.h, LINE(line), MREQ_LOAD, (MemLevel)l) ==
@@ -747,6 +785,9 @@ START_TEST(test_access_data_twin)
     g_rand_free(rng);
     tiny_close(&a);
     tiny_close(&b);
+    dram_free(da);
+    dram_free(db);
+    topology_free(topo);
   }
 }
 END_TEST
