@@ -351,20 +351,24 @@ static inline G_ALWAYS_INLINE void l1_fill(Cpu *cpu, AccessKind kind, uint64_t v
 /* Take a walker slot at time *t for `cycles`; advances *t to the end. */
 static inline void use_walker(Cpu *cpu, uint64_t *t, uint32_t cycles)
 {
-  unsigned best = 0;
-  for (unsigned i = 1; i < cpu->n_walkers; i++)
-    if (cpu->walker_free[i] < cpu->walker_free[best])
-      best = i;
-  uint64_t start = MAX(*t, cpu->walker_free[best]);
+  /* The first walker free the earliest, by pointer and with its time in a
+   * register: the indexed loop reloaded both times of every compare. */
+  uint64_t *w = cpu->walker_free, *end = w + cpu->n_walkers, *best = w, free_at = *w;
+  for (w++; w < end; w++)
+    if (*w < free_at)
+      best = w, free_at = *w;
+  uint64_t start = MAX(*t, free_at);
   cpu->ctr.c[CTR_TLB_STALL_CYCLES] += start - *t;
   *t = start + cycles;
-  cpu->walker_free[best] = *t;
+  *best = *t;
 }
 
 static void sample_walk(Cpu *cpu, Thread *th, uint64_t va, const Xlat *x, XlatStatus st)
 {
   Machine *m = cpu->m;
-  if (!events_enabled(m->ev) || !m->walk_sample_left || --m->walk_sample_left)
+  /* m->ev first: a run without an event log (the usual one) pays a load
+   * and a test per walk, not a call. */
+  if (!m->ev || !events_enabled(m->ev) || !m->walk_sample_left || --m->walk_sample_left)
     return;
   m->walk_sample_left = (uint64_t)settings_int(m->s, SET_EVENTS_WALK_SAMPLE);
   events_emit(m->ev, (uint64_t)((double)cpu->clock / m->k->cycles_per_ns), cpu->id, th->pid, th->tid, "walk",
@@ -391,7 +395,12 @@ static G_NO_INLINE gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessK
   if (assist)
     cpu->ctr.c[CTR_FAULTS_DIRTY]++;
   for (unsigned attempt = 0; attempt < 4; attempt++) {
-    Xlat x = { 0 };
+    /* The fields every status reads (pfn and flags only with XLAT_OK, which
+     * sets them): cheaper than zeroing the struct. */
+    Xlat x;
+    x.size = 0;
+    x.cycles = x.walk_cycles = 0;
+    x.walked = FALSE;
     /* The instruction retried after a fault looks the L1 TLB up again and
      * misses again (the handler filled no TLB): both count. */
     if (attempt)
