@@ -292,29 +292,43 @@ static inline gboolean allowed(uint8_t flags, AccessKind kind)
   return TRUE;
 }
 
-/* Probe the L1 arrays; on a hit store the granule's frame and flags. */
-static inline G_ALWAYS_INLINE gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *pfn, uint8_t *flags, unsigned *size,
-                                gboolean *dirty_assist)
+/* The L1 hit of the array in `pr`: store the granule's frame and flags; FALSE
+ * (and a dirty assist noted) when the entry does not allow the access. */
+static inline G_ALWAYS_INLINE gboolean l1_hit(const struct L1Probe *pr, const TlbPayload *p, AccessKind kind, uint64_t va,
+                                              uint64_t *pfn, uint8_t *flags, unsigned *size, gboolean *dirty_assist)
+{
+  if (!allowed(p->flags, kind)) {
+    if (kind == ACC_STORE && (p->flags & TLBF_W))
+      *dirty_assist = TRUE;
+    return FALSE;
+  }
+  *pfn = p->pfn + ((va & ((1ULL << pr->shift) - 1)) >> 12);
+  *flags = p->flags;
+  *size = pr->size;
+  return TRUE;
+}
+
+/* Probe the L1 arrays; on a hit store the granule's frame and flags.  The
+ * first array is the base size's (cpu_new), probed with `key0`, the key
+ * translate computed once for this probe and the refill (l1_fill). */
+static inline G_ALWAYS_INLINE gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t key0, uint64_t *pfn,
+                                                uint8_t *flags, unsigned *size, gboolean *dirty_assist)
 {
   const struct L1Probe *pr = kind == ACC_IFETCH ? cpu->l1i_probe : cpu->l1d_probe;
   unsigned n = kind == ACC_IFETCH ? cpu->n_l1i_live : cpu->n_l1d_live;
-  for (unsigned i = 0; i < n; i++) {
+  if (pr[0].t->size_mask & 1u) { /* tlb_probe's test, made before the key */
+    TlbPayload *p = tlb_probe_held(pr[0].t, key0);
+    if (p)
+      return l1_hit(&pr[0], p, kind, va, pfn, flags, size, dirty_assist);
+  }
+  for (unsigned i = 1; i < n; i++) {
     Tlb *t = pr[i].t;
     unsigned sz = pr[i].size;
     if (!(t->size_mask & (1u << sz)))
-      continue; /* no entry of that size (tlb_probe's test, made before the key) */
-    TlbPayload *p = tlb_probe_held(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
-    if (!p)
       continue;
-    if (!allowed(p->flags, kind)) {
-      if (kind == ACC_STORE && (p->flags & TLBF_W))
-        *dirty_assist = TRUE;
-      return FALSE;
-    }
-    *pfn = p->pfn + ((va & ((1ULL << pr[i].shift) - 1)) >> 12);
-    *flags = p->flags;
-    *size = sz;
-    return TRUE;
+    TlbPayload *p = tlb_probe_held(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
+    if (p)
+      return l1_hit(&pr[i], p, kind, va, pfn, flags, size, dirty_assist);
   }
   return FALSE;
 }
@@ -338,14 +352,14 @@ static G_NO_INLINE void l1_fill_large(Cpu *cpu, AccessKind kind, uint64_t va, co
 /* Refill the L1 array after a miss.  A base page (size 0) is its own home
  * and goes to the first array whole: inline, where the refill usually takes
  * the way that l1_probe's miss found (tlb_insert). */
-static inline G_ALWAYS_INLINE void l1_fill(Cpu *cpu, AccessKind kind, uint64_t va, const Xlat *x)
+static inline G_ALWAYS_INLINE void l1_fill(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t key0, const Xlat *x)
 {
   if (x->size) {
     l1_fill_large(cpu, kind, va, x);
     return;
   }
   Tlb *t = kind == ACC_IFETCH ? cpu->l1i[0] : cpu->l1d[0];
-  tlb_insert(t, tlb_key(cpu->cur_asid, 0, va >> cpu->arch->page_shift[0]), x->pfn, x->flags, 0);
+  tlb_insert(t, key0, x->pfn, x->flags, 0);
 }
 
 /* Take a walker slot at time *t for `cycles`; advances *t to the end. */
@@ -387,7 +401,10 @@ static G_NO_INLINE gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessK
   Kernel *k = cpu->m->k;
   gboolean assist = FALSE;
   unsigned size;
-  if (l1_probe(cpu, kind, va, pfn, flags, &size, &assist)) {
+  /* The base size's L1 key, for the probe and the refill: cur_asid changes
+   * only between records (engine.c), not in a fault handled here. */
+  uint64_t key0 = tlb_key(cpu->cur_asid, 0, va >> cpu->arch->page_shift[0]);
+  if (l1_probe(cpu, kind, va, key0, pfn, flags, &size, &assist)) {
     if (size)
       kernel_touch(k, cpu, th->mm, va); /* a base page of a huge one: first touch? */
     return TRUE;
@@ -417,7 +434,7 @@ static G_NO_INLINE gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessK
     if (st == XLAT_OK) {
       if (x.size)
         kernel_touch(k, cpu, th->mm, va);
-      l1_fill(cpu, kind, va, &x);
+      l1_fill(cpu, kind, va, key0, &x);
       *pfn = granule_pfn(cpu->arch, x.size, x.pfn, va);
       *flags = x.flags;
       return TRUE;
@@ -594,7 +611,8 @@ uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString
   uint8_t flags = 0;
   unsigned size;
   gboolean assist = FALSE;
-  if (l1_probe(cpu, kind, va, &pfn, &flags, &size, &assist)) {
+  uint64_t key0 = tlb_key(cpu->cur_asid, 0, va >> a->page_shift[0]);
+  if (l1_probe(cpu, kind, va, key0, &pfn, &flags, &size, &assist)) {
     g_string_append_printf(ex, "  L1 %s hit: %u cycles\n", kind == ACC_IFETCH ? "ITLB" : "DTLB", cpu->l1_hit_cycles);
     return (pfn << 12) | (va & 0xfff);
   }
@@ -606,7 +624,7 @@ uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString
     if (st == XLAT_OK) {
       if (x.size)
         kernel_touch(k, cpu, th->mm, va);
-      l1_fill(cpu, kind, va, &x);
+      l1_fill(cpu, kind, va, key0, &x);
       uint64_t pa = (granule_pfn(a, x.size, x.pfn, va) << 12) | (va & 0xfff);
       g_string_append_printf(ex, "  translation: %s page at pfn %#" G_GINT64_MODIFIER "x, flags%s%s%s -> pa %#" G_GINT64_MODIFIER "x, %u cycles after the L1 TLB\n",
                              a->size_name[x.size], x.pfn, x.flags & TLBF_W ? " W" : " RO", x.flags & TLBF_D ? " D" : "",
