@@ -309,23 +309,27 @@ static inline G_ALWAYS_INLINE gboolean l1_hit(const struct L1Probe *pr, const Tl
 }
 
 /* Probe the L1 arrays; on a hit store the granule's frame and flags.  The
- * first array is the base size's (cpu_new), probed with `key0`, the key
- * translate computed once for this probe and the refill (l1_fill). */
-static inline G_ALWAYS_INLINE gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t key0, uint64_t *pfn,
+ * first array is the base size's (cpu_new); when it holds entries of that
+ * size, its key is left in *key0 for the refill (l1_fill), else *key0 stays
+ * 0 (a key has TLB_VALID set): no key is built for a size not held (the
+ * base pages of the POWER presets are 64K, size 1). */
+static inline G_ALWAYS_INLINE gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *key0, uint64_t *pfn,
                                                 uint8_t *flags, unsigned *size, gboolean *dirty_assist)
 {
   const struct L1Probe *pr = kind == ACC_IFETCH ? cpu->l1i_probe : cpu->l1d_probe;
   unsigned n = kind == ACC_IFETCH ? cpu->n_l1i_live : cpu->n_l1d_live;
-  if (pr[0].t->size_mask & 1u) { /* tlb_probe's test, made before the key */
-    TlbPayload *p = tlb_probe_held(pr[0].t, key0);
-    if (p)
-      return l1_hit(&pr[0], p, kind, va, pfn, flags, size, dirty_assist);
+  if (n == 1) {
+    if (!(pr[0].t->size_mask & 1u))
+      return FALSE; /* tlb_probe's test, made before the key */
+    *key0 = tlb_key(cpu->cur_asid, 0, va >> pr[0].shift);
+    TlbPayload *p = tlb_probe_held(pr[0].t, *key0);
+    return p && l1_hit(&pr[0], p, kind, va, pfn, flags, size, dirty_assist);
   }
-  for (unsigned i = 1; i < n; i++) {
+  for (unsigned i = 0; i < n; i++) {
     Tlb *t = pr[i].t;
     unsigned sz = pr[i].size;
     if (!(t->size_mask & (1u << sz)))
-      continue;
+      continue; /* no entry of that size (tlb_probe's test, made before the key) */
     TlbPayload *p = tlb_probe_held(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
     if (p)
       return l1_hit(&pr[i], p, kind, va, pfn, flags, size, dirty_assist);
@@ -351,7 +355,8 @@ static G_NO_INLINE void l1_fill_large(Cpu *cpu, AccessKind kind, uint64_t va, co
 
 /* Refill the L1 array after a miss.  A base page (size 0) is its own home
  * and goes to the first array whole: inline, where the refill usually takes
- * the way that l1_probe's miss found (tlb_insert). */
+ * the way that l1_probe's miss found (tlb_insert), with the key that probe
+ * built (key0, 0 when it built none). */
 static inline G_ALWAYS_INLINE void l1_fill(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t key0, const Xlat *x)
 {
   if (x->size) {
@@ -359,6 +364,8 @@ static inline G_ALWAYS_INLINE void l1_fill(Cpu *cpu, AccessKind kind, uint64_t v
     return;
   }
   Tlb *t = kind == ACC_IFETCH ? cpu->l1i[0] : cpu->l1d[0];
+  if (!key0)
+    key0 = tlb_key(cpu->cur_asid, 0, va >> cpu->arch->page_shift[0]);
   tlb_insert(t, key0, x->pfn, x->flags, 0);
 }
 
@@ -403,8 +410,8 @@ static G_NO_INLINE gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessK
   unsigned size;
   /* The base size's L1 key, for the probe and the refill: cur_asid changes
    * only between records (engine.c), not in a fault handled here. */
-  uint64_t key0 = tlb_key(cpu->cur_asid, 0, va >> cpu->arch->page_shift[0]);
-  if (l1_probe(cpu, kind, va, key0, pfn, flags, &size, &assist)) {
+  uint64_t key0 = 0;
+  if (l1_probe(cpu, kind, va, &key0, pfn, flags, &size, &assist)) {
     if (size)
       kernel_touch(k, cpu, th->mm, va); /* a base page of a huge one: first touch? */
     return TRUE;
@@ -611,8 +618,8 @@ uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString
   uint8_t flags = 0;
   unsigned size;
   gboolean assist = FALSE;
-  uint64_t key0 = tlb_key(cpu->cur_asid, 0, va >> a->page_shift[0]);
-  if (l1_probe(cpu, kind, va, key0, &pfn, &flags, &size, &assist)) {
+  uint64_t key0 = 0;
+  if (l1_probe(cpu, kind, va, &key0, &pfn, &flags, &size, &assist)) {
     g_string_append_printf(ex, "  L1 %s hit: %u cycles\n", kind == ACC_IFETCH ? "ITLB" : "DTLB", cpu->l1_hit_cycles);
     return (pfn << 12) | (va & 0xfff);
   }
