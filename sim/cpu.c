@@ -366,7 +366,7 @@ static inline G_ALWAYS_INLINE void l1_fill(Cpu *cpu, AccessKind kind, uint64_t v
   Tlb *t = kind == ACC_IFETCH ? cpu->l1i[0] : cpu->l1d[0];
   if (!key0)
     key0 = tlb_key(cpu->cur_asid, 0, va >> cpu->arch->page_shift[0]);
-  tlb_insert(t, key0, x->pfn, x->flags, 0);
+  tlb_insert_base(t, key0, x->pfn, x->flags);
 }
 
 /* Take a walker slot at time *t for `cycles`; advances *t to the end. */

@@ -496,7 +496,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
         if (home != X86_4K) /* the probes try every size from now on */
           memcpy(st->n_probe_live, st->n_probe, sizeof st->n_probe);
         if (home == X86_4K) /* size is 4K too: a 4K page is held whole */
-          tlb_insert(fill, key4k, out->pfn, out->flags, X86_4K);
+          tlb_insert_base(fill, key4k, out->pfn, out->flags); /* X86_4K is code 0 */
         else
           insert_frag(fill, akey, home, size, va, out->pfn, out->flags);
       }
