@@ -406,7 +406,8 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
   Tlb *l2 = fetch && st->l2i ? st->l2i : st->stlb;
   uint32_t cycles = st->stlb_hit_cycles;
   const uint64_t key4k = x86_key(akey, X86_4K, va);
-  for (unsigned i = 0; i < st->n_probe_live[fetch]; i++) {
+  const unsigned n_probe = st->n_probe_live[fetch];
+  for (unsigned i = 0; i < n_probe; i++) {
     Tlb *t = st->probe[fetch][i].t;
     unsigned sz = i ? st->probe[fetch][i].size : X86_4K;
     if (!(t->size_mask & (1u << sz)))
