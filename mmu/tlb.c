@@ -343,7 +343,7 @@ static G_NO_INLINE void insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_
   unsigned i = base + pick_way(t, base, key);
   if (t->ix.head) /* before the tag changes: the index drops the old key */
     ix_fill(t, i, key);
-  tlb_fill_slot(t, i, key, pfn, flags, size);
+  tlb_fill_slot(t, i, key, tlb_key_size(key), pfn, flags, size);
 }
 
 void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
@@ -351,7 +351,7 @@ void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_
   if (tlb_hint_serves(t, key, t->tick | 1)) {
     /* tlb_insert's shortcut for an indexed array (its hints are marked) */
     ix_fill(t, t->hint_slot, key);
-    tlb_fill_slot(t, t->hint_slot, key, pfn, flags, size);
+    tlb_fill_slot(t, t->hint_slot, key, tlb_key_size(key), pfn, flags, size);
     return;
   }
   insert_search(t, key, pfn, flags, size);

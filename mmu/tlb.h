@@ -211,13 +211,14 @@ static inline __attribute__((always_inline)) TlbPayload *tlb_probe(Tlb *t, uint6
 /* Write an entry into slot `i` (set * ways + way) as the newest.  The
  * caller made sure that one more tick fits (tick < tick_last): no call to
  * tlb_renumber here, so that the inline refill saves no registers. */
-static inline void tlb_fill_slot(Tlb *t, unsigned i, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
+static inline void tlb_fill_slot(Tlb *t, unsigned i, uint64_t key, unsigned code, uint64_t pfn, uint8_t flags,
+                                 uint8_t size)
 {
   t->tags[i] = key;
   t->tick += t->tick_step;
   t->stamp[i] = t->tick | (t->stamp[i] & t->way_mask);
   t->pay[i] = (TlbPayload){ .pfn = pfn, .flags = flags, .size = size };
-  t->size_mask |= 1u << tlb_key_size(key);
+  t->size_mask |= 1u << code;
 }
 
 /* tlb_insert's search of the set, when no probe's hint serves, and the
@@ -250,9 +251,19 @@ static inline gboolean tlb_hint_serves(const Tlb *t, uint64_t key, uint64_t due)
 static inline void tlb_insert(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
 {
   if (tlb_hint_serves(t, key, t->tick))
-    tlb_fill_slot(t, t->hint_slot, key, pfn, flags, size);
+    tlb_fill_slot(t, t->hint_slot, key, tlb_key_size(key), pfn, flags, size);
   else
     tlb_insert_search(t, key, pfn, flags, size);
+}
+
+/* tlb_insert of a key of the base size (code 0), which the caller knows:
+ * the size mask's update then needs no decoding of the key. */
+static inline void tlb_insert_base(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags)
+{
+  if (tlb_hint_serves(t, key, t->tick))
+    tlb_fill_slot(t, t->hint_slot, key, 0, pfn, flags, 0);
+  else
+    tlb_insert_search(t, key, pfn, flags, 0);
 }
 
 Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, TlbRepl repl, GError **error);

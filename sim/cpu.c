@@ -292,29 +292,47 @@ static inline gboolean allowed(uint8_t flags, AccessKind kind)
   return TRUE;
 }
 
-/* Probe the L1 arrays; on a hit store the granule's frame and flags. */
-static inline G_ALWAYS_INLINE gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *pfn, uint8_t *flags, unsigned *size,
-                                gboolean *dirty_assist)
+/* The L1 hit of the array in `pr`: store the granule's frame and flags; FALSE
+ * (and a dirty assist noted) when the entry does not allow the access. */
+static inline G_ALWAYS_INLINE gboolean l1_hit(const struct L1Probe *pr, const TlbPayload *p, AccessKind kind, uint64_t va,
+                                              uint64_t *pfn, uint8_t *flags, unsigned *size, gboolean *dirty_assist)
+{
+  if (!allowed(p->flags, kind)) {
+    if (kind == ACC_STORE && (p->flags & TLBF_W))
+      *dirty_assist = TRUE;
+    return FALSE;
+  }
+  *pfn = p->pfn + ((va & ((1ULL << pr->shift) - 1)) >> 12);
+  *flags = p->flags;
+  *size = pr->size;
+  return TRUE;
+}
+
+/* Probe the L1 arrays; on a hit store the granule's frame and flags.  The
+ * first array is the base size's (cpu_new); when it holds entries of that
+ * size, its key is left in *key0 for the refill (l1_fill), else *key0 stays
+ * 0 (a key has TLB_VALID set): no key is built for a size not held (the
+ * base pages of the POWER presets are 64K, size 1). */
+static inline G_ALWAYS_INLINE gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *key0, uint64_t *pfn,
+                                                uint8_t *flags, unsigned *size, gboolean *dirty_assist)
 {
   const struct L1Probe *pr = kind == ACC_IFETCH ? cpu->l1i_probe : cpu->l1d_probe;
   unsigned n = kind == ACC_IFETCH ? cpu->n_l1i_live : cpu->n_l1d_live;
+  if (n == 1) {
+    if (!(pr[0].t->size_mask & 1u))
+      return FALSE; /* tlb_probe's test, made before the key */
+    *key0 = tlb_key(cpu->cur_asid, 0, va >> pr[0].shift);
+    TlbPayload *p = tlb_probe_held(pr[0].t, *key0);
+    return p && l1_hit(&pr[0], p, kind, va, pfn, flags, size, dirty_assist);
+  }
   for (unsigned i = 0; i < n; i++) {
     Tlb *t = pr[i].t;
     unsigned sz = pr[i].size;
     if (!(t->size_mask & (1u << sz)))
       continue; /* no entry of that size (tlb_probe's test, made before the key) */
     TlbPayload *p = tlb_probe_held(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
-    if (!p)
-      continue;
-    if (!allowed(p->flags, kind)) {
-      if (kind == ACC_STORE && (p->flags & TLBF_W))
-        *dirty_assist = TRUE;
-      return FALSE;
-    }
-    *pfn = p->pfn + ((va & ((1ULL << pr[i].shift) - 1)) >> 12);
-    *flags = p->flags;
-    *size = sz;
-    return TRUE;
+    if (p)
+      return l1_hit(&pr[i], p, kind, va, pfn, flags, size, dirty_assist);
   }
   return FALSE;
 }
@@ -337,34 +355,41 @@ static G_NO_INLINE void l1_fill_large(Cpu *cpu, AccessKind kind, uint64_t va, co
 
 /* Refill the L1 array after a miss.  A base page (size 0) is its own home
  * and goes to the first array whole: inline, where the refill usually takes
- * the way that l1_probe's miss found (tlb_insert). */
-static inline G_ALWAYS_INLINE void l1_fill(Cpu *cpu, AccessKind kind, uint64_t va, const Xlat *x)
+ * the way that l1_probe's miss found (tlb_insert), with the key that probe
+ * built (key0, 0 when it built none). */
+static inline G_ALWAYS_INLINE void l1_fill(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t key0, const Xlat *x)
 {
   if (x->size) {
     l1_fill_large(cpu, kind, va, x);
     return;
   }
   Tlb *t = kind == ACC_IFETCH ? cpu->l1i[0] : cpu->l1d[0];
-  tlb_insert(t, tlb_key(cpu->cur_asid, 0, va >> cpu->arch->page_shift[0]), x->pfn, x->flags, 0);
+  if (!key0)
+    key0 = tlb_key(cpu->cur_asid, 0, va >> cpu->arch->page_shift[0]);
+  tlb_insert_base(t, key0, x->pfn, x->flags);
 }
 
 /* Take a walker slot at time *t for `cycles`; advances *t to the end. */
 static inline void use_walker(Cpu *cpu, uint64_t *t, uint32_t cycles)
 {
-  unsigned best = 0;
-  for (unsigned i = 1; i < cpu->n_walkers; i++)
-    if (cpu->walker_free[i] < cpu->walker_free[best])
-      best = i;
-  uint64_t start = MAX(*t, cpu->walker_free[best]);
+  /* The first walker free the earliest, by pointer and with its time in a
+   * register: the indexed loop reloaded both times of every compare. */
+  uint64_t *w = cpu->walker_free, *end = w + cpu->n_walkers, *best = w, free_at = *w;
+  for (w++; w < end; w++)
+    if (*w < free_at)
+      best = w, free_at = *w;
+  uint64_t start = MAX(*t, free_at);
   cpu->ctr.c[CTR_TLB_STALL_CYCLES] += start - *t;
   *t = start + cycles;
-  cpu->walker_free[best] = *t;
+  *best = *t;
 }
 
 static void sample_walk(Cpu *cpu, Thread *th, uint64_t va, const Xlat *x, XlatStatus st)
 {
   Machine *m = cpu->m;
-  if (!events_enabled(m->ev) || !m->walk_sample_left || --m->walk_sample_left)
+  /* m->ev first: a run without an event log (the usual one) pays a load
+   * and a test per walk, not a call. */
+  if (!m->ev || !events_enabled(m->ev) || !m->walk_sample_left || --m->walk_sample_left)
     return;
   m->walk_sample_left = (uint64_t)settings_int(m->s, SET_EVENTS_WALK_SAMPLE);
   events_emit(m->ev, (uint64_t)((double)cpu->clock / m->k->cycles_per_ns), cpu->id, th->pid, th->tid, "walk",
@@ -383,7 +408,10 @@ static G_NO_INLINE gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessK
   Kernel *k = cpu->m->k;
   gboolean assist = FALSE;
   unsigned size;
-  if (l1_probe(cpu, kind, va, pfn, flags, &size, &assist)) {
+  /* The base size's L1 key, for the probe and the refill: cur_asid changes
+   * only between records (engine.c), not in a fault handled here. */
+  uint64_t key0 = 0;
+  if (l1_probe(cpu, kind, va, &key0, pfn, flags, &size, &assist)) {
     if (size)
       kernel_touch(k, cpu, th->mm, va); /* a base page of a huge one: first touch? */
     return TRUE;
@@ -391,7 +419,12 @@ static G_NO_INLINE gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessK
   if (assist)
     cpu->ctr.c[CTR_FAULTS_DIRTY]++;
   for (unsigned attempt = 0; attempt < 4; attempt++) {
-    Xlat x = { 0 };
+    /* The fields every status reads (pfn and flags only with XLAT_OK, which
+     * sets them): cheaper than zeroing the struct. */
+    Xlat x;
+    x.size = 0;
+    x.cycles = x.walk_cycles = 0;
+    x.walked = FALSE;
     /* The instruction retried after a fault looks the L1 TLB up again and
      * misses again (the handler filled no TLB): both count. */
     if (attempt)
@@ -408,7 +441,7 @@ static G_NO_INLINE gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessK
     if (st == XLAT_OK) {
       if (x.size)
         kernel_touch(k, cpu, th->mm, va);
-      l1_fill(cpu, kind, va, &x);
+      l1_fill(cpu, kind, va, key0, &x);
       *pfn = granule_pfn(cpu->arch, x.size, x.pfn, va);
       *flags = x.flags;
       return TRUE;
@@ -585,7 +618,8 @@ uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString
   uint8_t flags = 0;
   unsigned size;
   gboolean assist = FALSE;
-  if (l1_probe(cpu, kind, va, &pfn, &flags, &size, &assist)) {
+  uint64_t key0 = 0;
+  if (l1_probe(cpu, kind, va, &key0, &pfn, &flags, &size, &assist)) {
     g_string_append_printf(ex, "  L1 %s hit: %u cycles\n", kind == ACC_IFETCH ? "ITLB" : "DTLB", cpu->l1_hit_cycles);
     return (pfn << 12) | (va & 0xfff);
   }
@@ -597,7 +631,7 @@ uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString
     if (st == XLAT_OK) {
       if (x.size)
         kernel_touch(k, cpu, th->mm, va);
-      l1_fill(cpu, kind, va, &x);
+      l1_fill(cpu, kind, va, key0, &x);
       uint64_t pa = (granule_pfn(a, x.size, x.pfn, va) << 12) | (va & 0xfff);
       g_string_append_printf(ex, "  translation: %s page at pfn %#" G_GINT64_MODIFIER "x, flags%s%s%s -> pa %#" G_GINT64_MODIFIER "x, %u cycles after the L1 TLB\n",
                              a->size_name[x.size], x.pfn, x.flags & TLBF_W ? " W" : " RO", x.flags & TLBF_D ? " D" : "",

@@ -399,15 +399,20 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
     return XLAT_NONCANONICAL;
   }
 
-  /* Second level: shared STLB (or the L2 ITLB for fetches on AMD). */
+  /* Second level: shared STLB (or the L2 ITLB for fetches on AMD).  The
+   * first probe of a list, when there is one, is the 4K size's (x86_cpu_new):
+   * its key, akey | va >> 12, is the one the walk's refill of a 4K page
+   * takes too, built once. */
   Tlb *l2 = fetch && st->l2i ? st->l2i : st->stlb;
   uint32_t cycles = st->stlb_hit_cycles;
-  for (unsigned i = 0; i < st->n_probe_live[fetch]; i++) {
+  const uint64_t key4k = x86_key(akey, X86_4K, va);
+  const unsigned n_probe = st->n_probe_live[fetch];
+  for (unsigned i = 0; i < n_probe; i++) {
     Tlb *t = st->probe[fetch][i].t;
-    unsigned sz = st->probe[fetch][i].size;
+    unsigned sz = i ? st->probe[fetch][i].size : X86_4K;
     if (!(t->size_mask & (1u << sz)))
       continue; /* no entry of that size (tlb_probe's test, made before the key) */
-    TlbPayload *p = tlb_probe_held(t, x86_key(akey, sz, va)); /* a miss readies the refill */
+    TlbPayload *p = tlb_probe_held(t, i ? x86_key(akey, sz, va) : key4k); /* a miss readies the refill */
     if (p && (!write || (p->flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D)) && (!fetch || (p->flags & TLBF_X))) {
       cpu->ctr.c[CTR_STLB_HITS]++;
       out->pfn = p->pfn;
@@ -491,7 +496,10 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
       if (fill) {
         if (home != X86_4K) /* the probes try every size from now on */
           memcpy(st->n_probe_live, st->n_probe, sizeof st->n_probe);
-        insert_frag(fill, akey, home, size, va, out->pfn, out->flags);
+        if (home == X86_4K) /* size is 4K too: a 4K page is held whole */
+          tlb_insert_base(fill, key4k, out->pfn, out->flags); /* X86_4K is code 0 */
+        else
+          insert_frag(fill, akey, home, size, va, out->pfn, out->flags);
       }
       break;
     }
