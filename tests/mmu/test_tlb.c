@@ -474,7 +474,9 @@ END_TEST
 /* tlb_probe's refill shortcut against the plain refill: two arrays get the
  * same stream of probes, refills, invalidations and flushes, one through
  * tlb_lookup (tlb_insert then searches the set itself), the other through
- * tlb_probe (tlb_insert takes the way the probe found while it holds).
+ * tlb_probe (tlb_insert takes the way the probe found while it holds; a
+ * key of size code 0 goes through tlb_insert_base, which must leave the
+ * same entries, stamps, tick and size mask).
  * Between a probe and its refill the stream sometimes probes or refills
  * another key, or invalidates, so stale hints must be refused.  After every
  * step both arrays hold the same entries in the same ways with the same
@@ -506,11 +508,17 @@ static void check_probe_refill(TlbRepl repl, unsigned entries, unsigned ways)
           tlb_invalidate(hinted, other);
         }
         tlb_insert(plain, key, 0x100 + step, 0, (uint8_t)((r >> 1) & 1));
-        tlb_insert(hinted, key, 0x100 + step, 0, (uint8_t)((r >> 1) & 1));
+        if ((r >> 1) & 1)
+          tlb_insert(hinted, key, 0x100 + step, 0, 1);
+        else /* the base size's refill, which knows its size code */
+          tlb_insert_base(hinted, key, 0x100 + step, 0);
       }
     } else if (what < 90) {
       tlb_insert(plain, key, 0x300, 0, 0); /* a refill that was not probed */
-      tlb_insert(hinted, key, 0x300, 0, 0);
+      if ((r >> 1) & 1)
+        tlb_insert(hinted, key, 0x300, 0, 0);
+      else
+        tlb_insert_base(hinted, key, 0x300, 0);
     } else if (what < 97) {
       tlb_invalidate(plain, key);
       tlb_invalidate(hinted, key);
@@ -523,14 +531,17 @@ static void check_probe_refill(TlbRepl repl, unsigned entries, unsigned ways)
     }
     unsigned n = entries;
     if (memcmp(plain->tags, hinted->tags, n * sizeof *plain->tags) ||
-        memcmp(plain->stamp, hinted->stamp, n * sizeof *plain->stamp) || plain->rng != hinted->rng) {
+        memcmp(plain->stamp, hinted->stamp, n * sizeof *plain->stamp) || plain->rng != hinted->rng ||
+        plain->size_mask != hinted->size_mask || plain->tick != hinted->tick) {
       g_autofree char *a = draw_tlb(plain);
       g_autofree char *b = draw_tlb(hinted);
       ck_abort_msg("policy %d, step %d: the arrays differ\nplain refill:\n%sprobe's refill:\n%s", repl, step, a, b);
     }
     for (unsigned i = 0; i < n; i++)
-      if (plain->tags[i] & TLB_VALID)
+      if (plain->tags[i] & TLB_VALID) {
         ck_assert_uint_eq(plain->pay[i].pfn, hinted->pay[i].pfn);
+        ck_assert_uint_eq(plain->pay[i].size, hinted->pay[i].size);
+      }
   }
 }
 
