@@ -195,6 +195,50 @@ START_TEST(test_large_page_after_base_pages)
 }
 END_TEST
 
+/* The L1 refill after a fault (translate's attempt loop) goes in under the
+ * faulting page's key: the next access to that page hits the L1 array, one
+ * to the next page does not.  For loads, stores and fetches (the L1I), with
+ * the L1 probe list at the base size alone and, after a 2M page, with every
+ * size live, and on the hash MMU, whose base pages (64K) are not of the L1
+ * arrays' first size. */
+static void check_refill_after_fault(const char *preset, uint64_t base, uint64_t page, gboolean huge_first)
+{
+  Thread *t;
+  static const char *no_thp[] = { "cache.prefetcher=none", "thp.enabled=never", NULL };
+  Machine *m = fixture_machine(preset, no_thp); /* a fault maps one base page */
+  t = fixture_thread(m, 1);
+  Cpu *cpu = m->cpus[0];
+  fixture_vma(t, base, 8 << 20, PROT_R | PROT_W | PROT_X);
+  if (huge_first) {
+    ck_assert(pgtable_set(&t->mm->pt, base + (4 << 20), 2,
+                          pte_make(0x40000, PTE_P | PTE_RW | PTE_US | PTE_A | PTE_D | PTE_PS), NULL));
+    do_access(m, t, ACC_LOAD, base + (4 << 20));
+    do_access(m, t, ACC_IFETCH, base + (4 << 20));
+  }
+  static const AccessKind kinds[] = { ACC_STORE, ACC_LOAD, ACC_IFETCH };
+  for (unsigned i = 0; i < G_N_ELEMENTS(kinds); i++) {
+    uint64_t va = base + (2 * i + 1) * page;
+    uint64_t faults = cpu->ctr.c[CTR_PAGE_FAULTS];
+    do_access(m, t, kinds[i], va);
+    ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_FAULTS], faults + 1);
+    uint64_t misses = cpu->ctr.c[CTR_L1_TLB_MISSES];
+    do_access(m, t, kinds[i], va + 64);
+    ck_assert_msg(cpu->ctr.c[CTR_L1_TLB_MISSES] == misses, "%s, kind %d: the refill missed its page", preset, kinds[i]);
+    do_access(m, t, kinds[i], va + page);
+    ck_assert_msg(cpu->ctr.c[CTR_L1_TLB_MISSES] > misses, "%s, kind %d: the next page hit", preset, kinds[i]);
+  }
+  machine_free(m);
+}
+
+START_TEST(test_l1_refill_after_fault)
+{
+  check_refill_after_fault("skylake", BASE, 4096, FALSE);
+  check_refill_after_fault("skylake", BASE, 4096, TRUE);
+  check_refill_after_fault("zen4", BASE, 4096, FALSE);
+  check_refill_after_fault("power9-hash", BASE, 65536, FALSE);
+}
+END_TEST
+
 START_TEST(test_walkers_limit_overlap)
 {
   /* Eight independent loads to eight cold pages: with one walker the walks
@@ -393,6 +437,7 @@ static Suite *cpu_suite(void)
   tcase_add_test(tc, test_cpi);
   tcase_add_test(tc, test_cpi_integer_clock_is_exact);
   tcase_add_test(tc, test_dependent_loads_serialise);
+  tcase_add_test(tc, test_l1_refill_after_fault);
   tcase_add_test(tc, test_dirty_assist);
   tcase_add_test(tc, test_fault_then_retry);
   tcase_add_test(tc, test_large_page_after_base_pages);
