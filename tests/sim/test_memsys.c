@@ -307,6 +307,16 @@ START_TEST(test_build_errors)
 }
 END_TEST
 
+/* The way counts the lookups test first (a host shortcut) are the
+ * settings' defaults, as memsys-hot.h says: a new default must move them. */
+START_TEST(test_usual_ways_are_the_defaults)
+{
+  g_autoptr(Settings) def = settings_new();
+  ck_assert_int_eq(settings_int(def, SET_CACHE_L2_WAYS), MEMSYS_L2_WAYS_USUAL);
+  ck_assert_int_eq(settings_int(def, SET_CACHE_LLC_WAYS), MEMSYS_LLC_WAYS_USUAL);
+}
+END_TEST
+
 START_TEST(test_level_names)
 {
   ck_assert_str_eq(memsys_level_name(MEM_L1), "L1");
@@ -806,6 +816,7 @@ static Suite *memsys_suite(void)
   tcase_add_test(tc, test_flush);
   tcase_add_test(tc, test_build_errors);
   tcase_add_test(tc, test_level_names);
+  tcase_add_test(tc, test_usual_ways_are_the_defaults);
   tcase_add_test(tc, test_stream_ascending_stops_at_page);
   tcase_add_test(tc, test_stream_cross_page);
   tcase_add_test(tc, test_stream_descending);
