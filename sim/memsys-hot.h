@@ -370,6 +370,31 @@ static inline __attribute__((always_inline)) void memsys_stream_hit(MemHier *h, 
  * L1 miss and L2 hit too. */
 uint64_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind);
 
+/* The L1 and L2 steps of a reference along path p, shared by
+ * memsys_access() and memsys_access_data(): TRUE with *level and *cycles
+ * when one of them served the line, FALSE (having filled both) when it goes
+ * below the L2.  An L1 miss is counted in *l1_misses unless that is NULL
+ * (memsys_access_data's caller counts its own). */
+static inline __attribute__((always_inline)) gboolean memsys_near(MemHier *h, const MemPath *p, uint64_t line,
+                                                                  uint64_t *l1_misses, MemLevel *level, uint32_t *cycles)
+{
+  if (G_LIKELY(cache_access(p->l1, line))) {
+    *level = MEM_L1;
+    *cycles = p->l1_cycles;
+    return TRUE;
+  }
+  if (l1_misses != NULL)
+    (*l1_misses)++;
+  if (G_LIKELY(cache_access_likely(h->l2, line, MEMSYS_L2_WAYS_USUAL))) {
+    if (p->follows)
+      memsys_stream_hit(h, line);
+    *level = MEM_L2;
+    *cycles = h->l2_cycles;
+    return TRUE;
+  }
+  return FALSE;
+}
+
 /* memsys_access() of a load or a store (kind MREQ_LOAD or MREQ_STORE), the
  * same steps and result, inline for the core's quick path; but the L1D's
  * counts of the reference, l1d_loads or l1d_stores and their misses, are
@@ -380,18 +405,9 @@ uint64_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind);
 static inline __attribute__((always_inline)) uint32_t memsys_access_data(MemHier *h, uint64_t pa, MemReqKind kind,
                                                                          MemLevel *level)
 {
-  const MemPath *p = &h->path[MREQ_LOAD];
-  uint64_t line = pa >> h->line_shift;
-  if (G_LIKELY(cache_access(p->l1, line))) {
-    *level = MEM_L1;
-    return p->l1_cycles;
-  }
-  if (G_LIKELY(cache_access_likely(h->l2, line, MEMSYS_L2_WAYS_USUAL))) {
-    if (p->follows)
-      memsys_stream_hit(h, line);
-    *level = MEM_L2;
-    return h->l2_cycles;
-  }
+  uint32_t cycles;
+  if (G_LIKELY(memsys_near(h, &h->path[MREQ_LOAD], pa >> h->line_shift, NULL, level, &cycles)))
+    return cycles;
   uint64_t both = memsys_access_beyond_l2(h, pa, kind);
   *level = (MemLevel)(both >> 32);
   return (uint32_t)both;

@@ -413,9 +413,6 @@ uint64_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind)
   return (uint64_t)served << 32 | cycles;
 }
 
-/* memsys_access_data() in sim/memsys-hot.h repeats the L1 and L2 steps
- * below for a load or a store: a change here is made there too (its twin
- * test in tests/sim/test_memsys.c compares the two). */
 uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
 {
   g_return_val_if_fail((unsigned)kind <= MREQ_WALK, 0);
@@ -425,20 +422,8 @@ uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level
   uint32_t cycles;
 
   (*p->lookups)++;
-  if (G_LIKELY(cache_access(p->l1, line))) {
-    served = MEM_L1;
-    cycles = p->l1_cycles;
-  } else {
-    (*p->misses)++;
-    if (cache_access_likely(h->l2, line, MEMSYS_L2_WAYS_USUAL)) {
-      served = MEM_L2;
-      cycles = h->l2_cycles;
-      if (p->follows)
-        memsys_stream_hit(h, line);
-    } else {
-      cycles = memsys_beyond_l2(h, pa, line, p, &served);
-    }
-  }
+  if (!memsys_near(h, p, line, p->misses, &served, &cycles))
+    cycles = memsys_beyond_l2(h, pa, line, p, &served);
   if (level != NULL)
     *level = served;
   return cycles;
