@@ -82,12 +82,35 @@ typedef struct {
   double rate;
 } DramFlow;
 
+/* Flows per block of a queue's flow array (below). */
+#define DRAM_FLOW_BLOCK 8u
+
+/* Bounds on the ends of the flows in one block of slots: every live flow of
+ * the block ends in [min_end, max_end]. */
+typedef struct {
+  double min_end, max_end;
+} DramFlowBlock;
+
 /* One server: a node's memory controller or one direction of its
- * interconnect port. */
+ * interconnect port.
+ *
+ * The flows are kept in the order their work is summed (flows_work()):
+ * appended at the end, and a flow that matters no more replaced by the
+ * last one (the order of a sum of doubles is part of the result).  A
+ * queue remembers every flow of its last DRAM_WINDOWS windows, some 250 on
+ * a run of page faults, of which one or two reach the present; so, a host
+ * shortcut with no effect on the model, each block of DRAM_FLOW_BLOCK
+ * slots keeps bounds on its flows' ends: a sum over a span skips the
+ * blocks whose flows all ended before it, the pruning after a new window
+ * those whose flows all end after the horizon.  Bounds may be loose (a
+ * flow moved or removed leaves them wide, which only costs a visit); the
+ * pruning makes those of a block it visits exact. */
 typedef struct {
   DramWindow win[DRAM_WINDOWS];  /* by window number % DRAM_WINDOWS */
   uint64_t newest;               /* highest window opened */
-  GArray *flows;                 /* DramFlow, bulk transfers that may still matter */
+  DramFlow *flow;                /* bulk transfers that may still matter */
+  DramFlowBlock *block;          /* [slot / DRAM_FLOW_BLOCK] */
+  unsigned n_flows, cap_flows;   /* cap_flows: a multiple of DRAM_FLOW_BLOCK */
 } DramQueue;
 struct Dram {
   DramHot hot;              /* first: dram_prefetch_open() in dram.h reads it */
@@ -104,6 +127,7 @@ struct Dram {
    * pages_per_node is a power of two (else 0), so that the home node is a
    * shift. */
   unsigned node_shift;
+  gboolean flows_unblocked;  /* dram_scan_every_flow() */
 };
 /* dram.h's inline functions read the DramHot through a Dram pointer. */
 G_STATIC_ASSERT(offsetof(struct Dram, hot) == 0);
@@ -166,11 +190,6 @@ Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node,
   dram_hot_sync(d);
   d->out = g_new0(DramQueue, n);
   d->in = g_new0(DramQueue, n);
-  for (unsigned i = 0; i < n; i++) {
-    d->mc[i].flows = g_array_new(FALSE, FALSE, sizeof(DramFlow));
-    d->out[i].flows = g_array_new(FALSE, FALSE, sizeof(DramFlow));
-    d->in[i].flows = g_array_new(FALSE, FALSE, sizeof(DramFlow));
-  }
   return d;
 }
 
@@ -179,9 +198,11 @@ void dram_free(Dram *d)
   if (!d)
     return;
   for (unsigned i = 0; d->mc && i < d->nodes; i++) {
-    g_array_free(d->mc[i].flows, TRUE);
-    g_array_free(d->out[i].flows, TRUE);
-    g_array_free(d->in[i].flows, TRUE);
+    DramQueue *qs[] = { &d->mc[i], &d->out[i], &d->in[i] };
+    for (unsigned k = 0; k < G_N_ELEMENTS(qs); k++) {
+      g_free(qs[k]->flow);
+      g_free(qs[k]->block);
+    }
   }
   g_free(d->mc);
   g_free(d->out);
@@ -225,19 +246,104 @@ uint32_t dram_idle_cycles(const Dram *d, unsigned node, unsigned home)
 
 /* ---- the windows ---------------------------------------------------------- */
 
-/* Service cycles the flows of q put into [lo, hi). */
-static double flows_work(const DramQueue *q, double lo, double hi)
+void dram_scan_every_flow(Dram *d)
 {
-  double w = 0;
-  for (guint i = 0; i < q->flows->len; i++) {
-    const DramFlow *f = &g_array_index(q->flows, DramFlow, i);
-    /* Most flows a queue remembers ended before the span asked about: one
-     * compare rules them out (b <= a below for them, nothing added). */
-    if (f->end <= lo)
+  d->flows_unblocked = TRUE;
+}
+
+gboolean dram_flow_bounds_hold(const Dram *d)
+{
+  for (unsigned i = 0; i < 3 * d->nodes; i++) {
+    const DramQueue *q = i < d->nodes ? &d->mc[i] : i < 2 * d->nodes ? &d->out[i - d->nodes] : &d->in[i - 2 * d->nodes];
+    for (unsigned k = 0; k < q->n_flows; k++) {
+      const DramFlowBlock *b = &q->block[k / DRAM_FLOW_BLOCK];
+      if (!(q->flow[k].end >= b->min_end && q->flow[k].end <= b->max_end))
+        return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+gboolean dram_same_flows(const Dram *a, const Dram *b)
+{
+  if (a->nodes != b->nodes)
+    return FALSE;
+  for (unsigned i = 0; i < a->nodes; i++) {
+    const DramQueue *qa[] = { &a->mc[i], &a->out[i], &a->in[i] }, *qb[] = { &b->mc[i], &b->out[i], &b->in[i] };
+    for (unsigned k = 0; k < G_N_ELEMENTS(qa); k++)
+      if (qa[k]->n_flows != qb[k]->n_flows ||
+          (qa[k]->n_flows > 0 && memcmp(qa[k]->flow, qb[k]->flow, qa[k]->n_flows * sizeof(DramFlow)) != 0))
+        return FALSE;
+  }
+  return TRUE;
+}
+
+static void flows_append(DramQueue *q, const DramFlow *f)
+{
+  if (q->n_flows == q->cap_flows) {
+    q->cap_flows = q->cap_flows ? 2 * q->cap_flows : 4 * DRAM_FLOW_BLOCK;
+    q->flow = g_renew(DramFlow, q->flow, q->cap_flows);
+    q->block = g_renew(DramFlowBlock, q->block, q->cap_flows / DRAM_FLOW_BLOCK);
+  }
+  unsigned i = q->n_flows++;
+  q->flow[i] = *f;
+  DramFlowBlock *b = &q->block[i / DRAM_FLOW_BLOCK];
+  if (i % DRAM_FLOW_BLOCK == 0) {  /* the block's other slots hold no flow */
+    b->min_end = b->max_end = f->end;
+  } else {
+    b->min_end = MIN(b->min_end, f->end);
+    b->max_end = MAX(b->max_end, f->end);
+  }
+}
+
+/* Drops the flows that ended by `horizon`, each replaced by the last flow
+ * (visiting the slots in order, a replaced slot again).  Blocks whose flows
+ * all end after the horizon lose none and gain none, and are skipped. */
+static void flows_prune(const Dram *d, DramQueue *q, double horizon)
+{
+  for (unsigned k0 = 0; k0 < q->n_flows; k0 += DRAM_FLOW_BLOCK) {
+    DramFlowBlock *b = &q->block[k0 / DRAM_FLOW_BLOCK];
+    if (b->min_end > horizon && !d->flows_unblocked)
       continue;
-    double a = MAX(f->start, lo), b = MIN(f->end, hi);
-    if (b > a)
-      w += (b - a) * f->rate;
+    double lo = INFINITY, hi = -INFINITY;
+    for (unsigned i = k0; i < MIN(k0 + DRAM_FLOW_BLOCK, q->n_flows);) {
+      if (q->flow[i].end <= horizon) {
+        q->flow[i] = q->flow[--q->n_flows];
+      } else {
+        lo = MIN(lo, q->flow[i].end);
+        hi = MAX(hi, q->flow[i].end);
+        i++;
+      }
+    }
+    b->min_end = lo;
+    b->max_end = hi;
+  }
+}
+
+/* The bound below which a block's flows are skipped by a sum from lo. */
+static inline double flows_floor(const Dram *d, double lo)
+{
+  return d->flows_unblocked ? -INFINITY : lo;
+}
+
+/* Service cycles the flows of q put into [lo, hi). */
+static double flows_work(const Dram *d, const DramQueue *q, double lo, double hi)
+{
+  double w = 0, skip_to = flows_floor(d, lo);
+  for (unsigned k0 = 0; k0 < q->n_flows; k0 += DRAM_FLOW_BLOCK) {
+    if (q->block[k0 / DRAM_FLOW_BLOCK].max_end <= skip_to)
+      continue;
+    unsigned k1 = MIN(k0 + DRAM_FLOW_BLOCK, q->n_flows);
+    for (unsigned i = k0; i < k1; i++) {
+      const DramFlow *f = &q->flow[i];
+      /* Most flows a queue remembers ended before the span asked about: one
+       * compare rules them out (b <= a below for them, nothing added). */
+      if (f->end <= lo)
+        continue;
+      double a = MAX(f->start, lo), b = MIN(f->end, hi);
+      if (b > a)
+        w += (b - a) * f->rate;
+    }
   }
   return w;
 }
@@ -245,21 +351,28 @@ static double flows_work(const DramQueue *q, double lo, double hi)
 /* flows_work() of up to three spans [lo[k], hi[k]) in one pass over the
  * flows, each sum taken in the same order: opening a window after a gap
  * asks for three (a fault's clearing opens one almost every time). */
-static void flows_work_spans(const DramQueue *q, unsigned n, const double *lo, const double *hi, double *work)
+static void flows_work_spans(const Dram *d, const DramQueue *q, unsigned n, const double *lo, const double *hi,
+                             double *work)
 {
   double first = lo[0];
   for (unsigned k = 0; k < n; k++) {
     work[k] = 0;
     first = MIN(first, lo[k]);
   }
-  for (guint i = 0; i < q->flows->len; i++) {
-    const DramFlow *f = &g_array_index(q->flows, DramFlow, i);
-    if (f->end <= first)
+  double skip_to = flows_floor(d, first);
+  for (unsigned k0 = 0; k0 < q->n_flows; k0 += DRAM_FLOW_BLOCK) {
+    if (q->block[k0 / DRAM_FLOW_BLOCK].max_end <= skip_to)
       continue;
-    for (unsigned k = 0; k < n; k++) {
-      double a = MAX(f->start, lo[k]), b = MIN(f->end, hi[k]);
-      if (b > a)
-        work[k] += (b - a) * f->rate;
+    unsigned k1 = MIN(k0 + DRAM_FLOW_BLOCK, q->n_flows);
+    for (unsigned i = k0; i < k1; i++) {
+      const DramFlow *f = &q->flow[i];
+      if (f->end <= first)
+        continue;
+      for (unsigned k = 0; k < n; k++) {
+        double a = MAX(f->start, lo[k]), b = MIN(f->end, hi[k]);
+        if (b > a)
+          work[k] += (b - a) * f->rate;
+      }
     }
   }
 }
@@ -303,7 +416,7 @@ static __attribute__((noinline)) DramWindow *queue_open(Dram *d, DramQueue *q, u
   at[OWN] = n;
   lo[n] = (double)b * win;
   hi[n++] = (double)(b + 1) * win;
-  flows_work_spans(q, n, lo, hi, work);
+  flows_work_spans(d, q, n, lo, hi, work);
 
   double backlog = 0, rho = 0;
   if (prev) {
@@ -329,11 +442,7 @@ static __attribute__((noinline)) DramWindow *queue_open(Dram *d, DramQueue *q, u
     /* Flows that ended before every window q remembers matter no more. */
     q->newest = b;
     double horizon = b >= DRAM_WINDOWS ? (double)(b - DRAM_WINDOWS + 1) * win : 0;
-    for (guint i = 0; i < q->flows->len;)
-      if (g_array_index(q->flows, DramFlow, i).end <= horizon)
-        g_array_remove_index_fast(q->flows, i);
-      else
-        i++;
+    flows_prune(d, q, horizon);
   }
   return w;
 }
@@ -386,8 +495,8 @@ static double queue_flow(Dram *d, DramQueue *q, uint64_t now, uint64_t span, dou
     if (b > a)
       w->work += (b - a) * f.rate;
   }
-  g_array_append_val(q->flows, f);
-  *excess = MAX(0.0, first->backlog + flows_work(q, f.start, f.end) - (double)span);
+  flows_append(q, &f);
+  *excess = MAX(0.0, first->backlog + flows_work(d, q, f.start, f.end) - (double)span);
   return wait;
 }
 

@@ -112,6 +112,14 @@ static inline gboolean dram_prefetch_open(Dram *d, uint64_t now);
 /* The common case of dram_access(), inline (below). */
 static inline gboolean dram_access_open(Dram *d, uint64_t now, Counters *ctr, uint32_t *cycles);
 
+/* For tests: sums over the bulk flows visit every flow, as without the
+ * blocks' bounds of dram.c (the results must not change). */
+void dram_scan_every_flow(Dram *d);
+/* For tests: every flow's end lies within the bounds of its block. */
+gboolean dram_flow_bounds_hold(const Dram *d);
+/* For tests: a and b hold the same flows in the same order at every queue. */
+gboolean dram_same_flows(const Dram *a, const Dram *b);
+
 /* Idle latency in cycles from `node` to the memory of `home`. */
 uint32_t dram_idle_cycles(const Dram *d, unsigned node, unsigned home);
 

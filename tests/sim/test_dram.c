@@ -580,6 +580,62 @@ START_TEST(test_open0_stress)
 }
 END_TEST
 
+/* The blocks' bounds on the flows' ends only skip work: a Dram that visits
+ * every flow answers the same, request by request, under many flows of
+ * every length from four nodes at once (sums of three and more flows,
+ * whose order counts), clocks out of order, and windows far enough apart
+ * that flows expire and are replaced in the middle of the array.  After
+ * every step each flow lies within its block's bounds, and both keep the
+ * same flows in the same order (the order their work is summed in). */
+START_TEST(test_flow_blocks)
+{
+  static const char *const four[] = { "machine.nodes=4", NULL };
+  Fix a, b;
+  fix_open(&a, four);
+  fix_open(&b, four);
+  dram_scan_every_flow(b.d);
+  GRand *r = g_rand_new_with_seed(41);
+  uint64_t now = 0;
+  unsigned bulks = 0;
+  for (unsigned i = 0; i < 60000; i++) {
+    if (g_rand_int_range(r, 0, 2000) == 0)
+      now += (uint64_t)g_rand_int_range(r, 1, 2 * DRAM_WINDOWS) * W;
+    else
+      now += (uint64_t)g_rand_int_range(r, 0, 8);
+    uint64_t late = (uint64_t)g_rand_int_range(r, 0, 3 * W);  /* drawn once: MIN() reads it twice */
+    uint64_t t = now - MIN(now, late);
+    unsigned node = (unsigned)g_rand_int_range(r, 0, 4);
+    unsigned home = (unsigned)g_rand_int_range(r, 0, 4);
+    uint64_t pa = NODE_PA(home, (uint64_t)g_rand_int_range(r, 0, MB_PAGES * 64) * 64);
+    unsigned what = (unsigned)g_rand_int_range(r, 0, 100);
+    if (what < 30) {
+      uint64_t bytes = (uint64_t)g_rand_int_range(r, 1, 16) * 4096;
+      unsigned len = (unsigned)g_rand_int_range(r, 0, 100);
+      uint64_t span = len < 60 ? (uint64_t)g_rand_int_range(r, 1, 3 * W)
+                    : len < 95 ? (uint64_t)g_rand_int_range(r, 1, 40 * W)
+                               : (uint64_t)g_rand_int_range(r, 1, 3 * DRAM_WINDOWS) * W;
+      uint64_t qa = dram_bulk_span(a.d, node, home, bytes, t, span, &a.ctr);
+      ck_assert_msg(qa == dram_bulk_span(b.d, node, home, bytes, t, span, &b.ctr), "step %u", i);
+      bulks++;
+    } else if (what < 40) {
+      dram_prefetch(a.d, node, pa, t);
+      dram_prefetch(b.d, node, pa, t);
+    } else {
+      uint32_t ca = dram_access(a.d, node, pa, t, &a.ctr);
+      ck_assert_msg(ca == dram_access(b.d, node, pa, t, &b.ctr), "step %u", i);
+    }
+    ck_assert_msg(dram_flow_bounds_hold(a.d), "step %u", i);
+    ck_assert_msg(dram_same_flows(a.d, b.d), "step %u", i);
+  }
+  ck_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
+  ck_assert_uint_gt(a.ctr.c[CTR_DRAM_QUEUE_CYCLES], 0);
+  ck_assert_uint_gt(bulks, 10000);
+  g_rand_free(r);
+  fix_close(&a);
+  fix_close(&b);
+}
+END_TEST
+
 static Suite *dram_suite(void)
 {
   Suite *s = suite_create("dram");
@@ -598,6 +654,7 @@ static Suite *dram_suite(void)
   tcase_add_test(tc, test_prefetch_loads_queues);
   tcase_add_test(tc, test_open_window_paths);
   tcase_add_test(tc, test_open0_stress);
+  tcase_add_test(tc, test_flow_blocks);
   suite_add_tcase(s, tc);
   return s;
 }
