@@ -689,13 +689,19 @@ static inline G_ALWAYS_INLINE unsigned run_solo_from(Engine *e, Thread *t, const
   return (unsigned)(r - b->rec);
 }
 
-/* The two copies, out of line: each loop gets its own registers. */
-static G_NO_INLINE unsigned run_solo_jumps(Engine *e, Thread *t, const TraceBatch *b, unsigned i)
+/* The two copies, out of line: each loop gets its own registers.  Each
+ * starts on a host cache line (64 bytes), so that its loops keep their
+ * place in the host's fetch blocks when unrelated code before it grows or
+ * shrinks: with the function 16 bytes off a 32-byte boundary the
+ * sequential run took 0.55 s of user time instead of 0.40. */
+static G_NO_INLINE __attribute__((aligned(64))) unsigned run_solo_jumps(Engine *e, Thread *t, const TraceBatch *b,
+                                                                        unsigned i)
 {
   return run_solo_from(e, t, b, i, TRUE);
 }
 
-static G_NO_INLINE unsigned run_solo_stays(Engine *e, Thread *t, const TraceBatch *b, unsigned i)
+static G_NO_INLINE __attribute__((aligned(64))) unsigned run_solo_stays(Engine *e, Thread *t, const TraceBatch *b,
+                                                                        unsigned i)
 {
   return run_solo_from(e, t, b, i, FALSE);
 }
