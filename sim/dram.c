@@ -301,9 +301,10 @@ static void flows_append(DramQueue *q, const DramFlow *f)
  * all end after the horizon lose none and gain none, and are skipped. */
 static void flows_prune(const Dram *d, DramQueue *q, double horizon)
 {
-  for (unsigned k0 = 0; k0 < q->n_flows; k0 += DRAM_FLOW_BLOCK) {
-    DramFlowBlock *b = &q->block[k0 / DRAM_FLOW_BLOCK];
-    if (b->min_end > horizon && !d->flows_unblocked)
+  double skip_from = d->flows_unblocked ? INFINITY : horizon;
+  DramFlowBlock *b = q->block;
+  for (unsigned k0 = 0; k0 < q->n_flows; k0 += DRAM_FLOW_BLOCK, b++) {
+    if (b->min_end > skip_from)
       continue;
     double lo = INFINITY, hi = -INFINITY;
     for (unsigned i = k0; i < MIN(k0 + DRAM_FLOW_BLOCK, q->n_flows);) {
@@ -330,8 +331,9 @@ static inline double flows_floor(const Dram *d, double lo)
 static double flows_work(const Dram *d, const DramQueue *q, double lo, double hi)
 {
   double w = 0, skip_to = flows_floor(d, lo);
-  for (unsigned k0 = 0; k0 < q->n_flows; k0 += DRAM_FLOW_BLOCK) {
-    if (q->block[k0 / DRAM_FLOW_BLOCK].max_end <= skip_to)
+  const DramFlowBlock *blk = q->block;
+  for (unsigned k0 = 0; k0 < q->n_flows; k0 += DRAM_FLOW_BLOCK, blk++) {
+    if (blk->max_end <= skip_to)
       continue;
     unsigned k1 = MIN(k0 + DRAM_FLOW_BLOCK, q->n_flows);
     for (unsigned i = k0; i < k1; i++) {
@@ -360,8 +362,9 @@ static void flows_work_spans(const Dram *d, const DramQueue *q, unsigned n, cons
     first = MIN(first, lo[k]);
   }
   double skip_to = flows_floor(d, first);
-  for (unsigned k0 = 0; k0 < q->n_flows; k0 += DRAM_FLOW_BLOCK) {
-    if (q->block[k0 / DRAM_FLOW_BLOCK].max_end <= skip_to)
+  const DramFlowBlock *blk = q->block;
+  for (unsigned k0 = 0; k0 < q->n_flows; k0 += DRAM_FLOW_BLOCK, blk++) {
+    if (blk->max_end <= skip_to)
       continue;
     unsigned k1 = MIN(k0 + DRAM_FLOW_BLOCK, q->n_flows);
     for (unsigned i = k0; i < k1; i++) {
