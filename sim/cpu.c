@@ -51,6 +51,7 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
     }
   }
   cpu->ud_key = cpu->ui_key = NO_KEY;
+  cpu_quick_keys(cpu);
   cpu->mshr_head_done = cpu->mshr_rob_due = UINT64_MAX; /* no miss outstanding */
   cpu->l1_hit_cycles = (uint32_t)settings_int(s, SET_TLB_L1_HIT_CYCLES);
   cpu->rob_size = (unsigned)settings_int(s, SET_CPU_ROB_SIZE);
@@ -191,6 +192,7 @@ void cpu_issue_float(Cpu *cpu, uint64_t n)
   if (cpu->cpi_fixed) { /* from now on the doubles, starting from the same value */
     cpu->frac = ldexp((double)cpu->frac_units, -(int)cpu->cpi_shift);
     cpu->cpi_fixed = FALSE;
+    cpu_quick_keys(cpu);
   }
   cpu->frac += (double)n * cpu->cpi;
   uint64_t whole = (uint64_t)cpu->frac;
@@ -219,9 +221,10 @@ void cpu_stall(Cpu *cpu, uint64_t cycles)
 
 /* ---- invalidation ------------------------------------------------------------- */
 
-static void forget_shortcuts(Cpu *cpu)
+void cpu_forget_shortcuts(Cpu *cpu)
 {
   cpu->ud_key = cpu->ui_key = NO_KEY;
+  cpu_quick_keys(cpu);
 }
 
 void cpu_flush_page(Cpu *cpu, unsigned asid, uint64_t va)
@@ -237,7 +240,7 @@ void cpu_flush_page(Cpu *cpu, unsigned asid, uint64_t va)
     }
   }
   a->flush_page(cpu, asid, va);
-  forget_shortcuts(cpu);
+  cpu_forget_shortcuts(cpu);
 }
 
 void cpu_flush_asid(Cpu *cpu, unsigned asid)
@@ -249,7 +252,7 @@ void cpu_flush_asid(Cpu *cpu, unsigned asid)
       tlb_flush_asid(cpu->l1i[sz], asid);
   }
   cpu->arch->flush_asid(cpu, asid);
-  forget_shortcuts(cpu);
+  cpu_forget_shortcuts(cpu);
 }
 
 void cpu_flush_all(Cpu *cpu)
@@ -261,7 +264,7 @@ void cpu_flush_all(Cpu *cpu)
       tlb_flush_all(cpu->l1i[sz]);
   }
   cpu->arch->flush_all(cpu);
-  forget_shortcuts(cpu);
+  cpu_forget_shortcuts(cpu);
 }
 
 void cpu_flush_l1(Cpu *cpu)
@@ -272,7 +275,7 @@ void cpu_flush_l1(Cpu *cpu)
     if (cpu->l1i[sz])
       tlb_flush_all(cpu->l1i[sz]);
   }
-  forget_shortcuts(cpu);
+  cpu_forget_shortcuts(cpu);
 }
 
 /* ---- translation ---------------------------------------------------------------- */
@@ -593,11 +596,14 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
     uint8_t flags;
     if (!translate(cpu, th, va, kind, &t, &pfn, &flags)) {
       *ukey = NO_KEY;
+      cpu_quick_keys(cpu);
       return;
     }
     *ukey = key;
     *upfn = pfn;
     *uflags = flags;
+    if (mk != MREQ_IFETCH)
+      cpu->quick_kinds = 0; /* until cpu_quick_keys (see Cpu.quick_key) */
   }
   t += cpu->l1_hit_cycles;
 

@@ -67,6 +67,16 @@ struct Cpu {
   uint64_t ud_key, ui_key;  /* asid << 52 | va >> 12, ~0 when empty */
   uint64_t ud_pfn, ui_pfn;  /* frame of that 4K granule */
   uint8_t ud_flags, ui_flags;
+  /* What cpu_access_quick tests, one compare each instead of three tests:
+   * the kinds it may take (ACC_STORE + 1 with the integer clock, 0 once
+   * cpi_fixed is FALSE), and ud_key for a load [ACC_LOAD] and for a store
+   * [ACC_STORE] (~0 unless the entry is writable and dirty).  Host
+   * shortcuts, set by cpu_quick_keys(); cpu_access, which changes ud_key
+   * and ud_flags on every miss of the shortcut, only sets quick_kinds to 0
+   * (so that a run of random accesses pays one store for them), and
+   * cpu_access_requick() sets them after it. */
+  unsigned quick_kinds;
+  uint64_t quick_key[2];
   /* core timing */
   /* Misses not yet retired: a ring from tail, in issue order.  Those at
    * its head may have completed by the clock: they are retired when the
@@ -90,7 +100,9 @@ struct Cpu {
 Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error);
 void cpu_free(Cpu *cpu);
 
-/* Run one access of the thread on this CPU. */
+/* Run one access of the thread on this CPU.  Turns cpu_access_quick off
+ * when it changes the data shortcut: callers that try that first call
+ * cpu_access_requick (below) instead. */
 void cpu_access(Cpu *cpu, Thread *t, const TraceRecord *r);
 
 /* ---- the core's timing, inline: cpu_access and its quick path share it -- */
@@ -152,6 +164,15 @@ static inline void cpu_issue_fixed(Cpu *cpu, uint64_t n)
   uint64_t whole = u >> cpu->cpi_shift;
   cpu->clock += whole;
   cpu->frac_units = u - (whole << cpu->cpi_shift);
+}
+
+/* Cpu.quick_kinds and quick_key after a change of cpi_fixed, ud_key or
+ * ud_flags. */
+static inline void cpu_quick_keys(Cpu *cpu)
+{
+  cpu->quick_kinds = cpu->cpi_fixed ? ACC_STORE + 1 : 0;
+  cpu->quick_key[ACC_LOAD] = cpu->ud_key;
+  cpu->quick_key[ACC_STORE] = (cpu->ud_flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D) ? cpu->ud_key : ~0ULL;
 }
 
 static inline void cpu_issue_insns(Cpu *cpu, uint64_t n)
@@ -244,9 +265,7 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
   unsigned kind = r->kind;
   uint64_t va = r->addr;
   uint64_t insns = (uint64_t)r->gap + 1; /* below 2^32: cpu_issue_fixed holds */
-  if (kind > ACC_STORE || cpu_granule_key(cpu->cur_asid, va) != cpu->ud_key || !cpu->cpi_fixed)
-    return FALSE;
-  if (kind == ACC_STORE && (cpu->ud_flags & (TLBF_W | TLBF_D)) != (TLBF_W | TLBF_D))
+  if (kind >= cpu->quick_kinds || cpu_granule_key(cpu->cur_asid, va) != cpu->quick_key[kind])
     return FALSE;
   /* The ROB bound as cpu_access tests it, after retiring what completed.
    * The retire waits until something reads the ring: the test against an
@@ -283,6 +302,14 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
   if (kind == ACC_LOAD)
     cpu->last_load_done = done;
   return TRUE;
+}
+
+/* cpu_access for a caller that tries cpu_access_quick first: the quick
+ * path's keys follow the shortcut cpu_access may have changed. */
+static inline void cpu_access_requick(Cpu *cpu, Thread *t, const TraceRecord *r)
+{
+  cpu_access(cpu, t, r);
+  cpu_quick_keys(cpu);
 }
 /* A host-side hint, no effect on the model: the engine calls it for records
  * a few places ahead so that the host lines their simulation will read (the
@@ -327,6 +354,8 @@ void cpu_flush_all(Cpu *cpu);
  * architecture's state alone: for an architecture whose own events flush
  * them (ppc64: an SLB invalidation flushes the ERAT). */
 void cpu_flush_l1(Cpu *cpu);
+/* Forget the last-translation shortcuts only (another address space). */
+void cpu_forget_shortcuts(Cpu *cpu);
 
 /* Translate va for `kind` without timing, for `explain`: fills the text of
  * every step in `ex` and returns the physical address (or ~0 on a fault that

@@ -411,7 +411,7 @@ static G_NO_INLINE Cpu *switch_to(Engine *e, Thread *t, Cpu *cpu)
       cpu->ctr.c[CTR_TLB_FLUSH_FULL]++;
     }
     cpu->cur_asid = t->mm->asid;
-    cpu->ud_key = cpu->ui_key = ~0ULL;
+    cpu_forget_shortcuts(cpu);
   }
   cpu->cur = t;
   cpu->cur_since = cpu->clock;
@@ -454,8 +454,10 @@ static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t
     numa_balance_tick(e->m->k->numa_balance, cpu, t);
   switch (type) {
   case REC_ACCESS:
-    if (!quick || !cpu_access_quick(cpu, r, counts))
+    if (!quick)
       cpu_access(cpu, t, r);
+    else if (!cpu_access_quick(cpu, r, counts))
+      cpu_access_requick(cpu, t, r);
     if (G_UNLIKELY(e->warmup_left | *e->oom)) { /* both rare: one test */
       if (counts)
         cpu_quick_flush(cpu, counts); /* the warmup's end takes a snapshot */

@@ -30,7 +30,7 @@ static inline Thread *fixture_thread(Machine *m, uint32_t pid)
   Cpu *cpu = m->cpus[0];
   cpu->cur = t;
   cpu->cur_asid = t->mm->asid;
-  cpu->ud_key = cpu->ui_key = ~0ULL;
+  cpu_forget_shortcuts(cpu);
   mm_cpumask_set(t->mm, 0);
   return t;
 }

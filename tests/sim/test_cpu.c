@@ -356,12 +356,33 @@ START_TEST(test_mshr_head_cache)
 }
 END_TEST
 
+/* Cpu.quick_key follows the shortcut, its flags and the clock's kind, or
+ * (`off_ok`, after a plain cpu_access) the quick path is off. */
+static const char *quick_keys_differ(const Cpu *cpu, gboolean off_ok)
+{
+  uint64_t k = cpu->ud_key;
+  if (off_ok && cpu->quick_kinds == 0)
+    return NULL;
+  if (cpu->quick_kinds != (cpu->cpi_fixed ? ACC_STORE + 1u : 0u))
+    return "quick kinds";
+  if (cpu->quick_key[ACC_LOAD] != k)
+    return "quick load key";
+  if (cpu->quick_key[ACC_STORE] != ((cpu->ud_flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D) ? k : ~0ULL))
+    return "quick store key";
+  return NULL;
+}
+
 /* cpu_access_quick, or cpu_access where it declines, against cpu_access
  * alone on a twin machine: the same clock, counters, last load and
  * outstanding misses after every access, over loads, stores (to clean and
  * dirty pages), dependent loads and page changes, with few fill buffers and
  * a small ROB so that both stall; with a cpi the integer clock cannot hold
- * the quick path declines every access. */
+ * the quick path declines every access.  Every seventh access goes to
+ * cpu_access without the quick path (as the engine's loop for random
+ * batches does), which must leave it off.  Flushes of the first page and of
+ * everything come between accesses, and near the end a count too large for
+ * the integer clock sends it to the doubles, after which the quick path
+ * declines. */
 static void check_quick(const char *cpi_setting, gboolean expect_quick)
 {
   const char *sets[] = { "cpu.mshrs=3", "cpu.rob_size=16", cpi_setting, NULL };
@@ -382,11 +403,14 @@ static void check_quick(const char *cpi_setting, gboolean expect_quick)
     /* The quick path's counts go through CpuQuickCounts every other
      * access, straight into the counters otherwise. */
     CpuQuickCounts counts = { 0 };
-    if (cpu_access_quick(ca, &r, i % 2 ? &counts : NULL)) {
+    gboolean plain = i % 7 == 3; /* as a caller that never tries the quick path */
+    if (plain) {
+      cpu_access(ca, ta, &r);
+    } else if (cpu_access_quick(ca, &r, i % 2 ? &counts : NULL)) {
       cpu_quick_flush(ca, &counts);
       quick++;
     } else {
-      cpu_access(ca, ta, &r);
+      cpu_access_requick(ca, ta, &r);
       declined++;
     }
     cpu_access(cb, tb, &r);
@@ -407,10 +431,25 @@ static void check_quick(const char *cpi_setting, gboolean expect_quick)
       diff = "outstanding misses";
     ck_assert_msg(diff == NULL, "access %d: %s differ (clock %" G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT ")", i,
                   diff, ca->clock, cb->clock);
+    diff = quick_keys_differ(ca, plain);
+    ck_assert_msg(diff == NULL, "access %d: %s", i, diff);
     if (i % 500 == 499) { /* the next accesses miss again */
       memsys_flush(ca->mem);
       memsys_flush(cb->mem);
     }
+    if (i % 300 == 150) {
+      cpu_flush_page(ca, ca->cur_asid, BASE);
+      cpu_flush_page(cb, cb->cur_asid, BASE);
+    } else if (i % 700 == 350) {
+      cpu_flush_all(ca);
+      cpu_flush_all(cb);
+    } else if (i == 2600) {
+      cpu_compute(ca, UINT64_C(1) << 33);
+      cpu_compute(cb, UINT64_C(1) << 33);
+      ck_assert(!ca->cpi_fixed);
+    }
+    diff = quick_keys_differ(ca, TRUE);
+    ck_assert_msg(diff == NULL, "after access %d: %s", i, diff);
   }
   ck_assert_uint_gt(declined, 0);
   if (expect_quick)
