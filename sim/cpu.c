@@ -468,17 +468,16 @@ static G_NO_INLINE gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessK
 void cpu_prefetch_clear(CpuPrefetchSlot *ring)
 {
   for (unsigned i = 0; i < CPU_PREFETCH_RING; i++)
-    ring[i].r = NULL;
+    ring[i].n = NULL;
 }
 
 /* Descend the page table on the host to the table that holds va's leaf (or
  * the last table present) and describe it in *slot.  The upper tables, their
  * child arrays and the node structs above the last level stay in the host's
- * caches; the last level's node struct is the load that misses, so the far
- * stage (`far`) stops at its pointer and only starts loading it. */
-static inline void prefetch_descend(const PageTable *pt, const TraceRecord *r, CpuPrefetchSlot *slot, gboolean far)
+ * caches; the last level's node struct is the load that misses, so the
+ * descent stops at its pointer and only starts loading it. */
+static inline void prefetch_descend(const PageTable *pt, uint64_t va, CpuPrefetchSlot *slot)
 {
-  uint64_t va = r->addr;
   const PtNode *n = pt->root;
   unsigned level = pt->g.levels;
   unsigned idx = pgtable_index(&pt->g, level, va);
@@ -489,52 +488,50 @@ static inline void prefetch_descend(const PageTable *pt, const TraceRecord *r, C
     idx = pgtable_index(&pt->g, level, va);
   }
   if (level == 2 && n->child && (c = n->child[idx]) != NULL) {
-    if (far)
-      __builtin_prefetch(c);
+    __builtin_prefetch(c);
     n = c;
     level = 1;
     idx = pgtable_index(&pt->g, 1, va);
   }
-  *slot = (CpuPrefetchSlot){ r, va, n, level, idx, pt->host.nodes_freed };
+  *slot = (CpuPrefetchSlot){ n, va, level, idx, pt->host.nodes_freed };
 }
 
 /* Each part earns its instructions somewhere (user time, random:size=4G, 4K
- * pages, medians of four to seven alternated runs): the entry (stage 1) on
- * every preset (skylake 4.88 s without it, 3.9 s with it); the simulated
- * cache sets of the entry and of the data line on zen4, whose 32 MiB LLC
- * has a 2 MiB tag array (3.52 s without either, 3.47 s with the data's,
- * 3.39 s with both), not on skylake, whose LLC tags fit the host's L2
- * (3.88 s with and without).  A prefetch of the STLB set gave nothing
- * measurable on skylake (3.97 against 3.98 s). */
-void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *r, unsigned stage, CpuPrefetchSlot *slot)
+ * pages, medians of four to seven alternated runs): the entry (the middle
+ * stage) on every preset (skylake 4.88 s without it, 3.9 s with it); the
+ * simulated cache sets of the entry and of the data line on zen4, whose
+ * 32 MiB LLC has a 2 MiB tag array (3.52 s without either, 3.47 s with the
+ * data's, 3.39 s with both), not on skylake, whose LLC tags fit the host's
+ * L2 (3.88 s with and without).  A prefetch of the STLB set gave nothing
+ * measurable on skylake (3.97 against 3.98 s).  The three stages are one
+ * call: three calls, each testing its record again, cost twice the
+ * instructions. */
+void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *far, CpuPrefetchSlot *ring, size_t pos)
 {
-  if (r->type != REC_ACCESS || th->mm->pt.tables < CPU_PREFETCH_MIN_TABLES)
-    return;
-  uint64_t va = r->addr;
-  /* The page of the last access is hot already (sequential work). */
-  if (granule_key(cpu->cur_asid, va) == (r->kind == ACC_IFETCH ? cpu->ui_key : cpu->ud_key))
-    return;
   const PageTable *pt = &th->mm->pt;
-  if (stage == 0) {
-    prefetch_descend(pt, r, slot, TRUE);
-    return;
+  CpuPrefetchSlot *s = &ring[pos & (CPU_PREFETCH_RING - 1)];
+  s->n = NULL;
+  /* The far stage, but not on the page of the last access: it is hot
+   * already (sequential work). */
+  if (far != NULL && far->type == REC_ACCESS &&
+      granule_key(cpu->cur_asid, far->addr) != (far->kind == ACC_IFETCH ? cpu->ui_key : cpu->ud_key))
+    prefetch_descend(pt, far->addr, s);
+  /* The nearer stages take what the far one found, unless a table was
+   * freed since (its node may be gone). */
+  uint64_t freed = pt->host.nodes_freed;
+  s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_MID)) & (CPU_PREFETCH_RING - 1)];
+  if (s->n != NULL && s->nodes_freed == freed) {
+    __builtin_prefetch(&s->n->e[s->idx]);
+    memsys_host_prefetch(cpu->mem, (s->n->pfn << 12) | ((uint64_t)s->idx << 3));
   }
-  /* The far stage's descent, unless the slot is another record's, or a
-   * table was freed since (its node may be gone). */
-  if (slot->r != r || slot->va != va || slot->nodes_freed != pt->host.nodes_freed)
-    prefetch_descend(pt, r, slot, FALSE);
-  const PtNode *n = slot->n;
-  unsigned level = slot->level, idx = slot->idx;
-  if (stage == 1) {
-    __builtin_prefetch(&n->e[idx]);
-    memsys_host_prefetch(cpu->mem, (n->pfn << 12) | ((uint64_t)idx << 3));
-    return;
+  s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_NEAR)) & (CPU_PREFETCH_RING - 1)];
+  if (s->n != NULL && s->nodes_freed == freed) {
+    uint64_t e = s->n->e[s->idx];
+    if (!(e & PTE_P) || (s->level > 1 && !(e & PTE_PS)))
+      return;
+    uint64_t span = pgtable_entry_span(&pt->g, s->level);
+    memsys_host_prefetch(cpu->mem, (pte_pfn(e) << 12) + (s->va & (span - 1)));
   }
-  uint64_t e = n->e[idx];
-  if (!(e & PTE_P) || (level > 1 && !(e & PTE_PS)))
-    return;
-  uint64_t span = pgtable_entry_span(&pt->g, level);
-  memsys_host_prefetch(cpu->mem, (pte_pfn(e) << 12) + (va & (span - 1)));
 }
 
 void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)

@@ -284,27 +284,35 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
     cpu->last_load_done = done;
   return TRUE;
 }
-/* A host-side hint, no effect on the model: the engine calls it for records
- * a few places ahead so that the host lines their simulation will read (the
- * page-table entry, the simulated cache sets of the entry and of the data)
- * are on their way.  Stages, far to near: 0 the descent of the page table
- * to the table that holds the entry, whose node struct it starts loading,
- * 1 the entry and its simulated cache sets, 2 the data line's sets (once
- * the entry has arrived).  `slot` carries what the
- * far stage found to the nearer ones of the same record, so that they do
- * not descend again: the engine keeps a ring of CPU_PREFETCH_RING slots by
- * record position and clears it (cpu_prefetch_clear) before each run of
- * records; a slot that does not describe the record is refilled. */
+/* A host-side hint, no effect on the model: the engine calls it once per
+ * record run, for the records a few places ahead, so that the host lines
+ * their simulation will read (the page-table entry, the simulated cache
+ * sets of the entry and of the data) are on their way.  Stages, far to
+ * near: CPU_PREFETCH_FAR records ahead the descent of the page table to
+ * the table that holds the entry, whose node struct it starts loading;
+ * CPU_PREFETCH_MID ahead the entry and its simulated cache sets;
+ * CPU_PREFETCH_NEAR ahead the data line's sets (once the entry has
+ * arrived).  One call does the far stage of record `pos` (`far`, NULL when
+ * there is none) and the nearer stages of the records the far stage saw
+ * earlier: it leaves what it found in the slot of `pos` of a ring of
+ * CPU_PREFETCH_RING slots by record position, which the nearer stages read
+ * instead of descending again.  The engine clears the ring
+ * (cpu_prefetch_clear) before each run of records and passes consecutive
+ * positions. */
 typedef struct {
-  const TraceRecord *r; /* the record described, NULL: none */
+  const PtNode *n;      /* the table to read the entry from; NULL: nothing to do */
   uint64_t va;
-  const PtNode *n;      /* the table to read the entry from */
   unsigned level, idx;
   uint64_t nodes_freed; /* the page table's count when n was found */
 } CpuPrefetchSlot;
-#define CPU_PREFETCH_STAGES 3
+/* Far enough for a host DRAM miss to complete while the records in between
+ * run.  Host tuning, not model. */
+#define CPU_PREFETCH_FAR 15
+#define CPU_PREFETCH_MID 10
+#define CPU_PREFETCH_NEAR 5
 #define CPU_PREFETCH_RING 16 /* a power of two above the farthest distance */
-void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *r, unsigned stage, CpuPrefetchSlot *slot);
+G_STATIC_ASSERT(CPU_PREFETCH_RING > CPU_PREFETCH_FAR); /* a slot lives from its far stage to its near one */
+void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *far, CpuPrefetchSlot *ring, size_t pos);
 void cpu_prefetch_clear(CpuPrefetchSlot *ring);
 /* Below this many table pages (4 KiB of host memory each) the page table
  * stays in the host's caches and prefetching it only costs instructions, so

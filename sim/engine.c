@@ -29,11 +29,6 @@
 
 #define ENGINE_QUEUE_MAX (1u << 20)
 
-/* How many records ahead the host prefetches, per stage of cpu_prefetch():
- * far enough for a host DRAM miss to complete while the records in between
- * run.  Host tuning, not model. */
-static const unsigned prefetch_ahead[CPU_PREFETCH_STAGES] = { 15, 10, 5 };
-G_STATIC_ASSERT(CPU_PREFETCH_RING > 15); /* a record's slot lives from its far stage to its near one */
 /* Host prefetch pays only where records change pages often: a batch whose
  * sampled neighbours (this many pairs) change 4K page less than once in
  * PREFETCH_JUMP_RATIO pairs runs without it (sequential work, such as the
@@ -548,11 +543,10 @@ static void run_queues(Engine *e, gboolean all)
     cpu_prefetch_clear(e->pf_ring);
     while (q->len && !e->stopped) {
       /* Host prefetch of the records ahead (see cpu_prefetch). */
-      for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead) && q->t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES; st++)
-        if (q->len > prefetch_ahead[st]) {
-          size_t pos = q->head + prefetch_ahead[st];
-          cpu_prefetch(cpu, q->t, &q->buf[pos & (q->cap - 1)], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
-        }
+      if (q->t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES) {
+        size_t pos = q->head + CPU_PREFETCH_FAR; /* the ring's positions stay consecutive: cap is a power of two >= 16 */
+        cpu_prefetch(cpu, q->t, q->len > CPU_PREFETCH_FAR ? &q->buf[pos & (q->cap - 1)] : NULL, e->pf_ring, pos);
+      }
       run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE, FALSE, NULL);
       q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
       q->len--;
@@ -673,12 +667,10 @@ static inline G_ALWAYS_INLINE unsigned run_solo_from(Engine *e, Thread *t, const
   for (; r < end; r++) {
     if (G_UNLIKELY(r->type != REC_ACCESS && r->type != REC_COMPUTE))
       break;
-    if (pf)
-      for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++) {
-        unsigned pos = (unsigned)(r - b->rec) + prefetch_ahead[st];
-        if (pos < n)
-          cpu_prefetch(cpu, t, &b->rec[pos], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
-      }
+    if (pf) {
+      unsigned pos = (unsigned)(r - b->rec) + CPU_PREFETCH_FAR;
+      cpu_prefetch(cpu, t, pos < n ? &b->rec[pos] : NULL, e->pf_ring, pos);
+    }
     if (run_record(e, cpu, t, r, !jumps, TRUE, jumps ? NULL : &counts)) {
       r = end; /* stopped */
       break;
