@@ -465,35 +465,50 @@ static G_NO_INLINE gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessK
   return FALSE;
 }
 
-void cpu_prefetch_clear(CpuPrefetchSlot *ring)
+CpuPrefetch *cpu_prefetch_new(void)
 {
-  for (unsigned i = 0; i < CPU_PREFETCH_RING; i++)
-    ring[i].n = NULL;
+  return g_new0(CpuPrefetch, 1); /* epoch 0: no key matches before the first call sets one */
 }
 
-/* Descend the page table on the host to the table that holds va's leaf (or
- * the last table present) and describe it in *slot.  The upper tables, their
- * child arrays and the node structs above the last level stay in the host's
- * caches; the last level's node struct is the load that misses, so the
- * descent stops at its pointer and only starts loading it. */
-static inline void prefetch_descend(const PageTable *pt, uint64_t va, CpuPrefetchSlot *slot)
+void cpu_prefetch_free(CpuPrefetch *pf)
 {
-  const PtNode *n = pt->root;
+  g_free(pf);
+}
+
+void cpu_prefetch_clear(CpuPrefetch *pf)
+{
+  for (unsigned i = 0; i < CPU_PREFETCH_RING; i++)
+    pf->ring[i].e = NULL;
+}
+
+void cpu_prefetch_forget(CpuPrefetch *pf)
+{
+  pf->pt = NULL; /* the next call starts a new epoch */
+}
+
+/* The leaf table of va's region, or the last table present on the way to
+ * it, in *slot: from pf's region array, else by a descent of the page
+ * table, whose leaf the array then keeps.  Starts loading the leaf's node
+ * struct, the load that misses. */
+static inline void prefetch_find(CpuPrefetch *pf, const PageTable *pt, uint64_t va, CpuPrefetchSlot *slot)
+{
+  uint64_t region = va >> pt->g.shift[2];
+  uint64_t key = region << CPU_PREFETCH_EPOCH_BITS | pf->epoch;
+  __typeof__(pf->region[0]) *x = &pf->region[region & (CPU_PREFETCH_REGIONS - 1)];
+  if (x->key == key) {
+    __builtin_prefetch(x->n); /* for the walk */
+    *slot = (CpuPrefetchSlot){ x->e, x->pfn, va, 1, pgtable_index(&pt->g, 1, va), pf->freed };
+    return;
+  }
+  const PtNode *n = pt->root, *c;
   unsigned level = pt->g.levels;
-  unsigned idx = pgtable_index(&pt->g, level, va);
-  const PtNode *c;
-  while (level > 2 && n->child && (c = n->child[idx]) != NULL) {
+  while (level > 1 && n->child && (c = n->child[pgtable_index(&pt->g, level, va)]) != NULL) {
     n = c;
     level--;
-    idx = pgtable_index(&pt->g, level, va);
   }
-  if (level == 2 && n->child && (c = n->child[idx]) != NULL) {
-    __builtin_prefetch(c);
-    n = c;
-    level = 1;
-    idx = pgtable_index(&pt->g, 1, va);
-  }
-  *slot = (CpuPrefetchSlot){ n, va, level, idx, pt->host.nodes_freed };
+  if (level == 1)
+    *x = (__typeof__(*x)){ key, n, n->e, n->pfn };
+  *slot = (CpuPrefetchSlot){ n->e, n->pfn, va, level, pgtable_index(&pt->g, level, va), pf->freed };
 }
 
 /* Each part earns its instructions somewhere (user time, random:size=4G, 4K
@@ -506,27 +521,36 @@ static inline void prefetch_descend(const PageTable *pt, uint64_t va, CpuPrefetc
  * measurable on skylake (3.97 against 3.98 s).  The three stages are one
  * call: three calls, each testing its record again, cost twice the
  * instructions. */
-void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *far, CpuPrefetchSlot *ring, size_t pos)
+void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *far, CpuPrefetch *pf, size_t pos)
 {
   const PageTable *pt = &th->mm->pt;
+  uint64_t freed = pt->host.nodes_freed;
+  if (G_UNLIKELY(pt != pf->pt || freed != pf->freed)) {
+    pf->pt = pt;
+    pf->freed = freed;
+    if (++pf->epoch == (1u << CPU_PREFETCH_EPOCH_BITS)) {
+      memset(pf->region, 0, sizeof pf->region);
+      pf->epoch = 1;
+    }
+  }
+  CpuPrefetchSlot *ring = pf->ring;
   CpuPrefetchSlot *s = &ring[pos & (CPU_PREFETCH_RING - 1)];
-  s->n = NULL;
+  s->e = NULL;
   /* The far stage, but not on the page of the last access: it is hot
    * already (sequential work). */
   if (far != NULL && far->type == REC_ACCESS &&
       granule_key(cpu->cur_asid, far->addr) != (far->kind == ACC_IFETCH ? cpu->ui_key : cpu->ud_key))
-    prefetch_descend(pt, far->addr, s);
+    prefetch_find(pf, pt, far->addr, s);
   /* The nearer stages take what the far one found, unless a table was
    * freed since (its node may be gone). */
-  uint64_t freed = pt->host.nodes_freed;
   s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_MID)) & (CPU_PREFETCH_RING - 1)];
-  if (s->n != NULL && s->nodes_freed == freed) {
-    __builtin_prefetch(&s->n->e[s->idx]);
-    memsys_host_prefetch(cpu->mem, (s->n->pfn << 12) | ((uint64_t)s->idx << 3));
+  if (s->e != NULL && s->nodes_freed == freed) {
+    __builtin_prefetch(&s->e[s->idx]);
+    memsys_host_prefetch(cpu->mem, (s->pfn << 12) | ((uint64_t)s->idx << 3));
   }
   s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_NEAR)) & (CPU_PREFETCH_RING - 1)];
-  if (s->n != NULL && s->nodes_freed == freed) {
-    uint64_t e = s->n->e[s->idx];
+  if (s->e != NULL && s->nodes_freed == freed) {
+    uint64_t e = s->e[s->idx];
     if (!(e & PTE_P) || (s->level > 1 && !(e & PTE_PS)))
       return;
     uint64_t span = pgtable_entry_span(&pt->g, s->level);

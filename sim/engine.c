@@ -100,9 +100,7 @@ typedef struct {
   Heap ready;          /* CPUs with records to run */
   Heap all;            /* CPUs with threads: the lowest clock of any thread */
   gboolean heaps_stale; /* a thread changed CPU: rebuild before the next pick */
-  /* cpu_prefetch's slots by record position (of the batch or the queue),
-   * cleared before each run of records */
-  CpuPrefetchSlot pf_ring[CPU_PREFETCH_RING];
+  CpuPrefetch *pf;     /* cpu_prefetch's state; its ring cleared before each run of records */
 } Engine;
 
 static inline uint64_t cpu_clock(const Engine *e, int c)
@@ -540,12 +538,12 @@ static void run_queues(Engine *e, gboolean all)
   if (e->queues->len == 1) { /* one thread: no choice to make */
     Queue *q = g_ptr_array_index(e->queues, 0);
     const Cpu *cpu = e->m->cpus[q->t->cpu];
-    cpu_prefetch_clear(e->pf_ring);
+    cpu_prefetch_clear(e->pf);
     while (q->len && !e->stopped) {
       /* Host prefetch of the records ahead (see cpu_prefetch). */
       if (q->t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES) {
         size_t pos = q->head + CPU_PREFETCH_FAR; /* the ring's positions stay consecutive: cap is a power of two >= 16 */
-        cpu_prefetch(cpu, q->t, q->len > CPU_PREFETCH_FAR ? &q->buf[pos & (q->cap - 1)] : NULL, e->pf_ring, pos);
+        cpu_prefetch(cpu, q->t, q->len > CPU_PREFETCH_FAR ? &q->buf[pos & (q->cap - 1)] : NULL, e->pf, pos);
       }
       run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE, FALSE, NULL);
       q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
@@ -597,6 +595,7 @@ static void barrier_event(Engine *e, Queue *q, const TraceRecord *r)
   default: {
     uint64_t cost = kernel_syscall(m->k, cpu, q->t->mm, r);
     (void)cost;
+    cpu_prefetch_forget(e->pf); /* it may have ended an address space */
     break;
   }
   }
@@ -669,7 +668,7 @@ static inline G_ALWAYS_INLINE unsigned run_solo_from(Engine *e, Thread *t, const
       break;
     if (pf) {
       unsigned pos = (unsigned)(r - b->rec) + CPU_PREFETCH_FAR;
-      cpu_prefetch(cpu, t, pos < n ? &b->rec[pos] : NULL, e->pf_ring, pos);
+      cpu_prefetch(cpu, t, pos < n ? &b->rec[pos] : NULL, e->pf, pos);
     }
     if (run_record(e, cpu, t, r, !jumps, TRUE, jumps ? NULL : &counts)) {
       r = end; /* stopped */
@@ -698,14 +697,14 @@ static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
 {
   Thread *t = q->t;
   gboolean jumps = batch_jumps(b);
-  cpu_prefetch_clear(e->pf_ring);
+  cpu_prefetch_clear(e->pf);
   unsigned i = 0;
   for (;;) {
     i = jumps ? run_solo_jumps(e, t, b, i) : run_solo_stays(e, t, b, i);
     if (i >= b->n || e->stopped)
       return;
     barrier_event(e, q, &b->rec[i++]);
-    cpu_prefetch_clear(e->pf_ring); /* the event may have ended the mm */
+    cpu_prefetch_clear(e->pf); /* the event may have ended the mm */
   }
 }
 
@@ -720,6 +719,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.oom = &m->k->oom;
   e.queues = g_ptr_array_new_with_free_func(queue_free);
   e.slots = g_new0(CpuSlot, m->n_cpus);
+  e.pf = cpu_prefetch_new();
   for (unsigned c = 0; c < m->n_cpus; c++) {
     e.slots[c].first = SLOT_NONE;
     e.slots[c].rpos = -1;
@@ -791,6 +791,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   for (unsigned c = 0; c < m->n_cpus; c++)
     g_free(e.slots[c].q);
   g_free(e.slots);
+  cpu_prefetch_free(e.pf);
   g_free(e.ready.a);
   g_free(e.all.a);
   return ok;

@@ -430,6 +430,97 @@ START_TEST(test_quick_path_matches)
 }
 END_TEST
 
+/* The far stage's find: the slot of a record names the table that holds its
+ * entry (as pgtable_lookup finds it), its index and level. */
+static void check_slot(Thread *t, const CpuPrefetch *pf, size_t pos, uint64_t va)
+{
+  const CpuPrefetchSlot *s = &pf->ring[pos & (CPU_PREFETCH_RING - 1)];
+  unsigned level, idx;
+  const PtNode *n = pgtable_lookup(&t->mm->pt, va, &level, &idx);
+  ck_assert_ptr_eq(s->e, n->e);
+  ck_assert_uint_eq(s->pfn, n->pfn);
+  ck_assert_uint_eq(s->level, level);
+  ck_assert_uint_eq(s->idx, idx);
+  ck_assert_uint_eq(s->va, va);
+}
+
+/* One record after another at `pos`, as the engine calls it (the nearer
+ * stages read the page-table entries of the records before). */
+static void prefetch_at(Machine *m, Thread *t, CpuPrefetch *pf, size_t pos, uint64_t va)
+{
+  TraceRecord r = { .type = REC_ACCESS, .kind = ACC_LOAD, .addr = va, .size = 8 };
+  cpu_prefetch(m->cpus[0], t, &r, pf, pos);
+}
+
+START_TEST(test_prefetch_slots)
+{
+  Thread *t;
+  Machine *m = setup(quiet, &t);
+  PageTable *pt = &t->mm->pt;
+  const uint64_t MB2 = 2 << 20, flags = PTE_P | PTE_RW | PTE_US;
+  fixture_vma(t, BASE + MB2, 8 * MB2, PROT_R | PROT_W);
+  /* BASE's region has a leaf table (setup), BASE + 2M one too, BASE + 4M a
+   * 2M leaf, BASE + 6M none; BASE + 1G is below an empty PUD entry. */
+  ck_assert(pgtable_set(pt, BASE + MB2 + 0x5000, 1, pte_make(0x23456, flags), NULL));
+  ck_assert(pgtable_set(pt, BASE + 2 * MB2, 2, pte_make(0x40000, flags | PTE_PS), NULL));
+  const uint64_t vas[] = { BASE + 0x8, BASE + MB2 + 0x5010, BASE + 2 * MB2 + 0x12345, BASE + 3 * MB2 + 0x1000,
+                           BASE + (1ULL << 30), BASE + MB2 + 0x7000, BASE + 0x3000 };
+  CpuPrefetch *pf = cpu_prefetch_new();
+  cpu_prefetch_clear(pf);
+  size_t pos = 0;
+  for (unsigned round = 0; round < 2; round++) /* the second from the region array */
+    for (unsigned i = 0; i < G_N_ELEMENTS(vas); i++, pos++) {
+      prefetch_at(m, t, pf, pos, vas[i]);
+      check_slot(t, pf, pos, vas[i]);
+    }
+  /* A region whose leaf table was freed and made again (after another
+   * table took the freed one's host memory): the new table, not the one
+   * the region array had kept. */
+  ck_assert_uint_eq(pgtable_clear_range(pt, BASE + MB2, BASE + 2 * MB2, NULL, NULL), 1);
+  ck_assert(pgtable_set(pt, BASE + 3 * MB2, 1, pte_make(0x23458, flags), NULL));
+  ck_assert(pgtable_set(pt, BASE + MB2 + 0x5000, 1, pte_make(0x23457, flags), NULL));
+  prefetch_at(m, t, pf, pos, BASE + MB2 + 0x5000);
+  check_slot(t, pf, pos++, BASE + MB2 + 0x5000);
+  /* Another address space: its own tables, though its count of freed nodes
+   * may be the same. */
+  prefetch_at(m, t, pf, pos, BASE + 0x8);
+  check_slot(t, pf, pos++, BASE + 0x8);
+  Thread *t2 = machine_thread(m, 2, 1, 0);
+  fixture_vma(t2, BASE, MB2, PROT_R | PROT_W);
+  ck_assert(pgtable_set(&t2->mm->pt, BASE, 1, pte_make(0x34567, flags), NULL));
+  t2->mm->pt.host.nodes_freed = pt->host.nodes_freed;
+  prefetch_at(m, t2, pf, pos, BASE + 0x8);
+  check_slot(t2, pf, pos++, BASE + 0x8);
+  /* An address space that took the host memory of another, with as many
+   * nodes freed (here: the same one, its count set back): found again after
+   * cpu_prefetch_forget. */
+  uint64_t count = pt->host.nodes_freed;
+  prefetch_at(m, t, pf, pos, BASE + MB2 + 0x5000);
+  ck_assert_uint_eq(pgtable_clear_range(pt, BASE + MB2, BASE + 2 * MB2, NULL, NULL), 1);
+  ck_assert(pgtable_set(pt, BASE + 4 * MB2, 1, pte_make(0x23459, flags), NULL));
+  ck_assert(pgtable_set(pt, BASE + MB2 + 0x5000, 1, pte_make(0x23457, flags), NULL));
+  pt->host.nodes_freed = count;
+  cpu_prefetch_forget(pf);
+  prefetch_at(m, t, pf, ++pos, BASE + MB2 + 0x5000);
+  check_slot(t, pf, pos++, BASE + MB2 + 0x5000);
+  /* The page of the last access is not prefetched, nor is a record that is
+   * no access, nor one past the end; the nearer stages then find nothing. */
+  do_access(m, t, ACC_LOAD, BASE);
+  cpu_prefetch_clear(pf);
+  prefetch_at(m, t, pf, pos, BASE + 0x40);
+  ck_assert_ptr_null(pf->ring[pos++ & (CPU_PREFETCH_RING - 1)].e);
+  TraceRecord c = { .type = REC_COMPUTE, .len = 10 };
+  cpu_prefetch(m->cpus[0], t, &c, pf, pos);
+  ck_assert_ptr_null(pf->ring[pos++ & (CPU_PREFETCH_RING - 1)].e);
+  for (unsigned i = 0; i < CPU_PREFETCH_RING; i++) /* the nearer stages of the records above */
+    cpu_prefetch(m->cpus[0], t, NULL, pf, pos++);
+  for (unsigned i = 0; i < CPU_PREFETCH_RING; i++)
+    ck_assert_ptr_null(pf->ring[i].e);
+  cpu_prefetch_free(pf);
+  machine_free(m);
+}
+END_TEST
+
 static Suite *cpu_suite(void)
 {
   Suite *s = suite_create("cpu");
@@ -444,6 +535,9 @@ static Suite *cpu_suite(void)
   tcase_add_test(tc, test_walkers_limit_overlap);
   tcase_add_test(tc, test_rob_bounds_runahead);
   tcase_add_test(tc, test_mshr_head_cache);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("prefetch");
+  tcase_add_test(tc, test_prefetch_slots);
   suite_add_tcase(s, tc);
   tc = tcase_create("quick");
   tcase_add_test(tc, test_quick_path_matches);
