@@ -493,6 +493,9 @@ void cpu_prefetch_forget(CpuPrefetch *pf)
 static inline void prefetch_find(CpuPrefetch *pf, const PageTable *pt, uint64_t va, CpuPrefetchSlot *slot)
 {
   uint64_t region = va >> pt->g.shift[2];
+  /* Exact below 2^(64 - EPOCH_BITS) regions (x86-64's 57-bit space has
+   * 2^36); a wilder va may share a key, which costs only a useless
+   * prefetch from another live table. */
   uint64_t key = region << CPU_PREFETCH_EPOCH_BITS | pf->epoch;
   __typeof__(pf->region[0]) *x = &pf->region[region & (CPU_PREFETCH_REGIONS - 1)];
   if (x->key == key) {
