@@ -76,7 +76,6 @@ typedef struct {
    * page size that is its own home, with its array (built from the above in
    * x86_cpu_new, so a probe skips the sizes held as fragments at no cost). */
   struct { Tlb *t; unsigned size; } probe[2][X86_N_SIZES];
-  unsigned shift[PWC_MAX_LEVEL + 1];
   Pwc pwc[PWC_MAX_LEVEL + 1];     /* indexed by the level of the cached entry (2..5) */
 } X86State;
 
@@ -225,9 +224,22 @@ static inline uint64_t x86_key(uint64_t akey, unsigned size, uint64_t va)
   return akey | ((uint64_t)size << TLB_SIZE_SHIFT) | (va >> x86_shift[size]);
 }
 
-static inline uint64_t pwc_tag(const X86State *st, unsigned level, uint64_t akey, uint64_t va)
+/* x86-64's tables have 9 index bits a level, level L's at bit 12 + 9 (L - 1)
+ * of the va (pgtable_geometry_x86_64): as constants, the walk loads no
+ * geometry and builds no mask. */
+static inline unsigned x86_level_shift(unsigned level)
 {
-  return akey | (va >> st->shift[level]);
+  return 3 + 9 * level;
+}
+
+static inline unsigned x86_index(unsigned level, uint64_t va)
+{
+  return (unsigned)(va >> x86_level_shift(level)) & 511;
+}
+
+static inline uint64_t pwc_tag(unsigned level, uint64_t akey, uint64_t va)
+{
+  return akey | (va >> x86_level_shift(level));
 }
 
 void x86_64_pwc_info(const Cpu *cpu, X86PwcInfo *info)
@@ -292,8 +304,6 @@ static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
   st->user_limit = x86_64_user_limit(st->levels);
   st->stlb_hit_cycles = (uint32_t)settings_int(s, SET_TLB_STLB_HIT_CYCLES);
   st->walk_overhead_cycles = (uint32_t)settings_int(s, SET_WALK_OVERHEAD_CYCLES);
-  for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++)
-    st->shift[l] = 12 + 9 * (l - 1);
 
   unsigned n = (unsigned)settings_int(s, SET_TLB_STLB_ENTRIES);
   if (n) {
@@ -435,8 +445,9 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
   uint32_t walk = st->walk_overhead_cycles;
   PtNode *node = mm->pt.root;
   unsigned level = st->levels;
-  for (unsigned l = 2; l <= st->levels; l++) {
-    PtNode *n = pwc_lookup(&st->pwc[l], pwc_tag(st, l, akey, va));
+  Pwc *p = &st->pwc[2];
+  for (unsigned l = 2; l <= st->levels; l++, p++) {
+    PtNode *n = pwc_lookup(p, pwc_tag(l, akey, va));
     if (n) {
       node = n;
       level = l - 1;
@@ -456,7 +467,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
   XlatStatus status = XLAT_OK;
   uint64_t allow_w = PTE_RW, allow_u = PTE_US;
   for (;; level--) {
-    unsigned idx = pgtable_index(&mm->pt.g, level, va);
+    unsigned idx = x86_index(level, va);
     uint64_t pa = (node->pfn << 12) | ((uint64_t)idx << 3);
     MemLevel where;
     uint32_t c = memsys_access(cpu->mem, pa, MREQ_WALK, &where);
@@ -505,7 +516,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
       break;
     }
     /* A non-leaf entry: cache it and descend. */
-    pwc_fill_absent(&st->pwc[level], pwc_tag(st, level, akey, va), node->child[idx]);
+    pwc_fill_absent(&st->pwc[level], pwc_tag(level, akey, va), node->child[idx]);
     node = node->child[idx];
   }
   out->walk_cycles = walk;
