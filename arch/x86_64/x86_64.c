@@ -493,12 +493,23 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
         node->e[idx] |= PTE_D;
       unsigned size = level - 1;
       out->size = (uint8_t)size;
-      out->pfn = pte_pfn(e) & ~((1ULL << (x86_shift[size] - 12)) - 1);
       out->flags = (uint8_t)(TLBF_U | ((allow_w) ? TLBF_W : 0) | ((node->e[idx] & PTE_D) ? TLBF_D : 0) |
                              ((e & PTE_NX) ? 0 : TLBF_X));
       /* Fill the second level: the array and the size it holds the page as. */
+      if (size == X86_4K) {
+        /* A 4K page is held whole, by the array whose probe missed: the L2
+         * ITLB for a fetch when there is one (AMD), else the STLB (whose
+         * home of 4K pages is 4K, x86_cpu_new), when there is one.  The
+         * key is the probe's (X86_4K is code 0). */
+        out->pfn = pte_pfn(e);
+        Tlb *fill = fetch && st->l2i ? st->l2i : st->stlb;
+        if (fill)
+          tlb_insert_base(fill, key4k, out->pfn, out->flags);
+        break;
+      }
+      out->pfn = pte_pfn(e) & ~((1ULL << (x86_shift[size] - 12)) - 1);
       Tlb *fill = NULL;
-      unsigned home = st->stlb_home[size];
+      unsigned home = st->stlb_home[size]; /* 2M, 1G or none: a larger page is never held as 4K */
       if (fetch && st->l2i)
         fill = st->l2i, home = size == X86_1G ? X86_2M : size;
       else if (size == X86_1G && st->stlb_1g)
@@ -506,12 +517,8 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
       else if (home != 0xff)
         fill = st->stlb;
       if (fill) {
-        if (home != X86_4K) /* the probes try every size from now on */
-          memcpy(st->n_probe_live, st->n_probe, sizeof st->n_probe);
-        if (home == X86_4K) /* size is 4K too: a 4K page is held whole */
-          tlb_insert_base(fill, key4k, out->pfn, out->flags); /* X86_4K is code 0 */
-        else
-          insert_frag(fill, akey, home, size, va, out->pfn, out->flags);
+        memcpy(st->n_probe_live, st->n_probe, sizeof st->n_probe); /* the probes try every size from now on */
+        insert_frag(fill, akey, home, size, va, out->pfn, out->flags);
       }
       break;
     }
