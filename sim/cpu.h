@@ -45,6 +45,9 @@ struct Cpu {
   MemHier *mem;
   const ArchOps *arch;
   void *arch_state;
+  /* The path after a miss of the shortcut below: arch->l1_miss, or the
+   * core's own through arch->translate (sim/cpu-translate.h). */
+  gboolean (*l1_miss)(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn, uint8_t *flags);
   Tlb *l1d[ARCH_MAX_SIZES]; /* by page-size code; may repeat (mixed) or be NULL */
   Tlb *l1i[ARCH_MAX_SIZES];
   uint8_t l1d_home[ARCH_MAX_SIZES]; /* size code of the array that holds each size */
