@@ -22,6 +22,7 @@
 
 typedef struct Cpu Cpu;
 typedef struct Mm Mm;
+typedef struct Thread Thread;
 
 typedef enum {
   XLAT_OK,            /* translation found; out filled */
@@ -58,6 +59,11 @@ typedef struct {
   /* After an L1 TLB miss.  `ex`, when not NULL, receives the explanation
    * of every step (mmusim explain); the hot path passes NULL. */
   XlatStatus (*translate)(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex);
+  /* Optional: the core's whole path after a miss of its last-translation
+   * shortcut (L1 TLB, translate, walker, refill, faults), sim/cpu-
+   * translate.h's cpu_translate_miss instantiated with this architecture's
+   * translate inlined, a host shortcut; NULL: the core calls translate. */
+  gboolean (*l1_miss)(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn, uint8_t *flags);
   /* Invalidate what the arch caches for one page / one context / all. */
   void (*flush_page)(Cpu *cpu, unsigned asid, uint64_t va);
   void (*flush_asid)(Cpu *cpu, unsigned asid);

@@ -100,8 +100,11 @@ static inline uint64_t tlb_key(unsigned asid, unsigned size_code, uint64_t vpn)
 
 static inline unsigned tlb_set_of(const Tlb *t, uint64_t key)
 {
-  uint64_t vpn = key & TLB_VPN_MASK;
-  return (unsigned)(t->sets_pow2 ? (vpn & t->set_mask) : (vpn % t->sets));
+  /* set_mask is below the VPN's bits (sets <= entries < 2^TLB_VPN_BITS):
+   * a power-of-two index needs no mask of the VPN first. */
+  if (t->sets_pow2)
+    return (unsigned)(key & t->set_mask);
+  return (unsigned)((key & TLB_VPN_MASK) % t->sets);
 }
 
 static inline unsigned tlb_key_size(uint64_t key)

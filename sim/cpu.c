@@ -24,8 +24,12 @@
 #include "events.h"
 #include "fault.h"
 #include "machine.h"
+#include "cpu-translate.h"
 
 #define NO_KEY (~0ULL)
+
+static gboolean translate_generic(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn,
+                                  uint8_t *flags);
 
 static uint64_t granule_key(unsigned asid, uint64_t va)
 {
@@ -126,6 +130,7 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
                 "the L1 TLBs need 4K arrays: tlb.l1d_4k_entries and tlb.l1i_4k_entries must be at least 1");
     goto fail;
   }
+  cpu->l1_miss = m->arch->l1_miss ? m->arch->l1_miss : translate_generic;
   cpu->arch_state = m->arch->cpu_new(s, cpu, error);
   if (!cpu->arch_state)
     goto fail;
@@ -280,264 +285,184 @@ void cpu_flush_l1(Cpu *cpu)
 
 /* ---- translation ---------------------------------------------------------------- */
 
-/* Frame of the 4K granule of va inside a page of `size` starting at pfn. */
-static inline uint64_t granule_pfn(const ArchOps *a, unsigned size, uint64_t pfn, uint64_t va)
-{
-  return pfn + ((va & ((1ULL << a->page_shift[size]) - 1)) >> 12);
-}
-
+/* The path after an L1 TLB miss is inline in sim/cpu-translate.h, for the
+ * architectures that instantiate it with their translation inlined
+ * (ArchOps.l1_miss); here are its cold parts and the instance for the
+ * others. */
 static inline gboolean allowed(uint8_t flags, AccessKind kind)
 {
-  if (kind == ACC_STORE)
-    return (flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D);
-  if (kind == ACC_IFETCH)
-    return (flags & TLBF_X) != 0;
-  return TRUE;
+  return cpu_flags_allow(flags, kind);
 }
 
-/* The L1 hit of the array in `pr`: store the granule's frame and flags; FALSE
- * (and a dirty assist noted) when the entry does not allow the access. */
-static inline G_ALWAYS_INLINE gboolean l1_hit(const struct L1Probe *pr, const TlbPayload *p, AccessKind kind, uint64_t va,
-                                              uint64_t *pfn, uint8_t *flags, unsigned *size, gboolean *dirty_assist)
-{
-  if (!allowed(p->flags, kind)) {
-    if (kind == ACC_STORE && (p->flags & TLBF_W))
-      *dirty_assist = TRUE;
-    return FALSE;
-  }
-  *pfn = p->pfn + ((va & ((1ULL << pr->shift) - 1)) >> 12);
-  *flags = p->flags;
-  *size = pr->size;
-  return TRUE;
-}
-
-/* Probe the L1 arrays; on a hit store the granule's frame and flags.  The
- * first array is the base size's (cpu_new); when it holds entries of that
- * size, its key is left in *key0 for the refill (l1_fill), else *key0 stays
- * 0 (a key has TLB_VALID set): no key is built for a size not held (the
- * base pages of the POWER presets are 64K, size 1). */
-static inline G_ALWAYS_INLINE gboolean l1_probe(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *key0, uint64_t *pfn,
-                                                uint8_t *flags, unsigned *size, gboolean *dirty_assist)
-{
-  const struct L1Probe *pr = kind == ACC_IFETCH ? cpu->l1i_probe : cpu->l1d_probe;
-  unsigned n = kind == ACC_IFETCH ? cpu->n_l1i_live : cpu->n_l1d_live;
-  if (n == 1) {
-    if (!(pr[0].t->size_mask & 1u))
-      return FALSE; /* tlb_probe's test, made before the key */
-    *key0 = tlb_key(cpu->cur_asid, 0, va >> pr[0].shift);
-    TlbPayload *p = tlb_probe_held(pr[0].t, *key0);
-    return p && l1_hit(&pr[0], p, kind, va, pfn, flags, size, dirty_assist);
-  }
-  for (unsigned i = 0; i < n; i++) {
-    Tlb *t = pr[i].t;
-    unsigned sz = pr[i].size;
-    if (!(t->size_mask & (1u << sz)))
-      continue; /* no entry of that size (tlb_probe's test, made before the key) */
-    TlbPayload *p = tlb_probe_held(t, tlb_key(cpu->cur_asid, sz, va >> pr[i].shift));
-    if (p)
-      return l1_hit(&pr[i], p, kind, va, pfn, flags, size, dirty_assist);
-  }
-  return FALSE;
-}
-
-/* l1_fill for a page larger than the base size: into its home array, as a
- * fragment when that holds a smaller size. */
-static G_NO_INLINE void l1_fill_large(Cpu *cpu, AccessKind kind, uint64_t va, const Xlat *x)
+/* cpu_l1_fill for a page larger than the base size: into its home array, as
+ * a fragment when that holds a smaller size. */
+G_NO_INLINE void cpu_l1_fill_large(Cpu *cpu, AccessKind kind, uint64_t va, unsigned size, uint64_t pfn, uint8_t flags)
 {
   const ArchOps *a = cpu->arch;
   const uint8_t *home = kind == ACC_IFETCH ? cpu->l1i_home : cpu->l1d_home;
   Tlb *const *l1 = kind == ACC_IFETCH ? cpu->l1i : cpu->l1d;
-  unsigned h = home[x->size];
+  unsigned h = home[size];
   Tlb *t = l1[h] ? l1[h] : l1[0];
   cpu->n_l1d_live = cpu->n_l1d_probe;
   cpu->n_l1i_live = cpu->n_l1i_probe;
-  uint64_t sub = (va & ((1ULL << a->page_shift[x->size]) - 1)) >> a->page_shift[h];
-  uint64_t pfn = x->pfn + (sub << (a->page_shift[h] - 12));
-  tlb_insert(t, tlb_key(cpu->cur_asid, h, va >> a->page_shift[h]), pfn, x->flags, (uint8_t)h);
+  uint64_t sub = (va & ((1ULL << a->page_shift[size]) - 1)) >> a->page_shift[h];
+  uint64_t fpfn = pfn + (sub << (a->page_shift[h] - 12));
+  tlb_insert(t, tlb_key(cpu->cur_asid, h, va >> a->page_shift[h]), fpfn, flags, (uint8_t)h);
 }
 
-/* Refill the L1 array after a miss.  A base page (size 0) is its own home
- * and goes to the first array whole: inline, where the refill usually takes
- * the way that l1_probe's miss found (tlb_insert), with the key that probe
- * built (key0, 0 when it built none). */
-static inline G_ALWAYS_INLINE void l1_fill(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t key0, const Xlat *x)
-{
-  if (x->size) {
-    l1_fill_large(cpu, kind, va, x);
-    return;
-  }
-  Tlb *t = kind == ACC_IFETCH ? cpu->l1i[0] : cpu->l1d[0];
-  if (!key0)
-    key0 = tlb_key(cpu->cur_asid, 0, va >> cpu->arch->page_shift[0]);
-  tlb_insert_base(t, key0, x->pfn, x->flags);
-}
-
-/* Take a walker slot at time *t for `cycles`; advances *t to the end. */
-static inline void use_walker(Cpu *cpu, uint64_t *t, uint32_t cycles)
-{
-  /* The first walker free the earliest, by pointer and with its time in a
-   * register: the indexed loop reloaded both times of every compare. */
-  uint64_t *w = cpu->walker_free, *end = w + cpu->n_walkers, *best = w, free_at = *w;
-  for (w++; w < end; w++)
-    if (*w < free_at)
-      best = w, free_at = *w;
-  uint64_t start = MAX(*t, free_at);
-  cpu->ctr.c[CTR_TLB_STALL_CYCLES] += start - *t;
-  *t = start + cycles;
-  *best = *t;
-}
-
-static void sample_walk(Cpu *cpu, Thread *th, uint64_t va, const Xlat *x, XlatStatus st)
+void cpu_sample_walk_emit(Cpu *cpu, Thread *th, uint64_t va, XlatStatus st, unsigned size, uint32_t cycles,
+                          uint32_t walk_cycles)
 {
   Machine *m = cpu->m;
-  /* m->ev first: a run without an event log (the usual one) pays a load
-   * and a test per walk, not a call. */
-  if (!m->ev || !events_enabled(m->ev) || !m->walk_sample_left || --m->walk_sample_left)
+  if (!events_enabled(m->ev) || !m->walk_sample_left || --m->walk_sample_left)
     return;
   m->walk_sample_left = (uint64_t)settings_int(m->s, SET_EVENTS_WALK_SAMPLE);
   events_emit(m->ev, (uint64_t)((double)cpu->clock / m->k->cycles_per_ns), cpu->id, th->pid, th->tid, "walk",
               "va=%#" G_GINT64_MODIFIER "x status=%s size=%s cycles=%u walk_cycles=%u", va,
               st == XLAT_OK ? "ok" : st == XLAT_NOT_PRESENT ? "not-present" : st == XLAT_PROTECTION ? "protection" : "noncanonical",
-              cpu->arch->size_name[x->size], x->cycles, x->walk_cycles);
+              cpu->arch->size_name[size], cycles, walk_cycles);
 }
 
-/* The slow path after the shortcut missed.  *t is the time the translation
- * starts; on return it is the time it completed.  FALSE when the access is
- * dropped (segmentation fault, out of memory).  Out of line, with the L1
- * probe inlined into it: the shortcut's path in cpu_access then saves fewer
- * registers. */
-static G_NO_INLINE gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn, uint8_t *flags)
+/* A fault: precise, so the pipeline drains before the handler runs. */
+gboolean cpu_translate_fault(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, XlatStatus st, uint64_t *t)
 {
   Kernel *k = cpu->m->k;
-  gboolean assist = FALSE;
-  unsigned size;
-  /* The base size's L1 key, for the probe and the refill: cur_asid changes
-   * only between records (engine.c), not in a fault handled here. */
-  uint64_t key0 = 0;
-  if (l1_probe(cpu, kind, va, &key0, pfn, flags, &size, &assist)) {
-    if (size)
-      kernel_touch(k, cpu, th->mm, va); /* a base page of a huge one: first touch? */
-    return TRUE;
+  cpu->clock = MAX(cpu->clock, *t);
+  cpu_drain(cpu);
+  uint64_t cost = 0;
+  FaultResult fr = st == XLAT_NONCANONICAL ? FAULT_SEGV : fault_handle(k, cpu, th->mm, va, kind, &cost);
+  if (st == XLAT_NONCANONICAL) {
+    cpu->ctr.c[CTR_SEGV]++;
+    cpu->ctr.c[CTR_PAGE_FAULTS]++;
+    cost = k->segv_cycles;
   }
-  if (assist)
-    cpu->ctr.c[CTR_FAULTS_DIRTY]++;
-  for (unsigned attempt = 0; attempt < 4; attempt++) {
-    /* The fields every status reads (pfn and flags only with XLAT_OK, which
-     * sets them): cheaper than zeroing the struct. */
-    Xlat x;
-    x.size = 0;
-    x.cycles = x.walk_cycles = 0;
-    x.walked = FALSE;
-    /* The instruction retried after a fault looks the L1 TLB up again and
-     * misses again (the handler filled no TLB): both count. */
-    if (attempt)
-      cpu->ctr.c[kind == ACC_IFETCH ? CTR_ITLB_LOADS : kind == ACC_STORE ? CTR_DTLB_STORES : CTR_DTLB_LOADS]++;
-    cpu->ctr.c[CTR_L1_TLB_MISSES]++;
-    XlatStatus st = cpu->arch->translate(cpu, th->mm, va, kind, &x, NULL);
-    *t += x.cycles - x.walk_cycles;
-    if (x.walked) {
-      use_walker(cpu, t, x.walk_cycles);
-      if (attempt == 0)
-        cpu->ctr.c[kind == ACC_IFETCH ? CTR_ITLB_LOAD_MISSES : kind == ACC_STORE ? CTR_DTLB_STORE_MISSES : CTR_DTLB_LOAD_MISSES]++;
-      sample_walk(cpu, th, va, &x, st);
-    }
-    if (st == XLAT_OK) {
-      if (x.size)
-        kernel_touch(k, cpu, th->mm, va);
-      l1_fill(cpu, kind, va, key0, &x);
-      *pfn = granule_pfn(cpu->arch, x.size, x.pfn, va);
-      *flags = x.flags;
-      return TRUE;
-    }
-    /* A fault: precise, so the pipeline drains before the handler runs. */
-    cpu->clock = MAX(cpu->clock, *t);
-    cpu_drain(cpu);
-    uint64_t cost = 0;
-    FaultResult fr = st == XLAT_NONCANONICAL ? FAULT_SEGV : fault_handle(k, cpu, th->mm, va, kind, &cost);
-    if (st == XLAT_NONCANONICAL) {
-      cpu->ctr.c[CTR_SEGV]++;
-      cpu->ctr.c[CTR_PAGE_FAULTS]++;
-      cost = k->segv_cycles;
-    }
-    cpu->clock += cost;
-    cpu->ctr.c[CTR_FAULT_CYCLES] += cost;
-    *t = cpu->clock;
-    if (fr != FAULT_MAPPED)
-      return FALSE;
+  cpu->clock += cost;
+  cpu->ctr.c[CTR_FAULT_CYCLES] += cost;
+  *t = cpu->clock;
+  return fr == FAULT_MAPPED;
+}
+
+G_NO_INLINE gboolean cpu_translate_retry(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn,
+                                         uint8_t *flags, uint64_t key0)
+{
+  for (unsigned attempt = 1; attempt < 4; attempt++) {
+    int r = cpu_translate_attempt(cpu, th, va, kind, t, pfn, flags, key0, attempt, cpu->arch->translate);
+    if (r != CPU_XLAT_RETRY)
+      return r == CPU_XLAT_DONE;
   }
   return FALSE;
 }
 
-void cpu_prefetch_clear(CpuPrefetchSlot *ring)
+/* cpu_translate_miss through ArchOps.translate, for the architectures
+ * without an l1_miss of their own.  Out of line, with the L1 probe inlined
+ * into it: the shortcut's path in cpu_access then saves fewer registers. */
+static G_NO_INLINE gboolean translate_generic(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t,
+                                              uint64_t *pfn, uint8_t *flags)
 {
-  for (unsigned i = 0; i < CPU_PREFETCH_RING; i++)
-    ring[i].r = NULL;
+  return cpu_translate_miss(cpu, th, va, kind, t, pfn, flags, cpu->arch->translate);
 }
 
-/* Descend the page table on the host to the table that holds va's leaf (or
- * the last table present) and describe it in *slot.  The upper tables, their
- * child arrays and the node structs above the last level stay in the host's
- * caches; the last level's node struct is the load that misses, so the far
- * stage (`far`) stops at its pointer and only starts loading it. */
-static inline void prefetch_descend(const PageTable *pt, const TraceRecord *r, CpuPrefetchSlot *slot, gboolean far)
+/* The slow path after the shortcut missed (cpu_translate_miss). */
+static inline gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn,
+                                 uint8_t *flags)
 {
-  uint64_t va = r->addr;
-  const PtNode *n = pt->root;
+  return cpu->l1_miss(cpu, th, va, kind, t, pfn, flags);
+}
+
+CpuPrefetch *cpu_prefetch_new(void)
+{
+  return g_new0(CpuPrefetch, 1); /* epoch 0: no key matches before the first call sets one */
+}
+
+void cpu_prefetch_free(CpuPrefetch *pf)
+{
+  g_free(pf);
+}
+
+void cpu_prefetch_clear(CpuPrefetch *pf)
+{
+  for (unsigned i = 0; i < CPU_PREFETCH_RING; i++)
+    pf->ring[i].e = NULL;
+}
+
+void cpu_prefetch_forget(CpuPrefetch *pf)
+{
+  pf->pt = NULL; /* the next call starts a new epoch */
+}
+
+/* The leaf table of va's region, or the last table present on the way to
+ * it, in *slot: from pf's region array, else by a descent of the page
+ * table, whose leaf the array then keeps.  Starts loading the leaf's node
+ * struct, the load that misses. */
+static inline void prefetch_find(CpuPrefetch *pf, const PageTable *pt, uint64_t va, CpuPrefetchSlot *slot)
+{
+  uint64_t region = va >> pt->g.shift[2];
+  /* Exact below 2^(64 - EPOCH_BITS) regions (x86-64's 57-bit space has
+   * 2^36); a wilder va may share a key, which costs only a useless
+   * prefetch from another live table. */
+  uint64_t key = region << CPU_PREFETCH_EPOCH_BITS | pf->epoch;
+  __typeof__(pf->region[0]) *x = &pf->region[region & (CPU_PREFETCH_REGIONS - 1)];
+  if (x->key == key) {
+    __builtin_prefetch(x->n); /* for the walk */
+    *slot = (CpuPrefetchSlot){ x->e, x->pfn, va, 1, pgtable_index(&pt->g, 1, va), pf->freed };
+    return;
+  }
+  const PtNode *n = pt->root, *c;
   unsigned level = pt->g.levels;
-  unsigned idx = pgtable_index(&pt->g, level, va);
-  const PtNode *c;
-  while (level > 2 && n->child && (c = n->child[idx]) != NULL) {
+  while (level > 1 && n->child && (c = n->child[pgtable_index(&pt->g, level, va)]) != NULL) {
     n = c;
     level--;
-    idx = pgtable_index(&pt->g, level, va);
   }
-  if (level == 2 && n->child && (c = n->child[idx]) != NULL) {
-    if (far)
-      __builtin_prefetch(c);
-    n = c;
-    level = 1;
-    idx = pgtable_index(&pt->g, 1, va);
-  }
-  *slot = (CpuPrefetchSlot){ r, va, n, level, idx, pt->host.nodes_freed };
+  if (level == 1)
+    *x = (__typeof__(*x)){ key, n, n->e, n->pfn };
+  *slot = (CpuPrefetchSlot){ n->e, n->pfn, va, level, pgtable_index(&pt->g, level, va), pf->freed };
 }
 
 /* Each part earns its instructions somewhere (user time, random:size=4G, 4K
- * pages, medians of four to seven alternated runs): the entry (stage 1) on
- * every preset (skylake 4.88 s without it, 3.9 s with it); the simulated
- * cache sets of the entry and of the data line on zen4, whose 32 MiB LLC
- * has a 2 MiB tag array (3.52 s without either, 3.47 s with the data's,
- * 3.39 s with both), not on skylake, whose LLC tags fit the host's L2
- * (3.88 s with and without).  A prefetch of the STLB set gave nothing
- * measurable on skylake (3.97 against 3.98 s). */
-void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *r, unsigned stage, CpuPrefetchSlot *slot)
+ * pages, medians of four to seven alternated runs): the entry (the middle
+ * stage) on every preset (skylake 4.88 s without it, 3.9 s with it); the
+ * simulated cache sets of the entry and of the data line on zen4, whose
+ * 32 MiB LLC has a 2 MiB tag array (3.52 s without either, 3.47 s with the
+ * data's, 3.39 s with both), not on skylake, whose LLC tags fit the host's
+ * L2 (3.88 s with and without).  A prefetch of the STLB set gave nothing
+ * measurable on skylake (3.97 against 3.98 s).  The three stages are one
+ * call: three calls, each testing its record again, cost twice the
+ * instructions. */
+void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *far, CpuPrefetch *pf, size_t pos)
 {
-  if (r->type != REC_ACCESS || th->mm->pt.tables < CPU_PREFETCH_MIN_TABLES)
-    return;
-  uint64_t va = r->addr;
-  /* The page of the last access is hot already (sequential work). */
-  if (granule_key(cpu->cur_asid, va) == (r->kind == ACC_IFETCH ? cpu->ui_key : cpu->ud_key))
-    return;
   const PageTable *pt = &th->mm->pt;
-  if (stage == 0) {
-    prefetch_descend(pt, r, slot, TRUE);
-    return;
+  uint64_t freed = pt->host.nodes_freed;
+  if (G_UNLIKELY(pt != pf->pt || freed != pf->freed)) {
+    pf->pt = pt;
+    pf->freed = freed;
+    if (++pf->epoch == (1u << CPU_PREFETCH_EPOCH_BITS)) {
+      memset(pf->region, 0, sizeof pf->region);
+      pf->epoch = 1;
+    }
   }
-  /* The far stage's descent, unless the slot is another record's, or a
-   * table was freed since (its node may be gone). */
-  if (slot->r != r || slot->va != va || slot->nodes_freed != pt->host.nodes_freed)
-    prefetch_descend(pt, r, slot, FALSE);
-  const PtNode *n = slot->n;
-  unsigned level = slot->level, idx = slot->idx;
-  if (stage == 1) {
-    __builtin_prefetch(&n->e[idx]);
-    memsys_host_prefetch(cpu->mem, (n->pfn << 12) | ((uint64_t)idx << 3));
-    return;
+  CpuPrefetchSlot *ring = pf->ring;
+  CpuPrefetchSlot *s = &ring[pos & (CPU_PREFETCH_RING - 1)];
+  s->e = NULL;
+  /* The far stage, but not on the page of the last access: it is hot
+   * already (sequential work). */
+  if (far != NULL && far->type == REC_ACCESS &&
+      granule_key(cpu->cur_asid, far->addr) != (far->kind == ACC_IFETCH ? cpu->ui_key : cpu->ud_key))
+    prefetch_find(pf, pt, far->addr, s);
+  /* The nearer stages take what the far one found, unless a table was
+   * freed since (its node may be gone). */
+  s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_MID)) & (CPU_PREFETCH_RING - 1)];
+  if (s->e != NULL && s->nodes_freed == freed) {
+    __builtin_prefetch(&s->e[s->idx]);
+    memsys_host_prefetch(cpu->mem, (s->pfn << 12) | ((uint64_t)s->idx << 3));
   }
-  uint64_t e = n->e[idx];
-  if (!(e & PTE_P) || (level > 1 && !(e & PTE_PS)))
-    return;
-  uint64_t span = pgtable_entry_span(&pt->g, level);
-  memsys_host_prefetch(cpu->mem, (pte_pfn(e) << 12) + (va & (span - 1)));
+  s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_NEAR)) & (CPU_PREFETCH_RING - 1)];
+  if (s->e != NULL && s->nodes_freed == freed) {
+    uint64_t e = s->e[s->idx];
+    if (!(e & PTE_P) || (s->level > 1 && !(e & PTE_PS)))
+      return;
+    uint64_t span = pgtable_entry_span(&pt->g, s->level);
+    memsys_host_prefetch(cpu->mem, (pte_pfn(e) << 12) + (s->va & (span - 1)));
+  }
 }
 
 void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
@@ -625,7 +550,7 @@ uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString
   unsigned size;
   gboolean assist = FALSE;
   uint64_t key0 = 0;
-  if (l1_probe(cpu, kind, va, &key0, &pfn, &flags, &size, &assist)) {
+  if (cpu_l1_probe(cpu, kind, va, &key0, &pfn, &flags, &size, &assist)) {
     g_string_append_printf(ex, "  L1 %s hit: %u cycles\n", kind == ACC_IFETCH ? "ITLB" : "DTLB", cpu->l1_hit_cycles);
     return (pfn << 12) | (va & 0xfff);
   }
@@ -637,8 +562,8 @@ uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString
     if (st == XLAT_OK) {
       if (x.size)
         kernel_touch(k, cpu, th->mm, va);
-      l1_fill(cpu, kind, va, key0, &x);
-      uint64_t pa = (granule_pfn(a, x.size, x.pfn, va) << 12) | (va & 0xfff);
+      cpu_l1_fill(cpu, kind, va, key0, &x);
+      uint64_t pa = (cpu_granule_pfn(a, x.size, x.pfn, va) << 12) | (va & 0xfff);
       g_string_append_printf(ex, "  translation: %s page at pfn %#" G_GINT64_MODIFIER "x, flags%s%s%s -> pa %#" G_GINT64_MODIFIER "x, %u cycles after the L1 TLB\n",
                              a->size_name[x.size], x.pfn, x.flags & TLBF_W ? " W" : " RO", x.flags & TLBF_D ? " D" : "",
                              x.flags & TLBF_X ? " X" : " NX", pa, x.cycles);

@@ -45,6 +45,9 @@ struct Cpu {
   MemHier *mem;
   const ArchOps *arch;
   void *arch_state;
+  /* The path after a miss of the shortcut below: arch->l1_miss, or the
+   * core's own through arch->translate (sim/cpu-translate.h). */
+  gboolean (*l1_miss)(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn, uint8_t *flags);
   Tlb *l1d[ARCH_MAX_SIZES]; /* by page-size code; may repeat (mixed) or be NULL */
   Tlb *l1i[ARCH_MAX_SIZES];
   uint8_t l1d_home[ARCH_MAX_SIZES]; /* size code of the array that holds each size */
@@ -311,28 +314,64 @@ static inline void cpu_access_requick(Cpu *cpu, Thread *t, const TraceRecord *r)
   cpu_access(cpu, t, r);
   cpu_quick_keys(cpu);
 }
-/* A host-side hint, no effect on the model: the engine calls it for records
- * a few places ahead so that the host lines their simulation will read (the
- * page-table entry, the simulated cache sets of the entry and of the data)
- * are on their way.  Stages, far to near: 0 the descent of the page table
- * to the table that holds the entry, whose node struct it starts loading,
- * 1 the entry and its simulated cache sets, 2 the data line's sets (once
- * the entry has arrived).  `slot` carries what the
- * far stage found to the nearer ones of the same record, so that they do
- * not descend again: the engine keeps a ring of CPU_PREFETCH_RING slots by
- * record position and clears it (cpu_prefetch_clear) before each run of
- * records; a slot that does not describe the record is refilled. */
+/* A host-side hint, no effect on the model: the engine calls it once per
+ * record run, for the records a few places ahead, so that the host lines
+ * their simulation will read (the page-table entry, the simulated cache
+ * sets of the entry and of the data) are on their way.  Stages, far to
+ * near: CPU_PREFETCH_FAR records ahead the leaf table of the record's
+ * region (one lookup in `region`, else a descent of the page table), whose
+ * node struct it starts loading; CPU_PREFETCH_MID ahead the entry and its
+ * simulated cache sets; CPU_PREFETCH_NEAR ahead the data line's sets (once
+ * the entry has arrived).  One call does the far stage of record `pos`
+ * (`far`, NULL when there is none) and the nearer stages of the records
+ * the far stage saw earlier: it leaves what it found in the slot of `pos`
+ * of a ring of CPU_PREFETCH_RING slots by record position, which the
+ * nearer stages read.  The engine keeps a CpuPrefetch per run
+ * (cpu_prefetch_new), clears its ring (cpu_prefetch_clear) before each run
+ * of records and passes consecutive positions. */
 typedef struct {
-  const TraceRecord *r; /* the record described, NULL: none */
+  const uint64_t *e;    /* the entries of the table that holds va's; NULL: nothing to do */
+  uint64_t pfn;         /* that table's page */
   uint64_t va;
-  const PtNode *n;      /* the table to read the entry from */
   unsigned level, idx;
-  uint64_t nodes_freed; /* the page table's count when n was found */
+  uint64_t nodes_freed; /* the page table's count when e was found */
 } CpuPrefetchSlot;
-#define CPU_PREFETCH_STAGES 3
+/* Far enough for a host DRAM miss to complete while the records in between
+ * run.  Host tuning, not model. */
+#define CPU_PREFETCH_FAR 15
+#define CPU_PREFETCH_MID 10
+#define CPU_PREFETCH_NEAR 5
 #define CPU_PREFETCH_RING 16 /* a power of two above the farthest distance */
-void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *r, unsigned stage, CpuPrefetchSlot *slot);
-void cpu_prefetch_clear(CpuPrefetchSlot *ring);
+G_STATIC_ASSERT(CPU_PREFETCH_RING > CPU_PREFETCH_FAR); /* a slot lives from its far stage to its near one */
+/* Leaf tables by region (the span of one, 2 MiB on x86-64), direct-mapped:
+ * one load instead of a descent whose every level is a dependent load that
+ * a random run has pushed out of the host's L1.  4096 regions cover 8 GiB
+ * of contiguous 4K pages in 128 KiB.  Host tuning, not model. */
+#define CPU_PREFETCH_REGIONS 4096
+#define CPU_PREFETCH_EPOCH_BITS 24
+typedef struct {
+  CpuPrefetchSlot ring[CPU_PREFETCH_RING];
+  /* region[] holds leaves of `pt` found while its nodes_freed was `freed`:
+   * a node freed since may be gone, so a change of either starts a new
+   * epoch, which every key carries (region << CPU_PREFETCH_EPOCH_BITS |
+   * epoch; 0: none), instead of clearing the array. */
+  const PageTable *pt;
+  uint64_t freed, epoch;
+  struct {
+    uint64_t key;
+    const PtNode *n;
+    const uint64_t *e;  /* n's entries and page, so that the nearer stages */
+    uint64_t pfn;       /* need not wait for n itself */
+  } region[CPU_PREFETCH_REGIONS];
+} CpuPrefetch;
+CpuPrefetch *cpu_prefetch_new(void);
+void cpu_prefetch_free(CpuPrefetch *pf);
+void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *far, CpuPrefetch *pf, size_t pos);
+void cpu_prefetch_clear(CpuPrefetch *pf);
+/* Drop the region array, after anything that may have ended an address
+ * space (a system call): another may take its host memory, with as many
+ * nodes freed. */
+void cpu_prefetch_forget(CpuPrefetch *pf);
 /* Below this many table pages (4 KiB of host memory each) the page table
  * stays in the host's caches and prefetching it only costs instructions, so
  * cpu_prefetch does nothing (callers may test it first and skip the calls).

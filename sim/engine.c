@@ -29,11 +29,6 @@
 
 #define ENGINE_QUEUE_MAX (1u << 20)
 
-/* How many records ahead the host prefetches, per stage of cpu_prefetch():
- * far enough for a host DRAM miss to complete while the records in between
- * run.  Host tuning, not model. */
-static const unsigned prefetch_ahead[CPU_PREFETCH_STAGES] = { 15, 10, 5 };
-G_STATIC_ASSERT(CPU_PREFETCH_RING > 15); /* a record's slot lives from its far stage to its near one */
 /* Host prefetch pays only where records change pages often: a batch whose
  * sampled neighbours (this many pairs) change 4K page less than once in
  * PREFETCH_JUMP_RATIO pairs runs without it (sequential work, such as the
@@ -105,9 +100,7 @@ typedef struct {
   Heap ready;          /* CPUs with records to run */
   Heap all;            /* CPUs with threads: the lowest clock of any thread */
   gboolean heaps_stale; /* a thread changed CPU: rebuild before the next pick */
-  /* cpu_prefetch's slots by record position (of the batch or the queue),
-   * cleared before each run of records */
-  CpuPrefetchSlot pf_ring[CPU_PREFETCH_RING];
+  CpuPrefetch *pf;     /* cpu_prefetch's state; its ring cleared before each run of records */
 } Engine;
 
 static inline uint64_t cpu_clock(const Engine *e, int c)
@@ -547,14 +540,13 @@ static void run_queues(Engine *e, gboolean all)
   if (e->queues->len == 1) { /* one thread: no choice to make */
     Queue *q = g_ptr_array_index(e->queues, 0);
     const Cpu *cpu = e->m->cpus[q->t->cpu];
-    cpu_prefetch_clear(e->pf_ring);
+    cpu_prefetch_clear(e->pf);
     while (q->len && !e->stopped) {
       /* Host prefetch of the records ahead (see cpu_prefetch). */
-      for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead) && q->t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES; st++)
-        if (q->len > prefetch_ahead[st]) {
-          size_t pos = q->head + prefetch_ahead[st];
-          cpu_prefetch(cpu, q->t, &q->buf[pos & (q->cap - 1)], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
-        }
+      if (q->t->mm->pt.tables >= CPU_PREFETCH_MIN_TABLES) {
+        size_t pos = q->head + CPU_PREFETCH_FAR; /* the ring's positions stay consecutive: cap is a power of two >= 16 */
+        cpu_prefetch(cpu, q->t, q->len > CPU_PREFETCH_FAR ? &q->buf[pos & (q->cap - 1)] : NULL, e->pf, pos);
+      }
       run_record(e, e->m->cpus[q->t->cpu], q->t, &q->buf[q->head], TRUE, FALSE, NULL);
       q->head = q->head + 1 == q->cap ? 0 : q->head + 1;
       q->len--;
@@ -605,6 +597,7 @@ static void barrier_event(Engine *e, Queue *q, const TraceRecord *r)
   default: {
     uint64_t cost = kernel_syscall(m->k, cpu, q->t->mm, r);
     (void)cost;
+    cpu_prefetch_forget(e->pf); /* it may have ended an address space */
     break;
   }
   }
@@ -675,12 +668,10 @@ static inline G_ALWAYS_INLINE unsigned run_solo_from(Engine *e, Thread *t, const
   for (; r < end; r++) {
     if (G_UNLIKELY(r->type != REC_ACCESS && r->type != REC_COMPUTE))
       break;
-    if (pf)
-      for (unsigned st = 0; st < G_N_ELEMENTS(prefetch_ahead); st++) {
-        unsigned pos = (unsigned)(r - b->rec) + prefetch_ahead[st];
-        if (pos < n)
-          cpu_prefetch(cpu, t, &b->rec[pos], st, &e->pf_ring[pos & (CPU_PREFETCH_RING - 1)]);
-      }
+    if (pf) {
+      unsigned pos = (unsigned)(r - b->rec) + CPU_PREFETCH_FAR;
+      cpu_prefetch(cpu, t, pos < n ? &b->rec[pos] : NULL, e->pf, pos);
+    }
     if (run_record(e, cpu, t, r, !jumps, TRUE, jumps ? NULL : &counts)) {
       r = end; /* stopped */
       break;
@@ -714,14 +705,14 @@ static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
 {
   Thread *t = q->t;
   gboolean jumps = batch_jumps(b);
-  cpu_prefetch_clear(e->pf_ring);
+  cpu_prefetch_clear(e->pf);
   unsigned i = 0;
   for (;;) {
     i = jumps ? run_solo_jumps(e, t, b, i) : run_solo_stays(e, t, b, i);
     if (i >= b->n || e->stopped)
       return;
     barrier_event(e, q, &b->rec[i++]);
-    cpu_prefetch_clear(e->pf_ring); /* the event may have ended the mm */
+    cpu_prefetch_clear(e->pf); /* the event may have ended the mm */
   }
 }
 
@@ -736,6 +727,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.oom = &m->k->oom;
   e.queues = g_ptr_array_new_with_free_func(queue_free);
   e.slots = g_new0(CpuSlot, m->n_cpus);
+  e.pf = cpu_prefetch_new();
   for (unsigned c = 0; c < m->n_cpus; c++) {
     e.slots[c].first = SLOT_NONE;
     e.slots[c].rpos = -1;
@@ -807,6 +799,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   for (unsigned c = 0; c < m->n_cpus; c++)
     g_free(e.slots[c].q);
   g_free(e.slots);
+  cpu_prefetch_free(e.pf);
   g_free(e.ready.a);
   g_free(e.all.a);
   return ok;

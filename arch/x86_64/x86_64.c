@@ -23,6 +23,7 @@
 #include <string.h>
 #include "cache.h"
 #include "cpu.h"
+#include "cpu-translate.h"
 #include "memsys.h"
 #include "mm.h"
 #include "tlb.h"
@@ -75,7 +76,6 @@ typedef struct {
    * page size that is its own home, with its array (built from the above in
    * x86_cpu_new, so a probe skips the sizes held as fragments at no cost). */
   struct { Tlb *t; unsigned size; } probe[2][X86_N_SIZES];
-  unsigned shift[PWC_MAX_LEVEL + 1];
   Pwc pwc[PWC_MAX_LEVEL + 1];     /* indexed by the level of the cached entry (2..5) */
 } X86State;
 
@@ -224,9 +224,22 @@ static inline uint64_t x86_key(uint64_t akey, unsigned size, uint64_t va)
   return akey | ((uint64_t)size << TLB_SIZE_SHIFT) | (va >> x86_shift[size]);
 }
 
-static inline uint64_t pwc_tag(const X86State *st, unsigned level, uint64_t akey, uint64_t va)
+/* x86-64's tables have 9 index bits a level, level L's at bit 12 + 9 (L - 1)
+ * of the va (pgtable_geometry_x86_64): as constants, the walk loads no
+ * geometry and builds no mask. */
+static inline unsigned x86_level_shift(unsigned level)
 {
-  return akey | (va >> st->shift[level]);
+  return 3 + 9 * level;
+}
+
+static inline unsigned x86_index(unsigned level, uint64_t va)
+{
+  return (unsigned)(va >> x86_level_shift(level)) & 511;
+}
+
+static inline uint64_t pwc_tag(unsigned level, uint64_t akey, uint64_t va)
+{
+  return akey | (va >> x86_level_shift(level));
 }
 
 void x86_64_pwc_info(const Cpu *cpu, X86PwcInfo *info)
@@ -291,8 +304,6 @@ static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
   st->user_limit = x86_64_user_limit(st->levels);
   st->stlb_hit_cycles = (uint32_t)settings_int(s, SET_TLB_STLB_HIT_CYCLES);
   st->walk_overhead_cycles = (uint32_t)settings_int(s, SET_WALK_OVERHEAD_CYCLES);
-  for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++)
-    st->shift[l] = 12 + 9 * (l - 1);
 
   unsigned n = (unsigned)settings_int(s, SET_TLB_STLB_ENTRIES);
   if (n) {
@@ -434,8 +445,9 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
   uint32_t walk = st->walk_overhead_cycles;
   PtNode *node = mm->pt.root;
   unsigned level = st->levels;
-  for (unsigned l = 2; l <= st->levels; l++) {
-    PtNode *n = pwc_lookup(&st->pwc[l], pwc_tag(st, l, akey, va));
+  Pwc *p = &st->pwc[2];
+  for (unsigned l = 2; l <= st->levels; l++, p++) {
+    PtNode *n = pwc_lookup(p, pwc_tag(l, akey, va));
     if (n) {
       node = n;
       level = l - 1;
@@ -455,7 +467,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
   XlatStatus status = XLAT_OK;
   uint64_t allow_w = PTE_RW, allow_u = PTE_US;
   for (;; level--) {
-    unsigned idx = pgtable_index(&mm->pt.g, level, va);
+    unsigned idx = x86_index(level, va);
     uint64_t pa = (node->pfn << 12) | ((uint64_t)idx << 3);
     MemLevel where;
     uint32_t c = memsys_access(cpu->mem, pa, MREQ_WALK, &where);
@@ -481,12 +493,23 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
         node->e[idx] |= PTE_D;
       unsigned size = level - 1;
       out->size = (uint8_t)size;
-      out->pfn = pte_pfn(e) & ~((1ULL << (x86_shift[size] - 12)) - 1);
       out->flags = (uint8_t)(TLBF_U | ((allow_w) ? TLBF_W : 0) | ((node->e[idx] & PTE_D) ? TLBF_D : 0) |
                              ((e & PTE_NX) ? 0 : TLBF_X));
       /* Fill the second level: the array and the size it holds the page as. */
+      if (size == X86_4K) {
+        /* A 4K page is held whole, by the array whose probe missed: the L2
+         * ITLB for a fetch when there is one (AMD), else the STLB (whose
+         * home of 4K pages is 4K, x86_cpu_new), when there is one.  The
+         * key is the probe's (X86_4K is code 0). */
+        out->pfn = pte_pfn(e);
+        Tlb *fill = fetch && st->l2i ? st->l2i : st->stlb;
+        if (fill)
+          tlb_insert_base(fill, key4k, out->pfn, out->flags);
+        break;
+      }
+      out->pfn = pte_pfn(e) & ~((1ULL << (x86_shift[size] - 12)) - 1);
       Tlb *fill = NULL;
-      unsigned home = st->stlb_home[size];
+      unsigned home = st->stlb_home[size]; /* 2M, 1G or none: a larger page is never held as 4K */
       if (fetch && st->l2i)
         fill = st->l2i, home = size == X86_1G ? X86_2M : size;
       else if (size == X86_1G && st->stlb_1g)
@@ -494,17 +517,13 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
       else if (home != 0xff)
         fill = st->stlb;
       if (fill) {
-        if (home != X86_4K) /* the probes try every size from now on */
-          memcpy(st->n_probe_live, st->n_probe, sizeof st->n_probe);
-        if (home == X86_4K) /* size is 4K too: a 4K page is held whole */
-          tlb_insert_base(fill, key4k, out->pfn, out->flags); /* X86_4K is code 0 */
-        else
-          insert_frag(fill, akey, home, size, va, out->pfn, out->flags);
+        memcpy(st->n_probe_live, st->n_probe, sizeof st->n_probe); /* the probes try every size from now on */
+        insert_frag(fill, akey, home, size, va, out->pfn, out->flags);
       }
       break;
     }
     /* A non-leaf entry: cache it and descend. */
-    pwc_fill_absent(&st->pwc[level], pwc_tag(st, level, akey, va), node->child[idx]);
+    pwc_fill_absent(&st->pwc[level], pwc_tag(level, akey, va), node->child[idx]);
     node = node->child[idx];
   }
   out->walk_cycles = walk;
@@ -515,11 +534,26 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
   return status;
 }
 
+/* ArchOps.translate: cpu_explain's path (with ex), and the tests'; the
+ * core's hot path takes x86_l1_miss. */
 static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex)
 {
-  if (G_UNLIKELY(ex))
-    return x86_translate_body(cpu, mm, va, kind, out, ex);
+  return x86_translate_body(cpu, mm, va, kind, out, ex);
+}
+
+static inline G_ALWAYS_INLINE XlatStatus x86_translate_hot(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out,
+                                                           GString *ex)
+{
+  (void)ex;
   return x86_translate_body(cpu, mm, va, kind, out, NULL);
+}
+
+/* ArchOps.l1_miss: the core's path after the shortcut missed with the
+ * translation above inlined (sim/cpu-translate.h). */
+static gboolean x86_l1_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn,
+                            uint8_t *flags)
+{
+  return cpu_translate_miss(cpu, th, va, kind, t, pfn, flags, x86_translate_hot);
 }
 
 static void x86_flush_page(Cpu *cpu, unsigned asid, uint64_t va)
@@ -585,6 +619,7 @@ const ArchOps x86_64_ops = {
   .cpu_new = x86_cpu_new,
   .cpu_free = x86_cpu_free,
   .translate = x86_translate,
+  .l1_miss = x86_l1_miss,
   .flush_page = x86_flush_page,
   .flush_asid = x86_flush_asid,
   .flush_all = x86_flush_all,

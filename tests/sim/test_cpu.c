@@ -5,6 +5,7 @@
  */
 #include "config.h"
 #include "machine_fixture.h"
+#include "cpu-translate.h"
 
 #include <string.h>
 
@@ -469,6 +470,174 @@ START_TEST(test_quick_path_matches)
 }
 END_TEST
 
+/* The far stage's find: the slot of a record names the table that holds its
+ * entry (as pgtable_lookup finds it), its index and level. */
+static void check_slot(Thread *t, const CpuPrefetch *pf, size_t pos, uint64_t va)
+{
+  const CpuPrefetchSlot *s = &pf->ring[pos & (CPU_PREFETCH_RING - 1)];
+  unsigned level, idx;
+  const PtNode *n = pgtable_lookup(&t->mm->pt, va, &level, &idx);
+  ck_assert_ptr_eq(s->e, n->e);
+  ck_assert_uint_eq(s->pfn, n->pfn);
+  ck_assert_uint_eq(s->level, level);
+  ck_assert_uint_eq(s->idx, idx);
+  ck_assert_uint_eq(s->va, va);
+}
+
+/* One record after another at `pos`, as the engine calls it (the nearer
+ * stages read the page-table entries of the records before). */
+static void prefetch_at(Machine *m, Thread *t, CpuPrefetch *pf, size_t pos, uint64_t va)
+{
+  TraceRecord r = { .type = REC_ACCESS, .kind = ACC_LOAD, .addr = va, .size = 8 };
+  cpu_prefetch(m->cpus[0], t, &r, pf, pos);
+}
+
+START_TEST(test_prefetch_slots)
+{
+  Thread *t;
+  Machine *m = setup(quiet, &t);
+  PageTable *pt = &t->mm->pt;
+  const uint64_t MB2 = 2 << 20, flags = PTE_P | PTE_RW | PTE_US;
+  fixture_vma(t, BASE + MB2, 8 * MB2, PROT_R | PROT_W);
+  /* BASE's region has a leaf table (setup), BASE + 2M one too, BASE + 4M a
+   * 2M leaf, BASE + 6M none; BASE + 1G is below an empty PUD entry. */
+  ck_assert(pgtable_set(pt, BASE + MB2 + 0x5000, 1, pte_make(0x23456, flags), NULL));
+  ck_assert(pgtable_set(pt, BASE + 2 * MB2, 2, pte_make(0x40000, flags | PTE_PS), NULL));
+  const uint64_t vas[] = { BASE + 0x8, BASE + MB2 + 0x5010, BASE + 2 * MB2 + 0x12345, BASE + 3 * MB2 + 0x1000,
+                           BASE + (1ULL << 30), BASE + MB2 + 0x7000, BASE + 0x3000 };
+  CpuPrefetch *pf = cpu_prefetch_new();
+  cpu_prefetch_clear(pf);
+  size_t pos = 0;
+  for (unsigned round = 0; round < 2; round++) /* the second from the region array */
+    for (unsigned i = 0; i < G_N_ELEMENTS(vas); i++, pos++) {
+      prefetch_at(m, t, pf, pos, vas[i]);
+      check_slot(t, pf, pos, vas[i]);
+    }
+  /* A region whose leaf table was freed and made again (after another
+   * table took the freed one's host memory): the new table, not the one
+   * the region array had kept. */
+  ck_assert_uint_eq(pgtable_clear_range(pt, BASE + MB2, BASE + 2 * MB2, NULL, NULL), 1);
+  ck_assert(pgtable_set(pt, BASE + 3 * MB2, 1, pte_make(0x23458, flags), NULL));
+  ck_assert(pgtable_set(pt, BASE + MB2 + 0x5000, 1, pte_make(0x23457, flags), NULL));
+  prefetch_at(m, t, pf, pos, BASE + MB2 + 0x5000);
+  check_slot(t, pf, pos++, BASE + MB2 + 0x5000);
+  /* Another address space: its own tables, though its count of freed nodes
+   * may be the same. */
+  prefetch_at(m, t, pf, pos, BASE + 0x8);
+  check_slot(t, pf, pos++, BASE + 0x8);
+  Thread *t2 = machine_thread(m, 2, 1, 0);
+  fixture_vma(t2, BASE, MB2, PROT_R | PROT_W);
+  ck_assert(pgtable_set(&t2->mm->pt, BASE, 1, pte_make(0x34567, flags), NULL));
+  t2->mm->pt.host.nodes_freed = pt->host.nodes_freed;
+  prefetch_at(m, t2, pf, pos, BASE + 0x8);
+  check_slot(t2, pf, pos++, BASE + 0x8);
+  /* An address space that took the host memory of another, with as many
+   * nodes freed (here: the same one, its count set back): found again after
+   * cpu_prefetch_forget. */
+  uint64_t count = pt->host.nodes_freed;
+  prefetch_at(m, t, pf, pos, BASE + MB2 + 0x5000);
+  ck_assert_uint_eq(pgtable_clear_range(pt, BASE + MB2, BASE + 2 * MB2, NULL, NULL), 1);
+  ck_assert(pgtable_set(pt, BASE + 4 * MB2, 1, pte_make(0x23459, flags), NULL));
+  ck_assert(pgtable_set(pt, BASE + MB2 + 0x5000, 1, pte_make(0x23457, flags), NULL));
+  pt->host.nodes_freed = count;
+  cpu_prefetch_forget(pf);
+  prefetch_at(m, t, pf, ++pos, BASE + MB2 + 0x5000);
+  check_slot(t, pf, pos++, BASE + MB2 + 0x5000);
+  /* The page of the last access is not prefetched, nor is a record that is
+   * no access, nor one past the end; the nearer stages then find nothing. */
+  do_access(m, t, ACC_LOAD, BASE);
+  cpu_prefetch_clear(pf);
+  prefetch_at(m, t, pf, pos, BASE + 0x40);
+  ck_assert_ptr_null(pf->ring[pos++ & (CPU_PREFETCH_RING - 1)].e);
+  TraceRecord c = { .type = REC_COMPUTE, .len = 10 };
+  cpu_prefetch(m->cpus[0], t, &c, pf, pos);
+  ck_assert_ptr_null(pf->ring[pos++ & (CPU_PREFETCH_RING - 1)].e);
+  for (unsigned i = 0; i < CPU_PREFETCH_RING; i++) /* the nearer stages of the records above */
+    cpu_prefetch(m->cpus[0], t, NULL, pf, pos++);
+  for (unsigned i = 0; i < CPU_PREFETCH_RING; i++)
+    ck_assert_ptr_null(pf->ring[i].e);
+  cpu_prefetch_free(pf);
+  machine_free(m);
+}
+END_TEST
+
+/* The path after the shortcut missed through ArchOps.translate, as the
+ * core takes it for an architecture without an l1_miss of its own. */
+static gboolean generic_l1_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn,
+                                uint8_t *flags)
+{
+  return cpu_translate_miss(cpu, th, va, kind, t, pfn, flags, cpu->arch->translate);
+}
+
+/* An architecture's l1_miss (x86_64's, with its translation inlined)
+ * against the generic path on a twin machine: the same clock, counters and
+ * L1 and STLB contents after every access, over loads, stores, fetches,
+ * dependent loads, first touches (faults and retries), a read-only and an
+ * unmapped range (SIGSEGV), non-canonical addresses, huge pages (kernel
+ * touch, the large refill) and small TLBs that miss and evict. */
+static void check_l1_miss(const char *preset, const char *thp)
+{
+  const char *sets[] = { thp, "tlb.l1d_4k_entries=8", "tlb.l1d_4k_ways=2", "tlb.stlb_entries=64",
+                         "tlb.stlb_ways=4", "tlb.l1d_2m_entries=2", "tlb.l1d_2m_ways=2",
+                         "cpu.page_walkers=2", NULL };
+  Thread *ta, *tb;
+  Machine *a = fixture_machine(preset, sets), *b = fixture_machine(preset, sets);
+  ta = fixture_thread(a, 1);
+  tb = fixture_thread(b, 1);
+  for (int i = 0; i < 2; i++) {
+    Thread *t = i ? tb : ta;
+    fixture_vma(t, BASE, 16ULL << 20, PROT_R | PROT_W | PROT_X);
+    fixture_vma(t, BASE + (32ULL << 20), 1ULL << 20, PROT_R);
+  }
+  Cpu *ca = a->cpus[0], *cb = b->cpus[0];
+  ck_assert_ptr_nonnull(a->arch->l1_miss);
+  ck_assert(ca->l1_miss == a->arch->l1_miss);
+  cb->l1_miss = generic_l1_miss;
+  uint64_t x = 11;
+  for (int i = 0; i < 6000; i++) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    unsigned where = (unsigned)((x >> 58) % 32);
+    uint64_t va = BASE + ((x >> 20) % (16ULL << 20));
+    if (where >= 12) /* 48 pages: more than the L1 holds, fewer than the STLB */
+      va = BASE + ((x >> 20) % 48) * 5 * 4096 + ((x >> 8) % 4096);
+    else if (where == 0)
+      va = BASE + (32ULL << 20) + ((x >> 20) % (2ULL << 20)); /* read-only, then unmapped */
+    else if (where == 1)
+      va = (1ULL << 47) + ((x >> 20) % 4096); /* not canonical */
+    unsigned kr = (unsigned)((x >> 40) % 16);
+    AccessKind kind = kr < 8 ? ACC_LOAD : kr < 13 ? ACC_STORE : kr < 15 ? ACC_IFETCH : ACC_DEP_LOAD;
+    TraceRecord r = { .type = REC_ACCESS, .kind = kind, .addr = va, .size = 8 };
+    cpu_access(ca, ta, &r);
+    cpu_access(cb, tb, &r);
+    const char *diff = NULL;
+    const Tlb *la = ca->l1d[0], *lb = cb->l1d[0];
+    if (ca->clock != cb->clock)
+      diff = "clock";
+    else if (memcmp(ca->ctr.c, cb->ctr.c, sizeof ca->ctr.c) != 0)
+      diff = "counters";
+    else if (memcmp(la->tags, lb->tags, la->sets * la->ways * sizeof *la->tags) != 0 ||
+             memcmp(la->stamp, lb->stamp, la->sets * la->ways * sizeof *la->stamp) != 0)
+      diff = "L1 DTLB";
+    ck_assert_msg(diff == NULL, "%s access %d: %s differ (clock %" G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT ")",
+                  preset, i, diff, ca->clock, cb->clock);
+  }
+  /* Every branch was taken: walks, faults, SIGSEGVs, second-level hits. */
+  ck_assert_uint_gt(ca->ctr.c[CTR_PAGE_WALKS], 100);
+  ck_assert_uint_gt(ca->ctr.c[CTR_PAGE_FAULTS], 10);
+  ck_assert_uint_gt(ca->ctr.c[CTR_SEGV], 10);
+  ck_assert_uint_gt(ca->ctr.c[CTR_STLB_HITS], 20);
+  machine_free(a);
+  machine_free(b);
+}
+
+START_TEST(test_arch_l1_miss_matches)
+{
+  check_l1_miss("skylake", "thp.enabled=never");
+  check_l1_miss("skylake", "thp.enabled=always");
+  check_l1_miss("zen4", "thp.enabled=always");
+}
+END_TEST
+
 static Suite *cpu_suite(void)
 {
   Suite *s = suite_create("cpu");
@@ -484,8 +653,15 @@ static Suite *cpu_suite(void)
   tcase_add_test(tc, test_rob_bounds_runahead);
   tcase_add_test(tc, test_mshr_head_cache);
   suite_add_tcase(s, tc);
+  tc = tcase_create("prefetch");
+  tcase_add_test(tc, test_prefetch_slots);
+  suite_add_tcase(s, tc);
   tc = tcase_create("quick");
   tcase_add_test(tc, test_quick_path_matches);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("l1_miss");
+  tcase_add_test(tc, test_arch_l1_miss_matches);
+  tcase_set_timeout(tc, 60);
   suite_add_tcase(s, tc);
   return s;
 }
