@@ -354,7 +354,8 @@ static uint64_t replay(Counters *ctr)
   uint64_t digest = 0, now = 0;
   for (unsigned i = 0; i < 20000; i++) {
     now += (uint64_t)g_rand_int_range(r, 0, 6);
-    uint64_t t = now - MIN(now, (uint64_t)g_rand_int_range(r, 0, 150)); /* up to 1.5 windows late */
+    uint64_t late = (uint64_t)g_rand_int_range(r, 0, 150); /* up to 1.5 windows; drawn once: MIN reads it twice */
+    uint64_t t = now - MIN(now, late);
     unsigned node = (unsigned)g_rand_int_range(r, 0, 4);
     uint64_t pa = (uint64_t)g_rand_int_range(r, 0, 4 * MB_PAGES * 64) * 64;
     unsigned what = (unsigned)g_rand_int_range(r, 0, 100);
@@ -450,7 +451,8 @@ static uint64_t replay_one_node(gboolean open, unsigned *taken)
   *taken = 0;
   for (unsigned i = 0; i < 20000; i++) {
     now += (uint64_t)g_rand_int_range(r, 0, 4);
-    uint64_t t = now - MIN(now, (uint64_t)g_rand_int_range(r, 0, 150));
+    uint64_t late = (uint64_t)g_rand_int_range(r, 0, 150); /* drawn once: MIN reads it twice */
+    uint64_t t = now - MIN(now, late);
     uint64_t pa = (uint64_t)g_rand_int_range(r, 0, MB_PAGES * 64) * 64;
     if (g_rand_int_range(r, 0, 100) < 60) {
       if (!open)
@@ -528,10 +530,12 @@ static void stress_open0(const char *const *extra, gboolean one_node)
       now += (uint64_t)g_rand_int_range(r, 0, 5);
     uint64_t t = now;
     unsigned skew = (unsigned)g_rand_int_range(r, 0, 100);
+    uint64_t late = 0; /* drawn once: MIN reads its arguments twice */
     if (skew < 10)
-      t -= MIN(now, (uint64_t)g_rand_int_range(r, 0, 2 * W));
+      late = (uint64_t)g_rand_int_range(r, 0, 2 * W);
     else if (skew < 12)
-      t -= MIN(now, (uint64_t)g_rand_int_range(r, 0, 2 * DRAM_WINDOWS) * W); /* behind the list */
+      late = (uint64_t)g_rand_int_range(r, 0, 2 * DRAM_WINDOWS) * W; /* behind the list */
+    t -= MIN(now, late);
     unsigned node = (unsigned)g_rand_int_range(r, 0, (gint32)nodes);
     unsigned home = (unsigned)g_rand_int_range(r, 0, (gint32)nodes);
     uint64_t pa = NODE_PA(home, (uint64_t)g_rand_int_range(r, 0, MB_PAGES * 64) * 64);
