@@ -276,9 +276,9 @@ __attribute__((noinline)) void memsys_stream_follow_cross(MemHier *h, MemStream 
 {
   gboolean moves = (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
   if (st->dir > 0)
-    memsys_stream_follow_dir_any(h, st, x, 1, FALSE);
+    memsys_stream_follow_dir_any(h, st, x, 1);
   else
-    memsys_stream_follow_dir_any(h, st, x, -1, FALSE);
+    memsys_stream_follow_dir_any(h, st, x, -1);
   if (G_UNLIKELY(moves))
     memsys_stream_refile(h, st, x);
 }
@@ -302,14 +302,14 @@ __attribute__((noinline)) uint64_t memsys_stream_issue_ahead(MemHier *h, uint64_
   return f;
 }
 
-/* memsys_stream_follow_dir() of a stream that issues more than one line
- * (one that starts, or that demand overtook). */
+/* memsys_stream_follow_dir() of any step but the steady one: a stream that
+ * starts, that demand overtook, or that reaches the end of its page. */
 __attribute__((noinline)) void memsys_stream_follow_far(MemHier *h, MemStream *st, uint64_t x, int dir)
 {
   if (dir > 0)
-    memsys_stream_follow_dir_any(h, st, x, 1, FALSE);
+    memsys_stream_follow_dir_any(h, st, x, 1);
   else
-    memsys_stream_follow_dir_any(h, st, x, -1, FALSE);
+    memsys_stream_follow_dir_any(h, st, x, -1);
 }
 
 /* A data L2 miss on line x inside stream st's window: fix its direction
