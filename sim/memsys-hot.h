@@ -244,9 +244,9 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_find(MemHi
 }
 
 
-/* Inline in the L2 hit path, which on a sequential run follows a stream on
- * every access (a call cost its prologue, the reloads of h and the saved
- * registers: 18 instructions an access).  A stream that follows has a
+/* The general step of a stream that follows, inline in its out-of-line
+ * callers in sim/memsys.c (the steady step, below, is the one inline in
+ * the L2 hit path).  A stream that follows has a
  * direction: one copy for each, where the products and tests of st->dir
  * fold away.  A stream that stays in its page (page_bits != 0) only
  * follows lines of that page: its windows lie in it; one that may cross
