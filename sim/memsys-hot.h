@@ -385,12 +385,15 @@ static inline __attribute__((always_inline)) void memsys_stream_hit(MemHier *h, 
 uint64_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind);
 
 /* The L1 and L2 steps of a reference along path p, shared by
- * memsys_access() and memsys_access_data(): TRUE with *level and *cycles
- * when one of them served the line, FALSE (having filled both) when it goes
- * below the L2.  An L1 miss is counted in *l1_misses unless that is NULL
- * (memsys_access_data's caller counts its own). */
+ * memsys_access(), memsys_access_walk() and memsys_access_data(): TRUE
+ * with *level and *cycles when one of them served the line, FALSE (having
+ * filled both) when it goes below the L2.  An L1 miss is counted in
+ * *l1_misses unless that is NULL (memsys_access_data's caller counts its
+ * own, a walk's are not counted).  `walk` (a constant): p is the walks'
+ * path, whose L2 hits follow no stream. */
 static inline __attribute__((always_inline)) gboolean memsys_near(MemHier *h, const MemPath *p, uint64_t line,
-                                                                  uint64_t *l1_misses, MemLevel *level, uint32_t *cycles)
+                                                                  uint64_t *l1_misses, MemLevel *level, uint32_t *cycles,
+                                                                  gboolean walk)
 {
   if (G_LIKELY(cache_access(p->l1, line))) {
     *level = MEM_L1;
@@ -400,7 +403,7 @@ static inline __attribute__((always_inline)) gboolean memsys_near(MemHier *h, co
   if (l1_misses != NULL)
     (*l1_misses)++;
   if (G_LIKELY(cache_access_likely(h->l2, line, MEMSYS_L2_WAYS_USUAL))) {
-    if (p->follows)
+    if (!walk && p->follows)
       memsys_stream_hit(h, line);
     *level = MEM_L2;
     *cycles = h->l2_cycles;
@@ -420,7 +423,7 @@ static inline __attribute__((always_inline)) uint32_t memsys_access_data(MemHier
                                                                          MemLevel *level)
 {
   uint32_t cycles;
-  if (G_LIKELY(memsys_near(h, &h->path[MREQ_LOAD], pa >> h->line_shift, NULL, level, &cycles)))
+  if (G_LIKELY(memsys_near(h, &h->path[MREQ_LOAD], pa >> h->line_shift, NULL, level, &cycles, FALSE)))
     return cycles;
   uint64_t both = memsys_access_beyond_l2(h, pa, kind);
   *level = (MemLevel)(both >> 32);

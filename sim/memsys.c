@@ -379,10 +379,12 @@ static inline __attribute__((always_inline)) uint32_t memsys_dram(MemHier *h, ui
   return memsys_dram_any(h, pa);
 }
 
-/* The part of a reference below the L2 (p: its path), inline in both
- * callers below; *served gets the level that served it. */
+/* The part of a reference below the L2 (p: its path), inline in the
+ * callers below; *served gets the level that served it.  `walk` (a
+ * constant): p is the walks' path, which does not train the prefetcher. */
 static inline __attribute__((always_inline)) uint32_t memsys_beyond_l2(MemHier *h, uint64_t pa, uint64_t line,
-                                                                       const MemPath *p, MemLevel *served)
+                                                                       const MemPath *p, MemLevel *served,
+                                                                       gboolean walk)
 {
   uint32_t cycles;
   h->ctr->c[CTR_L2_MISSES]++;
@@ -401,7 +403,7 @@ static inline __attribute__((always_inline)) uint32_t memsys_beyond_l2(MemHier *
     cycles = h->dram_base + memsys_dram(h, pa);
   else
     cycles = h->dram_cycles;
-  if (p->trains)
+  if (!walk && p->trains)
     memsys_prefetch_on_miss(h, line);
   return cycles;
 }
@@ -409,11 +411,11 @@ static inline __attribute__((always_inline)) uint32_t memsys_beyond_l2(MemHier *
 uint64_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind)
 {
   MemLevel served;
-  uint32_t cycles = memsys_beyond_l2(h, pa, pa >> h->line_shift, &h->path[kind], &served);
+  uint32_t cycles = memsys_beyond_l2(h, pa, pa >> h->line_shift, &h->path[kind], &served, FALSE);
   return (uint64_t)served << 32 | cycles;
 }
 
-uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
+uint32_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
 {
   g_return_val_if_fail((unsigned)kind <= MREQ_WALK, 0);
   const MemPath *p = &h->path[kind];
@@ -422,8 +424,25 @@ uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level
   uint32_t cycles;
 
   (*p->lookups)++;
-  if (!memsys_near(h, p, line, p->misses, &served, &cycles))
-    cycles = memsys_beyond_l2(h, pa, line, p, &served);
+  if (!memsys_near(h, p, line, p->misses, &served, &cycles, FALSE))
+    cycles = memsys_beyond_l2(h, pa, line, p, &served, FALSE);
+  if (level != NULL)
+    *level = served;
+  return cycles;
+}
+
+/* memsys_access_any() of a walk, whose path is known: its lookups and L1
+ * misses count nowhere (MemHier.sink), and it neither follows nor trains a
+ * stream, so none of that is loaded or tested. */
+uint32_t memsys_access_walk(MemHier *h, uint64_t pa, MemLevel *level)
+{
+  const MemPath *p = &h->path[MREQ_WALK];
+  uint64_t line = pa >> h->line_shift;
+  MemLevel served;
+  uint32_t cycles;
+
+  if (!memsys_near(h, p, line, NULL, &served, &cycles, TRUE))
+    cycles = memsys_beyond_l2(h, pa, line, p, &served, TRUE);
   if (level != NULL)
     *level = served;
   return cycles;

@@ -707,8 +707,10 @@ START_TEST(test_random_invariants)
 }
 END_TEST
 
-/* memsys_access_data(), the core's inline copy of a load or store, against
- * memsys_access() on a twin hierarchy: the same levels, cycles, counters
+/* memsys_access_data(), the core's inline copy of a load or store, and
+ * memsys_access_walk(), the walks' copy, against memsys_access_any() (a
+ * kind not written as a constant) on a twin hierarchy: the same levels,
+ * cycles, counters
  * (the caller adding the L1D counts memsys_access_data() leaves to it) and
  * contents, with each prefetcher, the degree's bounds, the vector way
  * counts (8-way L1D, 4-way L2, 16-way LLC) and others as well as the tiny
@@ -777,6 +779,8 @@ START_TEST(test_access_data_twin)
         b.ctr.c[kind == MREQ_LOAD ? CTR_L1D_LOADS : CTR_L1D_STORES]++;
         if (lb != MEM_L1)
           b.ctr.c[kind == MREQ_LOAD ? CTR_L1D_LOAD_MISSES : CTR_L1D_STORE_MISSES]++;
+      } else if (kind == MREQ_WALK) {
+        cb = memsys_access_walk(b.h, pa, &lb);
       } else {
         cb = memsys_access(b.h, pa, kind, &lb);
       }
