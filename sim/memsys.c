@@ -434,7 +434,7 @@ uint32_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *l
 /* memsys_access_any() of a walk, whose path is known: its lookups and L1
  * misses count nowhere (MemHier.sink), and it neither follows nor trains a
  * stream, so none of that is loaded or tested. */
-uint32_t memsys_access_walk(MemHier *h, uint64_t pa, MemLevel *level)
+uint64_t memsys_access_walk(MemHier *h, uint64_t pa)
 {
   const MemPath *p = &h->path[MREQ_WALK];
   uint64_t line = pa >> h->line_shift;
@@ -443,9 +443,7 @@ uint32_t memsys_access_walk(MemHier *h, uint64_t pa, MemLevel *level)
 
   if (!memsys_near(h, p, line, NULL, &served, &cycles, TRUE))
     cycles = memsys_beyond_l2(h, pa, line, p, &served, TRUE);
-  if (level != NULL)
-    *level = served;
-  return cycles;
+  return (uint64_t)served << 32 | cycles;
 }
 
 void memsys_host_prefetch(const MemHier *h, uint64_t pa)

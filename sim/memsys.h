@@ -51,12 +51,19 @@ void memsys_attach_dram(MemHier *h, Dram *d, unsigned node, const uint64_t *cloc
  * reference), goes to memsys_access_walk(), the same steps without the
  * tests and counts a walk skips; any other to memsys_access_any(). */
 uint32_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level);
-uint32_t memsys_access_walk(MemHier *h, uint64_t pa, MemLevel *level);
+/* memsys_access(h, pa, MREQ_WALK, ...): the cycles in the low 32 bits and
+ * the level above (returned, not stored: the caller's level then stays in
+ * a register). */
+uint64_t memsys_access_walk(MemHier *h, uint64_t pa);
 
 static inline uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
 {
-  if (__builtin_constant_p(kind) && kind == MREQ_WALK)
-    return memsys_access_walk(h, pa, level);
+  if (__builtin_constant_p(kind) && kind == MREQ_WALK) {
+    uint64_t both = memsys_access_walk(h, pa);
+    if (level != NULL)
+      *level = (MemLevel)(both >> 32);
+    return (uint32_t)both;
+  }
   return memsys_access_any(h, pa, kind, level);
 }
 

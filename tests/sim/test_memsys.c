@@ -780,7 +780,9 @@ START_TEST(test_access_data_twin)
         if (lb != MEM_L1)
           b.ctr.c[kind == MREQ_LOAD ? CTR_L1D_LOAD_MISSES : CTR_L1D_STORE_MISSES]++;
       } else if (kind == MREQ_WALK) {
-        cb = memsys_access_walk(b.h, pa, &lb);
+        uint64_t both = memsys_access_walk(b.h, pa);
+        cb = (uint32_t)both;
+        lb = (MemLevel)(both >> 32);
       } else {
         cb = memsys_access(b.h, pa, kind, &lb);
       }
