@@ -415,7 +415,7 @@ uint64_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind)
   return (uint64_t)served << 32 | cycles;
 }
 
-uint32_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
+uint64_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind)
 {
   g_return_val_if_fail((unsigned)kind <= MREQ_WALK, 0);
   const MemPath *p = &h->path[kind];
@@ -426,9 +426,7 @@ uint32_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *l
   (*p->lookups)++;
   if (!memsys_near(h, p, line, p->misses, &served, &cycles, FALSE))
     cycles = memsys_beyond_l2(h, pa, line, p, &served, FALSE);
-  if (level != NULL)
-    *level = served;
-  return cycles;
+  return (uint64_t)served << 32 | cycles;
 }
 
 /* memsys_access_any() of a walk, whose path is known: its lookups and L1

@@ -50,21 +50,18 @@ void memsys_attach_dram(MemHier *h, Dram *d, unsigned node, const uint64_t *cloc
  * reference, kind MREQ_WALK written as a constant (the page walkers' every
  * reference), goes to memsys_access_walk(), the same steps without the
  * tests and counts a walk skips; any other to memsys_access_any(). */
-uint32_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level);
-/* memsys_access(h, pa, MREQ_WALK, ...): the cycles in the low 32 bits and
- * the level above (returned, not stored: the caller's level then stays in
- * a register). */
+/* Both return the cycles in the low 32 bits and the level above (returned,
+ * not stored: the caller's level then stays in a register). */
+uint64_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind);
 uint64_t memsys_access_walk(MemHier *h, uint64_t pa);
 
 static inline uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
 {
-  if (__builtin_constant_p(kind) && kind == MREQ_WALK) {
-    uint64_t both = memsys_access_walk(h, pa);
-    if (level != NULL)
-      *level = (MemLevel)(both >> 32);
-    return (uint32_t)both;
-  }
-  return memsys_access_any(h, pa, kind, level);
+  uint64_t both = __builtin_constant_p(kind) && kind == MREQ_WALK ? memsys_access_walk(h, pa)
+                                                                  : memsys_access_any(h, pa, kind);
+  if (level != NULL)
+    *level = (MemLevel)(both >> 32);
+  return (uint32_t)both;
 }
 
 /* Host prefetch of the simulated L2 and LLC sets that a reference to pa
