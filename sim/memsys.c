@@ -183,12 +183,13 @@ __attribute__((noinline)) void memsys_prefetch_dram(MemHier *h, uint64_t line)
  * (sim/memsys-hot.h). */
 static inline void memsys_stream_window_first(const MemHier *h, MemStream *st)
 {
-  uint64_t lo = st->last - (st->last > 0), hi = st->last + 1;
-  if (h->page_bits != 0) {
-    uint64_t page_lo = st->last & h->page_bits;
-    lo = MAX(lo, page_lo);
-    hi = MIN(hi, page_lo | ~h->page_bits);
-  }
+  /* x - 1 unless x is the first line of its page, x + 1 unless it is the
+   * last; the bits of a line within its page are ~page_bits, every bit
+   * when prefetches cross pages (then x - 1 unless x is line 0).  No
+   * branch on page_bits and no clamps: a random run's every data L2 miss
+   * starts a stream. */
+  uint64_t x = st->last, in_page = ~h->page_bits;
+  uint64_t lo = x - ((x & in_page) != 0), hi = x + ((~x & in_page) != 0);
   st->win_lo = lo;
   st->win_span = hi - lo;
   st->hit_lo = UINT64_MAX;

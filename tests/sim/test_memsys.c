@@ -467,6 +467,39 @@ START_TEST(test_stream_two_streams_and_noise)
 }
 END_TEST
 
+/* The window of a stream that one miss on line x started: x and its
+ * neighbours, within x's page unless prefetches cross pages (then down to
+ * line 0).  Checked on the stream itself: a neighbour outside the page is
+ * never looked up in x's entry, so no reference would tell. */
+START_TEST(test_stream_first_window)
+{
+  static const char *const in_page[] = { PF_MACHINE, "cache.prefetcher=stream", NULL };
+  static const char *const cross[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_cross_page=true", NULL };
+  static const int lines[] = { 0, 1, 30, 62, 63 };  /* of the page */
+  for (int c = 0; c < 2; c++)
+    for (uint64_t page = 0; page < 2; page++)
+      for (unsigned i = 0; i < G_N_ELEMENTS(lines); i++) {
+        Tiny t;
+        tiny_open(&t, c == 0 ? in_page : cross);
+        uint64_t x = PAGE_P / 64 * page + (uint64_t)lines[i];
+        ACCESS(t.h, LINE(x), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+        const MemStream *st = t.h->stream_hot;
+        uint64_t lo = x - (x > 0), hi = x + 1;
+        if (c == 0) {
+          lo = lines[i] == 0 ? x : x - 1;
+          hi = lines[i] == 63 ? x : x + 1;
+        }
+        ck_assert(st->valid && st->last == x && st->dir == 0);
+        ck_assert_msg(st->win_lo == lo && st->win_span == hi - lo,
+                      "cfg %d line %" G_GUINT64_FORMAT ": window %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT
+                      ", expected %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT,
+                      c, x, st->win_lo, st->win_span, lo, hi - lo);
+        ck_assert(st->hit_lo == UINT64_MAX && st->hit_span == 0);
+        tiny_close(&t);
+      }
+}
+END_TEST
+
 /* A hit on a line that two streams of one page prefetched follows the one
  * in the entry's first way, even right after the other one matched. */
 START_TEST(test_stream_hit_overlap_first_way)
@@ -888,6 +921,7 @@ static Suite *memsys_suite(void)
   tcase_add_test(tc, test_stream_degree_four);
   tcase_add_test(tc, test_stream_bottom_of_memory);
   tcase_add_test(tc, test_stream_two_streams_and_noise);
+  tcase_add_test(tc, test_stream_first_window);
   tcase_add_test(tc, test_stream_hit_overlap_first_way);
   tcase_add_test(tc, test_stream_table_pages);
   tcase_add_test(tc, test_stream_table_size_setting);
