@@ -244,9 +244,9 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_find(MemHi
 }
 
 
-/* Inline in the L2 hit path, which on a sequential run follows a stream on
- * every access (a call cost its prologue, the reloads of h and the saved
- * registers: 18 instructions an access).  A stream that follows has a
+/* The general step of a stream that follows, inline in its out-of-line
+ * callers in sim/memsys.c (the steady step, below, is the one inline in
+ * the L2 hit path).  A stream that follows has a
  * direction: one copy for each, where the products and tests of st->dir
  * fold away.  A stream that stays in its page (page_bits != 0) only
  * follows lines of that page: its windows lie in it; one that may cross
@@ -262,8 +262,7 @@ static inline __attribute__((always_inline)) MemStream *memsys_stream_find(MemHi
  * starts at or past x and only grows, so "in x's page" is frontier <=
  * page_hi (descending, >= page_lo); the window's page clamp is the same
  * bound. */
-static inline __attribute__((always_inline)) void memsys_stream_follow_dir_any(MemHier *h, MemStream *st, uint64_t x, int dir,
-                                                                             gboolean near)
+static inline __attribute__((always_inline)) void memsys_stream_follow_dir_any(MemHier *h, MemStream *st, uint64_t x, int dir)
 {
   uint64_t page_lo = x & h->page_bits, page_hi = page_lo | ~h->page_bits;
   int64_t degree = h->prefetch_degree;
@@ -278,9 +277,8 @@ static inline __attribute__((always_inline)) void memsys_stream_follow_dir_any(M
   if (ahead < degree) {
     /* All but the last line out of line: the usual step issues one, and a
      * loop kept its counters in saved registers, moved in and out around
-     * it.  `near` (a constant): the caller knows the stream issues one
-     * line at most. */
-    if (!near && ahead + 1 < degree)
+     * it. */
+    if (ahead + 1 < degree)
       f = memsys_stream_issue_ahead(h, f, page_lo, page_hi, degree - 1 - ahead, dir);
     if (dir > 0 || f > 0) {
       f += (uint64_t)(int64_t)dir;
@@ -318,17 +316,33 @@ static inline __attribute__((always_inline)) void memsys_stream_follow_dir_any(M
     memsys_prefetch_line(h, f);
 }
 
-/* The usual step, where the stream issues at most one line (`near`, the
- * stream is at most one line short of its degree ahead of x), inline; the
- * others out of line, so that the stream is in no register across a call
- * (it was spilled for the whole step and reloaded four times). */
+/* The steady step, inline: the stream is exactly one line short of its
+ * degree ahead of x (a sequential run's every hit on a prefetched line),
+ * and the line it issues, f, and the one past it are in x's page.  Then
+ * memsys_stream_follow_dir_any() issues f and clamps nothing, and the
+ * windows are the degree's constant spans from x (ascending: the window x
+ * .. f + 1, the hit window x + 1 .. f; descending: f - 1 .. x and f .. x -
+ * 1): a few stores instead of its overtaking test, issue test and page
+ * clamps.  Every other step, and a stream whose f would wrap below line 0
+ * (f - 1 is then outside x's page), out of line (the stream is then in no
+ * register across a call: it was spilled for the whole step and reloaded
+ * four times). */
 static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHier *h, MemStream *st, uint64_t x, int dir)
 {
-  int64_t ahead = dir > 0 ? (int64_t)(st->frontier - x) : (int64_t)(x - st->frontier);
-  if (G_UNLIKELY(MAX(ahead, 0) + 1 < h->prefetch_degree))
+  uint64_t degree = (uint64_t)h->prefetch_degree;
+  uint64_t f = st->frontier + (uint64_t)(int64_t)dir;
+  if (G_UNLIKELY((dir > 0 ? f - x : x - f) != degree ||
+                 ((f + (uint64_t)(int64_t)dir) ^ x) & h->page_bits)) {
     memsys_stream_follow_far(h, st, x, dir);
-  else
-    memsys_stream_follow_dir_any(h, st, x, dir, TRUE);
+    return;
+  }
+  st->last = x;
+  st->frontier = f;
+  st->win_lo = dir > 0 ? x : f - 1;
+  st->win_span = degree + 1;
+  st->hit_lo = dir > 0 ? x + 1 : f;
+  st->hit_span = degree - 1;
+  memsys_prefetch_line(h, f);
 }
 
 static inline __attribute__((always_inline)) void memsys_stream_follow(MemHier *h, MemStream *st, uint64_t x)
@@ -371,12 +385,15 @@ static inline __attribute__((always_inline)) void memsys_stream_hit(MemHier *h, 
 uint64_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind);
 
 /* The L1 and L2 steps of a reference along path p, shared by
- * memsys_access() and memsys_access_data(): TRUE with *level and *cycles
- * when one of them served the line, FALSE (having filled both) when it goes
- * below the L2.  An L1 miss is counted in *l1_misses unless that is NULL
- * (memsys_access_data's caller counts its own). */
+ * memsys_access(), memsys_access_walk() and memsys_access_data(): TRUE
+ * with *level and *cycles when one of them served the line, FALSE (having
+ * filled both) when it goes below the L2.  An L1 miss is counted in
+ * *l1_misses unless that is NULL (memsys_access_data's caller counts its
+ * own, a walk's are not counted).  `walk` (a constant): p is the walks'
+ * path, whose L2 hits follow no stream. */
 static inline __attribute__((always_inline)) gboolean memsys_near(MemHier *h, const MemPath *p, uint64_t line,
-                                                                  uint64_t *l1_misses, MemLevel *level, uint32_t *cycles)
+                                                                  uint64_t *l1_misses, MemLevel *level, uint32_t *cycles,
+                                                                  gboolean walk)
 {
   if (G_LIKELY(cache_access(p->l1, line))) {
     *level = MEM_L1;
@@ -386,7 +403,7 @@ static inline __attribute__((always_inline)) gboolean memsys_near(MemHier *h, co
   if (l1_misses != NULL)
     (*l1_misses)++;
   if (G_LIKELY(cache_access_likely(h->l2, line, MEMSYS_L2_WAYS_USUAL))) {
-    if (p->follows)
+    if (!walk && p->follows)
       memsys_stream_hit(h, line);
     *level = MEM_L2;
     *cycles = h->l2_cycles;
@@ -406,7 +423,7 @@ static inline __attribute__((always_inline)) uint32_t memsys_access_data(MemHier
                                                                          MemLevel *level)
 {
   uint32_t cycles;
-  if (G_LIKELY(memsys_near(h, &h->path[MREQ_LOAD], pa >> h->line_shift, NULL, level, &cycles)))
+  if (G_LIKELY(memsys_near(h, &h->path[MREQ_LOAD], pa >> h->line_shift, NULL, level, &cycles, FALSE)))
     return cycles;
   uint64_t both = memsys_access_beyond_l2(h, pa, kind);
   *level = (MemLevel)(both >> 32);

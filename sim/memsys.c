@@ -183,12 +183,13 @@ __attribute__((noinline)) void memsys_prefetch_dram(MemHier *h, uint64_t line)
  * (sim/memsys-hot.h). */
 static inline void memsys_stream_window_first(const MemHier *h, MemStream *st)
 {
-  uint64_t lo = st->last - (st->last > 0), hi = st->last + 1;
-  if (h->page_bits != 0) {
-    uint64_t page_lo = st->last & h->page_bits;
-    lo = MAX(lo, page_lo);
-    hi = MIN(hi, page_lo | ~h->page_bits);
-  }
+  /* x - 1 unless x is the first line of its page, x + 1 unless it is the
+   * last; the bits of a line within its page are ~page_bits, every bit
+   * when prefetches cross pages (then x - 1 unless x is line 0).  No
+   * branch on page_bits and no clamps: a random run's every data L2 miss
+   * starts a stream. */
+  uint64_t x = st->last, in_page = ~h->page_bits;
+  uint64_t lo = x - ((x & in_page) != 0), hi = x + ((~x & in_page) != 0);
   st->win_lo = lo;
   st->win_span = hi - lo;
   st->hit_lo = UINT64_MAX;
@@ -276,9 +277,9 @@ __attribute__((noinline)) void memsys_stream_follow_cross(MemHier *h, MemStream 
 {
   gboolean moves = (st->last >> h->page_line_shift) != (x >> h->page_line_shift);
   if (st->dir > 0)
-    memsys_stream_follow_dir_any(h, st, x, 1, FALSE);
+    memsys_stream_follow_dir_any(h, st, x, 1);
   else
-    memsys_stream_follow_dir_any(h, st, x, -1, FALSE);
+    memsys_stream_follow_dir_any(h, st, x, -1);
   if (G_UNLIKELY(moves))
     memsys_stream_refile(h, st, x);
 }
@@ -302,14 +303,14 @@ __attribute__((noinline)) uint64_t memsys_stream_issue_ahead(MemHier *h, uint64_
   return f;
 }
 
-/* memsys_stream_follow_dir() of a stream that issues more than one line
- * (one that starts, or that demand overtook). */
+/* memsys_stream_follow_dir() of any step but the steady one: a stream that
+ * starts, that demand overtook, or that reaches the end of its page. */
 __attribute__((noinline)) void memsys_stream_follow_far(MemHier *h, MemStream *st, uint64_t x, int dir)
 {
   if (dir > 0)
-    memsys_stream_follow_dir_any(h, st, x, 1, FALSE);
+    memsys_stream_follow_dir_any(h, st, x, 1);
   else
-    memsys_stream_follow_dir_any(h, st, x, -1, FALSE);
+    memsys_stream_follow_dir_any(h, st, x, -1);
 }
 
 /* A data L2 miss on line x inside stream st's window: fix its direction
@@ -379,10 +380,12 @@ static inline __attribute__((always_inline)) uint32_t memsys_dram(MemHier *h, ui
   return memsys_dram_any(h, pa);
 }
 
-/* The part of a reference below the L2 (p: its path), inline in both
- * callers below; *served gets the level that served it. */
+/* The part of a reference below the L2 (p: its path), inline in the
+ * callers below; *served gets the level that served it.  `walk` (a
+ * constant): p is the walks' path, which does not train the prefetcher. */
 static inline __attribute__((always_inline)) uint32_t memsys_beyond_l2(MemHier *h, uint64_t pa, uint64_t line,
-                                                                       const MemPath *p, MemLevel *served)
+                                                                       const MemPath *p, MemLevel *served,
+                                                                       gboolean walk)
 {
   uint32_t cycles;
   h->ctr->c[CTR_L2_MISSES]++;
@@ -401,7 +404,7 @@ static inline __attribute__((always_inline)) uint32_t memsys_beyond_l2(MemHier *
     cycles = h->dram_base + memsys_dram(h, pa);
   else
     cycles = h->dram_cycles;
-  if (p->trains)
+  if (!walk && p->trains)
     memsys_prefetch_on_miss(h, line);
   return cycles;
 }
@@ -409,11 +412,11 @@ static inline __attribute__((always_inline)) uint32_t memsys_beyond_l2(MemHier *
 uint64_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind)
 {
   MemLevel served;
-  uint32_t cycles = memsys_beyond_l2(h, pa, pa >> h->line_shift, &h->path[kind], &served);
+  uint32_t cycles = memsys_beyond_l2(h, pa, pa >> h->line_shift, &h->path[kind], &served, FALSE);
   return (uint64_t)served << 32 | cycles;
 }
 
-uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
+uint64_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind)
 {
   g_return_val_if_fail((unsigned)kind <= MREQ_WALK, 0);
   const MemPath *p = &h->path[kind];
@@ -422,11 +425,24 @@ uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level
   uint32_t cycles;
 
   (*p->lookups)++;
-  if (!memsys_near(h, p, line, p->misses, &served, &cycles))
-    cycles = memsys_beyond_l2(h, pa, line, p, &served);
-  if (level != NULL)
-    *level = served;
-  return cycles;
+  if (!memsys_near(h, p, line, p->misses, &served, &cycles, FALSE))
+    cycles = memsys_beyond_l2(h, pa, line, p, &served, FALSE);
+  return (uint64_t)served << 32 | cycles;
+}
+
+/* memsys_access_any() of a walk, whose path is known: its lookups and L1
+ * misses count nowhere (MemHier.sink), and it neither follows nor trains a
+ * stream, so none of that is loaded or tested. */
+uint64_t memsys_access_walk(MemHier *h, uint64_t pa)
+{
+  const MemPath *p = &h->path[MREQ_WALK];
+  uint64_t line = pa >> h->line_shift;
+  MemLevel served;
+  uint32_t cycles;
+
+  if (!memsys_near(h, p, line, NULL, &served, &cycles, TRUE))
+    cycles = memsys_beyond_l2(h, pa, line, p, &served, TRUE);
+  return (uint64_t)served << 32 | cycles;
 }
 
 void memsys_host_prefetch(const MemHier *h, uint64_t pa)

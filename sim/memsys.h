@@ -46,8 +46,23 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(MemHier, memsys_free)
 void memsys_attach_dram(MemHier *h, Dram *d, unsigned node, const uint64_t *clock);
 
 /* One reference to physical address `pa`.  Returns its latency in cycles and
- * stores the level that served it in *level (may be NULL). */
-uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level);
+ * stores the level that served it in *level (may be NULL).  A walk's
+ * reference, kind MREQ_WALK written as a constant (the page walkers' every
+ * reference), goes to memsys_access_walk(), the same steps without the
+ * tests and counts a walk skips; any other to memsys_access_any(). */
+/* Both return the cycles in the low 32 bits and the level above (returned,
+ * not stored: the caller's level then stays in a register). */
+uint64_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind);
+uint64_t memsys_access_walk(MemHier *h, uint64_t pa);
+
+static inline uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
+{
+  uint64_t both = __builtin_constant_p(kind) && kind == MREQ_WALK ? memsys_access_walk(h, pa)
+                                                                  : memsys_access_any(h, pa, kind);
+  if (level != NULL)
+    *level = (MemLevel)(both >> 32);
+  return (uint32_t)both;
+}
 
 /* Host prefetch of the simulated L2 and LLC sets that a reference to pa
  * would search; changes nothing in the model. */

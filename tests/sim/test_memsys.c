@@ -467,6 +467,39 @@ START_TEST(test_stream_two_streams_and_noise)
 }
 END_TEST
 
+/* The window of a stream that one miss on line x started: x and its
+ * neighbours, within x's page unless prefetches cross pages (then down to
+ * line 0).  Checked on the stream itself: a neighbour outside the page is
+ * never looked up in x's entry, so no reference would tell. */
+START_TEST(test_stream_first_window)
+{
+  static const char *const in_page[] = { PF_MACHINE, "cache.prefetcher=stream", NULL };
+  static const char *const cross[] = { PF_MACHINE, "cache.prefetcher=stream", "cache.prefetch_cross_page=true", NULL };
+  static const int lines[] = { 0, 1, 30, 62, 63 };  /* of the page */
+  for (int c = 0; c < 2; c++)
+    for (uint64_t page = 0; page < 2; page++)
+      for (unsigned i = 0; i < G_N_ELEMENTS(lines); i++) {
+        Tiny t;
+        tiny_open(&t, c == 0 ? in_page : cross);
+        uint64_t x = PAGE_P / 64 * page + (uint64_t)lines[i];
+        ACCESS(t.h, LINE(x), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+        const MemStream *st = t.h->stream_hot;
+        uint64_t lo = x - (x > 0), hi = x + 1;
+        if (c == 0) {
+          lo = lines[i] == 0 ? x : x - 1;
+          hi = lines[i] == 63 ? x : x + 1;
+        }
+        ck_assert(st->valid && st->last == x && st->dir == 0);
+        ck_assert_msg(st->win_lo == lo && st->win_span == hi - lo,
+                      "cfg %d line %" G_GUINT64_FORMAT ": window %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT
+                      ", expected %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT,
+                      c, x, st->win_lo, st->win_span, lo, hi - lo);
+        ck_assert(st->hit_lo == UINT64_MAX && st->hit_span == 0);
+        tiny_close(&t);
+      }
+}
+END_TEST
+
 /* A hit on a line that two streams of one page prefetched follows the one
  * in the entry's first way, even right after the other one matched. */
 START_TEST(test_stream_hit_overlap_first_way)
@@ -707,8 +740,10 @@ START_TEST(test_random_invariants)
 }
 END_TEST
 
-/* memsys_access_data(), the core's inline copy of a load or store, against
- * memsys_access() on a twin hierarchy: the same levels, cycles, counters
+/* memsys_access_data(), the core's inline copy of a load or store, and
+ * memsys_access_walk(), the walks' copy, against memsys_access_any() (a
+ * kind not written as a constant) on a twin hierarchy: the same levels,
+ * cycles, counters
  * (the caller adding the L1D counts memsys_access_data() leaves to it) and
  * contents, with each prefetcher, the degree's bounds, the vector way
  * counts (8-way L1D, 4-way L2, 16-way LLC) and others as well as the tiny
@@ -777,6 +812,10 @@ START_TEST(test_access_data_twin)
         b.ctr.c[kind == MREQ_LOAD ? CTR_L1D_LOADS : CTR_L1D_STORES]++;
         if (lb != MEM_L1)
           b.ctr.c[kind == MREQ_LOAD ? CTR_L1D_LOAD_MISSES : CTR_L1D_STORE_MISSES]++;
+      } else if (kind == MREQ_WALK) {
+        uint64_t both = memsys_access_walk(b.h, pa);
+        cb = (uint32_t)both;
+        lb = (MemLevel)(both >> 32);
       } else {
         cb = memsys_access(b.h, pa, kind, &lb);
       }
@@ -802,6 +841,65 @@ START_TEST(test_access_data_twin)
 }
 END_TEST
 
+/* A stream's step as memsys_access_data() takes it inline
+ * (memsys_stream_follow_dir(), whose steady step stores the windows
+ * without the general path's tests), against the general step
+ * (memsys_stream_follow_far()) on a twin hierarchy: the same stream
+ * afterwards, the same counters and the same lines prefetched, for every
+ * frontier from three lines behind x to three past its degree, x at both
+ * ends and in the middle of a page (the one at line 0 included), both
+ * directions and several degrees; the twins go on from case to case, so
+ * that some lines are prefetched again. */
+START_TEST(test_stream_steady_step)
+{
+  static const int64_t degrees[] = { 1, 2, 3, 4, 64 };
+  static const int64_t xs[] = { 0, 1, 2, 3, 5, 30, 60, 61, 62, 63 };  /* lines of a page */
+  unsigned steady = 0;
+  for (unsigned d = 0; d < G_N_ELEMENTS(degrees); d++) {
+    char degree[64];
+    g_snprintf(degree, sizeof degree, "cache.prefetch_degree=%" G_GINT64_FORMAT, degrees[d]);
+    const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", degree, NULL };
+    Tiny a, b;  /* twins kept from case to case: the same lines cached */
+    tiny_open(&a, cfg);
+    tiny_open(&b, cfg);
+    for (uint64_t page = 0; page < 2; page++)
+      for (unsigned i = 0; i < G_N_ELEMENTS(xs); i++)
+        for (int dir = -1; dir <= 1; dir += 2)
+          for (int64_t ahead = -3; ahead <= degrees[d] + 3; ahead++) {
+            uint64_t x = PAGE_P / 64 * page + (uint64_t)xs[i];
+            if ((int64_t)x + dir * ahead < 0)
+              continue;  /* a frontier below line 0 */
+            uint64_t frontier = x + (uint64_t)(dir * ahead);
+            MemStream sa = { .last = x - (uint64_t)dir, .frontier = frontier, .dir = dir, .valid = TRUE,
+                             .win_lo = 7, .win_span = 9, .hit_lo = 11, .hit_span = 13 };
+            MemStream sb = sa;
+            steady += (uint64_t)(dir * ahead) + (uint64_t)dir == (uint64_t)(dir * degrees[d]) &&
+                      xs[i] + dir * (degrees[d] + 1) >= 0 && xs[i] + dir * (degrees[d] + 1) < 64;
+            memsys_stream_follow_dir(a.h, &sa, x, dir);
+            memsys_stream_follow_far(b.h, &sb, x, dir);
+            ck_assert_msg(sa.last == sb.last && sa.frontier == sb.frontier && sa.win_lo == sb.win_lo &&
+                            sa.win_span == sb.win_span && sa.hit_lo == sb.hit_lo && sa.hit_span == sb.hit_span &&
+                            sa.dir == sb.dir && sa.valid == sb.valid,
+                          "degree %" G_GINT64_FORMAT " x %" G_GUINT64_FORMAT " dir %d ahead %" G_GINT64_FORMAT
+                          ": frontier %" G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT ", window %" G_GUINT64_FORMAT
+                          "+%" G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT
+                          ", hits %" G_GUINT64_FORMAT "+%" G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT
+                          "+%" G_GUINT64_FORMAT,
+                          degrees[d], x, dir, ahead, sa.frontier, sb.frontier, sa.win_lo, sa.win_span, sb.win_lo,
+                          sb.win_span, sa.hit_lo, sa.hit_span, sb.hit_lo, sb.hit_span);
+            ck_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
+            for (uint64_t line = x - MIN(x, 80); line < x + 80; line++)
+              for (int l = MEM_L2; l <= MEM_LLC; l++)
+                ck_assert(memsys_holds(a.h, LINE(line), MREQ_LOAD, (MemLevel)l) ==
+                          memsys_holds(b.h, LINE(line), MREQ_LOAD, (MemLevel)l));
+          }
+    tiny_close(&a);
+    tiny_close(&b);
+  }
+  ck_assert_uint_gt(steady, 50);  /* the inline step was taken */
+}
+END_TEST
+
 static Suite *memsys_suite(void)
 {
   Suite *s = suite_create("memsys");
@@ -823,6 +921,7 @@ static Suite *memsys_suite(void)
   tcase_add_test(tc, test_stream_degree_four);
   tcase_add_test(tc, test_stream_bottom_of_memory);
   tcase_add_test(tc, test_stream_two_streams_and_noise);
+  tcase_add_test(tc, test_stream_first_window);
   tcase_add_test(tc, test_stream_hit_overlap_first_way);
   tcase_add_test(tc, test_stream_table_pages);
   tcase_add_test(tc, test_stream_table_size_setting);
@@ -833,6 +932,10 @@ static Suite *memsys_suite(void)
   tcase_add_test(tc, test_random_invariants);
   tcase_add_test(tc, test_access_data_twin);
   suite_add_tcase(s, tc);
+  TCase *steps = tcase_create("steps");  /* a few thousand steps on twins */
+  tcase_set_timeout(steps, 60);
+  tcase_add_test(steps, test_stream_steady_step);
+  suite_add_tcase(s, steps);
   return s;
 }
 
