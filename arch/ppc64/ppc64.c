@@ -60,6 +60,7 @@
 #include <string.h>
 #include "cache.h"
 #include "cpu.h"
+#include "cpu-translate.h"
 #include "machine.h"
 #include "memsys.h"
 #include "mm.h"
@@ -749,7 +750,10 @@ static gboolean explain_hash(GString *ex, const Ppc64Hpt *h, uint64_t va, unsign
   return TRUE;
 }
 
-static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex)
+/* The translation after an ERAT miss; always inline, so that the hot
+ * instance (ex NULL) loses every explanation. */
+static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind,
+                                                              Xlat *out, GString *ex)
 {
   Ppc64Cpu *st = cpu->arch_state;
   Ppc64Hpt *h = st->sh->hpt;
@@ -891,13 +895,42 @@ static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind
       }
     }
     XlatStatus s = hash_page(cpu, st, mm, va, kind, ssize, vpn, hash, p != NULL || slot >= 0, pteg, slot, &cycles, ex);
+    /* pfn and flags are read only with XLAT_OK; set here too, so that the
+     * compiler sees them set on every path of ppc64_l1_miss. */
     if (s != XLAT_OK) {
       out->cycles = cycles;
+      out->pfn = 0;
+      out->flags = 0;
       return s;
     }
   }
   out->cycles = cycles;
+  out->pfn = 0;
+  out->flags = 0;
   return XLAT_NOT_PRESENT;
+}
+
+/* ArchOps.translate: cpu_explain's path (with ex), and the tests'; the
+ * core's hot path takes ppc64_l1_miss. */
+static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex)
+{
+  return ppc64_translate_body(cpu, mm, va, kind, out, ex);
+}
+
+static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_hot(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind,
+                                                             Xlat *out, GString *ex)
+{
+  (void)ex;
+  return ppc64_translate_body(cpu, mm, va, kind, out, NULL);
+}
+
+/* ArchOps.l1_miss: the core's path after the shortcut missed (ERAT probe,
+ * refill, walker, faults) with the translation above inlined
+ * (sim/cpu-translate.h): one call per ERAT miss instead of two. */
+static gboolean ppc64_l1_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn,
+                              uint8_t *flags)
+{
+  return cpu_translate_miss(cpu, th, va, kind, t, pfn, flags, ppc64_translate_hot);
 }
 
 /* ---- invalidation ------------------------------------------------------------------------ */
@@ -969,6 +1002,7 @@ const ArchOps ppc64_ops = {
   .cpu_new = ppc64_cpu_new,
   .cpu_free = ppc64_cpu_free,
   .translate = ppc64_translate,
+  .l1_miss = ppc64_l1_miss,
   .flush_page = ppc64_flush_page,
   .flush_asid = ppc64_flush_asid,
   .flush_all = ppc64_flush_all,
