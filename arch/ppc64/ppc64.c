@@ -792,7 +792,6 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
   const Ppc64Slbe *seg = &st->slb.e[e];
   uint64_t vsid = seg->vsid;
   unsigned base = seg->base_shift;
-  uint64_t vpn = ppc64_vpn(va, vsid, ssize);
   if (ex) {
     unsigned bits = ssize == PPC64_SEG_1T ? PPC64_VSID_BITS_1T : PPC64_VSID_BITS_256M;
     g_string_append_printf(ex, "  VSID: proto-VSID %" G_GUINT64_FORMAT " << %u | ESID = %#" G_GINT64_MODIFIER "x; "
@@ -800,13 +799,8 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
                            ctx, ssize == PPC64_SEG_1T ? PPC64_ESID_BITS_1T : PPC64_ESID_BITS,
                            ppc64_protovsid(ctx, va, ssize), bits, vsid);
     g_string_append_printf(ex, "  VPN = VSID << %u | (EA offset in segment >> 12) = %#" G_GINT64_MODIFIER "x\n",
-                           ppc64_sid_shift(ssize) - 12, vpn);
+                           ppc64_sid_shift(ssize) - 12, ppc64_vpn(va, vsid, ssize));
   }
-
-  uint64_t mask = ppc64_hpt_mask(h);
-  uint64_t hash = ppc64_hpt_hash(vpn, base, ssize);
-  uint64_t want = ppc64_hpte_avpn(vpn, base, ssize) | HPTE_V_VALID;
-  uint64_t prim = hash & mask, sec = ~hash & mask;
   gboolean hash_shown = FALSE;
 
   for (unsigned round = 0; round < PPC64_MAX_ROUNDS; round++) {
@@ -830,6 +824,13 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
         g_string_append_printf(ex, "  TLB hit (%s entry): %u cycles\n", ppc64_ops.size_name[p->size], st->tlb_hit_cycles);
       return XLAT_OK;
     }
+    /* The VPN, hash and AVPN only past a TLB hit (pure functions of the
+     * segment and va): the ERAT misses that the TLB serves need none. */
+    uint64_t vpn = ppc64_vpn(va, vsid, ssize);
+    uint64_t mask = ppc64_hpt_mask(h);
+    uint64_t hash = ppc64_hpt_hash(vpn, base, ssize);
+    uint64_t want = ppc64_hpte_avpn(vpn, base, ssize) | HPTE_V_VALID;
+    uint64_t prim = hash & mask, sec = ~hash & mask;
     int64_t pteg = -1;
     int slot = -1;
     if (p) {
