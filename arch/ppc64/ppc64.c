@@ -812,8 +812,13 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
     /* TLB, tagged by the virtual address: every page size probed. */
     cycles += st->tlb_hit_cycles;
     TlbPayload *p = NULL;
-    for (unsigned sz = 0; st->tlb && sz < PPC64_N_SIZES && !p; sz++)
-      p = tlb_lookup(st->tlb, tlb_key(asid, sz, va >> ppc64_shift[sz]));
+    /* The sizes the TLB holds, smallest first (tlb_lookup's order and its
+     * size_mask test, made once); tlb_probe_held's miss leaves the way of
+     * the refill below when the page's size is the last one probed. */
+    for (unsigned held = st->tlb ? st->tlb->size_mask : 0; held && !p; held &= held - 1) {
+      unsigned sz = (unsigned)__builtin_ctz(held);
+      p = tlb_probe_held(st->tlb, tlb_key(asid, sz, va >> ppc64_shift[sz]));
+    }
     if (p && flags_allow(p->flags, kind)) {
       cpu->ctr.c[CTR_STLB_HITS]++;
       out->pfn = p->pfn;
