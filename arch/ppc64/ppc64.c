@@ -101,6 +101,8 @@ typedef struct {
   unsigned min_user_context;
   unsigned preload_cap;
   unsigned line_shift;      /* log2 of the cache line */
+  uint64_t hpt_pa, hpt_mask; /* the shared HPT's base and PTEG mask (it is never resized), kept here
+                              * for the search: no call into hpt.c for them */
   int slb_asid;             /* asid whose user segments the SLB holds; -1 none */
   const Thread *preload_owner;
   Ppc64Preload *preload;    /* the preload list of preload_owner */
@@ -436,6 +438,8 @@ static void *ppc64_cpu_new(const Settings *s, Cpu *cpu, GError **error)
     if (!st->sh)
       goto fail;
   }
+  st->hpt_pa = ppc64_hpt_base_pa(st->sh->hpt);
+  st->hpt_mask = ppc64_hpt_mask(st->sh->hpt);
   return st;
 fail:
   ppc64_cpu_free(st);
@@ -521,16 +525,17 @@ static uint32_t table_ref(Cpu *cpu, uint64_t pa, MemLevel *where)
 }
 
 /* The hardware search of one PTEG: HPTEs read in order, each cache line
- * once, until one matches.  Adds the cycles to *walk; returns the slot or -1. */
-static int pteg_search(Cpu *cpu, Ppc64Cpu *st, uint64_t pteg, uint64_t want_v, uint32_t *walk,
+ * once, until one matches.  Adds the cycles to *walk; returns the slot, with
+ * the entry in *e, or -1. */
+static int pteg_search(Cpu *cpu, Ppc64Cpu *st, uint64_t pteg, uint64_t want_v, uint32_t *walk, Ppc64Hpte *e,
                        const char *which, GString *ex)
 {
   Ppc64Hpt *h = st->sh->hpt;
-  int hit = ppc64_hpt_find(h, pteg, want_v);
+  int hit = ppc64_hpt_find_entry(h, pteg, want_v, e);
   unsigned last = hit >= 0 ? (unsigned)hit : PPC64_HPTES_PER_GROUP - 1;
   uint64_t line = ~0ULL;
-  for (unsigned i = 0; i <= last; i++) {
-    uint64_t pa = ppc64_hpte_pa(h, pteg, i);
+  uint64_t pa = st->hpt_pa + pteg * PPC64_PTEG_BYTES; /* ppc64_hpte_pa of slot i */
+  for (unsigned i = 0; i <= last; i++, pa += PPC64_HPTE_BYTES) {
     if (pa >> st->line_shift == line)
       continue;
     line = pa >> st->line_shift;
@@ -546,9 +551,8 @@ static int pteg_search(Cpu *cpu, Ppc64Cpu *st, uint64_t pteg, uint64_t want_v, u
   if (ex) {
     unsigned bolted, valid = ppc64_hpt_valid_in(h, pteg, &bolted);
     if (hit >= 0) {
-      Ppc64Hpte e = ppc64_hpt_get(h, pteg, (unsigned)hit);
       g_string_append_printf(ex, "    %-9s PTEG slots 0-%d probed: slot %d matches, HPTE v %#018" G_GINT64_MODIFIER "x r %#018" G_GINT64_MODIFIER "x\n",
-                             which, hit, hit, e.v, e.r);
+                             which, hit, hit, e->v, e->r);
     } else {
       g_string_append_printf(ex, "    %-9s PTEG slots 0-7 probed: no match (%u valid, %u bolted)\n", which, valid, bolted);
     }
@@ -832,7 +836,7 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
     /* The VPN, hash and AVPN only past a TLB hit (pure functions of the
      * segment and va): the ERAT misses that the TLB serves need none. */
     uint64_t vpn = ppc64_vpn(va, vsid, ssize);
-    uint64_t mask = ppc64_hpt_mask(h);
+    uint64_t mask = st->hpt_mask;
     uint64_t hash = ppc64_hpt_hash(vpn, base, ssize);
     uint64_t want = ppc64_hpte_avpn(vpn, base, ssize) | HPTE_V_VALID;
     uint64_t prim = hash & mask, sec = ~hash & mask;
@@ -862,11 +866,12 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
       out->walked = TRUE;
       cpu->ctr.c[CTR_PAGE_WALKS]++;
       uint32_t walk = st->walk_overhead_cycles;
-      slot = pteg_search(cpu, st, prim, want, &walk, "primary", ex);
+      Ppc64Hpte hpte;
+      slot = pteg_search(cpu, st, prim, want, &walk, &hpte, "primary", ex);
       if (slot >= 0) {
         pteg = (int64_t)prim;
       } else {
-        slot = pteg_search(cpu, st, sec, want | HPTE_V_SECONDARY, &walk, "secondary", ex);
+        slot = pteg_search(cpu, st, sec, want | HPTE_V_SECONDARY, &walk, &hpte, "secondary", ex);
         if (slot >= 0)
           pteg = (int64_t)sec;
       }
@@ -876,7 +881,6 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
       if (ex)
         g_string_append_printf(ex, "  HPT search: %u cycles (%u overhead)\n", walk, st->walk_overhead_cycles);
       if (slot >= 0) {
-        Ppc64Hpte hpte = ppc64_hpt_get(h, (uint64_t)pteg, (unsigned)slot);
         unsigned a = ppc64_hpte_page_shift(base, hpte.v, hpte.r);
         uint8_t f = hpte_flags(hpte.r);
         if (a && flags_allow(f, kind)) {

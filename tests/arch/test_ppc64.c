@@ -225,6 +225,15 @@ START_TEST(test_hash_fault_end_to_end)
   ck_assert_uint_eq(e.v, 0x400f303eaeff0000ULL | HPTE_V_VALID);
   ck_assert_uint_eq(e.r, (m->k->zero_pfn << 12) | HPTE_R_R | HPTE_R_M | HPTE_R_N | 0x3);
   ck_assert_uint_eq(ppc64_hpt_owner(h, 0x3eaf, 0), t->mm->asid);
+  /* The search with the entry: the same slot and entry; no match in the
+   * secondary (H set), the entry left alone. */
+  Ppc64Hpte f = { 0 };
+  ck_assert_int_eq(ppc64_hpt_find_entry(h, 0x3eaf, e.v, &f), ppc64_hpt_find(h, 0x3eaf, e.v));
+  ck_assert_uint_eq(f.v, e.v);
+  ck_assert_uint_eq(f.r, e.r);
+  Ppc64Hpte g = { 1, 2 };
+  ck_assert_int_eq(ppc64_hpt_find_entry(h, 0x3eaf, e.v | HPTE_V_SECONDARY, &g), -1);
+  ck_assert_uint_eq(g.v, 1);
   /* The Linux PTE was marked accessed by hash_page. */
   unsigned level, idx;
   PtNode *n = pgtable_lookup(&t->mm->pt, VA_1T, &level, &idx);
