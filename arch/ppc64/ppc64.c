@@ -940,7 +940,9 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_hot(Cpu *cpu, Mm *mm, u
 static gboolean ppc64_l1_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn,
                               uint8_t *flags)
 {
-  return cpu_translate_miss(cpu, th, va, kind, t, pfn, flags, ppc64_translate_hot);
+  /* The ERAT is one mixed array (tlb.l1_mixed) and the base page is 64K
+   * (size 1): its refills inline. */
+  return cpu_translate_miss_with(cpu, th, va, kind, t, pfn, flags, ppc64_translate_hot, TRUE);
 }
 
 /* ---- invalidation ------------------------------------------------------------------------ */
