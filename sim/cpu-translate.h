@@ -7,10 +7,11 @@
  * refills the L1 and handles faults.  sim/cpu.c instantiates it with the
  * architecture's translate hook, called through ArchOps; an architecture may
  * instantiate it itself with its translation inlined and name the result in
- * ArchOps.l1_miss (arch/x86_64): one call per L1 TLB miss instead of two,
- * the Xlat in registers, and no prologue, epilogue and argument spills of
- * the second call, about 50 host instructions of a walk's 680.  The steps and
- * their order are the same either way; the rules are those of sim/cpu.h.
+ * ArchOps.l1_miss (arch/x86_64, arch/ppc64): one call per L1 TLB miss
+ * instead of two, the Xlat in registers, and no prologue, epilogue and
+ * argument spills of the second call, about 50 host instructions of a walk's
+ * 680.  The steps and their order are the same either way; the rules are
+ * those of sim/cpu.h.
  */
 #ifndef MMUSIM_CPU_TRANSLATE_H
 #define MMUSIM_CPU_TRANSLATE_H
