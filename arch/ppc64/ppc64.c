@@ -170,7 +170,8 @@ int ppc64_penc(unsigned base_shift, unsigned actual_shift)
   }
 }
 
-unsigned ppc64_hpte_page_shift(unsigned base_shift, uint64_t v, uint64_t r)
+/* ppc64_hpte_page_shift, inline for the hash search after a TLB miss. */
+static inline G_ALWAYS_INLINE unsigned hpte_page_shift(unsigned base_shift, uint64_t v, uint64_t r)
 {
   if (!(v & HPTE_V_LARGE))
     return base_shift == 12 ? 12 : 0; /* a 4K page only in a 4K segment */
@@ -184,6 +185,11 @@ unsigned ppc64_hpte_page_shift(unsigned base_shift, uint64_t v, uint64_t r)
       return a;
   }
   return 0;
+}
+
+unsigned ppc64_hpte_page_shift(unsigned base_shift, uint64_t v, uint64_t r)
+{
+  return hpte_page_shift(base_shift, v, r);
 }
 
 uint64_t ppc64_hpte_rpn(uint64_t pa, unsigned base_shift, unsigned actual_shift)
@@ -881,7 +887,7 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
       if (ex)
         g_string_append_printf(ex, "  HPT search: %u cycles (%u overhead)\n", walk, st->walk_overhead_cycles);
       if (slot >= 0) {
-        unsigned a = ppc64_hpte_page_shift(base, hpte.v, hpte.r);
+        unsigned a = hpte_page_shift(base, hpte.v, hpte.r);
         uint8_t f = hpte_flags(hpte.r);
         if (a && flags_allow(f, kind)) {
           /* Reference and change bits, as the hardware sets them. */
