@@ -7,10 +7,11 @@
  * refills the L1 and handles faults.  sim/cpu.c instantiates it with the
  * architecture's translate hook, called through ArchOps; an architecture may
  * instantiate it itself with its translation inlined and name the result in
- * ArchOps.l1_miss (arch/x86_64): one call per L1 TLB miss instead of two,
- * the Xlat in registers, and no prologue, epilogue and argument spills of
- * the second call, about 50 host instructions of a walk's 680.  The steps and
- * their order are the same either way; the rules are those of sim/cpu.h.
+ * ArchOps.l1_miss (arch/x86_64, arch/ppc64): one call per L1 TLB miss
+ * instead of two, the Xlat in registers, and no prologue, epilogue and
+ * argument spills of the second call, about 50 host instructions of a walk's
+ * 680.  The steps and their order are the same either way; the rules are
+ * those of sim/cpu.h.
  */
 #ifndef MMUSIM_CPU_TRANSLATE_H
 #define MMUSIM_CPU_TRANSLATE_H
@@ -106,6 +107,18 @@ static inline G_ALWAYS_INLINE void cpu_l1_fill(Cpu *cpu, AccessKind kind, uint64
   tlb_insert_base(t, key0, x->pfn, x->flags);
 }
 
+/* cpu_l1_fill of a page larger than the base size into one array holding
+ * every size (tlb.l1_mixed), inline: there the page is its own home, no
+ * fragment, what cpu_l1_fill_large does for it.  For an architecture whose
+ * base page is not size 0 (ppc64's 64K pages: every ERAT refill). */
+static inline G_ALWAYS_INLINE void cpu_l1_fill_mixed(Cpu *cpu, AccessKind kind, uint64_t va, const Xlat *x)
+{
+  cpu->n_l1d_live = cpu->n_l1d_probe;
+  cpu->n_l1i_live = cpu->n_l1i_probe;
+  Tlb *t = kind == ACC_IFETCH ? cpu->l1i[0] : cpu->l1d[0];
+  tlb_insert(t, tlb_key(cpu->cur_asid, x->size, va >> cpu->arch->page_shift[x->size]), x->pfn, x->flags, x->size);
+}
+
 /* Take a walker slot at time *t for `cycles`; advances *t to the end. */
 static inline G_ALWAYS_INLINE void cpu_use_walker(Cpu *cpu, uint64_t *t, uint32_t cycles)
 {
@@ -142,9 +155,10 @@ typedef XlatStatus (*CpuXlatFn)(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, 
  * memory), CPU_XLAT_RETRY after a fault handled. */
 enum { CPU_XLAT_DONE, CPU_XLAT_DROPPED, CPU_XLAT_RETRY };
 
-static inline G_ALWAYS_INLINE int cpu_translate_attempt(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
-                                                        uint64_t *t, uint64_t *pfn, uint8_t *flags, uint64_t key0,
-                                                        unsigned attempt, CpuXlatFn xlat)
+static inline G_ALWAYS_INLINE int cpu_translate_attempt_with(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
+                                                             uint64_t *t, uint64_t *pfn, uint8_t *flags,
+                                                             uint64_t key0, unsigned attempt, CpuXlatFn xlat,
+                                                             gboolean fill_mixed)
 {
   /* The fields every status reads (pfn and flags only with XLAT_OK, which
    * sets them): cheaper than zeroing the struct. */
@@ -171,12 +185,22 @@ static inline G_ALWAYS_INLINE int cpu_translate_attempt(Cpu *cpu, Thread *th, ui
   if (st == XLAT_OK) {
     if (x.size)
       kernel_touch(cpu->m->k, cpu, th->mm, va);
-    cpu_l1_fill(cpu, kind, va, key0, &x);
+    if (fill_mixed && x.size && cpu->l1_mixed)
+      cpu_l1_fill_mixed(cpu, kind, va, &x);
+    else
+      cpu_l1_fill(cpu, kind, va, key0, &x);
     *pfn = cpu_granule_pfn(cpu->arch, x.size, x.pfn, va);
     *flags = x.flags;
     return CPU_XLAT_DONE;
   }
   return cpu_translate_fault(cpu, th, va, kind, st, t) ? CPU_XLAT_RETRY : CPU_XLAT_DROPPED;
+}
+
+static inline G_ALWAYS_INLINE int cpu_translate_attempt(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
+                                                        uint64_t *t, uint64_t *pfn, uint8_t *flags, uint64_t key0,
+                                                        unsigned attempt, CpuXlatFn xlat)
+{
+  return cpu_translate_attempt_with(cpu, th, va, kind, t, pfn, flags, key0, attempt, xlat, FALSE);
 }
 
 /* The attempts after a fault, through ArchOps.translate (sim/cpu.c). */
@@ -188,9 +212,12 @@ gboolean cpu_translate_retry(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
  * dropped (segmentation fault, out of memory).  `xlat` is called with ex
  * NULL; when it is a constant, always-inline function it is inlined.  The
  * retries after a fault are out of line: with no loop here, nothing of the
- * first attempt is kept across one. */
-static inline G_ALWAYS_INLINE gboolean cpu_translate_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
-                                                          uint64_t *t, uint64_t *pfn, uint8_t *flags, CpuXlatFn xlat)
+ * first attempt is kept across one.  With fill_mixed (a constant), a large
+ * page's refill of a mixed L1 is inline (cpu_l1_fill_mixed); the
+ * cpu_translate_* without _with pass FALSE. */
+static inline G_ALWAYS_INLINE gboolean cpu_translate_miss_with(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
+                                                               uint64_t *t, uint64_t *pfn, uint8_t *flags,
+                                                               CpuXlatFn xlat, gboolean fill_mixed)
 {
   gboolean assist = FALSE;
   unsigned size;
@@ -204,12 +231,18 @@ static inline G_ALWAYS_INLINE gboolean cpu_translate_miss(Cpu *cpu, Thread *th, 
   }
   if (assist)
     cpu->ctr.c[CTR_FAULTS_DIRTY]++;
-  int r = cpu_translate_attempt(cpu, th, va, kind, t, pfn, flags, key0, 0, xlat);
+  int r = cpu_translate_attempt_with(cpu, th, va, kind, t, pfn, flags, key0, 0, xlat, fill_mixed);
   if (G_LIKELY(r == CPU_XLAT_DONE))
     return TRUE;
   if (r == CPU_XLAT_DROPPED)
     return FALSE;
   return cpu_translate_retry(cpu, th, va, kind, t, pfn, flags, key0);
+}
+
+static inline G_ALWAYS_INLINE gboolean cpu_translate_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
+                                                          uint64_t *t, uint64_t *pfn, uint8_t *flags, CpuXlatFn xlat)
+{
+  return cpu_translate_miss_with(cpu, th, va, kind, t, pfn, flags, xlat, FALSE);
 }
 
 #endif

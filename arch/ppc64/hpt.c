@@ -198,17 +198,30 @@ unsigned ppc64_hpt_valid_in(const Ppc64Hpt *h, uint64_t pteg, unsigned *bolted)
   return n;
 }
 
-int ppc64_hpt_find(const Ppc64Hpt *h, uint64_t pteg, uint64_t want_v)
+/* The first matching slot of a group that exists, or -1. */
+static inline int pteg_match(const Pteg *p, uint64_t want_v)
 {
-  const Pteg *p = pteg_read(h, pteg);
-  if (!p)
-    return -1;
   /* V, H, B and the AVPN must all match (QEMU HPTE64_V_COMPARE). */
   const uint64_t mask = HPTE_V_COMPARE_MASK | HPTE_V_SECONDARY | HPTE_V_VALID;
   for (unsigned i = 0; i < PPC64_HPTES_PER_GROUP; i++)
     if (((p->e[i].v ^ want_v) & mask) == 0)
       return (int)i;
   return -1;
+}
+
+int ppc64_hpt_find(const Ppc64Hpt *h, uint64_t pteg, uint64_t want_v)
+{
+  const Pteg *p = pteg_read(h, pteg);
+  return p ? pteg_match(p, want_v) : -1;
+}
+
+int ppc64_hpt_find_entry(const Ppc64Hpt *h, uint64_t pteg, uint64_t want_v, Ppc64Hpte *e)
+{
+  const Pteg *p = pteg_read(h, pteg);
+  int i = p ? pteg_match(p, want_v) : -1;
+  if (i >= 0)
+    *e = p->e[i];
+  return i;
 }
 
 static void count(Ppc64Hpt *h, unsigned owner, int delta)

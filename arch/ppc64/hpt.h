@@ -92,6 +92,9 @@ unsigned ppc64_hpt_valid_in(const Ppc64Hpt *h, uint64_t pteg, unsigned *bolted);
 /* The first slot of PTEG `pteg` whose V, H, B and AVPN equal want_v's
  * (the hardware search of one group), or -1. */
 int ppc64_hpt_find(const Ppc64Hpt *h, uint64_t pteg, uint64_t want_v);
+/* ppc64_hpt_find that also copies the entry found into *e (the search's
+ * read, without a second lookup of the group by ppc64_hpt_get). */
+int ppc64_hpt_find_entry(const Ppc64Hpt *h, uint64_t pteg, uint64_t want_v, Ppc64Hpte *e);
 
 /* native_hpte_insert(): the first invalid slot of the group gets (v, r);
  * -1 when all 8 are valid.  `owner` is the asid for flush_asid. */

@@ -60,6 +60,7 @@
 #include <string.h>
 #include "cache.h"
 #include "cpu.h"
+#include "cpu-translate.h"
 #include "machine.h"
 #include "memsys.h"
 #include "mm.h"
@@ -100,6 +101,8 @@ typedef struct {
   unsigned min_user_context;
   unsigned preload_cap;
   unsigned line_shift;      /* log2 of the cache line */
+  uint64_t hpt_pa, hpt_mask; /* the shared HPT's base and PTEG mask (it is never resized), kept here
+                              * for the search: no call into hpt.c for them */
   int slb_asid;             /* asid whose user segments the SLB holds; -1 none */
   const Thread *preload_owner;
   Ppc64Preload *preload;    /* the preload list of preload_owner */
@@ -167,7 +170,8 @@ int ppc64_penc(unsigned base_shift, unsigned actual_shift)
   }
 }
 
-unsigned ppc64_hpte_page_shift(unsigned base_shift, uint64_t v, uint64_t r)
+/* ppc64_hpte_page_shift, inline for the hash search after a TLB miss. */
+static inline G_ALWAYS_INLINE unsigned hpte_page_shift(unsigned base_shift, uint64_t v, uint64_t r)
 {
   if (!(v & HPTE_V_LARGE))
     return base_shift == 12 ? 12 : 0; /* a 4K page only in a 4K segment */
@@ -181,6 +185,11 @@ unsigned ppc64_hpte_page_shift(unsigned base_shift, uint64_t v, uint64_t r)
       return a;
   }
   return 0;
+}
+
+unsigned ppc64_hpte_page_shift(unsigned base_shift, uint64_t v, uint64_t r)
+{
+  return hpte_page_shift(base_shift, v, r);
 }
 
 uint64_t ppc64_hpte_rpn(uint64_t pa, unsigned base_shift, unsigned actual_shift)
@@ -435,6 +444,8 @@ static void *ppc64_cpu_new(const Settings *s, Cpu *cpu, GError **error)
     if (!st->sh)
       goto fail;
   }
+  st->hpt_pa = ppc64_hpt_base_pa(st->sh->hpt);
+  st->hpt_mask = ppc64_hpt_mask(st->sh->hpt);
   return st;
 fail:
   ppc64_cpu_free(st);
@@ -520,16 +531,17 @@ static uint32_t table_ref(Cpu *cpu, uint64_t pa, MemLevel *where)
 }
 
 /* The hardware search of one PTEG: HPTEs read in order, each cache line
- * once, until one matches.  Adds the cycles to *walk; returns the slot or -1. */
-static int pteg_search(Cpu *cpu, Ppc64Cpu *st, uint64_t pteg, uint64_t want_v, uint32_t *walk,
+ * once, until one matches.  Adds the cycles to *walk; returns the slot, with
+ * the entry in *e, or -1. */
+static int pteg_search(Cpu *cpu, Ppc64Cpu *st, uint64_t pteg, uint64_t want_v, uint32_t *walk, Ppc64Hpte *e,
                        const char *which, GString *ex)
 {
   Ppc64Hpt *h = st->sh->hpt;
-  int hit = ppc64_hpt_find(h, pteg, want_v);
+  int hit = ppc64_hpt_find_entry(h, pteg, want_v, e);
   unsigned last = hit >= 0 ? (unsigned)hit : PPC64_HPTES_PER_GROUP - 1;
   uint64_t line = ~0ULL;
-  for (unsigned i = 0; i <= last; i++) {
-    uint64_t pa = ppc64_hpte_pa(h, pteg, i);
+  uint64_t pa = st->hpt_pa + pteg * PPC64_PTEG_BYTES; /* ppc64_hpte_pa of slot i */
+  for (unsigned i = 0; i <= last; i++, pa += PPC64_HPTE_BYTES) {
     if (pa >> st->line_shift == line)
       continue;
     line = pa >> st->line_shift;
@@ -545,9 +557,8 @@ static int pteg_search(Cpu *cpu, Ppc64Cpu *st, uint64_t pteg, uint64_t want_v, u
   if (ex) {
     unsigned bolted, valid = ppc64_hpt_valid_in(h, pteg, &bolted);
     if (hit >= 0) {
-      Ppc64Hpte e = ppc64_hpt_get(h, pteg, (unsigned)hit);
       g_string_append_printf(ex, "    %-9s PTEG slots 0-%d probed: slot %d matches, HPTE v %#018" G_GINT64_MODIFIER "x r %#018" G_GINT64_MODIFIER "x\n",
-                             which, hit, hit, e.v, e.r);
+                             which, hit, hit, e->v, e->r);
     } else {
       g_string_append_printf(ex, "    %-9s PTEG slots 0-7 probed: no match (%u valid, %u bolted)\n", which, valid, bolted);
     }
@@ -749,7 +760,10 @@ static gboolean explain_hash(GString *ex, const Ppc64Hpt *h, uint64_t va, unsign
   return TRUE;
 }
 
-static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex)
+/* The translation after an ERAT miss; always inline, so that the hot
+ * instance (ex NULL) loses every explanation. */
+static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind,
+                                                              Xlat *out, GString *ex)
 {
   Ppc64Cpu *st = cpu->arch_state;
   Ppc64Hpt *h = st->sh->hpt;
@@ -788,7 +802,6 @@ static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind
   const Ppc64Slbe *seg = &st->slb.e[e];
   uint64_t vsid = seg->vsid;
   unsigned base = seg->base_shift;
-  uint64_t vpn = ppc64_vpn(va, vsid, ssize);
   if (ex) {
     unsigned bits = ssize == PPC64_SEG_1T ? PPC64_VSID_BITS_1T : PPC64_VSID_BITS_256M;
     g_string_append_printf(ex, "  VSID: proto-VSID %" G_GUINT64_FORMAT " << %u | ESID = %#" G_GINT64_MODIFIER "x; "
@@ -796,13 +809,8 @@ static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind
                            ctx, ssize == PPC64_SEG_1T ? PPC64_ESID_BITS_1T : PPC64_ESID_BITS,
                            ppc64_protovsid(ctx, va, ssize), bits, vsid);
     g_string_append_printf(ex, "  VPN = VSID << %u | (EA offset in segment >> 12) = %#" G_GINT64_MODIFIER "x\n",
-                           ppc64_sid_shift(ssize) - 12, vpn);
+                           ppc64_sid_shift(ssize) - 12, ppc64_vpn(va, vsid, ssize));
   }
-
-  uint64_t mask = ppc64_hpt_mask(h);
-  uint64_t hash = ppc64_hpt_hash(vpn, base, ssize);
-  uint64_t want = ppc64_hpte_avpn(vpn, base, ssize) | HPTE_V_VALID;
-  uint64_t prim = hash & mask, sec = ~hash & mask;
   gboolean hash_shown = FALSE;
 
   for (unsigned round = 0; round < PPC64_MAX_ROUNDS; round++) {
@@ -814,8 +822,13 @@ static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind
     /* TLB, tagged by the virtual address: every page size probed. */
     cycles += st->tlb_hit_cycles;
     TlbPayload *p = NULL;
-    for (unsigned sz = 0; st->tlb && sz < PPC64_N_SIZES && !p; sz++)
-      p = tlb_lookup(st->tlb, tlb_key(asid, sz, va >> ppc64_shift[sz]));
+    /* The sizes the TLB holds, smallest first (tlb_lookup's order and its
+     * size_mask test, made once); tlb_probe_held's miss leaves the way of
+     * the refill below when the page's size is the last one probed. */
+    for (unsigned held = st->tlb ? st->tlb->size_mask : 0; held && !p; held &= held - 1) {
+      unsigned sz = (unsigned)__builtin_ctz(held);
+      p = tlb_probe_held(st->tlb, tlb_key(asid, sz, va >> ppc64_shift[sz]));
+    }
     if (p && flags_allow(p->flags, kind)) {
       cpu->ctr.c[CTR_STLB_HITS]++;
       out->pfn = p->pfn;
@@ -826,6 +839,13 @@ static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind
         g_string_append_printf(ex, "  TLB hit (%s entry): %u cycles\n", ppc64_ops.size_name[p->size], st->tlb_hit_cycles);
       return XLAT_OK;
     }
+    /* The VPN, hash and AVPN only past a TLB hit (pure functions of the
+     * segment and va): the ERAT misses that the TLB serves need none. */
+    uint64_t vpn = ppc64_vpn(va, vsid, ssize);
+    uint64_t mask = st->hpt_mask;
+    uint64_t hash = ppc64_hpt_hash(vpn, base, ssize);
+    uint64_t want = ppc64_hpte_avpn(vpn, base, ssize) | HPTE_V_VALID;
+    uint64_t prim = hash & mask, sec = ~hash & mask;
     int64_t pteg = -1;
     int slot = -1;
     if (p) {
@@ -852,11 +872,12 @@ static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind
       out->walked = TRUE;
       cpu->ctr.c[CTR_PAGE_WALKS]++;
       uint32_t walk = st->walk_overhead_cycles;
-      slot = pteg_search(cpu, st, prim, want, &walk, "primary", ex);
+      Ppc64Hpte hpte;
+      slot = pteg_search(cpu, st, prim, want, &walk, &hpte, "primary", ex);
       if (slot >= 0) {
         pteg = (int64_t)prim;
       } else {
-        slot = pteg_search(cpu, st, sec, want | HPTE_V_SECONDARY, &walk, "secondary", ex);
+        slot = pteg_search(cpu, st, sec, want | HPTE_V_SECONDARY, &walk, &hpte, "secondary", ex);
         if (slot >= 0)
           pteg = (int64_t)sec;
       }
@@ -866,8 +887,7 @@ static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind
       if (ex)
         g_string_append_printf(ex, "  HPT search: %u cycles (%u overhead)\n", walk, st->walk_overhead_cycles);
       if (slot >= 0) {
-        Ppc64Hpte hpte = ppc64_hpt_get(h, (uint64_t)pteg, (unsigned)slot);
-        unsigned a = ppc64_hpte_page_shift(base, hpte.v, hpte.r);
+        unsigned a = hpte_page_shift(base, hpte.v, hpte.r);
         uint8_t f = hpte_flags(hpte.r);
         if (a && flags_allow(f, kind)) {
           /* Reference and change bits, as the hardware sets them. */
@@ -891,13 +911,44 @@ static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind
       }
     }
     XlatStatus s = hash_page(cpu, st, mm, va, kind, ssize, vpn, hash, p != NULL || slot >= 0, pteg, slot, &cycles, ex);
+    /* pfn and flags are read only with XLAT_OK; set here too, so that the
+     * compiler sees them set on every path of ppc64_l1_miss. */
     if (s != XLAT_OK) {
       out->cycles = cycles;
+      out->pfn = 0;
+      out->flags = 0;
       return s;
     }
   }
   out->cycles = cycles;
+  out->pfn = 0;
+  out->flags = 0;
   return XLAT_NOT_PRESENT;
+}
+
+/* ArchOps.translate: cpu_explain's path (with ex), and the tests'; the
+ * core's hot path takes ppc64_l1_miss. */
+static XlatStatus ppc64_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex)
+{
+  return ppc64_translate_body(cpu, mm, va, kind, out, ex);
+}
+
+static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_hot(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind,
+                                                             Xlat *out, GString *ex)
+{
+  (void)ex;
+  return ppc64_translate_body(cpu, mm, va, kind, out, NULL);
+}
+
+/* ArchOps.l1_miss: the core's path after the shortcut missed (ERAT probe,
+ * refill, walker, faults) with the translation above inlined
+ * (sim/cpu-translate.h): one call per ERAT miss instead of two. */
+static gboolean ppc64_l1_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn,
+                              uint8_t *flags)
+{
+  /* The ERAT is one mixed array (tlb.l1_mixed) and the base page is 64K
+   * (size 1): its refills inline. */
+  return cpu_translate_miss_with(cpu, th, va, kind, t, pfn, flags, ppc64_translate_hot, TRUE);
 }
 
 /* ---- invalidation ------------------------------------------------------------------------ */
@@ -969,6 +1020,7 @@ const ArchOps ppc64_ops = {
   .cpu_new = ppc64_cpu_new,
   .cpu_free = ppc64_cpu_free,
   .translate = ppc64_translate,
+  .l1_miss = ppc64_l1_miss,
   .flush_page = ppc64_flush_page,
   .flush_asid = ppc64_flush_asid,
   .flush_all = ppc64_flush_all,

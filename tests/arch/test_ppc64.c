@@ -225,6 +225,15 @@ START_TEST(test_hash_fault_end_to_end)
   ck_assert_uint_eq(e.v, 0x400f303eaeff0000ULL | HPTE_V_VALID);
   ck_assert_uint_eq(e.r, (m->k->zero_pfn << 12) | HPTE_R_R | HPTE_R_M | HPTE_R_N | 0x3);
   ck_assert_uint_eq(ppc64_hpt_owner(h, 0x3eaf, 0), t->mm->asid);
+  /* The search with the entry: the same slot and entry; no match in the
+   * secondary (H set), the entry left alone. */
+  Ppc64Hpte f = { 0 };
+  ck_assert_int_eq(ppc64_hpt_find_entry(h, 0x3eaf, e.v, &f), ppc64_hpt_find(h, 0x3eaf, e.v));
+  ck_assert_uint_eq(f.v, e.v);
+  ck_assert_uint_eq(f.r, e.r);
+  Ppc64Hpte g = { 1, 2 };
+  ck_assert_int_eq(ppc64_hpt_find_entry(h, 0x3eaf, e.v | HPTE_V_SECONDARY, &g), -1);
+  ck_assert_uint_eq(g.v, 1);
   /* The Linux PTE was marked accessed by hash_page. */
   unsigned level, idx;
   PtNode *n = pgtable_lookup(&t->mm->pt, VA_1T, &level, &idx);
@@ -573,6 +582,63 @@ static void expect_refused(const char *set, const char *what)
   expect_refused_on("power7", "4K", set, what);
 }
 
+/* The TLB after an ERAT miss: entries of two sizes held for one address,
+ * the smallest answers (sizes probed smallest first); a refill after a
+ * miss takes the set's least recently used way, with and without 16M
+ * entries held (the way the probe found, or a search). */
+START_TEST(test_tlb_probe_order_and_refill)
+{
+  for (int big = 0; big < 2; big++) {
+    Machine *m = fixture_machine("power7", base_4k);
+    Thread *t = fixture_thread(m, 1);
+    Cpu *cpu = m->cpus[0];
+    Tlb *tlb = ppc64_cpu_tlb(cpu);
+    unsigned asid = t->mm->asid;
+    const uint64_t va = VA_256M;
+    uint64_t k4 = tlb_key(asid, PPC64_4K, va >> 12), k16 = tlb_key(asid, PPC64_16M, va >> 24);
+    tlb_insert(tlb, k16, 0x40000, TLBF_U, PPC64_16M);
+    tlb_insert(tlb, k4, 0x41000, TLBF_U, PPC64_4K);
+    Xlat x;
+    ck_assert_int_eq(xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
+    ck_assert_uint_eq(x.size, PPC64_4K);
+    ck_assert_uint_eq(x.pfn, 0x41000);
+    ck_assert(tlb_invalidate(tlb, k4));
+    ck_assert_int_eq(xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
+    ck_assert_uint_eq(x.size, PPC64_16M);
+    ck_assert_uint_eq(x.pfn, 0x40000);
+    ck_assert_uint_eq(cpu->ctr.c[CTR_STLB_HITS], 2);
+    ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], 0);
+    if (big)
+      ck_assert(tlb_invalidate(tlb, k16)); /* 16M still held: the refill searches */
+    else
+      tlb_flush_all(tlb);
+    /* Four other pages fill va's set; the third inserted is the least
+     * recently used once the first two are used again. */
+    uint64_t other[4];
+    for (unsigned j = 0; j < 4; j++) {
+      other[j] = tlb_key(asid, PPC64_4K, (va >> 12) + (uint64_t)tlb->sets * (j + 1));
+      ck_assert_uint_eq(tlb_set_of(tlb, other[j]), tlb_set_of(tlb, k4));
+      tlb_insert(tlb, other[j], 0x50000 + j, TLBF_U, PPC64_4K);
+    }
+    ck_assert_ptr_nonnull(tlb_lookup(tlb, other[0]));
+    ck_assert_ptr_nonnull(tlb_lookup(tlb, other[1]));
+    map_page(t, va, 0x42000, PTE_RW | PTE_D);
+    ck_assert_int_eq(xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
+    ck_assert(x.walked);
+    ck_assert_uint_eq(x.pfn, 0x42000);
+    ck_assert_uint_eq(cpu->ctr.c[CTR_HPTE_INSERTS], 1);
+    const TlbPayload *p = tlb_peek(tlb, k4);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(p->pfn, 0x42000);
+    ck_assert_ptr_null(tlb_peek(tlb, other[2]));
+    ck_assert_ptr_nonnull(tlb_peek(tlb, other[0]));
+    ck_assert_ptr_nonnull(tlb_peek(tlb, other[1]));
+    ck_assert_ptr_nonnull(tlb_peek(tlb, other[3]));
+    machine_free(m);
+  }
+}
+END_TEST
+
 START_TEST(test_refused_settings)
 {
   expect_refused("thp.enabled=always", "thp.enabled");
@@ -607,6 +673,7 @@ static Suite *ppc64_suite(void)
   tcase_add_test(tc, test_slb_switch_and_preload);
   tcase_add_test(tc, test_flushes);
   tcase_add_test(tc, test_16m_leaf);
+  tcase_add_test(tc, test_tlb_probe_order_and_refill);
   tcase_add_test(tc, test_refused_settings);
   suite_add_tcase(s, tc);
   return s;

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "machine_fixture.h"
 #include "cpu-translate.h"
+#include "ppc64/ppc64.h"
 
 #include <string.h>
 
@@ -569,41 +570,95 @@ static gboolean generic_l1_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind ki
   return cpu_translate_miss(cpu, th, va, kind, t, pfn, flags, cpu->arch->translate);
 }
 
-/* An architecture's l1_miss (x86_64's, with its translation inlined)
- * against the generic path on a twin machine: the same clock, counters and
- * L1 and STLB contents after every access, over loads, stores, fetches,
- * dependent loads, first touches (faults and retries), a read-only and an
- * unmapped range (SIGSEGV), non-canonical addresses, huge pages (kernel
- * touch, the large refill) and small TLBs that miss and evict. */
-static void check_l1_miss(const char *preset, const char *thp)
+/* The tables and TLB of ppc64 (arch/ppc64), which the core does not see:
+ * the TLB after every access, the HPT at the end. */
+static const char *ppc64_differ(const Cpu *ca, const Cpu *cb, gboolean hpt)
 {
-  const char *sets[] = { thp, "tlb.l1d_4k_entries=8", "tlb.l1d_4k_ways=2", "tlb.stlb_entries=64",
-                         "tlb.stlb_ways=4", "tlb.l1d_2m_entries=2", "tlb.l1d_2m_ways=2",
-                         "cpu.page_walkers=2", NULL };
+  const Tlb *ta = ppc64_cpu_tlb(ca), *tb = ppc64_cpu_tlb(cb);
+  if (memcmp(ta->tags, tb->tags, ta->sets * ta->ways * sizeof *ta->tags) != 0 ||
+      memcmp(ta->stamp, tb->stamp, ta->sets * ta->ways * sizeof *ta->stamp) != 0)
+    return "ppc64 TLB";
+  const Ppc64Slb *sa = ppc64_cpu_slb(ca), *sb = ppc64_cpu_slb(cb);
+  if (sa->n != sb->n || memcmp(sa->e, sb->e, sa->n * sizeof *sa->e) != 0)
+    return "SLB";
+  const Ppc64Hpt *ha = ppc64_cpu_hpt(ca), *hb = ppc64_cpu_hpt(cb);
+  for (uint64_t g = 0; hpt && g <= ppc64_hpt_mask(ha); g++)
+    for (unsigned i = 0; i < PPC64_HPTES_PER_GROUP; i++) {
+      Ppc64Hpte ea = ppc64_hpt_get(ha, g, i), eb = ppc64_hpt_get(hb, g, i);
+      if (ea.v != eb.v || ea.r != eb.r)
+        return "HPT";
+    }
+  return NULL;
+}
+
+/* An architecture's l1_miss (x86_64's or ppc64's, with its translation
+ * inlined) against the generic path on a twin machine: the same clock,
+ * counters and L1 contents (on ppc64 also the TLB and SLB, and the HPT at
+ * the end) after every access, over loads, stores, fetches, dependent
+ * loads, first touches (faults and retries, hash faults), a read-only and
+ * an unmapped range (SIGSEGV), addresses the hardware refuses
+ * (non-canonical; above the user limit), huge pages (kernel touch, the
+ * large refill) and small TLBs that miss and evict, at `base`.  `page` is
+ * the base page size, for the hot set; `bad` an address the hardware refuses; ppc64
+ * adds one page in each of `segments` 1T segments below base (256M ones too), more
+ * than the SLB holds. */
+static void check_l1_miss(const char *preset, const char *const *extra, uint64_t base, uint64_t page,
+                          uint64_t bad, unsigned segments)
+{
+  const char *sets[16] = { "tlb.l1d_4k_entries=8", "tlb.l1d_4k_ways=2", "tlb.stlb_entries=64",
+                           "tlb.stlb_ways=4", "cpu.page_walkers=2" };
+  unsigned n = 5;
+  for (unsigned i = 0; extra[i]; i++)
+    sets[n++] = extra[i];
   Thread *ta, *tb;
   Machine *a = fixture_machine(preset, sets), *b = fixture_machine(preset, sets);
+  gboolean ppc64 = strcmp(a->arch->name, "ppc64") == 0;
   ta = fixture_thread(a, 1);
   tb = fixture_thread(b, 1);
+  const uint64_t seg = 1ULL << 40;
   for (int i = 0; i < 2; i++) {
     Thread *t = i ? tb : ta;
-    fixture_vma(t, BASE, 16ULL << 20, PROT_R | PROT_W | PROT_X);
-    fixture_vma(t, BASE + (32ULL << 20), 1ULL << 20, PROT_R);
+    fixture_vma(t, base, 16ULL << 20, PROT_R | PROT_W | PROT_X);
+    fixture_vma(t, base + (32ULL << 20), 1ULL << 20, PROT_R);
+    for (unsigned k = 1; k <= segments; k++)
+      fixture_vma(t, base - k * seg, page, PROT_R | PROT_W);
   }
   Cpu *ca = a->cpus[0], *cb = b->cpus[0];
   ck_assert_ptr_nonnull(a->arch->l1_miss);
   ck_assert(ca->l1_miss == a->arch->l1_miss);
   cb->l1_miss = generic_l1_miss;
+  /* Two pages mapped already, used in turn before anything faults: their
+   * L1 refills come from the first attempt, not from a retry after a
+   * fault (which takes the generic path). */
+  uint64_t pre = base + (48ULL << 20);
+  for (int i = 0; i < 2; i++) {
+    Thread *t = i ? tb : ta;
+    fixture_vma(t, pre, 2 * page, PROT_R | PROT_W);
+    for (uint64_t k = 0; k < 2; k++)
+      ck_assert(pgtable_set(&t->mm->pt, pre + k * page, 1,
+                            pte_make(0x12340 + k * (page >> 12), PTE_P | PTE_RW | PTE_US | PTE_A | PTE_D), NULL));
+  }
+  for (unsigned k = 0; k < 3; k++) {
+    TraceRecord r = { .type = REC_ACCESS, .kind = ACC_LOAD, .addr = pre + (k % 2) * page, .size = 8 };
+    cpu_access(ca, ta, &r);
+    cpu_access(cb, tb, &r);
+    ck_assert_uint_eq(ca->clock, cb->clock);
+    ck_assert_msg(memcmp(ca->ctr.c, cb->ctr.c, sizeof ca->ctr.c) == 0, "%s: counters differ", preset);
+  }
+  ck_assert_uint_eq(ca->ctr.c[CTR_PAGE_FAULTS], 0);
   uint64_t x = 11;
   for (int i = 0; i < 6000; i++) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
     unsigned where = (unsigned)((x >> 58) % 32);
-    uint64_t va = BASE + ((x >> 20) % (16ULL << 20));
+    uint64_t va = base + ((x >> 20) % (16ULL << 20));
     if (where >= 12) /* 48 pages: more than the L1 holds, fewer than the STLB */
-      va = BASE + ((x >> 20) % 48) * 5 * 4096 + ((x >> 8) % 4096);
+      va = base + ((x >> 20) % 48) * 5 * page + ((x >> 8) % page);
     else if (where == 0)
-      va = BASE + (32ULL << 20) + ((x >> 20) % (2ULL << 20)); /* read-only, then unmapped */
+      va = base + (32ULL << 20) + ((x >> 20) % (2ULL << 20)); /* read-only, then unmapped */
     else if (where == 1)
-      va = (1ULL << 47) + ((x >> 20) % 4096); /* not canonical */
+      va = bad + ((x >> 20) % 4096);
+    else if (where <= 3 && segments)
+      va = base - (1 + (x >> 20) % segments) * seg + ((x >> 8) % page);
     unsigned kr = (unsigned)((x >> 40) % 16);
     AccessKind kind = kr < 8 ? ACC_LOAD : kr < 13 ? ACC_STORE : kr < 15 ? ACC_IFETCH : ACC_DEP_LOAD;
     TraceRecord r = { .type = REC_ACCESS, .kind = kind, .addr = va, .size = 8 };
@@ -618,23 +673,53 @@ static void check_l1_miss(const char *preset, const char *thp)
     else if (memcmp(la->tags, lb->tags, la->sets * la->ways * sizeof *la->tags) != 0 ||
              memcmp(la->stamp, lb->stamp, la->sets * la->ways * sizeof *la->stamp) != 0)
       diff = "L1 DTLB";
+    else if (ppc64)
+      diff = ppc64_differ(ca, cb, i == 5999);
     ck_assert_msg(diff == NULL, "%s access %d: %s differ (clock %" G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT ")",
                   preset, i, diff, ca->clock, cb->clock);
   }
-  /* Every branch was taken: walks, faults, SIGSEGVs, second-level hits. */
+  /* Every branch was taken: walks, faults, SIGSEGVs, second-level hits;
+   * huge pages when THP is on; on ppc64 hash faults, HPTE inserts and SLB
+   * misses. */
   ck_assert_uint_gt(ca->ctr.c[CTR_PAGE_WALKS], 100);
   ck_assert_uint_gt(ca->ctr.c[CTR_PAGE_FAULTS], 10);
   ck_assert_uint_gt(ca->ctr.c[CTR_SEGV], 10);
   ck_assert_uint_gt(ca->ctr.c[CTR_STLB_HITS], 20);
+  if (g_strv_contains(sets, "thp.enabled=always"))
+    ck_assert_uint_gt(ca->ctr.c[CTR_THP_FAULT_ALLOC] + ca->ctr.c[CTR_THP_ZERO_PAGE_MAPPED], 0);
+  if (ppc64) {
+    ck_assert_uint_gt(ca->ctr.c[CTR_HASH_FAULTS], 10);
+    ck_assert_uint_gt(ca->ctr.c[CTR_HPTE_INSERTS], 10);
+    ck_assert_uint_gt(ca->ctr.c[CTR_SLB_MISSES], 20);
+  }
   machine_free(a);
   machine_free(b);
 }
 
 START_TEST(test_arch_l1_miss_matches)
 {
-  check_l1_miss("skylake", "thp.enabled=never");
-  check_l1_miss("skylake", "thp.enabled=always");
-  check_l1_miss("zen4", "thp.enabled=always");
+  const char *x86[] = { "tlb.l1d_2m_entries=2", "tlb.l1d_2m_ways=2", NULL, NULL };
+  x86[2] = "thp.enabled=never";
+  check_l1_miss("skylake", x86, BASE, 4096, 1ULL << 47, 0);
+  x86[2] = "thp.enabled=always";
+  check_l1_miss("skylake", x86, BASE, 4096, 1ULL << 47, 0);
+  check_l1_miss("zen4", x86, BASE, 4096, 1ULL << 47, 0);
+}
+END_TEST
+
+/* The same for ppc64 hash: 64K pages, 16M THP, 4K pages, 256M segments. */
+START_TEST(test_ppc64_l1_miss_matches)
+{
+  const char *never[] = { "thp.enabled=never", NULL }, *always[] = { "thp.enabled=always", NULL };
+  const char *k4[] = { "thp.enabled=never", "mm.base_page_size=4K", NULL };
+  const char *seg256m[] = { "thp.enabled=always", "ppc64.segment_1t=false", NULL };
+  uint64_t limit64k = ppc64_user_limit(16), limit4k = ppc64_user_limit(12);
+  check_l1_miss("power7", never, BASE, 65536, limit64k, 40);
+  check_l1_miss("power7", always, BASE, 65536, limit64k, 40);
+  check_l1_miss("power9-hash", never, BASE, 65536, limit64k, 40);
+  check_l1_miss("power9-hash", seg256m, BASE, 65536, limit64k, 40);
+  /* 4K pages: the user limit is 64T, below BASE */
+  check_l1_miss("power7", k4, 48ULL << 40, 4096, limit4k, 40);
 }
 END_TEST
 
@@ -661,6 +746,7 @@ static Suite *cpu_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("l1_miss");
   tcase_add_test(tc, test_arch_l1_miss_matches);
+  tcase_add_test(tc, test_ppc64_l1_miss_matches);
   tcase_set_timeout(tc, 60);
   suite_add_tcase(s, tc);
   return s;
