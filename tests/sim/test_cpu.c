@@ -569,9 +569,17 @@ static gboolean generic_l1_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind ki
   return cpu_translate_miss(cpu, th, va, kind, t, pfn, flags, cpu->arch->translate);
 }
 
+/* Whether two TLBs of one geometry hold the same tags in the same order. */
+static gboolean same_tlb(const Tlb *a, const Tlb *b)
+{
+  size_t n = (size_t)a->sets * a->ways;
+  return memcmp(a->tags, b->tags, n * sizeof *a->tags) == 0 && memcmp(a->stamp, b->stamp, n * sizeof *a->stamp) == 0;
+}
+
 /* An architecture's l1_miss (x86_64's, with its translation inlined)
- * against the generic path on a twin machine: the same clock, counters and
- * L1 and STLB contents after every access, over loads, stores, fetches,
+ * against the generic path on a twin machine: the same clock, counters
+ * (the second level's hits and misses among them) and L1 DTLB and ITLB
+ * contents after every access, over loads, stores, fetches,
  * dependent loads, first touches (faults and retries), a read-only and an
  * unmapped range (SIGSEGV), non-canonical addresses, huge pages (kernel
  * touch, the large refill) and small TLBs that miss and evict. */
@@ -610,14 +618,14 @@ static void check_l1_miss(const char *preset, const char *thp)
     cpu_access(ca, ta, &r);
     cpu_access(cb, tb, &r);
     const char *diff = NULL;
-    const Tlb *la = ca->l1d[0], *lb = cb->l1d[0];
     if (ca->clock != cb->clock)
       diff = "clock";
     else if (memcmp(ca->ctr.c, cb->ctr.c, sizeof ca->ctr.c) != 0)
       diff = "counters";
-    else if (memcmp(la->tags, lb->tags, la->sets * la->ways * sizeof *la->tags) != 0 ||
-             memcmp(la->stamp, lb->stamp, la->sets * la->ways * sizeof *la->stamp) != 0)
+    else if (!same_tlb(ca->l1d[0], cb->l1d[0]))
       diff = "L1 DTLB";
+    else if (!same_tlb(ca->l1i[0], cb->l1i[0]))
+      diff = "L1 ITLB";
     ck_assert_msg(diff == NULL, "%s access %d: %s differ (clock %" G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT ")",
                   preset, i, diff, ca->clock, cb->clock);
   }
