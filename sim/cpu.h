@@ -61,7 +61,7 @@ struct Cpu {
     unsigned size, shift;
   } l1d_probe[ARCH_MAX_SIZES], l1i_probe[ARCH_MAX_SIZES];
   unsigned n_l1d_probe, n_l1i_probe;
-  /* How many of those a probe tries: 1, the base size, until l1_fill_large
+  /* How many of those a probe tries: 1, the base size, until cpu_l1_fill_large
    * has run (no L1 array can hold a larger size before), then all. */
   unsigned n_l1d_live, n_l1i_live;
   uint32_t l1_hit_cycles;
