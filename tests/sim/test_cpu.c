@@ -508,11 +508,24 @@ START_TEST(test_prefetch_slots)
   CpuPrefetch *pf = cpu_prefetch_new();
   cpu_prefetch_clear(pf);
   size_t pos = 0;
-  for (unsigned round = 0; round < 2; round++) /* the second from the region array */
+  for (unsigned round = 0; round < 2; round++) { /* the second from the region array */
     for (unsigned i = 0; i < G_N_ELEMENTS(vas); i++, pos++) {
       prefetch_at(m, t, pf, pos, vas[i]);
       check_slot(t, pf, pos, vas[i]);
     }
+    /* The array holds the leaf tables found (and only those: a region
+     * whose walk ends above level 1 is looked up again each time). */
+    for (unsigned i = 0; i < G_N_ELEMENTS(vas); i++) {
+      unsigned level, idx;
+      const PtNode *n = pgtable_lookup(pt, vas[i], &level, &idx);
+      uint64_t region = vas[i] >> pt->g.shift[2];
+      const __typeof__(pf->region[0]) *x = &pf->region[region & (CPU_PREFETCH_REGIONS - 1)];
+      gboolean held = x->key == (region << CPU_PREFETCH_EPOCH_BITS | pf->epoch);
+      ck_assert_msg(held == (level == 1), "va %#" G_GINT64_MODIFIER "x: level %u, held %d", vas[i], level, held);
+      if (held)
+        ck_assert(x->n == n && x->e == n->e && x->pfn == n->pfn);
+    }
+  }
   /* A region whose leaf table was freed and made again (after another
    * table took the freed one's host memory): the new table, not the one
    * the region array had kept. */
