@@ -370,7 +370,9 @@ void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *far, CpuPr
 void cpu_prefetch_clear(CpuPrefetch *pf);
 /* Drop the region array, after anything that may have ended an address
  * space (a system call): another may take its host memory, with as many
- * nodes freed. */
+ * nodes freed.  No record ends one yet (an Mm lives until the kernel is
+ * freed, mmu/kernel.c); the engine calls this after every system call so
+ * that the array stays safe when one does. */
 void cpu_prefetch_forget(CpuPrefetch *pf);
 /* Below this many table pages (4 KiB of host memory each) the page table
  * stays in the host's caches and prefetching it only costs instructions, so
