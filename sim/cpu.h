@@ -61,7 +61,7 @@ struct Cpu {
     unsigned size, shift;
   } l1d_probe[ARCH_MAX_SIZES], l1i_probe[ARCH_MAX_SIZES];
   unsigned n_l1d_probe, n_l1i_probe;
-  /* How many of those a probe tries: 1, the base size, until l1_fill_large
+  /* How many of those a probe tries: 1, the base size, until cpu_l1_fill_large
    * has run (no L1 array can hold a larger size before), then all. */
   unsigned n_l1d_live, n_l1i_live;
   uint32_t l1_hit_cycles;
@@ -370,7 +370,9 @@ void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *far, CpuPr
 void cpu_prefetch_clear(CpuPrefetch *pf);
 /* Drop the region array, after anything that may have ended an address
  * space (a system call): another may take its host memory, with as many
- * nodes freed. */
+ * nodes freed.  No record ends one yet (an Mm lives until the kernel is
+ * freed, mmu/kernel.c); the engine calls this after every system call so
+ * that the array stays safe when one does. */
 void cpu_prefetch_forget(CpuPrefetch *pf);
 /* Below this many table pages (4 KiB of host memory each) the page table
  * stays in the host's caches and prefetching it only costs instructions, so

@@ -50,8 +50,11 @@ void memsys_attach_dram(MemHier *h, Dram *d, unsigned node, const uint64_t *cloc
  * reference, kind MREQ_WALK written as a constant (the page walkers' every
  * reference), goes to memsys_access_walk(), the same steps without the
  * tests and counts a walk skips; any other to memsys_access_any(). */
-/* Both return the cycles in the low 32 bits and the level above (returned,
- * not stored: the caller's level then stays in a register). */
+static inline uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level);
+
+/* memsys_access() without the dispatch.  Both return the cycles in the low
+ * 32 bits and the level above (returned, not stored: the caller's level
+ * then stays in a register). */
 uint64_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind);
 uint64_t memsys_access_walk(MemHier *h, uint64_t pa);
 

@@ -240,6 +240,52 @@ START_TEST(test_stlb_fill_and_sizes)
 }
 END_TEST
 
+/* A 4K page's walk fills the second level whole: the L2 ITLB for a fetch
+ * where there is one (zen4), whose entry a load does not find in the STLB;
+ * the STLB for a fetch elsewhere (skylake), where a load then finds it; and
+ * nothing, with no walk saved, without a second level. */
+START_TEST(test_second_level_4k_fill)
+{
+  Xlat x;
+  Machine *m = fixture_machine("zen4", NULL);
+  Thread *t = fixture_thread(m, 1);
+  map_leaf(t, VA, 1, 0x70000, PTE_RW);
+  ck_assert_int_eq(xlat(m, t, VA, ACC_IFETCH, &x), XLAT_OK);
+  ck_assert(x.walked);
+  ck_assert_int_eq(xlat(m, t, VA + 64, ACC_IFETCH, &x), XLAT_OK);
+  ck_assert(!x.walked); /* the L2 ITLB */
+  ck_assert_uint_eq(x.pfn, 0x70000);
+  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert(x.walked); /* not in the STLB */
+  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert(!x.walked);
+  ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_STLB_HITS], 2);
+  machine_free(m);
+
+  m = fixture_machine("skylake", NULL);
+  t = fixture_thread(m, 1);
+  map_leaf(t, VA, 1, 0x70000, PTE_RW);
+  ck_assert_int_eq(xlat(m, t, VA, ACC_IFETCH, &x), XLAT_OK);
+  ck_assert(x.walked);
+  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert(!x.walked); /* the STLB holds the fetch's page */
+  ck_assert_uint_eq(x.pfn, 0x70000);
+  ck_assert_uint_eq(x.size, X86_4K);
+  machine_free(m);
+
+  const char *none[] = { "tlb.stlb_entries=0", NULL };
+  m = fixture_machine("skylake", none);
+  t = fixture_thread(m, 1);
+  map_leaf(t, VA, 1, 0x70000, PTE_RW);
+  for (int i = 0; i < 2; i++) {
+    ck_assert_int_eq(xlat(m, t, VA, i ? ACC_IFETCH : ACC_LOAD, &x), XLAT_OK);
+    ck_assert(x.walked);
+  }
+  ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_STLB_HITS], 0);
+  machine_free(m);
+}
+END_TEST
+
 START_TEST(test_accessed_dirty_and_permissions)
 {
   Machine *m = fixture_machine("skylake", NULL);
@@ -319,6 +365,7 @@ static Suite *x86_suite(void)
   tcase_add_test(tc, test_pwc_lru_same_bucket);
   tcase_add_test(tc, test_pwc_flush_keeps_order);
   tcase_add_test(tc, test_stlb_fill_and_sizes);
+  tcase_add_test(tc, test_second_level_4k_fill);
   tcase_add_test(tc, test_accessed_dirty_and_permissions);
   tcase_add_test(tc, test_pcid_isolation);
   tcase_add_test(tc, test_walk_refs_use_caches);

@@ -509,11 +509,24 @@ START_TEST(test_prefetch_slots)
   CpuPrefetch *pf = cpu_prefetch_new();
   cpu_prefetch_clear(pf);
   size_t pos = 0;
-  for (unsigned round = 0; round < 2; round++) /* the second from the region array */
+  for (unsigned round = 0; round < 2; round++) { /* the second from the region array */
     for (unsigned i = 0; i < G_N_ELEMENTS(vas); i++, pos++) {
       prefetch_at(m, t, pf, pos, vas[i]);
       check_slot(t, pf, pos, vas[i]);
     }
+    /* The array holds the leaf tables found (and only those: a region
+     * whose walk ends above level 1 is looked up again each time). */
+    for (unsigned i = 0; i < G_N_ELEMENTS(vas); i++) {
+      unsigned level, idx;
+      const PtNode *n = pgtable_lookup(pt, vas[i], &level, &idx);
+      uint64_t region = vas[i] >> pt->g.shift[2];
+      const __typeof__(pf->region[0]) *x = &pf->region[region & (CPU_PREFETCH_REGIONS - 1)];
+      gboolean held = x->key == (region << CPU_PREFETCH_EPOCH_BITS | pf->epoch);
+      ck_assert_msg(held == (level == 1), "va %#" G_GINT64_MODIFIER "x: level %u, held %d", vas[i], level, held);
+      if (held)
+        ck_assert(x->n == n && x->e == n->e && x->pfn == n->pfn);
+    }
+  }
   /* A region whose leaf table was freed and made again (after another
    * table took the freed one's host memory): the new table, not the one
    * the region array had kept. */
@@ -570,6 +583,13 @@ static gboolean generic_l1_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind ki
   return cpu_translate_miss(cpu, th, va, kind, t, pfn, flags, cpu->arch->translate);
 }
 
+/* Whether two TLBs of one geometry hold the same tags in the same order. */
+static gboolean same_tlb(const Tlb *a, const Tlb *b)
+{
+  size_t n = (size_t)a->sets * a->ways;
+  return memcmp(a->tags, b->tags, n * sizeof *a->tags) == 0 && memcmp(a->stamp, b->stamp, n * sizeof *a->stamp) == 0;
+}
+
 /* The tables and TLB of ppc64 (arch/ppc64), which the core does not see:
  * the TLB after every access, the HPT at the end. */
 static const char *ppc64_differ(const Cpu *ca, const Cpu *cb, gboolean hpt)
@@ -593,8 +613,9 @@ static const char *ppc64_differ(const Cpu *ca, const Cpu *cb, gboolean hpt)
 
 /* An architecture's l1_miss (x86_64's or ppc64's, with its translation
  * inlined) against the generic path on a twin machine: the same clock,
- * counters and L1 contents (on ppc64 also the TLB and SLB, and the HPT at
- * the end) after every access, over loads, stores, fetches, dependent
+ * counters (the second level's hits and misses among them: x86's second
+ * level is seen only through them) and L1 DTLB and ITLB contents (on ppc64
+ * also the TLB and SLB, and the HPT at the end) after every access, over loads, stores, fetches, dependent
  * loads, first touches (faults and retries, hash faults), a read-only and
  * an unmapped range (SIGSEGV), addresses the hardware refuses
  * (non-canonical; above the user limit), huge pages (kernel touch, the
@@ -665,14 +686,14 @@ static void check_l1_miss(const char *preset, const char *const *extra, uint64_t
     cpu_access(ca, ta, &r);
     cpu_access(cb, tb, &r);
     const char *diff = NULL;
-    const Tlb *la = ca->l1d[0], *lb = cb->l1d[0];
     if (ca->clock != cb->clock)
       diff = "clock";
     else if (memcmp(ca->ctr.c, cb->ctr.c, sizeof ca->ctr.c) != 0)
       diff = "counters";
-    else if (memcmp(la->tags, lb->tags, la->sets * la->ways * sizeof *la->tags) != 0 ||
-             memcmp(la->stamp, lb->stamp, la->sets * la->ways * sizeof *la->stamp) != 0)
+    else if (!same_tlb(ca->l1d[0], cb->l1d[0]))
       diff = "L1 DTLB";
+    else if (!same_tlb(ca->l1i[0], cb->l1i[0]))
+      diff = "L1 ITLB";
     else if (ppc64)
       diff = ppc64_differ(ca, cb, i == 5999);
     ck_assert_msg(diff == NULL, "%s access %d: %s differ (clock %" G_GUINT64_FORMAT " against %" G_GUINT64_FORMAT ")",
