@@ -393,12 +393,13 @@ static double flows_work(const Dram *d, const DramQueue *q, double lo, double hi
   return w;
 }
 
-/* flows_work() of up to three spans [lo[k], hi[k]) in one pass over the
- * flows, each sum taken in the same order: opening a window after a gap
- * asks for three (a fault's clearing opens one almost every time). */
-static void flows_work_spans(const Dram *d, const DramQueue *q, unsigned n, const double *lo, const double *hi,
-                             double *work)
+/* flows_work() of three spans [lo[k], hi[k]) in one pass over the flows,
+ * each sum taken in the same order: opening a window after a gap asks for
+ * three (a fault's clearing opens one almost every time), otherwise the
+ * spans not asked for are empty. */
+static void flows_work_spans(const Dram *d, const DramQueue *q, const double *lo, const double *hi, double *work)
 {
+  enum { n = 3 };  /* always three: a constant count keeps the sums in registers */
   double first = lo[0];
   for (unsigned k = 0; k < n; k++) {
     work[k] = 0;
@@ -468,7 +469,9 @@ static __attribute__((noinline)) DramWindow *queue_open(Dram *d, DramQueue *q, u
   at[OWN] = n;
   lo[n] = (double)b * win;
   hi[n++] = (double)(b + 1) * win;
-  flows_work_spans(d, q, n, lo, hi, work);
+  for (unsigned k = n; k < G_N_ELEMENTS(lo); k++)
+    lo[k] = hi[k] = lo[at[OWN]];  /* empty, and no earlier: adds nothing, skips nothing */
+  flows_work_spans(d, q, lo, hi, work);
 
   double backlog = 0, rho = 0;
   if (prev) {
