@@ -234,7 +234,7 @@ static inline FreeList *list_of(const BuddyZone *z, unsigned order, MigrateType 
   return &z->lists[order * N_MIGRATETYPES + mt];
 }
 
-static void list_add(BuddyZone *z, uint64_t pfn, unsigned order, MigrateType mt)
+static inline void list_add(BuddyZone *z, uint64_t pfn, unsigned order, MigrateType mt)
 {
   FreeList *l = list_of(z, order, mt);
   if (l->len == l->cap) {
@@ -252,7 +252,7 @@ static void list_add(BuddyZone *z, uint64_t pfn, unsigned order, MigrateType mt)
 }
 
 /* Take the free block headed by pfn off its list; its head becomes NONE. */
-static void list_del(BuddyZone *z, uint64_t pfn)
+static inline void list_del(BuddyZone *z, uint64_t pfn)
 {
   BuddyPage *p = page_of(z, pfn);
   FreeList *l = list_of(z, p->order, p->mt);
@@ -455,7 +455,7 @@ static void chunk_materialise(BuddyZone *z, uint64_t c)
 
 /* The free area (order, mt): its list, the clean implicit chunks for the
  * max-order MOVABLE area, and the blocks inside dirty implicit chunks. */
-static gboolean area_empty(const BuddyZone *z, unsigned order, MigrateType mt)
+static inline gboolean area_empty(const BuddyZone *z, unsigned order, MigrateType mt)
 {
   if (list_of(z, order, mt)->len)
     return FALSE;

@@ -95,9 +95,10 @@ static void charge_tables(Kernel *k, Cpu *cpu, unsigned tables, uint64_t *cycles
   *cycles += tables * (k->ptpage_cycles + k->clear_4k_cycles); /* table pages are 4K frames */
 }
 
-/* Allocate and map a zeroed page for a write at va. */
-static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64_t va, uint64_t *cycles,
-                                unsigned *tables)
+/* Allocate and map a zeroed page for a write at va.  found: what
+ * pgtable_find() found for va, or NULL. */
+static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64_t va, const PtFound *found,
+                                uint64_t *cycles, unsigned *tables)
 {
   uint64_t pfn;
   MemPlacement place;
@@ -110,7 +111,7 @@ static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint6
     return FAULT_OOM;
   }
   uint64_t entry = pte_make(pfn, leaf_flags(v) | PTE_RW | PTE_D);
-  if (!pgtable_set(&mm->pt, va, 1, entry, tables)) {
+  if (!(found ? pgtable_set_found(&mm->pt, found, va, entry, tables) : pgtable_set(&mm->pt, va, 1, entry, tables))) {
     physmem_release(k->pm, pfn, k->base_order);
     k->oom = TRUE;
     return FAULT_OOM;
@@ -224,7 +225,7 @@ static FaultResult huge_present(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, PtNod
         return FAULT_OOM;
       unsigned tables = 0;
       uint64_t page_va = va & ~(k->base_bytes - 1);
-      FaultResult r = map_new_page(k, cpu, mm, v, page_va, cycles, &tables);
+      FaultResult r = map_new_page(k, cpu, mm, v, page_va, NULL, cycles, &tables);
       if (r != FAULT_MAPPED)
         return r;
       machine_flush_range(k->m, cpu, mm, page_va, page_va + k->base_bytes);
@@ -323,11 +324,14 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
     return segv(k, cpu, mm, va, "protection", cycles);
   if (v->flags & MAP_F_HUGETLB)
     return hugetlb_fault(k, cpu, mm, v, va, kind, cycles);
-  if (numa_balance_marked(mm, va)) /* a PROT_NONE entry of the NUMA scanner */
+  /* One descent serves the NUMA test, the paths below and the new PTE. */
+  PtFound found;
+  pgtable_find(&mm->pt, va, &found);
+  if (numa_balance_marked_found(&found)) /* a PROT_NONE entry of the NUMA scanner */
     return numa_balance_fault(k, cpu, mm, v, va, kind, cycles);
 
-  unsigned level, idx, tables = 0;
-  PtNode *n = pgtable_lookup(&mm->pt, va, &level, &idx);
+  unsigned level = found.level, idx = found.index, tables = 0;
+  PtNode *n = found.table;
   uint64_t e = n->e[idx];
   if (level == 2 && (e & PTE_P) && (e & PTE_PS))
     return huge_present(k, cpu, mm, v, n, idx, va, kind, cycles);
@@ -340,7 +344,10 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
     FaultResult r = huge_anonymous(k, cpu, mm, v, va, kind, cycles, &fallback);
     if (r != FAULT_MAPPED || !fallback)
       return r;
-    n = pgtable_lookup(&mm->pt, va, &level, &idx);
+    pgtable_find(&mm->pt, va, &found);
+    level = found.level;
+    idx = found.index;
+    n = found.table;
     e = n->e[idx];
   }
 
@@ -349,7 +356,7 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
   uint64_t page_va = va & ~(k->base_bytes - 1);
   if ((e & PTE_P) && level == 1 && (e & PTE_SW_ZERO) && kind == ACC_STORE) {
     /* Copy-on-write of the zero page: a fresh zeroed page replaces it. */
-    r = map_new_page(k, cpu, mm, v, page_va, cycles, &tables);
+    r = map_new_page(k, cpu, mm, v, page_va, &found, cycles, &tables);
     if (r != FAULT_MAPPED)
       return r;
     machine_flush_range(k->m, cpu, mm, page_va, page_va + k->base_bytes);
@@ -379,7 +386,7 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
     mm->rss_pages += UINT64_C(1) << k->base_order;
     what = "zero-page";
   } else {
-    r = map_new_page(k, cpu, mm, v, page_va, cycles, &tables);
+    r = map_new_page(k, cpu, mm, v, page_va, &found, cycles, &tables);
     if (r != FAULT_MAPPED)
       return r;
     cpu->ctr.c[CTR_FAULTS_ANON]++;

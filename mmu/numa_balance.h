@@ -99,6 +99,9 @@ gboolean numa_balance_task_info(NumaBalance *nb, const Thread *t, NumaTaskInfo *
  * PMD, or a page-table PMD marked by the pmd scheme)?  fault_handle asks
  * before its own paths and calls numa_balance_fault when it does. */
 gboolean numa_balance_marked(const Mm *mm, uint64_t va);
+/* numa_balance_marked() of the va that f was just found for (pgtable_find),
+ * without a descent of its own. */
+gboolean numa_balance_marked_found(const PtFound *f);
 
 /* The fault path found a PTE or PMD marked PTE_SW_NUMA at va: do_numa_page /
  * do_huge_pmd_numa_page.  *cycles gets the handler's cost. */

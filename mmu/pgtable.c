@@ -196,6 +196,22 @@ PtNode *pgtable_lookup(const PageTable *pt, uint64_t va, unsigned *level, unsign
   }
 }
 
+void pgtable_find(const PageTable *pt, uint64_t va, PtFound *f)
+{
+  PtNode *n = pt->root;
+  uint64_t up = 0;
+  for (unsigned l = pt->g.levels;; l--) {
+    unsigned i = pgtable_index(&pt->g, l, va);
+    uint64_t e = n->e[i];
+    if (l == 1 || !(e & PTE_P) || is_leaf(e, l) || !n->child[i]) {
+      *f = (PtFound){ .table = n, .level = l, .index = i, .up_entry = up, .nodes_freed = pt->host.nodes_freed };
+      return;
+    }
+    up = e;
+    n = n->child[i];
+  }
+}
+
 PtNode *pgtable_ensure(PageTable *pt, uint64_t va, unsigned level, unsigned *allocated)
 {
   PtNode *n = pt->root;
@@ -223,6 +239,16 @@ PtNode *pgtable_ensure(PageTable *pt, uint64_t va, unsigned level, unsigned *all
   return n;
 }
 
+/* Entry i of n becomes `entry`, n->used kept. */
+static inline void entry_store(PtNode *n, unsigned i, uint64_t entry)
+{
+  if (n->e[i] == 0 && entry != 0)
+    n->used++;
+  else if (n->e[i] != 0 && entry == 0)
+    n->used--;
+  n->e[i] = entry;
+}
+
 gboolean pgtable_set(PageTable *pt, uint64_t va, unsigned level, uint64_t entry, unsigned *allocated)
 {
   PtNode *n = pgtable_ensure(pt, va, level, allocated);
@@ -231,12 +257,20 @@ gboolean pgtable_set(PageTable *pt, uint64_t va, unsigned level, uint64_t entry,
   unsigned i = pgtable_index(&pt->g, level, va);
   if (n->child && n->child[i])
     return FALSE; /* a lower table still hangs here: its pages would be lost */
-  if (n->e[i] == 0 && entry != 0)
-    n->used++;
-  else if (n->e[i] != 0 && entry == 0)
-    n->used--;
-  n->e[i] = entry;
+  entry_store(n, i, entry);
   return TRUE;
+}
+
+gboolean pgtable_set_found(PageTable *pt, const PtFound *f, uint64_t va, uint64_t entry, unsigned *allocated)
+{
+  /* A PTE table still in the tree is where pgtable_ensure() would descend
+   * to: every upper entry on the way is a table (a table under a huge or
+   * foreign entry is never kept), and level 1 has no child to protect. */
+  if (f->level == 1 && f->nodes_freed == pt->host.nodes_freed) {
+    entry_store(f->table, f->index, entry);
+    return TRUE;
+  }
+  return pgtable_set(pt, va, 1, entry, allocated);
 }
 
 /* Clear [start, end) below table n (covering base va `base` at its level).

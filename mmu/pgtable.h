@@ -111,6 +111,20 @@ static inline uint64_t pgtable_entry_span(const PtGeometry *g, unsigned level)
  * (never NULL) and its level; *index gets the entry's index. */
 PtNode *pgtable_lookup(const PageTable *pt, uint64_t va, unsigned *level, unsigned *index);
 
+/* What pgtable_find() found for one va: pgtable_lookup()'s table, level
+ * and index, and the entry above that led to the table (0 at the root).
+ * nodes_freed stamps it: the table stays in the tree while
+ * PtHostPool.nodes_freed is unchanged (any table unhooked is freed). */
+typedef struct {
+  PtNode *table;
+  unsigned level, index;
+  uint64_t up_entry;
+  uint64_t nodes_freed;
+} PtFound;
+
+/* pgtable_lookup() of va into *f. */
+void pgtable_find(const PageTable *pt, uint64_t va, PtFound *f);
+
 /* Make sure the table at `level` covering `va` exists, allocating tables
  * above it.  Returns it, or NULL when allocation failed or a leaf is in the
  * way (a huge leaf, present or not, or any other non-table entry).
@@ -122,6 +136,12 @@ PtNode *pgtable_ensure(PageTable *pt, uint64_t va, unsigned level, unsigned *all
  * pgtable_ensure fails or, above level 1, a lower table still hangs under the
  * entry (clear the range first, as a collapse does); the entry is unchanged. */
 gboolean pgtable_set(PageTable *pt, uint64_t va, unsigned level, uint64_t entry, unsigned *allocated);
+
+/* pgtable_set(pt, va, 1, entry, allocated) for the va pgtable_find() found
+ * f for: a fault's one descent.  When f found the PTE and no table was freed
+ * since, the entry is stored in f's table without a second descent; the
+ * result is the same either way. */
+gboolean pgtable_set_found(PageTable *pt, const PtFound *f, uint64_t va, uint64_t entry, unsigned *allocated);
 
 /* Called for each present leaf in an unmapped range; the callee frees the
  * page it maps.  `level` tells its size. */

@@ -82,11 +82,13 @@ typedef struct {
   double rate;
 } DramFlow;
 
-/* Flows per block of a queue's flow array (below). */
+/* Flows per block of a queue's flow array, blocks per group (below). */
 #define DRAM_FLOW_BLOCK 8u
+#define DRAM_FLOW_GROUP 8u
+#define DRAM_GROUP_SLOTS (DRAM_FLOW_GROUP * DRAM_FLOW_BLOCK)
 
-/* Bounds on the ends of the flows in one block of slots: every live flow of
- * the block ends in [min_end, max_end]. */
+/* Bounds on the ends of the flows in one block (or group) of slots: every
+ * live flow of the block ends in [min_end, max_end]. */
 typedef struct {
   double min_end, max_end;
 } DramFlowBlock;
@@ -104,13 +106,17 @@ typedef struct {
  * blocks whose flows all ended before it, the pruning after a new window
  * those whose flows all end after the horizon.  Bounds may be loose (a
  * flow moved or removed leaves them wide, which only costs a visit); the
- * pruning makes those of a block it visits exact. */
+ * pruning makes those of a block it visits exact.  Each group of
+ * DRAM_FLOW_GROUP blocks keeps bounds on its blocks' the same way, so that
+ * a pass looks at a few groups and the blocks of one or two, not at every
+ * block (a fault's clearing made three such passes over some 30 blocks). */
 typedef struct {
   DramWindow win[DRAM_WINDOWS];  /* by window number % DRAM_WINDOWS */
   uint64_t newest;               /* highest window opened */
   DramFlow *flow;                /* bulk transfers that may still matter */
   DramFlowBlock *block;          /* [slot / DRAM_FLOW_BLOCK] */
-  unsigned n_flows, cap_flows;   /* cap_flows: a multiple of DRAM_FLOW_BLOCK */
+  DramFlowBlock *group;          /* [slot / DRAM_GROUP_SLOTS] */
+  unsigned n_flows, cap_flows;   /* cap_flows: a multiple of DRAM_GROUP_SLOTS */
 } DramQueue;
 struct Dram {
   DramHot hot;              /* first: dram_prefetch_open() in dram.h reads it */
@@ -202,6 +208,7 @@ void dram_free(Dram *d)
     for (unsigned k = 0; k < G_N_ELEMENTS(qs); k++) {
       g_free(qs[k]->flow);
       g_free(qs[k]->block);
+      g_free(qs[k]->group);
     }
   }
   g_free(d->mc);
@@ -256,12 +263,20 @@ gboolean dram_flow_bounds_hold(const Dram *d)
   for (unsigned i = 0; i < 3 * d->nodes; i++) {
     const DramQueue *q = i < d->nodes ? &d->mc[i] : i < 2 * d->nodes ? &d->out[i - d->nodes] : &d->in[i - 2 * d->nodes];
     for (unsigned k = 0; k < q->n_flows; k++) {
-      const DramFlowBlock *b = &q->block[k / DRAM_FLOW_BLOCK];
+      const DramFlowBlock *b = &q->block[k / DRAM_FLOW_BLOCK], *g = &q->group[k / DRAM_GROUP_SLOTS];
       if (!(q->flow[k].end >= b->min_end && q->flow[k].end <= b->max_end))
+        return FALSE;
+      if (!(b->min_end >= g->min_end && b->max_end <= g->max_end))
         return FALSE;
     }
   }
   return TRUE;
+}
+
+unsigned dram_flows_held(const Dram *d, unsigned node)
+{
+  g_return_val_if_fail(node < d->nodes, 0);
+  return d->mc[node].n_flows;
 }
 
 gboolean dram_same_flows(const Dram *a, const Dram *b)
@@ -281,44 +296,66 @@ gboolean dram_same_flows(const Dram *a, const Dram *b)
 static void flows_append(DramQueue *q, const DramFlow *f)
 {
   if (q->n_flows == q->cap_flows) {
-    q->cap_flows = q->cap_flows ? 2 * q->cap_flows : 4 * DRAM_FLOW_BLOCK;
+    q->cap_flows = q->cap_flows ? 2 * q->cap_flows : DRAM_GROUP_SLOTS;
     q->flow = g_renew(DramFlow, q->flow, q->cap_flows);
     q->block = g_renew(DramFlowBlock, q->block, q->cap_flows / DRAM_FLOW_BLOCK);
+    q->group = g_renew(DramFlowBlock, q->group, q->cap_flows / DRAM_GROUP_SLOTS);
   }
   unsigned i = q->n_flows++;
   q->flow[i] = *f;
-  DramFlowBlock *b = &q->block[i / DRAM_FLOW_BLOCK];
+  DramFlowBlock *b = &q->block[i / DRAM_FLOW_BLOCK], *g = &q->group[i / DRAM_GROUP_SLOTS];
   if (i % DRAM_FLOW_BLOCK == 0) {  /* the block's other slots hold no flow */
     b->min_end = b->max_end = f->end;
   } else {
     b->min_end = MIN(b->min_end, f->end);
     b->max_end = MAX(b->max_end, f->end);
   }
+  if (i % DRAM_GROUP_SLOTS == 0) {  /* nor do the group's */
+    g->min_end = g->max_end = f->end;
+  } else {
+    g->min_end = MIN(g->min_end, f->end);
+    g->max_end = MAX(g->max_end, f->end);
+  }
 }
 
 /* Drops the flows that ended by `horizon`, each replaced by the last flow
- * (visiting the slots in order, a replaced slot again).  Blocks whose flows
- * all end after the horizon lose none and gain none, and are skipped. */
+ * (visiting the slots in order, a replaced slot again).  Blocks and groups
+ * whose flows all end after the horizon lose none and gain none, and are
+ * skipped; a group visited gets the bounds of its blocks. */
 static void flows_prune(const Dram *d, DramQueue *q, double horizon)
 {
   double skip_from = d->flows_unblocked ? INFINITY : horizon;
-  DramFlowBlock *b = q->block;
-  for (unsigned k0 = 0; k0 < q->n_flows; k0 += DRAM_FLOW_BLOCK, b++) {
-    if (b->min_end > skip_from)
+  DramFlowBlock *g = q->group;
+  DramFlow *flow = q->flow;
+  unsigned n = q->n_flows;  /* in a local: the stores to flow[] could alias it */
+  for (unsigned g0 = 0; g0 < n; g0 += DRAM_GROUP_SLOTS, g++) {
+    if (g->min_end > skip_from)
       continue;
-    double lo = INFINITY, hi = -INFINITY;
-    for (unsigned i = k0; i < MIN(k0 + DRAM_FLOW_BLOCK, q->n_flows);) {
-      if (q->flow[i].end <= horizon) {
-        q->flow[i] = q->flow[--q->n_flows];
-      } else {
-        lo = MIN(lo, q->flow[i].end);
-        hi = MAX(hi, q->flow[i].end);
-        i++;
+    double glo = INFINITY, ghi = -INFINITY;
+    for (unsigned k0 = g0; k0 < MIN(g0 + DRAM_GROUP_SLOTS, n); k0 += DRAM_FLOW_BLOCK) {
+      DramFlowBlock *b = &q->block[k0 / DRAM_FLOW_BLOCK];
+      if (b->min_end <= skip_from) {
+        double lo = INFINITY, hi = -INFINITY;
+        for (unsigned i = k0; i < MIN(k0 + DRAM_FLOW_BLOCK, n);) {
+          double end = flow[i].end;
+          if (end <= horizon) {
+            flow[i] = flow[--n];
+          } else {
+            lo = MIN(lo, end);
+            hi = MAX(hi, end);
+            i++;
+          }
+        }
+        b->min_end = lo;
+        b->max_end = hi;
       }
+      glo = MIN(glo, b->min_end);
+      ghi = MAX(ghi, b->max_end);
     }
-    b->min_end = lo;
-    b->max_end = hi;
+    g->min_end = glo;
+    g->max_end = ghi;
   }
+  q->n_flows = n;
 }
 
 /* The bound below which a block's flows are skipped by a sum from lo. */
@@ -331,50 +368,63 @@ static inline double flows_floor(const Dram *d, double lo)
 static double flows_work(const Dram *d, const DramQueue *q, double lo, double hi)
 {
   double w = 0, skip_to = flows_floor(d, lo);
-  const DramFlowBlock *blk = q->block;
-  for (unsigned k0 = 0; k0 < q->n_flows; k0 += DRAM_FLOW_BLOCK, blk++) {
-    if (blk->max_end <= skip_to)
+  unsigned n = q->n_flows;
+  const DramFlowBlock *grp = q->group;
+  for (unsigned g0 = 0; g0 < n; g0 += DRAM_GROUP_SLOTS, grp++) {
+    if (grp->max_end <= skip_to)
       continue;
-    unsigned k1 = MIN(k0 + DRAM_FLOW_BLOCK, q->n_flows);
-    for (unsigned i = k0; i < k1; i++) {
-      const DramFlow *f = &q->flow[i];
-      /* Most flows a queue remembers ended before the span asked about: one
-       * compare rules them out (b <= a below for them, nothing added). */
-      if (f->end <= lo)
+    unsigned g1 = MIN(g0 + DRAM_GROUP_SLOTS, n);
+    for (unsigned k0 = g0; k0 < g1; k0 += DRAM_FLOW_BLOCK) {
+      if (q->block[k0 / DRAM_FLOW_BLOCK].max_end <= skip_to)
         continue;
-      double a = MAX(f->start, lo), b = MIN(f->end, hi);
-      if (b > a)
-        w += (b - a) * f->rate;
+      unsigned k1 = MIN(k0 + DRAM_FLOW_BLOCK, n);
+      for (unsigned i = k0; i < k1; i++) {
+        const DramFlow *f = &q->flow[i];
+        /* Most flows a queue remembers ended before the span asked about:
+         * one compare rules them out (b <= a below for them, nothing added). */
+        if (f->end <= lo)
+          continue;
+        double a = MAX(f->start, lo), b = MIN(f->end, hi);
+        if (b > a)
+          w += (b - a) * f->rate;
+      }
     }
   }
   return w;
 }
 
-/* flows_work() of up to three spans [lo[k], hi[k]) in one pass over the
- * flows, each sum taken in the same order: opening a window after a gap
- * asks for three (a fault's clearing opens one almost every time). */
-static void flows_work_spans(const Dram *d, const DramQueue *q, unsigned n, const double *lo, const double *hi,
-                             double *work)
+/* flows_work() of three spans [lo[k], hi[k]) in one pass over the flows,
+ * each sum taken in the same order: opening a window after a gap asks for
+ * three (a fault's clearing opens one almost every time), otherwise the
+ * spans not asked for are empty. */
+static void flows_work_spans(const Dram *d, const DramQueue *q, const double *lo, const double *hi, double *work)
 {
+  enum { n = 3 };  /* always three: a constant count keeps the sums in registers */
   double first = lo[0];
   for (unsigned k = 0; k < n; k++) {
     work[k] = 0;
     first = MIN(first, lo[k]);
   }
   double skip_to = flows_floor(d, first);
-  const DramFlowBlock *blk = q->block;
-  for (unsigned k0 = 0; k0 < q->n_flows; k0 += DRAM_FLOW_BLOCK, blk++) {
-    if (blk->max_end <= skip_to)
+  unsigned nf = q->n_flows;
+  const DramFlowBlock *grp = q->group;
+  for (unsigned g0 = 0; g0 < nf; g0 += DRAM_GROUP_SLOTS, grp++) {
+    if (grp->max_end <= skip_to)
       continue;
-    unsigned k1 = MIN(k0 + DRAM_FLOW_BLOCK, q->n_flows);
-    for (unsigned i = k0; i < k1; i++) {
-      const DramFlow *f = &q->flow[i];
-      if (f->end <= first)
+    unsigned g1 = MIN(g0 + DRAM_GROUP_SLOTS, nf);
+    for (unsigned k0 = g0; k0 < g1; k0 += DRAM_FLOW_BLOCK) {
+      if (q->block[k0 / DRAM_FLOW_BLOCK].max_end <= skip_to)
         continue;
-      for (unsigned k = 0; k < n; k++) {
-        double a = MAX(f->start, lo[k]), b = MIN(f->end, hi[k]);
-        if (b > a)
-          work[k] += (b - a) * f->rate;
+      unsigned k1 = MIN(k0 + DRAM_FLOW_BLOCK, nf);
+      for (unsigned i = k0; i < k1; i++) {
+        const DramFlow *f = &q->flow[i];
+        if (f->end <= first)
+          continue;
+        for (unsigned k = 0; k < n; k++) {
+          double a = MAX(f->start, lo[k]), b = MIN(f->end, hi[k]);
+          if (b > a)
+            work[k] += (b - a) * f->rate;
+        }
       }
     }
   }
@@ -419,7 +469,9 @@ static __attribute__((noinline)) DramWindow *queue_open(Dram *d, DramQueue *q, u
   at[OWN] = n;
   lo[n] = (double)b * win;
   hi[n++] = (double)(b + 1) * win;
-  flows_work_spans(d, q, n, lo, hi, work);
+  for (unsigned k = n; k < G_N_ELEMENTS(lo); k++)
+    lo[k] = hi[k] = lo[at[OWN]];  /* empty, and no earlier: adds nothing, skips nothing */
+  flows_work_spans(d, q, lo, hi, work);
 
   double backlog = 0, rho = 0;
   if (prev) {

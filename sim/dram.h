@@ -117,6 +117,8 @@ static inline gboolean dram_access_open(Dram *d, uint64_t now, Counters *ctr, ui
 void dram_scan_every_flow(Dram *d);
 /* For tests: every flow's end lies within the bounds of its block. */
 gboolean dram_flow_bounds_hold(const Dram *d);
+/* For tests: the bulk flows node's memory controller remembers. */
+unsigned dram_flows_held(const Dram *d, unsigned node);
 /* For tests: a and b hold the same flows in the same order at every queue. */
 gboolean dram_same_flows(const Dram *a, const Dram *b);
 

@@ -800,6 +800,74 @@ START_TEST(test_ppc64_64k_thp)
 }
 END_TEST
 
+/* The fault path's test of the entry it found (numa_balance_marked_found)
+ * answers as numa_balance_marked's own descent: marked and unmarked PTEs,
+ * present or not, a PMD table marked whole, huge PMDs marked or not, a
+ * non-present PMD with the bit, empty PMDs and an empty PUD, changed at
+ * random. */
+START_TEST(test_marked_found)
+{
+  static const char *const sets[] = { TWO_NODES, "thp.enabled=never", NULL };
+  Fx f;
+  setup(&f, sets, FALSE);
+  PageTable *pt = &f.t->mm->pt;
+  const uint64_t pte = PTE_P | PTE_RW | PTE_US | PTE_A;
+  GRand *r = g_rand_new_with_seed(3);
+  unsigned marked = 0, found_levels[4] = { 0 };
+  for (unsigned step = 0; step < 4000; step++) {
+    unsigned pmd = (unsigned)g_rand_int_range(r, 0, 6);
+    uint64_t va = BASE + pmd * PMD + (uint64_t)g_rand_int_range(r, 0, 4) * PAGE;
+    gboolean far = g_rand_int_range(r, 0, 8) == 0;
+    if (far)
+      va += 512 * PMD; /* the next PUD: left empty */
+    else if (g_rand_int_range(r, 0, 3) == 0) {
+      uint64_t numa = g_rand_boolean(r) ? PTE_SW_NUMA : 0;
+      uint64_t pfn = (uint64_t)g_rand_int_range(r, 1, 64) << 9;
+      switch (pmd) {
+      case 0: /* a table of PTEs, some marked, some not present */
+        pgtable_set(pt, va, 1, g_rand_boolean(r) ? pte_make(pfn, pte | numa) : numa, NULL);
+        break;
+      case 1: { /* a table marked whole, or not */
+        pgtable_set(pt, va, 1, pte_make(pfn, pte), NULL);
+        unsigned level, idx;
+        PtNode *n = pgtable_lookup(pt, BASE + PMD, &level, &idx);
+        ck_assert_uint_eq(level, 1);
+        (void)n;
+        PtNode *up = pt->root;
+        for (unsigned l = pt->g.levels; l > 2; l--)
+          up = up->child[pgtable_index(&pt->g, l, va)];
+        unsigned i = pgtable_index(&pt->g, 2, va);
+        up->e[i] = (up->e[i] & ~PTE_SW_NUMA) | numa;
+        break;
+      }
+      case 2: case 3: /* huge PMDs */
+        pgtable_set(pt, va, 2, pte_make(pfn, pte | PTE_PS | (pmd == 2 ? numa : 0)), NULL);
+        break;
+      case 4: /* a PMD not present, with the bit or without */
+        pgtable_set(pt, va, 2, numa, NULL);
+        break;
+      default: /* empty */
+        break;
+      }
+    }
+    PtFound found;
+    pgtable_find(pt, va, &found);
+    gboolean want = numa_balance_marked(f.t->mm, va);
+    ck_assert_msg(numa_balance_marked_found(&found) == want, "step %u: va %#" G_GINT64_MODIFIER "x (PMD %u), level %u",
+                  step, va, pmd, found.level);
+    marked += want;
+    found_levels[MIN(found.level, 3)]++;
+  }
+  ck_assert_uint_gt(marked, 500);
+  ck_assert_uint_gt(found_levels[1], 500);
+  ck_assert_uint_gt(found_levels[2], 500);
+  ck_assert_uint_gt(found_levels[3], 100);
+  g_rand_free(r);
+  pgtable_clear_range(pt, BASE, BASE + 1024 * PMD, NULL, NULL); /* the pfns above are made up */
+  machine_free(f.m);
+}
+END_TEST
+
 static Suite *numa_balance_suite(void)
 {
   Suite *s = suite_create("numa_balance");
@@ -822,6 +890,7 @@ static Suite *numa_balance_suite(void)
   tcase_add_test(tc, test_ppc64_hash_not_present);
   tcase_add_test(tc, test_ppc64_pmd_scheme);
   tcase_add_test(tc, test_ppc64_64k_thp);
+  tcase_add_test(tc, test_marked_found);
   suite_add_tcase(s, tc);
   return s;
 }

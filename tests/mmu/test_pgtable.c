@@ -824,6 +824,77 @@ START_TEST(test_init_failure)
 }
 END_TEST
 
+/* Two tables are equal: same table pages, entries and counts. */
+static gboolean same_tree(const PageTable *a, const PtNode *x, const PtNode *y)
+{
+  if (x->pfn != y->pfn || x->level != y->level || x->used != y->used)
+    return FALSE;
+  unsigned n = 1u << a->g.bits[x->level];
+  if (memcmp(x->e, y->e, n * sizeof *x->e) != 0)
+    return FALSE;
+  for (unsigned i = 0; x->child && i < n; i++)
+    if ((x->child[i] == NULL) != (y->child[i] == NULL) ||
+        (x->child[i] && !same_tree(a, x->child[i], y->child[i])))
+      return FALSE;
+  return TRUE;
+}
+
+/* pgtable_find() answers as pgtable_lookup(), and pgtable_set_found() does
+ * what pgtable_set() at level 1 does: twin tables, one set each way, stay
+ * equal under random stores and clears, with huge leaves in the way and
+ * tables freed between the lookup and the store (the stored table would be
+ * gone: the store must descend again). */
+START_TEST(test_set_found_twin)
+{
+  TestAlloc tb = { .next_pfn = FIRST_PFN, .budget = G_MAXUINT, .live = g_hash_table_new(g_direct_hash, g_direct_equal) };
+  PtAllocator hb = { .alloc = ta_alloc, .release = ta_release, .ctx = &tb };
+  PageTable twin;
+  ck_assert(pgtable_init(&twin, &geo, &hb));
+  GRand *r = g_rand_new_with_seed(7);
+  unsigned direct = 0, again = 0;
+  for (unsigned step = 0; step < 20000; step++) {
+    /* Four 2M ranges of eight pages each, two 1G apart. */
+    uint64_t va = (uint64_t)g_rand_int_range(r, 0, 2) * GB1 + (uint64_t)g_rand_int_range(r, 0, 2) * MB2 +
+                  (uint64_t)g_rand_int_range(r, 0, 8) * KB4 + (uint64_t)g_rand_int_range(r, 0, 4096);
+    unsigned what = (unsigned)g_rand_int_range(r, 0, 100);
+    if (what < 5) {
+      /* A huge leaf, refused where a table hangs. */
+      uint64_t e = huge((uint64_t)g_rand_int_range(r, 1, 100) << 9);
+      ck_assert_int_eq(pgtable_set(&pt, va, 2, e, NULL), pgtable_set(&twin, va, 2, e, NULL));
+      continue;
+    }
+    PtFound f;
+    pgtable_find(&pt, va, &f);
+    unsigned l, i;
+    PtNode *n = pgtable_lookup(&pt, va, &l, &i);
+    ck_assert_ptr_eq(f.table, n);
+    ck_assert_uint_eq(f.level, l);
+    ck_assert_uint_eq(f.index, i);
+    if (what < 25) {
+      /* Empty a range in between: tables may go. */
+      uint64_t lo = va & ~(MB2 - 1), hi = lo + (uint64_t)g_rand_int_range(r, 1, 3) * MB2;
+      ck_assert_uint_eq(pgtable_clear_range(&pt, lo, hi, NULL, NULL), pgtable_clear_range(&twin, lo, hi, NULL, NULL));
+    }
+    uint64_t e = g_rand_int_range(r, 0, 4) == 0 ? 0 : pte4k((uint64_t)g_rand_int_range(r, 1, 1000));
+    if (f.level == 1 && f.nodes_freed == pt.host.nodes_freed)
+      direct++;
+    else if (f.level == 1)
+      again++;
+    unsigned alloc_a = 0, alloc_b = 0;
+    ck_assert_int_eq(pgtable_set_found(&pt, &f, va, e, &alloc_a), pgtable_set(&twin, va, 1, e, &alloc_b));
+    ck_assert_uint_eq(alloc_a, alloc_b);
+    ck_assert_uint_eq(pt.tables, twin.tables);
+    ck_assert_path(same_tree(&pt, pt.root, twin.root), va, "step %u: the twins differ", step);
+  }
+  ck_assert_uint_gt(direct, 1000);
+  ck_assert_uint_gt(again, 100);
+  g_rand_free(r);
+  pgtable_destroy(&twin);
+  ck_assert_uint_eq(g_hash_table_size(tb.live), 0);
+  g_hash_table_destroy(tb.live);
+}
+END_TEST
+
 static Suite *pgtable_suite(void)
 {
   Suite *s = suite_create("pgtable");
@@ -844,6 +915,7 @@ static Suite *pgtable_suite(void)
   tcase_add_test(tc, test_ensure_refuses_below_huge);
   tcase_add_test(tc, test_ensure_refuses_below_nonpresent_huge);
   tcase_add_test(tc, test_set_huge_over_table_refused);
+  tcase_add_test(tc, test_set_found_twin);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("clear");

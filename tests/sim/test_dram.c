@@ -640,6 +640,46 @@ START_TEST(test_flow_blocks)
 }
 END_TEST
 
+/* The groups of blocks, as a run of page faults fills them: a clear a few
+ * windows long every half window on one node, so that a queue remembers
+ * some 500 flows (several groups) and every new window drops the oldest,
+ * with now and then a long flow, a clear out of time order and a burst of
+ * lines.  A twin visiting every flow answers the same, and the bounds of
+ * blocks and groups hold, after every step. */
+START_TEST(test_flow_groups)
+{
+  Fix a, b;
+  fix_open(&a, NULL);
+  fix_open(&b, NULL);
+  dram_scan_every_flow(b.d);
+  GRand *r = g_rand_new_with_seed(5);
+  uint64_t now = 0;
+  unsigned most = 0;
+  for (unsigned i = 0; i < 30000; i++) {
+    now += W / 2 + (uint64_t)g_rand_int_range(r, 0, W / 10);
+    unsigned what = (unsigned)g_rand_int_range(r, 0, 100);
+    uint64_t t = what < 5 ? now - MIN(now, (uint64_t)g_rand_int_range(r, 0, 20 * W)) : now;
+    uint64_t span = what < 2 ? (uint64_t)g_rand_int_range(r, 1, 2 * DRAM_WINDOWS) * W
+                             : (uint64_t)g_rand_int_range(r, W, 4 * W);
+    uint64_t qa = dram_bulk_span(a.d, 0, 0, 4096, t, span, &a.ctr);
+    ck_assert_msg(qa == dram_bulk_span(b.d, 0, 0, 4096, t, span, &b.ctr), "step %u", i);
+    for (unsigned k = 0; what >= 90 && k < 8; k++) {
+      uint64_t pa = NODE_PA(0, (uint64_t)g_rand_int_range(r, 0, MB_PAGES * 64) * 64);
+      uint32_t ca = dram_access(a.d, 0, pa, now + k, &a.ctr);
+      ck_assert_msg(ca == dram_access(b.d, 0, pa, now + k, &b.ctr), "step %u", i);
+    }
+    ck_assert_msg(dram_flow_bounds_hold(a.d), "step %u", i);
+    ck_assert_msg(dram_same_flows(a.d, b.d), "step %u", i);
+    most = MAX(most, dram_flows_held(a.d, 0));
+  }
+  ck_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
+  ck_assert_uint_gt(most, 400);
+  g_rand_free(r);
+  fix_close(&a);
+  fix_close(&b);
+}
+END_TEST
+
 static Suite *dram_suite(void)
 {
   Suite *s = suite_create("dram");
@@ -664,6 +704,7 @@ static Suite *dram_suite(void)
   tc = tcase_create("flows");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_flow_blocks);
+  tcase_add_test(tc, test_flow_groups);
   suite_add_tcase(s, tc);
   return s;
 }
