@@ -233,26 +233,28 @@ static inline uint64_t cpu_mshr_push(Cpu *cpu, uint64_t t, uint32_t lat)
 /* Accesses cpu_access_quick ran without counting them in the Cpu: a loop
  * keeps them in locals, off the counters' memory, and adds them with
  * cpu_quick_flush before anything reads the counters (a snapshot) and when
- * it ends.  Loads are accesses - stores; each access looked up the L1D
- * once, and `misses` of them (`store_misses` stores) missed it. */
+ * it ends.  By kind (ACC_LOAD, ACC_STORE): each access looked up the L1D
+ * once, and misses[kind] of them missed it.  Indexed by the kind, each
+ * count is one add to memory (a total and a store count were two adds and
+ * a reload of the kind). */
 typedef struct {
-  uint64_t accesses, stores;
-  uint64_t misses, store_misses;
+  uint64_t accesses[ACC_STORE + 1];
+  uint64_t misses[ACC_STORE + 1];
 } CpuQuickCounts;
 
 static inline void cpu_quick_flush(Cpu *cpu, CpuQuickCounts *q)
 {
-  uint64_t loads = q->accesses - q->stores;
-  cpu->ctr.c[CTR_ACCESSES] += q->accesses;
+  uint64_t loads = q->accesses[ACC_LOAD], stores = q->accesses[ACC_STORE];
+  cpu->ctr.c[CTR_ACCESSES] += loads + stores;
   cpu->ctr.c[CTR_LOADS] += loads;
   cpu->ctr.c[CTR_DTLB_LOADS] += loads;
   cpu->ctr.c[CTR_L1D_LOADS] += loads;
-  cpu->ctr.c[CTR_L1D_LOAD_MISSES] += q->misses - q->store_misses;
-  cpu->ctr.c[CTR_STORES] += q->stores;
-  cpu->ctr.c[CTR_DTLB_STORES] += q->stores;
-  cpu->ctr.c[CTR_L1D_STORES] += q->stores;
-  cpu->ctr.c[CTR_L1D_STORE_MISSES] += q->store_misses;
-  q->accesses = q->stores = q->misses = q->store_misses = 0;
+  cpu->ctr.c[CTR_L1D_LOAD_MISSES] += q->misses[ACC_LOAD];
+  cpu->ctr.c[CTR_STORES] += stores;
+  cpu->ctr.c[CTR_DTLB_STORES] += stores;
+  cpu->ctr.c[CTR_L1D_STORES] += stores;
+  cpu->ctr.c[CTR_L1D_STORE_MISSES] += q->misses[ACC_STORE];
+  *q = (CpuQuickCounts){ { 0 }, { 0 } };
 }
 
 /* cpu_access's common case, inline in the engine's loops so that a record
@@ -279,8 +281,7 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
     cpu_rob_check(cpu);
   cpu_issue_fixed(cpu, insns);
   if (counts) {
-    counts->accesses++;
-    counts->stores += kind; /* ACC_LOAD 0, ACC_STORE 1 */
+    counts->accesses[kind]++;
   } else {
     Counters *ctr = &cpu->ctr;
     ctr->c[CTR_ACCESSES]++;
@@ -295,8 +296,7 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
   uint64_t done = t + lat;
   if (lvl != MEM_L1) {
     if (counts) {
-      counts->misses++;
-      counts->store_misses += kind;
+      counts->misses[kind]++;
     } else {
       cpu->ctr.c[kind == ACC_LOAD ? CTR_L1D_LOAD_MISSES : CTR_L1D_STORE_MISSES]++;
     }
