@@ -72,12 +72,16 @@ struct Cpu {
   uint8_t ud_flags, ui_flags;
   /* What cpu_access_quick tests, one compare each instead of three tests:
    * the kinds it may take (ACC_STORE + 1 with the integer clock, 0 once
-   * cpi_fixed is FALSE), and ud_key for a load [ACC_LOAD] and for a store
-   * [ACC_STORE] (~0 unless the entry is writable and dirty).  Host
-   * shortcuts, set by cpu_quick_keys(); cpu_access, which changes ud_key
-   * and ud_flags on every miss of the shortcut, only sets quick_kinds to 0
-   * (so that a run of random accesses pays one store for them), and
-   * cpu_access_requick() sets them after it. */
+   * cpi_fixed is FALSE), and ud_key's granule for a load [ACC_LOAD] and
+   * for a store [ACC_STORE] (~0 unless the entry is writable and dirty).
+   * Host shortcuts, set by cpu_quick_keys(); cpu_access, which changes
+   * ud_key and ud_flags on every miss of the shortcut, only sets
+   * quick_kinds to 0 (so that a run of random accesses pays one store for
+   * them), and cpu_access_requick() sets them after it.  The keys hold va
+   * >> 12 without the ASID they were set for (they match nothing for
+   * another): a change of cur_asid must be followed by
+   * cpu_forget_shortcuts() or cpu_quick_keys(), as in the engine's context
+   * switch; the quick test then needs no ASID load, shift and or. */
   unsigned quick_kinds;
   uint64_t quick_key[2];
   /* core timing */
@@ -111,9 +115,10 @@ void cpu_access(Cpu *cpu, Thread *t, const TraceRecord *r);
 /* ---- the core's timing, inline: cpu_access and its quick path share it -- */
 
 /* The shortcut's key of a 4K granule: asid << 52 | va >> 12. */
+#define CPU_GRANULE_BITS 52 /* va >> 12 of a 64-bit va */
 static inline uint64_t cpu_granule_key(unsigned asid, uint64_t va)
 {
-  return ((uint64_t)asid << 52) | (va >> 12);
+  return ((uint64_t)asid << CPU_GRANULE_BITS) | (va >> 12);
 }
 
 /* Bounds of the integer clock (cpu_issue_insns): cpi = units / 2^shift
@@ -173,9 +178,12 @@ static inline void cpu_issue_fixed(Cpu *cpu, uint64_t n)
  * ud_flags. */
 static inline void cpu_quick_keys(Cpu *cpu)
 {
+  /* cur_asid's key less its ASID is its va >> 12; another ASID's keeps
+   * bits above CPU_GRANULE_BITS, so it matches no va >> 12; none stays ~0. */
+  uint64_t k = cpu->ud_key, granule = k == ~0ULL ? ~0ULL : k ^ cpu_granule_key(cpu->cur_asid, 0);
   cpu->quick_kinds = cpu->cpi_fixed ? ACC_STORE + 1 : 0;
-  cpu->quick_key[ACC_LOAD] = cpu->ud_key;
-  cpu->quick_key[ACC_STORE] = (cpu->ud_flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D) ? cpu->ud_key : ~0ULL;
+  cpu->quick_key[ACC_LOAD] = granule;
+  cpu->quick_key[ACC_STORE] = (cpu->ud_flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D) ? granule : ~0ULL;
 }
 
 static inline void cpu_issue_insns(Cpu *cpu, uint64_t n)
@@ -270,7 +278,7 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
   unsigned kind = r->kind;
   uint64_t va = r->addr;
   uint64_t insns = (uint64_t)r->gap + 1; /* below 2^32: cpu_issue_fixed holds */
-  if (kind >= cpu->quick_kinds || cpu_granule_key(cpu->cur_asid, va) != cpu->quick_key[kind])
+  if (kind >= cpu->quick_kinds || va >> 12 != cpu->quick_key[kind]) /* cur_asid's granule */
     return FALSE;
   /* The ROB bound as cpu_access tests it, after retiring what completed.
    * The retire waits until something reads the ring: the test against an
