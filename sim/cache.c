@@ -50,10 +50,6 @@
 
 G_DEFINE_QUARK(mmusim-sim-error-quark, mmusim_sim_error)
 
-/* The narrow array starts on a host cache line, so that every 16-way set is
- * one host line (and every 4 or 8-way set within one). */
-#define CACHE_HOST_LINE 64
-
 Cache *cache_new(const char *name, uint64_t size_bytes, unsigned ways, unsigned line_bytes, GError **error)
 {
   g_return_val_if_fail(name != NULL, NULL);
@@ -118,6 +114,24 @@ static uint64_t cache_line_of(const Cache *c, uint64_t tag, uint64_t s)
   if (c->set_mask != CACHE_SETS_DIVIDE)  /* s holds the tag_shift bits the tag dropped */
     return (tag << c->tag_shift) | (s & ((UINT64_C(1) << c->tag_shift) - 1));
   return tag * c->sets + s;
+}
+
+const void *cache_host_set_any(const Cache *c, uint64_t line, unsigned *bytes)
+{
+  uint64_t tag, s = cache_index(c, line, &tag);
+  if (c->tags32 == NULL) {
+    *bytes = c->ways * (unsigned)sizeof *c->tags;
+    return c->tags + s * c->ways;
+  }
+  *bytes = c->ways * (unsigned)sizeof *c->tags32;
+  return c->tags32 + s * c->ways;
+}
+
+void cache_host_prefetch_any(const Cache *c, uint64_t line)
+{
+  unsigned bytes;
+  const char *set = cache_host_set_any(c, line, &bytes);
+  cache_host_prefetch_span(set, bytes);
 }
 
 void cache_widen(Cache *c)

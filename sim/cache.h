@@ -98,6 +98,10 @@ struct Cache {
   char *name;         /* for messages */
 };
 
+/* The narrow array starts on a host cache line, so that every 16-way set is
+ * one host line (and every 4 or 8-way set within one). */
+#define CACHE_HOST_LINE 64
+
 /* set_mask of a set count that is not a power of two (sets - 1 never is:
  * cache_new() bounds sets * ways to an unsigned). */
 #define CACHE_SETS_DIVIDE UINT64_MAX
@@ -158,18 +162,47 @@ static inline __attribute__((always_inline)) gboolean cache_set_index(const Cach
 gboolean cache_access_wide(Cache *c, uint64_t line);
 gboolean cache_fill_wide(Cache *c, uint64_t line);
 
-static inline void cache_host_prefetch(const Cache *c, uint64_t line)
+/* The host address of the tags of `line`'s set, whichever the layout, and
+ * their size in bytes in *bytes: what cache_host_prefetch() touches.  Inline
+ * for a narrow cache with a power-of-two set count of at least
+ * 2^CACHE_TAG_SHIFT, the line below line_limit (0 once wide): one compare, a
+ * mask and a multiply; any other case out of line. */
+const void *cache_host_set_any(const Cache *c, uint64_t line, unsigned *bytes);
+static inline G_ALWAYS_INLINE const void *cache_host_set(const Cache *c, uint64_t line, unsigned *bytes)
 {
-  uint64_t tag, s = cache_index(c, line, &tag);
-  if (G_UNLIKELY(c->tags32 == NULL)) {
-    for (unsigned w = 0; w < c->ways; w += 8)  /* 8-byte ways */
-      __builtin_prefetch(c->tags + s * c->ways + w, 1);
-    return;
+  if (G_LIKELY(line < c->line_limit)) {
+    unsigned ways = c->ways;
+    *bytes = ways * (unsigned)sizeof *c->tags32;
+    return c->tags32 + (line & c->set_mask) * ways;
   }
-  const uint32_t *set = c->tags32 + s * c->ways;
-  /* A set's tags span ways * 4 bytes: touch each host line of it. */
-  for (unsigned w = 0; w < c->ways; w += 16)
-    __builtin_prefetch(set + w, 1);
+  return cache_host_set_any(c, line, bytes);
+}
+
+/* Touch each host line of the `bytes` of tags at `set` (one for up to 16
+ * narrow ways).  Always inline, as are the helpers below: a helper that
+ * holds nothing but __builtin_prefetch calls may be judged free of side
+ * effects and its calls dropped. */
+static inline G_ALWAYS_INLINE void cache_host_prefetch_span(const char *set, unsigned bytes)
+{
+  __builtin_prefetch(set, 1);
+  for (unsigned off = CACHE_HOST_LINE; G_UNLIKELY(off < bytes); off += CACHE_HOST_LINE)
+    __builtin_prefetch(set + off, 1);
+}
+
+/* cache_host_prefetch() of a line cache_host_set() finds out of line. */
+void cache_host_prefetch_any(const Cache *c, uint64_t line);
+
+/* Inline in its common case, so that its callers keep nothing across a
+ * call; the rest is one tail call. */
+static inline G_ALWAYS_INLINE void cache_host_prefetch(const Cache *c, uint64_t line)
+{
+  if (G_LIKELY(line < c->line_limit)) {
+    unsigned bytes;
+    const char *set = cache_host_set(c, line, &bytes);
+    cache_host_prefetch_span(set, bytes);
+  } else {
+    cache_host_prefetch_any(c, line);
+  }
 }
 
 /* ---- any way count, one way at a time ---- */

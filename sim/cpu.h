@@ -72,12 +72,16 @@ struct Cpu {
   uint8_t ud_flags, ui_flags;
   /* What cpu_access_quick tests, one compare each instead of three tests:
    * the kinds it may take (ACC_STORE + 1 with the integer clock, 0 once
-   * cpi_fixed is FALSE), and ud_key for a load [ACC_LOAD] and for a store
-   * [ACC_STORE] (~0 unless the entry is writable and dirty).  Host
-   * shortcuts, set by cpu_quick_keys(); cpu_access, which changes ud_key
-   * and ud_flags on every miss of the shortcut, only sets quick_kinds to 0
-   * (so that a run of random accesses pays one store for them), and
-   * cpu_access_requick() sets them after it. */
+   * cpi_fixed is FALSE), and ud_key's granule for a load [ACC_LOAD] and
+   * for a store [ACC_STORE] (~0 unless the entry is writable and dirty).
+   * Host shortcuts, set by cpu_quick_keys(); cpu_access, which changes
+   * ud_key and ud_flags on every miss of the shortcut, only sets
+   * quick_kinds to 0 (so that a run of random accesses pays one store for
+   * them), and cpu_access_requick() sets them after it.  The keys hold va
+   * >> 12 without the ASID they were set for (they match nothing for
+   * another): a change of cur_asid must be followed by
+   * cpu_forget_shortcuts() or cpu_quick_keys(), as in the engine's context
+   * switch; the quick test then needs no ASID load, shift and or. */
   unsigned quick_kinds;
   uint64_t quick_key[2];
   /* core timing */
@@ -111,9 +115,10 @@ void cpu_access(Cpu *cpu, Thread *t, const TraceRecord *r);
 /* ---- the core's timing, inline: cpu_access and its quick path share it -- */
 
 /* The shortcut's key of a 4K granule: asid << 52 | va >> 12. */
+#define CPU_GRANULE_BITS 52 /* va >> 12 of a 64-bit va */
 static inline uint64_t cpu_granule_key(unsigned asid, uint64_t va)
 {
-  return ((uint64_t)asid << 52) | (va >> 12);
+  return ((uint64_t)asid << CPU_GRANULE_BITS) | (va >> 12);
 }
 
 /* Bounds of the integer clock (cpu_issue_insns): cpi = units / 2^shift
@@ -173,9 +178,12 @@ static inline void cpu_issue_fixed(Cpu *cpu, uint64_t n)
  * ud_flags. */
 static inline void cpu_quick_keys(Cpu *cpu)
 {
+  /* cur_asid's key less its ASID is its va >> 12; another ASID's keeps
+   * bits above CPU_GRANULE_BITS, so it matches no va >> 12; none stays ~0. */
+  uint64_t k = cpu->ud_key, granule = k == ~0ULL ? ~0ULL : k ^ cpu_granule_key(cpu->cur_asid, 0);
   cpu->quick_kinds = cpu->cpi_fixed ? ACC_STORE + 1 : 0;
-  cpu->quick_key[ACC_LOAD] = cpu->ud_key;
-  cpu->quick_key[ACC_STORE] = (cpu->ud_flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D) ? cpu->ud_key : ~0ULL;
+  cpu->quick_key[ACC_LOAD] = granule;
+  cpu->quick_key[ACC_STORE] = (cpu->ud_flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D) ? granule : ~0ULL;
 }
 
 static inline void cpu_issue_insns(Cpu *cpu, uint64_t n)
@@ -233,26 +241,28 @@ static inline uint64_t cpu_mshr_push(Cpu *cpu, uint64_t t, uint32_t lat)
 /* Accesses cpu_access_quick ran without counting them in the Cpu: a loop
  * keeps them in locals, off the counters' memory, and adds them with
  * cpu_quick_flush before anything reads the counters (a snapshot) and when
- * it ends.  Loads are accesses - stores; each access looked up the L1D
- * once, and `misses` of them (`store_misses` stores) missed it. */
+ * it ends.  By kind (ACC_LOAD, ACC_STORE): each access looked up the L1D
+ * once, and misses[kind] of them missed it.  Indexed by the kind, each
+ * count is one add to memory (a total and a store count were two adds and
+ * a reload of the kind). */
 typedef struct {
-  uint64_t accesses, stores;
-  uint64_t misses, store_misses;
+  uint64_t accesses[ACC_STORE + 1];
+  uint64_t misses[ACC_STORE + 1];
 } CpuQuickCounts;
 
 static inline void cpu_quick_flush(Cpu *cpu, CpuQuickCounts *q)
 {
-  uint64_t loads = q->accesses - q->stores;
-  cpu->ctr.c[CTR_ACCESSES] += q->accesses;
+  uint64_t loads = q->accesses[ACC_LOAD], stores = q->accesses[ACC_STORE];
+  cpu->ctr.c[CTR_ACCESSES] += loads + stores;
   cpu->ctr.c[CTR_LOADS] += loads;
   cpu->ctr.c[CTR_DTLB_LOADS] += loads;
   cpu->ctr.c[CTR_L1D_LOADS] += loads;
-  cpu->ctr.c[CTR_L1D_LOAD_MISSES] += q->misses - q->store_misses;
-  cpu->ctr.c[CTR_STORES] += q->stores;
-  cpu->ctr.c[CTR_DTLB_STORES] += q->stores;
-  cpu->ctr.c[CTR_L1D_STORES] += q->stores;
-  cpu->ctr.c[CTR_L1D_STORE_MISSES] += q->store_misses;
-  q->accesses = q->stores = q->misses = q->store_misses = 0;
+  cpu->ctr.c[CTR_L1D_LOAD_MISSES] += q->misses[ACC_LOAD];
+  cpu->ctr.c[CTR_STORES] += stores;
+  cpu->ctr.c[CTR_DTLB_STORES] += stores;
+  cpu->ctr.c[CTR_L1D_STORES] += stores;
+  cpu->ctr.c[CTR_L1D_STORE_MISSES] += q->misses[ACC_STORE];
+  *q = (CpuQuickCounts){ { 0 }, { 0 } };
 }
 
 /* cpu_access's common case, inline in the engine's loops so that a record
@@ -268,7 +278,7 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
   unsigned kind = r->kind;
   uint64_t va = r->addr;
   uint64_t insns = (uint64_t)r->gap + 1; /* below 2^32: cpu_issue_fixed holds */
-  if (kind >= cpu->quick_kinds || cpu_granule_key(cpu->cur_asid, va) != cpu->quick_key[kind])
+  if (kind >= cpu->quick_kinds || va >> 12 != cpu->quick_key[kind]) /* cur_asid's granule */
     return FALSE;
   /* The ROB bound as cpu_access tests it, after retiring what completed.
    * The retire waits until something reads the ring: the test against an
@@ -279,8 +289,7 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
     cpu_rob_check(cpu);
   cpu_issue_fixed(cpu, insns);
   if (counts) {
-    counts->accesses++;
-    counts->stores += kind; /* ACC_LOAD 0, ACC_STORE 1 */
+    counts->accesses[kind]++;
   } else {
     Counters *ctr = &cpu->ctr;
     ctr->c[CTR_ACCESSES]++;
@@ -295,8 +304,7 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
   uint64_t done = t + lat;
   if (lvl != MEM_L1) {
     if (counts) {
-      counts->misses++;
-      counts->store_misses += kind;
+      counts->misses[kind]++;
     } else {
       cpu->ctr.c[kind == ACC_LOAD ? CTR_L1D_LOAD_MISSES : CTR_L1D_STORE_MISSES]++;
     }

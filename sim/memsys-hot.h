@@ -430,4 +430,15 @@ static inline __attribute__((always_inline)) uint32_t memsys_access_data(MemHier
   return (uint32_t)both;
 }
 
+/* Host prefetch of the simulated L2 and LLC sets that a reference to pa
+ * would search; changes nothing in the model.  Inline (for cpu_prefetch):
+ * out of line it was a call and a prologue for two masks and prefetches. */
+static inline G_ALWAYS_INLINE void memsys_host_prefetch(const MemHier *h, uint64_t pa)
+{
+  uint64_t line = pa >> h->line_shift;
+  cache_host_prefetch(h->l2, line);
+  if (h->llc != NULL)
+    cache_host_prefetch(h->llc, line);
+}
+
 #endif

@@ -445,14 +445,6 @@ uint64_t memsys_access_walk(MemHier *h, uint64_t pa)
   return (uint64_t)served << 32 | cycles;
 }
 
-void memsys_host_prefetch(const MemHier *h, uint64_t pa)
-{
-  uint64_t line = pa >> h->line_shift;
-  cache_host_prefetch(h->l2, line);
-  if (h->llc != NULL)
-    cache_host_prefetch(h->llc, line);
-}
-
 /* ---- queries ------------------------------------------------------------- */
 
 uint32_t memsys_level_cycles(const MemHier *h, MemLevel level)

@@ -67,9 +67,8 @@ static inline uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, M
   return (uint32_t)both;
 }
 
-/* Host prefetch of the simulated L2 and LLC sets that a reference to pa
- * would search; changes nothing in the model. */
-void memsys_host_prefetch(const MemHier *h, uint64_t pa);
+/* memsys_host_prefetch(), the host prefetch of the simulated L2 and LLC
+ * sets of a reference, is inline in memsys-hot.h. */
 
 /* Latency in cycles of a hit at `level` (MEM_L1: the L1D; DRAM: the local idle
  * latency, as memsys_access() returns it on an idle machine: LLC (or L2) hit

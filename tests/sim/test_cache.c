@@ -421,6 +421,46 @@ END_TEST
 
 /* The same operations on a narrow and a wide cache leave the same lines in
  * the same recency order: the next misses of each set evict in one order. */
+/* cache_host_set(), what the host prefetch touches: the tags of the line's
+ * set, line % sets, in either layout, on the inline path (a narrow cache of
+ * 64 sets or more, a line below line_limit) and the other one (fewer sets,
+ * a set count that is not a power of two, a line too large for a narrow
+ * tag, a wide cache). */
+START_TEST(test_host_set)
+{
+  static const struct { uint64_t size; unsigned ways; } geo[] = {
+    {256 << 10, 4}, {8 << 20, 16}, {11 << 20, 11}, {30 << 20, 24}, {20 << 16, 20}, {16 << 10, 8}, {2 << 10, 2},
+  };
+  static const uint64_t lines[] = {
+    0, 1, 63, 64, 4095, 4097, 123456789, (uint64_t)CACHE_EMPTY32 << CACHE_TAG_SHIFT,
+    ((uint64_t)CACHE_EMPTY32 << CACHE_TAG_SHIFT) - 1, UINT64_C(1) << 50, UINT64_MAX >> 6,
+  };
+  for (size_t g = 0; g < G_N_ELEMENTS(geo); g++) {
+    for (int wide = 0; wide < 2; wide++) {
+      g_autoptr(GError) err = NULL;
+      g_autoptr(Cache) c = cache_new("T", geo[g].size, geo[g].ways, 64, &err);
+      ck_assert_no_error(err);
+      if (wide)
+        cache_widen(c);
+      uint64_t sets = cache_sets(c), ways = cache_ways(c);
+      for (size_t i = 0; i < G_N_ELEMENTS(lines); i++) {
+        uint64_t line = lines[i] + g; /* other set indexes for each geometry */
+        unsigned bytes = 0;
+        const void *set = cache_host_set(c, line, &bytes);
+        if (wide) {
+          ck_assert_ptr_eq(set, c->tags + (line % sets) * ways);
+          ck_assert_uint_eq(bytes, ways * 8);
+        } else {
+          ck_assert_ptr_eq(set, c->tags32 + (line % sets) * ways);
+          ck_assert_uint_eq(bytes, ways * 4);
+        }
+        cache_host_prefetch(c, line); /* touches only that: valgrind checks */
+      }
+    }
+  }
+}
+END_TEST
+
 START_TEST(test_layouts_agree)
 {
   static const unsigned ways[] = { 1, 2, 3, 4, 5, 8, 11, 12, 16, 20, 24, 32, 64 };
@@ -477,6 +517,7 @@ static Suite *cache_suite(void)
   tcase_add_test(tc, test_random_wide);
   tcase_add_test(tc, test_random_turns_wide);
   tcase_add_test(tc, test_layouts_agree);
+  tcase_add_test(tc, test_host_set);
   tcase_set_timeout(tc, 60);
   suite_add_tcase(s, tc);
   return s;

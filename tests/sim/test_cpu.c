@@ -362,7 +362,10 @@ END_TEST
  * (`off_ok`, after a plain cpu_access) the quick path is off. */
 static const char *quick_keys_differ(const Cpu *cpu, gboolean off_ok)
 {
-  uint64_t k = cpu->ud_key;
+  /* The granule of ud_key, which holds cur_asid's (~0: none). */
+  uint64_t k = cpu->ud_key == ~0ULL ? ~0ULL : cpu->ud_key & ((UINT64_C(1) << 52) - 1);
+  if (cpu->ud_key != ~0ULL && cpu->ud_key >> 52 != cpu->cur_asid)
+    return "shortcut of another ASID";
   if (off_ok && cpu->quick_kinds == 0)
     return NULL;
   if (cpu->quick_kinds != (cpu->cpi_fixed ? ACC_STORE + 1u : 0u))
@@ -468,6 +471,31 @@ START_TEST(test_quick_path_matches)
 {
   check_quick("cpu.cpi=0.5", TRUE);
   check_quick("cpu.cpi=0.3", FALSE);
+}
+END_TEST
+
+/* The quick keys hold the granule without the ASID: set for another
+ * ASID than cur_asid they match nothing, so the quick path declines an
+ * access to the same va in another address space. */
+START_TEST(test_quick_key_asid)
+{
+  Thread *t;
+  Machine *m = setup(quiet, &t);
+  Cpu *cpu = m->cpus[0];
+  TraceRecord st = { .type = REC_ACCESS, .kind = ACC_STORE, .addr = BASE, .size = 8 };
+  TraceRecord ld = { .type = REC_ACCESS, .kind = ACC_LOAD, .addr = BASE + 64, .size = 8 };
+  cpu_access_requick(cpu, t, &st);
+  ck_assert(cpu_access_quick(cpu, &ld, NULL));
+  ck_assert(cpu_access_quick(cpu, &st, NULL));
+  unsigned asid = cpu->cur_asid;
+  cpu->cur_asid = asid + 1; /* ud_key still holds asid's granule */
+  cpu_quick_keys(cpu);
+  ck_assert(!cpu_access_quick(cpu, &ld, NULL));
+  ck_assert(!cpu_access_quick(cpu, &st, NULL));
+  cpu->cur_asid = asid;
+  cpu_quick_keys(cpu);
+  ck_assert(cpu_access_quick(cpu, &ld, NULL));
+  machine_free(m);
 }
 END_TEST
 
@@ -764,6 +792,7 @@ static Suite *cpu_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("quick");
   tcase_add_test(tc, test_quick_path_matches);
+  tcase_add_test(tc, test_quick_key_asid);
   suite_add_tcase(s, tc);
   tc = tcase_create("l1_miss");
   tcase_add_test(tc, test_arch_l1_miss_matches);
