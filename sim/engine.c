@@ -76,12 +76,27 @@ typedef struct {
   unsigned n, cap;
 } Heap;
 
+/* queue_for's cache of recent threads, direct-mapped by (pid, tid): where
+ * the records of many threads interleave (one thread per record in the
+ * threads workload) the hash tables from (pid, tid) to Thread and from
+ * Thread to Queue cost ~230 host instructions a record, a hit one compare.
+ * An entry lives no longer than its queue (both are the Engine's, for one
+ * engine_run) and a thread's queue never changes once made, so no entry
+ * is ever stale. */
+#define QCACHE_SHIFT 6
+#define QCACHE_SLOTS (1u << QCACHE_SHIFT)
+typedef struct {
+  uint32_t pid, tid;
+  Queue *q;            /* NULL: empty */
+} QCacheEntry;
+
 typedef struct {
   Machine *m;
   GPtrArray *queues;   /* Queue*, in order of first appearance */
   GHashTable *by_thread; /* Thread* -> Queue* */
   Queue *last;         /* lookup cache */
   uint32_t last_pid, last_tid;
+  QCacheEntry qcache[QCACHE_SLOTS];
   size_t queued;
   uint64_t warmup;      /* --warmup: accesses left uncounted from the region's start */
   uint64_t warmup_left;
@@ -298,14 +313,18 @@ static void queue_free(gpointer p)
 
 static void run_queues(Engine *e, gboolean all);
 
+static inline QCacheEntry *qcache_slot(Engine *e, uint32_t pid, uint32_t tid)
+{
+  uint32_t h = (pid * 0x9E3779B1u + tid) * 0x9E3779B1u; /* Fibonacci hashing: consecutive tids spread */
+  return &e->qcache[h >> (32 - QCACHE_SHIFT)];
+}
+
 /* The thread (pid, tid)'s queue, made on its first appearance.  A new thread
  * starts when the thread of the records before it (its creator, as clone()
  * or fork()) got there: the creator's queued records run first, and the new
  * thread's CPU, if its clock is behind, idles until then. */
-static Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
+static Queue *queue_for_slow(Engine *e, uint32_t pid, uint32_t tid, int cpu)
 {
-  if (e->last && e->last_pid == pid && e->last_tid == tid && cpu < 0)
-    return e->last;
   Thread *t = machine_thread(e->m, pid, tid, cpu);
   if (!t)
     return NULL;
@@ -334,10 +353,28 @@ static Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
   } else if (cpu >= 0) {
     e->heaps_stale = TRUE; /* may have moved to a CPU with a lower clock */
   }
+  *qcache_slot(e, pid, tid) = (QCacheEntry){ pid, tid, q };
   e->last = q;
   e->last_pid = pid;
   e->last_tid = tid;
   return q;
+}
+
+/* queue_for_slow's answer for a thread named again without a CPU, from the
+ * caches: nothing about the thread changes then (machine_thread re-pins
+ * only with cpu >= 0). */
+static inline Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
+{
+  if (e->last && e->last_pid == pid && e->last_tid == tid && cpu < 0)
+    return e->last;
+  const QCacheEntry *ce = qcache_slot(e, pid, tid);
+  if (ce->q && ce->pid == pid && ce->tid == tid && cpu < 0) {
+    e->last = ce->q;
+    e->last_pid = pid;
+    e->last_tid = tid;
+    return ce->q;
+  }
+  return queue_for_slow(e, pid, tid, cpu);
 }
 
 static void push(Engine *e, Queue *q, const TraceRecord *r)
