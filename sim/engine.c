@@ -114,6 +114,7 @@ typedef struct {
   CpuSlot *slots;      /* one per CPU */
   Heap ready;          /* CPUs with records to run */
   Heap all;            /* CPUs with threads: the lowest clock of any thread */
+  unsigned lagging;    /* CPUs in `all` whose first thread has no records (first != 0) */
   gboolean heaps_stale; /* a thread changed CPU: rebuild before the next pick */
   CpuPrefetch *pf;     /* cpu_prefetch's state; its ring cleared before each run of records */
 } Engine;
@@ -235,6 +236,7 @@ static void all_push(Engine *e, int c)
   CpuSlot *s = &e->slots[c];
   s->aclock = cpu_clock(e, c);
   s->in_all = TRUE;
+  e->lagging += s->first != 0;
   unsigned i = h->n++;
   while (i > 0) {
     unsigned p = (i - 1) / 2;
@@ -248,6 +250,17 @@ static void all_push(Engine *e, int c)
 
 /* ---- slots ---- */
 
+/* Set the first ready queue of s, a CPU in the all heap, keeping count of
+ * the CPUs whose first thread has no records: while there are none, the
+ * all heap's minimum is the ready heap's (the same CPUs, the same keys), so
+ * pick need not look at it. */
+static inline void slot_set_first(Engine *e, CpuSlot *s, unsigned first)
+{
+  e->lagging -= s->first != 0;
+  e->lagging += first != 0;
+  s->first = first;
+}
+
 /* A queue of CPU c got records. */
 static void slot_ready(Engine *e, Queue *q)
 {
@@ -256,7 +269,7 @@ static void slot_ready(Engine *e, Queue *q)
   s->nready++;
   if (q->pos >= s->first)
     return; /* a queue before it has records already: the key stands */
-  s->first = q->pos;
+  slot_set_first(e, s, q->pos);
   if (s->rpos < 0) {
     ready_push(e, c);
   } else {
@@ -282,7 +295,7 @@ static void slot_add(Engine *e, Queue *q)
   s->q[i] = q;
   q->pos = i;
   if (s->first != SLOT_NONE && s->first >= i)
-    s->first++; /* the first ready queue moved up one */
+    slot_set_first(e, s, s->first + 1); /* the first ready queue moved up one */
   if (!s->in_all)
     all_push(e, c);
   if (q->len)
@@ -299,6 +312,7 @@ static void heaps_rebuild(Engine *e)
     s->in_all = FALSE;
   }
   e->ready.n = e->all.n = 0;
+  e->lagging = 0;
   for (guint i = 0; i < e->queues->len; i++)
     slot_add(e, g_ptr_array_index(e->queues, i));
   e->heaps_stale = FALSE;
@@ -526,6 +540,11 @@ static Queue *pick(Engine *e, gboolean *starved)
     top->rclock = c;
     ready_down(e, 0);
   }
+  const CpuSlot *best = &e->slots[r->a[0]];
+  if (!e->lagging) { /* best is the all heap's minimum too */
+    *starved = FALSE;
+    return best->q[best->first];
+  }
   Heap *a = &e->all;
   for (;;) {
     CpuSlot *top = &e->slots[a->a[0]];
@@ -535,7 +554,6 @@ static Queue *pick(Engine *e, gboolean *starved)
     top->aclock = c;
     all_down(e, 0);
   }
-  const CpuSlot *best = &e->slots[r->a[0]];
   const CpuSlot *low = &e->slots[a->a[0]];
   /* A thread with nothing queued may come before the chosen one (a lower
    * clock, or the same clock and seen first): more input might belong to
@@ -556,14 +574,14 @@ static void ran(Engine *e, Queue *q)
   CpuSlot *s = &e->slots[c];
   if (!q->len) {
     if (--s->nready == 0) {
-      s->first = SLOT_NONE;
+      slot_set_first(e, s, SLOT_NONE);
       ready_pop(e);
       return;
     }
     unsigned i = s->first + 1;
     while (!s->q[i]->len)
       i++;
-    s->first = i;
+    slot_set_first(e, s, i);
   }
   s->rclock = cpu_clock(e, c);
   ready_down(e, 0);
@@ -591,7 +609,7 @@ static void run_queues(Engine *e, gboolean all)
     }
     if (!q->len && !e->heaps_stale) {
       e->slots[q->t->cpu].nready = 0; /* q was the only queue */
-      e->slots[q->t->cpu].first = SLOT_NONE;
+      slot_set_first(e, &e->slots[q->t->cpu], SLOT_NONE);
       e->slots[q->t->cpu].rpos = -1;
       e->ready.n = 0;
     }
