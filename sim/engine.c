@@ -56,7 +56,6 @@ typedef struct {
   unsigned first;      /* position of the first queue with records (SLOT_NONE: none) */
   unsigned nready;     /* queues with records */
   int rpos;            /* position in the ready heap, -1 when absent */
-  uint64_t rclock;     /* clock stored with the ready heap's key */
   uint64_t aclock;     /* clock stored in the all heap */
   gboolean in_all;
 } CpuSlot;
@@ -75,6 +74,19 @@ typedef struct {
   int *a;
   unsigned n, cap;
 } Heap;
+
+/* The ready heap holds its keys itself: a sift compares neighbouring
+ * entries without following each CPU's slot to its first queue. */
+typedef struct {
+  uint64_t clock;      /* the CPU's clock when stored */
+  unsigned idx;        /* idx of the CPU's first queue with records */
+  int cpu;
+} ReadyKey;
+
+typedef struct {
+  ReadyKey *a;
+  unsigned n, cap;
+} ReadyHeap;
 
 /* queue_for's cache of recent threads, direct-mapped by (pid, tid): where
  * the records of many threads interleave (one thread per record in the
@@ -112,7 +124,7 @@ typedef struct {
   const uint64_t *kh_wake; /* khugepaged's next wake, in cycles */
   const gboolean *oom;     /* the kernel's, tested after every access */
   CpuSlot *slots;      /* one per CPU */
-  Heap ready;          /* CPUs with records to run */
+  ReadyHeap ready;     /* CPUs with records to run */
   Heap all;            /* CPUs with threads: the lowest clock of any thread */
   unsigned lagging;    /* CPUs in `all` whose first thread has no records (first != 0) */
   gboolean heaps_stale; /* a thread changed CPU: rebuild before the next pick */
@@ -131,47 +143,46 @@ static inline uint64_t queue_clock(const Engine *e, const Queue *q)
 
 /* ---- the ready heap: key (clock, idx of the CPU's first ready queue) ---- */
 
-static inline gboolean ready_less(const Engine *e, int x, int y)
+static inline gboolean ready_less(const ReadyKey *a, const ReadyKey *b)
 {
-  const CpuSlot *a = &e->slots[x], *b = &e->slots[y];
-  return a->rclock < b->rclock || (a->rclock == b->rclock && a->q[a->first]->idx < b->q[b->first]->idx);
+  return a->clock < b->clock || (a->clock == b->clock && a->idx < b->idx);
 }
 
-static inline void ready_set(Engine *e, unsigned i, int c)
+static inline void ready_set(Engine *e, unsigned i, ReadyKey k)
 {
-  e->ready.a[i] = c;
-  e->slots[c].rpos = (int)i;
+  e->ready.a[i] = k;
+  e->slots[k.cpu].rpos = (int)i;
 }
 
 static void ready_up(Engine *e, unsigned i)
 {
-  int c = e->ready.a[i];
+  ReadyKey *a = e->ready.a, k = a[i];
   while (i > 0) {
     unsigned p = (i - 1) / 2;
-    if (!ready_less(e, c, e->ready.a[p]))
+    if (!ready_less(&k, &a[p]))
       break;
-    ready_set(e, i, e->ready.a[p]);
+    ready_set(e, i, a[p]);
     i = p;
   }
-  ready_set(e, i, c);
+  ready_set(e, i, k);
 }
 
 static void ready_down(Engine *e, unsigned i)
 {
-  Heap *h = &e->ready;
-  int c = h->a[i];
+  ReadyHeap *h = &e->ready;
+  ReadyKey *a = h->a, k = a[i];
   for (;;) {
-    unsigned k = 2 * i + 1;
-    if (k >= h->n)
+    unsigned c = 2 * i + 1;
+    if (c >= h->n)
       break;
-    if (k + 1 < h->n && ready_less(e, h->a[k + 1], h->a[k]))
-      k++;
-    if (!ready_less(e, h->a[k], c))
+    if (c + 1 < h->n && ready_less(&a[c + 1], &a[c]))
+      c++;
+    if (!ready_less(&a[c], &k))
       break;
-    ready_set(e, i, h->a[k]);
-    i = k;
+    ready_set(e, i, a[c]);
+    i = c;
   }
-  ready_set(e, i, c);
+  ready_set(e, i, k);
 }
 
 static void heap_grow(Heap *h)
@@ -184,17 +195,21 @@ static void heap_grow(Heap *h)
 
 static void ready_push(Engine *e, int c)
 {
-  heap_grow(&e->ready);
-  e->slots[c].rclock = cpu_clock(e, c);
-  e->ready.a[e->ready.n++] = c;
-  ready_up(e, e->ready.n - 1);
+  ReadyHeap *h = &e->ready;
+  if (h->n == h->cap) {
+    h->cap = h->cap ? 2 * h->cap : 16;
+    h->a = g_renew(ReadyKey, h->a, h->cap);
+  }
+  const CpuSlot *s = &e->slots[c];
+  h->a[h->n++] = (ReadyKey){ cpu_clock(e, c), s->q[s->first]->idx, c };
+  ready_up(e, h->n - 1);
 }
 
 /* Remove the top CPU. */
 static void ready_pop(Engine *e)
 {
-  Heap *h = &e->ready;
-  e->slots[h->a[0]].rpos = -1;
+  ReadyHeap *h = &e->ready;
+  e->slots[h->a[0].cpu].rpos = -1;
   if (--h->n) {
     ready_set(e, 0, h->a[h->n]);
     ready_down(e, 0);
@@ -273,7 +288,9 @@ static void slot_ready(Engine *e, Queue *q)
   if (s->rpos < 0) {
     ready_push(e, c);
   } else {
-    s->rclock = cpu_clock(e, c); /* the key falls (lower idx), its clock only grew */
+    ReadyKey *k = &e->ready.a[s->rpos];
+    k->clock = cpu_clock(e, c); /* the key falls (lower idx), its clock only grew */
+    k->idx = q->idx;
     ready_down(e, (unsigned)s->rpos);
     ready_up(e, (unsigned)s->rpos);
   }
@@ -527,31 +544,31 @@ static Queue *pick(Engine *e, gboolean *starved)
 {
   if (G_UNLIKELY(e->heaps_stale))
     heaps_rebuild(e);
-  Heap *r = &e->ready;
+  ReadyHeap *r = &e->ready;
   if (!r->n) {
     *starved = FALSE;
     return NULL;
   }
+  ReadyKey *top = &r->a[0];
   for (;;) { /* refresh a stale top */
-    CpuSlot *top = &e->slots[r->a[0]];
-    uint64_t c = cpu_clock(e, r->a[0]);
-    if (c == top->rclock)
+    uint64_t c = cpu_clock(e, top->cpu);
+    if (c == top->clock)
       break;
-    top->rclock = c;
+    top->clock = c;
     ready_down(e, 0);
   }
-  const CpuSlot *best = &e->slots[r->a[0]];
+  const CpuSlot *best = &e->slots[top->cpu];
   if (!e->lagging) { /* best is the all heap's minimum too */
     *starved = FALSE;
     return best->q[best->first];
   }
   Heap *a = &e->all;
   for (;;) {
-    CpuSlot *top = &e->slots[a->a[0]];
+    CpuSlot *atop = &e->slots[a->a[0]];
     uint64_t c = cpu_clock(e, a->a[0]);
-    if (c == top->aclock)
+    if (c == atop->aclock)
       break;
-    top->aclock = c;
+    atop->aclock = c;
     all_down(e, 0);
   }
   const CpuSlot *low = &e->slots[a->a[0]];
@@ -559,8 +576,7 @@ static Queue *pick(Engine *e, gboolean *starved)
    * clock, or the same clock and seen first): more input might belong to
    * it, so what runs next must not depend on where the input's batches
    * end. */
-  *starved = low->aclock < best->rclock ||
-             (low->aclock == best->rclock && low->q[0]->idx < best->q[best->first]->idx);
+  *starved = low->aclock < top->clock || (low->aclock == top->clock && low->q[0]->idx < top->idx);
   return best->q[best->first];
 }
 
@@ -582,8 +598,9 @@ static void ran(Engine *e, Queue *q)
     while (!s->q[i]->len)
       i++;
     slot_set_first(e, s, i);
+    e->ready.a[0].idx = s->q[i]->idx;
   }
-  s->rclock = cpu_clock(e, c);
+  e->ready.a[0].clock = cpu_clock(e, c);
   ready_down(e, 0);
 }
 
