@@ -95,8 +95,7 @@ typedef struct {
  * An entry lives no longer than its queue (both are the Engine's, for one
  * engine_run) and a thread's queue never changes once made, so no entry
  * is ever stale. */
-#define QCACHE_SHIFT 6
-#define QCACHE_SLOTS (1u << QCACHE_SHIFT)
+#define QCACHE_SLOTS 256u /* a power of two */
 typedef struct {
   uint32_t pid, tid;
   Queue *q;            /* NULL: empty */
@@ -346,8 +345,10 @@ static void run_queues(Engine *e, gboolean all);
 
 static inline QCacheEntry *qcache_slot(Engine *e, uint32_t pid, uint32_t tid)
 {
-  uint32_t h = (pid * 0x9E3779B1u + tid) * 0x9E3779B1u; /* Fibonacci hashing: consecutive tids spread */
-  return &e->qcache[h >> (32 - QCACHE_SHIFT)];
+  /* Threads of a process have consecutive tids (the generators', a
+   * recorder's): they take consecutive slots, so up to QCACHE_SLOTS of them
+   * never collide; processes start at scattered offsets. */
+  return &e->qcache[(tid + pid * 0x9E3779B1u) & (QCACHE_SLOTS - 1)];
 }
 
 /* The thread (pid, tid)'s queue, made on its first appearance.  A new thread
