@@ -541,7 +541,7 @@ static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t
 
 /* The queue to run next: nonempty, lowest CPU clock, first seen among equals
  * (the first ready queue of the ready heap's top CPU). */
-static Queue *pick(Engine *e, gboolean *starved)
+static inline G_ALWAYS_INLINE Queue *pick(Engine *e, gboolean *starved)
 {
   if (G_UNLIKELY(e->heaps_stale))
     heaps_rebuild(e);
