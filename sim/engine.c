@@ -56,7 +56,6 @@ typedef struct {
   unsigned first;      /* position of the first queue with records (SLOT_NONE: none) */
   unsigned nready;     /* queues with records */
   int rpos;            /* position in the ready heap, -1 when absent */
-  uint64_t rclock;     /* clock stored with the ready heap's key */
   uint64_t aclock;     /* clock stored in the all heap */
   gboolean in_all;
 } CpuSlot;
@@ -76,12 +75,39 @@ typedef struct {
   unsigned n, cap;
 } Heap;
 
+/* The ready heap holds its keys itself: a sift compares neighbouring
+ * entries without following each CPU's slot to its first queue. */
+typedef struct {
+  uint64_t clock;      /* the CPU's clock when stored */
+  unsigned idx;        /* idx of the CPU's first queue with records */
+  int cpu;
+} ReadyKey;
+
+typedef struct {
+  ReadyKey *a;
+  unsigned n, cap;
+} ReadyHeap;
+
+/* queue_for's cache of recent threads, direct-mapped by (pid, tid): where
+ * the records of many threads interleave (one thread per record in the
+ * threads workload) the hash tables from (pid, tid) to Thread and from
+ * Thread to Queue cost ~230 host instructions a record, a hit one compare.
+ * An entry lives no longer than its queue (both are the Engine's, for one
+ * engine_run) and a thread's queue never changes once made, so no entry
+ * is ever stale. */
+#define QCACHE_SLOTS 256u /* a power of two */
+typedef struct {
+  uint32_t pid, tid;
+  Queue *q;            /* NULL: empty */
+} QCacheEntry;
+
 typedef struct {
   Machine *m;
   GPtrArray *queues;   /* Queue*, in order of first appearance */
   GHashTable *by_thread; /* Thread* -> Queue* */
   Queue *last;         /* lookup cache */
   uint32_t last_pid, last_tid;
+  QCacheEntry qcache[QCACHE_SLOTS];
   size_t queued;
   uint64_t warmup;      /* --warmup: accesses left uncounted from the region's start */
   uint64_t warmup_left;
@@ -97,8 +123,9 @@ typedef struct {
   const uint64_t *kh_wake; /* khugepaged's next wake, in cycles */
   const gboolean *oom;     /* the kernel's, tested after every access */
   CpuSlot *slots;      /* one per CPU */
-  Heap ready;          /* CPUs with records to run */
+  ReadyHeap ready;     /* CPUs with records to run */
   Heap all;            /* CPUs with threads: the lowest clock of any thread */
+  unsigned lagging;    /* CPUs in `all` whose first thread has no records (first != 0) */
   gboolean heaps_stale; /* a thread changed CPU: rebuild before the next pick */
   CpuPrefetch *pf;     /* cpu_prefetch's state; its ring cleared before each run of records */
 } Engine;
@@ -115,47 +142,46 @@ static inline uint64_t queue_clock(const Engine *e, const Queue *q)
 
 /* ---- the ready heap: key (clock, idx of the CPU's first ready queue) ---- */
 
-static inline gboolean ready_less(const Engine *e, int x, int y)
+static inline gboolean ready_less(const ReadyKey *a, const ReadyKey *b)
 {
-  const CpuSlot *a = &e->slots[x], *b = &e->slots[y];
-  return a->rclock < b->rclock || (a->rclock == b->rclock && a->q[a->first]->idx < b->q[b->first]->idx);
+  return a->clock < b->clock || (a->clock == b->clock && a->idx < b->idx);
 }
 
-static inline void ready_set(Engine *e, unsigned i, int c)
+static inline void ready_set(Engine *e, unsigned i, ReadyKey k)
 {
-  e->ready.a[i] = c;
-  e->slots[c].rpos = (int)i;
+  e->ready.a[i] = k;
+  e->slots[k.cpu].rpos = (int)i;
 }
 
 static void ready_up(Engine *e, unsigned i)
 {
-  int c = e->ready.a[i];
+  ReadyKey *a = e->ready.a, k = a[i];
   while (i > 0) {
     unsigned p = (i - 1) / 2;
-    if (!ready_less(e, c, e->ready.a[p]))
+    if (!ready_less(&k, &a[p]))
       break;
-    ready_set(e, i, e->ready.a[p]);
+    ready_set(e, i, a[p]);
     i = p;
   }
-  ready_set(e, i, c);
+  ready_set(e, i, k);
 }
 
 static void ready_down(Engine *e, unsigned i)
 {
-  Heap *h = &e->ready;
-  int c = h->a[i];
+  ReadyHeap *h = &e->ready;
+  ReadyKey *a = h->a, k = a[i];
   for (;;) {
-    unsigned k = 2 * i + 1;
-    if (k >= h->n)
+    unsigned c = 2 * i + 1;
+    if (c >= h->n)
       break;
-    if (k + 1 < h->n && ready_less(e, h->a[k + 1], h->a[k]))
-      k++;
-    if (!ready_less(e, h->a[k], c))
+    if (c + 1 < h->n && ready_less(&a[c + 1], &a[c]))
+      c++;
+    if (!ready_less(&a[c], &k))
       break;
-    ready_set(e, i, h->a[k]);
-    i = k;
+    ready_set(e, i, a[c]);
+    i = c;
   }
-  ready_set(e, i, c);
+  ready_set(e, i, k);
 }
 
 static void heap_grow(Heap *h)
@@ -168,17 +194,21 @@ static void heap_grow(Heap *h)
 
 static void ready_push(Engine *e, int c)
 {
-  heap_grow(&e->ready);
-  e->slots[c].rclock = cpu_clock(e, c);
-  e->ready.a[e->ready.n++] = c;
-  ready_up(e, e->ready.n - 1);
+  ReadyHeap *h = &e->ready;
+  if (h->n == h->cap) {
+    h->cap = h->cap ? 2 * h->cap : 16;
+    h->a = g_renew(ReadyKey, h->a, h->cap);
+  }
+  const CpuSlot *s = &e->slots[c];
+  h->a[h->n++] = (ReadyKey){ cpu_clock(e, c), s->q[s->first]->idx, c };
+  ready_up(e, h->n - 1);
 }
 
 /* Remove the top CPU. */
 static void ready_pop(Engine *e)
 {
-  Heap *h = &e->ready;
-  e->slots[h->a[0]].rpos = -1;
+  ReadyHeap *h = &e->ready;
+  e->slots[h->a[0].cpu].rpos = -1;
   if (--h->n) {
     ready_set(e, 0, h->a[h->n]);
     ready_down(e, 0);
@@ -220,6 +250,7 @@ static void all_push(Engine *e, int c)
   CpuSlot *s = &e->slots[c];
   s->aclock = cpu_clock(e, c);
   s->in_all = TRUE;
+  e->lagging += s->first != 0;
   unsigned i = h->n++;
   while (i > 0) {
     unsigned p = (i - 1) / 2;
@@ -233,6 +264,17 @@ static void all_push(Engine *e, int c)
 
 /* ---- slots ---- */
 
+/* Set the first ready queue of s, a CPU in the all heap, keeping count of
+ * the CPUs whose first thread has no records: while there are none, the
+ * all heap's minimum is the ready heap's (the same CPUs, the same keys), so
+ * pick need not look at it. */
+static inline void slot_set_first(Engine *e, CpuSlot *s, unsigned first)
+{
+  e->lagging -= s->first != 0;
+  e->lagging += first != 0;
+  s->first = first;
+}
+
 /* A queue of CPU c got records. */
 static void slot_ready(Engine *e, Queue *q)
 {
@@ -241,11 +283,13 @@ static void slot_ready(Engine *e, Queue *q)
   s->nready++;
   if (q->pos >= s->first)
     return; /* a queue before it has records already: the key stands */
-  s->first = q->pos;
+  slot_set_first(e, s, q->pos);
   if (s->rpos < 0) {
     ready_push(e, c);
   } else {
-    s->rclock = cpu_clock(e, c); /* the key falls (lower idx), its clock only grew */
+    ReadyKey *k = &e->ready.a[s->rpos];
+    k->clock = cpu_clock(e, c); /* the key falls (lower idx), its clock only grew */
+    k->idx = q->idx;
     ready_down(e, (unsigned)s->rpos);
     ready_up(e, (unsigned)s->rpos);
   }
@@ -267,7 +311,7 @@ static void slot_add(Engine *e, Queue *q)
   s->q[i] = q;
   q->pos = i;
   if (s->first != SLOT_NONE && s->first >= i)
-    s->first++; /* the first ready queue moved up one */
+    slot_set_first(e, s, s->first + 1); /* the first ready queue moved up one */
   if (!s->in_all)
     all_push(e, c);
   if (q->len)
@@ -284,6 +328,7 @@ static void heaps_rebuild(Engine *e)
     s->in_all = FALSE;
   }
   e->ready.n = e->all.n = 0;
+  e->lagging = 0;
   for (guint i = 0; i < e->queues->len; i++)
     slot_add(e, g_ptr_array_index(e->queues, i));
   e->heaps_stale = FALSE;
@@ -298,14 +343,20 @@ static void queue_free(gpointer p)
 
 static void run_queues(Engine *e, gboolean all);
 
+static inline QCacheEntry *qcache_slot(Engine *e, uint32_t pid, uint32_t tid)
+{
+  /* Threads of a process have consecutive tids (the generators', a
+   * recorder's): they take consecutive slots, so up to QCACHE_SLOTS of them
+   * never collide; processes start at scattered offsets. */
+  return &e->qcache[(tid + pid * 0x9E3779B1u) & (QCACHE_SLOTS - 1)];
+}
+
 /* The thread (pid, tid)'s queue, made on its first appearance.  A new thread
  * starts when the thread of the records before it (its creator, as clone()
  * or fork()) got there: the creator's queued records run first, and the new
  * thread's CPU, if its clock is behind, idles until then. */
-static Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
+static Queue *queue_for_slow(Engine *e, uint32_t pid, uint32_t tid, int cpu)
 {
-  if (e->last && e->last_pid == pid && e->last_tid == tid && cpu < 0)
-    return e->last;
   Thread *t = machine_thread(e->m, pid, tid, cpu);
   if (!t)
     return NULL;
@@ -334,10 +385,28 @@ static Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
   } else if (cpu >= 0) {
     e->heaps_stale = TRUE; /* may have moved to a CPU with a lower clock */
   }
+  *qcache_slot(e, pid, tid) = (QCacheEntry){ pid, tid, q };
   e->last = q;
   e->last_pid = pid;
   e->last_tid = tid;
   return q;
+}
+
+/* queue_for_slow's answer for a thread named again without a CPU, from the
+ * caches: nothing about the thread changes then (machine_thread re-pins
+ * only with cpu >= 0). */
+static inline Queue *queue_for(Engine *e, uint32_t pid, uint32_t tid, int cpu)
+{
+  if (e->last && e->last_pid == pid && e->last_tid == tid && cpu < 0)
+    return e->last;
+  const QCacheEntry *ce = qcache_slot(e, pid, tid);
+  if (ce->q && ce->pid == pid && ce->tid == tid && cpu < 0) {
+    e->last = ce->q;
+    e->last_pid = pid;
+    e->last_tid = tid;
+    return ce->q;
+  }
+  return queue_for_slow(e, pid, tid, cpu);
 }
 
 static void push(Engine *e, Queue *q, const TraceRecord *r)
@@ -472,40 +541,43 @@ static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t
 
 /* The queue to run next: nonempty, lowest CPU clock, first seen among equals
  * (the first ready queue of the ready heap's top CPU). */
-static Queue *pick(Engine *e, gboolean *starved)
+static inline G_ALWAYS_INLINE Queue *pick(Engine *e, gboolean *starved)
 {
   if (G_UNLIKELY(e->heaps_stale))
     heaps_rebuild(e);
-  Heap *r = &e->ready;
+  ReadyHeap *r = &e->ready;
   if (!r->n) {
     *starved = FALSE;
     return NULL;
   }
+  ReadyKey *top = &r->a[0];
   for (;;) { /* refresh a stale top */
-    CpuSlot *top = &e->slots[r->a[0]];
-    uint64_t c = cpu_clock(e, r->a[0]);
-    if (c == top->rclock)
+    uint64_t c = cpu_clock(e, top->cpu);
+    if (c == top->clock)
       break;
-    top->rclock = c;
+    top->clock = c;
     ready_down(e, 0);
+  }
+  const CpuSlot *best = &e->slots[top->cpu];
+  if (!e->lagging) { /* best is the all heap's minimum too */
+    *starved = FALSE;
+    return best->q[best->first];
   }
   Heap *a = &e->all;
   for (;;) {
-    CpuSlot *top = &e->slots[a->a[0]];
+    CpuSlot *atop = &e->slots[a->a[0]];
     uint64_t c = cpu_clock(e, a->a[0]);
-    if (c == top->aclock)
+    if (c == atop->aclock)
       break;
-    top->aclock = c;
+    atop->aclock = c;
     all_down(e, 0);
   }
-  const CpuSlot *best = &e->slots[r->a[0]];
   const CpuSlot *low = &e->slots[a->a[0]];
   /* A thread with nothing queued may come before the chosen one (a lower
    * clock, or the same clock and seen first): more input might belong to
    * it, so what runs next must not depend on where the input's batches
    * end. */
-  *starved = low->aclock < best->rclock ||
-             (low->aclock == best->rclock && low->q[0]->idx < best->q[best->first]->idx);
+  *starved = low->aclock < top->clock || (low->aclock == top->clock && low->q[0]->idx < top->idx);
   return best->q[best->first];
 }
 
@@ -519,16 +591,17 @@ static void ran(Engine *e, Queue *q)
   CpuSlot *s = &e->slots[c];
   if (!q->len) {
     if (--s->nready == 0) {
-      s->first = SLOT_NONE;
+      slot_set_first(e, s, SLOT_NONE);
       ready_pop(e);
       return;
     }
     unsigned i = s->first + 1;
     while (!s->q[i]->len)
       i++;
-    s->first = i;
+    slot_set_first(e, s, i);
+    e->ready.a[0].idx = s->q[i]->idx;
   }
-  s->rclock = cpu_clock(e, c);
+  e->ready.a[0].clock = cpu_clock(e, c);
   ready_down(e, 0);
 }
 
@@ -554,7 +627,7 @@ static void run_queues(Engine *e, gboolean all)
     }
     if (!q->len && !e->heaps_stale) {
       e->slots[q->t->cpu].nready = 0; /* q was the only queue */
-      e->slots[q->t->cpu].first = SLOT_NONE;
+      slot_set_first(e, &e->slots[q->t->cpu], SLOT_NONE);
       e->slots[q->t->cpu].rpos = -1;
       e->ready.n = 0;
     }

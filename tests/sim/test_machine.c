@@ -353,6 +353,67 @@ START_TEST(test_cpumask_trimmed_on_switch)
 }
 END_TEST
 
+/* The engine finds a thread named again without a CPU in a small cache of
+ * recent threads: more threads than its slots (so some share one), the same
+ * tids in three processes, interleaved, each thread on a CPU of its own, so a
+ * record given to the wrong thread shows in the wrong CPU's instructions.
+ * After the first round the threads move to the next CPU (a thread named
+ * with a CPU is re-pinned, never taken from the cache).  A second run on
+ * the same machine must not find the first run's queues (freed with its
+ * engine). */
+#define CACHE_PROCS 3u
+#define CACHE_TIDS 100u
+#define CACHE_THREADS (CACHE_PROCS * CACHE_TIDS)
+/* pids 4096 apart: with the same tid they fall in one slot of a cache
+ * indexed by tid + pid * an odd number, modulo a power of two up to 4096 */
+#define CACHE_PID(j) (1 + (j) / CACHE_TIDS * 4096)
+#define CACHE_TID(j) (1 + (j) % CACHE_TIDS)
+static void thread_cache_pin(GString *t, unsigned shift)
+{
+  for (unsigned j = 0; j < CACHE_THREADS; j++)
+    g_string_append_printf(t, "process %u\nthread %u cpu %u\n", CACHE_PID(j), CACHE_TID(j),
+                           (j + shift) % CACHE_THREADS);
+}
+
+static void thread_cache_round(GString *t, unsigned round)
+{
+  for (unsigned i = 0; i < CACHE_THREADS; i++) {
+    unsigned j = (i * 37 + round) % CACHE_THREADS; /* 37 is prime to 300: every thread once */
+    g_string_append_printf(t, "process %u\nthread %u\ncompute %u\n", CACHE_PID(j), CACHE_TID(j),
+                           1000 * (j + 1));
+  }
+}
+
+START_TEST(test_thread_cache_never_mixes_threads)
+{
+  static const char *sets[] = { "machine.cpus_per_node=300", "sched.placement=fill", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  uint64_t want[CACHE_THREADS] = { 0 };
+  for (unsigned run = 0; run < 2; run++) {
+    g_autoptr(GString) t = g_string_new(NULL);
+    if (run == 0)
+      thread_cache_pin(t, 0); /* the second run starts where the first ended, without naming CPUs */
+    thread_cache_round(t, 0);
+    g_string_append(t, "process 1\nmmap 0x7f0000000000 4K rw\n"); /* an event: what is queued runs first */
+    thread_cache_pin(t, run + 1);
+    thread_cache_round(t, 1);
+    thread_cache_round(t, 2);
+    run_text(m, t->str);
+    for (unsigned j = 0; j < CACHE_THREADS; j++) {
+      want[(j + run) % CACHE_THREADS] += 1000 * (uint64_t)(j + 1);
+      want[(j + run + 1) % CACHE_THREADS] += 2000 * (uint64_t)(j + 1);
+    }
+    for (unsigned j = 0; j < CACHE_THREADS; j++) {
+      ck_assert_uint_eq(m->cpus[j]->ctr.c[CTR_INSTRUCTIONS], want[j]);
+      Thread *th = machine_thread(m, CACHE_PID(j), CACHE_TID(j), -1);
+      ck_assert_int_eq(th->cpu, (int)((j + run + 1) % CACHE_THREADS));
+      ck_assert_ptr_eq(m->cpus[th->cpu]->cur, th);
+    }
+  }
+  machine_free(m);
+}
+END_TEST
+
 static Suite *machine_suite(void)
 {
   Suite *s = suite_create("machine");
@@ -368,6 +429,7 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_shootdown_targets_and_costs);
   tcase_add_test(tc, test_new_thread_starts_at_creation);
   tcase_add_test(tc, test_cpumask_trimmed_on_switch);
+  tcase_add_test(tc, test_thread_cache_never_mixes_threads);
   suite_add_tcase(s, tc);
   return s;
 }
