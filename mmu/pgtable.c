@@ -181,21 +181,6 @@ static gboolean is_leaf(uint64_t e, unsigned level)
   return level == 1 || (e & PTE_PS);
 }
 
-PtNode *pgtable_lookup(const PageTable *pt, uint64_t va, unsigned *level, unsigned *index)
-{
-  PtNode *n = pt->root;
-  for (unsigned l = pt->g.levels;; l--) {
-    unsigned i = pgtable_index(&pt->g, l, va);
-    uint64_t e = n->e[i];
-    if (l == 1 || !(e & PTE_P) || is_leaf(e, l) || !n->child[i]) {
-      *level = l;
-      *index = i;
-      return n;
-    }
-    n = n->child[i];
-  }
-}
-
 void pgtable_find(const PageTable *pt, uint64_t va, PtFound *f)
 {
   PtNode *n = pt->root;
@@ -210,6 +195,15 @@ void pgtable_find(const PageTable *pt, uint64_t va, PtFound *f)
     up = e;
     n = n->child[i];
   }
+}
+
+PtNode *pgtable_lookup(const PageTable *pt, uint64_t va, unsigned *level, unsigned *index)
+{
+  PtFound f;
+  pgtable_find(pt, va, &f);
+  *level = f.level;
+  *index = f.index;
+  return f.table;
 }
 
 PtNode *pgtable_ensure(PageTable *pt, uint64_t va, unsigned level, unsigned *allocated)
