@@ -289,10 +289,6 @@ void cpu_flush_l1(Cpu *cpu)
  * architectures that instantiate it with their translation inlined
  * (ArchOps.l1_miss); here are its cold parts and the instance for the
  * others. */
-static inline gboolean allowed(uint8_t flags, AccessKind kind)
-{
-  return cpu_flags_allow(flags, kind);
-}
 
 /* cpu_l1_fill for a page larger than the base size: into its home array, as
  * a fragment when that holds a smaller size. */
@@ -360,13 +356,6 @@ static G_NO_INLINE gboolean translate_generic(Cpu *cpu, Thread *th, uint64_t va,
                                               uint64_t *pfn, uint8_t *flags)
 {
   return cpu_translate_miss(cpu, th, va, kind, t, pfn, flags, cpu->arch->translate);
-}
-
-/* The slow path after the shortcut missed (cpu_translate_miss). */
-static inline gboolean translate(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t, uint64_t *pfn,
-                                 uint8_t *flags)
-{
-  return cpu->l1_miss(cpu, th, va, kind, t, pfn, flags);
 }
 
 CpuPrefetch *cpu_prefetch_new(void)
@@ -515,11 +504,11 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
 
   uint64_t key = granule_key(cpu->cur_asid, va);
   uint64_t pfn;
-  if (G_LIKELY(key == *ukey && allowed(*uflags, kind))) {
+  if (G_LIKELY(key == *ukey && cpu_flags_allow(*uflags, kind))) {
     pfn = *upfn;
   } else {
     uint8_t flags;
-    if (!translate(cpu, th, va, kind, &t, &pfn, &flags)) {
+    if (!cpu->l1_miss(cpu, th, va, kind, &t, &pfn, &flags)) { /* the slow path (cpu_translate_miss) */
       *ukey = NO_KEY;
       cpu_quick_keys(cpu);
       return;
