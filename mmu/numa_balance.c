@@ -352,11 +352,12 @@ gboolean numa_balance_marked_found(const PtFound *f)
   /* pmd_table() descends as pgtable_find() does: it finds the PMD table
    * exactly when the lookup reached level 2 or 1.  At level 2 the PMD entry
    * ended the lookup (not present, huge, or no table under it); at level 1
-   * it was a present table entry, up_entry. */
+   * it was a present table entry, up_entry, marked when the pmd scheme
+   * marked the table whole (nothing marks a level above the PMD). */
   const uint64_t marked = PTE_P | PTE_SW_NUMA;
   uint64_t e = f->table->e[f->index];
   if (f->level == 2)
-    return (f->up_entry & PTE_SW_NUMA) || (e & marked) == marked;
+    return (e & marked) == marked;
   if (f->level == 1)
     return (f->up_entry & PTE_SW_NUMA) || (e & marked) == marked;
   return FALSE;
