@@ -364,42 +364,13 @@ static inline double flows_floor(const Dram *d, double lo)
   return d->flows_unblocked ? -INFINITY : lo;
 }
 
-/* Service cycles the flows of q put into [lo, hi). */
-static double flows_work(const Dram *d, const DramQueue *q, double lo, double hi)
+/* The sums of the flows of q over n spans [lo[k], hi[k]) into work[k], in
+ * one pass over the flows, each sum taken in the same order (the flows').
+ * Inlined into its two callers with n a constant, so that the sums stay in
+ * registers and a one-span call does no more than a walk of its own. */
+static inline __attribute__((always_inline)) void flows_sum(const Dram *d, const DramQueue *q, unsigned n,
+                                                              const double *lo, const double *hi, double *work)
 {
-  double w = 0, skip_to = flows_floor(d, lo);
-  unsigned n = q->n_flows;
-  const DramFlowBlock *grp = q->group;
-  for (unsigned g0 = 0; g0 < n; g0 += DRAM_GROUP_SLOTS, grp++) {
-    if (grp->max_end <= skip_to)
-      continue;
-    unsigned g1 = MIN(g0 + DRAM_GROUP_SLOTS, n);
-    for (unsigned k0 = g0; k0 < g1; k0 += DRAM_FLOW_BLOCK) {
-      if (q->block[k0 / DRAM_FLOW_BLOCK].max_end <= skip_to)
-        continue;
-      unsigned k1 = MIN(k0 + DRAM_FLOW_BLOCK, n);
-      for (unsigned i = k0; i < k1; i++) {
-        const DramFlow *f = &q->flow[i];
-        /* Most flows a queue remembers ended before the span asked about:
-         * one compare rules them out (b <= a below for them, nothing added). */
-        if (f->end <= lo)
-          continue;
-        double a = MAX(f->start, lo), b = MIN(f->end, hi);
-        if (b > a)
-          w += (b - a) * f->rate;
-      }
-    }
-  }
-  return w;
-}
-
-/* flows_work() of three spans [lo[k], hi[k]) in one pass over the flows,
- * each sum taken in the same order: opening a window after a gap asks for
- * three (a fault's clearing opens one almost every time), otherwise the
- * spans not asked for are empty. */
-static void flows_work_spans(const Dram *d, const DramQueue *q, const double *lo, const double *hi, double *work)
-{
-  enum { n = 3 };  /* always three: a constant count keeps the sums in registers */
   double first = lo[0];
   for (unsigned k = 0; k < n; k++) {
     work[k] = 0;
@@ -418,6 +389,8 @@ static void flows_work_spans(const Dram *d, const DramQueue *q, const double *lo
       unsigned k1 = MIN(k0 + DRAM_FLOW_BLOCK, nf);
       for (unsigned i = k0; i < k1; i++) {
         const DramFlow *f = &q->flow[i];
+        /* Most flows a queue remembers ended before the spans asked about:
+         * one compare rules them out (b <= a below for them, nothing added). */
         if (f->end <= first)
           continue;
         for (unsigned k = 0; k < n; k++) {
@@ -428,6 +401,23 @@ static void flows_work_spans(const Dram *d, const DramQueue *q, const double *lo
       }
     }
   }
+}
+
+/* Service cycles the flows of q put into [lo, hi). */
+static double flows_work(const Dram *d, const DramQueue *q, double lo, double hi)
+{
+  double w;
+  flows_sum(d, q, 1, &lo, &hi, &w);
+  return w;
+}
+
+/* flows_work() of three spans [lo[k], hi[k]) in one pass over the flows:
+ * opening a window after a gap asks for three (a fault's clearing opens
+ * one almost every time), otherwise the spans not asked for are empty.
+ * Always three: a constant count keeps the sums in registers. */
+static void flows_work_spans(const Dram *d, const DramQueue *q, const double *lo, const double *hi, double *work)
+{
+  flows_sum(d, q, 3, lo, hi, work);
 }
 
 /* Open window b of q: its backlog and wait follow from the nearest earlier
