@@ -822,7 +822,9 @@ static void mtr_close(TraceSource *src)
   g_free(m);
 }
 
-static const TraceSourceOps mtr_ops = { "mtr", mtr_next_batch, mtr_close };
+/* Read ahead: decompressing and decoding a record costs more than handing
+ * it to the model's core (traces/readahead.h). */
+static const TraceSourceOps mtr_ops = { "mtr", mtr_next_batch, mtr_close, NULL, TRUE };
 
 static MtrSource *mtr_new(TraceInput *in)
 {

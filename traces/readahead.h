@@ -7,10 +7,10 @@
  * and keeps up to `ring - 1` batches decoded ahead of the one its reader
  * holds, so that on a host with a second core the two overlap and a replay
  * costs about the larger of the two instead of their sum.  It pays when
- * decoding is dear (text parsing: tens of nanoseconds a record); a record
- * produced in a few nanoseconds (.mtr, generators) costs more to hand from
- * core to core than to make, so runs read ahead only sources whose ops say
- * so (TraceSourceOps.read_ahead).
+ * decoding costs more than handing a record from core to core (text
+ * parsing: tens of nanoseconds a record; .mtr: about 8); a generator's
+ * record, made in a few nanoseconds, does not, so runs read ahead only
+ * sources whose ops say so (TraceSourceOps.read_ahead).
  *
  * The reader sees exactly the batches of the source alone, boundaries
  * included, and a decoding error after every batch decoded before it, with

@@ -45,9 +45,9 @@ typedef struct {
    * next_batch. */
   const TraceBatch *(*view)(TraceSource *src, GError **error);
   /* Decoding costs more than handing the records from one host core to
-   * another (text parsing): worth a thread of its own (traces/readahead.h).
-   * Binary formats and generators produce a record in a few nanoseconds,
-   * less than the cross-core traffic of a read-ahead ring. */
+   * another: worth a thread of its own (traces/readahead.h).  Text parsing
+   * (tens of nanoseconds a record) and .mtr's decompression and varints
+   * (about 8) are; a generator's record (a few nanoseconds) is not. */
   gboolean read_ahead;
 } TraceSourceOps;
 
