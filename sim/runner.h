@@ -34,8 +34,9 @@ typedef struct {
   EventLog *events;           /* or NULL */
   /* Decode the input in a host thread of its own, ahead of the model
    * (traces/readahead.h), when its format is worth it (the source's
-   * read_ahead: text, lackey and .mtr) and it is a regular file: the results are
-   * the same, the wall time shorter when the host has a core to spare. */
+   * read_ahead: every trace format, not the generators) and it is a regular
+   * file: the results are the same, the wall time shorter when the host has
+   * a core to spare. */
   gboolean read_ahead;
   /* Optional: where repeat i's input comes from instead of opening it (a
    * sweep's shared decoding pass, sim/sweep.c).  NULL: runner_open_input. */

@@ -8,9 +8,10 @@
  * holds, so that on a host with a second core the two overlap and a replay
  * costs about the larger of the two instead of their sum.  It pays when
  * decoding costs more than handing a record from core to core (text
- * parsing: tens of nanoseconds a record; .mtr: about 8); a generator's
- * record, made in a few nanoseconds, does not, so runs read ahead only
- * sources whose ops say so (TraceSourceOps.read_ahead).
+ * parsing: tens of nanoseconds a record; ChampSim's xz: hundreds; .mtr:
+ * about 8); a generator's record, made in a few nanoseconds, does not, so
+ * runs read ahead only sources whose ops say so
+ * (TraceSourceOps.read_ahead).
  *
  * The reader sees exactly the batches of the source alone, boundaries
  * included, and a decoding error after every batch decoded before it, with

@@ -46,8 +46,9 @@ typedef struct {
   const TraceBatch *(*view)(TraceSource *src, GError **error);
   /* Decoding costs more than handing the records from one host core to
    * another: worth a thread of its own (traces/readahead.h).  Text parsing
-   * (tens of nanoseconds a record) and .mtr's decompression and varints
-   * (about 8) are; a generator's record (a few nanoseconds) is not. */
+   * (tens of nanoseconds a record), ChampSim's xz (hundreds) and .mtr's
+   * decompression and varints (about 8) are; a generator's record (a few
+   * nanoseconds) is not. */
   gboolean read_ahead;
 } TraceSourceOps;
 
