@@ -3,11 +3,14 @@
 # BENCH_RUNS runs (default 5) each, and the peak host memory.  Two rates per
 # workload: every record of the run (setup included) and the counted region
 # alone (the measured accesses, where the workload's character shows).
-# Benchmarks, not tests: figures go to doc/performance.md by hand with the
-# machine they ran on.
+# Benchmarks, not tests.  With BENCH_DOC set (make bench sets it to
+# doc/performance.md) a complete run's output replaces the page's "bench"
+# block, with the host, date and commit (bench/record.sh); `make bench
+# BENCH_DOC=` leaves the page alone.
 set -eu
 MMUSIM=${1:-./mmusim}
 RUNS=${BENCH_RUNS:-5}
+DOC=${BENCH_DOC:-}
 median() {
   printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
@@ -25,6 +28,9 @@ run() {
   for i in $(seq "$RUNS"); do
     line=$("$MMUSIM" run "$@" --json | tr -d ' \n' | sed -e 's/.*"host":{//' \
       -e 's/.*"accesses_per_second":\([0-9.e+]*\).*"counted_accesses_per_second":\([0-9.e+]*\).*"peak_rss_bytes":\([0-9]*\).*/\1 \2 \3/')
+    case "$line" in
+      *[!0-9.e+\ ]* | "" | *\ *\ *\ *) echo "$0: $name: mmusim run failed" >&2; exit 1 ;;
+    esac
     a=$(echo "$line" | cut -d' ' -f1); c=$(echo "$line" | cut -d' ' -f2); r=$(echo "$line" | cut -d' ' -f3)
     all="$all $a"; counted="$counted $c"
     [ "$r" -gt "$rss" ] && rss=$r
@@ -33,6 +39,7 @@ run() {
     "$(echo "$(median $all) / 1000000" | bc -l)" "$(echo "$(median $counted) / 1000000" | bc -l)" "$RUNS" \
     "$(echo "$rss / 1048576" | bc -l)"
 }
+bench() {
 echo "mmusim bench on $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 run "tlb-friendly seq 64M"          -m skylake -s thp.enabled=never -w seq:size=64M,accesses=20M
 run "tlb-hostile random 4G"         -m skylake -s thp.enabled=never -w random:size=4G,accesses=10M
@@ -53,9 +60,10 @@ rdir=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-bench.XXXXXX")
 rrecs=$("$MMUSIM" trace info --verify "$rdir/r.mtr" | sed -n 's/^verified: *\([0-9]*\) records.*/\1/p')
 rdec=$(timed "$MMUSIM" trace info --verify "$rdir/r.mtr")
 rrun=$(timed "$MMUSIM" run -m skylake -s thp.enabled=never -t "$rdir/r.mtr")
-printf '%-34s %7.2f M records/s decoded, %7.2f M/s replayed: model %.1fx the decode time (median of %d)\n' \
+rrun1=$(timed "$MMUSIM" run -j 1 -m skylake -s thp.enabled=never -t "$rdir/r.mtr")
+printf '%-34s %7.2f M records/s decoded, %7.2f M/s replayed: the replay takes %.1fx the decode time (%.1fx decoding in the model'"'"'s thread, -j 1) (median of %d)\n' \
   ".mtr replay random 1G ($rrecs recs)" "$(echo "$rrecs / $rdec / 1000000" | bc -l)" \
-  "$(echo "$rrecs / $rrun / 1000000" | bc -l)" "$(echo "$rrun / $rdec" | bc -l)" "$RUNS"
+  "$(echo "$rrecs / $rrun / 1000000" | bc -l)" "$(echo "$rrun / $rdec" | bc -l)" "$(echo "$rrun1 / $rdec" | bc -l)" "$RUNS"
 rm -rf "$rdir"
 # A sweep against one run: four configurations (STLB sizes) over one text
 # trace, decoded once for all of them and run -j (host CPUs) at a time,
@@ -99,4 +107,13 @@ if command -v valgrind >/dev/null 2>&1; then
   rm -rf "$tdir"
 else
   echo "trace formats: skipped (valgrind not installed)"
+fi
+touch "$out.ok"
+}
+out=$(mktemp "${TMPDIR:-/tmp}/mmusim-bench-out.XXXXXX")
+trap 'rm -f "$out" "$out.ok"' EXIT
+bench | tee "$out"
+[ -e "$out.ok" ] || exit 1
+if [ -n "$DOC" ]; then
+  "$(dirname "$0")/record.sh" "$DOC" bench "$out"
 fi

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Write a benchmark's output into its block of a Markdown page, so that the
+# figures in doc/performance.md are the ones `make bench` printed, with the
+# host, the date and the commit they came from.
+# Usage: bench/record.sh DOC NAME OUTPUT
+# The block runs from the line `<!-- NAME: begin -->` to `<!-- NAME: end -->`
+# and is replaced whole; a page without the block is left alone (a warning).
+set -eu
+doc=$1; name=$2; out=$3
+begin="<!-- $name: begin -->"
+end="<!-- $name: end -->"
+if ! grep -qxF "$begin" "$doc" || ! grep -qxF "$end" "$doc"; then
+  echo "$0: $doc has no '$begin' ... '$end' block: figures not recorded" >&2
+  exit 0
+fi
+top=$(dirname "$0")/..
+commit=$(git -C "$top" describe --always --dirty 2>/dev/null || echo "unknown")
+cc=$(${CC:-cc} --version 2>/dev/null | head -n 1 || echo "unknown")
+body=$(mktemp "${TMPDIR:-/tmp}/mmusim-record.XXXXXX")
+{
+  echo "$begin"
+  echo "Written by \`make $name\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit,"
+  echo "compiler $cc, $(sed -n 's/^PRETTY_NAME="\(.*\)"/\1/p' /etc/os-release 2>/dev/null || uname -s):"
+  echo
+  sed 's/^/    /' "$out"
+  echo "$end"
+} > "$body"
+new=$(mktemp "${TMPDIR:-/tmp}/mmusim-record.XXXXXX")
+awk -v begin="$begin" -v end="$end" -v body="$body" '
+  $0 == begin { while ((getline l < body) > 0) print l; skip = 1; next }
+  $0 == end { skip = 0; next }
+  !skip { print }' "$doc" > "$new"
+cat "$new" > "$doc"
+rm -f "$body" "$new"
+echo "figures recorded in $doc"
