@@ -717,6 +717,22 @@ static gboolean batch_jumps(const TraceBatch *b)
   return jumps * PREFETCH_JUMP_RATIO >= samples;
 }
 
+/* The stays loop's bound: below this clock, a record needs none of
+ * run_record's rare steps, so that a quick access or a computation is all
+ * it does.  khugepaged's wake and the NUMA tick are due at the earlier of
+ * their clocks; the warmup's count and an out-of-memory stop (0: every
+ * record takes run_record) are tested after each access there.  Only
+ * run_record changes any of them (the quick path and cpu_compute change
+ * none), so the loop takes the bound again after each record it hands to
+ * run_record: one compare a record instead of the four tests, two of them
+ * through pointers. */
+static inline uint64_t solo_due(const Engine *e, const Cpu *cpu)
+{
+  if (e->warmup_left || *e->oom)
+    return 0;
+  return MIN(*e->kh_wake, cpu->numa_due);
+}
+
 /* run_solo's loop over records i.. of the batch, until an event record
  * (returned: its index) or the end (b->n).  Two copies: one for a batch
  * that changes pages often (`jumps`), with the host prefetch when the page
@@ -737,6 +753,7 @@ static inline G_ALWAYS_INLINE unsigned run_solo_from(Engine *e, Thread *t, const
   if (G_UNLIKELY(cpu->cur != t))
     switch_to(e, t, cpu);
   CpuQuickCounts counts = { 0 }; /* flushed on every way out */
+  uint64_t due = jumps ? 0 : solo_due(e, cpu);
   const TraceRecord *r = &b->rec[i], *end = &b->rec[n];
   for (; r < end; r++) {
     if (G_UNLIKELY(r->type != REC_ACCESS && r->type != REC_COMPUTE))
@@ -745,10 +762,20 @@ static inline G_ALWAYS_INLINE unsigned run_solo_from(Engine *e, Thread *t, const
       unsigned pos = (unsigned)(r - b->rec) + CPU_PREFETCH_FAR;
       cpu_prefetch(cpu, t, pos < n ? &b->rec[pos] : NULL, e->pf, pos);
     }
+    if (!jumps && G_LIKELY(cpu->clock < due)) { /* none of run_record's rare steps is due */
+      if (r->type == REC_COMPUTE) {
+        cpu_compute(cpu, r->len);
+        continue;
+      }
+      if (cpu_access_quick(cpu, r, &counts))
+        continue;
+    }
     if (run_record(e, cpu, t, r, !jumps, TRUE, jumps ? NULL : &counts)) {
       r = end; /* stopped */
       break;
     }
+    if (!jumps)
+      due = solo_due(e, cpu);
   }
   if (!jumps)
     cpu_quick_flush(cpu, &counts);

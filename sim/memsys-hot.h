@@ -51,6 +51,9 @@
 #define MEMSYS_L2_WAYS_USUAL 4
 #define MEMSYS_LLC_WAYS_USUAL 16
 
+/* MemHier.stream_steady_x when no line is steady: no line is UINT64_MAX. */
+#define MEMSYS_STREAM_UNSTEADY UINT64_MAX
+
 /* Order of the choices of cache.prefetcher in settings.def. */
 typedef enum { MEMSYS_PF_NONE = 0, MEMSYS_PF_NEXTLINE = 1, MEMSYS_PF_STREAM = 2 } MemPrefetcher;
 
@@ -130,6 +133,17 @@ struct MemHier {
    * most recently used entry, and the first way of that entry (see
    * memsys_stream_hit()). */
   MemStream *stream_hot, *stream_hot_first;
+  /* Host shortcut, no effect on the model: after an ascending steady step
+   * of stream_hot at line x (memsys_stream_follow_dir()), x + 1 when an L2
+   * hit on it would take the same step again (memsys_stream_hit()'s tests
+   * and the step's all pass: it is in stream_hot's hit window, no way
+   * before it holds it, and the line the step issues and the one past it
+   * are in its page), else MEMSYS_STREAM_UNSTEADY.  Only those steps set
+   * it; any other change of the streams (memsys_stream_hit()'s other
+   * path, a data L2 miss, a reset) unsets it first.  A sequential run's
+   * hit then tests one line against it and stores what changes, where the
+   * tests took some 20 instructions. */
+  uint64_t stream_steady_x;
   uint64_t sink;                /* counts that are not counted (walk lookups) */
   Counters own_ctr;             /* used when no counters were given */
 };
@@ -316,6 +330,22 @@ static inline __attribute__((always_inline)) void memsys_stream_follow_dir_any(M
     memsys_prefetch_line(h, f);
 }
 
+/* After an ascending steady step of stream_hot, st, at x with frontier f:
+ * MemHier.stream_steady_x.  The next line's L2 hit would find x + 1 in
+ * st's hit window (x + 1 .. f) and st one line short of its degree ahead;
+ * left to test are the page of the line past the one it would issue (f +
+ * 2), and the first way of st's entry, which the search would find first
+ * if it is not st and its hit window holds x + 1. */
+static inline __attribute__((always_inline)) void memsys_stream_steady_arm(MemHier *h, const MemStream *st, uint64_t x,
+                                                                           uint64_t f)
+{
+  const MemStream *first = h->stream_hot_first;
+  uint64_t next = x + 1;
+  gboolean steady = (((f + 2) ^ next) & h->page_bits) == 0 &&
+                    (st == first || next - first->hit_lo > first->hit_span);
+  h->stream_steady_x = steady ? next : MEMSYS_STREAM_UNSTEADY;
+}
+
 /* The steady step, inline: the stream is exactly one line short of its
  * degree ahead of x (a sequential run's every hit on a prefetched line),
  * and the line it issues, f, and the one past it are in x's page.  Then
@@ -342,6 +372,23 @@ static inline __attribute__((always_inline)) void memsys_stream_follow_dir(MemHi
   st->win_span = degree + 1;
   st->hit_lo = dir > 0 ? x + 1 : f;
   st->hit_span = degree - 1;
+  if (dir > 0 && st == h->stream_hot)  /* not a test's stray stream */
+    memsys_stream_steady_arm(h, st, x, f);
+  memsys_prefetch_line(h, f);
+}
+
+/* The ascending steady step of stream_hot at x = MemHier.stream_steady_x:
+ * what memsys_stream_hit() and memsys_stream_follow_dir() do then, their
+ * tests known to pass.  The spans stay as the step before left them. */
+static inline __attribute__((always_inline)) void memsys_stream_steady_next(MemHier *h, uint64_t x)
+{
+  MemStream *st = h->stream_hot;
+  uint64_t f = x + (uint64_t)h->prefetch_degree;
+  st->last = x;
+  st->frontier = f;
+  st->win_lo = x;
+  st->hit_lo = x + 1;
+  memsys_stream_steady_arm(h, st, x, f);
   memsys_prefetch_line(h, f);
 }
 
@@ -364,6 +411,11 @@ static inline __attribute__((always_inline)) void memsys_stream_follow(MemHier *
  * so x's page is that entry's. */
 static inline __attribute__((always_inline)) void memsys_stream_hit(MemHier *h, uint64_t x)
 {
+  if (G_LIKELY(x == h->stream_steady_x)) {
+    memsys_stream_steady_next(h, x);
+    return;
+  }
+  h->stream_steady_x = MEMSYS_STREAM_UNSTEADY;  /* the streams may change below */
   MemStream *st = h->stream_hot, *first = h->stream_hot_first;
   G_STATIC_ASSERT(MEMSYS_STREAM_WAYS == 2);  /* the way before hot is first */
   if (G_UNLIKELY(x - st->hit_lo > st->hit_span || h->page_bits == 0 ||

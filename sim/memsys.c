@@ -82,6 +82,7 @@ static void memsys_stream_reset(MemHier *h)
   }
   h->stream_lru = 0;
   h->stream_hot = h->stream_hot_first = &h->streams[n - 1].way[0];  /* newest entry, mru 0 */
+  h->stream_steady_x = MEMSYS_STREAM_UNSTEADY;
 }
 
 Cache *memsys_llc_new(const Settings *s, GError **error)
@@ -331,6 +332,7 @@ static __attribute__((noinline)) void memsys_stream_advance(MemHier *h, MemStrea
 /* A data L2 miss on line x: advance the stream it belongs to, or start one. */
 static inline __attribute__((always_inline)) void memsys_stream_miss(MemHier *h, uint64_t x)
 {
+  h->stream_steady_x = MEMSYS_STREAM_UNSTEADY;  /* the streams change below */
   unsigned xi;
   MemStream *st = memsys_stream_find(h, x, FALSE, &xi);
   if (st == NULL) {

@@ -414,6 +414,44 @@ START_TEST(test_thread_cache_never_mixes_threads)
 }
 END_TEST
 
+/* The engine's solo loop for a batch that stays on a page tests one clock
+ * bound a record, khugepaged's wake and the NUMA tick folded into it: they
+ * must come due at the same record as in the queued path, which tests each
+ * of them at every record.  The same accesses to one page and long
+ * computations run twice, solo and with a thread record (naming the same
+ * thread, which changes nothing) before each access, which queues them. */
+static void run_stays(gboolean queued, Counters *sum)
+{
+  static const char *sets[] = { "machine.nodes=2", "numa.balancing=pte", "numa.scan_delay_ms=0.3",
+                                "numa.scan_period_min_ms=0.3", "numa.scan_period_max_ms=0.3",
+                                "thp.enabled=always", "khugepaged.scan_sleep_millisecs=1", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  g_autoptr(GString) t = g_string_new("mmap 0x7f0000000000 4M rw\nW 0x7f0000000000 8\n");
+  for (unsigned i = 0; i < 300; i++) {
+    /* Mostly accesses, so that batch_jumps() takes the batches for ones
+     * that stay on a page. */
+    g_string_append_printf(t, "compute %u\n%s", 300000 + i * 1000, queued ? "thread 1\n" : "");
+    for (unsigned k = 0; k < 40; k++)
+      g_string_append_printf(t, "%c 0x7f0000000%03x 8\n", k % 3 ? 'R' : 'W', 8 * ((i + k) % 512));
+  }
+  run_text(m, t->str);
+  machine_counters(m, sum);
+  machine_free(m);
+}
+
+START_TEST(test_solo_stays_ticks_as_queued)
+{
+  Counters solo, queued;
+  run_stays(FALSE, &solo);
+  run_stays(TRUE, &queued);
+  ck_assert_uint_ge(solo.c[CTR_KHUGEPAGED_FULL_SCANS], 10);  /* the run spans many of both */
+  ck_assert_uint_gt(solo.c[CTR_NUMA_PTE_UPDATES], 0);
+  for (unsigned k = 0; k < N_COUNTERS; k++)
+    ck_assert_msg(solo.c[k] == queued.c[k], "%s: %" G_GUINT64_FORMAT " solo, %" G_GUINT64_FORMAT " queued",
+                  counter_def((CounterId)k)->name, solo.c[k], queued.c[k]);
+}
+END_TEST
+
 static Suite *machine_suite(void)
 {
   Suite *s = suite_create("machine");
@@ -430,6 +468,7 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_new_thread_starts_at_creation);
   tcase_add_test(tc, test_cpumask_trimmed_on_switch);
   tcase_add_test(tc, test_thread_cache_never_mixes_threads);
+  tcase_add_test(tc, test_solo_stays_ticks_as_queued);
   suite_add_tcase(s, tc);
   return s;
 }

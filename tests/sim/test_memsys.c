@@ -903,6 +903,73 @@ START_TEST(test_stream_steady_step)
 }
 END_TEST
 
+/* The shortcut of a steady ascending stream (MemHier.stream_steady_x)
+ * against the tests it skips: twin hierarchies take the same loads and
+ * stores through memsys_access_data(), one forgetting the steady line
+ * before each, and must agree on the level, cycles, counters, stream table
+ * and contents after every reference.  Two runs go on at once, mostly
+ * ascending, sometimes in one page side by side (the second way of an
+ * entry, whose first way's hit window may hold the line), with steps back,
+ * repeats, jumps to a page's last lines, jumps anywhere in 1 MB and
+ * flushes, for several degrees and stream table sizes. */
+START_TEST(test_stream_steady_shortcut)
+{
+  static const char *const degrees[] = { "cache.prefetch_degree=1", "cache.prefetch_degree=2",
+                                         "cache.prefetch_degree=3", "cache.prefetch_degree=7" };
+  static const char *const pages[] = { "cache.prefetch_pages=16", "cache.prefetch_pages=1" };
+  unsigned shortcuts = 0;
+  for (unsigned c = 0; c < G_N_ELEMENTS(degrees) * G_N_ELEMENTS(pages); c++) {
+    const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=stream", degrees[c % G_N_ELEMENTS(degrees)],
+                                pages[c / G_N_ELEMENTS(degrees)], NULL };
+    Tiny a, b;
+    tiny_open(&a, cfg);
+    tiny_open(&b, cfg);
+    GRand *rng = g_rand_new_with_seed(23 + c);
+    uint64_t run[2] = { PAGE_P, PAGE_P + 32 * 64 };
+    for (int i = 0; i < 20000; i++) {
+      unsigned k = (unsigned)g_rand_int_range(rng, 0, 2), what = (unsigned)g_rand_int_range(rng, 0, 40);
+      if (what < 34)
+        run[k] += 64;
+      else if (what < 35)
+        run[k] -= 64;
+      else if (what < 36)
+        ; /* the same line again */
+      else if (what < 37)
+        run[k] = run[1 - k] + 64 * (uint64_t)g_rand_int_range(rng, 1, 4); /* beside the other */
+      else if (what < 38)
+        run[k] = (run[k] | 4095) - 64 * (uint64_t)g_rand_int_range(rng, 0, 10); /* its page's last lines */
+      else
+        run[k] = PAGE_P + (uint64_t)g_rand_int_range(rng, 0, 16 * 1024) * 64;
+      if (i % 2000 == 1999) { /* a flush in the middle of a run */
+        memsys_flush(a.h);
+        memsys_flush(b.h);
+      }
+      MemReqKind kind = g_rand_boolean(rng) ? MREQ_STORE : MREQ_LOAD;
+      shortcuts += a.h->stream_steady_x == run[k] / 64;
+      b.h->stream_steady_x = MEMSYS_STREAM_UNSTEADY;
+      MemLevel la, lb;
+      uint32_t ca = memsys_access_data(a.h, run[k], kind, &la), cb = memsys_access_data(b.h, run[k], kind, &lb);
+      ck_assert_msg(la == lb && ca == cb, "cfg %u ref %d: level %d against %d, %u cycles against %u", c, i, (int)la,
+                    (int)lb, ca, cb);
+      ck_assert_msg(memcmp(a.h->streams, b.h->streams, sizeof a.h->streams) == 0, "cfg %u ref %d: streams differ",
+                    c, i);
+      ck_assert_mem_eq(a.h->stream_page, b.h->stream_page, sizeof a.h->stream_page);
+      ck_assert_int_eq(a.h->stream_hot - a.h->streams[0].way, b.h->stream_hot - b.h->streams[0].way);
+      ck_assert_int_eq(a.h->stream_hot_first - a.h->streams[0].way, b.h->stream_hot_first - b.h->streams[0].way);
+    }
+    ck_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
+    for (uint64_t line = PAGE_P / 64; line < PAGE_P / 64 + 16 * 1024 + 64; line++)
+      for (int l = MEM_L1; l <= MEM_LLC; l++)
+        ck_assert(memsys_holds(a.h, LINE(line), MREQ_LOAD, (MemLevel)l) ==
+                  memsys_holds(b.h, LINE(line), MREQ_LOAD, (MemLevel)l));
+    g_rand_free(rng);
+    tiny_close(&a);
+    tiny_close(&b);
+  }
+  ck_assert_uint_gt(shortcuts, 10000); /* the shortcut was taken */
+}
+END_TEST
+
 static Suite *memsys_suite(void)
 {
   Suite *s = suite_create("memsys");
@@ -940,6 +1007,7 @@ static Suite *memsys_suite(void)
   tcase_set_timeout(steps, 60);
   tcase_add_test(steps, test_access_data_twin);
   tcase_add_test(steps, test_stream_steady_step);
+  tcase_add_test(steps, test_stream_steady_shortcut);
   suite_add_tcase(s, steps);
   return s;
 }
