@@ -2,7 +2,7 @@
  * readahead.c - a source decoded in a thread of its own (see readahead.h).
  *
  * One producer (the decoding thread) and one reader share a ring of
- * batches under one mutex and one condition:
+ * batches under one mutex:
  *   - batches [read, decoded) are full and unread, batch s in slot s % ring;
  *   - the slot of batch `read - 1` is the reader's (its view) until the
  *     reader's next read or its close, so the producer fills a slot only
@@ -12,6 +12,13 @@
  *     from the source alone.
  * The lock is held only to move the counters: decoding and reading happen
  * outside it, on slots the other side does not touch.
+ *
+ * Each side sleeps on a condition of its own and is signalled only when it
+ * sleeps: a wake-up is a system call, and with one per batch on each side
+ * they cost a few per cent of an .mtr replay.  A producer that found the
+ * ring full sleeps until `refill` slots are free, so that it is woken once
+ * for several batches (it decodes faster than the model reads, or it never
+ * waits).
  */
 #include "config.h"
 #include "readahead.h"
@@ -23,11 +30,14 @@ typedef struct {
   TraceSource *inner;
   GThread *thread;
   GMutex lock;
-  GCond cond;
+  GCond producer_cond;   /* the producer sleeps on it */
+  GCond reader_cond;     /* the reader sleeps on it */
   TraceBatch *ring;
   unsigned n;            /* slots */
+  unsigned refill;       /* free slots that wake a producer waiting for one */
   uint64_t decoded;      /* batches the producer filled */
   uint64_t read;         /* batches the reader took */
+  gboolean producer_waits, reader_waits;
   gboolean done;         /* the producer met the end or an error */
   gboolean stop;         /* the reader is gone: stop decoding */
   GError *error;         /* why decoding stopped, if it failed */
@@ -40,8 +50,12 @@ static gpointer producer(gpointer data)
   ReadAhead *ra = data;
   g_mutex_lock(&ra->lock);
   for (;;) {
-    while (!ra->stop && ra->decoded - ra->read >= ra->n - 1)
-      g_cond_wait(&ra->cond, &ra->lock);
+    if (!ra->stop && ra->decoded - ra->read >= ra->n - 1) {
+      ra->producer_waits = TRUE;
+      while (!ra->stop && ra->decoded - ra->read > ra->n - 1 - ra->refill)
+        g_cond_wait(&ra->producer_cond, &ra->lock);
+      ra->producer_waits = FALSE;
+    }
     if (ra->stop)
       break;
     TraceBatch *b = &ra->ring[ra->decoded % ra->n];
@@ -57,7 +71,8 @@ static gpointer producer(gpointer data)
     } else {
       ra->decoded++;
     }
-    g_cond_broadcast(&ra->cond);
+    if (ra->reader_waits)
+      g_cond_signal(&ra->reader_cond);
     if (ra->done)
       break;
   }
@@ -71,13 +86,18 @@ static const TraceBatch *readahead_view(TraceSource *src, GError **error)
   static const TraceBatch end = { .n = 0 };
   const TraceBatch *b = &end;
   g_mutex_lock(&ra->lock);
-  while (ra->decoded == ra->read && !ra->done && !ra->stop)
-    g_cond_wait(&ra->cond, &ra->lock);
+  if (ra->decoded == ra->read && !ra->done && !ra->stop) {
+    ra->reader_waits = TRUE;
+    while (ra->decoded == ra->read && !ra->done && !ra->stop)
+      g_cond_wait(&ra->reader_cond, &ra->lock);
+    ra->reader_waits = FALSE;
+  }
   if (ra->decoded > ra->read) {
     b = &ra->ring[ra->read % ra->n];
     ra->read++;
     /* The previous batch is given back: its slot may be filled again. */
-    g_cond_broadcast(&ra->cond);
+    if (ra->producer_waits && ra->decoded - ra->read <= ra->n - 1 - ra->refill)
+      g_cond_signal(&ra->producer_cond);
   } else if (ra->error) {
     g_propagate_error(error, g_error_copy(ra->error));
     b = NULL;
@@ -103,7 +123,7 @@ static void readahead_join(ReadAhead *ra)
     return;
   g_mutex_lock(&ra->lock);
   ra->stop = TRUE;
-  g_cond_broadcast(&ra->cond);
+  g_cond_signal(&ra->producer_cond);
   g_mutex_unlock(&ra->lock);
   g_thread_join(ra->thread);
   ra->thread = NULL;
@@ -116,7 +136,8 @@ static void readahead_close(TraceSource *src)
   trace_source_free(ra->inner);
   g_clear_error(&ra->error);
   g_mutex_clear(&ra->lock);
-  g_cond_clear(&ra->cond);
+  g_cond_clear(&ra->producer_cond);
+  g_cond_clear(&ra->reader_cond);
   g_free(ra->ring);
   g_free(ra);
 }
@@ -133,9 +154,11 @@ TraceSource *readahead_source_new(TraceSource *inner, unsigned ring)
   ra->base.description = g_strdup(inner->description);
   ra->inner = inner;
   ra->n = ring;
+  ra->refill = ring / 2; /* 1 to ring - 1 */
   ra->ring = g_new(TraceBatch, ring);
   g_mutex_init(&ra->lock);
-  g_cond_init(&ra->cond);
+  g_cond_init(&ra->producer_cond);
+  g_cond_init(&ra->reader_cond);
   ra->thread = g_thread_new("readahead", producer, ra);
   return &ra->base;
 }
