@@ -691,20 +691,9 @@ static Queue *solo_queue(const Engine *e, const TraceBatch *b, uint32_t pid, uin
   Queue *q = e->last;
   if (q->len || e->last_pid != pid || e->last_tid != tid)
     return NULL;
-  /* pid and tid side by side as one word: a record that names the thread
-   * or leaves both to it (0, 0) passes on one compare. */
-  G_STATIC_ASSERT(offsetof(TraceRecord, tid) == offsetof(TraceRecord, pid) + sizeof(uint32_t));
-  const uint32_t ids[2] = { pid, tid };
-  uint64_t both;
-  memcpy(&both, ids, sizeof both);
-  for (const TraceRecord *r = b->rec, *end = b->rec + b->n; r < end; r++) {
-    uint64_t w;
-    memcpy(&w, &r->pid, sizeof w);
-    if (G_LIKELY(w == both || w == 0) && r->type != REC_THREAD)
-      continue;
-    if (r->type == REC_THREAD || (r->pid && r->pid != pid) || (r->tid && r->tid != tid))
-      return NULL;
-  }
+  uint32_t bpid, btid; /* a read-ahead source found them on its own core */
+  if (!trace_batch_one_thread(b, &bpid, &btid) || (bpid && bpid != pid) || (btid && btid != tid))
+    return NULL;
   return q;
 }
 

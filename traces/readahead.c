@@ -62,6 +62,8 @@ static gpointer producer(gpointer data)
     g_mutex_unlock(&ra->lock);
     GError *err = NULL;
     gboolean ok = trace_source_next(ra->inner, b, &err);
+    if (ok && b->n)
+      trace_batch_note_threads(b); /* here rather than in the model's thread */
     g_mutex_lock(&ra->lock);
     if (!ok) {
       ra->error = err;
@@ -113,6 +115,9 @@ static gboolean readahead_next(TraceSource *src, TraceBatch *batch, GError **err
     return FALSE;
   memcpy(batch->rec, b->rec, b->n * sizeof b->rec[0]);
   batch->n = b->n;
+  batch->threads = b->threads;
+  batch->thread_pid = b->thread_pid;
+  batch->thread_tid = b->thread_tid;
   return TRUE;
 }
 

@@ -26,9 +26,19 @@ typedef enum {
 
 #define TRACE_BATCH_MAX 4096
 
+typedef enum {
+  BATCH_THREADS_UNKNOWN, /* not looked at (every batch a source fills) */
+  BATCH_THREADS_ONE,     /* one thread's: see thread_pid, thread_tid */
+  BATCH_THREADS_MANY,    /* several threads', or a thread switch */
+} BatchThreads;
+
 typedef struct {
   TraceRecord rec[TRACE_BATCH_MAX];
   unsigned n;
+  /* Whose records these are, when a reader ahead of the model looked
+   * (trace_batch_note_threads), so that the model's thread need not. */
+  BatchThreads threads;
+  uint32_t thread_pid, thread_tid; /* for BATCH_THREADS_ONE; 0: any */
 } TraceBatch;
 
 typedef struct TraceSource TraceSource;
@@ -70,6 +80,14 @@ gboolean trace_source_next(TraceSource *src, TraceBatch *batch, GError **error);
  * NULL with *error set on bad input; n == 0 at the end. */
 const TraceBatch *trace_source_view(TraceSource *src, TraceBatch *scratch, GError **error);
 void trace_source_free(TraceSource *src);
+
+/* TRUE when no record of `b` is a thread switch and all name one thread or
+ * leave it to the current one: every nonzero pid is *pid and every nonzero
+ * tid is *tid (0 when no record names one).  From b->threads when known,
+ * else by a pass over the records. */
+gboolean trace_batch_one_thread(const TraceBatch *b, uint32_t *pid, uint32_t *tid);
+/* Keep that answer in b->threads (a decoding thread does it for the model). */
+void trace_batch_note_threads(TraceBatch *b);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(TraceSource, trace_source_free)
 
 #endif

@@ -142,6 +142,122 @@ START_TEST(test_finish_stops_decoding)
 }
 END_TEST
 
+/* A batch of n accesses of thread (pid, tid), records that leave it to the
+ * current thread (0, 0) or name only one half among them. */
+static void fill(TraceBatch *b, unsigned n, uint32_t pid, uint32_t tid)
+{
+  memset(b, 0, sizeof *b);
+  b->n = n;
+  for (unsigned i = 0; i < n; i++) {
+    b->rec[i].type = REC_ACCESS;
+    b->rec[i].addr = 0x1000 + 64 * i;
+    b->rec[i].pid = i % 3 == 1 ? 0 : pid;
+    b->rec[i].tid = i % 3 == 2 ? 0 : tid;
+  }
+}
+
+static gboolean one_thread(const TraceBatch *b, uint32_t *pid, uint32_t *tid)
+{
+  *pid = *tid = 99; /* must be written */
+  return trace_batch_one_thread(b, pid, tid);
+}
+
+/* trace_batch_one_thread: one thread's records, with halves left to the
+ * current thread, pass; a thread switch or a second pid or tid anywhere
+ * does not; the noted answer is the scanned one. */
+START_TEST(test_one_thread)
+{
+  TraceBatch *b = g_new(TraceBatch, 1);
+  uint32_t pid, tid;
+  fill(b, 100, 3, 7);
+  ck_assert(one_thread(b, &pid, &tid));
+  ck_assert_uint_eq(pid, 3);
+  ck_assert_uint_eq(tid, 7);
+  fill(b, 100, 0, 0);
+  ck_assert(one_thread(b, &pid, &tid));
+  ck_assert_uint_eq(pid, 0);
+  ck_assert_uint_eq(tid, 0);
+  b->rec[50].tid = 4; /* a tid alone, after records naming none */
+  ck_assert(one_thread(b, &pid, &tid));
+  ck_assert_uint_eq(pid, 0);
+  ck_assert_uint_eq(tid, 4);
+  b->n = 0;
+  ck_assert(one_thread(b, &pid, &tid));
+  ck_assert_uint_eq(pid + tid, 0);
+  for (unsigned at = 0; at < 100; at += 33) {
+    fill(b, 100, 3, 7);
+    b->rec[at].type = REC_THREAD;
+    ck_assert(!one_thread(b, &pid, &tid));
+    fill(b, 100, 3, 7);
+    b->rec[at].pid = 4;
+    ck_assert(!one_thread(b, &pid, &tid));
+    fill(b, 100, 3, 7);
+    b->rec[at].tid = 8;
+    b->rec[at].pid = 0;
+    ck_assert(!one_thread(b, &pid, &tid));
+  }
+  /* Noted: the same answers without a scan (a stale note would show). */
+  fill(b, 100, 3, 7);
+  trace_batch_note_threads(b);
+  ck_assert_int_eq(b->threads, BATCH_THREADS_ONE);
+  b->rec[10].type = REC_THREAD;
+  ck_assert(one_thread(b, &pid, &tid));
+  ck_assert_uint_eq(pid, 3);
+  ck_assert_uint_eq(tid, 7);
+  trace_batch_note_threads(b);
+  ck_assert_int_eq(b->threads, BATCH_THREADS_MANY);
+  b->rec[10].type = REC_ACCESS;
+  ck_assert(!one_thread(b, &pid, &tid));
+  g_free(b);
+}
+END_TEST
+
+/* Read ahead, every batch comes noted, with the answer of a scan; read
+ * alone, none does.  A text of loads with a thread switch every 3000
+ * lines gives both kinds. */
+START_TEST(test_batches_noted)
+{
+  GString *t = g_string_new(NULL);
+  for (unsigned i = 1; i <= 8 * TRACE_BATCH_MAX; i++) {
+    if (i % 3000 == 0)
+      g_string_append_printf(t, "thread %u\n", 1 + i / 3000 % 3);
+    g_string_append_printf(t, "R 0x%x 8\n", 0x1000 + i * 64);
+  }
+  g_autofree char *text = g_string_free(t, FALSE);
+  GError *err = NULL;
+  TraceSource *alone = text_src(text);
+  TraceSource *ra = readahead_source_new(text_src(text), READAHEAD_RING);
+  TraceBatch *scratch = g_new(TraceBatch, 1), *copy = g_new(TraceBatch, 1);
+  unsigned one = 0, many = 0;
+  for (;;) {
+    const TraceBatch *b = trace_source_view(ra, scratch, &err);
+    ck_assert_no_error(err);
+    const TraceBatch *a = trace_source_view(alone, copy, &err);
+    ck_assert_no_error(err);
+    ck_assert_uint_eq(a->n, b->n);
+    if (b->n == 0)
+      break;
+    ck_assert_int_eq(a->threads, BATCH_THREADS_UNKNOWN);
+    ck_assert_int_ne(b->threads, BATCH_THREADS_UNKNOWN);
+    uint32_t ap, at, bp, bt;
+    gboolean ao = trace_batch_one_thread(a, &ap, &at), bo = trace_batch_one_thread(b, &bp, &bt);
+    ck_assert_int_eq(ao, bo);
+    if (bo) {
+      ck_assert_uint_eq(ap, bp);
+      ck_assert_uint_eq(at, bt);
+    }
+    one += bo;
+    many += !bo;
+  }
+  ck_assert_uint_gt(one, 0);
+  ck_assert_uint_gt(many, 0);
+  g_free(scratch);
+  g_free(copy);
+  trace_source_free(alone);
+  trace_source_free(ra);
+}
+END_TEST
+
 static Suite *readahead_suite(void)
 {
   Suite *s = suite_create("readahead");
@@ -152,6 +268,8 @@ static Suite *readahead_suite(void)
   tcase_add_test(tc, test_error_after_good_batches);
   tcase_add_test(tc, test_early_close);
   tcase_add_test(tc, test_finish_stops_decoding);
+  tcase_add_test(tc, test_one_thread);
+  tcase_add_test(tc, test_batches_noted);
   suite_add_tcase(s, tc);
   return s;
 }
