@@ -44,6 +44,9 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
   cpu->node = node;
   cpu->m = m;
   cpu->arch = m->arch;
+  /* The L1 miss path takes a page of size 0 as the 4K granule itself
+   * (cpu_translate_attempt_with). */
+  g_assert(m->arch->page_shift[0] == 12);
   cpu->cpi = settings_double(s, SET_CPU_CPI);
   for (unsigned k = 0; k <= CPU_CPI_SHIFT_MAX; k++) {
     double u = ldexp(cpu->cpi, (int)k);
