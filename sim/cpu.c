@@ -396,7 +396,7 @@ static inline void prefetch_find(CpuPrefetch *pf, const PageTable *pt, uint64_t 
   __typeof__(pf->region[0]) *x = &pf->region[region & (CPU_PREFETCH_REGIONS - 1)];
   if (x->key == key) {
     __builtin_prefetch(x->n); /* for the walk */
-    *slot = (CpuPrefetchSlot){ x->e, x->pfn, va, 1, pgtable_index(&pt->g, 1, va), pf->freed };
+    *slot = (CpuPrefetchSlot){ x->e, x->pfn, va, 1, pgtable_index(&pt->g, 1, va) };
     return;
   }
   const PtNode *n = pt->root, *c;
@@ -407,7 +407,7 @@ static inline void prefetch_find(CpuPrefetch *pf, const PageTable *pt, uint64_t 
   }
   if (level == 1)
     *x = (__typeof__(*x)){ key, n, n->e, n->pfn };
-  *slot = (CpuPrefetchSlot){ n->e, n->pfn, va, level, pgtable_index(&pt->g, level, va), pf->freed };
+  *slot = (CpuPrefetchSlot){ n->e, n->pfn, va, level, pgtable_index(&pt->g, level, va) };
 }
 
 /* Each part earns its instructions somewhere (user time, random:size=4G, 4K
@@ -425,6 +425,9 @@ void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *far, CpuP
   const PageTable *pt = &th->mm->pt;
   uint64_t freed = pt->host.nodes_freed;
   if (G_UNLIKELY(pt != pf->pt || freed != pf->freed)) {
+    /* A node freed since a slot was filled may be gone: the nearer stages
+     * take nothing found before (CpuPrefetchSlot). */
+    cpu_prefetch_clear(pf);
     pf->pt = pt;
     pf->freed = freed;
     if (++pf->epoch == (1u << CPU_PREFETCH_EPOCH_BITS)) {
@@ -440,15 +443,15 @@ void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *far, CpuP
   if (far != NULL && far->type == REC_ACCESS &&
       granule_key(cpu->cur_asid, far->addr) != (far->kind == ACC_IFETCH ? cpu->ui_key : cpu->ud_key))
     prefetch_find(pf, pt, far->addr, s);
-  /* The nearer stages take what the far one found, unless a table was
-   * freed since (its node may be gone). */
+  /* The nearer stages take what the far one found (the ring was emptied
+   * above if a table was freed since). */
   s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_MID)) & (CPU_PREFETCH_RING - 1)];
-  if (s->e != NULL && s->nodes_freed == freed) {
+  if (s->e != NULL) {
     __builtin_prefetch(&s->e[s->idx]);
     memsys_host_prefetch(cpu->mem, (s->pfn << 12) | ((uint64_t)s->idx << 3));
   }
   s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_NEAR)) & (CPU_PREFETCH_RING - 1)];
-  if (s->e != NULL && s->nodes_freed == freed) {
+  if (s->e != NULL) {
     uint64_t e = s->e[s->idx];
     if (!(e & PTE_P) || (s->level > 1 && !(e & PTE_PS)))
       return;
