@@ -460,10 +460,11 @@ void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *far, CpuP
   }
 }
 
-void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
+/* cpu_access() of an access of kind `kind`: inline, for a copy with the
+ * kind a constant (below). */
+static inline G_ALWAYS_INLINE void cpu_access_kind(Cpu *cpu, Thread *th, const TraceRecord *r, AccessKind kind)
 {
   Counters *ctr = &cpu->ctr;
-  AccessKind kind = (AccessKind)r->kind;
   uint64_t va = r->addr;
 
   /* The ROB bound: the oldest outstanding miss blocks retirement once
@@ -534,6 +535,19 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
     cpu->last_load_done = done;
   else if (mk == MREQ_IFETCH && done > cpu->clock)
     cpu->clock = done; /* the front end waits for its instructions */
+}
+
+/* Plain loads, nearly every access that misses the quick path, get a copy
+ * of their own: the kind's tests fold away, and the shortcut's fields are
+ * the data side's, at fixed offsets instead of three pointers kept in
+ * registers across the translation. */
+void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
+{
+  AccessKind kind = (AccessKind)r->kind;
+  if (G_LIKELY(kind == ACC_LOAD))
+    cpu_access_kind(cpu, th, r, ACC_LOAD);
+  else
+    cpu_access_kind(cpu, th, r, kind);
 }
 
 uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString *ex)
