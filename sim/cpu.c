@@ -382,6 +382,9 @@ void cpu_prefetch_forget(CpuPrefetch *pf)
   pf->pt = NULL; /* the next call starts a new epoch */
 }
 
+static G_NO_INLINE void prefetch_descend(const PageTable *pt, uint64_t va, CpuPrefetchSlot *slot, uint64_t key,
+                                         __typeof__(((CpuPrefetch *)0)->region[0]) *x);
+
 /* The leaf table of va's region, or the last table present on the way to
  * it, in *slot: from pf's region array, else by a descent of the page
  * table, whose leaf the array then keeps.  Starts loading the leaf's node
@@ -399,6 +402,15 @@ static inline void prefetch_find(CpuPrefetch *pf, const PageTable *pt, uint64_t 
     *slot = (CpuPrefetchSlot){ x->e, x->pfn, va, 1, pgtable_index(&pt->g, 1, va) };
     return;
   }
+  prefetch_descend(pt, va, slot, key, x);
+}
+
+/* prefetch_find() of a region the array does not hold: a descent of the
+ * page table.  Out of line: after the first touch of each region it is
+ * rare, and it is cpu_prefetch's last step (a tail call). */
+static G_NO_INLINE void prefetch_descend(const PageTable *pt, uint64_t va, CpuPrefetchSlot *slot, uint64_t key,
+                                         __typeof__(((CpuPrefetch *)0)->region[0]) *x)
+{
   const PtNode *n = pt->root, *c;
   unsigned level = pt->g.levels;
   while (level > 1 && n->child && (c = n->child[pgtable_index(&pt->g, level, va)]) != NULL) {
@@ -435,29 +447,29 @@ void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *far, CpuP
       pf->epoch = 1;
     }
   }
+  /* The nearer stages take what the far one found for earlier records
+   * (the ring was emptied above if a table was freed since), then the far
+   * stage fills the slot of pos: the slots differ, and the far stage's
+   * out-of-line descent is the call's last step, a tail call. */
   CpuPrefetchSlot *ring = pf->ring;
-  CpuPrefetchSlot *s = &ring[pos & (CPU_PREFETCH_RING - 1)];
+  CpuPrefetchSlot *s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_NEAR)) & (CPU_PREFETCH_RING - 1)];
+  if (s->e != NULL) {
+    uint64_t e = s->e[s->idx];
+    if ((e & PTE_P) && (s->level == 1 || (e & PTE_PS)))
+      memsys_host_prefetch(cpu->mem, (pte_pfn(e) << 12) + (s->va & (pgtable_entry_span(&pt->g, s->level) - 1)));
+  }
+  s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_MID)) & (CPU_PREFETCH_RING - 1)];
+  if (s->e != NULL) {
+    __builtin_prefetch(&s->e[s->idx]);
+    memsys_host_prefetch(cpu->mem, (s->pfn << 12) | ((uint64_t)s->idx << 3));
+  }
+  s = &ring[pos & (CPU_PREFETCH_RING - 1)];
   s->e = NULL;
   /* The far stage, but not on the page of the last access: it is hot
    * already (sequential work). */
   if (far != NULL && far->type == REC_ACCESS &&
       granule_key(cpu->cur_asid, far->addr) != (far->kind == ACC_IFETCH ? cpu->ui_key : cpu->ud_key))
     prefetch_find(pf, pt, far->addr, s);
-  /* The nearer stages take what the far one found (the ring was emptied
-   * above if a table was freed since). */
-  s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_MID)) & (CPU_PREFETCH_RING - 1)];
-  if (s->e != NULL) {
-    __builtin_prefetch(&s->e[s->idx]);
-    memsys_host_prefetch(cpu->mem, (s->pfn << 12) | ((uint64_t)s->idx << 3));
-  }
-  s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_NEAR)) & (CPU_PREFETCH_RING - 1)];
-  if (s->e != NULL) {
-    uint64_t e = s->e[s->idx];
-    if (!(e & PTE_P) || (s->level > 1 && !(e & PTE_PS)))
-      return;
-    uint64_t span = pgtable_entry_span(&pt->g, s->level);
-    memsys_host_prefetch(cpu->mem, (pte_pfn(e) << 12) + (s->va & (span - 1)));
-  }
 }
 
 /* cpu_access() of an access of kind `kind`: inline, for a copy with the
