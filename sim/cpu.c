@@ -549,15 +549,17 @@ static inline G_ALWAYS_INLINE void cpu_access_kind(Cpu *cpu, Thread *th, const T
     cpu->clock = done; /* the front end waits for its instructions */
 }
 
-/* Plain loads, nearly every access that misses the quick path, get a copy
- * of their own: the kind's tests fold away, and the shortcut's fields are
- * the data side's, at fixed offsets instead of three pointers kept in
+/* Plain loads, nearly every access that misses the quick path, and stores
+ * get a copy each: the kind's tests fold away, and the shortcut's fields
+ * are the data side's, at fixed offsets instead of three pointers kept in
  * registers across the translation. */
 void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
 {
   AccessKind kind = (AccessKind)r->kind;
   if (G_LIKELY(kind == ACC_LOAD))
     cpu_access_kind(cpu, th, r, ACC_LOAD);
+  else if (kind == ACC_STORE)
+    cpu_access_kind(cpu, th, r, ACC_STORE);
   else
     cpu_access_kind(cpu, th, r, kind);
 }
