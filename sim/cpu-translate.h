@@ -183,13 +183,20 @@ static inline G_ALWAYS_INLINE int cpu_translate_attempt_with(Cpu *cpu, Thread *t
       cpu_sample_walk_emit(cpu, th, va, st, x.size, x.cycles, x.walk_cycles);
   }
   if (st == XLAT_OK) {
-    if (x.size)
-      kernel_touch(cpu->m->k, cpu, th->mm, va);
-    if (fill_mixed && x.size && cpu->l1_mixed)
-      cpu_l1_fill_mixed(cpu, kind, va, &x);
-    else
+    /* A base page (size 0) is the 4K granule itself (cpu_new checks):
+     * its frame is the granule's, with no page shift loaded and no mask
+     * built (the usual case: 10 instructions a walk). */
+    if (G_LIKELY(x.size == 0)) {
       cpu_l1_fill(cpu, kind, va, key0, &x);
-    *pfn = cpu_granule_pfn(cpu->arch, x.size, x.pfn, va);
+      *pfn = x.pfn;
+    } else {
+      kernel_touch(cpu->m->k, cpu, th->mm, va);
+      if (fill_mixed && cpu->l1_mixed)
+        cpu_l1_fill_mixed(cpu, kind, va, &x);
+      else
+        cpu_l1_fill(cpu, kind, va, key0, &x);
+      *pfn = cpu_granule_pfn(cpu->arch, x.size, x.pfn, va);
+    }
     *flags = x.flags;
     return CPU_XLAT_DONE;
   }

@@ -44,6 +44,9 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
   cpu->node = node;
   cpu->m = m;
   cpu->arch = m->arch;
+  /* The L1 miss path takes a page of size 0 as the 4K granule itself
+   * (cpu_translate_attempt_with). */
+  g_assert(m->arch->page_shift[0] == 12);
   cpu->cpi = settings_double(s, SET_CPU_CPI);
   for (unsigned k = 0; k <= CPU_CPI_SHIFT_MAX; k++) {
     double u = ldexp(cpu->cpi, (int)k);
@@ -379,6 +382,9 @@ void cpu_prefetch_forget(CpuPrefetch *pf)
   pf->pt = NULL; /* the next call starts a new epoch */
 }
 
+static G_NO_INLINE void prefetch_descend(const PageTable *pt, uint64_t va, CpuPrefetchSlot *slot, uint64_t key,
+                                         __typeof__(((CpuPrefetch *)0)->region[0]) *x);
+
 /* The leaf table of va's region, or the last table present on the way to
  * it, in *slot: from pf's region array, else by a descent of the page
  * table, whose leaf the array then keeps.  Starts loading the leaf's node
@@ -393,9 +399,18 @@ static inline void prefetch_find(CpuPrefetch *pf, const PageTable *pt, uint64_t 
   __typeof__(pf->region[0]) *x = &pf->region[region & (CPU_PREFETCH_REGIONS - 1)];
   if (x->key == key) {
     __builtin_prefetch(x->n); /* for the walk */
-    *slot = (CpuPrefetchSlot){ x->e, x->pfn, va, 1, pgtable_index(&pt->g, 1, va), pf->freed };
+    *slot = (CpuPrefetchSlot){ x->e, x->pfn, va, 1, pgtable_index(&pt->g, 1, va) };
     return;
   }
+  prefetch_descend(pt, va, slot, key, x);
+}
+
+/* prefetch_find() of a region the array does not hold: a descent of the
+ * page table.  Out of line: after the first touch of each region it is
+ * rare, and it is cpu_prefetch's last step (a tail call). */
+static G_NO_INLINE void prefetch_descend(const PageTable *pt, uint64_t va, CpuPrefetchSlot *slot, uint64_t key,
+                                         __typeof__(((CpuPrefetch *)0)->region[0]) *x)
+{
   const PtNode *n = pt->root, *c;
   unsigned level = pt->g.levels;
   while (level > 1 && n->child && (c = n->child[pgtable_index(&pt->g, level, va)]) != NULL) {
@@ -404,7 +419,7 @@ static inline void prefetch_find(CpuPrefetch *pf, const PageTable *pt, uint64_t 
   }
   if (level == 1)
     *x = (__typeof__(*x)){ key, n, n->e, n->pfn };
-  *slot = (CpuPrefetchSlot){ n->e, n->pfn, va, level, pgtable_index(&pt->g, level, va), pf->freed };
+  *slot = (CpuPrefetchSlot){ n->e, n->pfn, va, level, pgtable_index(&pt->g, level, va) };
 }
 
 /* Each part earns its instructions somewhere (user time, random:size=4G, 4K
@@ -422,6 +437,9 @@ void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *far, CpuP
   const PageTable *pt = &th->mm->pt;
   uint64_t freed = pt->host.nodes_freed;
   if (G_UNLIKELY(pt != pf->pt || freed != pf->freed)) {
+    /* A node freed since a slot was filled may be gone: the nearer stages
+     * take nothing found before (CpuPrefetchSlot). */
+    cpu_prefetch_clear(pf);
     pf->pt = pt;
     pf->freed = freed;
     if (++pf->epoch == (1u << CPU_PREFETCH_EPOCH_BITS)) {
@@ -429,35 +447,36 @@ void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *far, CpuP
       pf->epoch = 1;
     }
   }
+  /* The nearer stages take what the far one found for earlier records
+   * (the ring was emptied above if a table was freed since), then the far
+   * stage fills the slot of pos: the slots differ, and the far stage's
+   * out-of-line descent is the call's last step, a tail call. */
   CpuPrefetchSlot *ring = pf->ring;
-  CpuPrefetchSlot *s = &ring[pos & (CPU_PREFETCH_RING - 1)];
+  CpuPrefetchSlot *s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_NEAR)) & (CPU_PREFETCH_RING - 1)];
+  if (s->e != NULL) {
+    uint64_t e = s->e[s->idx];
+    if ((e & PTE_P) && (s->level == 1 || (e & PTE_PS)))
+      memsys_host_prefetch(cpu->mem, (pte_pfn(e) << 12) + (s->va & (pgtable_entry_span(&pt->g, s->level) - 1)));
+  }
+  s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_MID)) & (CPU_PREFETCH_RING - 1)];
+  if (s->e != NULL) {
+    __builtin_prefetch(&s->e[s->idx]);
+    memsys_host_prefetch(cpu->mem, (s->pfn << 12) | ((uint64_t)s->idx << 3));
+  }
+  s = &ring[pos & (CPU_PREFETCH_RING - 1)];
   s->e = NULL;
   /* The far stage, but not on the page of the last access: it is hot
    * already (sequential work). */
   if (far != NULL && far->type == REC_ACCESS &&
       granule_key(cpu->cur_asid, far->addr) != (far->kind == ACC_IFETCH ? cpu->ui_key : cpu->ud_key))
     prefetch_find(pf, pt, far->addr, s);
-  /* The nearer stages take what the far one found, unless a table was
-   * freed since (its node may be gone). */
-  s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_MID)) & (CPU_PREFETCH_RING - 1)];
-  if (s->e != NULL && s->nodes_freed == freed) {
-    __builtin_prefetch(&s->e[s->idx]);
-    memsys_host_prefetch(cpu->mem, (s->pfn << 12) | ((uint64_t)s->idx << 3));
-  }
-  s = &ring[(pos - (CPU_PREFETCH_FAR - CPU_PREFETCH_NEAR)) & (CPU_PREFETCH_RING - 1)];
-  if (s->e != NULL && s->nodes_freed == freed) {
-    uint64_t e = s->e[s->idx];
-    if (!(e & PTE_P) || (s->level > 1 && !(e & PTE_PS)))
-      return;
-    uint64_t span = pgtable_entry_span(&pt->g, s->level);
-    memsys_host_prefetch(cpu->mem, (pte_pfn(e) << 12) + (s->va & (span - 1)));
-  }
 }
 
-void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
+/* cpu_access() of an access of kind `kind`: inline, for a copy with the
+ * kind a constant (below). */
+static inline G_ALWAYS_INLINE void cpu_access_kind(Cpu *cpu, Thread *th, const TraceRecord *r, AccessKind kind)
 {
   Counters *ctr = &cpu->ctr;
-  AccessKind kind = (AccessKind)r->kind;
   uint64_t va = r->addr;
 
   /* The ROB bound: the oldest outstanding miss blocks retirement once
@@ -528,6 +547,21 @@ void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
     cpu->last_load_done = done;
   else if (mk == MREQ_IFETCH && done > cpu->clock)
     cpu->clock = done; /* the front end waits for its instructions */
+}
+
+/* Plain loads, nearly every access that misses the quick path, and stores
+ * get a copy each: the kind's tests fold away, and the shortcut's fields
+ * are the data side's, at fixed offsets instead of three pointers kept in
+ * registers across the translation. */
+void cpu_access(Cpu *cpu, Thread *th, const TraceRecord *r)
+{
+  AccessKind kind = (AccessKind)r->kind;
+  if (G_LIKELY(kind == ACC_LOAD))
+    cpu_access_kind(cpu, th, r, ACC_LOAD);
+  else if (kind == ACC_STORE)
+    cpu_access_kind(cpu, th, r, ACC_STORE);
+  else
+    cpu_access_kind(cpu, th, r, kind);
 }
 
 uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString *ex)

@@ -337,13 +337,17 @@ static inline void cpu_access_requick(Cpu *cpu, Thread *t, const TraceRecord *r)
  * nearer stages read.  The engine keeps a CpuPrefetch per run
  * (cpu_prefetch_new), clears its ring (cpu_prefetch_clear) before each run
  * of records and passes consecutive positions. */
+/* A slot holds no count of freed nodes: the call that sees the count (or
+ * the page table) change empties the whole ring first, so that a slot the
+ * nearer stages find was filled under the current count.  32 bytes: a
+ * slot's address is a shift away. */
 typedef struct {
   const uint64_t *e;    /* the entries of the table that holds va's; NULL: nothing to do */
   uint64_t pfn;         /* that table's page */
   uint64_t va;
   unsigned level, idx;
-  uint64_t nodes_freed; /* the page table's count when e was found */
 } CpuPrefetchSlot;
+G_STATIC_ASSERT(sizeof(CpuPrefetchSlot) == 32);
 /* Far enough for a host DRAM miss to complete while the records in between
  * run.  Host tuning, not model. */
 #define CPU_PREFETCH_FAR 15

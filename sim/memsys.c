@@ -418,9 +418,10 @@ uint64_t memsys_access_beyond_l2(MemHier *h, uint64_t pa, MemReqKind kind)
   return (uint64_t)served << 32 | cycles;
 }
 
-uint64_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind)
+/* The steps of a reference of any kind but a walk's, inline in the two
+ * copies below. */
+static inline __attribute__((always_inline)) uint64_t memsys_access_kind(MemHier *h, uint64_t pa, MemReqKind kind)
 {
-  g_return_val_if_fail((unsigned)kind <= MREQ_WALK, 0);
   const MemPath *p = &h->path[kind];
   uint64_t line = pa >> h->line_shift;
   MemLevel served;
@@ -430,6 +431,18 @@ uint64_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind)
   if (!memsys_near(h, p, line, p->misses, &served, &cycles, FALSE))
     cycles = memsys_beyond_l2(h, pa, line, p, &served, FALSE);
   return (uint64_t)served << 32 | cycles;
+}
+
+uint64_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind)
+{
+  g_return_val_if_fail((unsigned)kind <= MREQ_WALK, 0);
+  return memsys_access_kind(h, pa, kind);
+}
+
+/* A load's path is a constant offset into h. */
+uint64_t memsys_access_load(MemHier *h, uint64_t pa)
+{
+  return memsys_access_kind(h, pa, MREQ_LOAD);
 }
 
 /* memsys_access_any() of a walk, whose path is known: its lookups and L1

@@ -57,11 +57,15 @@ static inline uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, M
  * then stays in a register). */
 uint64_t memsys_access_any(MemHier *h, uint64_t pa, MemReqKind kind);
 uint64_t memsys_access_walk(MemHier *h, uint64_t pa);
+/* memsys_access_any() of a load (MREQ_LOAD written as a constant: the
+ * core's copy for plain loads), its path a constant. */
+uint64_t memsys_access_load(MemHier *h, uint64_t pa);
 
 static inline uint32_t memsys_access(MemHier *h, uint64_t pa, MemReqKind kind, MemLevel *level)
 {
-  uint64_t both = __builtin_constant_p(kind) && kind == MREQ_WALK ? memsys_access_walk(h, pa)
-                                                                  : memsys_access_any(h, pa, kind);
+  uint64_t both = __builtin_constant_p(kind) && kind == MREQ_WALK   ? memsys_access_walk(h, pa)
+                  : __builtin_constant_p(kind) && kind == MREQ_LOAD ? memsys_access_load(h, pa)
+                                                                    : memsys_access_any(h, pa, kind);
   if (level != NULL)
     *level = (MemLevel)(both >> 32);
   return (uint32_t)both;

@@ -559,6 +559,12 @@ START_TEST(test_prefetch_slots)
    * table took the freed one's host memory): the new table, not the one
    * the region array had kept. */
   ck_assert_uint_eq(pgtable_clear_range(pt, BASE + MB2, BASE + 2 * MB2, NULL, NULL), 1);
+  /* The slots filled before the table was freed are not read: the next
+   * call empties the ring (no slot keeps its own count of freed nodes). */
+  ck_assert_ptr_nonnull(pf->ring[(pos - 1) & (CPU_PREFETCH_RING - 1)].e);
+  cpu_prefetch(m->cpus[0], t, NULL, pf, pos++);
+  for (unsigned i = 0; i < CPU_PREFETCH_RING; i++)
+    ck_assert_ptr_null(pf->ring[i].e);
   ck_assert(pgtable_set(pt, BASE + 3 * MB2, 1, pte_make(0x23458, flags), NULL));
   ck_assert(pgtable_set(pt, BASE + MB2 + 0x5000, 1, pte_make(0x23457, flags), NULL));
   prefetch_at(m, t, pf, pos, BASE + MB2 + 0x5000);
