@@ -5,14 +5,12 @@
 # the host bytes per touched 4K page.  The setup phase writes every line of
 # the memory once, so the 64 GiB run reads a billion records (minutes).
 # One node of 128 GiB for every size, so the machine stays the same.
-# Usage: bench/growth.sh [MMUSIM] (MAX_GIB=N in the environment; with
-# BENCH_DOC=PAGE a complete run replaces PAGE's "bench-growth" block, as
-# make bench-growth does for doc/performance.md: bench/record.sh)
+# Usage: bench/growth.sh [MMUSIM] (MAX_GIB=N in the environment; make
+# bench-growth runs it through bench/record.sh, which writes a complete
+# run's output into doc/performance.md)
 set -eu
 MMUSIM=${1:-./mmusim}
 MAX=${MAX_GIB:-64}
-DOC=${BENCH_DOC:-}
-growth() {
 echo "mmusim growth on $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 printf '%8s %12s %14s %12s %16s\n' "GiB" "all M/s" "counted M/s" "peak MiB" "bytes/4K page"
 g=1
@@ -27,12 +25,3 @@ while [ "$g" -le "$MAX" ]; do
     "$(echo "$r / 1048576" | bc -l)" "$(echo "$r / ($g * 262144)" | bc -l)"
   g=$((g * 2))
 done
-touch "$out.ok"
-}
-out=$(mktemp "${TMPDIR:-/tmp}/mmusim-bench-out.XXXXXX")
-trap 'rm -f "$out" "$out.ok"' EXIT
-growth | tee "$out"
-[ -e "$out.ok" ] || exit 1
-if [ -n "$DOC" ]; then
-  "$(dirname "$0")/record.sh" "$DOC" bench-growth "$out"
-fi

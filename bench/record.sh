@@ -1,12 +1,23 @@
 #!/bin/sh
-# Write a benchmark's output into its block of a Markdown page, so that the
-# figures in doc/performance.md are the ones `make bench` printed, with the
-# host, the date and the commit they came from.
-# Usage: bench/record.sh DOC NAME OUTPUT
-# The block runs from the line `<!-- NAME: begin -->` to `<!-- NAME: end -->`
-# and is replaced whole; a page without the block is left alone (a warning).
+# Run a benchmark and write its output into its block of a Markdown page, so
+# that the figures in doc/performance.md are the ones `make bench` printed,
+# with the host, the date and the commit they came from.
+# Usage: bench/record.sh DOC NAME COMMAND [ARG...]
+# The output is printed as it comes.  When the command succeeds and DOC is
+# not empty, the block from the line `<!-- NAME: begin -->` to
+# `<!-- NAME: end -->` is replaced whole; a page without it is left alone (a
+# warning).  The exit status is the command's.
 set -eu
-doc=$1; name=$2; out=$3
+doc=$1; name=$2; shift 2
+out=$(mktemp "${TMPDIR:-/tmp}/mmusim-record.XXXXXX")
+status=$(mktemp "${TMPDIR:-/tmp}/mmusim-record.XXXXXX")
+body=$(mktemp "${TMPDIR:-/tmp}/mmusim-record.XXXXXX")
+new=$(mktemp "${TMPDIR:-/tmp}/mmusim-record.XXXXXX")
+trap 'rm -f "$out" "$status" "$body" "$new"' EXIT
+{ rc=0; "$@" || rc=$?; echo "$rc" > "$status"; } | tee "$out"
+rc=$(cat "$status")
+[ "$rc" -eq 0 ] || exit "$rc"
+[ -n "$doc" ] || exit 0
 begin="<!-- $name: begin -->"
 end="<!-- $name: end -->"
 if ! grep -qxF "$begin" "$doc" || ! grep -qxF "$end" "$doc"; then
@@ -16,7 +27,6 @@ fi
 top=$(dirname "$0")/..
 commit=$(git -C "$top" describe --always --dirty 2>/dev/null || echo "unknown")
 cc=$(${CC:-cc} --version 2>/dev/null | head -n 1 || echo "unknown")
-body=$(mktemp "${TMPDIR:-/tmp}/mmusim-record.XXXXXX")
 {
   echo "$begin"
   echo "Written by \`make $name\` on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit,"
@@ -25,11 +35,9 @@ body=$(mktemp "${TMPDIR:-/tmp}/mmusim-record.XXXXXX")
   sed 's/^/    /' "$out"
   echo "$end"
 } > "$body"
-new=$(mktemp "${TMPDIR:-/tmp}/mmusim-record.XXXXXX")
 awk -v begin="$begin" -v end="$end" -v body="$body" '
   $0 == begin { while ((getline l < body) > 0) print l; skip = 1; next }
   $0 == end { skip = 0; next }
   !skip { print }' "$doc" > "$new"
 cat "$new" > "$doc"
-rm -f "$body" "$new"
 echo "figures recorded in $doc"

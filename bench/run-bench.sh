@@ -3,14 +3,11 @@
 # BENCH_RUNS runs (default 5) each, and the peak host memory.  Two rates per
 # workload: every record of the run (setup included) and the counted region
 # alone (the measured accesses, where the workload's character shows).
-# Benchmarks, not tests.  With BENCH_DOC set (make bench sets it to
-# doc/performance.md) a complete run's output replaces the page's "bench"
-# block, with the host, date and commit (bench/record.sh); `make bench
-# BENCH_DOC=` leaves the page alone.
+# Benchmarks, not tests.  make bench runs this through bench/record.sh,
+# which writes a complete run's output into doc/performance.md.
 set -eu
 MMUSIM=${1:-./mmusim}
 RUNS=${BENCH_RUNS:-5}
-DOC=${BENCH_DOC:-}
 median() {
   printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'
 }
@@ -39,7 +36,6 @@ run() {
     "$(echo "$(median $all) / 1000000" | bc -l)" "$(echo "$(median $counted) / 1000000" | bc -l)" "$RUNS" \
     "$(echo "$rss / 1048576" | bc -l)"
 }
-bench() {
 echo "mmusim bench on $(uname -m), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 run "tlb-friendly seq 64M"          -m skylake -s thp.enabled=never -w seq:size=64M,accesses=20M
 run "tlb-hostile random 4G"         -m skylake -s thp.enabled=never -w random:size=4G,accesses=10M
@@ -107,13 +103,4 @@ if command -v valgrind >/dev/null 2>&1; then
   rm -rf "$tdir"
 else
   echo "trace formats: skipped (valgrind not installed)"
-fi
-touch "$out.ok"
-}
-out=$(mktemp "${TMPDIR:-/tmp}/mmusim-bench-out.XXXXXX")
-trap 'rm -f "$out" "$out.ok"' EXIT
-bench | tee "$out"
-[ -e "$out.ok" ] || exit 1
-if [ -n "$DOC" ]; then
-  "$(dirname "$0")/record.sh" "$DOC" bench "$out"
 fi
