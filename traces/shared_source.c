@@ -4,7 +4,7 @@
  *
  * There is no producer thread: the consumer in front decodes the next batch
  * itself when the ring has room, with the lock dropped, while the others go
- * on copying batches already decoded.  One mutex and one condition per
+ * on with batches already decoded.  One mutex and one condition per
  * SharedTrace; a consumer waits only when it is in front and either the ring
  * is full (the slowest consumer still needs the oldest batch) or another
  * consumer is decoding, or for a place among the working ones (it keeps its
@@ -15,8 +15,9 @@
  *      s % ring, each holding one reference of its own;
  *   2. every consumer still reading (not closed, not left) is at pos >=
  *      produced - ring, so a slot is reused only once every consumer is past
- *      it; a consumer holds a reference of its own while it copies, so the
- *      slot may be reused meanwhile;
+ *      it; a consumer holds a reference of its own while it copies a batch
+ *      or lends it to its engine (a view, until its next read), so the slot
+ *      may be reused meanwhile;
  *   3. after a decoding error, consumers get it when they reach the batch
  *      that failed (pos == produced), as a run of the source alone would.
  * It leaves out any reordering: consumers read the batches in order.
@@ -62,6 +63,7 @@ typedef struct {
   Pass *p;
   unsigned idx;
   gboolean working;      /* holds one of the active_max places */
+  SharedBatch *lent;     /* the batch of the last view, with a reference */
 } Consumer;
 
 /* The consumer is done with its last batch (called with the lock held). */
@@ -143,9 +145,10 @@ static void pass_maybe_drop(SharedTrace *st, Pass *p)
   pass_destroy(st, p);
 }
 
-static gboolean consumer_next(TraceSource *src, TraceBatch *batch, GError **error)
+/* The consumer's next batch, with a reference of its own (NULL at the end);
+ * FALSE with *error set after a decoding error. */
+static gboolean consumer_take(Consumer *c, SharedBatch **out, GError **error)
 {
-  Consumer *c = (Consumer *)src;
   SharedTrace *st = c->st;
   Pass *p = c->p;
   g_mutex_lock(&st->lock);
@@ -160,9 +163,7 @@ static gboolean consumer_next(TraceSource *src, TraceBatch *batch, GError **erro
         g_cond_broadcast(&st->cond);
       consumer_work(c);
       g_mutex_unlock(&st->lock);
-      memcpy(batch->rec, b->b.rec, sizeof(TraceRecord) * b->b.n);
-      batch->n = b->b.n;
-      batch_unref(b);
+      *out = b;
       return TRUE;
     }
     if (p->error) {
@@ -174,7 +175,7 @@ static gboolean consumer_next(TraceSource *src, TraceBatch *batch, GError **erro
     if (p->eof) {
       consumer_work(c);
       g_mutex_unlock(&st->lock);
-      batch->n = 0;
+      *out = NULL;
       return TRUE;
     }
     if (!p->decoding && p->produced - pass_min_pos(st, p) < st->ring) {
@@ -183,6 +184,8 @@ static gboolean consumer_next(TraceSource *src, TraceBatch *batch, GError **erro
       SharedBatch *b = g_atomic_rc_box_new(SharedBatch);
       GError *err = NULL;
       gboolean ok = trace_source_next(p->src, &b->b, &err);
+      if (ok && b->b.n)
+        trace_batch_note_threads(&b->b); /* once for every consumer */
       g_mutex_lock(&st->lock);
       p->decoding = FALSE;
       if (!ok) {
@@ -206,10 +209,41 @@ static gboolean consumer_next(TraceSource *src, TraceBatch *batch, GError **erro
   }
 }
 
+static gboolean consumer_next(TraceSource *src, TraceBatch *batch, GError **error)
+{
+  SharedBatch *b;
+  if (!consumer_take((Consumer *)src, &b, error))
+    return FALSE;
+  batch->n = 0;
+  if (b) {
+    memcpy(batch->rec, b->b.rec, sizeof(TraceRecord) * b->b.n);
+    batch->n = b->b.n;
+    batch->threads = b->b.threads;
+    batch->thread_pid = b->b.thread_pid;
+    batch->thread_tid = b->b.thread_tid;
+    batch_unref(b);
+  }
+  return TRUE;
+}
+
+/* The shared batch itself, no copy: the consumer keeps a reference to it
+ * until its next read or its close. */
+static const TraceBatch *consumer_view(TraceSource *src, GError **error)
+{
+  static const TraceBatch end = { .n = 0 };
+  Consumer *c = (Consumer *)src;
+  batch_unref(c->lent);
+  c->lent = NULL;
+  if (!consumer_take(c, &c->lent, error))
+    return NULL;
+  return c->lent ? &c->lent->b : &end;
+}
+
 static void consumer_close(TraceSource *src)
 {
   Consumer *c = (Consumer *)src;
   SharedTrace *st = c->st;
+  batch_unref(c->lent);
   g_mutex_lock(&st->lock);
   consumer_idle(c);
   c->p->closed[c->idx] = TRUE;
@@ -219,7 +253,7 @@ static void consumer_close(TraceSource *src)
   g_free(c);
 }
 
-static const TraceSourceOps consumer_ops = { "shared", consumer_next, consumer_close };
+static const TraceSourceOps consumer_ops = { "shared", consumer_next, consumer_close, consumer_view };
 
 SharedTrace *shared_trace_new(unsigned consumers, unsigned ring, SharedTraceOpenFn open, void *data)
 {

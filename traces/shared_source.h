@@ -6,7 +6,9 @@
  * (decompression, varints, text parsing) once per configuration repeats the
  * same work.  A SharedTrace decodes each batch once and hands it, refcounted
  * and immutable, to N consumer TraceSources, each read by its own engine in
- * its own thread.  Memory is bounded: a ring of `ring` batches; the thread
+ * its own thread, without a copy when read through trace_source_view; the
+ * decoding consumer also notes once for all whose records a batch holds
+ * (trace_batch_note_threads).  Memory is bounded: a ring of `ring` batches; the thread
  * that decodes (whichever consumer is in front) waits while the slowest
  * consumer still needs the oldest batch of the ring.
  *

@@ -59,7 +59,8 @@ static gpointer reader_thread(gpointer data)
         g_error_free(err);
         break;
       }
-      read_batches(src, &r->seen[p], r->stop, r->sleep_us, FALSE);
+      /* Odd readers borrow the shared batches, even ones copy them. */
+      read_batches(src, &r->seen[p], r->stop, r->sleep_us, r->idx % 2 == 1);
       trace_source_free(src);
     }
   }
@@ -267,6 +268,42 @@ START_TEST(test_passes_and_open_error)
 }
 END_TEST
 
+/* A batch lent as a view stays the reader's while the others read on and
+ * its ring slot takes a later batch; the batches come noted with whose
+ * records they hold, copies and views alike. */
+START_TEST(test_view_outlives_its_slot)
+{
+  g_autofree char *text = make_text(6 * TRACE_BATCH_MAX, 0);
+  Input in = { text, 0, FALSE };
+  SharedTrace *st = shared_trace_new(2, 2, open_input, &in);
+  GError *err = NULL;
+  TraceSource *a = shared_trace_open(st, 0, 0, &err);
+  ck_assert_no_error(err);
+  TraceSource *b = shared_trace_open(st, 1, 0, &err);
+  ck_assert_no_error(err);
+  TraceBatch *scratch = g_new(TraceBatch, 1), *first = g_new(TraceBatch, 1);
+  const TraceBatch *lent = trace_source_view(a, scratch, &err);
+  ck_assert_no_error(err);
+  ck_assert(lent != scratch); /* the shared batch itself */
+  ck_assert_uint_eq(lent->n, TRACE_BATCH_MAX);
+  ck_assert_int_eq(lent->threads, BATCH_THREADS_ONE);
+  memcpy(first, lent, sizeof *first);
+  /* b reads batches 0 to 2: batch 2 takes batch 0's slot (ring of 2, a at 1). */
+  for (unsigned i = 0; i < 3; i++) {
+    ck_assert(trace_source_next(b, scratch, &err));
+    ck_assert_uint_eq(scratch->n, TRACE_BATCH_MAX);
+    ck_assert_int_eq(scratch->threads, BATCH_THREADS_ONE);
+  }
+  ck_assert_uint_eq(shared_trace_decoded(st), 3);
+  ck_assert_int_eq(memcmp(lent->rec, first->rec, sizeof first->rec), 0);
+  trace_source_free(a); /* gives the lent batch back */
+  trace_source_free(b);
+  shared_trace_free(st);
+  g_free(scratch);
+  g_free(first);
+}
+END_TEST
+
 static Suite *shared_source_suite(void)
 {
   Suite *s = suite_create("shared_source");
@@ -278,6 +315,7 @@ static Suite *shared_source_suite(void)
   tcase_add_test(tc, test_early_stop_and_absent);
   tcase_add_test(tc, test_error_reaches_everyone);
   tcase_add_test(tc, test_passes_and_open_error);
+  tcase_add_test(tc, test_view_outlives_its_slot);
   suite_add_tcase(s, tc);
   return s;
 }
