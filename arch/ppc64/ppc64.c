@@ -947,7 +947,16 @@ static gboolean ppc64_l1_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind
                               uint8_t *flags)
 {
   /* The ERAT is one mixed array (tlb.l1_mixed) and the base page is 64K
-   * (size 1): its refills inline. */
+   * (size 1): its refills inline.  A copy each for plain loads and stores,
+   * where the kind is a constant: the tests of the other kinds' rules and
+   * counters fold away, and the registers that held the kind through the
+   * HPT search are free.  Fetches and dependent loads take the general
+   * copy (test_ppc64_l1_miss_matches runs all four against the generic
+   * path). */
+  if (G_LIKELY(kind == ACC_LOAD))
+    return cpu_translate_miss_with(cpu, th, va, ACC_LOAD, t, pfn, flags, ppc64_translate_hot, TRUE);
+  if (kind == ACC_STORE)
+    return cpu_translate_miss_with(cpu, th, va, ACC_STORE, t, pfn, flags, ppc64_translate_hot, TRUE);
   return cpu_translate_miss_with(cpu, th, va, kind, t, pfn, flags, ppc64_translate_hot, TRUE);
 }
 
