@@ -96,13 +96,19 @@ static inline unsigned ix_bucket(const Tlb *t, uint64_t key)
   return (unsigned)((key * 0x9e3779b97f4a7c15ULL) >> t->ix.shift);
 }
 
-/* The slot holding key, or -1. */
-static inline int ix_find(const Tlb *t, uint64_t key)
+/* The slot holding key, whose bucket is b, or -1. */
+static inline int ix_find_in(const Tlb *t, unsigned b, uint64_t key)
 {
-  for (uint32_t s = t->ix.head[ix_bucket(t, key)]; s; s = t->ix.next[s - 1])
+  for (uint32_t s = t->ix.head[b]; s; s = t->ix.next[s - 1])
     if (t->tags[s - 1] == key)
       return (int)(s - 1);
   return -1;
+}
+
+/* The slot holding key, or -1. */
+static inline int ix_find(const Tlb *t, uint64_t key)
+{
+  return ix_find_in(t, ix_bucket(t, key), key);
 }
 
 static inline void ix_chain_add(Tlb *t, unsigned slot, uint64_t key)
@@ -172,6 +178,21 @@ static inline __attribute__((always_inline)) void ix_fill(Tlb *t, unsigned i, ui
     x->oldest[set] = x->newest[set] = (uint16_t)w;
 }
 
+/* ix_fill of the probe's hint in a full set, the usual refill of an array
+ * that mostly misses: slot i is the set's oldest (ix_lowest) and holds
+ * another key (the probe missed it); key's bucket is the probe's.  The set
+ * has more than TLB_INDEX_MIN_WAYS valid ways, so its newest is another. */
+static inline __attribute__((always_inline)) void ix_fill_oldest(Tlb *t, unsigned i, uint64_t key)
+{
+  struct TlbIndex *x = &t->ix;
+  unsigned set = tlb_set_of(t, key), base = set * t->ways;
+  ix_chain_remove(t, i, t->tags[i]);
+  x->next[i] = x->head[t->hint_bucket];
+  x->head[t->hint_bucket] = i + 1;
+  x->oldest[set] = x->newer[i];
+  ix_push_newest(t, set, base, i - base);
+}
+
 /* Slot i (holding key) becomes invalid. */
 static void ix_invalidate(Tlb *t, unsigned i, uint64_t key)
 {
@@ -236,10 +257,12 @@ TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base)
 {
   if (!t->ix.head)
     return probe_set_loop(t, key, base);
-  int s = ix_find(t, key);
+  unsigned b = ix_bucket(t, key);
+  int s = ix_find_in(t, b, key);
   if (s >= 0)
     return t->repl == TLB_REPL_LRU ? ix_hit(t, key, (unsigned)s, base) : &t->pay[s];
   uint64_t lowest = ix_lowest(t, tlb_set_of(t, key), base);
+  t->hint_bucket = b;
   t->hint_key = key;
   t->hint_tick = t->tick | 1; /* marked: see tlb_insert */
   t->hint_lowest = lowest;
@@ -371,8 +394,12 @@ void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_
 {
   if (tlb_hint_serves(t, key, t->tick | 1)) {
     /* tlb_insert's shortcut for an indexed array (its hints are marked) */
-    ix_fill(t, t->hint_slot, key);
-    tlb_fill_slot(t, t->hint_slot, key, tlb_key_size(key), pfn, flags, size);
+    unsigned i = t->hint_slot;
+    if (t->tags[i] & TLB_VALID)
+      ix_fill_oldest(t, i, key);
+    else
+      ix_fill(t, i, key);
+    tlb_fill_slot(t, i, key, tlb_key_size(key), pfn, flags, size);
     return;
   }
   insert_search(t, key, pfn, flags, size);

@@ -69,6 +69,7 @@ typedef struct {
    * invalidation and renumbering clears it). */
   uint64_t hint_key, hint_tick, hint_lowest;
   unsigned hint_slot;
+  unsigned hint_bucket; /* an indexed array's: the key's bucket (tlb.c) */
   /* Host index of an array of more than TLB_INDEX_MIN_WAYS ways (the fully
    * associative L1s of the Zen and POWER presets, Zen 4's 24-way STLB),
    * head NULL for the others: a probe finds its key through a hash chain
