@@ -292,6 +292,7 @@ gboolean kernel_touch_mark(Kernel *k, const Mm *mm, uint64_t base, uint64_t span
     t->base = base;
     t->span = span;
     g_hash_table_add(k->touched, t);
+    k->touch_maps++;
   }
   return touch_set(k, t, va);
 }
@@ -329,6 +330,7 @@ static void touch_forget(Kernel *k, const Mm *mm, uint64_t start, uint64_t end)
     TouchMap *t = g_ptr_array_index(hit, i);
     if (start <= t->base && t->base + t->span <= end) {
       g_hash_table_remove(k->touched, t);
+      k->touch_maps--;
       continue;
     }
     for (uint64_t va = MAX(start, t->base); va < MIN(end, t->base + t->span); va += k->base_bytes) {

@@ -60,6 +60,7 @@ typedef struct Kernel {
   /* Base pages touched under huge mappings: (mm, base, 2M or 1G span) ->
    * bitmap of its 4K granules, and the last one looked up (kernel_touch). */
   GHashTable *touched;
+  guint touch_maps; /* entries of touched, for kernel_touch_any's inline test */
   const void *touch_last_mm;
   uint64_t touch_last_base, touch_last_span;
   uint64_t *touch_last_bits;
@@ -136,6 +137,14 @@ void kernel_unmap_end(KernelUnmap *u, Cpu *cpu);
  * the last call (one compare and a bit test): meant to be called by the core
  * on each L1-TLB lookup of a huge page's new 4K granule. */
 void kernel_touch(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va);
+/* kernel_touch for a core that calls it on every L1 refill and on every L1
+ * hit of a page larger than size 0, as ppc64's with its 64K base pages
+ * (size 1): with no bitmap there is nothing to count, tested inline. */
+static inline void kernel_touch_any(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
+{
+  if (k->touch_maps)
+    kernel_touch(k, cpu, mm, va);
+}
 /* A fault mapped the base page at va: count it unless a huge mapping's
  * bitmap shows it counted already. */
 void kernel_touch_fault(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va);

@@ -190,7 +190,10 @@ static inline G_ALWAYS_INLINE int cpu_translate_attempt_with(Cpu *cpu, Thread *t
       cpu_l1_fill(cpu, kind, va, key0, &x);
       *pfn = x.pfn;
     } else {
-      kernel_touch(cpu->m->k, cpu, th->mm, va);
+      if (fill_mixed)
+        kernel_touch_any(cpu->m->k, cpu, th->mm, va);
+      else
+        kernel_touch(cpu->m->k, cpu, th->mm, va);
       if (fill_mixed && cpu->l1_mixed)
         cpu_l1_fill_mixed(cpu, kind, va, &x);
       else
@@ -220,8 +223,10 @@ gboolean cpu_translate_retry(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
  * NULL; when it is a constant, always-inline function it is inlined.  The
  * retries after a fault are out of line: with no loop here, nothing of the
  * first attempt is kept across one.  With fill_mixed (a constant), a large
- * page's refill of a mixed L1 is inline (cpu_l1_fill_mixed); the
- * cpu_translate_* without _with pass FALSE. */
+ * page's refill of a mixed L1 is inline (cpu_l1_fill_mixed) and
+ * kernel_touch, reached on every refill and hit when the base page is not
+ * size 0, is kernel_touch_any; the cpu_translate_* without _with pass
+ * FALSE. */
 static inline G_ALWAYS_INLINE gboolean cpu_translate_miss_with(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
                                                                uint64_t *t, uint64_t *pfn, uint8_t *flags,
                                                                CpuXlatFn xlat, gboolean fill_mixed)
@@ -232,8 +237,10 @@ static inline G_ALWAYS_INLINE gboolean cpu_translate_miss_with(Cpu *cpu, Thread 
    * only between records (engine.c), not in a fault handled here. */
   uint64_t key0 = 0;
   if (cpu_l1_probe(cpu, kind, va, &key0, pfn, flags, &size, &assist)) {
-    if (size)
-      kernel_touch(cpu->m->k, cpu, th->mm, va); /* a base page of a huge one: first touch? */
+    if (size && fill_mixed)
+      kernel_touch_any(cpu->m->k, cpu, th->mm, va); /* a base page of a huge one: first touch? */
+    else if (size)
+      kernel_touch(cpu->m->k, cpu, th->mm, va);
     return TRUE;
   }
   if (assist)

@@ -589,29 +589,37 @@ START_TEST(test_touch_bitmap)
   Thread *u = machine_thread(m, 2, 1, 0);
   Kernel *k = m->k;
   Cpu *cpu = m->cpus[0];
+  ck_assert_uint_eq(k->touch_maps, 0);
+  kernel_touch_any(k, cpu, t->mm, BASE + 8); /* no bitmap: nothing counted */
   one_thp(m, t);
   ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 4096);
+  ck_assert_uint_eq(k->touch_maps, g_hash_table_size(k->touched));
+  ck_assert_uint_eq(k->touch_maps, 1);
+  kernel_touch_any(k, cpu, t->mm, BASE + 0x3000); /* kernel_touch_any counts as kernel_touch */
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 2 * 4096);
   kernel_touch(k, cpu, t->mm, BASE + 8);          /* the faulting granule */
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 2 * 4096);
   kernel_touch(k, cpu, t->mm, BASE + 0x7000);
   kernel_touch(k, cpu, t->mm, BASE + 0x7ff8);
   kernel_touch(k, cpu, t->mm, BASE + 2 * MB - 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 3 * 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 4 * 4096);
   kernel_touch(k, cpu, u->mm, BASE + 0x9000);      /* another mm: no huge mapping there */
   kernel_touch(k, cpu, t->mm, BASE + 2 * MB + 8); /* not mapped huge */
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 3 * 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 4 * 4096);
   /* After a split and a partial unmap, a refault of an unmapped granule
    * counts again; a 4K fault on a granule counted already does not. */
   sys(m, t, REC_MADVISE, BASE, 0x8000, ADV_DONTNEED);
   ck_assert_int_eq(fault(m, t, BASE + 0x7000, ACC_STORE, NULL), FAULT_MAPPED);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 4 * 4096);
-  kernel_touch(k, cpu, t->mm, BASE + 0x8000);
   ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 5 * 4096);
+  kernel_touch(k, cpu, t->mm, BASE + 0x8000);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 6 * 4096);
+  ck_assert_uint_eq(k->touch_maps, 1);
   /* munmap of the whole range forgets it. */
   sys(m, t, REC_MUNMAP, BASE, 4 * MB, 0);
   kernel_touch(k, cpu, t->mm, BASE + 0x9000);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 5 * 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 6 * 4096);
   ck_assert_uint_eq(g_hash_table_size(k->touched), 0);
+  ck_assert_uint_eq(k->touch_maps, 0);
   machine_free(m);
 }
 END_TEST
