@@ -209,37 +209,65 @@ static void ix_clear(Tlb *t)
   memset(x->n_valid, 0, sizeof *x->n_valid * t->sets);
 }
 
-/* The lowest stamp of the set at base when a way is invalid: the pass
- * (the first invalid way).  Out of line, as ix_hit. */
-static G_NO_INLINE uint64_t ix_lowest_pass(const Tlb *t, unsigned base)
+/* The lowest stamp of the set at base, which holds no key being looked
+ * for: with every way valid the oldest of the order, else the pass (the
+ * first invalid way). */
+static inline uint64_t ix_lowest(const Tlb *t, unsigned set, unsigned base)
 {
+  if (t->ix.n_valid[set] == t->ways)
+    return t->stamp[base + t->ix.oldest[set]];
   uint64_t lowest = UINT64_MAX;
   for (unsigned w = 0; w < t->ways; w++)
     lowest = t->stamp[base + w] < lowest ? t->stamp[base + w] : lowest;
   return lowest;
 }
 
-/* The lowest stamp of the set at base, which holds no key being looked
- * for: with every way valid the oldest of the order, else the pass. */
-static inline uint64_t ix_lowest(const Tlb *t, unsigned set, unsigned base)
+/* The indexed probe's miss of key (bucket b) in its set at base: the hint
+ * for the refill (see tlb_insert). */
+static inline __attribute__((always_inline)) TlbPayload *ix_miss(Tlb *t, uint64_t key, unsigned b, unsigned base,
+                                                                 uint64_t lowest)
 {
-  if (t->ix.n_valid[set] == t->ways)
-    return t->stamp[base + t->ix.oldest[set]];
-  return ix_lowest_pass(t, base);
+  t->hint_bucket = b;
+  t->hint_key = key;
+  t->hint_tick = t->tick | 1; /* marked: see tlb_insert */
+  t->hint_lowest = lowest;
+  t->hint_slot = base + (unsigned)(lowest & t->way_mask);
+  return NULL;
+}
+
+/* ix_miss in a set with an invalid way, whose lowest stamp takes a pass:
+ * out of line, tlb_probe_any's tail call. */
+static G_NO_INLINE TlbPayload *ix_miss_pass(Tlb *t, uint64_t key, unsigned b, unsigned base)
+{
+  return ix_miss(t, key, b, base, ix_lowest(t, tlb_set_of(t, key), base));
+}
+
+/* Way w of the set at base, slot s, becomes the newest of its set's
+ * order, which it is not: out of line, ix_hit's tail call. */
+static G_NO_INLINE TlbPayload *ix_hit_newest(Tlb *t, unsigned set, unsigned base, unsigned w, unsigned s)
+{
+  ix_unlink(t, set, base, w);
+  ix_push_newest(t, set, base, w);
+  return &t->pay[s];
 }
 
 /* An LRU hit of the indexed probe in slot s of key's set at base: the
  * slot's stamp and its place in the set's order. */
-static G_NO_INLINE TlbPayload *ix_hit(Tlb *t, uint64_t key, unsigned s, unsigned base)
+static inline __attribute__((always_inline)) TlbPayload *ix_hit(Tlb *t, uint64_t key, unsigned s, unsigned base)
 {
   unsigned set = tlb_set_of(t, key);
   t->stamp[s] = tlb_stamp_next(t, t->stamp[s]);
   unsigned w = s - base;
-  if (t->ix.newest[set] != w) {
-    ix_unlink(t, set, base, w);
-    ix_push_newest(t, set, base, w);
-  }
+  if (t->ix.newest[set] != w)
+    return ix_hit_newest(t, set, base, w, s);
   return &t->pay[s];
+}
+
+/* ix_hit when the tick is about to run out (tlb_renumber), out of line:
+ * tlb_probe_any's tail call. */
+static G_NO_INLINE TlbPayload *ix_hit_renumber(Tlb *t, uint64_t key, unsigned s, unsigned base)
+{
+  return ix_hit(t, key, s, base);
 }
 
 /* tlb_probe_set's loop, for an array of any number of ways without the
@@ -249,25 +277,28 @@ static G_NO_INLINE TlbPayload *probe_set_loop(Tlb *t, uint64_t key, unsigned bas
   return tlb_probe_set(t, key, base, t->ways);
 }
 
-/* The indexed probe's miss, the usual case of an array that mostly misses
- * (the POWER presets' 64-way ERAT under random accesses), saves no
- * registers: the hit's LRU update, the pass over a set with an invalid way
- * and the probe of an array without the index are calls of their own. */
+/* The indexed probe saves no registers, for its miss (the usual case of
+ * an array that mostly misses: the POWER presets' 64-way ERAT under random
+ * accesses) nor its hit: the renumbering, the pass over a set with an
+ * invalid way and the probe of an array without the index are tail calls
+ * of their own. */
 TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base)
 {
   if (!t->ix.head)
     return probe_set_loop(t, key, base);
   unsigned b = ix_bucket(t, key);
   int s = ix_find_in(t, b, key);
-  if (s >= 0)
-    return t->repl == TLB_REPL_LRU ? ix_hit(t, key, (unsigned)s, base) : &t->pay[s];
-  uint64_t lowest = ix_lowest(t, tlb_set_of(t, key), base);
-  t->hint_bucket = b;
-  t->hint_key = key;
-  t->hint_tick = t->tick | 1; /* marked: see tlb_insert */
-  t->hint_lowest = lowest;
-  t->hint_slot = base + (unsigned)(lowest & t->way_mask);
-  return NULL;
+  if (s >= 0) {
+    if (t->repl != TLB_REPL_LRU)
+      return &t->pay[s];
+    if (G_UNLIKELY(t->tick >= t->tick_last))
+      return ix_hit_renumber(t, key, (unsigned)s, base);
+    return ix_hit(t, key, (unsigned)s, base);
+  }
+  unsigned set = tlb_set_of(t, key);
+  if (t->ix.n_valid[set] != t->ways)
+    return ix_miss_pass(t, key, b, base);
+  return ix_miss(t, key, b, base, t->stamp[base + t->ix.oldest[set]]);
 }
 
 const TlbPayload *tlb_peek(const Tlb *t, uint64_t key)
