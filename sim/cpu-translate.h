@@ -87,6 +87,27 @@ static inline G_ALWAYS_INLINE gboolean cpu_l1_probe(Cpu *cpu, AccessKind kind, u
   return FALSE;
 }
 
+/* cpu_l1_probe of one mixed array (tlb.l1_mixed): the sizes it holds, the
+ * bits of its size_mask, smallest first.  The same probes in the same order
+ * as cpu_l1_probe's, whose list is every size of that array in size order
+ * (cpu_new) and whose sizes past the base one are live only once a larger
+ * page was filled (and so its bit set), with no test per size not held (the
+ * POWER presets' ERAT holds 64K pages only without THP: one probe, not
+ * three tests and one).  No key is left for the refill. */
+static inline G_ALWAYS_INLINE gboolean cpu_l1_probe_mixed(Cpu *cpu, AccessKind kind, uint64_t va, uint64_t *pfn,
+                                                          uint8_t *flags, unsigned *size, gboolean *dirty_assist)
+{
+  const struct L1Probe *pr = kind == ACC_IFETCH ? cpu->l1i_probe : cpu->l1d_probe;
+  Tlb *t = pr[0].t;
+  for (unsigned held = t->size_mask; held; held &= held - 1) {
+    unsigned sz = (unsigned)__builtin_ctz(held);
+    TlbPayload *p = tlb_probe_held(t, tlb_key(cpu->cur_asid, sz, va >> pr[sz].shift));
+    if (p)
+      return cpu_l1_hit(&pr[sz], p, kind, va, pfn, flags, size, dirty_assist);
+  }
+  return FALSE;
+}
+
 /* cpu_l1_fill for a page larger than the base size (sim/cpu.c); the Xlat's
  * fields by value, so that the caller's stays in registers. */
 void cpu_l1_fill_large(Cpu *cpu, AccessKind kind, uint64_t va, unsigned size, uint64_t pfn, uint8_t flags);
@@ -223,7 +244,8 @@ gboolean cpu_translate_retry(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
  * NULL; when it is a constant, always-inline function it is inlined.  The
  * retries after a fault are out of line: with no loop here, nothing of the
  * first attempt is kept across one.  With fill_mixed (a constant), a large
- * page's refill of a mixed L1 is inline (cpu_l1_fill_mixed) and
+ * page's refill of a mixed L1 is inline (cpu_l1_fill_mixed), its probe
+ * goes by the sizes it holds (cpu_l1_probe_mixed), and
  * kernel_touch, reached on every refill and hit when the base page is not
  * size 0, is kernel_touch_any; the cpu_translate_* without _with pass
  * FALSE. */
@@ -236,7 +258,8 @@ static inline G_ALWAYS_INLINE gboolean cpu_translate_miss_with(Cpu *cpu, Thread 
   /* The base size's L1 key, for the probe and the refill: cur_asid changes
    * only between records (engine.c), not in a fault handled here. */
   uint64_t key0 = 0;
-  if (cpu_l1_probe(cpu, kind, va, &key0, pfn, flags, &size, &assist)) {
+  if (fill_mixed && cpu->l1_mixed ? cpu_l1_probe_mixed(cpu, kind, va, pfn, flags, &size, &assist)
+                                  : cpu_l1_probe(cpu, kind, va, &key0, pfn, flags, &size, &assist)) {
     if (size && fill_mixed)
       kernel_touch_any(cpu->m->k, cpu, th->mm, va); /* a base page of a huge one: first touch? */
     else if (size)
