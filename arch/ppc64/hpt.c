@@ -142,14 +142,21 @@ static inline Pteg *pteg_peek(const Ppc64Hpt *h, uint64_t g)
   return leaf ? leaf[g & ((1u << LEAF_SHIFT) - 1)] : NULL;
 }
 
+/* pteg_read of a PTEG never written: one holding bolted entries only, or
+ * NULL.  Out of line, so that pteg_read is inline in the HPT search. */
+static G_NO_INLINE const Pteg *pteg_read_bolted(const Ppc64Hpt *h, uint64_t g)
+{
+  if (!g_hash_table_size(h->bolted))
+    return NULL;
+  return g_hash_table_lookup(h->bolted, &g);
+}
+
 /* The PTEG for reading: written, or holding bolted entries only, or NULL
  * (all eight invalid). */
-static const Pteg *pteg_read(const Ppc64Hpt *h, uint64_t g)
+static inline const Pteg *pteg_read(const Ppc64Hpt *h, uint64_t g)
 {
   const Pteg *p = pteg_peek(h, g);
-  if (p || !g_hash_table_size(h->bolted))
-    return p;
-  return g_hash_table_lookup(h->bolted, &g);
+  return p ? p : pteg_read_bolted(h, g);
 }
 
 /* The PTEG for writing, created (with its bolted entries) if needed. */

@@ -131,6 +131,15 @@ START_TEST(test_hpt_size_rule)
   ck_assert_no_error(err);
   ck_assert_uint_eq(ppc64_hpt_base_pa(h2) & ((16ULL << 20) - 1), 0);
   ck_assert_uint_eq(physmem_free_pages(pm, 0), before - 4096);
+  /* A group holding bolted entries only (never written since) is found by
+   * the searches, and an empty one is not. */
+  uint64_t bv = (0x3ffULL << 40) | (5ULL << 7);
+  ck_assert(ppc64_hpt_bolt(h2, 0x1234, bv, 0x5000));
+  Ppc64Hpte be;
+  ck_assert_int_eq(ppc64_hpt_find_entry(h2, 0x1234, bv | HPTE_V_VALID | HPTE_V_BOLTED, &be), 0);
+  ck_assert_uint_eq(be.r, 0x5000);
+  ck_assert_int_eq(ppc64_hpt_find(h2, 0x1234, bv | HPTE_V_VALID | HPTE_V_BOLTED), 0);
+  ck_assert_int_eq(ppc64_hpt_find(h2, 0x1235, bv | HPTE_V_VALID | HPTE_V_BOLTED), -1);
   ppc64_hpt_free(h2);
   ck_assert_uint_eq(physmem_free_pages(pm, 0), before);
   /* More than the node can hold: an error naming the setting. */
