@@ -122,12 +122,24 @@ typedef struct NumaTask {
   uint64_t local, remote, failed; /* base pages, since it last adapted */
 } NumaTask;
 
+/* task_find's cache of the tasks of recent threads, direct-mapped by the
+ * Thread's address: with more threads than CPUs nearly every record
+ * switches threads, and a hash lookup at each switch-in cost some 60 host
+ * instructions.  Tasks are only freed with the NumaBalance, so an entry is
+ * never stale. */
+#define TASK_CACHE_SLOTS 256u /* a power of two */
+typedef struct {
+  const Thread *t;
+  NumaTask *p;
+} TaskCacheEntry;
+
 struct NumaBalance {
   Kernel *k;
   const NumaBalancePolicy *pol;
   gboolean active;        /* a scheme is on and the machine has nodes to balance */
   GHashTable *mms;        /* Mm* -> NumaMm */
   GHashTable *tasks;      /* Thread* -> NumaTask */
+  TaskCacheEntry task_cache[TASK_CACHE_SLOTS];
   NumaMm *last;           /* lookup cache */
   gboolean filter;
   double delay_ms, min_ms, max_ms, threshold_slots;
@@ -205,6 +217,24 @@ void numa_balance_mm_new(NumaBalance *nb, Mm *mm)
   g_hash_table_insert(nb->mms, mm, s);
 }
 
+static inline TaskCacheEntry *task_slot(NumaBalance *nb, const Thread *t)
+{
+  /* Fibonacci hashing: the top bits of the address times 2^64 / phi. */
+  return &nb->task_cache[((uintptr_t)t * UINT64_C(0x9E3779B97F4A7C15)) >> 56 & (TASK_CACHE_SLOTS - 1)];
+}
+
+/* t's task, NULL if it has none yet. */
+static NumaTask *task_find(NumaBalance *nb, const Thread *t)
+{
+  TaskCacheEntry *ce = task_slot(nb, t);
+  if (ce->t == t)
+    return ce->p;
+  NumaTask *p = g_hash_table_lookup(nb->tasks, t);
+  if (p)
+    *ce = (TaskCacheEntry){ t, p };
+  return p;
+}
+
 static NumaMm *state_of(NumaBalance *nb, const Mm *mm)
 {
   if (nb->last && nb->last->mm == mm)
@@ -228,7 +258,7 @@ static NumaTask *task_new(NumaBalance *nb, const Thread *t, const Thread *creato
   p->period_ms = nb->delay_ms;
   p->seq = s->seq;
   if (s->tasks) {
-    NumaTask *c = creator && creator->mm == t->mm ? g_hash_table_lookup(nb->tasks, creator) : NULL;
+    NumaTask *c = creator && creator->mm == t->mm ? task_find(nb, creator) : NULL;
     double creator_ms = (c ? c : s->leader)->period_ms;
     p->node_stamp = ms_to_cycles(nb->k, MIN(nb->max_ms, creator_ms * s->tasks));
   } else {
@@ -236,18 +266,19 @@ static NumaTask *task_new(NumaBalance *nb, const Thread *t, const Thread *creato
   }
   s->tasks++;
   g_hash_table_insert(nb->tasks, (gpointer)t, p);
+  *task_slot(nb, t) = (TaskCacheEntry){ t, p };
   return p;
 }
 
 void numa_balance_task_new(NumaBalance *nb, const Thread *t, const Thread *creator)
 {
-  if (nb && nb->active && t && !g_hash_table_contains(nb->tasks, t))
+  if (nb && nb->active && t && !task_find(nb, t))
     task_new(nb, t, creator);
 }
 
 static NumaTask *task_of(NumaBalance *nb, const Thread *t)
 {
-  NumaTask *p = g_hash_table_lookup(nb->tasks, t);
+  NumaTask *p = task_find(nb, t);
   return p ? p : task_new(nb, t, NULL);
 }
 
@@ -282,7 +313,7 @@ void numa_balance_switch_in(NumaBalance *nb, Cpu *cpu, const Thread *t)
 
 gboolean numa_balance_task_info(NumaBalance *nb, const Thread *t, NumaTaskInfo *info)
 {
-  NumaTask *p = nb && nb->active && t ? g_hash_table_lookup(nb->tasks, t) : NULL;
+  NumaTask *p = nb && nb->active && t ? task_find(nb, t) : NULL;
   if (!p)
     return FALSE;
   info->node_stamp = p->node_stamp;
@@ -765,7 +796,7 @@ FaultResult numa_balance_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64
   *cycles += nb->hint_cycles;
   /* The faulting task (task_numa_fault): it adapts its period first when
    * a pass ended since it last did. */
-  NumaTask *s = cpu->cur && cpu->cur->mm == mm ? g_hash_table_lookup(nb->tasks, cpu->cur) : NULL;
+  NumaTask *s = cpu->cur && cpu->cur->mm == mm ? task_find(nb, cpu->cur) : NULL;
   if (s && s->seq != s->mm->seq) {
     adapt_period(nb, cpu, s);
     set_due(nb, cpu, cpu->cur, s); /* by the new period */
