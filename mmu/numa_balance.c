@@ -117,7 +117,8 @@ typedef struct {
 typedef struct NumaTask {
   NumaMm *mm;
   uint64_t node_stamp;    /* run time, cycles */
-  double period_ms;
+  double period_ms;       /* set by set_period only */
+  uint64_t period_cycles; /* ms_to_cycles(period_ms): set_due runs at every switch-in, llround costs ~40 */
   uint64_t seq;           /* the mm's pass count when it last adapted */
   uint64_t local, remote, failed; /* base pages, since it last adapted */
 } NumaTask;
@@ -245,6 +246,12 @@ static NumaMm *state_of(NumaBalance *nb, const Mm *mm)
   return s;
 }
 
+static void set_period(NumaBalance *nb, NumaTask *p, double ms)
+{
+  p->period_ms = ms;
+  p->period_cycles = ms_to_cycles(nb->k, ms);
+}
+
 /* init_numa_balancing: the first task of an address space starts at once
  * (node_stamp 0); a later one, cloned by `creator` (its leader when the
  * creator is of another address space), is staggered. */
@@ -255,7 +262,7 @@ static NumaTask *task_new(NumaBalance *nb, const Thread *t, const Thread *creato
     return NULL;
   NumaTask *p = g_new0(NumaTask, 1);
   p->mm = s;
-  p->period_ms = nb->delay_ms;
+  set_period(nb, p, nb->delay_ms);
   p->seq = s->seq;
   if (s->tasks) {
     NumaTask *c = creator && creator->mm == t->mm ? task_find(nb, creator) : NULL;
@@ -286,7 +293,7 @@ static NumaTask *task_of(NumaBalance *nb, const Thread *t)
  * cpu->cur_since, passes node_stamp + period. */
 static void set_due(NumaBalance *nb, Cpu *cpu, const Thread *t, const NumaTask *p)
 {
-  uint64_t due = p->node_stamp + ms_to_cycles(nb->k, p->period_ms) + 1;
+  uint64_t due = p->node_stamp + p->period_cycles + 1;
   uint64_t ran = thread_runtime(t, cpu);
   cpu->numa_due = due > ran ? cpu->clock + (due - ran) : cpu->clock;
 }
@@ -499,8 +506,8 @@ static void adapt_period(NumaBalance *nb, Cpu *cpu, NumaTask *p)
 {
   p->seq = p->mm->seq;
   if (p->local + p->remote == 0 || p->failed) {
-    p->period_ms = MIN(nb->max_ms, p->period_ms * 2);
-    p->mm->next_scan = cpu->clock + ms_to_cycles(nb->k, p->period_ms);
+    set_period(nb, p, MIN(nb->max_ms, p->period_ms * 2));
+    p->mm->next_scan = cpu->clock + p->period_cycles;
     return; /* the kernel returns before clearing the counts */
   }
   double slot = p->period_ms / NUMA_PERIOD_SLOTS;
@@ -512,7 +519,7 @@ static void adapt_period(NumaBalance *nb, Cpu *cpu, NumaTask *p)
   } else {
     diff = -(nb->threshold_slots - lr) * slot;
   }
-  p->period_ms = CLAMP(p->period_ms + diff, nb->min_ms, nb->max_ms);
+  set_period(nb, p, CLAMP(p->period_ms + diff, nb->min_ms, nb->max_ms));
   p->local = p->remote = p->failed = 0;
 }
 
@@ -539,7 +546,7 @@ static void scan(NumaBalance *nb, Cpu *cpu, NumaTask *p)
   Kernel *k = nb->k;
   NumaMm *s = p->mm;
   Mm *mm = s->mm;
-  s->next_scan = cpu->clock + ms_to_cycles(k, p->period_ms);
+  s->next_scan = cpu->clock + p->period_cycles;
   nb->scan_node = nb->pol == &numa_balance_pte && mm_threads(k, mm) == 1 ? cpu->node : -1;
 
   int64_t pages = (int64_t)nb->budget_pages;
@@ -596,10 +603,10 @@ void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t)
   NumaTask *p = task_on(nb, cpu, t);
   if (!p)
     return;
-  uint64_t period = ms_to_cycles(nb->k, p->period_ms);
+  uint64_t period = p->period_cycles;
   if (thread_runtime(t, cpu) > p->node_stamp + period) { /* task_tick_numa */
     if (!p->node_stamp)
-      p->period_ms = nb->min_ms; /* task_scan_start */
+      set_period(nb, p, nb->min_ms); /* task_scan_start */
     p->node_stamp += period;
     if (cpu->clock >= p->mm->next_scan)
       scan(nb, cpu, p);

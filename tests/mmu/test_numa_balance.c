@@ -352,6 +352,12 @@ START_TEST(test_period_adapts)
   hint_range(&f, 0, 7);
   hint_range(&f, 10, 3);
   ck_assert_double_eq_tol(period_ms(&f), 2.6, 1e-6);
+  { /* and thread 1's due time follows the new period at once */
+    Cpu *c0 = f.m->cpus[0];
+    uint64_t due = info(&f, f.t).node_stamp + ms(&f, 2.6) + 1, ran = thread_runtime(f.t, c0);
+    ck_assert_uint_gt(due, ran);
+    ck_assert_uint_eq(c0->numa_due, c0->clock + (due - ran));
+  }
   /* 7 local, 3 remote: lr = 7, at the threshold: one slot up. */
   next_scan_now(&f);
   hint_range(&f, 0, 2);
