@@ -117,10 +117,22 @@ typedef struct {
 typedef struct NumaTask {
   NumaMm *mm;
   uint64_t node_stamp;    /* run time, cycles */
-  double period_ms;
+  double period_ms;       /* set by set_period only */
+  uint64_t period_cycles; /* ms_to_cycles(period_ms): set_due runs at every switch-in, llround costs ~40 */
   uint64_t seq;           /* the mm's pass count when it last adapted */
   uint64_t local, remote, failed; /* base pages, since it last adapted */
 } NumaTask;
+
+/* task_find's cache of the tasks of recent threads, direct-mapped by the
+ * Thread's address: with more threads than CPUs nearly every record
+ * switches threads, and a hash lookup at each switch-in cost some 60 host
+ * instructions.  Tasks are only freed with the NumaBalance, so an entry is
+ * never stale. */
+#define TASK_CACHE_SLOTS 256u /* a power of two */
+typedef struct {
+  const Thread *t;
+  NumaTask *p;
+} TaskCacheEntry;
 
 struct NumaBalance {
   Kernel *k;
@@ -128,6 +140,7 @@ struct NumaBalance {
   gboolean active;        /* a scheme is on and the machine has nodes to balance */
   GHashTable *mms;        /* Mm* -> NumaMm */
   GHashTable *tasks;      /* Thread* -> NumaTask */
+  TaskCacheEntry task_cache[TASK_CACHE_SLOTS];
   NumaMm *last;           /* lookup cache */
   gboolean filter;
   double delay_ms, min_ms, max_ms, threshold_slots;
@@ -205,6 +218,24 @@ void numa_balance_mm_new(NumaBalance *nb, Mm *mm)
   g_hash_table_insert(nb->mms, mm, s);
 }
 
+static inline TaskCacheEntry *task_slot(NumaBalance *nb, const Thread *t)
+{
+  /* Fibonacci hashing: the top bits of the address times 2^64 / phi. */
+  return &nb->task_cache[((uintptr_t)t * UINT64_C(0x9E3779B97F4A7C15)) >> 56 & (TASK_CACHE_SLOTS - 1)];
+}
+
+/* t's task, NULL if it has none yet. */
+static NumaTask *task_find(NumaBalance *nb, const Thread *t)
+{
+  TaskCacheEntry *ce = task_slot(nb, t);
+  if (ce->t == t)
+    return ce->p;
+  NumaTask *p = g_hash_table_lookup(nb->tasks, t);
+  if (p)
+    *ce = (TaskCacheEntry){ t, p };
+  return p;
+}
+
 static NumaMm *state_of(NumaBalance *nb, const Mm *mm)
 {
   if (nb->last && nb->last->mm == mm)
@@ -213,6 +244,12 @@ static NumaMm *state_of(NumaBalance *nb, const Mm *mm)
   if (s)
     nb->last = s;
   return s;
+}
+
+static void set_period(NumaBalance *nb, NumaTask *p, double ms)
+{
+  p->period_ms = ms;
+  p->period_cycles = ms_to_cycles(nb->k, ms);
 }
 
 /* init_numa_balancing: the first task of an address space starts at once
@@ -225,10 +262,10 @@ static NumaTask *task_new(NumaBalance *nb, const Thread *t, const Thread *creato
     return NULL;
   NumaTask *p = g_new0(NumaTask, 1);
   p->mm = s;
-  p->period_ms = nb->delay_ms;
+  set_period(nb, p, nb->delay_ms);
   p->seq = s->seq;
   if (s->tasks) {
-    NumaTask *c = creator && creator->mm == t->mm ? g_hash_table_lookup(nb->tasks, creator) : NULL;
+    NumaTask *c = creator && creator->mm == t->mm ? task_find(nb, creator) : NULL;
     double creator_ms = (c ? c : s->leader)->period_ms;
     p->node_stamp = ms_to_cycles(nb->k, MIN(nb->max_ms, creator_ms * s->tasks));
   } else {
@@ -236,18 +273,19 @@ static NumaTask *task_new(NumaBalance *nb, const Thread *t, const Thread *creato
   }
   s->tasks++;
   g_hash_table_insert(nb->tasks, (gpointer)t, p);
+  *task_slot(nb, t) = (TaskCacheEntry){ t, p };
   return p;
 }
 
 void numa_balance_task_new(NumaBalance *nb, const Thread *t, const Thread *creator)
 {
-  if (nb && nb->active && t && !g_hash_table_contains(nb->tasks, t))
+  if (nb && nb->active && t && !task_find(nb, t))
     task_new(nb, t, creator);
 }
 
 static NumaTask *task_of(NumaBalance *nb, const Thread *t)
 {
-  NumaTask *p = g_hash_table_lookup(nb->tasks, t);
+  NumaTask *p = task_find(nb, t);
   return p ? p : task_new(nb, t, NULL);
 }
 
@@ -255,7 +293,7 @@ static NumaTask *task_of(NumaBalance *nb, const Thread *t)
  * cpu->cur_since, passes node_stamp + period. */
 static void set_due(NumaBalance *nb, Cpu *cpu, const Thread *t, const NumaTask *p)
 {
-  uint64_t due = p->node_stamp + ms_to_cycles(nb->k, p->period_ms) + 1;
+  uint64_t due = p->node_stamp + p->period_cycles + 1;
   uint64_t ran = thread_runtime(t, cpu);
   cpu->numa_due = due > ran ? cpu->clock + (due - ran) : cpu->clock;
 }
@@ -282,7 +320,7 @@ void numa_balance_switch_in(NumaBalance *nb, Cpu *cpu, const Thread *t)
 
 gboolean numa_balance_task_info(NumaBalance *nb, const Thread *t, NumaTaskInfo *info)
 {
-  NumaTask *p = nb && nb->active && t ? g_hash_table_lookup(nb->tasks, t) : NULL;
+  NumaTask *p = nb && nb->active && t ? task_find(nb, t) : NULL;
   if (!p)
     return FALSE;
   info->node_stamp = p->node_stamp;
@@ -468,8 +506,8 @@ static void adapt_period(NumaBalance *nb, Cpu *cpu, NumaTask *p)
 {
   p->seq = p->mm->seq;
   if (p->local + p->remote == 0 || p->failed) {
-    p->period_ms = MIN(nb->max_ms, p->period_ms * 2);
-    p->mm->next_scan = cpu->clock + ms_to_cycles(nb->k, p->period_ms);
+    set_period(nb, p, MIN(nb->max_ms, p->period_ms * 2));
+    p->mm->next_scan = cpu->clock + p->period_cycles;
     return; /* the kernel returns before clearing the counts */
   }
   double slot = p->period_ms / NUMA_PERIOD_SLOTS;
@@ -481,7 +519,7 @@ static void adapt_period(NumaBalance *nb, Cpu *cpu, NumaTask *p)
   } else {
     diff = -(nb->threshold_slots - lr) * slot;
   }
-  p->period_ms = CLAMP(p->period_ms + diff, nb->min_ms, nb->max_ms);
+  set_period(nb, p, CLAMP(p->period_ms + diff, nb->min_ms, nb->max_ms));
   p->local = p->remote = p->failed = 0;
 }
 
@@ -508,7 +546,7 @@ static void scan(NumaBalance *nb, Cpu *cpu, NumaTask *p)
   Kernel *k = nb->k;
   NumaMm *s = p->mm;
   Mm *mm = s->mm;
-  s->next_scan = cpu->clock + ms_to_cycles(k, p->period_ms);
+  s->next_scan = cpu->clock + p->period_cycles;
   nb->scan_node = nb->pol == &numa_balance_pte && mm_threads(k, mm) == 1 ? cpu->node : -1;
 
   int64_t pages = (int64_t)nb->budget_pages;
@@ -565,10 +603,10 @@ void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t)
   NumaTask *p = task_on(nb, cpu, t);
   if (!p)
     return;
-  uint64_t period = ms_to_cycles(nb->k, p->period_ms);
+  uint64_t period = p->period_cycles;
   if (thread_runtime(t, cpu) > p->node_stamp + period) { /* task_tick_numa */
     if (!p->node_stamp)
-      p->period_ms = nb->min_ms; /* task_scan_start */
+      set_period(nb, p, nb->min_ms); /* task_scan_start */
     p->node_stamp += period;
     if (cpu->clock >= p->mm->next_scan)
       scan(nb, cpu, p);
@@ -765,7 +803,7 @@ FaultResult numa_balance_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64
   *cycles += nb->hint_cycles;
   /* The faulting task (task_numa_fault): it adapts its period first when
    * a pass ended since it last did. */
-  NumaTask *s = cpu->cur && cpu->cur->mm == mm ? g_hash_table_lookup(nb->tasks, cpu->cur) : NULL;
+  NumaTask *s = cpu->cur && cpu->cur->mm == mm ? task_find(nb, cpu->cur) : NULL;
   if (s && s->seq != s->mm->seq) {
     adapt_period(nb, cpu, s);
     set_due(nb, cpu, cpu->cur, s); /* by the new period */

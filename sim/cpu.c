@@ -213,11 +213,17 @@ void cpu_compute(Cpu *cpu, uint64_t n)
   cpu_issue_insns(cpu, n);
 }
 
+/* Only the misses still outstanding are looked at: a retired one had
+ * completed by the clock at its retirement, and clocks never go back. */
 void cpu_drain(Cpu *cpu)
 {
   uint64_t t = MAX(cpu->clock, cpu->last_load_done);
-  for (unsigned i = 0; i < cpu->n_mshr; i++)
-    t = MAX(t, cpu->mshr_done[i]);
+  const uint64_t *done = cpu->mshr_done;
+  unsigned n = cpu->n_mshr, i = cpu->mshr_tail;
+  for (unsigned left = cpu->mshr_count; left; left--) {
+    t = MAX(t, done[i]);
+    i = i + 1 == n ? 0 : i + 1;
+  }
   cpu->clock = t;
 }
 

@@ -352,6 +352,12 @@ START_TEST(test_period_adapts)
   hint_range(&f, 0, 7);
   hint_range(&f, 10, 3);
   ck_assert_double_eq_tol(period_ms(&f), 2.6, 1e-6);
+  { /* and thread 1's due time follows the new period at once */
+    Cpu *c0 = f.m->cpus[0];
+    uint64_t due = info(&f, f.t).node_stamp + ms(&f, 2.6) + 1, ran = thread_runtime(f.t, c0);
+    ck_assert_uint_gt(due, ran);
+    ck_assert_uint_eq(c0->numa_due, c0->clock + (due - ran));
+  }
   /* 7 local, 3 remote: lr = 7, at the threshold: one slot up. */
   next_scan_now(&f);
   hint_range(&f, 0, 2);
@@ -441,6 +447,36 @@ START_TEST(test_task_timing)
   ck_assert_uint_eq(thread_runtime(f.t, c0), ran);
   run(f.m, 0, f.t);
   ck_assert_uint_eq(c0->numa_due, c0->clock + left);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_task_cache_never_mixes_threads)
+{
+  /* More threads than the task cache has slots, switched in in a scattered
+   * order, twice: each switch-in finds the thread's own task, staggered by
+   * the creator's period times the tasks before it (a maximum period far
+   * above the stagger keeps every thread's stamp distinct). */
+  static const char *const sets[] = { TWO_NODES, "numa.scan_delay_ms=1", "numa.scan_period_min_ms=1",
+                                      "numa.scan_period_max_ms=100000", "thp.enabled=never", NULL };
+  enum { N = 600 };
+  Fx f;
+  setup(&f, sets, FALSE);
+  Thread **th = g_new(Thread *, N + 2);
+  for (uint32_t tid = 2; tid < N + 2; tid++) {
+    th[tid] = machine_thread(f.m, 1, tid, 0);
+    numa_balance_task_new(f.m->k->numa_balance, th[tid], f.t);
+  }
+  Cpu *c0 = f.m->cpus[0];
+  for (int pass = 0; pass < 2; pass++) {
+    for (uint32_t i = 0; i < N; i++) {
+      uint32_t tid = 2 + (i * 257) % N; /* 257 is prime to 600 */
+      run(f.m, 0, th[tid]);
+      ck_assert_uint_eq(c0->numa_due, c0->clock + ms(&f, tid - 1) + ms(&f, 1) + 1);
+      ck_assert_uint_eq(info(&f, th[tid]).node_stamp, ms(&f, tid - 1));
+    }
+  }
+  g_free(th);
   machine_free(f.m);
 }
 END_TEST
@@ -877,6 +913,7 @@ static Suite *numa_balance_suite(void)
   tcase_add_test(tc, test_scan_skips);
   tcase_add_test(tc, test_period_adapts);
   tcase_add_test(tc, test_task_timing);
+  tcase_add_test(tc, test_task_cache_never_mixes_threads);
   tcase_add_test(tc, test_max_below_min_refused);
   tcase_add_test(tc, test_hint_faults_local_remote);
   tcase_add_test(tc, test_filter_two_stage);

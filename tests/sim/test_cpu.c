@@ -334,6 +334,7 @@ START_TEST(test_mshr_head_cache)
   Cpu *cpu = m->cpus[0];
   check_mshr_head(cpu);
   gboolean full = FALSE, stalled = FALSE;
+  unsigned drains_waited = 0;
   uint64_t x = 1;
   for (int i = 0; i < 400; i++) {
     x = x * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -349,11 +350,21 @@ START_TEST(test_mshr_head_cache)
     cpu_access(cpu, t, &r);
     stalled |= cpu->ctr.c[CTR_MEM_STALL_CYCLES] > stall;
     check_mshr_head(cpu);
+    if (i % 5 == 4) { /* cpu_drain, which looks at the outstanding misses only, against every slot of the ring */
+      uint64_t all = MAX(cpu->clock, cpu->last_load_done);
+      for (unsigned j = 0; j < cpu->n_mshr; j++)
+        all = MAX(all, cpu->mshr_done[j]);
+      drains_waited += all > cpu->clock;
+      cpu_drain(cpu);
+      ck_assert_uint_eq(cpu->clock, all);
+      check_mshr_head(cpu);
+    }
     if (i % 64 == 63)
       memsys_flush(cpu->mem); /* the next pass misses again */
   }
   ck_assert(full);
   ck_assert(stalled);
+  ck_assert_uint_gt(drains_waited, 10);
   machine_free(m);
 }
 END_TEST
