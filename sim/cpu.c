@@ -389,7 +389,7 @@ void cpu_prefetch_forget(CpuPrefetch *pf)
 }
 
 static G_NO_INLINE void prefetch_descend(const PageTable *pt, uint64_t va, CpuPrefetchSlot *slot, uint64_t key,
-                                         __typeof__(((CpuPrefetch *)0)->region[0]) *x);
+                                         CpuPrefetchRegion *x);
 
 /* The leaf table of va's region, or the last table present on the way to
  * it, in *slot: from pf's region array, else by a descent of the page
@@ -402,7 +402,7 @@ static inline void prefetch_find(CpuPrefetch *pf, const PageTable *pt, uint64_t 
    * 2^36); a wilder va may share a key, which costs only a useless
    * prefetch from another live table. */
   uint64_t key = region << CPU_PREFETCH_EPOCH_BITS | pf->epoch;
-  __typeof__(pf->region[0]) *x = &pf->region[region & (CPU_PREFETCH_REGIONS - 1)];
+  CpuPrefetchRegion *x = &pf->region[region & (CPU_PREFETCH_REGIONS - 1)];
   if (x->key == key) {
     __builtin_prefetch(x->n); /* for the walk */
     *slot = (CpuPrefetchSlot){ x->e, x->pfn, va, 1, pgtable_index(&pt->g, 1, va) };
@@ -415,7 +415,7 @@ static inline void prefetch_find(CpuPrefetch *pf, const PageTable *pt, uint64_t 
  * page table.  Out of line: after the first touch of each region it is
  * rare, and it is cpu_prefetch's last step (a tail call). */
 static G_NO_INLINE void prefetch_descend(const PageTable *pt, uint64_t va, CpuPrefetchSlot *slot, uint64_t key,
-                                         __typeof__(((CpuPrefetch *)0)->region[0]) *x)
+                                         CpuPrefetchRegion *x)
 {
   const PtNode *n = pt->root, *c;
   unsigned level = pt->g.levels;
@@ -424,7 +424,7 @@ static G_NO_INLINE void prefetch_descend(const PageTable *pt, uint64_t va, CpuPr
     level--;
   }
   if (level == 1)
-    *x = (__typeof__(*x)){ key, n, n->e, n->pfn };
+    *x = (CpuPrefetchRegion){ key, n, n->e, n->pfn };
   *slot = (CpuPrefetchSlot){ n->e, n->pfn, va, level, pgtable_index(&pt->g, level, va) };
 }
 

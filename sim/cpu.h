@@ -361,6 +361,14 @@ G_STATIC_ASSERT(CPU_PREFETCH_RING > CPU_PREFETCH_FAR); /* a slot lives from its 
  * of contiguous 4K pages in 128 KiB.  Host tuning, not model. */
 #define CPU_PREFETCH_REGIONS 4096
 #define CPU_PREFETCH_EPOCH_BITS 24
+/* A region's leaf table, with its entries and page, so that the nearer
+ * stages need not wait for the node itself. */
+typedef struct {
+  uint64_t key;
+  const PtNode *n;
+  const uint64_t *e;
+  uint64_t pfn;
+} CpuPrefetchRegion;
 typedef struct {
   CpuPrefetchSlot ring[CPU_PREFETCH_RING];
   /* region[] holds leaves of `pt` found while its nodes_freed was `freed`:
@@ -369,12 +377,7 @@ typedef struct {
    * epoch; 0: none), instead of clearing the array. */
   const PageTable *pt;
   uint64_t freed, epoch;
-  struct {
-    uint64_t key;
-    const PtNode *n;
-    const uint64_t *e;  /* n's entries and page, so that the nearer stages */
-    uint64_t pfn;       /* need not wait for n itself */
-  } region[CPU_PREFETCH_REGIONS];
+  CpuPrefetchRegion region[CPU_PREFETCH_REGIONS];
 } CpuPrefetch;
 CpuPrefetch *cpu_prefetch_new(void);
 void cpu_prefetch_free(CpuPrefetch *pf);

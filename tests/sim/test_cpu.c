@@ -559,7 +559,7 @@ START_TEST(test_prefetch_slots)
       unsigned level, idx;
       const PtNode *n = pgtable_lookup(pt, vas[i], &level, &idx);
       uint64_t region = vas[i] >> pt->g.shift[2];
-      const __typeof__(pf->region[0]) *x = &pf->region[region & (CPU_PREFETCH_REGIONS - 1)];
+      const CpuPrefetchRegion *x = &pf->region[region & (CPU_PREFETCH_REGIONS - 1)];
       gboolean held = x->key == (region << CPU_PREFETCH_EPOCH_BITS | pf->epoch);
       ck_assert_msg(held == (level == 1), "va %#" G_GINT64_MODIFIER "x: level %u, held %d", vas[i], level, held);
       if (held)
