@@ -87,6 +87,18 @@ static inline G_ALWAYS_INLINE gboolean cpu_l1_probe(Cpu *cpu, AccessKind kind, u
   return FALSE;
 }
 
+/* A second-level TLB hit (x86's STLB, ppc64's TLB) with entry p, `cycles`
+ * after the L1 miss: counted, and the entry's translation in *out. */
+static inline G_ALWAYS_INLINE XlatStatus cpu_stlb_hit(Cpu *cpu, Xlat *out, const TlbPayload *p, uint32_t cycles)
+{
+  cpu->ctr.c[CTR_STLB_HITS]++;
+  out->pfn = p->pfn;
+  out->flags = p->flags;
+  out->size = p->size;
+  out->cycles = cycles;
+  return XLAT_OK;
+}
+
 /* cpu_l1_probe of one mixed array (tlb.l1_mixed): the sizes it holds, the
  * bits of its size_mask, smallest first.  The same probes in the same order
  * as cpu_l1_probe's, whose list is every size of that array in size order

@@ -830,14 +830,9 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
       p = tlb_probe_held(st->tlb, tlb_key(asid, sz, va >> ppc64_shift[sz]));
     }
     if (p && flags_allow(p->flags, kind)) {
-      cpu->ctr.c[CTR_STLB_HITS]++;
-      out->pfn = p->pfn;
-      out->flags = p->flags;
-      out->size = p->size;
-      out->cycles = cycles;
       if (ex)
         g_string_append_printf(ex, "  TLB hit (%s entry): %u cycles\n", ppc64_ops.size_name[p->size], st->tlb_hit_cycles);
-      return XLAT_OK;
+      return cpu_stlb_hit(cpu, out, p, cycles);
     }
     /* The VPN, hash and AVPN only past a TLB hit (pure functions of the
      * segment and va): the ERAT misses that the TLB serves need none. */

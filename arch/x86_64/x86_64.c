@@ -402,14 +402,9 @@ static inline G_ALWAYS_INLINE gboolean stlb_allows(const TlbPayload *p, gboolean
 static inline G_ALWAYS_INLINE XlatStatus stlb_hit(Cpu *cpu, Xlat *out, const TlbPayload *p, uint32_t cycles,
                                                   GString *ex, const Tlb *t, unsigned sz)
 {
-  cpu->ctr.c[CTR_STLB_HITS]++;
-  out->pfn = p->pfn;
-  out->flags = p->flags;
-  out->size = p->size;
-  out->cycles = cycles;
   if (ex)
     g_string_append_printf(ex, "  %s hit (%s entry): %u cycles\n", t->name, x86_64_ops.size_name[sz], cycles);
-  return XLAT_OK;
+  return cpu_stlb_hit(cpu, out, p, cycles);
 }
 
 /* The second level and the walk; `ex` (explain) collects the text of each
