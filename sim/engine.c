@@ -442,6 +442,14 @@ static void snapshot_begin(Engine *e)
 static void snapshot_end(Engine *e)
 {
   Machine *m = e->m;
+  /* A region shorter than --warmup: every access of it was warmup, and
+   * nothing is counted (the caller says so). */
+  e->res->warmup_unfinished = e->warmup_left != 0;
+  e->res->warmup_seen = e->warmup - e->warmup_left;
+  if (e->warmup_left) {
+    e->warmup_left = 0;
+    snapshot_begin(e);
+  }
   for (unsigned i = 0; i < m->n_cpus; i++)
     cpu_drain(m->cpus[i]);
   Counters now;

@@ -27,6 +27,10 @@ typedef struct {
   uint64_t records;        /* records read */
   double host_seconds;     /* host time spent in the counted region */
   gboolean oom;            /* simulated out of memory: the run stopped */
+  /* --warmup outlasted the counted region, which then counts nothing:
+   * warmup_seen accesses ran in it (fewer than the warmup). */
+  gboolean warmup_unfinished;
+  uint64_t warmup_seen;
 } EngineResult;
 
 gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, EngineResult *res, GError **error);

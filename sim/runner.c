@@ -88,6 +88,10 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
       out->oom_records = res.records;
       break;
     }
+    if (res.warmup_unfinished && !out->warmup_unfinished) {
+      out->warmup_unfinished = TRUE;
+      out->warmup_seen = res.warmup_seen;
+    }
     counter_values_from(&out->per_run[i], &res.counted, res.elapsed_cycles, mhz);
     out->runs++;
     records += (double)res.records;

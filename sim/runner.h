@@ -62,6 +62,10 @@ typedef struct {
   uint64_t skipped_lines;     /* lackey: lines that were not records (valgrind's own), once read to the end */
   gboolean oom;               /* the simulated machine ran out of memory */
   uint64_t oom_records;       /* records read when it did */
+  /* A repeat whose counted region was shorter than its --warmup (it
+   * counted nothing): the first such, and the accesses its region had. */
+  gboolean warmup_unfinished;
+  uint64_t warmup_seen;
 } RunOutcome;
 
 /* The settings of spec: preset, then the pairs in order (origin "-s"). */

@@ -150,6 +150,10 @@ static void run_one(gpointer data, gpointer user)
   } else {
     fprintf(stderr, "mmusim: sweep [%u/%u] %s: %.2f s%s\n", sw->done, sw->total, c->label, out.host_seconds,
             out.oom ? " (simulated machine out of memory)" : "");
+    if (out.warmup_unfinished)
+      fprintf(stderr, "mmusim: warning: sweep: %s: warmup %" G_GUINT64_FORMAT " is more than the %" G_GUINT64_FORMAT
+                      " accesses of the counted region, so nothing was counted; give a smaller warmup\n",
+              c->label, spec.warmup, out.warmup_seen);
   }
   g_mutex_unlock(&sw->lock);
   g_clear_error(&err);

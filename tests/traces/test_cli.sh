@@ -159,6 +159,18 @@ elif [ $? -eq 2 ] && grep -q -- "--warmup 'lots'" "$tmp/err"; then
 else
   bad "run --warmup lots: no exit status 2 naming --warmup"
 fi
+# A --warmup longer than the counted region leaves all of it out (every
+# access is warmup, nothing is counted) and says so, naming the option;
+# one that ends inside the region counts the rest.
+n=$(counters -w ptrchase:size=1M,accesses=3K | sed -n 's/.*"accesses" *: *\([0-9]*\),.*/\1/p' | head -n 1)
+long=$("$MMUSIM" run -w ptrchase:size=1M,accesses=3K --warmup 5K --json 2>"$tmp/err" | sed -n 's/.*"accesses" *: *\([0-9]*\),.*/\1/p' | head -n 1)
+if [ "$n" = 3000 ] && [ "$long" = 0 ] && grep -q -- "--warmup 5000 is more than the 3000 accesses" "$tmp/err"; then
+  ok
+else
+  bad "--warmup past the region: $long accesses counted (of $n), stderr: $(cat "$tmp/err")"
+fi
+short=$("$MMUSIM" run -w ptrchase:size=1M,accesses=3K --warmup 1K --json 2>"$tmp/err" | sed -n 's/.*"accesses" *: *\([0-9]*\),.*/\1/p' | head -n 1)
+if [ "$short" = 2000 ] && [ ! -s "$tmp/err" ]; then ok; else bad "--warmup 1K of 3K: $short accesses counted, stderr: $(cat "$tmp/err")"; fi
 
 if command -v valgrind >/dev/null 2>&1; then
   seq 1 3000 | awk '{print ($1 * 7919) % 3001}' > "$tmp/data"
