@@ -299,6 +299,16 @@ static void list_counters(GString *out)
 
 static int cmd_list(int argc, char **argv)
 {
+  /* No options of its own: the context is there for --help. */
+  g_autoptr(GOptionContext) ctx = g_option_context_new("machines | workloads | settings | counters - list what the program knows");
+  g_option_context_set_description(ctx,
+    "machines   the built-in machine presets, a line each\n"
+    "workloads  the generators with their parameters and defaults\n"
+    "settings   every setting: name, type, default, unit, help, choices, source of the default\n"
+    "counters   every counter, a line each");
+  GError *err = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err))
+    return fail(err);
   const char *what = argc > 1 ? argv[1] : "";
   GString *out = g_string_new(NULL);
   int rc = 0;

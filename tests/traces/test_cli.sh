@@ -7,7 +7,8 @@
 #  - a program recorded with `mmusim record` replays to the same counters as
 #    the lackey text of the same run piped into `mmusim run -t - -f lackey`,
 #    and the .mtr is much smaller than that text (skipped without valgrind);
-#  - `trace head --from` on .mtr starts where the full listing has it.
+#  - `trace head --from` on .mtr starts where the full listing has it;
+#  - every command's --help is its usage, on standard output, exit status 0.
 set -u
 : "${MMUSIM:=./mmusim}"
 : "${GOLDEN_DIR:=$(dirname "$0")/../golden}"
@@ -159,6 +160,19 @@ elif [ $? -eq 2 ] && grep -q -- "--warmup 'lots'" "$tmp/err"; then
 else
   bad "run --warmup lots: no exit status 2 naming --warmup"
 fi
+
+# `mmusim COMMAND --help` for the options of a command, as `mmusim --help`
+# says: for every command, --help and -h print its usage to standard output,
+# nothing to standard error, and exit 0.
+for c in run explain sweep record trace list; do
+  for h in --help -h; do
+    if "$MMUSIM" "$c" "$h" >"$tmp/out" 2>"$tmp/err" && [ ! -s "$tmp/err" ] && grep -q "^  $c \[OPTION" "$tmp/out"; then
+      ok
+    else
+      bad "$c $h: no usage on standard output with exit status 0"
+    fi
+  done
+done
 
 if command -v valgrind >/dev/null 2>&1; then
   seq 1 3000 | awk '{print ($1 * 7919) % 3001}' > "$tmp/data"
