@@ -124,7 +124,8 @@ static int cmd_run(int argc, char **argv)
     { "events", 0, 0, G_OPTION_ARG_FILENAME, &o.events, "write faults, sampled walks and kernel events to FILE", "FILE" },
     { "map", 0, 0, G_OPTION_ARG_FILENAME, &o.map, "draw the address spaces at the end of the run to FILE.svg", "FILE.svg" },
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &o.jobs,
-      "host threads (default: the host's CPUs); 2 or more parse a text or lackey trace ahead of the model", "N" },
+      "host threads (default: the host's CPUs); with 2 or more a trace read from a regular file, of any format, "
+      "is decoded ahead of the model in a thread of its own (standard input and generators are not)", "N" },
     { NULL },
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate a workload or trace on a machine");
@@ -303,6 +304,16 @@ static void list_counters(GString *out)
 
 static int cmd_list(int argc, char **argv)
 {
+  /* No options of its own: the context is there for --help. */
+  g_autoptr(GOptionContext) ctx = g_option_context_new("machines | workloads | settings | counters - list what the program knows");
+  g_option_context_set_description(ctx,
+    "machines   the built-in machine presets, a line each\n"
+    "workloads  the generators with their parameters and defaults\n"
+    "settings   every setting: name, type, default, unit, help, choices, source of the default\n"
+    "counters   every counter, a line each");
+  GError *err = NULL;
+  if (!g_option_context_parse(ctx, &argc, &argv, &err))
+    return fail(err);
   const char *what = argc > 1 ? argv[1] : "";
   GString *out = g_string_new(NULL);
   int rc = 0;
@@ -679,10 +690,12 @@ static void usage(FILE *f)
           "usage: mmusim COMMAND [OPTIONS]\n\n"
           "  run      [-m MACHINE] (-w WORKLOAD | -t TRACE [-f FORMAT]) [-s KEY=VALUE]...\n"
           "           [-r REPEAT] [--seed N] [--warmup N] [--whole] [--json | --csv] [--events FILE]\n"
+          "           [--map FILE.svg] [-j N]\n"
           "  explain  [-m MACHINE] [-s KEY=VALUE]... [-w WORKLOAD | -t TRACE [-f FORMAT]] ADDRESS...\n"
           "  sweep    [-o DIR] [-j N] [--emit-jobs | --only ID | --collect DIR] [--plot] EXPERIMENT.ini\n"
-          "  record   -o OUT.mtr [--start-after N] -- COMMAND [ARGS]...\n"
-          "  trace    info FILE | convert IN OUT | convert -w WORKLOAD OUT | head [-n N] FILE\n"
+          "  record   -o OUT.mtr [--start-after N] [--lackey-copy FILE] [-q] -- COMMAND [ARGS]...\n"
+          "  trace    info [--verify] FILE | convert IN OUT | convert -w WORKLOAD OUT |\n"
+          "           head [-n N] [--from K] FILE\n"
           "  list     machines | workloads | settings | counters\n\n"
           "`mmusim COMMAND --help` for the options of a command; man mmusim for the rest.\n");
 }

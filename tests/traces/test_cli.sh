@@ -7,7 +7,8 @@
 #  - a program recorded with `mmusim record` replays to the same counters as
 #    the lackey text of the same run piped into `mmusim run -t - -f lackey`,
 #    and the .mtr is much smaller than that text (skipped without valgrind);
-#  - `trace head --from` on .mtr starts where the full listing has it.
+#  - `trace head --from` on .mtr starts where the full listing has it;
+#  - every command's --help is its usage, on standard output, exit status 0.
 set -u
 : "${MMUSIM:=./mmusim}"
 : "${GOLDEN_DIR:=$(dirname "$0")/../golden}"
@@ -171,6 +172,19 @@ else
 fi
 short=$("$MMUSIM" run -w ptrchase:size=1M,accesses=3K --warmup 1K --json 2>"$tmp/err" | sed -n 's/.*"accesses" *: *\([0-9]*\),.*/\1/p' | head -n 1)
 if [ "$short" = 2000 ] && [ ! -s "$tmp/err" ]; then ok; else bad "--warmup 1K of 3K: $short accesses counted, stderr: $(cat "$tmp/err")"; fi
+
+# `mmusim COMMAND --help` for the options of a command, as `mmusim --help`
+# says: for every command, --help and -h print its usage to standard output,
+# nothing to standard error, and exit 0.
+for c in run explain sweep record trace list; do
+  for h in --help -h; do
+    if "$MMUSIM" "$c" "$h" >"$tmp/out" 2>"$tmp/err" && [ ! -s "$tmp/err" ] && grep -q "^  $c \[OPTION" "$tmp/out"; then
+      ok
+    else
+      bad "$c $h: no usage on standard output with exit status 0"
+    fi
+  done
+done
 
 if command -v valgrind >/dev/null 2>&1; then
   seq 1 3000 | awk '{print ($1 * 7919) % 3001}' > "$tmp/data"
