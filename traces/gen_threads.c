@@ -11,9 +11,10 @@
  * them).  Chunk i starts at i x stride, stride being `chunk` rounded up to
  * `align`; the block is threads x C x stride bytes, one
  * mmap at 0x7f0000000000 (2M-aligned, so it is `align`-aligned for any
- * align up to 1G).  With the default chunk (768K) chunks do not start on 2M
- * boundaries, so a huge page holds parts of three threads' chunks and is
- * placed, under first touch, on the node of whichever faults it first; with
+ * align up to 1G).  With the default chunk (15M, seven and a half huge
+ * pages) every other chunk starts mid huge page, so that huge page holds
+ * parts of two threads' chunks and is placed, under first touch, on the
+ * node of whichever faults it first; with
  * align=2M every chunk starts on its own huge page.  `size`, when given
  * alone, is split into threads chunks (rounded down to align); given with
  * chunk it must equal threads x stride.  The description shows both.
