@@ -176,6 +176,13 @@ static gboolean lackey_next_batch(TraceSource *src, TraceBatch *batch, GError **
     if (!line) {
       if (err)
         break;
+      if (l->skipped == l->line_no) { /* not one record: lackey's output went elsewhere */
+        g_set_error(&err, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
+                    "%s: no lackey record in its %" G_GUINT64_FORMAT " line%s; valgrind writes lackey's trace to its "
+                    "log, which is standard error unless told otherwise: give valgrind --log-fd=1 to send it down "
+                    "a pipe, or --log-file=FILE and read FILE", l->name, l->line_no, l->line_no == 1 ? "" : "s");
+        break;
+      }
       insn_stream_finish(&l->st, batch);
       l->finished = TRUE;
       break;

@@ -110,6 +110,9 @@ START_TEST(lackey_errors_name_the_line)
     { " L 1ffffffffffffff,8\n", "lk:1: address beyond the 57-bit" },
     { " L 12345678901234567,8\n", "lk:1: malformed" },
     { "==1==\n M 10,\n", "lk:2: malformed" },
+    /* Not one record: valgrind's log went elsewhere (no --log-fd=1). */
+    { "hello\n==1== Memcheck\n", "lk: no lackey record in its 2 lines; valgrind writes lackey's trace to its log" },
+    { "", "lk: no lackey record in its 0 lines; " },
   };
   for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
     TraceSource *src = lackey_source_from_input(trace_input_from_memory("lk", cases[i].text, strlen(cases[i].text), TRUE));
