@@ -514,10 +514,33 @@ static gboolean has_suffix_mtr(const char *path)
   return g_str_has_suffix(path, ".mtr");
 }
 
+/* The name OUT would have if it were a format convert does not write
+ * (lackey, ChampSim, a compressed file), else NULL: such a file would
+ * otherwise get text under a name that promises something else. */
+static const char *unwritable_format(const char *path)
+{
+  static const struct { const char *suffix, *what; } formats[] = {
+    { ".lackey", "a lackey trace" }, { ".champsim", "a ChampSim trace" }, { ".champsimtrace", "a ChampSim trace" },
+    { ".xz", "an xz-compressed file" }, { ".gz", "a gzip-compressed file" }, { ".zst", "a zstd-compressed file" },
+    { ".bz2", "a bzip2-compressed file" },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(formats); i++)
+    if (g_str_has_suffix(path, formats[i].suffix))
+      return formats[i].what;
+  return NULL;
+}
+
 /* Copy every record of `src` to OUT: .mtr by extension, text otherwise. */
 static int convert_to(TraceSource *src, const char *in_name, const char *in_format, const char *out_path)
 {
   GError *err = NULL;
+  const char *what = unwritable_format(out_path);
+  if (what) {
+    fprintf(stderr, "mmusim: trace convert: '%s' names %s, which convert does not write: it writes text (any other "
+                    "name, '-' for standard output) or .mtr (a name ending in .mtr); to compress text, pipe it: "
+                    "mmusim trace convert IN - | xz > OUT.xz\n", out_path, what);
+    return 2;
+  }
   g_autofree TraceBatch *batch = g_new(TraceBatch, 1);
   int rc = 0;
   if (has_suffix_mtr(out_path)) {
