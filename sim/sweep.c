@@ -183,6 +183,7 @@ static int report_oom(const ExpConfig *const *c, JsonNode *const *res, guint n)
       g_string_append_printf(names, "%s%s (%s)", failed ? "; " : "", c[i]->label, c[i]->id);
       failed++;
     }
+  fflush(stdout); /* after the table, also when both go to one file */
   if (failed)
     fprintf(stderr, "mmusim: sweep: %u of %u configuration%s ran out of simulated memory and could not complete: %s\n",
             failed, n, n == 1 ? "" : "s", names->str);
