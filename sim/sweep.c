@@ -8,7 +8,8 @@
  *                     like `mmusim run --json`, plus "id", "label" and "vary"
  *   results.json      the array of them, in configuration order
  *   results.csv       one row per configuration: id, label, the varied values,
- *                     then every counter's mean
+ *                     oom (1 when the machine ran out of memory), then every
+ *                     counter's mean (empty cells when it did)
  *   plot.dat, plot.gp with --plot (and plot.svg, plot.png when gnuplot runs)
  *
  * A configuration whose result file exists (with its id) is not run again,
@@ -17,6 +18,11 @@
  * or a Slurm array); those write the same files, and --collect builds the
  * table from them without running anything.  Results do not depend on how
  * or where a configuration ran: a run is deterministic.
+ *
+ * A configuration whose simulated machine ran out of memory has a result
+ * all the same (marked "oom"), so it is not run again; the sweep writes
+ * everything, then names those configurations and exits 1, as `mmusim run`
+ * does for one run.
  *
  * Configurations over the same trace file share its decoding: they all run
  * together, fed by one SharedTrace (traces/shared_source.h) that decodes
@@ -160,6 +166,31 @@ static void run_one(gpointer data, gpointer user)
   run_outcome_clear(&out);
 }
 
+static gboolean result_oom(JsonNode *res)
+{
+  JsonObject *o = json_node_get_object(res);
+  return json_object_has_member(o, "oom") && json_object_get_boolean_member(o, "oom");
+}
+
+/* Names on stderr the configurations of res[0..n) whose machine ran out of
+ * memory; the exit status: 1 when there are any, else 0. */
+static int report_oom(const ExpConfig *const *c, JsonNode *const *res, guint n)
+{
+  GString *names = g_string_new(NULL);
+  guint failed = 0;
+  for (guint i = 0; i < n; i++)
+    if (result_oom(res[i])) {
+      g_string_append_printf(names, "%s%s (%s)", failed ? "; " : "", c[i]->label, c[i]->id);
+      failed++;
+    }
+  fflush(stdout); /* after the table, also when both go to one file */
+  if (failed)
+    fprintf(stderr, "mmusim: sweep: %u of %u configuration%s ran out of simulated memory and could not complete: %s\n",
+            failed, n, n == 1 ? "" : "s", names->str);
+  g_string_free(names, TRUE);
+  return failed ? 1 : 0;
+}
+
 static double member_double(JsonObject *o, const char *group, const char *name)
 {
   if (!json_object_has_member(o, group))
@@ -193,7 +224,7 @@ static void print_table(const Experiment *e, JsonNode *const *res, FILE *f)
     JsonObject *o = json_node_get_object(res[i]);
     double v = member_double(o, "counters", e->metric);
     double rsd = member_double(o, "stddev", e->metric);
-    gboolean oom = json_object_has_member(o, "oom") && json_object_get_boolean_member(o, "oom");
+    gboolean oom = result_oom(res[i]);
     if (i == 0)
       first = v;
     char val[64], noise[32], ratio[32];
@@ -239,6 +270,7 @@ static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
   const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
   for (guint a = 0; c0->vary_keys[a]; a++)
     g_string_append_printf(out, ",%s", c0->vary_keys[a]);
+  g_string_append(out, ",oom");
   for (int i = 0; i < N_COUNTERS; i++)
     g_string_append_printf(out, ",%s", counter_def((CounterId)i)->name);
   g_string_append_c(out, '\n');
@@ -251,9 +283,13 @@ static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
       g_autofree char *v = csv_field(c->vary_values[a]);
       g_string_append_printf(out, ",%s", v);
     }
+    /* A run that ran out of memory counted nothing worth reading: empty
+     * cells (NaN to pandas and spreadsheets), not zeros. */
+    gboolean oom = result_oom(res[k]);
+    g_string_append_printf(out, ",%d", oom ? 1 : 0);
     for (int i = 0; i < N_COUNTERS; i++) {
       double v = member_double(o, "counters", counter_def((CounterId)i)->name);
-      if (isnan(v))
+      if (isnan(v) || oom)
         g_string_append(out, ",");
       else
         g_string_append_printf(out, ",%.17g", v);
@@ -423,9 +459,13 @@ int sweep_main(int argc, char **argv, const char *self)
     }
   }
   if (emit) {
+    /* Absolute paths: the commands may run in another folder or host. */
+    g_autofree char *abs_self = strchr(self, '/') ? g_canonicalize_filename(self, NULL) : g_strdup(self);
+    g_autofree char *abs_exp = g_canonicalize_filename(argv[1], NULL);
+    g_autofree char *abs_dir = g_canonicalize_filename(sw.dir, NULL);
     for (guint i = 0; i < todo->len; i++) {
       ExpConfig *c = g_ptr_array_index(todo, i);
-      const char *cmd[] = { self, "sweep", argv[1], "-o", sw.dir, "--only", c->id, NULL };
+      const char *cmd[] = { abs_self, "sweep", abs_exp, "-o", abs_dir, "--only", c->id, NULL };
       g_autofree char *line = shell_join(cmd);
       printf("%s\n", line);
     }
@@ -469,8 +509,17 @@ int sweep_main(int argc, char **argv, const char *self)
     err = g_steal_pointer(&sw.first_error);
     goto fail;
   }
-  if (only)
+  if (only) {
+    for (guint i = 0; i < e->configs->len; i++) {
+      const ExpConfig *c = g_ptr_array_index(e->configs, i);
+      JsonNode *node = strcmp(c->id, only) == 0 ? load_result(&sw, c) : NULL;
+      if (node) {
+        rc = report_oom(&c, &node, 1);
+        json_node_unref(node);
+      }
+    }
     goto out;
+  }
 
   /* Compare. */
   res = g_new0(JsonNode *, e->configs->len);
@@ -500,6 +549,7 @@ int sweep_main(int argc, char **argv, const char *self)
   json_node_unref(all);
   if (!ok || !write_csv(&sw, res, &err) || (plot && !write_plot(&sw, res, &err)))
     goto fail;
+  rc = report_oom((const ExpConfig *const *)e->configs->pdata, res, e->configs->len);
   goto out;
 
 fail:

@@ -64,3 +64,38 @@ grep -q '^# index label ns_per_access stddev$' "$tmp/jobs/plot.dat" || { echo "F
 grep -q '^plot "plot.dat" using 1:3:xtic(2) with boxes' "$tmp/jobs/plot.gp" || { echo "FAIL: plot.gp does not plot plot.dat"; exit 1; }
 grep -q '^set output "plot.svg"$' "$tmp/jobs/plot.gp" || { echo "FAIL: plot.gp writes no SVG"; exit 1; }
 echo "sweep: --plot wrote plot.dat (4 rows) and plot.gp"
+
+# A configuration whose machine runs out of memory: every result, the table
+# and the CSV are written, and the sweep exits 1; the CSV marks the row and
+# leaves its counters empty; --collect and the --only job agree.
+oom="$here/golden/cases/sweep-oom.ini"
+st=0
+"$MMUSIM" sweep "$oom" -o "$tmp/oom" -j 1 > "$tmp/oom.txt" 2> "$tmp/oom.err" || st=$?
+[ "$st" -eq 1 ] || { echo "FAIL: a sweep with an out-of-memory configuration exits $st, not 1"; exit 1; }
+[ -s "$tmp/oom/results.json" ] && grep -q '(out of memory)' "$tmp/oom.txt" || { echo "FAIL: no table or results.json"; exit 1; }
+tail -n 1 "$tmp/oom.err" | grep -q '^mmusim: sweep: 1 of 2 configurations ran out of simulated memory.*mem_per_node=256M' \
+  || { echo "FAIL: no closing line names the configuration"; cat "$tmp/oom.err"; exit 1; }
+head -n 1 "$tmp/oom/results.csv" | grep -q '^id,label,machine.mem_per_node,oom,accesses,' || { echo "FAIL: results.csv has no oom column"; exit 1; }
+grep -q '^[0-9a-f]*,machine.mem_per_node=256M,256M,1,,,' "$tmp/oom/results.csv" || { echo "FAIL: the out-of-memory row is not marked, or has counters"; exit 1; }
+grep -q '^[0-9a-f]*,machine.mem_per_node=2G,2G,0,10000,' "$tmp/oom/results.csv" || { echo "FAIL: the complete row lost its counters"; exit 1; }
+cp "$tmp/oom/results.csv" "$tmp/oom.csv"
+st=0
+"$MMUSIM" sweep "$oom" --collect "$tmp/oom" > "$tmp/oom-collect.txt" 2>/dev/null || st=$?
+[ "$st" -eq 1 ] || { echo "FAIL: --collect of it exits $st, not 1"; exit 1; }
+cmp -s "$tmp/oom.txt" "$tmp/oom-collect.txt" && cmp -s "$tmp/oom.csv" "$tmp/oom/results.csv" \
+  || { echo "FAIL: --collect wrote another table or CSV"; exit 1; }
+# The jobs of --emit-jobs name absolute paths, so they run from anywhere;
+# the one that runs out of memory exits 1.
+case "$MMUSIM" in
+  */*) mmusim=$(cd "$(dirname "$MMUSIM")" && pwd)/$(basename "$MMUSIM") ;;
+  *) mmusim=$MMUSIM ;;
+esac
+(cd "$here" && "$mmusim" sweep golden/cases/sweep-oom.ini -o "$tmp/oom-jobs" --emit-jobs) > "$tmp/oom.cmds"
+grep -qv "^'[^']*' 'sweep' '$here/golden/cases/sweep-oom.ini' '-o' '$tmp/oom-jobs' '--only' '[0-9a-f]*'\$" "$tmp/oom.cmds" \
+  && { echo "FAIL: --emit-jobs printed a relative path"; cat "$tmp/oom.cmds"; exit 1; }
+fails=0
+while read -r job; do
+  (cd / && eval "$job" 2>/dev/null) || fails=$((fails + 1))
+done < "$tmp/oom.cmds"
+[ "$fails" -eq 1 ] || { echo "FAIL: $fails jobs failed, not 1 (the out-of-memory one)"; exit 1; }
+echo "sweep: an out-of-memory configuration makes the sweep, --collect and its job exit 1, and is marked in results.csv"

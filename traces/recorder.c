@@ -24,6 +24,12 @@
  * a long run can be cut short and what was recorded replayed.  The progress
  * line appears only when standard error is a terminal.
  *
+ * A recording that fails (valgrind cannot run the command, the trace cannot
+ * be read or written) leaves no output file: there is nothing in it to
+ * replay, a file cut off before its index being unreadable.  The lackey copy
+ * stays (it shows what lackey wrote) unless lackey never ran.  A program that
+ * crashes is not a failure of the recording: what it did is kept.
+ *
  * Left out: multi-threaded programs are recorded as one thread (lackey does
  * not say which thread made an access); attaching to a running process.
  */
@@ -34,6 +40,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glib/gstdio.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +51,13 @@
 #define RECORDER_PROGRESS_US 1000000 /* a progress line a second */
 #define RECORDER_EXEC_FAILED 127     /* the shell's status for "command not found" */
 #define RECORDER_PIPE_BYTES (1 << 20) /* F_SETPIPE_SZ; the default 64K costs a wakeup per 64K */
+
+/* The output of a failed recording: opened, so ours to remove. */
+static void remove_output(const RecorderOptions *o)
+{
+  if (strcmp(o->output, "-") != 0)
+    g_unlink(o->output);
+}
 
 int recorder_run(const RecorderOptions *o, GError **error)
 {
@@ -89,6 +103,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
     g_ptr_array_free(args, TRUE);
     close(fds[0]);
     mtr_writer_abort(w);
+    remove_output(o);
     g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "record: fork: %s", g_strerror(fork_errno));
     return 2;
   }
@@ -127,6 +142,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
     signal(SIGINT, old_int);
     trace_input_free(in);
     mtr_writer_abort(w);
+    remove_output(o);
     g_ptr_array_free(args, TRUE);
     g_string_free(cmd, TRUE);
     return 2;
@@ -190,6 +206,8 @@ int recorder_run(const RecorderOptions *o, GError **error)
     g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN,
                 "record: valgrind could not run the command (see the message above; is valgrind installed? Debian: apt-get install valgrind)");
     rc = 2;
+    if (o->lackey_copy)
+      g_unlink(o->lackey_copy); /* empty: lackey never ran */
   } else if (o->progress) {
     fprintf(stderr, "mmusim record: %s: %" G_GUINT64_FORMAT " accesses, %" G_GUINT64_FORMAT " instructions, %"
                     G_GUINT64_FORMAT " lines of valgrind skipped; %s",
@@ -201,6 +219,8 @@ int recorder_run(const RecorderOptions *o, GError **error)
     else
       fputc('\n', stderr);
   }
+  if (rc != 0)
+    remove_output(o);
   g_string_free(cmd, TRUE);
   return rc;
 }

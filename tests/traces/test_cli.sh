@@ -203,13 +203,35 @@ if command -v valgrind >/dev/null 2>&1; then
   else
     bad "mmusim record failed"
   fi
-  if "$MMUSIM" record -q -o "$tmp/none.mtr" -- /nonexistent/program 2>"$tmp/err"; then
+  if "$MMUSIM" record -q -o "$tmp/none.mtr" --lackey-copy "$tmp/none.lackey" -- /nonexistent/program 2>"$tmp/err"; then
     bad "recording a missing program succeeded"
   else
     ok
   fi
+  # A failed recording leaves no file behind.
+  if [ ! -e "$tmp/none.mtr" ] && [ ! -e "$tmp/none.lackey" ]; then ok; else bad "a failed recording left $(ls "$tmp"/none.*)"; fi
+  # A program that crashes is recorded up to the crash, and the file kept.
+  if "$MMUSIM" record -q -o "$tmp/crash.mtr" -- sh -c 'kill -SEGV $$' 2>"$tmp/err" &&
+    "$MMUSIM" trace info "$tmp/crash.mtr" >/dev/null 2>&1; then
+    ok
+  else
+    bad "the recording of a crashing program was not kept: $(cat "$tmp/err")"
+  fi
 else
   echo "SKIP: valgrind not installed; record tests skipped"
+fi
+# Without valgrind (none on PATH) record fails, exit status 2, and leaves no
+# file behind.
+case "$MMUSIM" in
+  */*) mmusim=$(cd "$(dirname "$MMUSIM")" && pwd)/$(basename "$MMUSIM") ;;
+  *) mmusim=$(command -v "$MMUSIM") ;;
+esac
+env PATH=/nonexistent "$mmusim" record -q -o "$tmp/novg.mtr" -- true 2>"$tmp/err"
+st=$?
+if [ "$st" -eq 2 ] && [ ! -e "$tmp/novg.mtr" ] && grep -q "valgrind could not run" "$tmp/err"; then
+  ok
+else
+  bad "record without valgrind: exit $st, $(ls "$tmp"/novg.* 2>/dev/null), $(cat "$tmp/err")"
 fi
 
 echo "trace-cli: $pass passed, $fail failed"
