@@ -40,6 +40,7 @@ typedef struct {
   char *buf;
   size_t cap, start, end;
   gboolean eof, finished;
+  gboolean allow_empty;   /* lackey_source_allow_empty */
   uint64_t line_no, skipped;
   InsnStream st;
   GError *failure;
@@ -176,7 +177,7 @@ static gboolean lackey_next_batch(TraceSource *src, TraceBatch *batch, GError **
     if (!line) {
       if (err)
         break;
-      if (l->skipped == l->line_no) { /* not one record: lackey's output went elsewhere */
+      if (l->skipped == l->line_no && !l->allow_empty) { /* not one record: lackey's output went elsewhere */
         g_set_error(&err, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
                     "%s: no lackey record in its %" G_GUINT64_FORMAT " line%s; valgrind writes lackey's trace to its "
                     "log, which is standard error unless told otherwise: give valgrind --log-fd=1 to send it down "
@@ -256,6 +257,12 @@ TraceSource *lackey_source_open(const char *path, GError **error)
 {
   TraceInput *in = trace_input_open(path, TRUE, error);
   return in ? lackey_source_from_input(in) : NULL;
+}
+
+void lackey_source_allow_empty(TraceSource *src)
+{
+  g_return_if_fail(src != NULL && src->ops == &lackey_ops);
+  ((LackeySource *)src)->allow_empty = TRUE;
 }
 
 uint64_t lackey_source_skipped(TraceSource *src)

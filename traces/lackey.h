@@ -10,6 +10,10 @@
 
 /* Read from `in` (owned by the source from now on). */
 TraceSource *lackey_source_from_input(TraceInput *in);
+/* An input without one lackey record ends as an empty trace instead of an
+ * error (whose message points to valgrind's --log-fd): for a caller that
+ * runs valgrind itself and judges its exit status (mmusim record). */
+void lackey_source_allow_empty(TraceSource *src);
 TraceSource *lackey_source_open(const char *path, GError **error);
 /* Lines skipped so far: valgrind's own `==PID==` lines and other text that is
  * not a lackey record.  Also the instructions seen. */
