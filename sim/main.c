@@ -315,6 +315,8 @@ static int cmd_list(int argc, char **argv)
   if (!g_option_context_parse(ctx, &argc, &argv, &err))
     return fail(err);
   const char *what = argc > 1 ? argv[1] : "";
+  if (argc > 2)
+    return usage_error("list: one thing at a time: machines, workloads, settings or counters (not '%s' too)", argv[2]);
   GString *out = g_string_new(NULL);
   int rc = 0;
   if (strcmp(what, "machines") == 0)

@@ -185,6 +185,14 @@ for c in run explain sweep record trace list; do
     fi
   done
 done
+# list takes one kind; a second word is refused, not ignored.
+if "$MMUSIM" list settings extra >/dev/null 2>"$tmp/err"; then
+  bad "list settings extra accepted"
+elif [ $? -eq 2 ] && grep -q "not 'extra' too" "$tmp/err"; then
+  ok
+else
+  bad "list settings extra: no exit status 2 naming 'extra'"
+fi
 
 if command -v valgrind >/dev/null 2>&1; then
   seq 1 3000 | awk '{print ($1 * 7919) % 3001}' > "$tmp/data"
