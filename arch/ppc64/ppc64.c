@@ -425,8 +425,8 @@ static void *ppc64_cpu_new(const Settings *s, Cpu *cpu, GError **error)
                  st->seg_1t ? PPC64_SEG_1T : PPC64_SEG_256M);
   unsigned n = (unsigned)settings_int(s, SET_TLB_STLB_ENTRIES);
   if (n) {
-    st->tlb = tlb_new("tlb.stlb", n, (unsigned)settings_int(s, SET_TLB_STLB_WAYS),
-                      (TlbRepl)settings_int(s, SET_TLB_REPLACEMENT), error);
+    st->tlb = tlb_new_from_settings(s, SET_TLB_STLB_ENTRIES, SET_TLB_STLB_WAYS,
+                                    (TlbRepl)settings_int(s, SET_TLB_REPLACEMENT), error);
     if (!st->tlb)
       goto fail;
   }

@@ -307,19 +307,19 @@ static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
 
   unsigned n = (unsigned)settings_int(s, SET_TLB_STLB_ENTRIES);
   if (n) {
-    st->stlb = tlb_new("tlb.stlb", n, (unsigned)settings_int(s, SET_TLB_STLB_WAYS), repl, error);
+    st->stlb = tlb_new_from_settings(s, SET_TLB_STLB_ENTRIES, SET_TLB_STLB_WAYS, repl, error);
     if (!st->stlb)
       goto fail;
   }
   n = (unsigned)settings_int(s, SET_TLB_STLB_1G_ENTRIES);
   if (n) {
-    st->stlb_1g = tlb_new("tlb.stlb_1g", n, (unsigned)settings_int(s, SET_TLB_STLB_1G_WAYS), repl, error);
+    st->stlb_1g = tlb_new_from_settings(s, SET_TLB_STLB_1G_ENTRIES, SET_TLB_STLB_1G_WAYS, repl, error);
     if (!st->stlb_1g)
       goto fail;
   }
   n = (unsigned)settings_int(s, SET_TLB_L2I_ENTRIES);
   if (n) {
-    st->l2i = tlb_new("tlb.l2i", n, (unsigned)settings_int(s, SET_TLB_L2I_WAYS), repl, error);
+    st->l2i = tlb_new_from_settings(s, SET_TLB_L2I_ENTRIES, SET_TLB_L2I_WAYS, repl, error);
     if (!st->l2i)
       goto fail;
   }
