@@ -259,8 +259,10 @@ static gboolean x86_check(const Settings *s, GError **error)
 {
   int levels = (int)settings_int(s, SET_X86_PAGING_LEVELS);
   if (levels == 4 && settings_int(s, SET_PWC_PML5_ENTRIES) && settings_is_set(s, SET_PWC_PML5_ENTRIES)) {
+    g_autofree char *pml5 = settings_blame(s, SET_PWC_PML5_ENTRIES);
+    g_autofree char *paging = settings_blame(s, SET_X86_PAGING_LEVELS);
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "setting 'pwc.pml5_entries' needs 5-level paging: set x86.paging_levels=5 or pwc.pml5_entries=0");
+                "%s needs 5-level paging, but %s: set x86.paging_levels=5 or pwc.pml5_entries=0", pml5, paging);
     return FALSE;
   }
   return TRUE;
