@@ -117,7 +117,7 @@ static Cache *cache_from_settings(const Settings *s, const char *name, SettingId
       fix = g_strdup_printf("give %s a multiple of %" G_GUINT64_FORMAT " bytes", settings_def(size_id)->name,
                             set_bytes);
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "%s cache: %s is not a multiple of %s x %s = %" G_GUINT64_FORMAT " bytes: %s",
+                "%s: %s is not a multiple of %s x %s = %" G_GUINT64_FORMAT " bytes: %s",
                 name, size_where, ways_where, line_where, set_bytes, fix);
     return NULL;
   }

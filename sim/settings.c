@@ -35,7 +35,9 @@ typedef struct {
 
 struct Settings {
   SettingValue v[N_SETTINGS];
-  uint64_t last_seq; /* values set so far: of the settings behind a bad combination, the one given last is named first */
+  /* Values set so far: of the settings behind a bad combination, the one
+   * given last is named first. */
+  uint64_t last_seq;
 };
 
 const SettingDef *settings_def(SettingId id)

@@ -31,13 +31,14 @@ static gboolean parse_matrix(Topology *t, const Settings *s, const char *text, G
   g_auto(GStrv) rows = g_strsplit(text, ";", -1);
   if (g_strv_length(rows) != n) {
     g_autofree char *nodes = settings_blame(s, SET_MACHINE_NODES);
-    return bad(s, error, "%u rows for %s; write one row per node, rows separated by ';'", g_strv_length(rows), nodes);
+    return bad(s, error, "%u %s for %s; write one row per node, rows separated by ';'", g_strv_length(rows),
+               g_strv_length(rows) == 1 ? "row" : "rows", nodes);
   }
   for (unsigned a = 0; a < n; a++) {
     g_auto(GStrv) cols = g_strsplit(rows[a], ",", -1);
     if (g_strv_length(cols) != n)
-      return bad(s, error, "row %u has %u entries for %u nodes; write one distance per node, separated by ','", a,
-                 g_strv_length(cols), n);
+      return bad(s, error, "row %u has %u %s for %u nodes; write one distance per node, separated by ','", a,
+                 g_strv_length(cols), g_strv_length(cols) == 1 ? "entry" : "entries", n);
     for (unsigned b = 0; b < n; b++) {
       char *tok = g_strstrip(cols[b]);
       char *end;
