@@ -195,8 +195,9 @@ Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError *
   const ArchOps *arch = arch_lookup(arch_name);
   if (!arch) {
     g_autofree char *names = arch_names();
-    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "setting 'machine.arch' cannot be '%s': it takes one of %s",
-                arch_name, names);
+    g_autofree char *at = settings_prefix(s, SET_MACHINE_ARCH);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%ssetting 'machine.arch' cannot be '%s': it takes one of %s",
+                at, arch_name, names);
     return NULL;
   }
   if (arch->check && !arch->check(s, error))
