@@ -120,13 +120,13 @@ Hugetlb *hugetlb_new(const Settings *s, PhysMem *pm, const PtGeometry *g, GError
       }
       next_nid = (node + 1) % h->nodes;
       if (!ok) {
-        g_autofree char *mem = settings_format_size((uint64_t)settings_int(s, SET_MACHINE_MEM_PER_NODE));
+        g_autofree char *mem = settings_blame(s, SET_MACHINE_MEM_PER_NODE);
+        g_autofree char *pool = settings_blame(s, hpage_setting[sz]);
         g_autofree char *size = settings_format_size(UINT64_C(4096) << h->order[sz]);
         g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                    "%s=%" G_GUINT64_FORMAT " cannot be reserved: only %" G_GUINT64_FORMAT
-                    " free aligned %s pages fit in %d node(s) of machine.mem_per_node=%s%s; lower it or add memory",
-                    settings_def(hpage_setting[sz])->name, want[sz], i, size, h->nodes, mem,
-                    sz == HPAGE_2M && want[HPAGE_1G] ? " next to the 1G pool" : "");
+                    "%s cannot be reserved: only %" G_GUINT64_FORMAT
+                    " free aligned %s pages fit in %d node(s) of %s%s; lower it or add memory",
+                    pool, i, size, h->nodes, mem, sz == HPAGE_2M && want[HPAGE_1G] ? " next to the 1G pool" : "");
         hugetlb_free(h, pm);
         return NULL;
       }

@@ -97,8 +97,10 @@ Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **
   if ((UINT64_C(1) << k->geo.page_shift) != (uint64_t)settings_int(s, SET_MM_BASE_PAGE_SIZE)) {
     g_autofree char *want = settings_format_size((uint64_t)settings_int(s, SET_MM_BASE_PAGE_SIZE));
     g_autofree char *has = settings_format_size(UINT64_C(1) << k->geo.page_shift);
+    g_autofree char *at = settings_prefix(s, SET_MM_BASE_PAGE_SIZE);
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "setting 'mm.base_page_size' cannot be %s on %s: its page table has %s base pages", want, arch->name, has);
+                "%ssetting 'mm.base_page_size' cannot be %s on %s: its page table has %s base pages", at, want,
+                arch->name, has);
     g_free(k);
     return NULL;
   }

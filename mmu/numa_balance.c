@@ -175,8 +175,10 @@ NumaBalance *numa_balance_new(Kernel *k, GError **error)
   double min_ms = settings_double(s, SET_NUMA_SCAN_PERIOD_MIN_MS);
   double max_ms = settings_double(s, SET_NUMA_SCAN_PERIOD_MAX_MS);
   if (max_ms < min_ms) {
-    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "setting 'numa.scan_period_max_ms' (%g) is below 'numa.scan_period_min_ms' (%g)", max_ms, min_ms);
+    g_autofree char *max_w = settings_blame(s, SET_NUMA_SCAN_PERIOD_MAX_MS);
+    g_autofree char *min_w = settings_blame(s, SET_NUMA_SCAN_PERIOD_MIN_MS);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s is below %s: give numa.scan_period_max_ms at least %s",
+                max_w, min_w, settings_str(s, SET_NUMA_SCAN_PERIOD_MIN_MS));
     return NULL;
   }
   NumaBalance *nb = g_new0(NumaBalance, 1);

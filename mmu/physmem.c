@@ -76,32 +76,31 @@ static gboolean machine_error(GError **error, const char *fmt, ...)
   return FALSE;
 }
 
-/* Reject machines the layout cannot be built for; messages name the setting
- * and what it may be. */
-static gboolean check_machine(uint64_t mem_per_node, uint64_t reserved, int64_t max_order, int64_t pb_order,
-                              GError **error)
+/* Reject machines the layout cannot be built for; messages name the
+ * settings, where their values came from, and what they may be. */
+static gboolean check_machine(const Settings *s, uint64_t mem_per_node, uint64_t reserved, int64_t max_order,
+                              int64_t pb_order, GError **error)
 {
-  if (pb_order > max_order)
+  g_autofree char *max_w = settings_blame(s, SET_BUDDY_MAX_ORDER);
+  g_autofree char *mem_w = settings_blame(s, SET_MACHINE_MEM_PER_NODE);
+  if (pb_order > max_order) {
+    g_autofree char *pb_w = settings_blame(s, SET_BUDDY_PAGEBLOCK_ORDER);
     return machine_error(error,
-                         "buddy.pageblock_order=%" G_GINT64_FORMAT " exceeds buddy.max_order=%" G_GINT64_FORMAT
-                         ": a pageblock must fit in the largest buddy block, so it may be at most %" G_GINT64_FORMAT,
-                         pb_order, max_order, max_order);
+                         "%s exceeds %s: a pageblock must fit in the largest buddy block, so it may be at most %"
+                         G_GINT64_FORMAT, pb_w, max_w, max_order);
+  }
   uint64_t block_bytes = UINT64_C(1) << (PAGE_SHIFT_4K + max_order);
-  g_autofree char *mem_s = settings_format_size(mem_per_node);
   g_autofree char *block_s = settings_format_size(block_bytes);
   if (mem_per_node % block_bytes)
     return machine_error(error,
-                         "machine.mem_per_node=%s is not a multiple of the largest buddy block (%s with "
-                         "buddy.max_order=%" G_GINT64_FORMAT "); it must be a multiple of %s",
-                         mem_s, block_s, max_order, block_s);
+                         "%s is not a multiple of the largest buddy block (%s with %s); it must be a multiple of %s",
+                         mem_w, block_s, max_w, block_s);
   uint64_t room = mem_per_node > X86_DMA_LIMIT_BYTES ? mem_per_node - X86_DMA_LIMIT_BYTES : 0;
   if (reserved > room) {
-    g_autofree char *res_s = settings_format_size(reserved);
+    g_autofree char *res_w = settings_blame(s, SET_MEM_KERNEL_RESERVED);
     g_autofree char *room_s = settings_format_size(room);
-    return machine_error(error,
-                         "mem.kernel_reserved=%s does not fit in node 0 above its 16M DMA zone "
-                         "(machine.mem_per_node=%s); it may be at most %s",
-                         res_s, mem_s, room_s);
+    return machine_error(error, "%s does not fit in node 0 above its 16M DMA zone with %s: it may be at most %s", res_w,
+                         mem_w, room_s);
   }
   return TRUE;
 }
@@ -125,7 +124,7 @@ PhysMem *physmem_new(const Settings *s, GError **error)
    * pageblock shrinks with a smaller max_order; only an explicit one is wrong. */
   if (pb_order > max_order && !settings_is_set(s, SET_BUDDY_PAGEBLOCK_ORDER))
     pb_order = max_order;
-  if (!check_machine(mem_per_node, reserved, max_order, pb_order, error))
+  if (!check_machine(s, mem_per_node, reserved, max_order, pb_order, error))
     return NULL;
   Topology *topo = topology_new(s, error);
   if (!topo)

@@ -76,6 +76,31 @@ static void ix_free(struct TlbIndex *x)
   g_free(x->n_valid);
 }
 
+Tlb *tlb_new_from_settings(const Settings *s, SettingId entries_id, SettingId ways_id, TlbRepl repl, GError **error)
+{
+  unsigned entries = (unsigned)settings_int(s, entries_id);
+  unsigned ways = (unsigned)settings_int(s, ways_id);
+  const char *entries_name = settings_def(entries_id)->name;
+  if (entries == 0 || ways == 0 || entries % ways) {
+    SettingId ids[] = { entries_id, ways_id };
+    g_autofree char *entries_where = settings_blame(s, entries_id);
+    g_autofree char *ways_where = settings_blame(s, ways_id);
+    g_autofree char *fix = NULL;
+    if (settings_latest(s, ids, G_N_ELEMENTS(ids)) == ways_id && entries)
+      fix = g_strdup_printf("give %s a number that divides %u", settings_def(ways_id)->name, entries);
+    else
+      fix = g_strdup_printf("give %s a multiple of %u", entries_name, ways);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s cannot be split into sets of %s: entries must be a multiple of ways; %s",
+                entries_where, ways_where, fix);
+    return NULL;
+  }
+  g_autofree char *name = g_str_has_suffix(entries_name, "_entries")
+                            ? g_strndup(entries_name, strlen(entries_name) - strlen("_entries"))
+                            : g_strdup(entries_name);
+  return tlb_new(name, entries, ways, repl, error);
+}
+
 void tlb_free(Tlb *t)
 {
   if (!t)

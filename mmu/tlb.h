@@ -19,6 +19,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include "settings.h"
 
 #define TLB_VALID (1ULL << 63)
 #define TLB_VPN_BITS 45
@@ -271,6 +272,10 @@ static inline void tlb_insert_base(Tlb *t, uint64_t key, uint64_t pfn, uint8_t f
 }
 
 Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, TlbRepl repl, GError **error);
+/* The array that the settings entries_id (tlb.X_entries) and ways_id give,
+ * named tlb.X.  A bad split is reported by both settings and where their
+ * values came from. */
+Tlb *tlb_new_from_settings(const Settings *s, SettingId entries_id, SettingId ways_id, TlbRepl repl, GError **error);
 void tlb_free(Tlb *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Tlb, tlb_free)
 

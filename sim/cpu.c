@@ -80,8 +80,6 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
   static const SettingId d_way[] = { SET_TLB_L1D_4K_WAYS, SET_TLB_L1D_2M_WAYS, SET_TLB_L1D_1G_WAYS };
   static const SettingId i_ent[] = { SET_TLB_L1I_4K_ENTRIES, SET_TLB_L1I_2M_ENTRIES, 0 };
   static const SettingId i_way[] = { SET_TLB_L1I_4K_WAYS, SET_TLB_L1I_2M_WAYS, 0 };
-  static const char *d_name[] = { "tlb.l1d_4k", "tlb.l1d_2m", "tlb.l1d_1g" };
-  static const char *i_name[] = { "tlb.l1i_4k", "tlb.l1i_2m", "tlb.l1i_1g" };
   gboolean mixed = settings_bool(s, SET_TLB_L1_MIXED);
   cpu->l1_mixed = mixed;
   unsigned nsz = MIN(m->arch->n_sizes, 3u);
@@ -93,13 +91,13 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
     }
     unsigned de = (unsigned)settings_int(s, d_ent[sz]);
     if (de) {
-      cpu->l1d[sz] = tlb_new(d_name[sz], de, (unsigned)settings_int(s, d_way[sz]), repl, error);
+      cpu->l1d[sz] = tlb_new_from_settings(s, d_ent[sz], d_way[sz], repl, error);
       if (!cpu->l1d[sz])
         goto fail;
     }
     unsigned ie = i_ent[sz] ? (unsigned)settings_int(s, i_ent[sz]) : 0;
     if (ie) {
-      cpu->l1i[sz] = tlb_new(i_name[sz], ie, (unsigned)settings_int(s, i_way[sz]), repl, error);
+      cpu->l1i[sz] = tlb_new_from_settings(s, i_ent[sz], i_way[sz], repl, error);
       if (!cpu->l1i[sz])
         goto fail;
     }

@@ -159,9 +159,11 @@ Dram *dram_new(const Settings *s, const Topology *topo, uint64_t pages_per_node,
   double local_ns = settings_double(s, SET_DRAM_LATENCY_NS);
   double remote_ns = settings_double(s, SET_DRAM_REMOTE_LATENCY_NS);
   if (topo->nodes > 1 && remote_ns < local_ns) {
+    g_autofree char *remote = settings_blame(s, SET_DRAM_REMOTE_LATENCY_NS);
+    g_autofree char *local = settings_blame(s, SET_DRAM_LATENCY_NS);
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "setting 'dram.remote_latency_ns' (%g) is below 'dram.latency_ns' (%g): remote memory cannot be "
-                "faster than local memory", remote_ns, local_ns);
+                "%s is below %s: remote memory cannot be faster than local memory; give dram.remote_latency_ns "
+                "at least %s", remote, local, settings_str(s, SET_DRAM_LATENCY_NS));
     return NULL;
   }
   Dram *d = g_new0(Dram, 1);

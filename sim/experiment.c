@@ -34,6 +34,7 @@ static void config_free(gpointer p)
   g_free(c->machine);
   g_free(c->workload);
   g_strfreev(c->set);
+  g_strfreev(c->set_origin);
   g_free(c);
 }
 
@@ -120,6 +121,7 @@ static ExpConfig *make_config(Experiment *e, GKeyFile *kf, char **axes, char ***
 {
   ExpConfig *c = g_new0(ExpConfig, 1);
   GPtrArray *set = g_ptr_array_new();
+  GPtrArray *set_origin = g_ptr_array_new();
   GString *label = g_string_new(NULL);
   guint n_axes = g_strv_length(axes);
   c->vary_keys = g_new0(char *, n_axes + 1);
@@ -131,6 +133,7 @@ static ExpConfig *make_config(Experiment *e, GKeyFile *kf, char **axes, char ***
   for (char **k = fixed; k && *k; k++) {
     g_autofree char *v = g_key_file_get_string(kf, "settings", *k, NULL);
     g_ptr_array_add(set, g_strdup_printf("%s=%s", *k, g_strstrip(v)));
+    g_ptr_array_add(set_origin, g_strdup_printf("%s [settings] %s", e->path, *k));
   }
   for (guint a = 0; a < n_axes; a++) {
     const char *v = values[a][index[a]];
@@ -145,10 +148,13 @@ static ExpConfig *make_config(Experiment *e, GKeyFile *kf, char **axes, char ***
       c->workload = g_strdup(v);
     } else {
       g_ptr_array_add(set, g_strdup_printf("%s=%s", axes[a], v));
+      g_ptr_array_add(set_origin, g_strdup_printf("%s [vary] %s", e->path, axes[a]));
     }
   }
   g_ptr_array_add(set, NULL);
   c->set = (char **)g_ptr_array_free(set, FALSE);
+  g_ptr_array_add(set_origin, NULL);
+  c->set_origin = (char **)g_ptr_array_free(set_origin, FALSE);
   c->label = g_string_free(label, FALSE);
   if (!*c->label) {
     g_free(c->label);
@@ -167,6 +173,7 @@ static gboolean finish_config(Experiment *e, ExpConfig *c, GError **error)
   c->spec = (RunSpec){
     .machine = c->machine,
     .set = (const char *const *)c->set,
+    .set_origin = (const char *const *)c->set_origin,
     .workload = c->workload,
     .trace = e->trace,
     .format = e->format,

@@ -36,6 +36,7 @@ typedef struct {
   char *machine;
   char *workload;
   char **set;          /* KEY=VALUE pairs: [settings] then the varied settings */
+  char **set_origin;   /* where each pair comes from ("sweep.ini [vary] tlb.stlb_entries") */
   RunSpec spec;        /* points into the fields above and the experiment */
 } ExpConfig;
 

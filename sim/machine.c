@@ -41,6 +41,54 @@ char **machine_preset_names(void)
   return (char **)g_ptr_array_free(out, FALSE);
 }
 
+/* Check the lines of an .ini file the way GKeyFile reads them, so that a
+ * malformed one is reported with its file and line number (GKeyFile's
+ * messages have neither). */
+static gboolean check_lines(const char *origin, const char *data, gsize len, GError **error)
+{
+  g_autofree char *copy = g_strndup(data, len);
+  g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
+  gboolean in_group = FALSE;
+  for (int i = 0; lines[i]; i++) {
+    char *line = g_strstrip(lines[i]);
+    if (!*line || *line == '#')
+      continue;
+    if (*line == '[') {
+      char *close = strchr(line, ']');
+      if (!close) {
+        g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                    "%s:%d: group header '%s' has no closing ']': write it as [name]", origin, i + 1, line);
+        return FALSE;
+      }
+      if (close[1]) {
+        g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                    "%s:%d: '%s' has text after its group header: put each KEY = VALUE on a line of its own", origin,
+                    i + 1, line);
+        return FALSE;
+      }
+      in_group = TRUE;
+      continue;
+    }
+    if (!strchr(line, '=')) {
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                  "%s:%d: '%s' is neither KEY = VALUE, a [group] header nor a # comment", origin, i + 1, line);
+      return FALSE;
+    }
+    if (!in_group) {
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                  "%s:%d: '%s' comes before any [group] header: put it under one, such as [cache] for cache.* settings",
+                  origin, i + 1, line);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}
+
+static gboolean looks_like_path(const char *name)
+{
+  return strchr(name, '/') || g_str_has_suffix(name, ".ini");
+}
+
 static GKeyFile *load_keyfile(const char *name_or_path, char **origin, GError **error)
 {
   g_autoptr(GKeyFile) kf = g_key_file_new();
@@ -56,7 +104,15 @@ static GKeyFile *load_keyfile(const char *name_or_path, char **origin, GError **
     }
     *origin = g_strdup_printf("preset %s", name_or_path);
   } else if (g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
-    if (!g_key_file_load_from_file(kf, name_or_path, G_KEY_FILE_NONE, &err)) {
+    g_autofree char *data = NULL;
+    gsize len = 0;
+    if (!g_file_get_contents(name_or_path, &data, &len, &err)) {
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s", err->message);
+      return NULL;
+    }
+    if (!check_lines(name_or_path, data, len, error))
+      return NULL;
+    if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &err)) {
       g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s: %s", name_or_path, err->message);
       return NULL;
     }
@@ -64,8 +120,13 @@ static GKeyFile *load_keyfile(const char *name_or_path, char **origin, GError **
   } else {
     g_auto(GStrv) names = machine_preset_names();
     g_autofree char *list = g_strjoinv(", ", names);
-    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "unknown machine '%s': give a preset (%s) or the path of an .ini file", name_or_path, list);
+    if (looks_like_path(name_or_path))
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                  "machine file '%s' does not exist: give the path of an existing .ini file, or a preset (%s)",
+                  name_or_path, list);
+    else
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                  "unknown machine '%s': give a preset (%s) or the path of an .ini file", name_or_path, list);
     return NULL;
   }
   return g_steal_pointer(&kf);
@@ -81,7 +142,11 @@ static gboolean apply_keyfile(Settings *s, GKeyFile *kf, const char *origin, int
   if (parent) {
     g_autofree char *porigin = NULL;
     g_autoptr(GKeyFile) pkf = load_keyfile(g_strstrip(parent), &porigin, error);
-    if (!pkf || !apply_keyfile(s, pkf, porigin, depth + 1, error))
+    if (!pkf) {
+      g_prefix_error(error, "%s [machine] inherit: ", origin);
+      return FALSE;
+    }
+    if (!apply_keyfile(s, pkf, porigin, depth + 1, error))
       return FALSE;
   }
   g_auto(GStrv) groups = g_key_file_get_groups(kf, NULL);
@@ -130,8 +195,9 @@ Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError *
   const ArchOps *arch = arch_lookup(arch_name);
   if (!arch) {
     g_autofree char *names = arch_names();
-    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "setting 'machine.arch' cannot be '%s': it takes one of %s",
-                arch_name, names);
+    g_autofree char *at = settings_prefix(s, SET_MACHINE_ARCH);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%ssetting 'machine.arch' cannot be '%s': it takes one of %s",
+                at, arch_name, names);
     return NULL;
   }
   if (arch->check && !arch->check(s, error))

@@ -85,13 +85,50 @@ static void memsys_stream_reset(MemHier *h)
   h->stream_steady_x = MEMSYS_STREAM_UNSTEADY;
 }
 
+/* A cache built from the settings that give its geometry.  cache_new()
+ * checks the numbers too, for callers without settings; here a bad geometry
+ * is reported by the settings at fault and where each value came from, the
+ * one set last first. */
+static Cache *cache_from_settings(const Settings *s, const char *name, SettingId size_id, SettingId ways_id,
+                                  GError **error)
+{
+  uint64_t size = (uint64_t)settings_int(s, size_id);
+  uint64_t ways = (uint64_t)settings_int(s, ways_id);
+  uint64_t line = (uint64_t)settings_int(s, SET_CACHE_LINE_BYTES);
+  if (line & (line - 1)) {
+    g_autofree char *where = settings_blame(s, SET_CACHE_LINE_BYTES);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s is not a power of two: every cache indexes its sets by address bits; "
+                "give cache.line_bytes a power of two such as 64 or 128", where);
+    return NULL;
+  }
+  uint64_t set_bytes = ways * line;
+  if (size % set_bytes != 0) {
+    SettingId ids[] = { size_id, ways_id, SET_CACHE_LINE_BYTES };
+    SettingId fault = settings_latest(s, ids, G_N_ELEMENTS(ids));
+    g_autofree char *size_where = settings_blame(s, size_id);
+    g_autofree char *ways_where = settings_blame(s, ways_id);
+    g_autofree char *line_where = settings_blame(s, SET_CACHE_LINE_BYTES);
+    g_autofree char *fix = NULL;
+    if (fault == ways_id && size % line == 0)
+      fix = g_strdup_printf("give %s a number that divides %" G_GUINT64_FORMAT ", the lines in %s",
+                            settings_def(ways_id)->name, size / line, settings_str(s, size_id));
+    else
+      fix = g_strdup_printf("give %s a multiple of %" G_GUINT64_FORMAT " bytes", settings_def(size_id)->name,
+                            set_bytes);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s: %s is not a multiple of %s x %s = %" G_GUINT64_FORMAT " bytes: %s",
+                name, size_where, ways_where, line_where, set_bytes, fix);
+    return NULL;
+  }
+  return cache_new(name, size, (unsigned)ways, (unsigned)line, error);
+}
+
 Cache *memsys_llc_new(const Settings *s, GError **error)
 {
-  uint64_t size = (uint64_t)settings_int(s, SET_CACHE_LLC_SIZE);
-  if (size == 0)
+  if (settings_int(s, SET_CACHE_LLC_SIZE) == 0)
     return NULL;
-  return cache_new("LLC", size, (unsigned)settings_int(s, SET_CACHE_LLC_WAYS),
-                   (unsigned)settings_int(s, SET_CACHE_LINE_BYTES), error);
+  return cache_from_settings(s, "LLC", SET_CACHE_LLC_SIZE, SET_CACHE_LLC_WAYS, error);
 }
 
 MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error)
@@ -100,16 +137,13 @@ MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error
   g_return_val_if_fail(error == NULL || *error == NULL, NULL);
 
   unsigned line_bytes = (unsigned)settings_int(s, SET_CACHE_LINE_BYTES);
-  g_autoptr(Cache) l1i = cache_new("L1I", (uint64_t)settings_int(s, SET_CACHE_L1I_SIZE),
-                                   (unsigned)settings_int(s, SET_CACHE_L1I_WAYS), line_bytes, error);
+  g_autoptr(Cache) l1i = cache_from_settings(s, "L1I", SET_CACHE_L1I_SIZE, SET_CACHE_L1I_WAYS, error);
   if (l1i == NULL)
     return NULL;
-  g_autoptr(Cache) l1d = cache_new("L1D", (uint64_t)settings_int(s, SET_CACHE_L1D_SIZE),
-                                   (unsigned)settings_int(s, SET_CACHE_L1D_WAYS), line_bytes, error);
+  g_autoptr(Cache) l1d = cache_from_settings(s, "L1D", SET_CACHE_L1D_SIZE, SET_CACHE_L1D_WAYS, error);
   if (l1d == NULL)
     return NULL;
-  g_autoptr(Cache) l2 = cache_new("L2", (uint64_t)settings_int(s, SET_CACHE_L2_SIZE),
-                                  (unsigned)settings_int(s, SET_CACHE_L2_WAYS), line_bytes, error);
+  g_autoptr(Cache) l2 = cache_from_settings(s, "L2", SET_CACHE_L2_SIZE, SET_CACHE_L2_WAYS, error);
   if (l2 == NULL)
     return NULL;
 

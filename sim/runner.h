@@ -24,6 +24,7 @@
 typedef struct {
   const char *machine;        /* preset or .ini; NULL: RUNNER_DEFAULT_MACHINE */
   const char *const *set;     /* KEY=VALUE pairs, NULL-terminated, or NULL */
+  const char *const *set_origin; /* where each pair came from, for messages; NULL: "-s" */
   const char *workload;       /* generator spec, or NULL */
   const char *trace;          /* trace path ("-": standard input), or NULL */
   const char *format;         /* trace format (auto, text, lackey, mtr, champsim), NULL: detect */
@@ -68,7 +69,7 @@ typedef struct {
   uint64_t warmup_seen;
 } RunOutcome;
 
-/* The settings of spec: preset, then the pairs in order (origin "-s"). */
+/* The settings of spec: preset, then the pairs in order (origin spec->set_origin or "-s"). */
 Settings *runner_settings(const RunSpec *spec, GError **error);
 
 /* Open the input of spec for one repeat. */

@@ -28,10 +28,16 @@ typedef struct {
   double d;    /* every numeric type */
   char *text;  /* normalised text of the value */
   gboolean set;
+  char *origin;  /* where the value came from ("-s", "m.ini [cache] l2_size"); NULL: the default */
+  uint64_t seq;  /* order of setting: the value set last has the highest */
 } SettingValue;
+
 
 struct Settings {
   SettingValue v[N_SETTINGS];
+  /* Values set so far: of the settings behind a bad combination, the one
+   * given last is named first. */
+  uint64_t last_seq;
 };
 
 const SettingDef *settings_def(SettingId id)
@@ -312,7 +318,9 @@ Settings *settings_copy(const Settings *src)
   for (int i = 0; i < N_SETTINGS; i++) {
     s->v[i] = src->v[i];
     s->v[i].text = g_strdup(src->v[i].text);
+    s->v[i].origin = g_strdup(src->v[i].origin);
   }
+  s->last_seq = src->last_seq;
   return s;
 }
 
@@ -320,8 +328,10 @@ void settings_free(Settings *s)
 {
   if (!s)
     return;
-  for (int i = 0; i < N_SETTINGS; i++)
+  for (int i = 0; i < N_SETTINGS; i++) {
     g_free(s->v[i].text);
+    g_free(s->v[i].origin);
+  }
   g_free(s);
 }
 
@@ -339,6 +349,9 @@ gboolean settings_set(Settings *s, const char *name, const char *value, const ch
   if (!store(&s->v[d->id], d, value, origin, error))
     return FALSE;
   s->v[d->id].set = TRUE;
+  g_free(s->v[d->id].origin);
+  s->v[d->id].origin = g_strdup(origin);
+  s->v[d->id].seq = ++s->last_seq;
   return TRUE;
 }
 
@@ -377,4 +390,32 @@ const char *settings_str(const Settings *s, SettingId id)
 gboolean settings_is_set(const Settings *s, SettingId id)
 {
   return s->v[id].set;
+}
+
+const char *settings_origin(const Settings *s, SettingId id)
+{
+  return s->v[id].origin;
+}
+
+char *settings_blame(const Settings *s, SettingId id)
+{
+  const char *origin = s->v[id].origin;
+  if (!origin)
+    return g_strdup_printf("%s = %s (default)", defs[id].name, s->v[id].text);
+  return g_strdup_printf("%s = %s (from %s)", defs[id].name, s->v[id].text, origin);
+}
+
+char *settings_prefix(const Settings *s, SettingId id)
+{
+  const char *origin = s->v[id].origin;
+  return origin ? g_strdup_printf("%s: ", origin) : g_strdup("");
+}
+
+SettingId settings_latest(const Settings *s, const SettingId *ids, unsigned n)
+{
+  SettingId best = ids[0];
+  for (unsigned i = 1; i < n; i++)
+    if (s->v[ids[i]].seq > s->v[best].seq)
+      best = ids[i];
+  return best;
 }

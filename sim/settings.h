@@ -71,6 +71,19 @@ const char *settings_str(const Settings *s, SettingId id); /* the value as text,
 /* TRUE once the knob was set by a preset or by the user. */
 gboolean settings_is_set(const Settings *s, SettingId id);
 
+/* Where the value of a knob came from, as given to settings_set() ("-s",
+ * "m.ini [cache] l2_size"); NULL for the default. */
+const char *settings_origin(const Settings *s, SettingId id);
+/* "cache.l2_ways = 4 (from preset skylake [cache] l2_ways)", or "...
+ * (default)": a knob, its value and its origin, for messages about settings
+ * that are wrong together. */
+char *settings_blame(const Settings *s, SettingId id);
+/* "ORIGIN: " to put before a message about one knob, "" for a default. */
+char *settings_prefix(const Settings *s, SettingId id);
+/* Of the n knobs in ids, the one set last (the first when none was set):
+ * the one a message about their combination names first. */
+SettingId settings_latest(const Settings *s, const SettingId *ids, unsigned n);
+
 /* Parsing helpers shared with the workload and trace parsers. */
 gboolean settings_parse_size(const char *text, uint64_t *out);
 gboolean settings_parse_count(const char *text, uint64_t *out);

@@ -11,39 +11,44 @@
 /* SLIT entries are one byte; 255 means unreachable, which Linux rejects. */
 #define SLIT_MAX_DISTANCE 254
 
-static gboolean bad(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static gboolean bad(GError **error, const char *fmt, ...)
+/* An error in numa.distances, named with the origin of its value. */
+static gboolean bad(const Settings *s, GError **error, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static gboolean bad(const Settings *s, GError **error, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
   g_autofree char *msg = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "numa.distances: %s", msg);
+  g_autofree char *prefix = settings_prefix(s, SET_NUMA_DISTANCES);
+  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%ssetting 'numa.distances' cannot be '%s': %s", prefix,
+              settings_str(s, SET_NUMA_DISTANCES), msg);
   return FALSE;
 }
 
-static gboolean parse_matrix(Topology *t, const char *text, GError **error)
+static gboolean parse_matrix(Topology *t, const Settings *s, const char *text, GError **error)
 {
   unsigned n = t->nodes;
   g_auto(GStrv) rows = g_strsplit(text, ";", -1);
-  if (g_strv_length(rows) != n)
-    return bad(error, "%u rows for %u nodes (machine.nodes); write one row per node, rows separated by ';'",
-               g_strv_length(rows), n);
+  if (g_strv_length(rows) != n) {
+    g_autofree char *nodes = settings_blame(s, SET_MACHINE_NODES);
+    return bad(s, error, "%u %s for %s; write one row per node, rows separated by ';'", g_strv_length(rows),
+               g_strv_length(rows) == 1 ? "row" : "rows", nodes);
+  }
   for (unsigned a = 0; a < n; a++) {
     g_auto(GStrv) cols = g_strsplit(rows[a], ",", -1);
     if (g_strv_length(cols) != n)
-      return bad(error, "row %u has %u entries for %u nodes; write one distance per node, separated by ','", a,
-                 g_strv_length(cols), n);
+      return bad(s, error, "row %u has %u %s for %u nodes; write one distance per node, separated by ','", a,
+                 g_strv_length(cols), g_strv_length(cols) == 1 ? "entry" : "entries", n);
     for (unsigned b = 0; b < n; b++) {
       char *tok = g_strstrip(cols[b]);
       char *end;
       long v = strtol(tok, &end, 10);
       if (!*tok || *end)
-        return bad(error, "row %u entry %u '%s' is not a whole number", a, b, tok);
+        return bad(s, error, "row %u entry %u '%s' is not a whole number", a, b, tok);
       if (a == b && v != TOPOLOGY_LOCAL_DISTANCE)
-        return bad(error, "row %u: a node's distance to itself must be %d, not %ld", a, TOPOLOGY_LOCAL_DISTANCE, v);
+        return bad(s, error, "row %u: a node's distance to itself must be %d, not %ld", a, TOPOLOGY_LOCAL_DISTANCE, v);
       if (a != b && (v <= TOPOLOGY_LOCAL_DISTANCE || v > SLIT_MAX_DISTANCE))
-        return bad(error, "row %u entry %u: %ld is out of range; distances between nodes are %d..%d", a, b, v,
+        return bad(s, error, "row %u entry %u: %ld is out of range; distances between nodes are %d..%d", a, b, v,
                    TOPOLOGY_LOCAL_DISTANCE + 1, SLIT_MAX_DISTANCE);
       t->dist[a * n + b] = (unsigned)v;
     }
@@ -61,7 +66,7 @@ Topology *topology_new(const Settings *s, GError **error)
   t->order = g_new(unsigned, (gsize)n * n);
   const char *text = settings_str(s, SET_NUMA_DISTANCES);
   if (text && *text) {
-    if (!parse_matrix(t, text, error))
+    if (!parse_matrix(t, s, text, error))
       return NULL;
   } else {
     unsigned remote = (unsigned)settings_int(s, SET_NUMA_REMOTE_DISTANCE);

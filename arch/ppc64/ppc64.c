@@ -262,51 +262,59 @@ static uint32_t ns_cycles(const Settings *s, SettingId id)
 static gboolean ppc64_check(const Settings *s, GError **error)
 {
   if (!settings_bool(s, SET_TLB_PCID)) {
+    g_autofree char *pcid = settings_blame(s, SET_TLB_PCID);
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "machine.arch=ppc64 needs tlb.pcid=true: ppc64 TLB entries are tagged by their VSID, "
-                "which carries the process context, so a context switch never flushes them");
+                "machine.arch=ppc64 needs tlb.pcid=true, not %s: ppc64 TLB entries are tagged by their VSID, "
+                "which carries the process context, so a context switch never flushes them", pcid);
     return FALSE;
   }
   int64_t page = settings_int(s, SET_MM_BASE_PAGE_SIZE);
   if (page != 4096 && page != 65536) {
     g_autofree char *v = settings_format_size((uint64_t)page);
+    g_autofree char *at = settings_prefix(s, SET_MM_BASE_PAGE_SIZE);
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "setting 'mm.base_page_size' cannot be %s on ppc64 hash: Linux builds it with 4K or 64K pages", v);
+                "%ssetting 'mm.base_page_size' cannot be %s on ppc64 hash: Linux builds it with 4K or 64K pages", at, v);
     return FALSE;
   }
   unsigned base = base_shift_of(s);
   if (base == 12 && settings_int(s, SET_THP_ENABLED) != THP_ENABLED_NEVER) {
+    g_autofree char *at = settings_prefix(s, SET_THP_ENABLED);
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "setting 'thp.enabled' must be never on ppc64 hash with 4K base pages: Linux has no transparent "
-                "huge pages there (hash__has_transparent_hugepage: a PMD maps 2M, the hash MMU's huge page is 16M)");
+                "%ssetting 'thp.enabled' must be never on ppc64 hash with 4K base pages: Linux has no transparent "
+                "huge pages there (hash__has_transparent_hugepage: a PMD maps 2M, the hash MMU's huge page is 16M)", at);
     return FALSE;
   }
   if (base == 12 && settings_int(s, SET_HUGETLB_NR_HUGEPAGES)) {
+    g_autofree char *at = settings_prefix(s, SET_HUGETLB_NR_HUGEPAGES);
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "setting 'hugetlb.nr_hugepages' must be 0 on ppc64 hash with 4K base pages: its huge page is 16M, "
-                "which no level of the 4K page table maps (set mm.base_page_size=64K for a 16M pool)");
+                "%ssetting 'hugetlb.nr_hugepages' must be 0 on ppc64 hash with 4K base pages: its huge page is 16M, "
+                "which no level of the 4K page table maps (set mm.base_page_size=64K for a 16M pool)", at);
     return FALSE;
   }
   if (settings_int(s, SET_HUGETLB_NR_HUGEPAGES_1G)) {
+    g_autofree char *at = settings_prefix(s, SET_HUGETLB_NR_HUGEPAGES_1G);
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "setting 'hugetlb.nr_hugepages_1g' must be 0 on ppc64 hash: its gigantic page is 16G, "
-                "which is not modelled, and there is no 1G page");
+                "%ssetting 'hugetlb.nr_hugepages_1g' must be 0 on ppc64 hash: its gigantic page is 16G, "
+                "which is not modelled, and there is no 1G page", at);
     return FALSE;
   }
   /* A 16M THP is an order-12 block of 4K frames: the buddy allocator must
    * hold blocks that large (ARCH_FORCE_MAX_ORDER 8 of 64K pages). */
   if (base == 16 && settings_int(s, SET_THP_ENABLED) != THP_ENABLED_NEVER &&
       settings_int(s, SET_BUDDY_MAX_ORDER) < PPC64_16M_ORDER) {
+    g_autofree char *at = settings_prefix(s, SET_BUDDY_MAX_ORDER);
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "setting 'buddy.max_order' must be at least %u on ppc64 hash with 64K pages and THP: "
-                "a 16M transparent huge page is one block of 2^%u 4K frames", PPC64_16M_ORDER, PPC64_16M_ORDER);
+                "%ssetting 'buddy.max_order' must be at least %u on ppc64 hash with 64K pages and THP: "
+                "a 16M transparent huge page is one block of 2^%u 4K frames", at, PPC64_16M_ORDER, PPC64_16M_ORDER);
     return FALSE;
   }
   uint64_t hpt = (uint64_t)settings_int(s, SET_PPC64_HPT_SIZE);
   if (hpt && ((hpt & (hpt - 1)) || hpt < (1ULL << PPC64_HPT_MIN_SHIFT) || hpt > (1ULL << PPC64_HPT_MAX_SHIFT))) {
     g_autofree char *v = settings_format_size(hpt);
+    g_autofree char *at = settings_prefix(s, SET_PPC64_HPT_SIZE);
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "setting 'ppc64.hpt_size' cannot be %s: it takes 0 (sized from RAM) or a power of two from 256K to 64T", v);
+                "%ssetting 'ppc64.hpt_size' cannot be %s: it takes 0 (sized from RAM) or a power of two from 256K to 64T",
+                at, v);
     return FALSE;
   }
   return TRUE;
@@ -425,8 +433,8 @@ static void *ppc64_cpu_new(const Settings *s, Cpu *cpu, GError **error)
                  st->seg_1t ? PPC64_SEG_1T : PPC64_SEG_256M);
   unsigned n = (unsigned)settings_int(s, SET_TLB_STLB_ENTRIES);
   if (n) {
-    st->tlb = tlb_new("tlb.stlb", n, (unsigned)settings_int(s, SET_TLB_STLB_WAYS),
-                      (TlbRepl)settings_int(s, SET_TLB_REPLACEMENT), error);
+    st->tlb = tlb_new_from_settings(s, SET_TLB_STLB_ENTRIES, SET_TLB_STLB_WAYS,
+                                    (TlbRepl)settings_int(s, SET_TLB_REPLACEMENT), error);
     if (!st->tlb)
       goto fail;
   }

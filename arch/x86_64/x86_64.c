@@ -259,8 +259,10 @@ static gboolean x86_check(const Settings *s, GError **error)
 {
   int levels = (int)settings_int(s, SET_X86_PAGING_LEVELS);
   if (levels == 4 && settings_int(s, SET_PWC_PML5_ENTRIES) && settings_is_set(s, SET_PWC_PML5_ENTRIES)) {
+    g_autofree char *pml5 = settings_blame(s, SET_PWC_PML5_ENTRIES);
+    g_autofree char *paging = settings_blame(s, SET_X86_PAGING_LEVELS);
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "setting 'pwc.pml5_entries' needs 5-level paging: set x86.paging_levels=5 or pwc.pml5_entries=0");
+                "%s needs 5-level paging, but %s: set x86.paging_levels=5 or pwc.pml5_entries=0", pml5, paging);
     return FALSE;
   }
   return TRUE;
@@ -307,19 +309,19 @@ static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
 
   unsigned n = (unsigned)settings_int(s, SET_TLB_STLB_ENTRIES);
   if (n) {
-    st->stlb = tlb_new("tlb.stlb", n, (unsigned)settings_int(s, SET_TLB_STLB_WAYS), repl, error);
+    st->stlb = tlb_new_from_settings(s, SET_TLB_STLB_ENTRIES, SET_TLB_STLB_WAYS, repl, error);
     if (!st->stlb)
       goto fail;
   }
   n = (unsigned)settings_int(s, SET_TLB_STLB_1G_ENTRIES);
   if (n) {
-    st->stlb_1g = tlb_new("tlb.stlb_1g", n, (unsigned)settings_int(s, SET_TLB_STLB_1G_WAYS), repl, error);
+    st->stlb_1g = tlb_new_from_settings(s, SET_TLB_STLB_1G_ENTRIES, SET_TLB_STLB_1G_WAYS, repl, error);
     if (!st->stlb_1g)
       goto fail;
   }
   n = (unsigned)settings_int(s, SET_TLB_L2I_ENTRIES);
   if (n) {
-    st->l2i = tlb_new("tlb.l2i", n, (unsigned)settings_int(s, SET_TLB_L2I_WAYS), repl, error);
+    st->l2i = tlb_new_from_settings(s, SET_TLB_L2I_ENTRIES, SET_TLB_L2I_WAYS, repl, error);
     if (!st->l2i)
       goto fail;
   }

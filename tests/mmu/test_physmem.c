@@ -294,11 +294,11 @@ static void assert_rejected(const char *setting, const char *says, const char *f
 
 START_TEST(test_bad_machines_are_rejected)
 {
-  assert_rejected("machine.mem_per_node=66M", "multiple of 4M", "machine.mem_per_node=66M", NULL);
-  assert_rejected("machine.mem_per_node=64M", "multiple of 4G", "machine.mem_per_node=64M", "buddy.max_order=20",
+  assert_rejected("machine.mem_per_node = 66M", "multiple of 4M", "machine.mem_per_node=66M", NULL);
+  assert_rejected("machine.mem_per_node = 64M", "multiple of 4G", "machine.mem_per_node=64M", "buddy.max_order=20",
                   "buddy.pageblock_order=9", NULL);
-  assert_rejected("mem.kernel_reserved=64M", "at most 48M", "machine.mem_per_node=64M", NULL);
-  assert_rejected("buddy.pageblock_order=9", "at most 8", "buddy.max_order=8", "buddy.pageblock_order=9", NULL);
+  assert_rejected("mem.kernel_reserved = 64M", "at most 48M", "machine.mem_per_node=64M", NULL);
+  assert_rejected("buddy.pageblock_order = 9", "at most 8", "buddy.max_order=8", "buddy.pageblock_order=9", NULL);
 }
 END_TEST
 

@@ -762,8 +762,8 @@ END_TEST
 START_TEST(test_hugetlb_impossible_pool)
 {
   static const char *const cases[][2] = {
-    { "hugetlb.nr_hugepages=1000", "hugetlb.nr_hugepages=1000" }, /* 2G of pages in 1G */
-    { "hugetlb.nr_hugepages_1g=1", "hugetlb.nr_hugepages_1g=1" }, /* no aligned free 1G in 1G */
+    { "hugetlb.nr_hugepages=1000", "hugetlb.nr_hugepages = 1000 (from test)" }, /* 2G of pages in 1G */
+    { "hugetlb.nr_hugepages_1g=1", "hugetlb.nr_hugepages_1g = 1 (from test)" }, /* no aligned free 1G in 1G */
   };
   for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autoptr(Settings) s = settings_new();

@@ -153,7 +153,8 @@ START_TEST(test_errors)
   assert_rejected("[experiment]\nworkload = seq\nmetrc = cycles\n", "no key 'metrc'");
   assert_rejected("[experiment]\nworkload = seq\n[vary]\nthp.enable = never\n", "did you mean 'thp.enabled'");
   assert_rejected("[experiment]\nworkload = seq\n[vary]\ncpu.mshrs = 4, 0\n", "cpu.mshrs=0");
-  assert_rejected("[experiment]\nworkload = seq\n[vary]\ntlb.stlb_entries = 1000\n", "sets of 12 ways");
+  assert_rejected("[experiment]\nworkload = seq\n[vary]\ntlb.stlb_entries = 1000\n",
+                  "[vary] tlb.stlb_entries) cannot be split into sets of tlb.stlb_ways = 12");
   assert_rejected("[experiment]\nworkload = seq\nmetric = speed\n", "metric = speed");
   assert_rejected("[experiment]\nworkload = seq\nrepeat = 0\n", "repeat = 0");
   assert_rejected("[experiment]\nworkload = seq\nrepeat = many\n", "repeat = 'many'");

@@ -69,6 +69,63 @@ START_TEST(test_ini_file_inherit_and_errors)
 }
 END_TEST
 
+/* A malformed .ini line is named by file and line, whatever GKeyFile says. */
+START_TEST(test_ini_file_syntax_errors)
+{
+  g_autofree char *dir = g_dir_make_tmp("mmusim-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename(dir, "m.ini", NULL);
+  static const struct {
+    const char *text, *want;
+  } cases[] = {
+    { "[machine]\ninherit = skylake\n\n[cache\nl2_ways = 8\n", "m.ini:4: group header '[cache' has no closing" },
+    { "# c\n[cache] l2_ways = 8\n", "m.ini:2: '[cache] l2_ways = 8' has text after" },
+    { "[cache]\nl2_ways\n", "m.ini:2: 'l2_ways' is neither KEY = VALUE" },
+    { "l2_ways = 8\n[cache]\n", "m.ini:1: 'l2_ways = 8' comes before any [group]" },
+    { "[machine]\ninherit = nosuch\n", "m.ini [machine] inherit: unknown machine 'nosuch'" },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+    ck_assert(g_file_set_contents(path, cases[i].text, -1, NULL));
+    g_autoptr(Settings) s = settings_new();
+    g_autoptr(GError) err = NULL;
+    ck_assert(!machine_load_preset(s, path, &err));
+    ck_assert_msg(strstr(err->message, cases[i].want), "case %u: %s", i, err->message);
+  }
+  g_unlink(path);
+  g_autofree char *missing = g_build_filename(dir, "missing.ini", NULL);
+  g_autoptr(Settings) s = settings_new();
+  g_autoptr(GError) err = NULL;
+  ck_assert(!machine_load_preset(s, missing, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "missing.ini' does not exist"));
+  g_rmdir(dir);
+}
+END_TEST
+
+/* A geometry error names every setting behind it and where each came from,
+ * and asks for a fix of the one set last. */
+START_TEST(test_geometry_errors_name_settings)
+{
+  g_autoptr(Settings) s = settings_new();
+  ck_assert(machine_load_preset(s, "skylake", NULL));
+  ck_assert(settings_set(s, "cache.l2_size", "1000000", "-s", NULL));
+  g_autoptr(GError) err = NULL;
+  ck_assert_ptr_null(machine_new("skylake", s, NULL, &err));
+  ck_assert_str_eq(err->message,
+                   "L2: cache.l2_size = 1000000 (from -s) is not a multiple of cache.l2_ways = 4 "
+                   "(from preset skylake [cache] l2_ways) x cache.line_bytes = 64 (from preset skylake [cache] "
+                   "line_bytes) = 256 bytes: give cache.l2_size a multiple of 256 bytes");
+  g_clear_error(&err);
+  ck_assert(settings_set(s, "cache.l2_size", "256K", "-s", NULL));
+  ck_assert(settings_set(s, "tlb.l1d_4k_ways", "3", "-s", NULL));
+  ck_assert_ptr_null(machine_new("skylake", s, NULL, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "tlb.l1d_4k_entries = 64 (from preset skylake [tlb] l1d_4k_entries)"));
+  ck_assert_ptr_nonnull(strstr(err->message, "give tlb.l1d_4k_ways a number that divides 64"));
+  g_clear_error(&err);
+  ck_assert(settings_set(s, "tlb.l1d_4k_entries", "65", "-s", NULL));
+  ck_assert_ptr_null(machine_new("skylake", s, NULL, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "give tlb.l1d_4k_entries a multiple of 3"));
+}
+END_TEST
+
 START_TEST(test_impossible_machines)
 {
   g_autoptr(Settings) s = settings_new();
@@ -459,6 +516,8 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_presets_build);
   tcase_add_test(tc, test_unknown_preset);
   tcase_add_test(tc, test_ini_file_inherit_and_errors);
+  tcase_add_test(tc, test_ini_file_syntax_errors);
+  tcase_add_test(tc, test_geometry_errors_name_settings);
   tcase_add_test(tc, test_impossible_machines);
   tcase_add_test(tc, test_threads_and_shootdown);
   tcase_add_test(tc, test_numa_presets);

@@ -300,10 +300,11 @@ START_TEST(test_build_errors)
   static const char *const l2[] = { "cache.l2_ways=3", NULL };
   static const char *const line[] = { "cache.line_bytes=48", NULL };
   static const char *const llc[] = { "cache.llc_size=1000", NULL };
-  expect_build_error(l1d, FALSE, "L1D: size 1024 bytes is not a positive multiple of ways x line (3 x 64");
-  expect_build_error(l2, FALSE, "L2: size 4096 bytes");
-  expect_build_error(line, FALSE, "L1I: line size 48 bytes is not a power of two");
-  expect_build_error(llc, TRUE, "LLC: size 1000 bytes");
+  expect_build_error(l1d, FALSE, "L1D: cache.l1d_size = 1K (from test) is not a multiple of cache.l1d_ways = 3 (from test) x "
+                                         "cache.line_bytes = 64 (from test) = 192 bytes: give cache.l1d_ways a number that divides 16");
+  expect_build_error(l2, FALSE, "L2: cache.l2_size = 4K (from test)");
+  expect_build_error(line, FALSE, "cache.line_bytes = 48 (from test) is not a power of two");
+  expect_build_error(llc, TRUE, "LLC: cache.llc_size = 1000 (from test) is not a multiple of");
 }
 END_TEST
 

@@ -248,6 +248,32 @@ START_TEST(test_set_size_and_int)
 }
 END_TEST
 
+/* Each value keeps its origin, copies keep it too, and of several settings
+ * the one set last is found. */
+START_TEST(test_origin_and_latest)
+{
+  g_autoptr(Settings) s = settings_new();
+  ck_assert_ptr_null(settings_origin(s, SET_CACHE_L2_SIZE));
+  g_autofree char *def = settings_blame(s, SET_CACHE_L2_SIZE);
+  ck_assert_str_eq(def, "cache.l2_size = 256K (default)");
+  g_autofree char *none = settings_prefix(s, SET_CACHE_L2_SIZE);
+  ck_assert_str_eq(none, "");
+  ck_assert(settings_set(s, "cache.l2_ways", "8", "m.ini [cache] l2_ways", NULL));
+  ck_assert(settings_set(s, "cache.l2_size", "1M", "-s", NULL));
+  g_autoptr(Settings) c = settings_copy(s);
+  g_autofree char *blame = settings_blame(c, SET_CACHE_L2_WAYS);
+  ck_assert_str_eq(blame, "cache.l2_ways = 8 (from m.ini [cache] l2_ways)");
+  g_autofree char *prefix = settings_prefix(c, SET_CACHE_L2_SIZE);
+  ck_assert_str_eq(prefix, "-s: ");
+  SettingId ids[] = { SET_CACHE_LINE_BYTES, SET_CACHE_L2_WAYS, SET_CACHE_L2_SIZE };
+  ck_assert_int_eq(settings_latest(c, ids, 3), SET_CACHE_L2_SIZE);
+  ck_assert(settings_set(c, "cache.l2_ways", "4", "-s", NULL));
+  ck_assert_int_eq(settings_latest(c, ids, 3), SET_CACHE_L2_WAYS);
+  ck_assert_int_eq(settings_latest(s, ids, 3), SET_CACHE_L2_SIZE); /* the copy is its own */
+  ck_assert_int_eq(settings_latest(c, ids, 1), SET_CACHE_LINE_BYTES);
+}
+END_TEST
+
 /* ---- bools, enums, doubles, strings --------------------------------------- */
 
 START_TEST(test_parse_bool)
@@ -541,6 +567,7 @@ static Suite *settings_suite(void)
   tcase_add_test(tc, test_parse_size);
   tcase_add_test(tc, test_parse_count);
   tcase_add_test(tc, test_set_size_and_int);
+  tcase_add_test(tc, test_origin_and_latest);
   tcase_add_test(tc, test_parse_bool);
   tcase_add_test(tc, test_set_bool);
   tcase_add_test(tc, test_set_enum);
