@@ -26,7 +26,9 @@
  *
  * A recording that fails (valgrind cannot run the command, the trace cannot
  * be read or written) leaves no output file: there is nothing in it to
- * replay, a file cut off before its index being unreadable.  The lackey copy
+ * replay, a file cut off before its index being unreadable.  The trace is
+ * written beside OUT as OUT.PID.partial and renamed when it is complete, so
+ * a failed recording also leaves an older OUT as it was.  The lackey copy
  * stays (it shows what lackey wrote) unless lackey never ran.  A program that
  * crashes is not a failure of the recording: what it did is kept.
  *
@@ -52,11 +54,21 @@
 #define RECORDER_EXEC_FAILED 127     /* the shell's status for "command not found" */
 #define RECORDER_PIPE_BYTES (1 << 20) /* F_SETPIPE_SZ; the default 64K costs a wakeup per 64K */
 
+/* The trace is written to OUT.PID.partial beside OUT and renamed to OUT
+ * when the recording succeeds, so that a failed one leaves an older OUT as
+ * it was; standard output is written directly.  The name, newly allocated. */
+static char *partial_name(const RecorderOptions *o)
+{
+  if (strcmp(o->output, "-") == 0)
+    return g_strdup(o->output);
+  return g_strdup_printf("%s.%d.partial", o->output, (int)getpid());
+}
+
 /* The output of a failed recording: opened, so ours to remove. */
-static void remove_output(const RecorderOptions *o)
+static void remove_output(const RecorderOptions *o, const char *partial)
 {
   if (strcmp(o->output, "-") != 0)
-    g_unlink(o->output);
+    g_unlink(partial);
 }
 
 int recorder_run(const RecorderOptions *o, GError **error)
@@ -68,7 +80,8 @@ int recorder_run(const RecorderOptions *o, GError **error)
     g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "record: pipe: %s", g_strerror(e));
     return 2;
   }
-  MtrWriter *w = mtr_writer_open(o->output, error);
+  g_autofree char *partial = partial_name(o);
+  MtrWriter *w = mtr_writer_open(partial, error);
   if (!w) {
     close(fds[0]);
     close(fds[1]);
@@ -103,7 +116,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
     g_ptr_array_free(args, TRUE);
     close(fds[0]);
     mtr_writer_abort(w);
-    remove_output(o);
+    remove_output(o, partial);
     g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "record: fork: %s", g_strerror(fork_errno));
     return 2;
   }
@@ -142,7 +155,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
     signal(SIGINT, old_int);
     trace_input_free(in);
     mtr_writer_abort(w);
-    remove_output(o);
+    remove_output(o, partial);
     g_ptr_array_free(args, TRUE);
     g_string_free(cmd, TRUE);
     return 2;
@@ -196,6 +209,14 @@ int recorder_run(const RecorderOptions *o, GError **error)
     ok = mtr_writer_close(w, &err);
   else
     mtr_writer_abort(w);
+  /* valgrind could not run the command: nothing was recorded. */
+  gboolean no_run = ok && WIFEXITED(status) && WEXITSTATUS(status) == RECORDER_EXEC_FAILED && accesses == 0;
+  if (ok && !no_run && strcmp(o->output, "-") != 0 && g_rename(partial, o->output) != 0) {
+    int e = errno;
+    g_set_error(&err, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "cannot rename '%s' to '%s': %s", partial, o->output,
+                g_strerror(e));
+    ok = FALSE;
+  }
   g_ptr_array_free(args, TRUE);
   if (shown)
     fputc('\n', stderr);
@@ -203,7 +224,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
   if (!ok) {
     g_propagate_prefixed_error(error, err, "record: ");
     rc = 2;
-  } else if (WIFEXITED(status) && WEXITSTATUS(status) == RECORDER_EXEC_FAILED && accesses == 0) {
+  } else if (no_run) {
     g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN,
                 "record: valgrind could not run the command (see the message above; is valgrind installed? Debian: apt-get install valgrind)");
     rc = 2;
@@ -221,7 +242,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
       fputc('\n', stderr);
   }
   if (rc != 0)
-    remove_output(o);
+    remove_output(o, partial); /* never renamed: an older OUT stays */
   g_string_free(cmd, TRUE);
   return rc;
 }

@@ -218,6 +218,14 @@ if command -v valgrind >/dev/null 2>&1; then
   fi
   # A failed recording leaves no file behind.
   if [ ! -e "$tmp/none.mtr" ] && [ ! -e "$tmp/none.lackey" ]; then ok; else bad "a failed recording left $(ls "$tmp"/none.*)"; fi
+  # ... and an older trace of the same name as it was, with no partial file.
+  echo "an older trace" > "$tmp/old.mtr"
+  "$MMUSIM" record -q -o "$tmp/old.mtr" -- /nonexistent/program 2>/dev/null
+  if [ "$(cat "$tmp/old.mtr")" = "an older trace" ] && [ -z "$(ls "$tmp" | grep partial)" ]; then
+    ok
+  else
+    bad "a failed recording changed the older $tmp/old.mtr or left a partial file"
+  fi
   # A program that crashes is recorded up to the crash, and the file kept.
   if "$MMUSIM" record -q -o "$tmp/crash.mtr" -- sh -c 'kill -SEGV $$' 2>"$tmp/err" &&
     "$MMUSIM" trace info "$tmp/crash.mtr" >/dev/null 2>&1; then
