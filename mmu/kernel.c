@@ -159,8 +159,9 @@ Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **
     kernel_free(k);
     return NULL;
   }
-  /* Then the machine's history: the background pages of a long uptime. */
-  physmem_fragment(k->pm, s);
+  /* The machine's history, the background pages of a long uptime
+   * (physmem_fragment), comes after the CPUs' boot allocations too: the
+   * machine places it (machine_new). */
   return k;
 }
 

@@ -240,6 +240,11 @@ Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError *
       goto fail;
     memsys_attach_dram(m->cpus[i]->mem, m->dram, i / per, &m->cpus[i]->clock);
   }
+  /* Then the machine's history: the background pages of a long uptime,
+   * after every allocation of the boot (the zero page, the hugetlbfs pools,
+   * and ppc64's hashed page table, which Linux takes from memblock before
+   * the buddy allocator exists: htab_initialize). */
+  physmem_fragment(m->k->pm, m->s);
   return m;
 fail:
   machine_free(m);

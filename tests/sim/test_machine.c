@@ -126,6 +126,22 @@ START_TEST(test_geometry_errors_name_settings)
 }
 END_TEST
 
+/* The background pages of mem.fragmentation come after every boot
+ * allocation: ppc64's hashed page table, which needs a large aligned block,
+ * still fits on a fully fragmented machine. */
+START_TEST(test_fragmentation_after_boot)
+{
+  g_autoptr(Settings) s = settings_new();
+  ck_assert(machine_load_preset(s, "power7", NULL));
+  ck_assert(settings_set(s, "mem.fragmentation", "1", "test", NULL));
+  g_autoptr(GError) err = NULL;
+  Machine *m = machine_new("power7", s, NULL, &err);
+  ck_assert_no_error(err);
+  ck_assert_ptr_nonnull(m);
+  machine_free(m);
+}
+END_TEST
+
 START_TEST(test_impossible_machines)
 {
   g_autoptr(Settings) s = settings_new();
@@ -518,6 +534,7 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_ini_file_inherit_and_errors);
   tcase_add_test(tc, test_ini_file_syntax_errors);
   tcase_add_test(tc, test_geometry_errors_name_settings);
+  tcase_add_test(tc, test_fragmentation_after_boot);
   tcase_add_test(tc, test_impossible_machines);
   tcase_add_test(tc, test_threads_and_shootdown);
   tcase_add_test(tc, test_numa_presets);
