@@ -21,6 +21,7 @@
 #include "runner.h"
 #include "settings.h"
 #include "sweep.h"
+#include "insnwriter.h"
 #include "lackey.h"
 #include "mtr.h"
 #include "recorder.h"
@@ -516,13 +517,12 @@ static gboolean has_suffix_mtr(const char *path)
   return g_str_has_suffix(path, ".mtr");
 }
 
-/* The name OUT would have if it were a format convert does not write
- * (lackey, ChampSim, a compressed file), else NULL: such a file would
- * otherwise get text under a name that promises something else. */
+/* The name OUT would have if it were a compressed file, which convert does
+ * not write, else NULL: such a file would otherwise get an uncompressed
+ * trace under a name that promises something else. */
 static const char *unwritable_format(const char *path)
 {
   static const struct { const char *suffix, *what; } formats[] = {
-    { ".lackey", "a lackey trace" }, { ".champsim", "a ChampSim trace" }, { ".champsimtrace", "a ChampSim trace" },
     { ".xz", "an xz-compressed file" }, { ".gz", "a gzip-compressed file" }, { ".zst", "a zstd-compressed file" },
     { ".bz2", "a bzip2-compressed file" },
   };
@@ -532,15 +532,31 @@ static const char *unwritable_format(const char *path)
   return NULL;
 }
 
-/* Copy every record of `src` to OUT: .mtr by extension, text otherwise. */
+/* The instruction trace format OUT's name asks for; FALSE for text or .mtr. */
+static gboolean insn_format_of(const char *path, InsnWriterFormat *format)
+{
+  if (g_str_has_suffix(path, ".lackey")) {
+    *format = INSN_WRITER_LACKEY;
+    return TRUE;
+  }
+  if (g_str_has_suffix(path, ".champsim") || g_str_has_suffix(path, ".champsimtrace")) {
+    *format = INSN_WRITER_CHAMPSIM;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+/* Copy every record of `src` to OUT: .mtr, lackey (.lackey) or ChampSim
+ * (.champsim, .champsimtrace) by extension, text otherwise. */
 static int convert_to(TraceSource *src, const char *in_name, const char *in_format, const char *out_path)
 {
   GError *err = NULL;
   const char *what = unwritable_format(out_path);
   if (what) {
     fprintf(stderr, "mmusim: trace convert: '%s' names %s, which convert does not write: it writes text (any other "
-                    "name, '-' for standard output) or .mtr (a name ending in .mtr); to compress text, pipe it: "
-                    "mmusim trace convert IN - | xz > OUT.xz\n", out_path, what);
+                    "name, '-' for standard output), .mtr, .lackey, .champsim or .champsimtrace; to compress, pipe "
+                    "text: mmusim trace convert IN - | xz > OUT.xz, or compress OUT after convert: xz OUT\n",
+            out_path, what);
     return 2;
   }
   g_autofree TraceBatch *batch = g_new(TraceBatch, 1);
@@ -576,11 +592,19 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
     fprintf(stderr, "mmusim: cannot create '%s': %s\n", out_path, g_strerror(errno));
     return 2;
   }
-  GString *out = g_string_new("# mmusim text trace v1\n");
-  if (src->unmapped == UNMAPPED_ONDEMAND)
-    g_string_append_printf(out, "# converted from %s (%s): its mappings are the 'ondemand' ones below\n", in_name, in_format);
+  InsnWriterFormat insn_format;
+  gboolean insn = insn_format_of(out_path, &insn_format);
+  GString *out = g_string_new(NULL);
+  InsnWriter iw;
   TextWriter tw;
-  text_writer_init(&tw);
+  if (insn) {
+    insn_writer_init(&iw, insn_format);
+  } else {
+    g_string_append(out, "# mmusim text trace v1\n");
+    if (src->unmapped == UNMAPPED_ONDEMAND)
+      g_string_append_printf(out, "# converted from %s (%s): its mappings are the 'ondemand' ones below\n", in_name, in_format);
+    text_writer_init(&tw);
+  }
   for (;;) {
     if (!trace_source_next(src, batch, &err)) {
       rc = fail(err);
@@ -588,15 +612,26 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
     }
     if (batch->n == 0)
       break;
-    for (unsigned i = 0; i < batch->n; i++)
-      text_writer_write(&tw, &batch->rec[i], out);
+    for (unsigned i = 0; i < batch->n; i++) {
+      if (insn)
+        insn_writer_write(&iw, &batch->rec[i], out);
+      else
+        text_writer_write(&tw, &batch->rec[i], out);
+    }
     if (out->len > (1u << 20)) {
       fwrite(out->str, 1, out->len, fp);
       g_string_truncate(out, 0);
     }
   }
+  if (insn)
+    insn_writer_finish(&iw, out);
   fwrite(out->str, 1, out->len, fp);
   g_string_free(out, TRUE);
+  if (insn && insn_writer_dropped(&iw))
+    fprintf(stderr, "mmusim: trace convert: note: %" G_GUINT64_FORMAT " record%s dropped: %s holds no mapping, policy, "
+                    "thread or roi records%s\n", insn_writer_dropped(&iw), insn_writer_dropped(&iw) == 1 ? "" : "s",
+            insn_format == INSN_WRITER_LACKEY ? "lackey" : "ChampSim",
+            insn_format == INSN_WRITER_CHAMPSIM ? " and no access to address 0" : "");
   if ((fp == stdout ? fflush(fp) : fclose(fp)) != 0 && rc == 0) {
     fprintf(stderr, "mmusim: write error on '%s': %s\n", out_path, g_strerror(errno));
     rc = 2;
