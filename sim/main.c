@@ -628,10 +628,13 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
   fwrite(out->str, 1, out->len, fp);
   g_string_free(out, TRUE);
   if (insn && insn_writer_dropped(&iw))
-    fprintf(stderr, "mmusim: trace convert: note: %" G_GUINT64_FORMAT " record%s dropped: %s holds no mapping, policy, "
-                    "thread or roi records%s\n", insn_writer_dropped(&iw), insn_writer_dropped(&iw) == 1 ? "" : "s",
-            insn_format == INSN_WRITER_LACKEY ? "lackey" : "ChampSim",
-            insn_format == INSN_WRITER_CHAMPSIM ? " and no access to address 0" : "");
+    fprintf(stderr, "mmusim: trace convert: note: dropped %" G_GUINT64_FORMAT " mapping, policy, thread or roi "
+                    "record%s, which %s cannot hold\n", insn_writer_dropped(&iw), insn_writer_dropped(&iw) == 1 ? "" : "s",
+            insn_format == INSN_WRITER_LACKEY ? "lackey" : "ChampSim");
+  if (insn && insn_writer_dropped_zero(&iw))
+    fprintf(stderr, "mmusim: trace convert: note: dropped %" G_GUINT64_FORMAT " access%s to address 0, which ChampSim "
+                    "cannot hold (0 marks an unused operand); their instructions stay\n", insn_writer_dropped_zero(&iw),
+            insn_writer_dropped_zero(&iw) == 1 ? "" : "es");
   if ((fp == stdout ? fflush(fp) : fclose(fp)) != 0 && rc == 0) {
     fprintf(stderr, "mmusim: write error on '%s': %s\n", out_path, g_strerror(errno));
     rc = 2;

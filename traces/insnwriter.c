@@ -45,6 +45,11 @@ uint64_t insn_writer_dropped(const InsnWriter *w)
   return w->dropped;
 }
 
+uint64_t insn_writer_dropped_zero(const InsnWriter *w)
+{
+  return w->dropped_zero;
+}
+
 static uint32_t lackey_size(uint32_t size)
 {
   return size < 1 ? 1 : size > LACKEY_MAX_BYTES ? LACKEY_MAX_BYTES : size;
@@ -94,9 +99,13 @@ static void instruction(InsnWriter *w, GString *out, uint64_t ip, uint32_t size)
   }
 }
 
-/* n instructions that make no access, at the last instruction's address. */
+/* n instructions that make no access, at the last instruction's address,
+ * less the surplus. */
 static void fill(InsnWriter *w, GString *out, uint64_t n)
 {
+  uint64_t take = MIN(n, w->surplus);
+  w->surplus -= take;
+  n -= take;
   for (uint64_t i = 0; i < n; i++)
     instruction(w, out, w->ip, w->insn_bytes);
 }
@@ -113,7 +122,7 @@ static void data_access(InsnWriter *w, GString *out, const TraceRecord *r)
 {
   gboolean load = r->kind != ACC_STORE;
   if (w->format == INSN_WRITER_CHAMPSIM && r->addr == 0) { /* 0 marks an unused operand */
-    w->dropped++;
+    w->dropped_zero++;
     fill(w, out, w->debt + r->gap + 1);
     return;
   }
@@ -125,8 +134,14 @@ static void data_access(InsnWriter *w, GString *out, const TraceRecord *r)
   if (w->format == INSN_WRITER_LACKEY) {
     g_string_append_printf(out, " %c %08" G_GINT64_MODIFIER "x,%u\n", load ? 'L' : 'S', r->addr, lackey_size(r->size));
   } else {
-    if (!champsim_fits(w, load))
+    if (!champsim_fits(w, load)) {
+      /* Before any instruction this one makes a fetch nobody asked for,
+       * which the reader counts as an instruction of its own: written ones
+       * later make up for it (surplus). */
+      gboolean fetches = w->ip / INSN_STREAM_BLOCK_BYTES + 1 != w->last_block;
       instruction(w, out, w->ip, w->insn_bytes);
+      w->surplus += fetches;
+    }
     if (load)
       w->cur.src_mem[w->n_loads++] = r->addr;
     else

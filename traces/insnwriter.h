@@ -8,9 +8,9 @@
  * the same instruction count (gap + 1 per access, plus compute) as the
  * records written.  For records that came from a lackey or ChampSim trace
  * the gaps and fetches come back as well.  What the formats cannot hold is
- * dropped and counted (insn_writer_dropped): mapping, policy, thread and
- * roi records, and in ChampSim accesses to address 0 (0 marks an unused
- * operand there).
+ * dropped and counted (insn_writer_dropped, insn_writer_dropped_zero):
+ * mapping, policy, thread and roi records, and in ChampSim accesses to
+ * address 0 (0 marks an unused operand there).
  */
 #ifndef MMUSIM_INSNWRITER_H
 #define MMUSIM_INSNWRITER_H
@@ -37,7 +37,9 @@ typedef struct {
   gboolean open;
   ChampsimInstr cur;
   int n_loads, n_stores;
-  uint64_t dropped;       /* records the format cannot hold */
+  uint64_t surplus;       /* instructions the reader will count beyond those of the records */
+  uint64_t dropped;       /* mapping, policy, thread and roi records */
+  uint64_t dropped_zero;  /* ChampSim: accesses to address 0 */
 } InsnWriter;
 
 void insn_writer_init(InsnWriter *w, InsnWriterFormat format);
@@ -45,6 +47,10 @@ void insn_writer_init(InsnWriter *w, InsnWriterFormat format);
 void insn_writer_write(InsnWriter *w, const TraceRecord *r, GString *out);
 /* At the end: the instruction still being filled (ChampSim). */
 void insn_writer_finish(InsnWriter *w, GString *out);
+/* Records dropped: mapping (but 'ondemand' ones, which the readers make
+ * again), policy, thread and roi records; accesses to address 0 (ChampSim),
+ * whose instructions stay. */
 uint64_t insn_writer_dropped(const InsnWriter *w);
+uint64_t insn_writer_dropped_zero(const InsnWriter *w);
 
 #endif
