@@ -6,8 +6,9 @@
  * debt, block of the last instruction) and, before each access, writes the
  * fewest instructions that make the reader give the access its gap:
  *  - an access with gap g needs g + 1 pending instructions when it is read,
- *    or none and g = 0 (then it is an extra access of the last instruction,
- *    paid back later, as lackey's M);
+ *    written after the debt is paid, or none and g = 0 (then it is an extra
+ *    access of the last instruction, paid back later, as lackey's M).
+ *    Instructions still pending (a compute record's) join the next gap;
  *  - a fetch (X) is an instruction at its address; the instructions before
  *    it are written at the address of the last instruction, whose 64-byte
  *    block was fetched already, so they make no fetch when read.  Before the
@@ -126,11 +127,8 @@ static void data_access(InsnWriter *w, GString *out, const TraceRecord *r)
     fill(w, out, w->debt + r->gap + 1);
     return;
   }
-  uint64_t want = (uint64_t)r->gap + 1;
-  uint64_t need = 0;
-  if (!(r->gap == 0 && w->pending == 0) && w->debt + want > w->pending)
-    need = w->debt + want - w->pending;
-  fill(w, out, need);
+  if (!(r->gap == 0 && w->pending == 0)) /* else an extra access of the last instruction */
+    fill(w, out, w->debt + r->gap + 1);
   if (w->format == INSN_WRITER_LACKEY) {
     g_string_append_printf(out, " %c %08" G_GINT64_MODIFIER "x,%u\n", load ? 'L' : 'S', r->addr, lackey_size(r->size));
   } else {
@@ -158,10 +156,8 @@ static void fetch(InsnWriter *w, GString *out, const TraceRecord *r)
     instruction(w, out, r->addr, size);
     return;
   }
-  uint64_t need = 0;
-  if (!(r->gap == 0 && w->pending == 0) && w->debt + r->gap > w->pending)
-    need = w->debt + r->gap - w->pending;
-  fill(w, out, need);
+  if (!(r->gap == 0 && w->pending == 0)) /* else the fetch adds to the debt */
+    fill(w, out, w->debt + r->gap);
   instruction(w, out, r->addr, size);
 }
 
