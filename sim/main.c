@@ -658,7 +658,9 @@ static int cmd_trace(int argc, char **argv)
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
     "info     counts per record type, per thread, footprint and regions touched\n"
-    "convert  any readable format to text, or to .mtr when OUT ends in .mtr ('-' is standard output)\n"
+    "convert  any readable format to text ('-' is standard output), or by OUT's ending to .mtr, to lackey\n"
+    "         (.lackey) or to ChampSim (.champsim, .champsimtrace); lackey and ChampSim keep the accesses and\n"
+    "         instructions and drop mappings, threads and roi marks; compressed OUT is refused: pipe text\n"
     "head     the first records as text lines");
   GError *err = NULL;
   int rc;
