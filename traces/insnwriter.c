@@ -4,7 +4,7 @@
  *
  * The writer keeps the state the reader will have (pending instructions,
  * debt, block of the last instruction) and, before each access, writes the
- * fewest instructions that make the reader give the access its gap:
+ * instructions that make the reader give the access its gap:
  *  - an access with gap g needs g + 1 pending instructions when it is read,
  *    written after the debt is paid, or none and g = 0 (then it is an extra
  *    access of the last instruction, paid back later, as lackey's M).
