@@ -21,6 +21,7 @@
 #include "runner.h"
 #include "settings.h"
 #include "sweep.h"
+#include "insnwriter.h"
 #include "lackey.h"
 #include "mtr.h"
 #include "recorder.h"
@@ -516,13 +517,12 @@ static gboolean has_suffix_mtr(const char *path)
   return g_str_has_suffix(path, ".mtr");
 }
 
-/* The name OUT would have if it were a format convert does not write
- * (lackey, ChampSim, a compressed file), else NULL: such a file would
- * otherwise get text under a name that promises something else. */
+/* The name OUT would have if it were a compressed file, which convert does
+ * not write, else NULL: such a file would otherwise get an uncompressed
+ * trace under a name that promises something else. */
 static const char *unwritable_format(const char *path)
 {
   static const struct { const char *suffix, *what; } formats[] = {
-    { ".lackey", "a lackey trace" }, { ".champsim", "a ChampSim trace" }, { ".champsimtrace", "a ChampSim trace" },
     { ".xz", "an xz-compressed file" }, { ".gz", "a gzip-compressed file" }, { ".zst", "a zstd-compressed file" },
     { ".bz2", "a bzip2-compressed file" },
   };
@@ -532,15 +532,31 @@ static const char *unwritable_format(const char *path)
   return NULL;
 }
 
-/* Copy every record of `src` to OUT: .mtr by extension, text otherwise. */
+/* The instruction trace format OUT's name asks for; FALSE for text or .mtr. */
+static gboolean insn_format_of(const char *path, InsnWriterFormat *format)
+{
+  if (g_str_has_suffix(path, ".lackey")) {
+    *format = INSN_WRITER_LACKEY;
+    return TRUE;
+  }
+  if (g_str_has_suffix(path, ".champsim") || g_str_has_suffix(path, ".champsimtrace")) {
+    *format = INSN_WRITER_CHAMPSIM;
+    return TRUE;
+  }
+  return FALSE;
+}
+
+/* Copy every record of `src` to OUT: .mtr, lackey (.lackey) or ChampSim
+ * (.champsim, .champsimtrace) by extension, text otherwise. */
 static int convert_to(TraceSource *src, const char *in_name, const char *in_format, const char *out_path)
 {
   GError *err = NULL;
   const char *what = unwritable_format(out_path);
   if (what) {
     fprintf(stderr, "mmusim: trace convert: '%s' names %s, which convert does not write: it writes text (any other "
-                    "name, '-' for standard output) or .mtr (a name ending in .mtr); to compress text, pipe it: "
-                    "mmusim trace convert IN - | xz > OUT.xz\n", out_path, what);
+                    "name, '-' for standard output), .mtr, .lackey, .champsim or .champsimtrace; to compress, pipe "
+                    "text: mmusim trace convert IN - | xz > OUT.xz, or compress OUT after convert: xz OUT\n",
+            out_path, what);
     return 2;
   }
   g_autofree TraceBatch *batch = g_new(TraceBatch, 1);
@@ -576,11 +592,19 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
     fprintf(stderr, "mmusim: cannot create '%s': %s\n", out_path, g_strerror(errno));
     return 2;
   }
-  GString *out = g_string_new("# mmusim text trace v1\n");
-  if (src->unmapped == UNMAPPED_ONDEMAND)
-    g_string_append_printf(out, "# converted from %s (%s): its mappings are the 'ondemand' ones below\n", in_name, in_format);
+  InsnWriterFormat insn_format;
+  gboolean insn = insn_format_of(out_path, &insn_format);
+  GString *out = g_string_new(NULL);
+  InsnWriter iw;
   TextWriter tw;
-  text_writer_init(&tw);
+  if (insn) {
+    insn_writer_init(&iw, insn_format);
+  } else {
+    g_string_append(out, "# mmusim text trace v1\n");
+    if (src->unmapped == UNMAPPED_ONDEMAND)
+      g_string_append_printf(out, "# converted from %s (%s): its mappings are the 'ondemand' ones below\n", in_name, in_format);
+    text_writer_init(&tw);
+  }
   for (;;) {
     if (!trace_source_next(src, batch, &err)) {
       rc = fail(err);
@@ -588,15 +612,29 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
     }
     if (batch->n == 0)
       break;
-    for (unsigned i = 0; i < batch->n; i++)
-      text_writer_write(&tw, &batch->rec[i], out);
+    for (unsigned i = 0; i < batch->n; i++) {
+      if (insn)
+        insn_writer_write(&iw, &batch->rec[i], out);
+      else
+        text_writer_write(&tw, &batch->rec[i], out);
+    }
     if (out->len > (1u << 20)) {
       fwrite(out->str, 1, out->len, fp);
       g_string_truncate(out, 0);
     }
   }
+  if (insn)
+    insn_writer_finish(&iw, out);
   fwrite(out->str, 1, out->len, fp);
   g_string_free(out, TRUE);
+  if (insn && insn_writer_dropped(&iw))
+    fprintf(stderr, "mmusim: trace convert: note: dropped %" G_GUINT64_FORMAT " mapping, policy, thread or roi "
+                    "record%s, which %s cannot hold\n", insn_writer_dropped(&iw), insn_writer_dropped(&iw) == 1 ? "" : "s",
+            insn_format == INSN_WRITER_LACKEY ? "lackey" : "ChampSim");
+  if (insn && insn_writer_dropped_zero(&iw))
+    fprintf(stderr, "mmusim: trace convert: note: dropped %" G_GUINT64_FORMAT " access%s to address 0, which ChampSim "
+                    "cannot hold (0 marks an unused operand); their instructions stay\n", insn_writer_dropped_zero(&iw),
+            insn_writer_dropped_zero(&iw) == 1 ? "" : "es");
   if ((fp == stdout ? fflush(fp) : fclose(fp)) != 0 && rc == 0) {
     fprintf(stderr, "mmusim: write error on '%s': %s\n", out_path, g_strerror(errno));
     rc = 2;
@@ -620,7 +658,9 @@ static int cmd_trace(int argc, char **argv)
   g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
     "info     counts per record type, per thread, footprint and regions touched\n"
-    "convert  any readable format to text, or to .mtr when OUT ends in .mtr ('-' is standard output)\n"
+    "convert  any readable format to text ('-' is standard output), or by OUT's ending to .mtr, to lackey\n"
+    "         (.lackey) or to ChampSim (.champsim, .champsimtrace); lackey and ChampSim keep the accesses and\n"
+    "         instructions and drop mappings, threads and roi marks; compressed OUT is refused: pipe text\n"
     "head     the first records as text lines");
   GError *err = NULL;
   int rc;

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "trace_testutil.h"
 #include "champsim.h"
+#include "insnwriter.h"
 #include "lackey.h"
 #include "mtr.h"
 #include "trace_format.h"
@@ -280,6 +281,122 @@ START_TEST(champsim_errors_name_the_offset)
 }
 END_TEST
 
+/* ---- writers: records to lackey and ChampSim, read back ----------------- */
+
+/* Write `recs` in `format` and read the output back with its reader. */
+static GArray *write_and_read(GArray *recs, InsnWriterFormat format, uint64_t *dropped)
+{
+  InsnWriter w;
+  insn_writer_init(&w, format);
+  GString *out = g_string_new(NULL);
+  for (guint i = 0; i < recs->len; i++)
+    insn_writer_write(&w, REC(recs, i), out);
+  insn_writer_finish(&w, out);
+  if (dropped)
+    *dropped = insn_writer_dropped(&w) + insn_writer_dropped_zero(&w);
+  TraceInput *in = trace_input_from_memory("w", out->str, out->len, TRUE);
+  TraceSource *src = format == INSN_WRITER_LACKEY ? lackey_source_from_input(in) : champsim_source_from_input(in);
+  if (format == INSN_WRITER_LACKEY)
+    lackey_source_allow_empty(src);
+  GError *err = NULL;
+  GArray *back = read_all(src, &err);
+  ck_assert_no_error(err);
+  trace_source_free(src);
+  g_string_free(out, TRUE);
+  return back;
+}
+
+/* The data accesses of `recs` as text: kind (D as R) and address, in order. */
+static GString *data_accesses(GArray *recs)
+{
+  GString *s = g_string_new(NULL);
+  for (guint i = 0; i < recs->len; i++) {
+    const TraceRecord *r = REC(recs, i);
+    if (r->type == REC_ACCESS && r->kind != ACC_IFETCH)
+      g_string_append_printf(s, "%c%" G_GINT64_MODIFIER "x ", r->kind == ACC_STORE ? 'W' : 'R', r->addr);
+  }
+  return s;
+}
+
+START_TEST(writers_give_back_lackey_and_champsim_records)
+{
+  /* From lackey: both writers give the same records back (ChampSim: data
+   * sizes become 8 and instruction sizes 4). */
+  GArray *lk = lackey_records(LACKEY_SAMPLE, NULL);
+  uint64_t dropped;
+  GArray *back = write_and_read(lk, INSN_WRITER_LACKEY, &dropped);
+  assert_same_records(lk, back);
+  ck_assert_uint_eq(dropped, 0); /* on-demand mappings are made again */
+  g_array_free(back, TRUE);
+  back = write_and_read(lk, INSN_WRITER_CHAMPSIM, NULL);
+  ck_assert_uint_eq(back->len, lk->len);
+  for (guint i = 0; i < lk->len; i++) {
+    TraceRecord a = *REC(lk, i), *b = REC(back, i);
+    if (a.type == REC_ACCESS)
+      a.size = a.kind == ACC_IFETCH ? 4 : 8;
+    ck_assert_msg(memcmp(&a, b, sizeof a) == 0, "record %u differs", i);
+  }
+  g_array_free(back, TRUE);
+  g_array_free(lk, TRUE);
+  /* From ChampSim: both writers give the same records back. */
+  unsigned loads, stores;
+  GByteArray *b = champsim_trace(5000, &loads, &stores);
+  TraceSource *src = champsim_source_from_input(trace_input_from_memory("cs", b->data, b->len, TRUE));
+  GError *err = NULL;
+  GArray *cs = read_all(src, &err);
+  ck_assert_no_error(err);
+  trace_source_free(src);
+  for (int f = INSN_WRITER_LACKEY; f <= INSN_WRITER_CHAMPSIM; f++) {
+    back = write_and_read(cs, (InsnWriterFormat)f, NULL);
+    assert_same_records(cs, back);
+    g_array_free(back, TRUE);
+  }
+  g_array_free(cs, TRUE);
+  g_byte_array_unref(b);
+}
+END_TEST
+
+START_TEST(writers_keep_a_streams_accesses_and_instructions)
+{
+  /* A generator's kind of stream: its own mapping, roi marks, threads,
+   * dependent loads, gaps of 0 and more, compute in the middle and at the
+   * end, several accesses of one instruction, more than ChampSim holds. */
+  const TraceRecord in[] = {
+    { .type = REC_MMAP, .addr = 0x7f0000000000, .len = 2 << 20, .prot = PROT_R | PROT_W, .pid = 1, .tid = 1 },
+    { .type = REC_ACCESS, .kind = ACC_STORE, .addr = 0x7f0000000000, .size = 8, .pid = 1, .tid = 1 },
+    { .type = REC_ACCESS, .kind = ACC_STORE, .addr = 0x7f0000000040, .size = 8, .pid = 1, .tid = 1 },
+    { .type = REC_ACCESS, .kind = ACC_STORE, .addr = 0x7f0000000080, .size = 8, .pid = 1, .tid = 1 },
+    { .type = REC_ROI_BEGIN, .pid = 1, .tid = 1 },
+    { .type = REC_ACCESS, .kind = ACC_LOAD, .addr = 0x7f0000000100, .size = 8, .gap = 3, .pid = 1, .tid = 1 },
+    { .type = REC_ACCESS, .kind = ACC_DEP_LOAD, .addr = 0x7f0000000200, .size = 8, .pid = 1, .tid = 1 },
+    { .type = REC_ACCESS, .kind = ACC_LOAD, .addr = 0x7f0000000300, .size = 8, .pid = 1, .tid = 1 },
+    { .type = REC_ACCESS, .kind = ACC_LOAD, .addr = 0x7f0000000400, .size = 8, .pid = 1, .tid = 1 },
+    { .type = REC_ACCESS, .kind = ACC_LOAD, .addr = 0x7f0000000500, .size = 8, .pid = 1, .tid = 1 },
+    { .type = REC_THREAD, .pid = 1, .tid = 2, .arg = -1 },
+    { .type = REC_ACCESS, .kind = ACC_STORE, .addr = 0x7f0000000600, .size = 8, .pid = 1, .tid = 2 },
+    { .type = REC_ACCESS, .kind = ACC_LOAD, .addr = 0x7f0000000700, .size = 8, .pid = 1, .tid = 2 },
+    { .type = REC_COMPUTE, .len = 7, .pid = 1, .tid = 2 },
+    { .type = REC_ACCESS, .kind = ACC_IFETCH, .addr = 0x500000, .size = 2, .gap = 1, .pid = 1, .tid = 2 },
+    { .type = REC_ACCESS, .kind = ACC_STORE, .addr = 0x7f0000000800, .size = 4, .gap = 5, .pid = 1, .tid = 2 },
+    { .type = REC_ROI_END, .pid = 1, .tid = 1 },
+    { .type = REC_COMPUTE, .len = 11, .pid = 1, .tid = 1 },
+  };
+  GArray *recs = g_array_new(FALSE, FALSE, sizeof(TraceRecord));
+  g_array_append_vals(recs, in, G_N_ELEMENTS(in));
+  g_autoptr(GString) want = data_accesses(recs);
+  for (int f = INSN_WRITER_LACKEY; f <= INSN_WRITER_CHAMPSIM; f++) {
+    uint64_t dropped;
+    GArray *back = write_and_read(recs, (InsnWriterFormat)f, &dropped);
+    g_autoptr(GString) got = data_accesses(back);
+    ck_assert_str_eq(got->str, want->str);
+    ck_assert_uint_eq(dropped, 4); /* mmap, roi begin and end, thread */
+    ck_assert_uint_eq(instructions_of(back), instructions_of(recs));
+    g_array_free(back, TRUE);
+  }
+  g_array_free(recs, TRUE);
+}
+END_TEST
+
 /* ---- input and detection ------------------------------------------------ */
 
 static int detect(const void *data, size_t len)
@@ -369,6 +486,8 @@ static Suite *readers_suite(void)
   tcase_add_test(tc, lackey_long_gap_and_no_newline);
   tcase_add_test(tc, champsim_plain_and_compressed);
   tcase_add_test(tc, champsim_errors_name_the_offset);
+  tcase_add_test(tc, writers_give_back_lackey_and_champsim_records);
+  tcase_add_test(tc, writers_keep_a_streams_accesses_and_instructions);
   tcase_add_test(tc, detection);
   tcase_add_test(tc, input_concatenated_and_truncated);
   tcase_add_test(tc, format_names);
