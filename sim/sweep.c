@@ -225,18 +225,20 @@ static void print_table(const Experiment *e, JsonNode *const *res, FILE *f)
     double v = member_double(o, "counters", e->metric);
     double rsd = member_double(o, "stddev", e->metric);
     gboolean oom = result_oom(res[i]);
+    if (oom)
+      v = NAN; /* it counted nothing worth reading, as in results.csv */
     if (i == 0)
       first = v;
     char val[64], noise[32], ratio[32];
-    if (oom && isnan(v))
-      g_snprintf(val, sizeof val, "out of memory");
+    if (oom)
+      g_snprintf(val, sizeof val, "-");
     else if (derived && v != 0 && fabs(v) < 1)
       g_snprintf(val, sizeof val, "%.4g", v); /* four digits of small values (seconds of short runs) */
     else if (derived)
       g_snprintf(val, sizeof val, "%.3f", v);
     else
       g_snprintf(val, sizeof val, "%.0f", v);
-    if (e->repeat > 1 && !isnan(rsd))
+    if (e->repeat > 1 && !isnan(rsd) && !oom)
       g_snprintf(noise, sizeof noise, "( +- %5.2f%% )", rsd * 100.0);
     else
       noise[0] = '\0';
@@ -324,7 +326,10 @@ static gboolean write_plot(const Sweep *sw, JsonNode *const *res, GError **error
     double rsd = member_double(o, "stddev", e->metric);
     g_autofree char *label = g_strdelimit(g_strdup(c->label), "\"", '\'');
     g_autofree char *x = numeric ? g_strdup(c->vary_values[0]) : g_strdup_printf("%u", k);
-    g_string_append_printf(dat, "%s \"%s\" %.17g %.17g\n", x, label, v, isnan(rsd) ? 0.0 : fabs(v * rsd));
+    if (result_oom(res[k])) /* gnuplot leaves out a point whose value is NaN */
+      g_string_append_printf(dat, "%s \"%s\" NaN NaN\n", x, label);
+    else
+      g_string_append_printf(dat, "%s \"%s\" %.17g %.17g\n", x, label, v, isnan(rsd) ? 0.0 : fabs(v * rsd));
   }
   g_autofree char *dat_path = g_build_filename(sw->dir, "plot.dat", NULL);
   gboolean ok = g_file_set_contents(dat_path, dat->str, (gssize)dat->len, error);

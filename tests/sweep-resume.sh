@@ -78,6 +78,9 @@ tail -n 1 "$tmp/oom.err" | grep -q '^mmusim: sweep: 1 of 2 configurations ran ou
 head -n 1 "$tmp/oom/results.csv" | grep -q '^id,label,machine.mem_per_node,oom,accesses,' || { echo "FAIL: results.csv has no oom column"; exit 1; }
 grep -q '^[0-9a-f]*,machine.mem_per_node=256M,256M,1,,,' "$tmp/oom/results.csv" || { echo "FAIL: the out-of-memory row is not marked, or has counters"; exit 1; }
 grep -q '^[0-9a-f]*,machine.mem_per_node=2G,2G,0,10000,' "$tmp/oom/results.csv" || { echo "FAIL: the complete row lost its counters"; exit 1; }
+grep -q '^  machine.mem_per_node=256M  *-  .*(out of memory)$' "$tmp/oom.txt" || { echo "FAIL: the table shows a value for the out-of-memory row"; exit 1; }
+"$MMUSIM" sweep "$oom" --collect "$tmp/oom" --plot > /dev/null 2>&1 || true # exits 1, as checked below
+grep -q '^0 "machine.mem_per_node=256M" NaN NaN$' "$tmp/oom/plot.dat" || { echo "FAIL: plot.dat has a value for the out-of-memory row"; exit 1; }
 cp "$tmp/oom/results.csv" "$tmp/oom.csv"
 st=0
 "$MMUSIM" sweep "$oom" --collect "$tmp/oom" > "$tmp/oom-collect.txt" 2>/dev/null || st=$?
