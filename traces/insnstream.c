@@ -55,8 +55,9 @@ static void emit(InsnStream *s, TraceBatch *b, AccessKind kind, uint64_t addr, u
   r->pid = r->tid = 1;
   r->addr = addr;
   r->size = size;
-  if (s->pending) {
-    uint64_t gap = s->pending - 1;
+  uint64_t n = insn_count_access(&s->c);
+  if (n) {
+    uint64_t gap = n - 1;
     if (gap > UINT32_MAX) { /* a gap that does not fit goes ahead as compute */
       b->rec[b->n - 1] = (TraceRecord){ .type = REC_COMPUTE, .pid = 1, .tid = 1, .len = gap - UINT32_MAX };
       r = &b->rec[b->n++];
@@ -64,24 +65,14 @@ static void emit(InsnStream *s, TraceBatch *b, AccessKind kind, uint64_t addr, u
       gap = UINT32_MAX;
     }
     r->gap = (uint32_t)gap;
-    s->pending = 0;
-  } else {
-    s->debt++;
   }
 }
 
 void insn_stream_instruction(InsnStream *s, TraceBatch *b, uint64_t ip, uint32_t size)
 {
   s->instructions++;
-  if (s->debt)
-    s->debt--;
-  else
-    s->pending++;
-  uint64_t block = ip / INSN_STREAM_BLOCK_BYTES + 1;
-  if (block != s->last_block) {
-    s->last_block = block;
+  if (insn_count_instruction(&s->c, ip))
     emit(s, b, ACC_IFETCH, ip, size);
-  }
 }
 
 void insn_stream_access(InsnStream *s, TraceBatch *b, AccessKind kind, uint64_t addr, uint32_t size)
@@ -91,9 +82,9 @@ void insn_stream_access(InsnStream *s, TraceBatch *b, AccessKind kind, uint64_t 
 
 void insn_stream_finish(InsnStream *s, TraceBatch *b)
 {
-  if (!s->pending)
+  if (!s->c.pending)
     return;
   TraceRecord *r = &b->rec[b->n++];
-  *r = (TraceRecord){ .type = REC_COMPUTE, .pid = 1, .tid = 1, .len = s->pending };
-  s->pending = 0;
+  *r = (TraceRecord){ .type = REC_COMPUTE, .pid = 1, .tid = 1, .len = s->c.pending };
+  s->c.pending = 0;
 }

@@ -30,10 +30,49 @@
 /* Records one call can add to a batch, at most. */
 #define INSN_STREAM_MAX_RECORDS 3
 
+/* Rules 1 and 2's count of instructions and accesses: the reader's, and
+ * the writer's model of the reader (insnwriter.c). */
 typedef struct {
   uint64_t pending;      /* instructions no access stands for yet */
   uint64_t debt;         /* accesses beyond one per instruction, to pay back */
   uint64_t last_block;   /* block of the previous instruction + 1 (0: none) */
+} InsnCount;
+
+/* Rule 1's block of an instruction at ip, + 1 (never 0). */
+static inline uint64_t insn_count_block(uint64_t ip)
+{
+  return ip / INSN_STREAM_BLOCK_BYTES + 1;
+}
+
+/* An instruction at ip: TRUE when it is fetched (its block differs from
+ * the previous instruction's). */
+static inline gboolean insn_count_instruction(InsnCount *c, uint64_t ip)
+{
+  if (c->debt)
+    c->debt--;
+  else
+    c->pending++;
+  uint64_t block = insn_count_block(ip);
+  if (block == c->last_block)
+    return FALSE;
+  c->last_block = block;
+  return TRUE;
+}
+
+/* An access (a fetch or a data access): the instructions it stands for,
+ * gap + 1, or 0 when none is pending and it adds to the debt. */
+static inline uint64_t insn_count_access(InsnCount *c)
+{
+  uint64_t n = c->pending;
+  if (n)
+    c->pending = 0;
+  else
+    c->debt++;
+  return n;
+}
+
+typedef struct {
+  InsnCount c;
   uint64_t last_region[2]; /* region + 1 of the last two mapped */
   GHashTable *regions;   /* region + 1 -> present */
   uint64_t instructions; /* seen */

@@ -56,15 +56,6 @@ static uint32_t lackey_size(uint32_t size)
   return size < 1 ? 1 : size > LACKEY_MAX_BYTES ? LACKEY_MAX_BYTES : size;
 }
 
-/* The reader's side of an access (insnstream.c, emit). */
-static void model_access(InsnWriter *w)
-{
-  if (w->pending)
-    w->pending = 0;
-  else
-    w->debt++;
-}
-
 static void champsim_flush(InsnWriter *w, GString *out)
 {
   if (!w->open)
@@ -89,15 +80,8 @@ static void instruction(InsnWriter *w, GString *out, uint64_t ip, uint32_t size)
     w->open = TRUE;
     w->n_loads = w->n_stores = 0;
   }
-  if (w->debt)
-    w->debt--;
-  else
-    w->pending++;
-  uint64_t block = ip / INSN_STREAM_BLOCK_BYTES + 1;
-  if (block != w->last_block) {
-    w->last_block = block;
-    model_access(w);
-  }
+  if (insn_count_instruction(&w->c, ip))
+    insn_count_access(&w->c); /* the reader's fetch */
 }
 
 /* n instructions that make no access, at the last instruction's address,
@@ -124,11 +108,11 @@ static void data_access(InsnWriter *w, GString *out, const TraceRecord *r)
   gboolean load = r->kind != ACC_STORE;
   if (w->format == INSN_WRITER_CHAMPSIM && r->addr == 0) { /* 0 marks an unused operand */
     w->dropped_zero++;
-    fill(w, out, w->debt + r->gap + 1);
+    fill(w, out, w->c.debt + r->gap + 1);
     return;
   }
-  if (!(r->gap == 0 && w->pending == 0)) /* else an extra access of the last instruction */
-    fill(w, out, w->debt + r->gap + 1);
+  if (!(r->gap == 0 && w->c.pending == 0)) /* else an extra access of the last instruction */
+    fill(w, out, w->c.debt + r->gap + 1);
   if (w->format == INSN_WRITER_LACKEY) {
     g_string_append_printf(out, " %c %08" G_GINT64_MODIFIER "x,%u\n", load ? 'L' : 'S', r->addr, lackey_size(r->size));
   } else {
@@ -136,7 +120,7 @@ static void data_access(InsnWriter *w, GString *out, const TraceRecord *r)
       /* Before any instruction this one makes a fetch nobody asked for,
        * which the reader counts as an instruction of its own: written ones
        * later make up for it (surplus). */
-      gboolean fetches = w->ip / INSN_STREAM_BLOCK_BYTES + 1 != w->last_block;
+      gboolean fetches = insn_count_block(w->ip) != w->c.last_block;
       instruction(w, out, w->ip, w->insn_bytes);
       w->surplus += fetches;
     }
@@ -145,19 +129,19 @@ static void data_access(InsnWriter *w, GString *out, const TraceRecord *r)
     else
       w->cur.dst_mem[w->n_stores++] = r->addr;
   }
-  model_access(w);
+  insn_count_access(&w->c);
 }
 
 static void fetch(InsnWriter *w, GString *out, const TraceRecord *r)
 {
   uint32_t size = lackey_size(r->size);
-  if (r->addr / INSN_STREAM_BLOCK_BYTES + 1 == w->last_block) { /* read back, no fetch: an instruction */
-    fill(w, out, w->debt + r->gap);
+  if (insn_count_block(r->addr) == w->c.last_block) { /* read back, no fetch: an instruction */
+    fill(w, out, w->c.debt + r->gap);
     instruction(w, out, r->addr, size);
     return;
   }
-  if (!(r->gap == 0 && w->pending == 0)) /* else the fetch adds to the debt */
-    fill(w, out, w->debt + r->gap);
+  if (!(r->gap == 0 && w->c.pending == 0)) /* else the fetch adds to the debt */
+    fill(w, out, w->c.debt + r->gap);
   instruction(w, out, r->addr, size);
 }
 
@@ -171,7 +155,7 @@ void insn_writer_write(InsnWriter *w, const TraceRecord *r, GString *out)
       data_access(w, out, r);
     break;
   case REC_COMPUTE:
-    fill(w, out, w->debt + r->len);
+    fill(w, out, w->c.debt + r->len);
     break;
   case REC_MMAP:
     if (r->flags & MAP_F_ONDEMAND) /* the reader makes these again */

@@ -17,6 +17,7 @@
 
 #include <glib.h>
 #include "champsim.h"
+#include "insnstream.h"
 #include "record.h"
 
 typedef enum { INSN_WRITER_LACKEY, INSN_WRITER_CHAMPSIM } InsnWriterFormat;
@@ -29,8 +30,7 @@ typedef enum { INSN_WRITER_LACKEY, INSN_WRITER_CHAMPSIM } InsnWriterFormat;
 typedef struct {
   InsnWriterFormat format;
   /* What the reader will have done so far (insnstream.h, InsnStream). */
-  uint64_t pending, debt;
-  uint64_t last_block;    /* + 1; 0: no instruction yet */
+  InsnCount c;
   uint64_t ip;            /* of the last instruction written */
   uint32_t insn_bytes;    /* its size (lackey) */
   /* ChampSim: the instruction being filled, not yet in `out`. */
