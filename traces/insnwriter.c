@@ -28,10 +28,10 @@
 #include "config.h"
 #include "insnwriter.h"
 #include "insnstream.h"
+#include "lackey.h"
 
 #include <string.h>
 
-#define LACKEY_MAX_BYTES 4096 /* lackey.c refuses larger sizes */
 
 void insn_writer_init(InsnWriter *w, InsnWriterFormat format)
 {
@@ -53,7 +53,7 @@ uint64_t insn_writer_dropped_zero(const InsnWriter *w)
 
 static uint32_t lackey_size(uint32_t size)
 {
-  return size < 1 ? 1 : size > LACKEY_MAX_BYTES ? LACKEY_MAX_BYTES : size;
+  return size < 1 ? 1 : size > LACKEY_ACCESS_MAX_BYTES ? LACKEY_ACCESS_MAX_BYTES : size;
 }
 
 static void champsim_flush(InsnWriter *w, GString *out)

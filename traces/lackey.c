@@ -31,7 +31,6 @@
 
 #define LACKEY_BUFFER_BYTES (1u << 20) /* also the longest line */
 #define LACKEY_VA_LIMIT (1ULL << 57)
-#define LACKEY_ACCESS_MAX_BYTES 4096
 
 typedef struct {
   TraceSource base;

@@ -8,6 +8,9 @@
 #include "input.h"
 #include "source.h"
 
+/* The largest access size the reader takes (a line beyond it is an error). */
+#define LACKEY_ACCESS_MAX_BYTES 4096
+
 /* Read from `in` (owned by the source from now on). */
 TraceSource *lackey_source_from_input(TraceInput *in);
 /* An input without one lackey record ends as an empty trace instead of an
