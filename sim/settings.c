@@ -27,11 +27,9 @@ typedef struct {
   int64_t i;   /* INT, SIZE, BOOL, ENUM index */
   double d;    /* every numeric type */
   char *text;  /* normalised text of the value */
-  gboolean set;
   char *origin;  /* where the value came from ("-s", "m.ini [cache] l2_size"); NULL: the default */
-  uint64_t seq;  /* order of setting: the value set last has the highest */
+  uint64_t seq;  /* order of setting, from 1: the value set last has the highest; 0: never set */
 } SettingValue;
-
 
 struct Settings {
   SettingValue v[N_SETTINGS];
@@ -348,7 +346,6 @@ gboolean settings_set(Settings *s, const char *name, const char *value, const ch
   }
   if (!store(&s->v[d->id], d, value, origin, error))
     return FALSE;
-  s->v[d->id].set = TRUE;
   g_free(s->v[d->id].origin);
   s->v[d->id].origin = g_strdup(origin);
   s->v[d->id].seq = ++s->last_seq;
@@ -389,7 +386,7 @@ const char *settings_str(const Settings *s, SettingId id)
 
 gboolean settings_is_set(const Settings *s, SettingId id)
 {
-  return s->v[id].set;
+  return s->v[id].seq != 0;
 }
 
 const char *settings_origin(const Settings *s, SettingId id)
