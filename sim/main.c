@@ -193,10 +193,7 @@ static int cmd_run(int argc, char **argv)
   if (res.skipped_lines)
     fprintf(stderr, "mmusim: %s: skipped %" G_GUINT64_FORMAT " lines that are not lackey records (valgrind's own messages)\n",
             res.workload, res.skipped_lines);
-  if (res.warmup_unfinished)
-    fprintf(stderr, "mmusim: warning: %s: --warmup %" G_GUINT64_FORMAT " is more than the %" G_GUINT64_FORMAT
-                    " accesses of the counted region, so nothing was counted; give a smaller --warmup\n",
-            res.workload, o.warmup, res.warmup_seen);
+  run_outcome_warn_warmup(&res, res.workload, "--warmup", o.warmup);
   if (res.oom) {
     fprintf(stderr, "mmusim: simulated machine ran out of memory after %" G_GUINT64_FORMAT
                     " records; give it more (-s machine.mem_per_node=...)\n", res.oom_records);

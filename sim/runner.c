@@ -133,3 +133,12 @@ void run_outcome_clear(RunOutcome *out)
   g_free(out->per_run);
   memset(out, 0, sizeof *out);
 }
+
+void run_outcome_warn_warmup(const RunOutcome *out, const char *who, const char *option, uint64_t warmup)
+{
+  if (!out->warmup_unfinished)
+    return;
+  fprintf(stderr, "mmusim: warning: %s: %s %" G_GUINT64_FORMAT " is more than the %" G_GUINT64_FORMAT
+                  " accesses of the counted region, so nothing was counted; give a smaller %s\n",
+          who, option, warmup, out->warmup_seen, option);
+}

@@ -85,4 +85,10 @@ void runner_report(const RunOutcome *out, uint64_t peak_rss_bytes, RunReport *r)
 
 void run_outcome_clear(RunOutcome *out);
 
+/* The warning of an outcome whose warmup outlasted its counted region, on
+ * stderr: `who` names the run ("sort.mtr", "sweep: stlb=64"), `option` the
+ * knob the user gave (--warmup, the experiment's warmup key).  Nothing when
+ * the warmup finished. */
+void run_outcome_warn_warmup(const RunOutcome *out, const char *who, const char *option, uint64_t warmup);
+
 #endif

@@ -42,6 +42,7 @@
 #include <json-glib/json-glib.h>
 #include "experiment.h"
 #include "report.h"
+#include "runner.h"
 #include "shared_source.h"
 
 typedef struct {
@@ -156,10 +157,10 @@ static void run_one(gpointer data, gpointer user)
   } else {
     fprintf(stderr, "mmusim: sweep [%u/%u] %s: %.2f s%s\n", sw->done, sw->total, c->label, out.host_seconds,
             out.oom ? " (simulated machine out of memory)" : "");
-    if (out.warmup_unfinished)
-      fprintf(stderr, "mmusim: warning: sweep: %s: warmup %" G_GUINT64_FORMAT " is more than the %" G_GUINT64_FORMAT
-                      " accesses of the counted region, so nothing was counted; give a smaller warmup\n",
-              c->label, spec.warmup, out.warmup_seen);
+    if (out.warmup_unfinished) {
+      g_autofree char *who = g_strconcat("sweep: ", c->label, NULL);
+      run_outcome_warn_warmup(&out, who, "warmup", spec.warmup);
+    }
   }
   g_mutex_unlock(&sw->lock);
   g_clear_error(&err);

@@ -357,8 +357,14 @@ static Ppc64Shared *shared_new(const Settings *s, PhysMem *pm, unsigned base_shi
   uint64_t want = (uint64_t)settings_int(s, SET_PPC64_HPT_SIZE);
   unsigned shift = want ? 63 - (unsigned)__builtin_clzll(want) : ppc64_htab_shift_for_mem(ram, base_shift);
   Ppc64Hpt *hpt = ppc64_hpt_new(pm, 0, shift, error);
-  if (!hpt)
+  if (!hpt) {
+    /* Name where the size came from: the setting, or the memory it was
+     * derived from (ppc64_htab_shift_for_mem). */
+    g_autofree char *size_where = settings_blame(s, SET_PPC64_HPT_SIZE);
+    g_autofree char *mem_where = settings_blame(s, SET_MACHINE_MEM_PER_NODE);
+    g_prefix_error(error, "%s, %s: ", size_where, mem_where);
     return NULL;
+  }
   Ppc64Shared *sh = g_new0(Ppc64Shared, 1);
   sh->refs = 1;
   sh->hpt = hpt;

@@ -126,6 +126,22 @@ START_TEST(test_geometry_errors_name_settings)
 }
 END_TEST
 
+/* A hashed page table that does not fit names its size's setting and the
+ * memory per node, with their origins. */
+START_TEST(test_hpt_error_names_settings)
+{
+  g_autoptr(Settings) s = settings_new();
+  ck_assert(machine_load_preset(s, "power7", NULL));
+  ck_assert(settings_set(s, "ppc64.hpt_size", "64G", "-s", NULL));
+  g_autoptr(GError) err = NULL;
+  ck_assert_ptr_null(machine_new("power7", s, NULL, &err));
+  ck_assert_str_eq(err->message,
+                   "ppc64.hpt_size = 64G (from -s), machine.mem_per_node = 32G (from preset power7 [machine] "
+                   "mem_per_node): the hashed page table (64G) does not fit, aligned, in the free memory of "
+                   "node 0: lower ppc64.hpt_size or raise machine.mem_per_node");
+}
+END_TEST
+
 /* The background pages of mem.fragmentation come after every boot
  * allocation: ppc64's hashed page table, which needs a large aligned block,
  * still fits on a fully fragmented machine. */
@@ -534,6 +550,7 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_ini_file_inherit_and_errors);
   tcase_add_test(tc, test_ini_file_syntax_errors);
   tcase_add_test(tc, test_geometry_errors_name_settings);
+  tcase_add_test(tc, test_hpt_error_names_settings);
   tcase_add_test(tc, test_fragmentation_after_boot);
   tcase_add_test(tc, test_impossible_machines);
   tcase_add_test(tc, test_threads_and_shootdown);
