@@ -113,7 +113,7 @@ struct Tlb {
   void *repl_state;       /* a policy of hooks' own (state_new) */
   uint64_t *tags;     /* sets * ways */
   /* Replacement stamps, tick << way_bits | w: the tick of the last use (LRU)
-   * or of the insertion (FIFO), 0 while invalid, above the way's own index
+   * or of the insertion (FIFO, random, a policy of hooks), 0 while invalid, above the way's own index
    * in its set (fixed).  Ticks are unique, so the lowest stamp of a set is
    * its first invalid way, else its oldest, and names that way in its low
    * bits: a search keeps one running minimum and no index beside it. */
