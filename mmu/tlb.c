@@ -1,10 +1,19 @@
 /*
- * tlb.c - set-associative TLB arrays with LRU, FIFO or random replacement.
+ * tlb.c - set-associative TLB arrays, the replacement registry and its
+ * three built-in policies: LRU, FIFO and random.
  *
  * Models: tags, sets, ways, replacement, invalidation by page, by ASID and
- * whole.  Leaves out: hardware's tree-PLRU approximation (true LRU instead),
- * global pages (Linux user mappings are non-global), and the way real arrays
- * hash high VPN bits into the set index.  Source: Intel SDM vol. 3A 4.10.
+ * whole.  Leaves out: global pages (Linux user mappings are non-global) and
+ * the way real arrays hash high VPN bits into the set index.  Source: Intel
+ * SDM vol. 3A 4.10.
+ *
+ * Replacement is a row of the registry below (struct TlbReplPolicy in
+ * tlb.h), named by tlb.replacement.  lru (true LRU, the default), fifo and
+ * random are served by the stamps, inline: the probe's pass over a set
+ * finds the refill's way in the same pass.  Hardware approximates LRU with
+ * a tree of bits: that is the plru row, a policy of hooks in tlb_plru.c.
+ * To add a policy: a file with its hooks and a row in tlb_repl_registry[]
+ * (doc/ARCHITECTURE.md, "add a TLB replacement policy").
  */
 #include "config.h"
 #include "tlb.h"
@@ -13,19 +22,68 @@
 #include <stdlib.h>
 #include <string.h>
 
-int tlb_repl_from_name(const char *name)
+/* ---- the registry --------------------------------------------------------- */
+
+const TlbReplPolicy tlb_repl_lru = {
+  .name = "lru",
+  .help = "true LRU: a full set evicts the way used longest ago",
+  .source = "the usual textbook model; hardware approximates it (plru)",
+  .builtin = TLB_BUILTIN_LRU,
+};
+
+const TlbReplPolicy tlb_repl_fifo = {
+  .name = "fifo",
+  .help = "a full set evicts the way filled longest ago; hits do not count",
+  .source = "round-robin replacement, as the POWER SLB's (mmu-facts 2)",
+  .builtin = TLB_BUILTIN_FIFO,
+};
+
+const TlbReplPolicy tlb_repl_random = {
+  .name = "random",
+  .help = "a full set evicts a way drawn by xorshift64 with a fixed seed",
+  .source = "Marsaglia, \"Xorshift RNGs\", J. Stat. Software 8(14), 2003",
+  .builtin = TLB_BUILTIN_RANDOM,
+};
+
+/* In the order of tlb.replacement's choices in settings.def. */
+static const TlbReplPolicy *const tlb_repl_registry[] = {
+  &tlb_repl_lru,
+  &tlb_repl_fifo,
+  &tlb_repl_random,
+  &tlb_repl_plru,
+};
+
+const TlbReplPolicy *const *tlb_repl_policies(unsigned *n)
 {
-  if (g_ascii_strcasecmp(name, "lru") == 0)
-    return TLB_REPL_LRU;
-  if (g_ascii_strcasecmp(name, "fifo") == 0)
-    return TLB_REPL_FIFO;
-  if (g_ascii_strcasecmp(name, "random") == 0)
-    return TLB_REPL_RANDOM;
-  return -1;
+  *n = G_N_ELEMENTS(tlb_repl_registry);
+  return tlb_repl_registry;
 }
 
-Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, TlbRepl repl, GError **error)
+const TlbReplPolicy *tlb_repl_lookup(const char *name)
 {
+  for (size_t i = 0; i < G_N_ELEMENTS(tlb_repl_registry); i++)
+    if (g_ascii_strcasecmp(name, tlb_repl_registry[i]->name) == 0)
+      return tlb_repl_registry[i];
+  return NULL;
+}
+
+const TlbReplPolicy *tlb_repl_from_settings(const Settings *s, GError **error)
+{
+  const char *name = settings_str(s, SET_TLB_REPLACEMENT);
+  const TlbReplPolicy *p = tlb_repl_lookup(name);
+  if (!p)
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s: no TLB replacement policy is registered as \"%s\" (mmu/tlb.c)",
+                settings_def(SET_TLB_REPLACEMENT)->name, name);
+  return p;
+}
+
+/* ---- arrays --------------------------------------------------------------- */
+
+Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, const TlbReplPolicy *repl, GError **error)
+{
+  g_return_val_if_fail(repl != NULL, NULL);
+  g_return_val_if_fail(repl->builtin != TLB_BUILTIN_NONE || (repl->hit && repl->fill && repl->victim), NULL);
   if (entries == 0 || ways == 0 || entries % ways) {
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
                 "%s: %u entries cannot be split into sets of %u ways; entries must be a nonzero multiple of ways",
@@ -39,6 +97,10 @@ Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, TlbRepl repl, GE
   t->sets_pow2 = (t->sets & (t->sets - 1)) == 0;
   t->set_mask = t->sets - 1;
   t->repl = repl;
+  t->stamp_on_hit = repl->builtin == TLB_BUILTIN_LRU;
+  t->hooked = repl->builtin == TLB_BUILTIN_NONE;
+  t->drawn_victim = t->hooked || repl->builtin == TLB_BUILTIN_RANDOM;
+  t->probe_ways = t->hooked ? 0 : ways;
   t->way_bits = ways > 1 ? 64 - (unsigned)__builtin_clzll(ways - 1ULL) : 0;
   t->way_mask = (1ULL << t->way_bits) - 1;
   t->tick_step = 1ULL << t->way_bits;
@@ -62,6 +124,8 @@ Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, TlbRepl repl, GE
     t->ix.newest = g_new0(uint16_t, t->sets);
     t->ix.n_valid = g_new0(uint32_t, t->sets);
   }
+  if (repl->state_new)
+    t->repl_state = repl->state_new(t);
   return t;
 }
 
@@ -76,7 +140,8 @@ static void ix_free(struct TlbIndex *x)
   g_free(x->n_valid);
 }
 
-Tlb *tlb_new_from_settings(const Settings *s, SettingId entries_id, SettingId ways_id, TlbRepl repl, GError **error)
+Tlb *tlb_new_from_settings(const Settings *s, SettingId entries_id, SettingId ways_id, const TlbReplPolicy *repl,
+                           GError **error)
 {
   unsigned entries = (unsigned)settings_int(s, entries_id);
   unsigned ways = (unsigned)settings_int(s, ways_id);
@@ -105,6 +170,8 @@ void tlb_free(Tlb *t)
 {
   if (!t)
     return;
+  if (t->repl->state_free)
+    t->repl->state_free(t->repl_state);
   g_free(t->name);
   g_free(t->tags);
   g_free(t->stamp);
@@ -302,6 +369,25 @@ static G_NO_INLINE TlbPayload *probe_set_loop(Tlb *t, uint64_t key, unsigned bas
   return tlb_probe_set(t, key, base, t->ways);
 }
 
+/* The probe of an array with a policy of hooks: the key's way, through
+ * the host index when the array has one, and the hit hook.  It leaves no
+ * hint, so that every refill goes through insert_search and its fill hook. */
+static G_NO_INLINE TlbPayload *probe_hooked(Tlb *t, uint64_t key, unsigned base)
+{
+  int s = -1;
+  if (t->ix.head) {
+    s = ix_find(t, key);
+  } else {
+    for (unsigned w = 0; w < t->ways && s < 0; w++)
+      if (t->tags[base + w] == key)
+        s = (int)(base + w);
+  }
+  if (s < 0)
+    return NULL;
+  t->repl->hit(t, base / t->ways, (unsigned)s - base);
+  return &t->pay[s];
+}
+
 /* The indexed probe saves no registers, for its miss (the usual case of
  * an array that mostly misses: the POWER presets' 64-way ERAT under random
  * accesses) nor its hit: the renumbering, the pass over a set with an
@@ -309,12 +395,14 @@ static G_NO_INLINE TlbPayload *probe_set_loop(Tlb *t, uint64_t key, unsigned bas
  * of their own. */
 TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base)
 {
+  if (G_UNLIKELY(t->hooked))
+    return probe_hooked(t, key, base);
   if (!t->ix.head)
     return probe_set_loop(t, key, base);
   unsigned b = ix_bucket(t, key);
   int s = ix_find_in(t, b, key);
   if (s >= 0) {
-    if (t->repl != TLB_REPL_LRU)
+    if (!t->stamp_on_hit)
       return &t->pay[s];
     if (G_UNLIKELY(t->tick >= t->tick_last))
       return ix_hit_renumber(t, key, (unsigned)s, base);
@@ -340,7 +428,9 @@ const TlbPayload *tlb_peek(const Tlb *t, uint64_t key)
 }
 
 /* The way to refill: the key's own way if present, else the first invalid
- * way, else the policy's victim.  One pass over the set.
+ * way, else the policy's victim (the lowest stamp for lru and fifo, a draw
+ * for random, the victim hook for a policy of hooks).  One pass over the
+ * set.
  *
  * An invalid way has tick 0 (every invalidation clears it) and a valid one
  * a tick of at least 1 (the tick is incremented before use), so "the first
@@ -392,8 +482,13 @@ static unsigned pick_way(Tlb *t, unsigned base, uint64_t key)
       break;
     }
   }
-  if (tlb_stamp_invalid(t, lowest) || t->repl != TLB_REPL_RANDOM)
+  if (tlb_stamp_invalid(t, lowest) || !t->drawn_victim)
     return (unsigned)(lowest & t->way_mask);
+  if (t->hooked) {
+    unsigned w = t->repl->victim(t, base / t->ways);
+    g_assert(w < t->ways);
+    return w;
+  }
   /* xorshift64: deterministic for a given sequence of insertions */
   t->rng ^= t->rng << 13;
   t->rng ^= t->rng >> 7;
@@ -440,10 +535,12 @@ static G_NO_INLINE void insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_
   if (t->tick >= t->tick_last)
     tlb_renumber(t);
   unsigned base = tlb_set_of(t, key) * t->ways;
-  unsigned i = base + pick_way(t, base, key);
+  unsigned w = pick_way(t, base, key), i = base + w;
   if (t->ix.head) /* before the tag changes: the index drops the old key */
     ix_fill(t, i, key);
   tlb_fill_slot(t, i, key, tlb_key_size(key), pfn, flags, size);
+  if (G_UNLIKELY(t->hooked))
+    t->repl->fill(t, base / t->ways, w);
 }
 
 void tlb_insert_search(Tlb *t, uint64_t key, uint64_t pfn, uint8_t flags, uint8_t size)
@@ -472,6 +569,8 @@ gboolean tlb_invalidate(Tlb *t, uint64_t key)
     t->tags[s] = 0;
     t->stamp[s] = (unsigned)s - base;
     t->hint_key = 0;
+    if (t->hooked && t->repl->invalidate)
+      t->repl->invalidate(t, base / t->ways, (unsigned)s - base);
     return TRUE;
   }
   for (unsigned w = 0; w < t->ways; w++) {
@@ -479,6 +578,8 @@ gboolean tlb_invalidate(Tlb *t, uint64_t key)
       t->tags[base + w] = 0;
       t->stamp[base + w] = w; /* tick 0: pick_way takes invalid ways first */
       t->hint_key = 0;
+      if (t->hooked && t->repl->invalidate)
+        t->repl->invalidate(t, base / t->ways, w);
       return TRUE;
     }
   }
@@ -495,6 +596,8 @@ void tlb_flush_asid(Tlb *t, unsigned asid)
         ix_invalidate(t, i, t->tags[i]);
       t->tags[i] = 0;
       t->stamp[i] &= t->way_mask;
+      if (t->hooked && t->repl->invalidate)
+        t->repl->invalidate(t, i / t->ways, i % t->ways);
     }
 }
 
@@ -507,6 +610,8 @@ void tlb_flush_all(Tlb *t)
   t->size_mask = 0;
   if (t->ix.head)
     ix_clear(t);
+  if (t->hooked && t->repl->flush)
+    t->repl->flush(t);
 }
 
 unsigned tlb_entries(const Tlb *t)

@@ -11,8 +11,13 @@
  * (PCID) in bits 48..62; bit 63 marks a valid entry.  The set index is the
  * VPN modulo the number of sets, as hardware indexes by low VPN bits.
  *
- * Replacement is a policy chosen by name (tlb.replacement): lru, fifo, random.
- * The lookup is inline: it is on the path of every access.
+ * Replacement is a policy chosen by name (tlb.replacement), a row of the
+ * registry in tlb.c (struct TlbReplPolicy below).  The built-ins lru, fifo
+ * and random are the stamp machinery of this header and tlb.c, inline and
+ * without a call per access; any other policy is a table of hooks in a file
+ * of its own (mmu/tlb_plru.c, tree pseudo-LRU, is the example), called from
+ * the out-of-line probe and refill.  The lookup is inline: it is on the
+ * path of every access.
  */
 #ifndef MMUSIM_TLB_H
 #define MMUSIM_TLB_H
@@ -31,7 +36,57 @@
 /* Entry flags. */
 enum { TLBF_W = 1, TLBF_D = 2, TLBF_X = 4, TLBF_U = 8 };
 
-typedef enum { TLB_REPL_LRU, TLB_REPL_FIFO, TLB_REPL_RANDOM } TlbRepl;
+typedef struct Tlb Tlb;
+
+/* Which stamp rule of tlb.c serves a policy inline, or none (hooks). */
+typedef enum {
+  TLB_BUILTIN_NONE,   /* a policy of hooks */
+  TLB_BUILTIN_LRU,    /* a hit restamps; a full set evicts its lowest stamp */
+  TLB_BUILTIN_FIFO,   /* only a fill stamps; a full set evicts its lowest stamp */
+  TLB_BUILTIN_RANDOM, /* only a fill stamps; a full set evicts a way drawn by xorshift64 */
+} TlbBuiltin;
+
+/* A TLB replacement policy: one row of the registry (tlb_repl_lookup).
+ *
+ * Every policy shares the rules around it (tlb.c): a refill of a key
+ * already present rewrites its own way, else takes the set's first invalid
+ * way (lowest index), and only a full set asks the policy for a victim.
+ * The stamps go on underneath a policy of hooks as they do for fifo (a
+ * fill stamps, a hit does not): they mark the invalid ways and keep the
+ * host index; the hooks hold the policy's own state.
+ *
+ * Hooks get the set index (0 .. sets - 1) and the way in it (0 .. ways - 1).
+ * They run on the slow path (tlb_probe_any, tlb_insert_search): an array
+ * with a policy of hooks never takes the inline probe's pass nor its hint.
+ * A policy's state must not change except through its hooks, so that a
+ * run stays deterministic. */
+typedef struct TlbReplPolicy {
+  const char *name;   /* the choice of tlb.replacement (settings.def) */
+  const char *help;   /* one line: what a full set evicts */
+  const char *source; /* where the rule comes from */
+  TlbBuiltin builtin; /* lru, fifo, random: the hooks below are NULL */
+  /* The array's state, made by tlb_new (t's geometry is set, t->repl_state
+   * still NULL) and freed by tlb_free; NULL hooks: no state. */
+  void *(*state_new)(const Tlb *t);
+  void (*state_free)(void *state);
+  /* A probe found its key in `way` (tlb_probe, tlb_lookup; not tlb_peek). */
+  void (*hit)(Tlb *t, unsigned set, unsigned way);
+  /* An entry was written into `way`: the refill of an invalid way, of the
+   * victim, or the refresh of the key's own way. */
+  void (*fill)(Tlb *t, unsigned set, unsigned way);
+  /* Every way of `set` is valid and a new key needs one: the way to evict,
+   * below t->ways. */
+  unsigned (*victim)(Tlb *t, unsigned set);
+  /* `way` became invalid (tlb_invalidate, tlb_flush_asid); NULL: nothing to
+   * do, since the way is refilled before the policy is asked again. */
+  void (*invalidate)(Tlb *t, unsigned set, unsigned way);
+  /* Every way became invalid (tlb_flush_all); NULL: nothing to do. */
+  void (*flush)(Tlb *t);
+} TlbReplPolicy;
+
+/* The rows of the registry (tlb.c). */
+extern const TlbReplPolicy tlb_repl_lru, tlb_repl_fifo, tlb_repl_random;
+extern const TlbReplPolicy tlb_repl_plru; /* mmu/tlb_plru.c */
 
 typedef struct {
   uint64_t pfn;   /* first 4K frame of the page */
@@ -39,7 +94,7 @@ typedef struct {
   uint8_t size;   /* page-size code of the architecture */
 } TlbPayload;
 
-typedef struct {
+struct Tlb {
   char *name;
   unsigned sets, ways;
   uint64_t set_mask;  /* sets - 1 */
@@ -47,10 +102,18 @@ typedef struct {
   unsigned size_mask; /* bit per page-size code inserted since the last full
                        * flush: a probe for a size never inserted is a miss
                        * without a search (a host shortcut, not a model rule) */
-  TlbRepl repl;
+  const TlbReplPolicy *repl;
+  /* Taken from repl by tlb_new, for the inline paths: */
+  gboolean stamp_on_hit;  /* lru: a hit restamps its way */
+  gboolean drawn_victim;  /* a full set's victim is not its lowest stamp
+                           * (random, hooks): no hint into a full set */
+  gboolean hooked;        /* repl's hooks decide (builtin NONE) */
+  unsigned probe_ways;    /* ways, 0 when hooked: tlb_probe_held's switch,
+                           * which sends 0 out of line */
+  void *repl_state;       /* a policy of hooks' own (state_new) */
   uint64_t *tags;     /* sets * ways */
   /* Replacement stamps, tick << way_bits | w: the tick of the last use (LRU)
-   * or of the insertion (FIFO), 0 while invalid, above the way's own index
+   * or of the insertion (FIFO, random, a policy of hooks), 0 while invalid, above the way's own index
    * in its set (fixed).  Ticks are unique, so the lowest stamp of a set is
    * its first invalid way, else its oldest, and names that way in its low
    * bits: a search keeps one running minimum and no index beside it. */
@@ -85,7 +148,7 @@ typedef struct {
     uint16_t *oldest, *newest; /* by set: the ends of that order (while n_valid > 0) */
     uint32_t *n_valid;         /* by set: valid ways (all valid: no pass for the victim) */
   } ix;
-} Tlb;
+};
 
 /* Arrays with more ways than this get the host index (struct TlbIndex):
  * the unrolled passes of up to 16 ways cost about what the index's upkeep
@@ -136,12 +199,12 @@ static inline TlbPayload *tlb_lookup(Tlb *t, uint64_t key)
   if (!(t->size_mask & (1u << tlb_key_size(key))))
     return NULL;
   unsigned base = tlb_set_of(t, key) * t->ways;
-  if (t->ix.head) /* the indexed probe; its hint is true of any caller */
+  if (t->ix.head || t->hooked) /* the indexed probe and the hooks' (tlb.c) */
     return tlb_probe_any(t, key, base);
   const uint64_t *tag = t->tags + base;
   for (unsigned w = 0; w < t->ways; w++) {
     if (tag[w] == key) {
-      if (t->repl == TLB_REPL_LRU)
+      if (t->stamp_on_hit)
         t->stamp[base + w] = tlb_stamp_next(t, t->stamp[base + w]);
       return &t->pay[base + w];
     }
@@ -163,7 +226,7 @@ static inline __attribute__((always_inline)) TlbPayload *tlb_probe_set(Tlb *t, u
 #pragma GCC unroll 16
   for (unsigned w = 0; w < ways; w++) {
     if (tag[w] == key) {
-      if (t->repl == TLB_REPL_LRU)
+      if (t->stamp_on_hit)
         stamp[w] = tlb_stamp_next(t, stamp[w]);
       return &t->pay[base + w];
     }
@@ -177,7 +240,8 @@ static inline __attribute__((always_inline)) TlbPayload *tlb_probe_set(Tlb *t, u
 }
 
 /* tlb_probe_set for any number of ways, out of line (tlb.c), through the
- * host index when the array has one. */
+ * host index when the array has one; the probe of an array with a policy
+ * of hooks, which leaves no hint. */
 TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base);
 
 /* tlb_lookup that, on a miss, also finds the way a refill of `key` would
@@ -192,7 +256,7 @@ TlbPayload *tlb_probe_any(Tlb *t, uint64_t key, unsigned base);
 static inline __attribute__((always_inline)) TlbPayload *tlb_probe_held(Tlb *t, uint64_t key)
 {
   unsigned base = tlb_set_of(t, key) * t->ways;
-  switch (t->ways) {
+  switch (t->probe_ways) {
   case 4:
     return tlb_probe_set(t, key, base, 4);
   case 8:
@@ -239,11 +303,12 @@ static inline gboolean tlb_stamp_invalid(const Tlb *t, uint64_t stamp)
 /* The probe's hint for `key` names the way a refill takes now: nothing
  * changed the array since (hint_tick == due: the tick, marked for an
  * indexed array), one more tick fits before tlb_renumber, and random
- * replacement need not draw (the set had an invalid way). */
+ * replacement need not draw (the set had an invalid way).  An array with a
+ * policy of hooks has no hints (its probe leaves none). */
 static inline gboolean tlb_hint_serves(const Tlb *t, uint64_t key, uint64_t due)
 {
   return t->hint_key == key && t->hint_tick == due && t->tick < t->tick_last &&
-         (t->repl != TLB_REPL_RANDOM || tlb_stamp_invalid(t, t->hint_lowest));
+         (!t->drawn_victim || tlb_stamp_invalid(t, t->hint_lowest));
 }
 
 /* Insert (or refresh) an entry; evicts per the policy when the set is full.
@@ -271,11 +336,12 @@ static inline void tlb_insert_base(Tlb *t, uint64_t key, uint64_t pfn, uint8_t f
     tlb_insert_search(t, key, pfn, flags, 0);
 }
 
-Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, TlbRepl repl, GError **error);
+Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, const TlbReplPolicy *repl, GError **error);
 /* The array that the settings entries_id (tlb.X_entries) and ways_id give,
  * named tlb.X.  A bad split is reported by both settings and where their
  * values came from. */
-Tlb *tlb_new_from_settings(const Settings *s, SettingId entries_id, SettingId ways_id, TlbRepl repl, GError **error);
+Tlb *tlb_new_from_settings(const Settings *s, SettingId entries_id, SettingId ways_id, const TlbReplPolicy *repl,
+                           GError **error);
 void tlb_free(Tlb *t);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Tlb, tlb_free)
 
@@ -287,7 +353,13 @@ void tlb_flush_asid(Tlb *t, unsigned asid);
 void tlb_flush_all(Tlb *t);
 unsigned tlb_entries(const Tlb *t);
 unsigned tlb_valid_entries(const Tlb *t);
-/* Replacement policy by name ("lru", "fifo", "random"); -1 if unknown. */
-int tlb_repl_from_name(const char *name);
+/* The registry's row named `name` (case blind: "lru", "LRU"); NULL if
+ * there is none. */
+const TlbReplPolicy *tlb_repl_lookup(const char *name);
+/* The rows, in the order of tlb.replacement's choices; *n gets their count. */
+const TlbReplPolicy *const *tlb_repl_policies(unsigned *n);
+/* The row tlb.replacement names; an error names the setting when the
+ * registry has no such row. */
+const TlbReplPolicy *tlb_repl_from_settings(const Settings *s, GError **error);
 
 #endif

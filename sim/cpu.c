@@ -75,7 +75,9 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
   /* L1 TLB arrays.  Each page size lives in its own array, or, with
    * tlb.l1_mixed, in the 4K array; a size without an array is held as
    * fragments of the largest smaller size that has one. */
-  TlbRepl repl = (TlbRepl)settings_int(s, SET_TLB_REPLACEMENT);
+  const TlbReplPolicy *repl = tlb_repl_from_settings(s, error);
+  if (!repl)
+    goto fail;
   static const SettingId d_ent[] = { SET_TLB_L1D_4K_ENTRIES, SET_TLB_L1D_2M_ENTRIES, SET_TLB_L1D_1G_ENTRIES };
   static const SettingId d_way[] = { SET_TLB_L1D_4K_WAYS, SET_TLB_L1D_2M_WAYS, SET_TLB_L1D_1G_WAYS };
   static const SettingId i_ent[] = { SET_TLB_L1I_4K_ENTRIES, SET_TLB_L1I_2M_ENTRIES, 0 };

@@ -439,8 +439,8 @@ static void *ppc64_cpu_new(const Settings *s, Cpu *cpu, GError **error)
                  st->seg_1t ? PPC64_SEG_1T : PPC64_SEG_256M);
   unsigned n = (unsigned)settings_int(s, SET_TLB_STLB_ENTRIES);
   if (n) {
-    st->tlb = tlb_new_from_settings(s, SET_TLB_STLB_ENTRIES, SET_TLB_STLB_WAYS,
-                                    (TlbRepl)settings_int(s, SET_TLB_REPLACEMENT), error);
+    const TlbReplPolicy *repl = tlb_repl_from_settings(s, error);
+    st->tlb = repl ? tlb_new_from_settings(s, SET_TLB_STLB_ENTRIES, SET_TLB_STLB_WAYS, repl, error) : NULL;
     if (!st->tlb)
       goto fail;
   }

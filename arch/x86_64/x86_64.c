@@ -301,7 +301,9 @@ static void x86_cpu_free(void *state)
 static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
 {
   X86State *st = g_new0(X86State, 1);
-  TlbRepl repl = (TlbRepl)settings_int(s, SET_TLB_REPLACEMENT);
+  const TlbReplPolicy *repl = tlb_repl_from_settings(s, error);
+  if (!repl)
+    goto fail;
   st->levels = (unsigned)settings_int(s, SET_X86_PAGING_LEVELS);
   st->user_limit = x86_64_user_limit(st->levels);
   st->stlb_hit_cycles = (uint32_t)settings_int(s, SET_TLB_STLB_HIT_CYCLES);

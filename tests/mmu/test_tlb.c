@@ -77,7 +77,7 @@ static void put_expect(Tlb *t, uint64_t vpn, const uint64_t *want, unsigned n)
   assert_holds(t, before, want, n);
 }
 
-static Tlb *make(unsigned entries, unsigned ways, TlbRepl repl)
+static Tlb *make(unsigned entries, unsigned ways, const TlbReplPolicy *repl)
 {
   GError *err = NULL;
   Tlb *t = tlb_new("test.tlb", entries, ways, repl, &err);
@@ -117,7 +117,7 @@ END_TEST
 
 START_TEST(test_set_index_power_of_two)
 {
-  g_autoptr(Tlb) t = make(16, 4, TLB_REPL_LRU); /* 4 sets */
+  g_autoptr(Tlb) t = make(16, 4, &tlb_repl_lru); /* 4 sets */
   ck_assert_uint_eq(t->sets, 4);
   ck_assert_uint_eq(t->set_mask, 3);
   ck_assert(t->sets_pow2);
@@ -133,7 +133,7 @@ END_TEST
  * without a search; inserting that size makes it searchable again. */
 START_TEST(test_size_mask_shortcut)
 {
-  g_autoptr(Tlb) t = make(16, 4, TLB_REPL_LRU);
+  g_autoptr(Tlb) t = make(16, 4, &tlb_repl_lru);
   ck_assert_uint_eq(t->size_mask, 0);
   tlb_insert(t, tlb_key(1, 0, 0x10), 0x99, TLBF_W, 0);
   ck_assert_uint_eq(t->size_mask, 1u << 0);
@@ -155,7 +155,7 @@ END_TEST
 /* One set: the index is always 0, by mask. */
 START_TEST(test_set_index_one_set)
 {
-  g_autoptr(Tlb) t = make(4, 4, TLB_REPL_LRU);
+  g_autoptr(Tlb) t = make(4, 4, &tlb_repl_lru);
   ck_assert_uint_eq(t->sets, 1);
   ck_assert(t->sets_pow2);
   ck_assert_uint_eq(tlb_set_of(t, key0(0x12345)), 0);
@@ -164,7 +164,7 @@ END_TEST
 
 START_TEST(test_set_index_twelve_sets)
 {
-  g_autoptr(Tlb) t = make(48, 4, TLB_REPL_LRU); /* 12 sets, like a 48-entry 4-way array */
+  g_autoptr(Tlb) t = make(48, 4, &tlb_repl_lru); /* 12 sets, like a 48-entry 4-way array */
   ck_assert_uint_eq(t->sets, 12);
   ck_assert(!t->sets_pow2);
   ck_assert_uint_eq(tlb_set_of(t, key0(25)), 1);     /* 25 = 2 * 12 + 1 */
@@ -193,7 +193,7 @@ START_TEST(test_set_index_is_vpn_mod_sets)
    * both must agree with vpn % sets. */
   static const unsigned sets[] = { 1, 2, 3, 4, 6, 12, 16, 64, 96 };
   for (unsigned s = 0; s < G_N_ELEMENTS(sets); s++) {
-    g_autoptr(Tlb) t = make(sets[s] * 2, 2, TLB_REPL_LRU);
+    g_autoptr(Tlb) t = make(sets[s] * 2, 2, &tlb_repl_lru);
     ck_assert_uint_eq(t->sets, sets[s]);
     uint64_t vpn = 0x123456789ULL;
     for (unsigned i = 0; i < 500; i++) {
@@ -210,7 +210,7 @@ END_TEST
 
 START_TEST(test_hit_and_miss)
 {
-  g_autoptr(Tlb) t = make(8, 2, TLB_REPL_LRU);
+  g_autoptr(Tlb) t = make(8, 2, &tlb_repl_lru);
   ck_assert_ptr_null(tlb_lookup(t, key0(A)));
   ck_assert_uint_eq(tlb_valid_entries(t), 0);
   tlb_insert(t, key0(A), 0x4242, TLBF_W | TLBF_D, 1);
@@ -228,7 +228,7 @@ END_TEST
 
 /* Run the sequence "insert A B C D, lookup A, insert E, lookup C, insert F"
  * on one set of four ways and check the set after each insertion. */
-static void run_abcdef(TlbRepl repl, const uint64_t after_e[4], uint64_t gone_e, const uint64_t after_f[4],
+static void run_abcdef(const TlbReplPolicy *repl, const uint64_t after_e[4], uint64_t gone_e, const uint64_t after_f[4],
                        uint64_t gone_f)
 {
   g_autoptr(Tlb) t = make(4, 4, repl);
@@ -253,7 +253,7 @@ static void run_abcdef(TlbRepl repl, const uint64_t after_e[4], uint64_t gone_e,
 START_TEST(test_lru_order)
 {
   static const uint64_t after_e[] = { A, C, D, E }, after_f[] = { A, C, E, F };
-  run_abcdef(TLB_REPL_LRU, after_e, B, after_f, D);
+  run_abcdef(&tlb_repl_lru, after_e, B, after_f, D);
 }
 END_TEST
 
@@ -269,7 +269,7 @@ END_TEST
 START_TEST(test_fifo_differs_from_lru)
 {
   static const uint64_t after_e[] = { B, C, D, E }, after_f[] = { C, D, E, F };
-  run_abcdef(TLB_REPL_FIFO, after_e, A, after_f, B);
+  run_abcdef(&tlb_repl_fifo, after_e, A, after_f, B);
 }
 END_TEST
 
@@ -277,8 +277,8 @@ END_TEST
  * every eviction stays inside the set of the new entry. */
 START_TEST(test_random_deterministic_and_in_set)
 {
-  g_autoptr(Tlb) t1 = make(8, 2, TLB_REPL_RANDOM); /* 4 sets */
-  g_autoptr(Tlb) t2 = make(8, 2, TLB_REPL_RANDOM);
+  g_autoptr(Tlb) t1 = make(8, 2, &tlb_repl_random); /* 4 sets */
+  g_autoptr(Tlb) t2 = make(8, 2, &tlb_repl_random);
   /* Fill sets 0, 1 and 3 with vpns that stay put. */
   static const uint64_t fixed[] = { 0x0, 0x4, 0x1, 0x5, 0x3, 0x7 };
   for (unsigned i = 0; i < G_N_ELEMENTS(fixed); i++)
@@ -311,7 +311,7 @@ END_TEST
  * payload, and under LRU it counts as a use. */
 START_TEST(test_insert_refreshes)
 {
-  g_autoptr(Tlb) t = make(4, 4, TLB_REPL_LRU);
+  g_autoptr(Tlb) t = make(4, 4, &tlb_repl_lru);
   put(t, A), put(t, B), put(t, C), put(t, D);
   tlb_insert(t, key0(A), 0x999, TLBF_W | TLBF_D, 0);
   ck_assert_uint_eq(tlb_valid_entries(t), 4);
@@ -333,7 +333,7 @@ END_TEST
 
 START_TEST(test_pcid_isolation)
 {
-  g_autoptr(Tlb) t = make(16, 4, TLB_REPL_LRU);
+  g_autoptr(Tlb) t = make(16, 4, &tlb_repl_lru);
   tlb_insert(t, tlb_key(1, 0, 0x40), 0x111, 0, 0);
   tlb_insert(t, tlb_key(2, 0, 0x40), 0x222, 0, 0);
   tlb_insert(t, tlb_key(2, 0, 0x41), 0x223, 0, 0);
@@ -365,7 +365,7 @@ END_TEST
 
 START_TEST(test_invalidate)
 {
-  g_autoptr(Tlb) t = make(4, 4, TLB_REPL_LRU);
+  g_autoptr(Tlb) t = make(4, 4, &tlb_repl_lru);
   put(t, A), put(t, B), put(t, C), put(t, D);
   ck_assert(tlb_invalidate(t, key0(C)));
   ck_assert(!tlb_invalidate(t, key0(C)));
@@ -380,7 +380,7 @@ END_TEST
 
 START_TEST(test_flush_all)
 {
-  g_autoptr(Tlb) t = make(48, 4, TLB_REPL_FIFO);
+  g_autoptr(Tlb) t = make(48, 4, &tlb_repl_fifo);
   for (uint64_t v = 0; v < 48; v++)
     tlb_insert(t, tlb_key((unsigned)v % 3, 0, v), v, 0, 0);
   ck_assert_uint_eq(tlb_valid_entries(t), 48);
@@ -398,7 +398,7 @@ END_TEST
 /* A peek is not a use: after peeking at A, A is still the LRU entry. */
 START_TEST(test_peek_keeps_lru)
 {
-  g_autoptr(Tlb) t = make(4, 4, TLB_REPL_LRU);
+  g_autoptr(Tlb) t = make(4, 4, &tlb_repl_lru);
   put(t, A), put(t, B), put(t, C), put(t, D);
   uint64_t stamp_a = t->stamp[0], tick = t->tick;
   const TlbPayload *p = tlb_peek(t, key0(A));
@@ -417,7 +417,7 @@ END_TEST
 static void assert_bad_geometry(unsigned entries, unsigned ways)
 {
   GError *err = NULL;
-  Tlb *t = tlb_new("tlb.stlb", entries, ways, TLB_REPL_LRU, &err);
+  Tlb *t = tlb_new("tlb.stlb", entries, ways, &tlb_repl_lru, &err);
   ck_assert_ptr_null(t);
   ck_assert_ptr_nonnull(err);
   ck_assert(g_error_matches(err, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE));
@@ -426,7 +426,7 @@ static void assert_bad_geometry(unsigned entries, unsigned ways)
   ck_assert_msg(strstr(err->message, num) != NULL, "message does not give the size: %s", err->message);
   g_error_free(err);
   /* Callers that pass no GError get NULL all the same. */
-  ck_assert_ptr_null(tlb_new("tlb.stlb", entries, ways, TLB_REPL_LRU, NULL));
+  ck_assert_ptr_null(tlb_new("tlb.stlb", entries, ways, &tlb_repl_lru, NULL));
 }
 
 START_TEST(test_bad_geometry)
@@ -442,7 +442,7 @@ END_TEST
 START_TEST(test_fully_associative)
 {
   /* One set: every vpn shares it, whatever its low bits. */
-  g_autoptr(Tlb) t = make(8, 8, TLB_REPL_LRU);
+  g_autoptr(Tlb) t = make(8, 8, &tlb_repl_lru);
   ck_assert_uint_eq(t->sets, 1);
   for (uint64_t v = 0; v < 8; v++)
     put(t, v * 1000 + 3);
@@ -452,16 +452,53 @@ START_TEST(test_fully_associative)
 }
 END_TEST
 
-START_TEST(test_repl_from_name)
+START_TEST(test_repl_lookup)
 {
-  ck_assert_int_eq(tlb_repl_from_name("lru"), TLB_REPL_LRU);
-  ck_assert_int_eq(tlb_repl_from_name("fifo"), TLB_REPL_FIFO);
-  ck_assert_int_eq(tlb_repl_from_name("random"), TLB_REPL_RANDOM);
-  ck_assert_int_eq(tlb_repl_from_name("LRU"), TLB_REPL_LRU);
-  ck_assert_int_eq(tlb_repl_from_name("Random"), TLB_REPL_RANDOM);
-  ck_assert_int_eq(tlb_repl_from_name("plru"), -1);
-  ck_assert_int_eq(tlb_repl_from_name("lru "), -1);
-  ck_assert_int_eq(tlb_repl_from_name(""), -1);
+  ck_assert_ptr_eq(tlb_repl_lookup("lru"), &tlb_repl_lru);
+  ck_assert_ptr_eq(tlb_repl_lookup("fifo"), &tlb_repl_fifo);
+  ck_assert_ptr_eq(tlb_repl_lookup("random"), &tlb_repl_random);
+  ck_assert_ptr_eq(tlb_repl_lookup("plru"), &tlb_repl_plru);
+  ck_assert_ptr_eq(tlb_repl_lookup("LRU"), &tlb_repl_lru);
+  ck_assert_ptr_eq(tlb_repl_lookup("Random"), &tlb_repl_random);
+  ck_assert_ptr_eq(tlb_repl_lookup("PLRU"), &tlb_repl_plru);
+  ck_assert_ptr_null(tlb_repl_lookup("lru "));
+  ck_assert_ptr_null(tlb_repl_lookup(""));
+  ck_assert_ptr_null(tlb_repl_lookup("mru"));
+  ck_assert_ptr_null(tlb_repl_lookup("tree-plru"));
+}
+END_TEST
+
+/* The registry and tlb.replacement's choices name the same policies in the
+ * same order; every row has a help line and a source, the built-ins no
+ * hooks and the others the three they cannot do without. */
+START_TEST(test_repl_registry_matches_setting)
+{
+  unsigned n;
+  const TlbReplPolicy *const *rows = tlb_repl_policies(&n);
+  g_auto(GStrv) choices = g_strsplit(settings_def(SET_TLB_REPLACEMENT)->choices, "|", -1);
+  ck_assert_uint_eq(g_strv_length(choices), n);
+  for (unsigned i = 0; i < n; i++) {
+    ck_assert_str_eq(rows[i]->name, choices[i]);
+    ck_assert_ptr_eq(tlb_repl_lookup(choices[i]), rows[i]);
+    ck_assert(rows[i]->help && *rows[i]->help && rows[i]->source && *rows[i]->source);
+    if (rows[i]->builtin != TLB_BUILTIN_NONE)
+      ck_assert(!rows[i]->hit && !rows[i]->fill && !rows[i]->victim && !rows[i]->state_new);
+    else
+      ck_assert(rows[i]->hit && rows[i]->fill && rows[i]->victim);
+  }
+  ck_assert_str_eq(settings_def(SET_TLB_REPLACEMENT)->def, "lru");
+}
+END_TEST
+
+/* tlb_repl_from_settings: the setting's value, whatever its case. */
+START_TEST(test_repl_from_settings)
+{
+  g_autoptr(Settings) s = settings_new();
+  g_autoptr(GError) err = NULL;
+  ck_assert_ptr_eq(tlb_repl_from_settings(s, &err), &tlb_repl_lru);
+  ck_assert(settings_set(s, "tlb.replacement", "plru", "-s", &err));
+  ck_assert_ptr_eq(tlb_repl_from_settings(s, &err), &tlb_repl_plru);
+  ck_assert_no_error(err);
 }
 END_TEST
 
@@ -481,7 +518,7 @@ END_TEST
  * another key, or invalidates, so stale hints must be refused.  After every
  * step both arrays hold the same entries in the same ways with the same
  * stamps, for each policy and a set count that is not a power of two. */
-static void check_probe_refill(TlbRepl repl, unsigned entries, unsigned ways)
+static void check_probe_refill(const TlbReplPolicy *repl, unsigned entries, unsigned ways)
 {
   g_autoptr(Tlb) plain = tlb_new("plain", entries, ways, repl, NULL);
   g_autoptr(Tlb) hinted = tlb_new("hinted", entries, ways, repl, NULL);
@@ -535,7 +572,8 @@ static void check_probe_refill(TlbRepl repl, unsigned entries, unsigned ways)
         plain->size_mask != hinted->size_mask || plain->tick != hinted->tick) {
       g_autofree char *a = draw_tlb(plain);
       g_autofree char *b = draw_tlb(hinted);
-      ck_abort_msg("policy %d, step %d: the arrays differ\nplain refill:\n%sprobe's refill:\n%s", repl, step, a, b);
+      ck_abort_msg("policy %s, step %d: the arrays differ\nplain refill:\n%sprobe's refill:\n%s", repl->name, step, a,
+                   b);
     }
     for (unsigned i = 0; i < n; i++)
       if (plain->tags[i] & TLB_VALID) {
@@ -547,14 +585,200 @@ static void check_probe_refill(TlbRepl repl, unsigned entries, unsigned ways)
 
 START_TEST(test_probe_refill_matches_plain_refill)
 {
-  check_probe_refill(TLB_REPL_LRU, 16, 4);
-  check_probe_refill(TLB_REPL_FIFO, 16, 4);
-  check_probe_refill(TLB_REPL_RANDOM, 16, 4);
-  check_probe_refill(TLB_REPL_LRU, 12, 4); /* 3 sets: index by modulo */
-  check_probe_refill(TLB_REPL_LRU, 12, 12);
-  check_probe_refill(TLB_REPL_LRU, 40, 20); /* the host index */
-  check_probe_refill(TLB_REPL_FIFO, 40, 20);
-  check_probe_refill(TLB_REPL_RANDOM, 40, 20);
+  check_probe_refill(&tlb_repl_lru, 16, 4);
+  check_probe_refill(&tlb_repl_fifo, 16, 4);
+  check_probe_refill(&tlb_repl_random, 16, 4);
+  check_probe_refill(&tlb_repl_lru, 12, 4); /* 3 sets: index by modulo */
+  check_probe_refill(&tlb_repl_lru, 12, 12);
+  check_probe_refill(&tlb_repl_lru, 40, 20); /* the host index */
+  check_probe_refill(&tlb_repl_fifo, 40, 20);
+  check_probe_refill(&tlb_repl_random, 40, 20);
+  check_probe_refill(&tlb_repl_plru, 16, 4); /* no hints: both take the search */
+  check_probe_refill(&tlb_repl_plru, 36, 12);
+  check_probe_refill(&tlb_repl_plru, 40, 20);
+}
+END_TEST
+
+/* ---- tree pseudo-LRU (mmu/tlb_plru.c) --------------------------------------- */
+
+/* Fill a one-set array of `ways` ways with the vpns 0x10 + w (way w, as a
+ * set fills its invalid ways lowest first), hit the ways listed in `hits`,
+ * then insert new vpns 0x100, 0x101, ... and check that the n-th takes way
+ * want[n] (that way's entry is evicted and the others stay). */
+static void plru_run(unsigned ways, const unsigned *hits, unsigned n_hits, const unsigned *want, unsigned n_want)
+{
+  g_autoptr(Tlb) t = make(ways, ways, &tlb_repl_plru);
+  for (unsigned w = 0; w < ways; w++)
+    put(t, 0x10 + w);
+  for (unsigned w = 0; w < ways; w++)
+    ck_assert_uint_eq(t->tags[w], key0(0x10 + w));
+  for (unsigned i = 0; i < n_hits; i++)
+    ck_assert_ptr_nonnull(tlb_probe(t, key0(0x10 + hits[i])));
+  for (unsigned i = 0; i < n_want; i++) {
+    g_autofree char *before = draw_tlb(t);
+    uint64_t old[128];
+    memcpy(old, t->tags, ways * sizeof *old);
+    put(t, 0x100 + i);
+    g_autofree char *after = draw_tlb(t);
+    for (unsigned w = 0; w < ways; w++) {
+      uint64_t expect = w == want[i] ? key0(0x100 + i) : old[w];
+      ck_assert_msg(t->tags[w] == expect, "insert %u of %u ways: way %u should hold %#" G_GINT64_MODIFIER
+                    "x\nbefore:\n%safter:\n%s", i, ways, w, expect, before, after);
+    }
+  }
+}
+
+/* 4 ways: bits 1 (root: ways 0-1 | 2-3), 2 (0 | 1), 3 (2 | 3); 1 points to
+ * the higher half.  Filling ways 0..3 in turn leaves every bit 0 (each
+ * node's last touch came from its higher half).
+ *
+ *   hit 0            1=1 2=1 3=0
+ *   hit 1            1=1 2=0 3=0
+ *   insert: victim   root 1 -> node 3: 0 -> way 2; fill 2: 3=1 1=0
+ *   insert: victim   root 0 -> node 2: 0 -> way 0; fill 0: 2=1 1=1
+ *   insert: victim   root 1 -> node 3: 1 -> way 3; fill 3: 3=0 1=0
+ *   insert: victim   root 0 -> node 2: 1 -> way 1
+ *
+ * True LRU would evict ways 2, 3, 0, 1. */
+START_TEST(test_plru_4way)
+{
+  static const unsigned hits[] = { 0, 1 }, want[] = { 2, 0, 3, 1 };
+  plru_run(4, hits, G_N_ELEMENTS(hits), want, G_N_ELEMENTS(want));
+}
+END_TEST
+
+/* 8 ways: nodes 1 (0-3 | 4-7), 2 (0-1 | 2-3), 3 (4-5 | 6-7), 4..7 the
+ * pairs (0|1) (2|3) (4|5) (6|7).  After the fills every bit is 0.
+ *
+ *   hit 0            4=1 2=1 1=1
+ *   hit 3            5=0 2=0 1=1
+ *   hit 5            6=0 3=1 1=0      now 1=0 2=0 3=1 4=1 5=0 6=0 7=0
+ *   insert: 1=0 -> 2: 0 -> 4: 1 -> way 1; fill 1: 4=0 2=1 1=1
+ *   insert: 1=1 -> 3: 1 -> 7: 0 -> way 6; fill 6: 7=1 3=0 1=0
+ *   insert: 1=0 -> 2: 1 -> 5: 0 -> way 2; fill 2: 5=1 2=0 1=1
+ *   insert: 1=1 -> 3: 0 -> 6: 0 -> way 4; fill 4: 6=1 3=1 1=0
+ *   insert: 1=0 -> 2: 0 -> 4: 0 -> way 0
+ *
+ * True LRU would evict 1, 2, 4, 6, 7: the tree evicts way 0, hit three
+ * uses ago, before way 7, never hit. */
+START_TEST(test_plru_8way)
+{
+  static const unsigned hits[] = { 0, 3, 5 }, want[] = { 1, 6, 2, 4, 0 };
+  plru_run(8, hits, G_N_ELEMENTS(hits), want, G_N_ELEMENTS(want));
+}
+END_TEST
+
+/* 3 ways: the tree of 4 with leaf 3 missing, so node 3 (2 | 3) always
+ * yields way 2.  The fills leave 1=0 2=0 3=1 (way 2's fill pointed node 3
+ * at the missing leaf).
+ *
+ *   hit 0            2=1 1=1
+ *   insert: 1=1 -> 3: 1, but leaf 3 is missing -> way 2; fill 2: 3=1 1=0
+ *   insert: 1=0 -> 2: 1 -> way 1; fill 1: 2=0 1=1
+ *   insert: 1=1 -> 3 -> way 2; fill 2: 1=0
+ *   insert: 1=0 -> 2: 0 -> way 0
+ *
+ * Way 2, alone in its half, is every other victim. */
+START_TEST(test_plru_3way)
+{
+  static const unsigned hits[] = { 0 }, want[] = { 2, 1, 2, 0 };
+  plru_run(3, hits, G_N_ELEMENTS(hits), want, G_N_ELEMENTS(want));
+}
+END_TEST
+
+/* 12 ways (Skylake's STLB): the tree of 16; the root splits the ways 8
+ * (node 2) and 4 (node 3, whose higher half, node 7 over 12-15, holds no
+ * way).  After the fills: 3=1 (way 11's fill pointed it at 12-15), every
+ * other bit 0.
+ *
+ *   insert: 1=0 -> 2: 0 -> 4: 0 -> 8: 0 -> way 0;  fill: 8=1 4=1 2=1 1=1
+ *   insert: 1=1 -> 3: 1, no way there -> 6: 0 -> 12: 0 -> way 8;
+ *           fill: 12=1 6=1 3=1 1=0
+ *   insert: 1=0 -> 2: 1 -> 5: 0 -> 10: 0 -> way 4;  fill: 10=1 5=1 2=0 1=1
+ *   insert: 1=1 -> 3 -> 6: 1 -> 13: 0 -> way 10;    fill: 13=1 6=0 3=1 1=0
+ *   insert: 1=0 -> 2: 0 -> 4: 1 -> 9: 0 -> way 2;   fill: 9=1 4=0 2=1 1=1
+ *   insert: 1=1 -> 3 -> 6: 0 -> 12: 1 -> way 9
+ *
+ * Ways 8-11 take every other eviction. */
+START_TEST(test_plru_12way)
+{
+  static const unsigned want[] = { 0, 8, 4, 10, 2, 9 };
+  plru_run(12, NULL, 0, want, G_N_ELEMENTS(want));
+}
+END_TEST
+
+/* Invalidation leaves the bits; the invalid way is refilled first all the
+ * same.  4 ways filled, hits 0 and 1: the tree points at way 2 (see
+ * test_plru_4way).  Invalidate way 0's entry: the next insert takes way 0
+ * (1=1 2=1 after), the one after it way 2, as the tree said before. */
+START_TEST(test_plru_invalidate_then_refill)
+{
+  g_autoptr(Tlb) t = make(4, 4, &tlb_repl_plru);
+  put(t, A), put(t, B), put(t, C), put(t, D);
+  ck_assert_ptr_nonnull(tlb_probe(t, key0(A)));
+  ck_assert_ptr_nonnull(tlb_probe(t, key0(B)));
+  ck_assert(tlb_invalidate(t, key0(A)));
+  ck_assert(!tlb_invalidate(t, key0(A)));
+  put(t, E);
+  ck_assert_uint_eq(t->tags[0], key0(E));
+  static const uint64_t after_f[] = { E, B, F, D };
+  put_expect(t, F, after_f, 4);
+  ck_assert_uint_eq(t->tags[2], key0(F));
+
+  /* Now E B F D, bits 1=0 2=1 3=1.  A key of ASID 1 takes the tree's
+   * victim: root 0 -> node 2: 1 -> way 1 (B); fill 1: 2=0 1=1.  Flushing
+   * ASID 1 empties way 1, which the next insert takes though the tree
+   * points at way 3. */
+  tlb_insert(t, tlb_key(1, 0, 0x40), 0x140, 0, 0);
+  ck_assert_uint_eq(t->tags[1], tlb_key(1, 0, 0x40));
+  tlb_flush_asid(t, 1);
+  ck_assert_uint_eq(tlb_valid_entries(t), 3);
+  put(t, 0x50);
+  ck_assert_uint_eq(t->tags[1], key0(0x50));
+  put(t, 0x51); /* fill 1 left 1=1 -> node 3: 1 -> way 3 */
+  ck_assert_uint_eq(t->tags[3], key0(0x51));
+
+  /* A full flush: the array is as new, so the sequence of test_plru_4way
+   * evicts the same ways. */
+  tlb_flush_all(t);
+  ck_assert_uint_eq(tlb_valid_entries(t), 0);
+  put(t, A), put(t, B), put(t, C), put(t, D);
+  ck_assert_ptr_nonnull(tlb_probe(t, key0(A)));
+  ck_assert_ptr_nonnull(tlb_probe(t, key0(B)));
+  put(t, E);
+  ck_assert_uint_eq(t->tags[2], key0(E));
+  put(t, F);
+  ck_assert_uint_eq(t->tags[0], key0(F));
+}
+END_TEST
+
+/* plru on the geometries of the presets: 64 and 72 ways with the host
+ * index, 24 and 7 ways without; every victim a real way, and every way a
+ * victim in turn under a stream of new keys (the tree visits them all). */
+START_TEST(test_plru_every_way_reached)
+{
+  static const unsigned ways[] = { 7, 12, 24, 64, 72 };
+  for (unsigned i = 0; i < G_N_ELEMENTS(ways); i++) {
+    unsigned n = ways[i];
+    g_autoptr(Tlb) t = make(n, n, &tlb_repl_plru);
+    ck_assert(n <= TLB_INDEX_MIN_WAYS || t->ix.head);
+    for (unsigned w = 0; w < n; w++)
+      put(t, 0x1000 + w);
+    gboolean seen[128] = { FALSE };
+    for (unsigned k = 0; k < 4 * n; k++) {
+      uint64_t old[128];
+      memcpy(old, t->tags, n * sizeof *old);
+      put(t, 0x2000 + k);
+      unsigned changed = 0;
+      for (unsigned w = 0; w < n; w++)
+        if (t->tags[w] != old[w])
+          seen[w] = TRUE, changed++;
+      ck_assert_uint_eq(changed, 1);
+      ck_assert_uint_eq(tlb_valid_entries(t), n);
+    }
+    for (unsigned w = 0; w < n; w++)
+      ck_assert_msg(seen[w], "%u ways: way %u never evicted", n, w);
+  }
 }
 END_TEST
 
@@ -563,21 +787,55 @@ END_TEST
 /* The replacement rules written out the plain way, as a reference: one
  * tick per use (LRU) or insertion, 0 for an invalid way; a refill takes the
  * key's own way, else the first invalid way, else (random) a draw of the
- * same xorshift64, else the first way with the lowest tick. */
+ * same xorshift64, else (plru) the way the tree points to, else the first
+ * way with the lowest tick. */
 typedef struct {
   unsigned sets, ways;
-  TlbRepl repl;
+  const TlbReplPolicy *repl;
   uint64_t tag[64 * 24], tick[64 * 24], pfn[64 * 24];
   uint64_t now, rng;
+  /* plru: the tree of each set, one byte per node; the node at depth d
+   * (the root 0) above way w is (1 << d) + (w >> (depth - d)), and its
+   * byte is 1 when the victim lies on the side of the higher ways. */
+  unsigned depth; /* the tree's levels: ways <= 1 << depth */
+  uint8_t node[16][128];
 } RefTlb;
 
-static void ref_init(RefTlb *r, unsigned entries, unsigned ways, TlbRepl repl)
+/* Every policy the model knows, for the tests that run each. */
+static const TlbReplPolicy *const all_policies[] = { &tlb_repl_lru, &tlb_repl_fifo, &tlb_repl_random,
+                                                      &tlb_repl_plru };
+
+static void ref_plru_touch(RefTlb *r, unsigned set, unsigned way)
+{
+  for (unsigned d = 0; d < r->depth; d++) {
+    unsigned side = (way >> (r->depth - 1 - d)) & 1; /* 1: the way is in the higher half */
+    r->node[set][(1u << d) + (way >> (r->depth - d))] = (uint8_t)!side;
+  }
+}
+
+static unsigned ref_plru_victim(const RefTlb *r, unsigned set)
+{
+  unsigned v = 0; /* the path so far, as the high bits of the way */
+  for (unsigned d = 0; d < r->depth; d++) {
+    unsigned side = r->node[set][(1u << d) + v];
+    if ((((v << 1) | side) << (r->depth - 1 - d)) >= r->ways)
+      side = 0; /* that half holds no way */
+    v = (v << 1) | side;
+  }
+  return v;
+}
+
+static void ref_init(RefTlb *r, unsigned entries, unsigned ways, const TlbReplPolicy *repl)
 {
   memset(r, 0, sizeof *r);
   r->sets = entries / ways;
   r->ways = ways;
   r->repl = repl;
   r->rng = 0x9e3779b97f4a7c15ULL;
+  while ((1u << r->depth) < ways)
+    r->depth++;
+  ck_assert_uint_le(r->sets, G_N_ELEMENTS(r->node));
+  ck_assert_uint_le(1u << r->depth, G_N_ELEMENTS(r->node[0]));
 }
 
 static unsigned ref_base(const RefTlb *r, uint64_t key)
@@ -599,8 +857,10 @@ static int ref_probe(RefTlb *r, uint64_t key)
   unsigned b = ref_base(r, key);
   for (unsigned w = 0; w < r->ways; w++)
     if (r->tag[b + w] == key) {
-      if (r->repl == TLB_REPL_LRU)
+      if (r->repl == &tlb_repl_lru)
         r->tick[b + w] = ++r->now;
+      if (r->repl == &tlb_repl_plru)
+        ref_plru_touch(r, b / r->ways, w);
       return (int)(b + w);
     }
   return -1;
@@ -615,11 +875,13 @@ static void ref_insert(RefTlb *r, uint64_t key, uint64_t pfn)
   for (unsigned w = 0; w < r->ways && way == r->ways; w++)
     if (!r->tag[b + w])
       way = w;
-  if (way == r->ways && r->repl == TLB_REPL_RANDOM) {
+  if (way == r->ways && r->repl == &tlb_repl_random) {
     r->rng ^= r->rng << 13;
     r->rng ^= r->rng >> 7;
     r->rng ^= r->rng << 17;
     way = (unsigned)(r->rng % r->ways);
+  } else if (way == r->ways && r->repl == &tlb_repl_plru) {
+    way = ref_plru_victim(r, b / r->ways);
   } else if (way == r->ways) {
     way = 0;
     for (unsigned w = 1; w < r->ways; w++)
@@ -629,6 +891,8 @@ static void ref_insert(RefTlb *r, uint64_t key, uint64_t pfn)
   r->tag[b + way] = key;
   r->tick[b + way] = ++r->now;
   r->pfn[b + way] = pfn;
+  if (r->repl == &tlb_repl_plru)
+    ref_plru_touch(r, b / r->ways, way);
 }
 
 static void ref_invalidate(RefTlb *r, uint64_t key)
@@ -723,10 +987,10 @@ static char *index_differs(const Tlb *t)
   return NULL;
 }
 
-static void check_against_model(TlbRepl repl, unsigned entries, unsigned ways, unsigned tick_room, gboolean at_top,
+static void check_against_model(const TlbReplPolicy *repl, unsigned entries, unsigned ways, unsigned tick_room, gboolean at_top,
                                 int steps)
 {
-  g_autofree char *what = g_strdup_printf("policy %d, %u entries, %u ways%s", repl, entries, ways,
+  g_autofree char *what = g_strdup_printf("policy %s, %u entries, %u ways%s", repl->name, entries, ways,
                                           !tick_room ? "" : at_top ? ", renumbering at the top" : ", renumbering");
   g_autoptr(Tlb) t = tlb_new("t", entries, ways, repl, NULL);
   g_autofree RefTlb *r = g_new(RefTlb, 1);
@@ -769,6 +1033,7 @@ static void check_against_model(TlbRepl repl, unsigned entries, unsigned ways, u
       tlb_flush_all(t);
       ref_flush_asid(r, 0);
       ref_flush_asid(r, 1);
+      memset(r->node, 0, sizeof r->node); /* plru: a flushed array is as new */
     }
     g_autofree char *diff = same ? ref_differs(r, t, tick_room == 0) : g_strdup("a probe's answer differs");
     if (!diff && t->ix.head)
@@ -785,10 +1050,10 @@ START_TEST(test_unrolled_ways_match_model)
   /* 4, 8, 12, 16: the unrolled copies; the others: the loop. */
   static const unsigned ways[] = { 1, 2, 3, 4, 5, 7, 8, 12, 16, 24 };
   static const unsigned sets[] = { 1, 3, 4 };
-  for (unsigned p = TLB_REPL_LRU; p <= TLB_REPL_RANDOM; p++)
+  for (unsigned p = 0; p < G_N_ELEMENTS(all_policies); p++)
     for (unsigned w = 0; w < G_N_ELEMENTS(ways); w++)
       for (unsigned s = 0; s < G_N_ELEMENTS(sets); s++)
-        check_against_model((TlbRepl)p, ways[w] * sets[s], ways[w], 0, FALSE, 1500);
+        check_against_model(all_policies[p], ways[w] * sets[s], ways[w], 0, FALSE, 1500);
 }
 END_TEST
 
@@ -799,27 +1064,29 @@ START_TEST(test_indexed_ways_match_model)
    * 64-way L1s, a set count that is not a power of two). */
   static const unsigned ways[] = { 17, 20, 24, 64, 72 };
   static const unsigned sets[] = { 1, 3, 4 };
-  for (unsigned p = TLB_REPL_LRU; p <= TLB_REPL_RANDOM; p++)
+  for (unsigned p = 0; p < G_N_ELEMENTS(all_policies); p++)
     for (unsigned w = 0; w < G_N_ELEMENTS(ways); w++)
       for (unsigned s = 0; s < G_N_ELEMENTS(sets); s++) {
-        g_autoptr(Tlb) t = tlb_new("t", ways[w] * sets[s], ways[w], (TlbRepl)p, NULL);
+        const TlbReplPolicy *repl = all_policies[p];
+        g_autoptr(Tlb) t = tlb_new("t", ways[w] * sets[s], ways[w], repl, NULL);
         ck_assert_ptr_nonnull(t->ix.head);
-        check_against_model((TlbRepl)p, ways[w] * sets[s], ways[w], 0, FALSE, 1500);
-        check_against_model((TlbRepl)p, ways[w] * sets[s], ways[w], 5, FALSE, 1500);
+        check_against_model(repl, ways[w] * sets[s], ways[w], 0, FALSE, 1500);
+        check_against_model(repl, ways[w] * sets[s], ways[w], 5, FALSE, 1500);
       }
 }
 END_TEST
 
 START_TEST(test_renumbering_keeps_order)
 {
-  for (unsigned p = TLB_REPL_LRU; p <= TLB_REPL_RANDOM; p++) {
-    check_against_model((TlbRepl)p, 16, 4, 3, FALSE, 3000);
-    check_against_model((TlbRepl)p, 48, 12, 1, FALSE, 3000);
-    check_against_model((TlbRepl)p, 15, 5, 7, FALSE, 3000);
+  for (unsigned p = 0; p < G_N_ELEMENTS(all_policies); p++) {
+    const TlbReplPolicy *repl = all_policies[p];
+    check_against_model(repl, 16, 4, 3, FALSE, 3000);
+    check_against_model(repl, 48, 12, 1, FALSE, 3000);
+    check_against_model(repl, 15, 5, 7, FALSE, 3000);
     /* The tick's true end: the inline refill must not step past it. */
-    check_against_model((TlbRepl)p, 16, 4, 20, TRUE, 3000);
-    check_against_model((TlbRepl)p, 48, 12, 40, TRUE, 3000);
-    check_against_model((TlbRepl)p, 15, 5, 9, TRUE, 3000);
+    check_against_model(repl, 16, 4, 20, TRUE, 3000);
+    check_against_model(repl, 48, 12, 40, TRUE, 3000);
+    check_against_model(repl, 15, 5, 9, TRUE, 3000);
   }
 }
 END_TEST
@@ -851,6 +1118,15 @@ static Suite *tlb_suite(void)
   tcase_set_timeout(tc, 60); /* thousands of checked steps, slow under the sanitizers */
   suite_add_tcase(s, tc);
 
+  tc = tcase_create("plru");
+  tcase_add_test(tc, test_plru_4way);
+  tcase_add_test(tc, test_plru_8way);
+  tcase_add_test(tc, test_plru_3way);
+  tcase_add_test(tc, test_plru_12way);
+  tcase_add_test(tc, test_plru_invalidate_then_refill);
+  tcase_add_test(tc, test_plru_every_way_reached);
+  suite_add_tcase(s, tc);
+
   tc = tcase_create("invalidation");
   tcase_add_test(tc, test_pcid_isolation);
   tcase_add_test(tc, test_invalidate);
@@ -859,7 +1135,9 @@ static Suite *tlb_suite(void)
 
   tc = tcase_create("config");
   tcase_add_test(tc, test_bad_geometry);
-  tcase_add_test(tc, test_repl_from_name);
+  tcase_add_test(tc, test_repl_lookup);
+  tcase_add_test(tc, test_repl_registry_matches_setting);
+  tcase_add_test(tc, test_repl_from_settings);
   tcase_add_test(tc, test_free_null);
   suite_add_tcase(s, tc);
   return s;
