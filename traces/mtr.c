@@ -43,6 +43,7 @@
  */
 #include "config.h"
 #include "mtr.h"
+#include "mempolicy_mode.h"
 #include "varint.h"
 
 #include <errno.h>
@@ -733,9 +734,15 @@ static gboolean decode_one(MtrSource *m, TraceRecord *r, gboolean *got, GError *
       return FALSE;
     GET(v);
     GET(w);
-    if (v > MPOL_WEIGHTED_INTERLEAVE || (v == MPOL_DEFAULT_LOCAL && w) || (v != MPOL_DEFAULT_LOCAL && !w) ||
-        (v == MPOL_PREFERRED && (w & (w - 1))))
-      return rec_bad(m, error, "bad memory policy", "local, or a policy 1..4 with a node mask (one node for preferred)");
+    const MempolicyMode *mode = mempolicy_mode_by_code(v);
+    if (!mode || !mempolicy_mode_nodes_ok(mode, w)) {
+      unsigned last = 0;
+      for (unsigned i = 0; mempolicy_mode_nth(i); i++)
+        last = MAX(last, (unsigned)mempolicy_mode_nth(i)->code);
+      g_autofree char *want =
+        g_strdup_printf("local, or a policy 1..%u with a node mask (one node for preferred)", last);
+      return rec_bad(m, error, "bad memory policy", want);
+    }
     r->arg = (int32_t)v, r->arg2 = w;
     return TRUE;
   case TAG_THREAD:

@@ -130,7 +130,7 @@ START_TEST(test_syntax_each_mode)
     check_reads(ok[i].text, 4, ok[i].mode, ok[i].nodes, ok[i].text);
     ck_assert_str_eq(mempolicy_syntax_mode_name(ok[i].mode), ok[i].name);
   }
-  ck_assert_ptr_null(mempolicy_syntax_mode_name(MPOL_WEIGHTED_INTERLEAVE + 1));
+  ck_assert_ptr_null(mempolicy_syntax_mode_name(MPOL_PREFERRED_MANY + 1));
   g_autoptr(GString) out = g_string_new(NULL);
   mempolicy_syntax_format(out, 99, 0x3);
   ck_assert_str_eq(out->str, "?");
