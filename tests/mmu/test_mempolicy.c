@@ -766,106 +766,103 @@ START_TEST(test_syntax_preferred_many)
 }
 END_TEST
 
-/* On the ring from CPU 0 (node 0's zonelist: 0, 1 and 3 at 20, 2 at 30):
- * the mask's nodes nearest to node 0 first, then the others in the same
- * order, counted against the mask's nearest node, or node 0 once outside
- * the mask. */
+/* On the ring from CPU 0 (node 0's zonelist: 0, 1 and 3 at 20, 2 at 30),
+ * as the process's policy outside any VMA: the mask's nodes nearest to
+ * node 0 first, then the others in the same order, counted against the
+ * mask's nearest node, or node 0 once outside the mask. */
 START_TEST(test_preferred_many_order)
 {
   Machine *m = ring_machine(NULL, NULL);
   Thread *t = fixture_thread(m, 1);
-  Kernel *k = m->k;
-  fixture_vma(t, BASE, 1 * MB, PROT_R | PROT_W);
-  Vma *v = mm_find_vma(t->mm, BASE);
   static const struct {
     uint64_t nodes;
-    int first;
-    int order[4];
+    int list[4];
   } cases[] = {
-    { 0xc, 3, { 3, 2, 0, 1 } }, /* 3 at 20 before 2 at 30, though 2 is lower */
-    { 0x6, 1, { 1, 2, 0, 3 } }, /* the mask's far node 2 before the CPU's own */
-    { 0x5, 0, { 0, 2, 1, 3 } }, /* the CPU's node in the mask: 2 before 1 */
-    { 0xf, 0, { 0, 1, 3, 2 } }, /* every node: local's order */
+    { 0xc, { 3, 2, 0, 1 } }, /* 3 at 20 before 2 at 30, though 2 is lower */
+    { 0x6, { 1, 2, 0, 3 } }, /* the mask's far node 2 before the CPU's own */
+    { 0x5, { 0, 2, 1, 3 } }, /* the CPU's node in the mask: 2 before 1 */
+    { 0xf, { 0, 1, 3, 2 } }, /* every node: local's order */
   };
+  MemPlacement p;
   for (unsigned c = 0; c < G_N_ELEMENTS(cases); c++) {
-    v->policy = MPOL_PREFERRED_MANY;
-    v->policy_nodes = cases[c].nodes;
-    MemPlacement p;
-    mempolicy_place(k, t->mm, v, BASE, 0, 0, &p);
-    ck_assert_int_eq(p.node, cases[c].first);
-    ck_assert_int_eq(p.from, 0);
-    ck_assert_uint_eq(p.allowed, cases[c].nodes);
+    set_mempolicy(m, t, MPOL_PREFERRED_MANY, cases[c].nodes);
+    mempolicy_place(m->k, t->mm, NULL, BASE, 0, 0, &p);
+    ck_assert(p.node == cases[c].list[0] && p.from == 0 && p.allowed == cases[c].nodes);
     ck_assert(p.then_any && !p.interleaved);
-    int nodes[64];
-    ck_assert_uint_eq(mempolicy_nodes(k, &p, nodes), 4);
-    for (unsigned i = 0; i < 4; i++)
-      ck_assert_msg(nodes[i] == cases[c].order[i], "case %u: node %u is %d, want %d", c, i, nodes[i],
-                    cases[c].order[i]);
+    int got[64];
+    ck_assert_uint_eq(mempolicy_nodes(m->k, &p, got), 4);
+    ck_assert_msg(memcmp(got, cases[c].list, sizeof cases[c].list) == 0, "case %u: %d %d %d %d", c, got[0], got[1],
+                  got[2], got[3]);
   }
   /* The counting of each node for preferred_many:2-3 from node 0. */
-  v->policy_nodes = 0xc;
-  MemPlacement p;
-  mempolicy_place(k, t->mm, v, BASE, 0, 0, &p);
-  static const struct {
-    int node;
-    gboolean hit;
-  } count[] = { { 3, TRUE }, { 2, FALSE }, { 0, TRUE }, { 1, FALSE } };
-  for (unsigned i = 0; i < G_N_ELEMENTS(count); i++) {
-    uint64_t hit = ctr(m, CTR_NUMA_HIT), miss = ctr(m, CTR_NUMA_MISS);
-    mempolicy_count(m->cpus[0], &p, count[i].node);
-    ck_assert_msg(ctr(m, CTR_NUMA_HIT) == hit + (count[i].hit ? 1 : 0), "node %d", count[i].node);
-    ck_assert_msg(ctr(m, CTR_NUMA_MISS) == miss + (count[i].hit ? 0 : 1), "node %d", count[i].node);
+  set_mempolicy(m, t, MPOL_PREFERRED_MANY, 0xc);
+  mempolicy_place(m->k, t->mm, NULL, BASE, 0, 0, &p);
+  static const int hit_nodes[] = { 3, 0 }, miss_nodes[] = { 2, 1 };
+  for (unsigned i = 0; i < 2; i++) {
+    mempolicy_count(m->cpus[0], &p, hit_nodes[i]);
+    mempolicy_count(m->cpus[0], &p, miss_nodes[i]);
+    ck_assert_uint_eq(ctr(m, CTR_NUMA_HIT), i + 1);
+    ck_assert_uint_eq(ctr(m, CTR_NUMA_MISS), i + 1);
   }
   ck_assert_uint_eq(ctr(m, CTR_NUMA_INTERLEAVE), 0);
   machine_free(m);
 }
 END_TEST
 
-/* Base pages under the process's preferred_many:2-3 from CPU 0: node 3
- * (numa_hit), node 2 when 3 is full (first try, against 3: numa_miss), node
- * 0 when both are (second try, from the CPU's node: numa_hit), node 1 when
- * 0 is full too (numa_miss). */
+/* One write after another: before step i node fill (-1: none) is filled,
+ * then the write at BASE + i * stride lands on `node` and leaves numa_hit
+ * and numa_miss at hit and miss. */
+typedef struct {
+  int fill, node;
+  uint64_t hit, miss;
+} PlaceStep;
+
+static void check_steps(Machine *m, Thread *t, uint64_t stride, const PlaceStep *st, unsigned n)
+{
+  for (unsigned i = 0; i < n; i++) {
+    if (st[i].fill >= 0)
+      fill_node(m, st[i].fill);
+    int got = write_node(m, t, BASE + i * stride);
+    ck_assert_msg(got == st[i].node, "step %u: node %d, want %d", i, got, st[i].node);
+    ck_assert_msg(ctr(m, CTR_NUMA_HIT) == st[i].hit && ctr(m, CTR_NUMA_MISS) == st[i].miss,
+                  "step %u: hit %" G_GUINT64_FORMAT " miss %" G_GUINT64_FORMAT ", want %" G_GUINT64_FORMAT
+                  " and %" G_GUINT64_FORMAT,
+                  i, ctr(m, CTR_NUMA_HIT), ctr(m, CTR_NUMA_MISS), st[i].hit, st[i].miss);
+  }
+  ck_assert_uint_eq(ctr(m, CTR_NUMA_INTERLEAVE), 0);
+}
+
+/* Base pages from CPU 0, each case on a machine of its own:
+ * - the process's preferred_many:2-3: node 3 (numa_hit), node 2 when 3 is
+ *   full (first try, against 3: numa_miss), node 0 when both are (second
+ *   try, from the CPU's node: numa_hit), node 1 when 0 is full too
+ *   (numa_miss);
+ * - the CPU's node in the mask (preferred_many:0,2 by mbind): when node 0
+ *   is full the page goes to node 2, at 30, before node 1 at 20
+ *   (numa_miss), and only when 2 is full too to node 1 (second try,
+ *   against node 0: numa_miss). */
 START_TEST(test_preferred_many_falls_back)
 {
-  Machine *m = ring_machine("mem.kernel_reserved=0", "machine.mem_per_node=64M");
-  Thread *t = fixture_thread(m, 1);
-  mmap_rw(m, t, BASE, 64 * MB);
-  set_mempolicy(m, t, MPOL_PREFERRED_MANY, 0xc);
-  ck_assert_int_eq(write_node(m, t, BASE), 3);
-  ck_assert_uint_eq(ctr(m, CTR_NUMA_HIT), 1);
-  fill_node(m, 3);
-  ck_assert_int_eq(write_node(m, t, BASE + 4 * KB), 2);
-  ck_assert_uint_eq(ctr(m, CTR_NUMA_MISS), 1);
-  fill_node(m, 2);
-  ck_assert_int_eq(write_node(m, t, BASE + 8 * KB), 0);
-  ck_assert_uint_eq(ctr(m, CTR_NUMA_HIT), 2);
-  fill_node(m, 0);
-  ck_assert_int_eq(write_node(m, t, BASE + 12 * KB), 1);
-  ck_assert_uint_eq(ctr(m, CTR_NUMA_HIT), 2);
-  ck_assert_uint_eq(ctr(m, CTR_NUMA_MISS), 2);
-  ck_assert_uint_eq(ctr(m, CTR_NUMA_INTERLEAVE), 0);
-  machine_free(m);
-}
-END_TEST
-
-/* The CPU's node in the mask (preferred_many:0,2 by mbind): when node 0 is
- * full the page goes to node 2, at 30, before node 1 at 20 (numa_miss), and
- * only when 2 is full too to node 1 (second try, against node 0:
- * numa_miss). */
-START_TEST(test_preferred_many_mask_before_nearer)
-{
-  Machine *m = ring_machine("mem.kernel_reserved=0", "machine.mem_per_node=64M");
-  Thread *t = fixture_thread(m, 1);
-  mmap_rw(m, t, BASE, 64 * MB);
-  mbind(m, t, BASE, 64 * MB, MPOL_PREFERRED_MANY, 0x5);
-  ck_assert_int_eq(write_node(m, t, BASE), 0);
-  fill_node(m, 0);
-  ck_assert_int_eq(write_node(m, t, BASE + 4 * KB), 2);
-  fill_node(m, 2);
-  ck_assert_int_eq(write_node(m, t, BASE + 8 * KB), 1);
-  ck_assert_uint_eq(ctr(m, CTR_NUMA_HIT), 1);
-  ck_assert_uint_eq(ctr(m, CTR_NUMA_MISS), 2);
-  machine_free(m);
+  static const struct {
+    gboolean vma;
+    uint64_t nodes;
+    PlaceStep st[4];
+    unsigned n;
+  } cases[] = {
+    { FALSE, 0xc, { { -1, 3, 1, 0 }, { 3, 2, 1, 1 }, { 2, 0, 2, 1 }, { 0, 1, 2, 2 } }, 4 },
+    { TRUE, 0x5, { { -1, 0, 1, 0 }, { 0, 2, 1, 1 }, { 2, 1, 1, 2 } }, 3 },
+  };
+  for (unsigned c = 0; c < G_N_ELEMENTS(cases); c++) {
+    Machine *m = ring_machine("mem.kernel_reserved=0", "machine.mem_per_node=64M");
+    Thread *t = fixture_thread(m, 1);
+    mmap_rw(m, t, BASE, 64 * MB);
+    if (cases[c].vma)
+      mbind(m, t, BASE, 64 * MB, MPOL_PREFERRED_MANY, cases[c].nodes);
+    else
+      set_mempolicy(m, t, MPOL_PREFERRED_MANY, cases[c].nodes);
+    check_steps(m, t, 4 * KB, cases[c].st, cases[c].n);
+    machine_free(m);
+  }
 }
 END_TEST
 
@@ -879,14 +876,8 @@ START_TEST(test_preferred_many_thp)
   Thread *t = fixture_thread(m, 1);
   mmap_rw(m, t, BASE, 8 * MB);
   mbind(m, t, BASE, 8 * MB, MPOL_PREFERRED_MANY, 0xc);
-  ck_assert_int_eq(write_node(m, t, BASE), 3);
-  ck_assert_uint_eq(ctr(m, CTR_NUMA_HIT), 1);
-  fill_node(m, 3);
-  ck_assert_int_eq(write_node(m, t, BASE + 2 * MB), 2);
-  ck_assert_uint_eq(ctr(m, CTR_NUMA_MISS), 1);
-  fill_node(m, 2);
-  ck_assert_int_eq(write_node(m, t, BASE + 4 * MB), 0);
-  ck_assert_uint_eq(ctr(m, CTR_NUMA_HIT), 2);
+  static const PlaceStep st[] = { { -1, 3, 1, 0 }, { 3, 2, 1, 1 }, { 2, 0, 2, 1 } };
+  check_steps(m, t, 2 * MB, st, G_N_ELEMENTS(st));
   ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 3);
   ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 0);
   machine_free(m);
@@ -900,20 +891,14 @@ START_TEST(test_preferred_many_hugetlb)
   const char *sets[] = { "machine.nodes=4", "machine.cpus_per_node=1", RING, "hugetlb.nr_hugepages=8", NULL };
   Machine *m = fixture_machine("skylake", sets);
   Thread *t = fixture_thread(m, 1);
-  Kernel *k = m->k;
-  TraceRecord r = { .type = REC_MMAP, .addr = BASE, .len = 16 * MB, .prot = PROT_R | PROT_W,
-                    .flags = MAP_F_HUGETLB, .pid = 1, .tid = 1 };
-  kernel_syscall(k, m->cpus[0], t->mm, &r);
+  TraceRecord map = { .type = REC_MMAP, .addr = BASE, .len = 16 * MB, .prot = PROT_R | PROT_W,
+                      .flags = MAP_F_HUGETLB, .pid = 1, .tid = 1 };
+  kernel_syscall(m->k, m->cpus[0], t->mm, &map);
   mbind(m, t, BASE, 16 * MB, MPOL_PREFERRED_MANY, 0x6);
   static const int want[8] = { 1, 1, 2, 2, 0, 0, 3, 3 };
-  for (unsigned i = 0; i < 8; i++) {
-    uint64_t cycles;
-    ck_assert_int_eq(fault_handle(k, m->cpus[0], t->mm, BASE + i * 2 * MB, ACC_STORE, &cycles), FAULT_MAPPED);
-    unsigned level, idx;
-    PtNode *pn = pgtable_lookup(&t->mm->pt, BASE + i * 2 * MB, &level, &idx);
-    ck_assert_msg(physmem_node_of(k->pm, pte_pfn(pn->e[idx])) == want[i], "page %u", i);
-  }
-  ck_assert_uint_eq(hugetlb_free_count(k->hugetlb, HPAGE_2M), 0);
+  for (unsigned i = 0; i < 8; i++)
+    ck_assert_msg(write_node(m, t, BASE + i * 2 * MB) == want[i], "page %u", i);
+  ck_assert_uint_eq(hugetlb_free_count(m->k->hugetlb, HPAGE_2M), 0);
   machine_free(m);
 }
 END_TEST
@@ -981,7 +966,6 @@ static Suite *mempolicy_suite(void)
   tcase_add_test(tc, test_syntax_preferred_many);
   tcase_add_test(tc, test_preferred_many_order);
   tcase_add_test(tc, test_preferred_many_falls_back);
-  tcase_add_test(tc, test_preferred_many_mask_before_nearer);
   tcase_add_test(tc, test_preferred_many_thp);
   tcase_add_test(tc, test_preferred_many_hugetlb);
   tcase_add_test(tc, test_preferred_many_setting_and_record);
