@@ -17,9 +17,9 @@
  * interleave policy got the node it chose (NUMA_INTERLEAVE_HIT of
  * alloc_pages_mpol, which counts weighted interleave too).
  *
- * Leaves out: numa_foreign, numa_local and numa_other, the mode flags (MPOL_F_STATIC_NODES,
- * MPOL_F_RELATIVE_NODES, MPOL_F_NUMA_BALANCING), home nodes, cpusets,
- * shared (shmem) policies (a shared anonymous mapping is placed as a private
+ * Leaves out: numa_foreign, numa_local and numa_other, the mode flags
+ * (MPOL_F_STATIC_NODES, MPOL_F_RELATIVE_NODES, MPOL_F_NUMA_BALANCING), home
+ * nodes, cpusets, shared (shmem) policies (a shared anonymous mapping is placed as a private
  * one), mbind's MPOL_MF_MOVE (pages already placed stay), and the counting
  * of page-table and kernel allocations, which stay on the faulting CPU's
  * node and are not counted.  Where Linux keeps the process policy and the
