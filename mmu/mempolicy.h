@@ -20,8 +20,12 @@
  *                                 robin per process (il_prev)
  *   weighted_interleave:NODES     as interleave, node n taking
  *                                 numa.interleave_weights[n] pages in turn
+ *   preferred_many:NODES          NODES nearest to the faulting CPU first,
+ *                                 without reclaim; then every node by
+ *                                 distance from the CPU's
  * Huge pages (THP, hugetlb) are placed by the same rules at their order.
  * /proc/vmstat's numa_hit, numa_miss and numa_interleave are counted.
+ * Each mode is a row of the table in mempolicy_mode.h.
  *
  * A VMA whose policy is `local` (TracePolicy 0, MPOL_DEFAULT) has none of
  * its own: the process's applies, as after mbind(MPOL_DEFAULT).  Node masks
@@ -40,7 +44,8 @@
 typedef struct Cpu Cpu;
 
 /* Parse a policy as a setting gives it (local, bind:0-3, preferred:1,
- * interleave:0,2, weighted_interleave:0-3; mempolicy_syntax_parse): `what`
+ * interleave:0,2, weighted_interleave:0-3, preferred_many:0,2;
+ * mempolicy_syntax_parse): `what`
  * names the source in the error ("setting 'numa.mempolicy'"); nodes must
  * exist on a machine of `nodes` nodes. */
 gboolean mempolicy_parse(const char *text, unsigned nodes, const char *what, MemPolicy *out, GError **error);
@@ -64,34 +69,32 @@ gboolean mempolicy_from_record(const Kernel *k, const TraceRecord *r, MemPolicy 
  * local/default, else the process's.  *is_vma tells which (may be NULL). */
 MemPolicy mempolicy_effective(const Mm *mm, const Vma *v, gboolean *is_vma);
 
-/* Where a new page of 2^order 4K frames for va goes. */
-typedef struct MemPlacement {
-  int node;             /* node to try first (the preferred zone's node) */
-  int from;             /* the node whose distance order the fallback follows:
-                         * `node`, except under bind, where it is the faulting
-                         * CPU's node (its zonelist filtered by the mask) */
-  uint64_t allowed;     /* nodes it may come from (bind), all nodes otherwise */
-  gboolean interleaved; /* placed by an interleave policy (numa_interleave) */
-} MemPlacement;
-
-/* The policy in force for va (VMA's, process's, or local) and the node it
- * chooses; advances the process's interleave state. */
+/* The policy in force for va (VMA's, process's, or local) and where its
+ * mode's hook (mempolicy_mode.h) places a new page of 2^order 4K frames;
+ * advances the process's interleave state. */
 void mempolicy_place(Kernel *k, Mm *mm, const Vma *v, uint64_t va, unsigned order, unsigned cpu_node,
                      MemPlacement *out);
 
+/* The second try of a then_any placement p: every node, nearest to
+ * p->from first, counted against p->from (alloc_pages_preferred_many's
+ * __alloc_pages(gfp, order, nid, NULL)). */
+void mempolicy_then_any(const Kernel *k, const MemPlacement *p, MemPlacement *out);
+
 /* Allocate 2^order frames as placed: the first node, then the allowed nodes
- * nearest to it.  Counts numa_hit / numa_miss / numa_interleave on cpu.
+ * nearest to it (then, for then_any, the other nodes).  Counts numa_hit / numa_miss / numa_interleave on cpu.
  * FALSE when no allowed node has the memory. */
 gboolean mempolicy_alloc(Kernel *k, Cpu *cpu, const MemPlacement *p, unsigned order, MigrateType mt,
                          uint64_t *pfn);
 
 /* The nodes an allocation placed by p tries, in order (p->node, then the
- * allowed nodes nearest to p->from); returns how many (at most 64). */
+ * allowed nodes nearest to p->from, then for then_any the nodes not allowed
+ * nearest to p->from); returns how many (at most 64). */
 unsigned mempolicy_nodes(const Kernel *k, const MemPlacement *p, int *nodes);
 
 /* Count an allocation placed by p that landed on `node` (zone_statistics:
- * one per allocation, a THP counts one): numa_hit when node is p->node,
- * else numa_miss; numa_interleave when an interleave policy got its node. */
+ * one per allocation, a THP counts one): numa_hit when node is p->node
+ * (p->from for a then_any page outside the allowed nodes), else numa_miss;
+ * numa_interleave when an interleave policy got its node. */
 void mempolicy_count(Cpu *cpu, const MemPlacement *p, int node);
 
 #endif

@@ -1,10 +1,12 @@
 /*
  * mempolicy_syntax.c - reading and writing a NUMA memory policy ("local",
- * "bind:0-3,5", "preferred:1", "interleave:0,2", "weighted_interleave:0-3"):
- * the one table of mode names and the one node-list grammar behind the
- * setting numa.mempolicy (mempolicy.c) and the trace's mempolicy records
+ * "bind:0-3,5", "preferred:1", "interleave:0,2", "weighted_interleave:0-3",
+ * "preferred_many:0,2"): the mode names of the table of
+ * mempolicy_mode.c and the one node-list grammar behind the setting
+ * numa.mempolicy (mempolicy.c) and the trace's mempolicy records
  * (traces/text.c).  The names are the kernel's (numactl --membind,
- * --preferred, --interleave, --weighted-interleave; MPOL_* of
+ * --preferred, --interleave, --weighted-interleave, --preferred-many;
+ * MPOL_* of
  * include/uapi/linux/mempolicy.h), node lists the cpulist/nodelist form of
  * bitmap_parselist() without its strides (0-7:2).
  *
@@ -22,14 +24,40 @@
  * never shows an overflowed number): a bad list. */
 #define NODE_NUMBER_CAP 1000000u
 
-static const char *const MODE_NAMES[] = {
-  [MPOL_DEFAULT_LOCAL] = "local", [MPOL_BIND] = "bind", [MPOL_PREFERRED] = "preferred",
-  [MPOL_INTERLEAVE] = "interleave", [MPOL_WEIGHTED_INTERLEAVE] = "weighted_interleave",
-};
+/* "name", "name:N" or "name:NODES", as the mode's list asks. */
+static void append_form(GString *out, const MempolicyMode *m)
+{
+  static const char *const FORMS[] = {
+    [MEMPOLICY_NODES_NONE] = "", [MEMPOLICY_NODES_ONE] = ":N", [MEMPOLICY_NODES_SOME] = ":NODES",
+  };
+  g_string_append(out, m->name);
+  g_string_append(out, FORMS[m->node_arg]);
+}
+
+const char *mempolicy_syntax_expected(void)
+{
+  static gsize once;
+  static char text[256];
+  if (g_once_init_enter(&once)) {
+    g_autoptr(GString) s = g_string_new(NULL);
+    unsigned n = 0;
+    while (mempolicy_mode_nth(n))
+      n++;
+    for (unsigned i = 0; i < n; i++) {
+      if (i)
+        g_string_append(s, i + 1 == n ? " or " : ", ");
+      append_form(s, mempolicy_mode_nth(i));
+    }
+    g_strlcpy(text, s->str, sizeof text);
+    g_once_init_leave(&once, 1);
+  }
+  return text;
+}
 
 const char *mempolicy_syntax_mode_name(unsigned mode)
 {
-  return mode < G_N_ELEMENTS(MODE_NAMES) ? MODE_NAMES[mode] : NULL;
+  const MempolicyMode *m = mempolicy_mode_by_code(mode);
+  return m ? m->name : NULL;
 }
 
 gboolean mempolicy_syntax_number(const char **s, unsigned limit, unsigned *out)
@@ -82,38 +110,36 @@ MempolicySyntaxError mempolicy_syntax_parse(const char *text, unsigned limit, Me
 {
   g_return_val_if_fail(text != NULL && out != NULL, MEMPOLICY_SYNTAX_UNKNOWN_MODE);
   limit = MIN(limit, MEMPOLICY_MAX_NODES);
-  if (strcmp(text, MODE_NAMES[MPOL_DEFAULT_LOCAL]) == 0) {
-    *out = (MemPolicy){ .mode = MPOL_DEFAULT_LOCAL, .nodes = 0 };
-    return MEMPOLICY_SYNTAX_OK;
-  }
   const char *colon = strchr(text, ':');
   size_t len = colon ? (size_t)(colon - text) : strlen(text);
-  for (unsigned m = MPOL_BIND; m < G_N_ELEMENTS(MODE_NAMES); m++) {
-    if (strlen(MODE_NAMES[m]) != len || strncmp(text, MODE_NAMES[m], len) != 0)
-      continue;
-    if (!colon || !colon[1])
-      return MEMPOLICY_SYNTAX_NO_NODES;
-    uint64_t mask;
-    MempolicySyntaxError e = parse_node_list(colon + 1, limit, &mask, bad_node);
-    if (e != MEMPOLICY_SYNTAX_OK)
-      return e;
-    if (m == MPOL_PREFERRED && (mask & (mask - 1)))
-      return MEMPOLICY_SYNTAX_NOT_ONE_NODE;
-    *out = (MemPolicy){ .mode = (uint8_t)m, .nodes = mask };
+  const MempolicyMode *m = mempolicy_mode_by_name(text, len);
+  if (!m || (m->node_arg == MEMPOLICY_NODES_NONE && colon))
+    return MEMPOLICY_SYNTAX_UNKNOWN_MODE; /* "local:0" is no policy */
+  if (m->node_arg == MEMPOLICY_NODES_NONE) {
+    *out = (MemPolicy){ .mode = (uint8_t)m->code, .nodes = 0 };
     return MEMPOLICY_SYNTAX_OK;
   }
-  return MEMPOLICY_SYNTAX_UNKNOWN_MODE;
+  if (!colon || !colon[1])
+    return MEMPOLICY_SYNTAX_NO_NODES;
+  uint64_t mask;
+  MempolicySyntaxError e = parse_node_list(colon + 1, limit, &mask, bad_node);
+  if (e != MEMPOLICY_SYNTAX_OK)
+    return e;
+  if (m->node_arg == MEMPOLICY_NODES_ONE && (mask & (mask - 1)))
+    return MEMPOLICY_SYNTAX_NOT_ONE_NODE;
+  *out = (MemPolicy){ .mode = (uint8_t)m->code, .nodes = mask };
+  return MEMPOLICY_SYNTAX_OK;
 }
 
 void mempolicy_syntax_format(GString *out, unsigned mode, uint64_t nodes)
 {
-  const char *name = mempolicy_syntax_mode_name(mode);
-  if (!name) {
+  const MempolicyMode *m = mempolicy_mode_by_code(mode);
+  if (!m) {
     g_string_append_c(out, '?');
     return;
   }
-  g_string_append(out, name);
-  if (mode == MPOL_DEFAULT_LOCAL)
+  g_string_append(out, m->name);
+  if (m->node_arg == MEMPOLICY_NODES_NONE)
     return;
   g_string_append_c(out, ':');
   /* Runs of set bits: bits 0-3 and 5 -> "0-3,5". */

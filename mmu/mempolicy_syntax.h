@@ -4,10 +4,12 @@
  * `mempolicy ADDR LEN POLICY` / `mempolicy process POLICY`:
  *
  *   POLICY = local | bind:NODES | preferred:N | interleave:NODES
- *          | weighted_interleave:NODES
+ *          | weighted_interleave:NODES | preferred_many:NODES
  *   NODES  = RUN[,RUN]...    RUN = node | node-node (low first)
  *
- * A node is decimal.  preferred takes a list naming one node (preferred:2,
+ * The modes, their names and the list each takes are the rows of the table
+ * in mempolicy_mode.h; this file holds the grammar around them.  A node is
+ * decimal.  A mode taking one node takes a list naming one (preferred:2,
  * also preferred:2-2).  The parser reports what is wrong as a kind and the
  * offending node, and each caller words the message in its own style (a
  * setting names itself and the machine, a trace line its file and line).
@@ -18,19 +20,15 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "record.h"
+#include "mempolicy_mode.h"
 
-/* Nodes a policy can name: the bits of a uint64_t node mask (MAX_NUMNODES
- * of the model; machine.nodes is at most this). */
-#define MEMPOLICY_MAX_NODES 64
-
-/* What the policies look like, for "expected ..." in messages. */
-#define MEMPOLICY_SYNTAX_EXPECTED \
-  "local, bind:NODES, preferred:N, interleave:NODES or weighted_interleave:NODES"
+/* What the policies look like, for "expected ..." in messages: "local,
+ * bind:NODES, preferred:N, ... or preferred_many:NODES", from the table. */
+const char *mempolicy_syntax_expected(void);
 
 typedef struct {
   uint8_t mode;   /* TracePolicy */
-  uint64_t nodes; /* node mask (preferred: one bit; local: 0) */
+  uint64_t nodes; /* node mask (a mode taking one node: one bit; local: 0) */
 } MemPolicy;
 
 /* What mempolicy_syntax_parse found wrong. */
@@ -40,7 +38,7 @@ typedef enum {
   MEMPOLICY_SYNTAX_NO_NODES,     /* a mode that takes nodes with none: "bind", "bind:" */
   MEMPOLICY_SYNTAX_BAD_LIST,     /* NODES not like 0-3,5 (empty run, 3-1, letters) */
   MEMPOLICY_SYNTAX_NODE_LIMIT,   /* a node at or above the limit; *bad_node says which */
-  MEMPOLICY_SYNTAX_NOT_ONE_NODE, /* preferred with more than one node */
+  MEMPOLICY_SYNTAX_NOT_ONE_NODE, /* a mode taking one node (preferred) given more */
 } MempolicySyntaxError;
 
 /* Parse `text` (all of it) into *out.  Nodes must be below `limit` (at most
@@ -48,7 +46,8 @@ typedef enum {
  * for a trace).  On MEMPOLICY_SYNTAX_NODE_LIMIT, *bad_node (may be NULL) is
  * the node: the upper end of the run that went over.  The mode name is
  * checked first, then the list run by run (a run over the limit is
- * reported before a bad run after it), then the one node of preferred.
+ * reported before a bad run after it), then the one node of a mode that
+ * takes one.
  * *out is written only on success. */
 MempolicySyntaxError mempolicy_syntax_parse(const char *text, unsigned limit, MemPolicy *out, unsigned *bad_node);
 

@@ -237,32 +237,42 @@ static gboolean alloc_masked(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolea
 /* alloc_pages_mpol at HPAGE_PMD_ORDER: a policy that is not interleave and
  * allows the node it names tries that node alone first (__GFP_THISNODE |
  * __GFP_NORETRY), and gives up there unless it may compact; then the
- * standard way over the nodes the policy allows. */
+ * standard way over the nodes the policy allows.  A then_any placement
+ * (alloc_pages_preferred_many) tries its nodes without compaction, then
+ * every node the standard way.  *got is the placement the page is counted
+ * against. */
 static gboolean alloc_once(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
-                           uint64_t *cycles)
+                           uint64_t *cycles, MemPlacement *got)
 {
   CompactResult cr;
   gboolean ok;
-  if (!p->interleaved && p->node == p->from) {
+  *got = *p;
+  if (p->then_any) {
+    got->then_any = FALSE;
+    if (alloc_masked(k, cpu, got, FALSE, pfn, cycles))
+      return TRUE;
+    mempolicy_then_any(k, p, got);
+  } else if (!p->interleaved && p->node == p->from) {
     ok = physmem_alloc_huge(k->pm, p->node, k->pmd_order, TRUE, compact, pfn, &cr);
     count_compaction(k, cpu, &cr, cycles);
     if (ok || !compact)
       return ok;
   }
-  if (p->allowed != (UINT64_MAX >> (64 - physmem_nodes(k->pm))))
-    return alloc_masked(k, cpu, p, compact, pfn, cycles);
-  ok = physmem_alloc_huge(k->pm, p->node, k->pmd_order, FALSE, compact, pfn, &cr);
+  if (got->allowed != (UINT64_MAX >> (64 - physmem_nodes(k->pm))))
+    return alloc_masked(k, cpu, got, compact, pfn, cycles);
+  ok = physmem_alloc_huge(k->pm, got->node, k->pmd_order, FALSE, compact, pfn, &cr);
   count_compaction(k, cpu, &cr, cycles);
   return ok;
 }
 
 gboolean thp_alloc(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn, uint64_t *cycles)
 {
-  gboolean ok = alloc_once(k, cpu, p, compact, pfn, cycles);
+  MemPlacement got;
+  gboolean ok = alloc_once(k, cpu, p, compact, pfn, cycles, &got);
   if (!ok && thp_deferred_count(k) && thp_deferred_split_scan(k, cpu, cycles))
-    ok = alloc_once(k, cpu, p, compact, pfn, cycles);
+    ok = alloc_once(k, cpu, p, compact, pfn, cycles, &got);
   if (ok)
-    mempolicy_count(cpu, p, physmem_node_of(k->pm, *pfn));
+    mempolicy_count(cpu, &got, physmem_node_of(k->pm, *pfn));
   return ok;
 }
 

@@ -25,7 +25,8 @@
  *   0x80 compute N        0x81 mmap PAGE NPAGES prot flags
  *   0x82 munmap PAGE NPAGES  0x83 mprotect PAGE NPAGES prot
  *   0x84 madvise PAGE NPAGES advice   0x85 prctl option value
- *   0x86 mempolicy PAGE NPAGES policy nodemask
+ *   0x86 mempolicy PAGE NPAGES policy nodemask (policy: a code of the table
+ *        of mmu/mempolicy_mode.h, checked there with its nodemask)
  *   0x87 thread PID TID CPU+1 (sets the context)   0x88 roi begin  0x89 roi end
  *   0x8a mempolicy of the process: policy nodemask (no range)
  *   0x8f context PID TID: the records after it belong to PID/TID (no record)
@@ -43,6 +44,7 @@
  */
 #include "config.h"
 #include "mtr.h"
+#include "mempolicy_mode.h"
 #include "varint.h"
 
 #include <errno.h>
@@ -733,9 +735,15 @@ static gboolean decode_one(MtrSource *m, TraceRecord *r, gboolean *got, GError *
       return FALSE;
     GET(v);
     GET(w);
-    if (v > MPOL_WEIGHTED_INTERLEAVE || (v == MPOL_DEFAULT_LOCAL && w) || (v != MPOL_DEFAULT_LOCAL && !w) ||
-        (v == MPOL_PREFERRED && (w & (w - 1))))
-      return rec_bad(m, error, "bad memory policy", "local, or a policy 1..4 with a node mask (one node for preferred)");
+    const MempolicyMode *mode = mempolicy_mode_by_code(v);
+    if (!mode || !mempolicy_mode_nodes_ok(mode, w)) {
+      unsigned last = 0;
+      for (unsigned i = 0; mempolicy_mode_nth(i); i++)
+        last = MAX(last, (unsigned)mempolicy_mode_nth(i)->code);
+      g_autofree char *want =
+        g_strdup_printf("local, or a policy 1..%u with a node mask (one node for preferred)", last);
+      return rec_bad(m, error, "bad memory policy", want);
+    }
     r->arg = (int32_t)v, r->arg2 = w;
     return TRUE;
   case TAG_THREAD:

@@ -48,7 +48,16 @@ enum {
 
 typedef enum { ADV_HUGEPAGE, ADV_NOHUGEPAGE, ADV_DONTNEED, ADV_COLLAPSE } TraceAdvice;
 typedef enum { PRCTL_THP_DISABLE } TracePrctl;
-typedef enum { MPOL_DEFAULT_LOCAL, MPOL_BIND, MPOL_PREFERRED, MPOL_INTERLEAVE, MPOL_WEIGHTED_INTERLEAVE } TracePolicy;
+/* Trace codes of the memory policy modes (mmu/mempolicy_mode.h): kept in
+ * .mtr files, so a code is never reused and a new mode takes the next. */
+typedef enum {
+  MPOL_DEFAULT_LOCAL,
+  MPOL_BIND,
+  MPOL_PREFERRED,
+  MPOL_INTERLEAVE,
+  MPOL_WEIGHTED_INTERLEAVE,
+  MPOL_PREFERRED_MANY,
+} TracePolicy;
 /* flags of REC_MEMPOLICY: set_mempolicy (the whole process), not mbind */
 enum { MPOL_F_PROCESS = 1 };
 

@@ -395,7 +395,7 @@ static gboolean parse_prctl(Line *l, TraceRecord *r, GError **error)
 
 static gboolean parse_mempolicy(Line *l, TraceRecord *r, GError **error)
 {
-  const char *expected = MEMPOLICY_SYNTAX_EXPECTED;
+  const char *expected = mempolicy_syntax_expected();
   r->type = REC_MEMPOLICY;
   /* `mempolicy process POLICY` (set_mempolicy) or `mempolicy ADDR LEN
    * POLICY` (mbind). */
@@ -426,9 +426,14 @@ static gboolean parse_mempolicy(Line *l, TraceRecord *r, GError **error)
     return fail(l, error, tok, bare, expected);
   }
   if (e != MEMPOLICY_SYNTAX_OK) {
-    /* An empty or bad list, a node beyond 63, more than one preferred node. */
-    if (g_str_has_prefix(tok, "preferred:"))
-      return fail(l, error, tok, "bad preferred node", "preferred:N with one node N in 0..63");
+    /* An empty or bad list, a node beyond 63, more than one node for a mode
+     * that takes one. */
+    const MempolicyMode *m = mempolicy_mode_by_name(tok, strcspn(tok, ":"));
+    if (m && m->node_arg == MEMPOLICY_NODES_ONE) {
+      g_autofree char *what = g_strdup_printf("bad %s node", m->name);
+      g_autofree char *want = g_strdup_printf("%s:N with one node N in 0..63", m->name);
+      return fail(l, error, tok, what, want);
+    }
     return fail(l, error, tok, "bad node list", "node numbers 0..63 as a list like 0-3,5");
   }
   r->arg = pol.mode;

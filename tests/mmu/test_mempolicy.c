@@ -130,7 +130,7 @@ START_TEST(test_syntax_each_mode)
     check_reads(ok[i].text, 4, ok[i].mode, ok[i].nodes, ok[i].text);
     ck_assert_str_eq(mempolicy_syntax_mode_name(ok[i].mode), ok[i].name);
   }
-  ck_assert_ptr_null(mempolicy_syntax_mode_name(MPOL_WEIGHTED_INTERLEAVE + 1));
+  ck_assert_ptr_null(mempolicy_syntax_mode_name(MPOL_PREFERRED_MANY + 1));
   g_autoptr(GString) out = g_string_new(NULL);
   mempolicy_syntax_format(out, 99, 0x3);
   ck_assert_str_eq(out->str, "?");
@@ -708,6 +708,225 @@ START_TEST(test_single_node)
 }
 END_TEST
 
+/* ---- the table of modes and preferred_many ---------------------------------- */
+
+/* Every row is found by its code and its name, the codes are the
+ * TracePolicy values in order, and the lists and messages come from it. */
+START_TEST(test_mode_table)
+{
+  static const char *const names[] = { "local", "bind", "preferred", "interleave", "weighted_interleave",
+                                        "preferred_many" };
+  unsigned n = 0;
+  for (const MempolicyMode *m; (m = mempolicy_mode_nth(n)); n++) {
+    ck_assert_uint_eq(m->code, n);
+    ck_assert_str_eq(m->name, names[n]);
+    ck_assert_ptr_eq(mempolicy_mode_by_code(m->code), m);
+    ck_assert_ptr_eq(mempolicy_mode_by_name(m->name, strlen(m->name)), m);
+    ck_assert_ptr_nonnull(m->place);
+  }
+  ck_assert_uint_eq(n, G_N_ELEMENTS(names));
+  ck_assert_ptr_null(mempolicy_mode_by_code(n));
+  ck_assert_ptr_null(mempolicy_mode_by_code(UINT64_C(1) << 32));
+  ck_assert_ptr_null(mempolicy_mode_by_name("preferred_many", 13)); /* "preferred_man" */
+  ck_assert_ptr_eq(mempolicy_mode_by_name("preferred_many:1", 14), &mempolicy_mode_preferred_many);
+  /* The node lists each mode takes: the .mtr check. */
+  ck_assert(mempolicy_mode_nodes_ok(&mempolicy_mode_local, 0));
+  ck_assert(!mempolicy_mode_nodes_ok(&mempolicy_mode_local, 0x1));
+  ck_assert(mempolicy_mode_nodes_ok(&mempolicy_mode_preferred, 0x4));
+  ck_assert(!mempolicy_mode_nodes_ok(&mempolicy_mode_preferred, 0x6));
+  ck_assert(!mempolicy_mode_nodes_ok(&mempolicy_mode_preferred, 0));
+  ck_assert(mempolicy_mode_nodes_ok(&mempolicy_mode_preferred_many, 0x6));
+  ck_assert(mempolicy_mode_nodes_ok(&mempolicy_mode_preferred_many, UINT64_MAX));
+  ck_assert(!mempolicy_mode_nodes_ok(&mempolicy_mode_preferred_many, 0));
+  ck_assert_str_eq(mempolicy_syntax_expected(), "local, bind:NODES, preferred:N, interleave:NODES, "
+                                                "weighted_interleave:NODES or preferred_many:NODES");
+}
+END_TEST
+
+START_TEST(test_syntax_preferred_many)
+{
+  check_reads("preferred_many:0,2", 4, MPOL_PREFERRED_MANY, 0x5, "preferred_many:0,2");
+  check_reads("preferred_many:3,1-2", 4, MPOL_PREFERRED_MANY, 0xe, "preferred_many:1-3");
+  check_reads("preferred_many:2-2", 4, MPOL_PREFERRED_MANY, 0x4, "preferred_many:2");
+  check_refused("preferred_many", 4, MEMPOLICY_SYNTAX_NO_NODES, 0);
+  check_refused("preferred_many:", 4, MEMPOLICY_SYNTAX_NO_NODES, 0);
+  check_refused("preferred_many:0,4", 4, MEMPOLICY_SYNTAX_NODE_LIMIT, 4);
+  check_refused("preferred-many:0", 4, MEMPOLICY_SYNTAX_UNKNOWN_MODE, 0);
+  /* The setting: the same grammar, the machine's nodes. */
+  MemPolicy p;
+  GError *err = NULL;
+  ck_assert(mempolicy_parse("preferred_many:0,2", 4, "setting 'numa.mempolicy'", &p, &err));
+  ck_assert_uint_eq(p.mode, MPOL_PREFERRED_MANY);
+  ck_assert_uint_eq(p.nodes, 0x5);
+  ck_assert(!mempolicy_parse("preferred_many", 4, "setting 'numa.mempolicy'", &p, &err));
+  ck_assert_str_eq(err->message, "setting 'numa.mempolicy' 'preferred_many': preferred_many needs nodes; expected "
+                                 "local, bind:NODES, preferred:N, interleave:NODES, weighted_interleave:NODES or "
+                                 "preferred_many:NODES (NODES like 0-3,5)");
+  g_clear_error(&err);
+}
+END_TEST
+
+/* On the ring from CPU 0 (node 0's zonelist: 0, 1 and 3 at 20, 2 at 30),
+ * as the process's policy outside any VMA: the mask's nodes nearest to
+ * node 0 first, then the others in the same order, counted against the
+ * mask's nearest node, or node 0 once outside the mask. */
+START_TEST(test_preferred_many_order)
+{
+  Machine *m = ring_machine(NULL, NULL);
+  Thread *t = fixture_thread(m, 1);
+  static const struct {
+    uint64_t nodes;
+    int list[4];
+  } cases[] = {
+    { 0xc, { 3, 2, 0, 1 } }, /* 3 at 20 before 2 at 30, though 2 is lower */
+    { 0x6, { 1, 2, 0, 3 } }, /* the mask's far node 2 before the CPU's own */
+    { 0x5, { 0, 2, 1, 3 } }, /* the CPU's node in the mask: 2 before 1 */
+    { 0xf, { 0, 1, 3, 2 } }, /* every node: local's order */
+  };
+  MemPlacement p;
+  for (unsigned c = 0; c < G_N_ELEMENTS(cases); c++) {
+    set_mempolicy(m, t, MPOL_PREFERRED_MANY, cases[c].nodes);
+    mempolicy_place(m->k, t->mm, NULL, BASE, 0, 0, &p);
+    ck_assert(p.node == cases[c].list[0] && p.from == 0 && p.allowed == cases[c].nodes);
+    ck_assert(p.then_any && !p.interleaved);
+    int got[64];
+    ck_assert_uint_eq(mempolicy_nodes(m->k, &p, got), 4);
+    ck_assert_msg(memcmp(got, cases[c].list, sizeof cases[c].list) == 0, "case %u: %d %d %d %d", c, got[0], got[1],
+                  got[2], got[3]);
+  }
+  /* The counting of each node for preferred_many:2-3 from node 0. */
+  set_mempolicy(m, t, MPOL_PREFERRED_MANY, 0xc);
+  mempolicy_place(m->k, t->mm, NULL, BASE, 0, 0, &p);
+  static const int hit_nodes[] = { 3, 0 }, miss_nodes[] = { 2, 1 };
+  for (unsigned i = 0; i < 2; i++) {
+    mempolicy_count(m->cpus[0], &p, hit_nodes[i]);
+    mempolicy_count(m->cpus[0], &p, miss_nodes[i]);
+    ck_assert_uint_eq(ctr(m, CTR_NUMA_HIT), i + 1);
+    ck_assert_uint_eq(ctr(m, CTR_NUMA_MISS), i + 1);
+  }
+  ck_assert_uint_eq(ctr(m, CTR_NUMA_INTERLEAVE), 0);
+  machine_free(m);
+}
+END_TEST
+
+/* One write after another: before step i node fill (-1: none) is filled,
+ * then the write at BASE + i * stride lands on `node` and leaves numa_hit
+ * and numa_miss at hit and miss. */
+typedef struct {
+  int fill, node;
+  uint64_t hit, miss;
+} PlaceStep;
+
+static void check_steps(Machine *m, Thread *t, uint64_t stride, const PlaceStep *st, unsigned n)
+{
+  for (unsigned i = 0; i < n; i++) {
+    if (st[i].fill >= 0)
+      fill_node(m, st[i].fill);
+    int got = write_node(m, t, BASE + i * stride);
+    ck_assert_msg(got == st[i].node, "step %u: node %d, want %d", i, got, st[i].node);
+    ck_assert_msg(ctr(m, CTR_NUMA_HIT) == st[i].hit && ctr(m, CTR_NUMA_MISS) == st[i].miss,
+                  "step %u: hit %" G_GUINT64_FORMAT " miss %" G_GUINT64_FORMAT ", want %" G_GUINT64_FORMAT
+                  " and %" G_GUINT64_FORMAT,
+                  i, ctr(m, CTR_NUMA_HIT), ctr(m, CTR_NUMA_MISS), st[i].hit, st[i].miss);
+  }
+  ck_assert_uint_eq(ctr(m, CTR_NUMA_INTERLEAVE), 0);
+}
+
+/* Base pages from CPU 0, each case on a machine of its own:
+ * - the process's preferred_many:2-3: node 3 (numa_hit), node 2 when 3 is
+ *   full (first try, against 3: numa_miss), node 0 when both are (second
+ *   try, from the CPU's node: numa_hit), node 1 when 0 is full too
+ *   (numa_miss);
+ * - the CPU's node in the mask (preferred_many:0,2 by mbind): when node 0
+ *   is full the page goes to node 2, at 30, before node 1 at 20
+ *   (numa_miss), and only when 2 is full too to node 1 (second try,
+ *   against node 0: numa_miss). */
+START_TEST(test_preferred_many_falls_back)
+{
+  static const struct {
+    gboolean vma;
+    uint64_t nodes;
+    PlaceStep st[4];
+    unsigned n;
+  } cases[] = {
+    { FALSE, 0xc, { { -1, 3, 1, 0 }, { 3, 2, 1, 1 }, { 2, 0, 2, 1 }, { 0, 1, 2, 2 } }, 4 },
+    { TRUE, 0x5, { { -1, 0, 1, 0 }, { 0, 2, 1, 1 }, { 2, 1, 1, 2 } }, 3 },
+  };
+  for (unsigned c = 0; c < G_N_ELEMENTS(cases); c++) {
+    Machine *m = ring_machine("mem.kernel_reserved=0", "machine.mem_per_node=64M");
+    Thread *t = fixture_thread(m, 1);
+    mmap_rw(m, t, BASE, 64 * MB);
+    if (cases[c].vma)
+      mbind(m, t, BASE, 64 * MB, MPOL_PREFERRED_MANY, cases[c].nodes);
+    else
+      set_mempolicy(m, t, MPOL_PREFERRED_MANY, cases[c].nodes);
+    check_steps(m, t, 4 * KB, cases[c].st, cases[c].n);
+    machine_free(m);
+  }
+}
+END_TEST
+
+/* THPs: the mask's nearest node without the __GFP_THISNODE try of the CPU's
+ * node; a full mask sends the THP to the CPU's node, counted a hit. */
+START_TEST(test_preferred_many_thp)
+{
+  const char *sets[] = { "machine.nodes=4", "machine.cpus_per_node=1", RING, "thp.enabled=always",
+                         "mem.kernel_reserved=0", "machine.mem_per_node=64M", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  Thread *t = fixture_thread(m, 1);
+  mmap_rw(m, t, BASE, 8 * MB);
+  mbind(m, t, BASE, 8 * MB, MPOL_PREFERRED_MANY, 0xc);
+  static const PlaceStep st[] = { { -1, 3, 1, 0 }, { 3, 2, 1, 1 }, { 2, 0, 2, 1 } };
+  check_steps(m, t, 2 * MB, st, G_N_ELEMENTS(st));
+  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 3);
+  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 0);
+  machine_free(m);
+}
+END_TEST
+
+/* hugetlb (two pages per node): the pools of the mask's nodes nearest to
+ * CPU 0 first, then the other pools from node 0's point of view. */
+START_TEST(test_preferred_many_hugetlb)
+{
+  const char *sets[] = { "machine.nodes=4", "machine.cpus_per_node=1", RING, "hugetlb.nr_hugepages=8", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  Thread *t = fixture_thread(m, 1);
+  TraceRecord map = { .type = REC_MMAP, .addr = BASE, .len = 16 * MB, .prot = PROT_R | PROT_W,
+                      .flags = MAP_F_HUGETLB, .pid = 1, .tid = 1 };
+  kernel_syscall(m->k, m->cpus[0], t->mm, &map);
+  mbind(m, t, BASE, 16 * MB, MPOL_PREFERRED_MANY, 0x6);
+  static const int want[8] = { 1, 1, 2, 2, 0, 0, 3, 3 };
+  for (unsigned i = 0; i < 8; i++)
+    ck_assert_msg(write_node(m, t, BASE + i * 2 * MB) == want[i], "page %u", i);
+  ck_assert_uint_eq(hugetlb_free_count(m->k->hugetlb, HPAGE_2M), 0);
+  machine_free(m);
+}
+END_TEST
+
+/* The setting gives every process preferred_many; a record's mask is cut
+ * to the machine, and left empty it is refused (mpol_new_nodemask). */
+START_TEST(test_preferred_many_setting_and_record)
+{
+  Machine *m = ring_machine("numa.mempolicy=preferred_many:2-3", NULL);
+  Thread *t = fixture_thread(m, 1);
+  ck_assert_uint_eq(t->mm->policy, MPOL_PREFERRED_MANY);
+  ck_assert_uint_eq(t->mm->policy_nodes, 0xc);
+  mmap_rw(m, t, BASE, 1 * MB);
+  ck_assert_int_eq(write_node(m, t, BASE), 3);
+  MemPolicy p;
+  TraceRecord r = { .type = REC_MEMPOLICY, .arg = MPOL_PREFERRED_MANY, .arg2 = 0x30 | 0x2 };
+  ck_assert(mempolicy_from_record(m->k, &r, &p));
+  ck_assert_uint_eq(p.mode, MPOL_PREFERRED_MANY);
+  ck_assert_uint_eq(p.nodes, 0x2);
+  r.arg2 = 0x30;
+  ck_assert(!mempolicy_from_record(m->k, &r, &p));
+  r.arg = MPOL_PREFERRED_MANY + 1;
+  r.arg2 = 0x1;
+  ck_assert(!mempolicy_from_record(m->k, &r, &p));
+  machine_free(m);
+}
+END_TEST
+
 static Suite *mempolicy_suite(void)
 {
   Suite *s = suite_create("mempolicy");
@@ -740,6 +959,16 @@ static Suite *mempolicy_suite(void)
   tc = tcase_create("huge");
   tcase_add_test(tc, test_thp_follows_policy);
   tcase_add_test(tc, test_hugetlb_follows_policy);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("preferred_many");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, test_mode_table);
+  tcase_add_test(tc, test_syntax_preferred_many);
+  tcase_add_test(tc, test_preferred_many_order);
+  tcase_add_test(tc, test_preferred_many_falls_back);
+  tcase_add_test(tc, test_preferred_many_thp);
+  tcase_add_test(tc, test_preferred_many_hugetlb);
+  tcase_add_test(tc, test_preferred_many_setting_and_record);
   suite_add_tcase(s, tc);
   tc = tcase_create("records");
   tcase_add_test(tc, test_mbind_splits_and_refuses);

@@ -264,6 +264,49 @@ START_TEST(records_are_checked_like_text)
 }
 END_TEST
 
+/* The reader's policy check is the table's (mmu/mempolicy_mode.h): every
+ * code of the table with the nodes its mode takes comes back as written;
+ * the code past the table, or a mask the mode refuses, is an error. */
+START_TEST(policy_codes_are_the_tables)
+{
+  g_autofree char *path = temp_path(".mtr");
+  GArray *in = g_array_new(FALSE, TRUE, sizeof(TraceRecord));
+  TraceRecord pm = { .type = REC_MEMPOLICY, .pid = 1, .tid = 1, .addr = 0x7f0000000000, .len = 4096,
+                     .arg = MPOL_PREFERRED_MANY, .arg2 = 0x6 };
+  TraceRecord proc = { .type = REC_MEMPOLICY, .pid = 1, .tid = 1, .flags = MPOL_F_PROCESS,
+                       .arg = MPOL_PREFERRED_MANY, .arg2 = UINT64_C(1) << 63 };
+  g_array_append_val(in, pm);
+  g_array_append_val(in, proc);
+  write_mtr(path, in);
+  GArray *out = read_mtr(path, 0);
+  assert_same_records(in, out);
+  g_array_free(out, TRUE);
+
+  static const struct {
+    int32_t code;
+    uint64_t nodes;
+  } bad[] = {
+    { MPOL_PREFERRED_MANY + 1, 0x1 }, /* past the table */
+    { MPOL_PREFERRED_MANY, 0 },       /* takes nodes: at least one */
+    { MPOL_PREFERRED, 0x3 },          /* takes one node */
+    { MPOL_DEFAULT_LOCAL, 0x1 },      /* takes none */
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+    TraceRecord r = pm;
+    r.arg = bad[i].code;
+    r.arg2 = bad[i].nodes;
+    g_array_index(in, TraceRecord, 1) = r;
+    write_mtr(path, in);
+    GError *err = NULL;
+    g_autoptr(TraceSource) src = mtr_source_open(path, 0, &err);
+    ck_assert_no_error(err);
+    assert_read_fails(src, "record 1 of the block: bad memory policy");
+  }
+  g_array_free(in, TRUE);
+  g_unlink(path);
+}
+END_TEST
+
 START_TEST(reads_from_a_pipe_and_memory)
 {
   g_autofree char *path = temp_path(".mtr");
@@ -310,6 +353,7 @@ static Suite *mtr_suite(void)
   tcase_add_test(tc, summary_in_the_index);
   tcase_add_test(tc, corruption_is_caught_with_its_offset);
   tcase_add_test(tc, records_are_checked_like_text);
+  tcase_add_test(tc, policy_codes_are_the_tables);
   tcase_add_test(tc, reads_from_a_pipe_and_memory);
   tcase_add_test(tc, empty_trace);
   suite_add_tcase(s, tc);

@@ -311,6 +311,10 @@ static const BadCase bad_cases[] = {
   { "mempolicy 0x7f0000000000 4K local:0\n", { "t.txt:1:", "unknown memory policy", "'local:0'" } },
   { "mempolicy 0x7f0000000000 4K spread\n", { "t.txt:1:", "unknown memory policy", "'spread'", "interleave:NODES" } },
   { "mempolicy process\n", { "t.txt:1:", "missing policy", "'process'", "interleave:NODES" } },
+  { "mempolicy process preferred_many\n", { "t.txt:1:", "preferred_many without nodes", "'preferred_many'",
+                                             "or preferred_many:NODES" } },
+  { "mempolicy process preferred_many:64\n", { "t.txt:1:", "bad node list", "'preferred_many:64'", "0..63" } },
+  { "mempolicy process preferred_man:1\n", { "t.txt:1:", "unknown memory policy", "'preferred_man:1'" } },
   { "mempolicy process bind:0-64\n", { "t.txt:1:", "bad node list", "'bind:0-64'" } },
   { "mempolicy process 4K local\n", { "t.txt:1:", "unknown memory policy", "'4K'" } },
   { "mempolicy processes local\n", { "t.txt:1:", "bad address", "'processes'", "or 'process'" } },
@@ -498,7 +502,9 @@ static const char canonical[] =
   "mempolicy 0x7f0000000000 64M preferred:7\n"
   "mempolicy 0x7f0000000000 64M weighted_interleave:0,2,4-5,63\n"
   "mempolicy 0x7f0000000000 64M bind:0-63\n"
+  "mempolicy 0x7f0000000000 64M preferred_many:1-2\n"
   "mempolicy process weighted_interleave:0-1\n"
+  "mempolicy process preferred_many:0,2,63\n"
   "mempolicy process local\n"
   "roi begin\n"
   "R 0x7f0000001000 8\n"
@@ -518,6 +524,27 @@ START_TEST(round_trip_canonical)
   GArray *r = parse_ok(canonical);
   g_autofree char *text = format_all(r);
   ck_assert_str_eq(text, canonical);
+  g_array_free(r, TRUE);
+}
+END_TEST
+
+/* preferred_many (a row of mmu/mempolicy_mode.c) reads in both forms, any
+ * number of nodes, and is written back as read. */
+START_TEST(parse_preferred_many)
+{
+  static const char text[] = "mempolicy 0x7f0000000000 2M preferred_many:1-2\n"
+                             "mempolicy process preferred_many:0,2\n";
+  GArray *r = parse_ok(text);
+  ck_assert_uint_eq(r->len, 2);
+  ck_assert_int_eq(REC(r, 0)->arg, MPOL_PREFERRED_MANY);
+  ck_assert_uint_eq(REC(r, 0)->arg2, 0x6);
+  ck_assert_uint_eq(REC(r, 0)->flags, 0);
+  ck_assert_uint_eq(REC(r, 0)->len, 2 << 20);
+  ck_assert_int_eq(REC(r, 1)->arg, MPOL_PREFERRED_MANY);
+  ck_assert_uint_eq(REC(r, 1)->arg2, 0x5);
+  ck_assert_uint_eq(REC(r, 1)->flags, MPOL_F_PROCESS);
+  g_autofree char *back = format_all(r);
+  ck_assert_str_eq(back, text);
   g_array_free(r, TRUE);
 }
 END_TEST
@@ -653,6 +680,7 @@ static Suite *text_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("write");
   tcase_add_test(tc, round_trip_canonical);
+  tcase_add_test(tc, parse_preferred_many);
   tcase_add_test(tc, round_trip_samples);
   tcase_add_test(tc, hello_sample_records);
   tcase_add_test(tc, non_canonical_normalises);
