@@ -256,8 +256,10 @@ static int cmd_explain(int argc, char **argv)
   }
   if (o.workload || o.trace) {
     g_autoptr(TraceSource) src = runner_open_input(&spec, 0, &err);
-    EngineResult res;
-    if (!src || !engine_run(m, src, NULL, &res, &err)) {
+    EngineResult res = { 0 };
+    gboolean ran = src && engine_run(m, src, NULL, &res, &err);
+    engine_result_clear(&res);
+    if (!ran) {
       rc = fail(err);
       goto out;
     }
