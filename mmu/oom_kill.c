@@ -118,7 +118,7 @@ static void threads_off_cpus(Kernel *k, Mm *victim)
   }
 }
 
-Mm *oom_kill(Kernel *k, Cpu *cpu, Mm *mm)
+Mm *oom_kill(Kernel *k, Cpu *cpu, uint32_t by_pid)
 {
   Mm *victim = oom_select_bad_process(k);
   if (!victim)
@@ -126,7 +126,7 @@ Mm *oom_kill(Kernel *k, Cpu *cpu, Mm *mm)
   uint32_t tid = cpu->cur ? cpu->cur->tid : 0; /* before the victim's threads leave */
   OomKill kill = {
     .pid = victim->pid,
-    .by_pid = mm->pid,
+    .by_pid = by_pid,
     .cpu = cpu->id,
     .time_ns = (uint64_t)((double)cpu->clock / k->cycles_per_ns),
   };
@@ -141,7 +141,7 @@ Mm *oom_kill(Kernel *k, Cpu *cpu, Mm *mm)
   k->oom = FALSE;
   cpu->ctr.c[CTR_OOM_KILL]++;
   if (events_enabled(k->ev))
-    events_emit(k->ev, kill.time_ns, cpu->id, mm->pid, tid, "oom_kill",
+    events_emit(k->ev, kill.time_ns, cpu->id, by_pid, tid, "oom_kill",
                 "victim=%u badness=%" G_GUINT64_FORMAT " rss_pages=%" G_GUINT64_FORMAT " pgtable_pages=%" G_GUINT64_FORMAT
                 " freed_pages=%" G_GUINT64_FORMAT,
                 kill.pid, kill.badness, kill.rss_pages, kill.pgtable_pages, kill.freed_pages);

@@ -48,10 +48,11 @@ uint64_t oom_badness(const Kernel *k, const Mm *mm, uint64_t *rss, uint64_t *pgt
  * created last), or NULL when every one scores 0. */
 Mm *oom_select_bad_process(const Kernel *k);
 
-/* out_of_memory for a fault of mm on cpu: select a victim and kill it.
- * Returns the victim (mm itself when it was chosen: the fault's access is
- * then dropped), with k->oom cleared; NULL when there was none, k->oom left
- * set. */
-Mm *oom_kill(Kernel *k, Cpu *cpu, Mm *mm);
+/* out_of_memory for an allocation of process by_pid on cpu (a fault, or
+ * the first page table of a new process): select a victim and kill it.
+ * Returns the victim (by_pid's own mm when it was chosen: the fault's
+ * access is then dropped), with k->oom cleared; NULL when there was none,
+ * k->oom left set. */
+Mm *oom_kill(Kernel *k, Cpu *cpu, uint32_t by_pid);
 
 #endif

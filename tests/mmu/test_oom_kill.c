@@ -80,7 +80,7 @@ START_TEST(test_badness_and_choice)
   /* 1 and 3 tie at 6: the later created, 3, as for_each_process meets it last. */
   ck_assert_ptr_eq(oom_select_bad_process(k), t3->mm);
   /* Kill 3 (on the CPU now running 4): then 1 leads, and 3 scores nothing. */
-  ck_assert_ptr_eq(oom_kill(k, cpu, t4->mm), t3->mm);
+  ck_assert_ptr_eq(oom_kill(k, cpu, 4), t3->mm);
   ck_assert(t3->mm->oom_killed);
   ck_assert_uint_eq(oom_badness(k, t3->mm, NULL, NULL), 0);
   ck_assert_ptr_eq(oom_select_bad_process(k), t1->mm);
@@ -92,8 +92,8 @@ START_TEST(test_badness_and_choice)
   ck_assert_uint_eq(k->oom_kill_count, 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_OOM_KILL], 1);
   /* Only 4, scoring 0, left after 1 and 2: no victim. */
-  ck_assert_ptr_eq(oom_kill(k, cpu, t4->mm), t1->mm);
-  ck_assert_ptr_eq(oom_kill(k, cpu, t4->mm), t2->mm);
+  ck_assert_ptr_eq(oom_kill(k, cpu, 4), t1->mm);
+  ck_assert_ptr_eq(oom_kill(k, cpu, 4), t2->mm);
   ck_assert_ptr_null(oom_select_bad_process(k));
   machine_free(m);
 }
@@ -155,7 +155,7 @@ START_TEST(test_teardown_returns_every_frame)
   ck_assert_uint_eq(pt, 5);
   ck_assert_uint_eq(free0 - fixture_free_pages(k), 512 + 5 + 5 + 1);
 
-  ck_assert_ptr_eq(oom_kill(k, cpu, t->mm), t->mm);
+  ck_assert_ptr_eq(oom_kill(k, cpu, 1), t->mm);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
   ck_assert_uint_eq(hugetlb_free_count(k->hugetlb, HPAGE_2M), pool0);
   fixture_check_buddy(k);
@@ -271,6 +271,33 @@ START_TEST(test_no_victim_and_fail)
 }
 END_TEST
 
+/* A new process's first table (its PML4) finds no page: process 1 is
+ * killed for it, from the CPU the new thread goes to. */
+START_TEST(test_new_process_kills)
+{
+  Machine *m = fixture_machine("skylake", base_pages);
+  Kernel *k = m->k;
+  Thread *t1 = fixture_thread(m, 1);
+  fixture_vma(t1, BASE, MB, PROT_R | PROT_W);
+  store_pages(k, m->cpus[0], t1, BASE, 2);
+  g_autoptr(GArray) held = take_all(k);
+  Thread *t2 = machine_thread(m, 2, 1, 0);
+  ck_assert_ptr_nonnull(t2);
+  ck_assert(t1->mm->oom_killed);
+  ck_assert(!t2->mm->oom_killed);
+  ck_assert_uint_eq(g_array_index(k->oom_kills, OomKill, 0).by_pid, 2);
+  ck_assert_uint_eq(g_array_index(k->oom_kills, OomKill, 0).freed_pages, 2 + 3 + 1);
+  /* Under fail the same new process cannot start. */
+  static const char *const fail[] = { "thp.enabled=never", NULL };
+  Machine *m2 = fixture_machine("skylake", fail);
+  g_autoptr(GArray) held2 = take_all(m2->k);
+  ck_assert_ptr_null(machine_thread(m2, 2, 1, 0));
+  ck_assert(m2->k->oom);
+  machine_free(m2);
+  machine_free(m);
+}
+END_TEST
+
 static Suite *oom_kill_suite(void)
 {
   Suite *s = suite_create("oom_kill");
@@ -280,6 +307,7 @@ static Suite *oom_kill_suite(void)
   tcase_add_test(tc, test_teardown_returns_every_frame);
   tcase_add_test(tc, test_fault_kills_and_retries);
   tcase_add_test(tc, test_no_victim_and_fail);
+  tcase_add_test(tc, test_new_process_kills);
   suite_add_tcase(s, tc);
   return s;
 }
