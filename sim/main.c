@@ -267,6 +267,12 @@ static int cmd_explain(int argc, char **argv)
     m->k->map_on_demand = TRUE;
   }
   Thread *t = machine_thread(m, 1, 1, 0);
+  if (t && t->mm->oom_killed) {
+    fprintf(stderr, "mmusim: explain: the OOM killer killed process 1 during the run (mem.oom_policy=kill): "
+                    "it has no address space left to explain\n");
+    rc = 1;
+    goto out;
+  }
   GString *out = g_string_new(NULL);
   for (int i = 1; i < argc && t; i++) {
     uint64_t va;
@@ -301,7 +307,10 @@ static void list_counters(GString *out)
 {
   for (int i = 0; i < N_COUNTERS; i++) {
     const CounterDef *d = counter_def((CounterId)i);
-    g_string_append_printf(out, "%-26s %s%s\n", d->name, d->help, d->flags & CF_PPC64 ? " (ppc64 hash only)" : "");
+    g_string_append_printf(out, "%-26s %s%s\n", d->name, d->help,
+                           d->flags & CF_PPC64       ? " (ppc64 hash only)"
+                           : d->flags & CF_OOM_KILL ? " (reported with mem.oom_policy=kill)"
+                                                    : "");
   }
 }
 

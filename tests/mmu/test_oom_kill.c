@@ -12,6 +12,7 @@
 #include "khugepaged.h"
 #include "hugetlb.h"
 #include "machine_fixture.h"
+#include "numa_balance.h"
 #include "oom_kill.h"
 
 #define BASE 0x7f0000000000ULL
@@ -298,6 +299,24 @@ START_TEST(test_new_process_kills)
 }
 END_TEST
 
+/* On two nodes the NUMA scanner knows the process; the kill takes it off
+ * (numa_balance_mm_exit): its task has no scan state left. */
+START_TEST(test_kill_leaves_numa_scanner)
+{
+  static const char *const two[] = { "machine.nodes=2", "numa.balancing=pte", "mem.oom_policy=kill", NULL };
+  Machine *m = fixture_machine("skylake", two);
+  Thread *t = fixture_thread(m, 1);
+  fixture_vma(t, BASE, MB, PROT_R | PROT_W);
+  store_pages(m->k, m->cpus[0], t, BASE, 1);
+  numa_balance_task_new(m->k->numa_balance, t, NULL); /* as the engine does for a new thread */
+  NumaTaskInfo info;
+  ck_assert(numa_balance_task_info(m->k->numa_balance, t, &info));
+  ck_assert_ptr_eq(oom_kill(m->k, m->cpus[0], 1), t->mm);
+  ck_assert(!numa_balance_task_info(m->k->numa_balance, t, &info));
+  machine_free(m);
+}
+END_TEST
+
 static Suite *oom_kill_suite(void)
 {
   Suite *s = suite_create("oom_kill");
@@ -308,6 +327,7 @@ static Suite *oom_kill_suite(void)
   tcase_add_test(tc, test_fault_kills_and_retries);
   tcase_add_test(tc, test_no_victim_and_fail);
   tcase_add_test(tc, test_new_process_kills);
+  tcase_add_test(tc, test_kill_leaves_numa_scanner);
   suite_add_tcase(s, tc);
   return s;
 }
