@@ -48,6 +48,19 @@ static void give_back(Kernel *k, GArray *held, unsigned n)
   }
 }
 
+/* Processes 1 and 2, each with a 1M rw VMA at BASE (2 is current on CPU 0);
+ * then every free frame taken but `left`, which the caller gets back. */
+static GArray *two_processes_in(Machine *m, unsigned left, Thread **t1, Thread **t2)
+{
+  *t1 = fixture_thread(m, 1);
+  fixture_vma(*t1, BASE, MB, PROT_R | PROT_W);
+  *t2 = fixture_thread(m, 2);
+  fixture_vma(*t2, BASE, MB, PROT_R | PROT_W);
+  GArray *held = take_all(m->k);
+  give_back(m->k, held, left);
+  return held;
+}
+
 /* Badness = resident pages + page tables below the root.  Each process's
  * pages lie in one 2M range: its tables are a PDPT, a PD and a PT (3). */
 START_TEST(test_badness_and_choice)
@@ -187,13 +200,9 @@ START_TEST(test_fault_kills_and_retries)
   Machine *m = fixture_machine("skylake", base_pages);
   Kernel *k = m->k;
   Cpu *cpu = m->cpus[0];
-  Thread *t1 = fixture_thread(m, 1);
-  fixture_vma(t1, BASE, MB, PROT_R | PROT_W);
-  Thread *t2 = fixture_thread(m, 2);
-  fixture_vma(t2, BASE, MB, PROT_R | PROT_W);
-  g_autoptr(GArray) held = take_all(k);
-  uint64_t reserve = fixture_free_pages(k); /* free, but kept by the lowmem reserve */
-  give_back(k, held, 40);
+  Thread *t1, *t2;
+  g_autoptr(GArray) held = two_processes_in(m, 40, &t1, &t2);
+  uint64_t reserve = fixture_free_pages(k) - 40; /* free, but kept by the lowmem reserve */
   store_pages(k, cpu, t1, BASE, 20);
   store_pages(k, cpu, t2, BASE, 14);
   ck_assert_uint_eq(fixture_free_pages(k), reserve);
@@ -231,12 +240,8 @@ START_TEST(test_no_victim_and_fail)
     Machine *m = fixture_machine("skylake", sets);
     Kernel *k = m->k;
     Cpu *cpu = m->cpus[0];
-    Thread *t1 = fixture_thread(m, 1);
-    fixture_vma(t1, BASE, MB, PROT_R | PROT_W);
-    Thread *t2 = fixture_thread(m, 2);
-    fixture_vma(t2, BASE, MB, PROT_R | PROT_W);
-    g_autoptr(GArray) held = take_all(k);
-    give_back(k, held, 8);
+    Thread *t1, *t2;
+    g_autoptr(GArray) held = two_processes_in(m, 8, &t1, &t2);
     store_pages(k, cpu, t1, BASE, 5); /* 3 tables, 5 pages */
     uint64_t cycles;
     if (kill) {
