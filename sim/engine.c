@@ -18,8 +18,10 @@
  * the run's, not the process's.  The test is one load per record, of the
  * kernel's kill count, until a first kill; the queues of dead threads leave
  * the heaps at the next rebuild, which the first record after a kill asks
- * for.  (Measured: threads:size=128M,accesses=16M took 1.77-1.83 s of user
- * time against 1.79-1.85 s without the test, three runs each: noise.)
+ * for, and the single-thread loop's shortcut (solo_due) stays off for the
+ * rest of the run, so that a dead thread's records reach that test.
+ * (Measured: threads:size=128M,accesses=16M took 1.77-1.83 s of user time
+ * against 1.79-1.85 s without the test, three runs each: noise.)
  *
  * Queues hold at most ENGINE_QUEUE_MAX records in all; past that the engine
  * runs whatever is queued, so a trace whose threads are far apart costs

@@ -189,6 +189,36 @@ START_TEST(test_teardown_returns_every_frame)
 }
 END_TEST
 
+/* A THP half unmapped waits on the deferred split queue; the teardown
+ * unmaps the other half and the THP is freed whole, off the queue. */
+START_TEST(test_teardown_deferred_thp)
+{
+  static const char *const thp[] = { "thp.enabled=always", "mem.oom_policy=kill", NULL };
+  Machine *m = fixture_machine("skylake", thp);
+  Kernel *k = m->k;
+  Cpu *cpu = m->cpus[0];
+  uint64_t free0 = fixture_free_pages(k);
+  Thread *t = fixture_thread(m, 1);
+  TraceRecord mm = { .type = REC_MMAP, .addr = BASE, .len = 2 * MB, .prot = PROT_R | PROT_W };
+  kernel_syscall(k, cpu, t->mm, &mm);
+  store_pages(k, cpu, t, BASE, 1);
+  TraceRecord un = { .type = REC_MUNMAP, .addr = BASE + MB, .len = MB };
+  kernel_syscall(k, cpu, t->mm, &un);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_THP_SPLIT_PMD], 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_THP_DEFERRED_SPLIT], 1);
+  ck_assert_uint_eq(thp_deferred_count(k), 1);
+  /* 256 subpages mapped by PTEs: RSS 256; tables PDPT, PD and the PT the
+   * split withdrew. */
+  uint64_t rss, pt;
+  ck_assert_uint_eq(oom_badness(k, t->mm, &rss, &pt), 256 + 3);
+  ck_assert_ptr_eq(oom_kill(k, cpu, 1), t->mm);
+  ck_assert_uint_eq(thp_deferred_count(k), 0);
+  ck_assert_uint_eq(fixture_free_pages(k), free0);
+  fixture_check_buddy(k);
+  machine_free(m);
+}
+END_TEST
+
 /* The fault path: memory held back so that 40 frames are free.  Process 1
  * takes 23 (3 tables, 20 pages), process 2 then 17 (3 tables, 14 pages);
  * its next fault finds nothing, the killer takes 1 (badness 23 against
@@ -329,6 +359,7 @@ static Suite *oom_kill_suite(void)
   tcase_add_test(tc, test_badness_and_choice);
   tcase_add_test(tc, test_badness_thp);
   tcase_add_test(tc, test_teardown_returns_every_frame);
+  tcase_add_test(tc, test_teardown_deferred_thp);
   tcase_add_test(tc, test_fault_kills_and_retries);
   tcase_add_test(tc, test_no_victim_and_fail);
   tcase_add_test(tc, test_new_process_kills);
