@@ -198,8 +198,11 @@ static int cmd_run(int argc, char **argv)
                     " accesses of the counted region, so nothing was counted; give a smaller --warmup\n",
             res.workload, o.warmup, res.warmup_seen);
   if (res.oom) {
-    fprintf(stderr, "mmusim: simulated machine ran out of memory after %" G_GUINT64_FORMAT
-                    " records; give it more (-s machine.mem_per_node=...)\n", res.oom_records);
+    gboolean killer = strcmp(settings_str(res.settings, SET_MEM_OOM_POLICY), "kill") == 0;
+    fprintf(stderr, "mmusim: simulated machine ran out of memory after %" G_GUINT64_FORMAT " records%s; give it more "
+                    "(-s machine.mem_per_node=...)%s\n", res.oom_records,
+            killer ? " and the OOM killer found no process whose death would free memory" : "",
+            killer ? "" : ", or let the OOM killer free some (-s mem.oom_policy=kill)");
     run_outcome_clear(&res);
     rc = 1;
     goto out;
