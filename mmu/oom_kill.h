@@ -1,6 +1,7 @@
 /*
  * oom_kill.h - the OOM killer (mm/oom_kill.c), run when mem.oom_policy=kill
- * and a page fault finds no memory for its page or its page tables.
+ * and a page fault finds no memory for its page or its page tables, or a
+ * new process none for its first table (machine_thread).
  *
  * out_of_memory: select_bad_process scores every live process by
  * oom_badness (resident pages plus page-table pages, oom_score_adj 0 for
