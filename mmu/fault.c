@@ -44,6 +44,7 @@
 #include "machine.h"
 #include "numa_balance.h"
 #include "mempolicy.h"
+#include "oom_kill.h"
 
 static uint64_t now_ns(const Kernel *k, const Cpu *cpu)
 {
@@ -308,10 +309,9 @@ static FaultResult hugetlb_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint
 
 /* ---- the handler ------------------------------------------------------------ */
 
-FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, uint64_t *cycles)
+static FaultResult fault_once(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, uint64_t *cycles)
 {
   *cycles = 0;
-  cpu->ctr.c[CTR_PAGE_FAULTS]++;
   k->alloc_node = cpu->node;
   Vma *v = mm_find_vma(mm, va);
   if (!v && k->map_on_demand && va < k->arch->user_va_limit(k->s)) {
@@ -397,4 +397,25 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
   charge_tables(k, cpu, tables, cycles);
   emit_fault(k, cpu, mm, what, va, kind, tables, *cycles);
   return FAULT_MAPPED;
+}
+
+FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, uint64_t *cycles)
+{
+  cpu->ctr.c[CTR_PAGE_FAULTS]++;
+  *cycles = 0;
+  for (;;) {
+    uint64_t c;
+    FaultResult r = fault_once(k, cpu, mm, va, kind, &c);
+    *cycles += c;
+    if (r != FAULT_OOM || !k->oom_kill_policy)
+      return r;
+    /* out_of_memory: the victim's memory is free now; the fault runs again
+     * (each pass kills a process, so this ends). */
+    k->oom = TRUE; /* every FAULT_OOM path sets it; made sure */
+    Mm *victim = oom_kill(k, cpu, mm->pid);
+    if (!victim)
+      return FAULT_OOM;
+    if (victim == mm)
+      return FAULT_KILLED;
+  }
 }

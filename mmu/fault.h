@@ -20,9 +20,13 @@ typedef enum {
   FAULT_MAPPED, /* a translation now exists: retry the access */
   FAULT_SEGV,   /* the access is not allowed (SIGSEGV, or SIGBUS on an empty hugetlb pool): counted, dropped */
   FAULT_OOM,    /* no memory for the page or its tables: the run stops */
+  FAULT_KILLED, /* no memory, and the OOM killer chose the faulting process (mem.oom_policy=kill): access dropped */
 } FaultResult;
 
-/* Handle a fault of `kind` at `va` taken by `cpu`; *cycles gets the cost. */
+/* Handle a fault of `kind` at `va` taken by `cpu`; *cycles gets the cost.
+ * With mem.oom_policy=kill a fault that finds no memory runs the OOM killer
+ * (mmu/oom_kill.h) and, the victim another process, runs again (counted
+ * once in page-faults); FAULT_OOM only when no process could be killed. */
 FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, uint64_t *cycles);
 
 #endif

@@ -32,6 +32,7 @@
 #include "machine.h"
 #include "numa_balance.h"
 #include "mempolicy.h"
+#include "oom_kill.h"
 
 /* A bitmap of the base-page granules of one huge mapping (kernel_touch). */
 typedef struct {
@@ -134,6 +135,8 @@ Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **
   k->compact_migrate_ns =
     settings_double(s, SET_COMPACT_MIGRATE_NS) + 4096.0 / settings_double(s, SET_MEM_COPY_HOT_BYTES_PER_NS);
   k->thps = thp_state_new();
+  k->oom_kill_policy = strcmp(settings_str(s, SET_MEM_OOM_POLICY), "kill") == 0;
+  k->oom_kills = g_array_new(FALSE, TRUE, sizeof(OomKill));
   k->touched = g_hash_table_new_full(touch_hash, touch_equal, NULL, g_free);
   if (!mempolicy_init(k, error)) {
     kernel_free(k);
@@ -176,6 +179,8 @@ void kernel_free(Kernel *k)
   if (k->touched)
     g_hash_table_destroy(k->touched);
   thp_state_free(k->thps);
+  if (k->oom_kills)
+    g_array_free(k->oom_kills, TRUE);
   hugetlb_free(k->hugetlb, k->pm);
   physmem_free(k->pm);
   g_free(k);
@@ -212,6 +217,7 @@ Mm *kernel_mm(Kernel *k, uint32_t pid)
   mm = mm_new(pid, (uint16_t)(asid & TLB_ASID_MASK), &k->geo, &a);
   if (!mm)
     return NULL;
+  mm->serial = k->next_mm_serial++;
   mm->policy = k->mpol_mode; /* numa.mempolicy, as numactl sets it before exec */
   mm->policy_nodes = k->mpol_nodes;
   g_hash_table_insert(k->mms, GUINT_TO_POINTER(pid), mm);
@@ -420,6 +426,38 @@ static void zap_range(Kernel *k, Cpu *cpu, Mm *mm, uint64_t start, uint64_t end)
   }
   kernel_unmap_end(&u, cpu);
   touch_forget(k, mm, start, end);
+}
+
+/* Free 4K frames: the buddy allocator's and the hugetlb pools'. */
+static uint64_t free_frames(const Kernel *k)
+{
+  uint64_t n = 0;
+  for (int node = 0; node < physmem_nodes(k->pm); node++)
+    n += physmem_free_pages(k->pm, node);
+  for (HugetlbSize size = 0; size < N_HPAGE_SIZES; size++)
+    n += hugetlb_free_count(k->hugetlb, size) << hugetlb_order(k->hugetlb, size);
+  return n;
+}
+
+uint64_t kernel_exit_mmap(Kernel *k, Cpu *cpu, Mm *mm)
+{
+  uint64_t before = free_frames(k);
+  guint n = mm_vma_count(mm);
+  if (n) {
+    /* unmap_vmas over the VMAs, then free_pgtables: one range from the
+     * first VMA to the last (no leaf lies outside a VMA), so one TLB
+     * shootdown covers the mm, as the full-mm gather of exit_mmap does. */
+    uint64_t start = mm_vma(mm, 0)->start, end = mm_vma(mm, n - 1)->end;
+    zap_range(k, cpu, mm, start, end);
+    mm_remove_range(mm, start, end);
+  }
+  khugepaged_exit(k->khugepaged, mm);
+  numa_balance_mm_exit(k->numa_balance, mm);
+  unsigned tables = (unsigned)mm->pt.tables + mm_deposited_count(mm);
+  mm_release_tables(mm); /* the root and anything deposited (__mmdrop's pgd_free) */
+  cpu->ctr.c[CTR_PT_PAGES_FREED] += tables;
+  machine_tables_freed(k->m, mm);
+  return free_frames(k) - before;
 }
 
 void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va)

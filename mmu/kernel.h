@@ -40,6 +40,13 @@ typedef struct Kernel {
   GHashTable *mms;       /* pid -> Mm */
   unsigned next_asid;
   gboolean oom;          /* simulated out of memory: the run cannot complete */
+  /* mem.oom_policy=kill: a fault that finds no memory runs the OOM killer
+   * (mmu/oom_kill.c), which appends each kill to oom_kills (of OomKill);
+   * oom_kill_count is its length, read by the engine through a pointer. */
+  gboolean oom_kill_policy;
+  GArray *oom_kills;
+  unsigned oom_kill_count;
+  unsigned next_mm_serial;
   int alloc_node;        /* node of the CPU in the kernel now: page tables go there */
   gboolean map_on_demand; /* accesses outside any VMA map memory (lackey, ChampSim) */
   EventLog *ev;
@@ -91,6 +98,15 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r);
 /* Map on demand for traces without mapping events (lackey, ChampSim): an
  * anonymous rw VMA around va, as the kernel did for the recorded program. */
 void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va);
+
+/* exit_mmap: tear down the whole address space of mm on `cpu`: every
+ * present leaf unmapped and freed through munmap's path (kernel_unmap_leaf,
+ * one TLB shootdown of the mm's CPUs, emptied tables freed), the VMAs
+ * removed, the mm taken off khugepaged's and the NUMA scanner's lists, and
+ * its remaining page-table pages, root included, given back.  Returns the 4K
+ * frames given back to the buddy allocator and the hugetlb pools, tables
+ * included.  The mm must not be used for a mapping again. */
+uint64_t kernel_exit_mmap(Kernel *k, Cpu *cpu, Mm *mm);
 
 /* Table-page allocator of Linux's page tables (buddy, unmovable). */
 extern const PtAllocator kernel_pt_allocator_template;

@@ -26,10 +26,8 @@ Mm *mm_new(uint32_t pid, uint16_t asid, const PtGeometry *g, const PtAllocator *
   return mm;
 }
 
-void mm_free(Mm *mm)
+void mm_release_tables(Mm *mm)
 {
-  if (!mm)
-    return;
   /* Deposited tables go back where table pages come from. */
   GHashTableIter it;
   gpointer key, val;
@@ -39,8 +37,18 @@ void mm_free(Mm *mm)
     g_free(key);
     g_free(val);
   }
-  g_hash_table_destroy(mm->deposited);
+  g_hash_table_remove_all(mm->deposited);
   pgtable_destroy(&mm->pt);
+  g_array_set_size(mm->vmas, 0);
+  mm->last_vma = 0;
+}
+
+void mm_free(Mm *mm)
+{
+  if (!mm)
+    return;
+  mm_release_tables(mm);
+  g_hash_table_destroy(mm->deposited);
   g_array_free(mm->vmas, TRUE);
   g_free(mm->cpumask);
   g_free(mm->left_gen);

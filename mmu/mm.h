@@ -49,6 +49,12 @@ typedef struct Mm {
   uint64_t *left_gen;  /* cpumask_words * 64 entries */
   GHashTable *deposited; /* huge-PMD va -> pfn of the page table deposited for its split */
   gboolean khugepaged_listed; /* on khugepaged's scan list */
+  /* Killed by the OOM killer (mmu/oom_kill.c): its VMAs and page tables,
+   * root included, are gone; the struct stays for the threads that point
+   * to it, and the engine drops their records, counting them here. */
+  gboolean oom_killed;
+  uint64_t oom_dropped_records;
+  unsigned serial;     /* creation order among the kernel's mms (the task list's order) */
   /* The process's memory policy (set_mempolicy; numa.mempolicy until the
    * trace sets one) and its round-robin interleave state (task_struct's
    * il_prev and il_weight, kept per process here). */
@@ -76,6 +82,9 @@ static inline gboolean mm_cpumask_test(const Mm *mm, unsigned cpu)
 Mm *mm_new(uint32_t pid, uint16_t asid, const PtGeometry *g, const PtAllocator *a);
 /* Frees the VMAs and the page-table pages, not the mapped pages. */
 void mm_free(Mm *mm);
+/* Gives back every page-table page, deposited ones and the root included
+ * (__mmdrop's pgd_free), and the VMA list; the mm holds no table after. */
+void mm_release_tables(Mm *mm);
 
 /* The VMA containing va, or NULL. */
 Vma *mm_find_vma(Mm *mm, uint64_t va);

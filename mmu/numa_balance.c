@@ -126,8 +126,8 @@ typedef struct NumaTask {
 /* task_find's cache of the tasks of recent threads, direct-mapped by the
  * Thread's address: with more threads than CPUs nearly every record
  * switches threads, and a hash lookup at each switch-in cost some 60 host
- * instructions.  Tasks are only freed with the NumaBalance, so an entry is
- * never stale. */
+ * instructions.  A task freed before the NumaBalance (numa_balance_mm_exit)
+ * takes its entry with it, so an entry is never stale. */
 #define TASK_CACHE_SLOTS 256u /* a power of two */
 typedef struct {
   const Thread *t;
@@ -224,6 +224,27 @@ static inline TaskCacheEntry *task_slot(NumaBalance *nb, const Thread *t)
 {
   /* Fibonacci hashing: the top bits of the address times 2^64 / phi. */
   return &nb->task_cache[((uintptr_t)t * UINT64_C(0x9E3779B97F4A7C15)) >> 56 & (TASK_CACHE_SLOTS - 1)];
+}
+
+void numa_balance_mm_exit(NumaBalance *nb, Mm *mm)
+{
+  NumaMm *s = nb ? g_hash_table_lookup(nb->mms, mm) : NULL;
+  if (!s)
+    return;
+  GHashTableIter it;
+  gpointer key, value;
+  g_hash_table_iter_init(&it, nb->tasks);
+  while (g_hash_table_iter_next(&it, &key, &value)) {
+    if (((NumaTask *)value)->mm != s)
+      continue;
+    TaskCacheEntry *ce = task_slot(nb, key);
+    if (ce->t == key)
+      *ce = (TaskCacheEntry){ NULL, NULL };
+    g_hash_table_iter_remove(&it); /* task_numa_free */
+  }
+  if (nb->last == s)
+    nb->last = NULL;
+  g_hash_table_remove(nb->mms, mm);
 }
 
 /* t's task, NULL if it has none yet. */

@@ -69,6 +69,10 @@ void numa_balance_free(NumaBalance *nb);
  * numa.scan_delay_ms after its first task starts (init_numa_balancing). */
 void numa_balance_mm_new(NumaBalance *nb, Mm *mm);
 
+/* The address space is going away (the OOM killer's exit_mmap): its state
+ * and its tasks' are dropped, so it is never scanned again. */
+void numa_balance_mm_exit(NumaBalance *nb, Mm *mm);
+
 /* Thread t appeared, cloned by creator (the thread whose records came
  * before it; NULL for none): a thread that joins an address space with
  * tasks already starts its scans later (init_numa_balancing's stagger).

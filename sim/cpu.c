@@ -604,7 +604,11 @@ uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString
     FaultResult fr = fault_handle(k, cpu, th->mm, va, kind, &cost);
     g_string_append_printf(ex, "  page fault (%s): %s, %" G_GUINT64_FORMAT " cycles\n",
                            st == XLAT_NOT_PRESENT ? "not present" : "protection",
-                           fr == FAULT_MAPPED ? "handled, retrying" : fr == FAULT_SEGV ? "SIGSEGV" : "out of memory", cost);
+                           fr == FAULT_MAPPED  ? "handled, retrying"
+                           : fr == FAULT_SEGV  ? "SIGSEGV"
+                           : fr == FAULT_KILLED ? "out of memory: the OOM killer killed this process"
+                                                : "out of memory",
+                           cost);
     if (fr != FAULT_MAPPED)
       return ~0ULL;
   }

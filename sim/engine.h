@@ -13,6 +13,7 @@
 
 #include <glib.h>
 #include "machine.h"
+#include "oom_kill.h"
 #include "source.h"
 #include "stats.h"
 
@@ -27,6 +28,11 @@ typedef struct {
   uint64_t records;        /* records read */
   double host_seconds;     /* host time spent in the counted region */
   gboolean oom;            /* simulated out of memory: the run stopped */
+  /* mem.oom_policy=kill: the processes the OOM killer killed, in order,
+   * with the records of each that were dropped (NULL when none: free with
+   * engine_result_clear). */
+  OomKill *oom_kills;
+  guint n_oom_kills;
   /* --warmup outlasted the counted region, which then counts nothing:
    * warmup_seen accesses ran in it (fewer than the warmup). */
   gboolean warmup_unfinished;
@@ -34,5 +40,7 @@ typedef struct {
 } EngineResult;
 
 gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, EngineResult *res, GError **error);
+/* Free what a result holds (its kill list); accepts a cleared result. */
+void engine_result_clear(EngineResult *res);
 
 #endif

@@ -14,6 +14,7 @@
  */
 #include "config.h"
 #include "machine.h"
+#include "oom_kill.h"
 
 #include <gio/gio.h>
 #include <string.h>
@@ -293,14 +294,19 @@ Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu)
       t->cpu = cpu % (int)m->n_cpus;
     return t;
   }
+  int on = cpu >= 0 ? cpu % (int)m->n_cpus : place_thread(m);
   Mm *mm = kernel_mm(m->k, pid);
+  /* No page for a new process's first table: with mem.oom_policy=kill the
+   * OOM killer runs on the CPU it was to run on, and the allocation again. */
+  while (!mm && m->k->oom_kill_policy && oom_kill(m->k, m->cpus[on], pid))
+    mm = kernel_mm(m->k, pid);
   if (!mm)
     return NULL;
   t = g_new0(Thread, 1);
   t->pid = pid;
   t->tid = tid;
   t->mm = mm;
-  t->cpu = cpu >= 0 ? cpu % (int)m->n_cpus : place_thread(m);
+  t->cpu = on;
   int64_t *k = g_new(int64_t, 1);
   *k = key;
   g_hash_table_insert(m->threads, k, t);

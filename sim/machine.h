@@ -69,7 +69,8 @@ void machine_free(Machine *m);
 /* The thread (pid, tid), created on first use and placed on `cpu` (or the
  * scheduler's choice when cpu < 0: with sched.placement = spread the i-th
  * such thread goes to node i mod nodes, on that node's CPUs in turn; with
- * fill to CPU i mod cpus).  NULL when its mm cannot be created. */
+ * fill to CPU i mod cpus).  NULL when its mm cannot be created (with
+ * mem.oom_policy=kill, after the OOM killer found nothing to kill). */
 Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu);
 
 /* TLB shootdown: invalidate [start, end) of `mm` on every CPU that may hold

@@ -195,8 +195,11 @@ static int cmd_run(int argc, char **argv)
             res.workload, res.skipped_lines);
   run_outcome_warn_warmup(&res, res.workload, "--warmup", o.warmup);
   if (res.oom) {
-    fprintf(stderr, "mmusim: simulated machine ran out of memory after %" G_GUINT64_FORMAT
-                    " records; give it more (-s machine.mem_per_node=...)\n", res.oom_records);
+    gboolean killer = strcmp(settings_str(res.settings, SET_MEM_OOM_POLICY), "kill") == 0;
+    fprintf(stderr, "mmusim: simulated machine ran out of memory after %" G_GUINT64_FORMAT " records%s; give it more "
+                    "(-s machine.mem_per_node=...)%s\n", res.oom_records,
+            killer ? " and the OOM killer found no process whose death would free memory" : "",
+            killer ? "" : ", or let the OOM killer free some (-s mem.oom_policy=kill)");
     run_outcome_clear(&res);
     rc = 1;
     goto out;
@@ -253,8 +256,10 @@ static int cmd_explain(int argc, char **argv)
   }
   if (o.workload || o.trace) {
     g_autoptr(TraceSource) src = runner_open_input(&spec, 0, &err);
-    EngineResult res;
-    if (!src || !engine_run(m, src, NULL, &res, &err)) {
+    EngineResult res = { 0 };
+    gboolean ran = src && engine_run(m, src, NULL, &res, &err);
+    engine_result_clear(&res);
+    if (!ran) {
       rc = fail(err);
       goto out;
     }
@@ -262,6 +267,12 @@ static int cmd_explain(int argc, char **argv)
     m->k->map_on_demand = TRUE;
   }
   Thread *t = machine_thread(m, 1, 1, 0);
+  if (t && t->mm->oom_killed) {
+    fprintf(stderr, "mmusim: explain: the OOM killer killed process 1 during the run (mem.oom_policy=kill): "
+                    "it has no address space left to explain\n");
+    rc = 1;
+    goto out;
+  }
   GString *out = g_string_new(NULL);
   for (int i = 1; i < argc && t; i++) {
     uint64_t va;
@@ -296,7 +307,10 @@ static void list_counters(GString *out)
 {
   for (int i = 0; i < N_COUNTERS; i++) {
     const CounterDef *d = counter_def((CounterId)i);
-    g_string_append_printf(out, "%-26s %s%s\n", d->name, d->help, d->flags & CF_PPC64 ? " (ppc64 hash only)" : "");
+    g_string_append_printf(out, "%-26s %s%s\n", d->name, d->help,
+                           d->flags & CF_PPC64       ? " (ppc64 hash only)"
+                           : d->flags & CF_OOM_KILL ? " (reported with mem.oom_policy=kill)"
+                                                    : "");
   }
 }
 

@@ -466,7 +466,8 @@ gboolean map_write_svg(const Machine *m, const char *title, const char *path, GE
   gpointer key, val;
   g_hash_table_iter_init(&it, k->mms);
   while (g_hash_table_iter_next(&it, &key, &val))
-    g_ptr_array_add(mms, val);
+    if (!((const Mm *)val)->oom_killed) /* the OOM killer took its address space */
+      g_ptr_array_add(mms, val);
   g_ptr_array_sort(mms, compare_mm);
 
   /* Layout first: the SVG surface needs its size. */

@@ -57,6 +57,20 @@ gboolean report_counter_applies(CounterId id, const char *arch)
   return !(d->flags & CF_PPC64) || g_strcmp0(arch, "ppc64") == 0;
 }
 
+static gboolean oom_kill_policy(const RunReport *r)
+{
+  return r->settings && strcmp(settings_str(r->settings, SET_MEM_OOM_POLICY), "kill") == 0;
+}
+
+/* In this report: the architecture's counters, oom_kill only with
+ * mem.oom_policy=kill (so that no other report changes). */
+static gboolean report_shows(const RunReport *r, CounterId id)
+{
+  if (!report_counter_applies(id, r->arch))
+    return FALSE;
+  return !(counter_def(id)->flags & CF_OOM_KILL) || oom_kill_policy(r);
+}
+
 /* ---- number formatting ------------------------------------------------- */
 
 typedef char NumBuf[G_ASCII_DTOSTR_BUF_SIZE + 16];
@@ -302,6 +316,25 @@ static void print_noise(FILE *out, GString *line, const RunReport *r, double rsd
   fprintf(out, "%s\n", line->str);
 }
 
+/* The kernel log's "Out of memory: Killed process" lines, one a kill. */
+static void print_oom_kills(const RunReport *r, FILE *out)
+{
+  if (!r->n_oom_kills)
+    return;
+  fprintf(out, "\n");
+  for (unsigned i = 0; i < r->n_oom_kills; i++) {
+    const OomKill *o = &r->oom_kills[i];
+    NumBuf t, bad, rss, pt, freed, dropped;
+    fprintf(out, " Out of memory: killed process %u at %s s (fault of process %u on CPU %d): badness %s pages (%s resident, %s page tables), %s pages freed, %s of its records dropped\n",
+            o->pid, fmt_double(t, "%.9f", (double)o->time_ns / 1e9), o->by_pid, o->cpu,
+            fmt_count(bad, (double)o->badness), fmt_count(rss, (double)o->rss_pages),
+            fmt_count(pt, (double)o->pgtable_pages), fmt_count(freed, (double)o->freed_pages),
+            fmt_count(dropped, (double)o->dropped_records));
+  }
+  if (r->runs > 1)
+    fprintf(out, " (processes killed in the last of the %u runs)\n", r->runs);
+}
+
 void report_text(const RunReport *r, FILE *out)
 {
   g_autoptr(GString) line = g_string_new(NULL);
@@ -318,7 +351,7 @@ void report_text(const RunReport *r, FILE *out)
   int last_group = -1;
   for (int i = 0; i < N_COUNTERS; i++) {
     CounterId id = (CounterId)i;
-    if (!report_counter_applies(id, r->arch) || shown_as_note(id))
+    if (!report_shows(r, id) || shown_as_note(id))
       continue;
     if ((counter_def(id)->flags & CF_NUMA) && r->cpus <= 1)
       continue;
@@ -339,6 +372,7 @@ void report_text(const RunReport *r, FILE *out)
   g_string_printf(line, "%*s seconds time elapsed (simulated)", COUNT_WIDTH,
                   fmt_double(b, "%.9f", r->mean.v[CTR_SECONDS]));
   print_noise(out, line, r, r->rel_stddev.v[CTR_SECONDS]);
+  print_oom_kills(r, out);
 
   NumBuf secs, rate, roi_rate, rss;
   fprintf(out, "\n host: %s s, %s M accesses/s (%s M/s counted), peak RSS %s MiB\n\n",
@@ -396,13 +430,44 @@ static void json_add_counters(JsonBuilder *jb, const char *member, const RunRepo
   json_builder_set_member_name(jb, member);
   json_builder_begin_object(jb);
   for (int i = 0; i < N_COUNTERS; i++) {
-    if (!report_counter_applies((CounterId)i, r->arch))
+    if (!report_shows(r, (CounterId)i))
       continue;
     const CounterDef *d = counter_def((CounterId)i);
     json_builder_set_member_name(jb, d->name);
     json_add_number(jb, values->v[i], counts && !(d->flags & CF_DERIVED));
   }
   json_builder_end_object(jb);
+}
+
+/* "oom_kills": [ { "pid", "time_ns", ... } ] of the last run. */
+static void json_add_oom_kills(JsonBuilder *jb, const RunReport *r)
+{
+  json_builder_set_member_name(jb, "oom_kills");
+  json_builder_begin_array(jb);
+  for (unsigned i = 0; i < r->n_oom_kills; i++) {
+    const OomKill *o = &r->oom_kills[i];
+    const struct {
+      const char *name;
+      uint64_t v;
+    } f[] = {
+      { "pid", o->pid },
+      { "time_ns", o->time_ns },
+      { "by_pid", o->by_pid },
+      { "cpu", (uint64_t)o->cpu },
+      { "badness", o->badness },
+      { "rss_pages", o->rss_pages },
+      { "pgtable_pages", o->pgtable_pages },
+      { "freed_pages", o->freed_pages },
+      { "dropped_records", o->dropped_records },
+    };
+    json_builder_begin_object(jb);
+    for (unsigned j = 0; j < G_N_ELEMENTS(f); j++) {
+      json_builder_set_member_name(jb, f[j].name);
+      json_builder_add_int_value(jb, (gint64)f[j].v);
+    }
+    json_builder_end_object(jb);
+  }
+  json_builder_end_array(jb);
 }
 
 JsonNode *report_json_node(const RunReport *r)
@@ -431,6 +496,8 @@ JsonNode *report_json_node(const RunReport *r)
    * are ratios; relative stddevs are fractions */
   json_add_counters(jb, "counters", r, &r->mean, TRUE);
   json_add_counters(jb, "stddev", r, &r->rel_stddev, FALSE);
+  if (oom_kill_policy(r))
+    json_add_oom_kills(jb, r);
 
   json_builder_set_member_name(jb, "host");
   json_builder_begin_object(jb);
@@ -489,7 +556,7 @@ void report_csv_header(const RunReport *r, FILE *out)
   csv_field(out, "runs", FALSE);
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < N_COUNTERS; i++) {
-      if (!report_counter_applies((CounterId)i, r->arch))
+      if (!report_shows(r, (CounterId)i))
         continue;
       const char *name = counter_def((CounterId)i)->name;
       g_autofree char *rsd = pass ? g_strconcat(name, "_rsd", NULL) : NULL;
@@ -507,7 +574,7 @@ void report_csv_row(const RunReport *r, FILE *out)
   csv_field(out, b, FALSE);
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < N_COUNTERS; i++) {
-      if (!report_counter_applies((CounterId)i, r->arch))
+      if (!report_shows(r, (CounterId)i))
         continue;
       csv_field(out, fmt_exact(b, pass ? r->rel_stddev.v[i] : r->mean.v[i]), FALSE);
     }

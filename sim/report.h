@@ -13,6 +13,7 @@
 #include <glib.h>
 #include <json-glib/json-glib.h>
 #include <stdio.h>
+#include "oom_kill.h"
 #include "settings.h"
 #include "stats.h"
 
@@ -29,6 +30,9 @@ typedef struct {
   double host_accesses_per_second;      /* every record read, setup included */
   double host_roi_accesses_per_second;  /* counted accesses in the counted region */
   uint64_t host_peak_rss_bytes;
+  /* mem.oom_policy=kill: the processes killed (of the last run when runs > 1) */
+  const OomKill *oom_kills;
+  unsigned n_oom_kills;
 } RunReport;
 
 /* mean and relative stddev of n runs' values, counter by counter. */

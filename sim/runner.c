@@ -76,6 +76,9 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
     if (ok && spec->inspect && (i + 1 == spec->repeat || res.oom))
       ok = spec->inspect(m, src->description, spec->inspect_data, error);
     machine_free(m);
+    g_free(out->oom_kills); /* the last repeat's are kept */
+    out->oom_kills = g_steal_pointer(&res.oom_kills);
+    out->n_oom_kills = res.n_oom_kills;
     /* Only for an input read to its end: after a stop the decoding thread
      * may have read past the engine, by a varying amount. */
     TraceSource *in = readahead_source_finish(src);
@@ -122,6 +125,8 @@ void runner_report(const RunOutcome *out, uint64_t peak_rss_bytes, RunReport *r)
     .host_accesses_per_second = out->host_accesses_per_second,
     .host_roi_accesses_per_second = out->host_roi_accesses_per_second,
     .host_peak_rss_bytes = peak_rss_bytes,
+    .oom_kills = out->oom_kills,
+    .n_oom_kills = out->n_oom_kills,
   };
 }
 
@@ -131,6 +136,7 @@ void run_outcome_clear(RunOutcome *out)
   g_free(out->machine);
   g_free(out->workload);
   g_free(out->per_run);
+  g_free(out->oom_kills);
   memset(out, 0, sizeof *out);
 }
 

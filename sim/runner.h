@@ -15,6 +15,7 @@
 #include <glib.h>
 #include "events.h"
 #include "machine.h"
+#include "oom_kill.h"
 #include "report.h"
 #include "settings.h"
 #include "source.h"
@@ -62,6 +63,9 @@ typedef struct {
   double host_roi_accesses_per_second;
   uint64_t skipped_lines;     /* lackey: lines that were not records (valgrind's own), once read to the end */
   gboolean oom;               /* the simulated machine ran out of memory */
+  /* mem.oom_policy=kill: the kills of the last repeat (EngineResult's) */
+  OomKill *oom_kills;
+  guint n_oom_kills;
   uint64_t oom_records;       /* records read when it did */
   /* A repeat whose counted region was shorter than its --warmup (it
    * counted nothing): the first such, and the accesses its region had. */

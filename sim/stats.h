@@ -12,8 +12,9 @@
 #include <stdint.h>
 
 /* CF_NUMA: in the text report only on machines with more than one CPU (JSON
- * and CSV carry every counter of the architecture). */
-enum { CF_PPC64 = 1, CF_DERIVED = 2, CF_NUMA = 4 };
+ * and CSV carry every counter of the architecture).  CF_OOM_KILL: in every
+ * report only with mem.oom_policy=kill. */
+enum { CF_PPC64 = 1, CF_DERIVED = 2, CF_NUMA = 4, CF_OOM_KILL = 8 };
 
 typedef enum {
 #define C(id, name, flags, help) CTR_##id,

@@ -392,6 +392,62 @@ static void run_text(Machine *m, const char *text)
   trace_source_free(src);
 }
 
+/* The two processes of tests/golden/cases/oom-twoproc.txt, process 1 on
+ * CPU 1 and process 2 on CPU 0: process 2's faults run out of memory on a
+ * 64M machine (48M kept by the kernel).  Under fail the run stops; under
+ * kill process 1 is killed from CPU 0, its thread leaves CPU 1, and its
+ * four records after process 2's barrier are dropped, not run. */
+static char *oom_trace(void)
+{
+  GString *t = g_string_new("thread 1 cpu 1\nmmap 0x7f0000000000 16M rw\n");
+  for (unsigned i = 0; i < 8; i++)
+    g_string_append_printf(t, "W %#" G_GINT64_MODIFIER "x 8\n", UINT64_C(0x7f0000000000) + i * (UINT64_C(2) << 20));
+  g_string_append(t, "process 2\nthread 1 cpu 0\nprctl thp_disable 1\nmmap 0x10000000000 64T rw\n");
+  for (unsigned i = 0; i < 128; i++)
+    g_string_append_printf(t, "W %#" G_GINT64_MODIFIER "x 8\n", UINT64_C(0x10000000000) + i * (UINT64_C(512) << 30));
+  g_string_append(t, "munmap 0x10000000000 512G\n"
+                     "process 1\nR 0x7f0000000000 8\nW 0x7f0000200000 8\ncompute 100\nmunmap 0x7f0000000000 2M\n"
+                     "process 2\nR 0x18000000000 8\n");
+  return g_string_free(t, FALSE);
+}
+
+START_TEST(test_oom_kill_drops_the_victims_records)
+{
+  for (int kill = 0; kill < 2; kill++) {
+    const char *sets[] = { "machine.cpus_per_node=2", "machine.mem_per_node=64M", "mem.kernel_reserved=48M",
+                           kill ? "mem.oom_policy=kill" : "mem.oom_policy=fail", NULL };
+    Machine *m = fixture_machine("skylake", sets);
+    g_autofree char *text = oom_trace();
+    GError *err = NULL;
+    TraceSource *src = text_source_from_string("t.txt", text, &err);
+    ck_assert_no_error(err);
+    EngineResult res;
+    ck_assert(engine_run(m, src, NULL, &res, &err));
+    trace_source_free(src);
+    if (!kill) {
+      ck_assert(res.oom);
+      ck_assert_uint_eq(res.n_oom_kills, 0);
+      ck_assert_ptr_null(res.oom_kills);
+    } else {
+      ck_assert(!res.oom);
+      ck_assert_uint_eq(res.n_oom_kills, 1);
+      ck_assert_uint_eq(res.oom_kills[0].pid, 1);
+      ck_assert_uint_eq(res.oom_kills[0].by_pid, 2);
+      ck_assert_int_eq(res.oom_kills[0].cpu, 0);
+      ck_assert_uint_eq(res.oom_kills[0].badness, 7 * 512 + 1 + 10);
+      ck_assert_uint_eq(res.oom_kills[0].dropped_records, 4);
+      /* every access ran but process 1's two after the kill */
+      ck_assert_uint_eq(res.counted.c[CTR_ACCESSES], 8 + 128 + 1);
+      ck_assert_uint_eq(res.counted.c[CTR_OOM_KILL], 1);
+      ck_assert_ptr_null(m->cpus[1]->cur);
+      ck_assert_uint_eq(m->cpus[0]->cur->pid, 2);
+    }
+    engine_result_clear(&res);
+    machine_free(m);
+  }
+}
+END_TEST
+
 /* A thread that appears after its creator ran for a while starts then: its
  * CPU idles up to the creator's clock, and idle time is not cycles. */
 START_TEST(test_new_thread_starts_at_creation)
@@ -562,6 +618,7 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_cpumask_trimmed_on_switch);
   tcase_add_test(tc, test_thread_cache_never_mixes_threads);
   tcase_add_test(tc, test_solo_stays_ticks_as_queued);
+  tcase_add_test(tc, test_oom_kill_drops_the_victims_records);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -276,7 +276,8 @@ START_TEST(test_text_every_counter_once)
   for (int i = 0; i < N_COUNTERS; i++) {
     const CounterDef *d = counter_def((CounterId)i);
     g_autofree char *line = find_counter_line(text, d->name);
-    gboolean expected = !(d->flags & (CF_PPC64 | CF_NUMA)) && i != CTR_SECONDS && i != CTR_IPC && i != CTR_NS_PER_ACCESS;
+    gboolean expected =
+      !(d->flags & (CF_PPC64 | CF_NUMA | CF_OOM_KILL)) && i != CTR_SECONDS && i != CTR_IPC && i != CTR_NS_PER_ACCESS;
     ck_assert_msg((line != NULL) == expected, "counter %s %s", d->name, expected ? "missing" : "shown");
   }
   /* On a machine of several CPUs the NUMA and shootdown counters show too. */
@@ -465,7 +466,7 @@ START_TEST(test_json_counters)
   int applicable = 0;
   for (int i = 0; i < N_COUNTERS; i++) {
     const CounterDef *d = counter_def((CounterId)i);
-    gboolean ppc = (d->flags & CF_PPC64) != 0;
+    gboolean ppc = (d->flags & (CF_PPC64 | CF_OOM_KILL)) != 0; /* oom_kill: only with mem.oom_policy=kill */
     ck_assert_msg(json_object_has_member(c, d->name) == !ppc, "counters.%s", d->name);
     ck_assert_msg(json_object_has_member(sd, d->name) == !ppc, "stddev.%s", d->name);
     applicable += !ppc;
@@ -499,7 +500,55 @@ START_TEST(test_json_ppc64)
   JsonObject *c = json_object_get_object_member(json_node_get_object(root), "counters");
   ck_assert_int_eq(json_object_get_int_member(c, "slb_misses"), 77);
   ck_assert(json_object_has_member(c, "hpte_evictions"));
-  ck_assert_int_eq(json_object_get_size(c), N_COUNTERS);
+  ck_assert_int_eq(json_object_get_size(c), N_COUNTERS - 1); /* all but oom_kill */
+  fixture_clear(&f);
+}
+END_TEST
+
+/* mem.oom_policy=kill: the oom_kill counter in every report, the kills in
+ * the text (the kernel log's line) and in JSON's oom_kills. */
+START_TEST(test_oom_kills)
+{
+  Fixture f;
+  fixture_init(&f);
+  g_autoptr(GError) err = NULL;
+  ck_assert(settings_set(f.settings, "mem.oom_policy", "kill", "-s", &err));
+  OomKill kills[] = { { .pid = 2, .by_pid = 1, .cpu = 3, .time_ns = 1500000, .badness = 1030, .rss_pages = 1025,
+                        .pgtable_pages = 5, .freed_pages = 1031, .dropped_records = 12345 } };
+  f.r.oom_kills = kills;
+  f.r.n_oom_kills = 1;
+  f.r.mean.v[CTR_OOM_KILL] = 1;
+  g_autofree char *text = render(report_text, &f.r);
+  g_autofree char *line = find_counter_line(text, "oom_kill");
+  ck_assert_ptr_nonnull(line);
+  assert_has_line(text, " Out of memory: killed process 2 at 0.001500000 s (fault of process 1 on CPU 3): badness 1,030 "
+                        "pages (1,025 resident, 5 page tables), 1,031 pages freed, 12,345 of its records dropped");
+  g_autoptr(JsonNode) root = report_json_node(&f.r);
+  JsonObject *o = json_node_get_object(root);
+  ck_assert_int_eq(json_object_get_int_member(json_object_get_object_member(o, "counters"), "oom_kill"), 1);
+  JsonArray *a = json_object_get_array_member(o, "oom_kills");
+  ck_assert_int_eq(json_array_get_length(a), 1);
+  JsonObject *k = json_array_get_object_element(a, 0);
+  ck_assert_int_eq(json_object_get_int_member(k, "pid"), 2);
+  ck_assert_int_eq(json_object_get_int_member(k, "by_pid"), 1);
+  ck_assert_int_eq(json_object_get_int_member(k, "cpu"), 3);
+  ck_assert_int_eq(json_object_get_int_member(k, "time_ns"), 1500000);
+  ck_assert_int_eq(json_object_get_int_member(k, "badness"), 1030);
+  ck_assert_int_eq(json_object_get_int_member(k, "rss_pages"), 1025);
+  ck_assert_int_eq(json_object_get_int_member(k, "pgtable_pages"), 5);
+  ck_assert_int_eq(json_object_get_int_member(k, "freed_pages"), 1031);
+  ck_assert_int_eq(json_object_get_int_member(k, "dropped_records"), 12345);
+  g_autofree char *csv = render(report_csv_header, &f.r);
+  ck_assert_ptr_nonnull(strstr(csv, ",oom_kill,"));
+  /* fail (the default): no counter, no member, no line */
+  f.r.n_oom_kills = 0;
+  ck_assert(settings_set(f.settings, "mem.oom_policy", "fail", "-s", &err));
+  g_autoptr(JsonNode) plain = report_json_node(&f.r);
+  ck_assert(!json_object_has_member(json_node_get_object(plain), "oom_kills"));
+  g_autofree char *plain_text = render(report_text, &f.r);
+  g_autofree char *none = find_counter_line(plain_text, "oom_kill");
+  ck_assert_ptr_null(none);
+  ck_assert_ptr_null(strstr(plain_text, "Out of memory"));
   fixture_clear(&f);
 }
 END_TEST
@@ -566,7 +615,7 @@ START_TEST(test_csv)
 
   int applicable = 0;
   for (int i = 0; i < N_COUNTERS; i++)
-    applicable += report_counter_applies((CounterId)i, "x86_64");
+    applicable += report_counter_applies((CounterId)i, "x86_64") && !(counter_def((CounterId)i)->flags & CF_OOM_KILL);
   ck_assert_int_eq(header->len, 3 + 2 * applicable);
   ck_assert_int_eq(row->len, header->len);
   ck_assert_str_eq(g_ptr_array_index(header, 0), "machine");
@@ -604,8 +653,9 @@ START_TEST(test_csv_ppc64_columns)
   f.r.arch = "ppc64";
   g_autofree char *text = render(report_csv_header, &f.r);
   g_autoptr(GPtrArray) header = csv_split(g_strchomp(text));
-  ck_assert_int_eq(header->len, 3 + 2 * N_COUNTERS);
-  ck_assert_str_eq(g_ptr_array_index(header, 3 + N_COUNTERS - 1), "hpte_evictions");
+  const int shown = N_COUNTERS - 1; /* all but oom_kill */
+  ck_assert_int_eq(header->len, 3 + 2 * shown);
+  ck_assert_str_eq(g_ptr_array_index(header, 3 + shown - 1), "hpte_evictions");
   ck_assert_str_eq(g_ptr_array_index(header, header->len - 1), "hpte_evictions_rsd");
   g_autofree char *row = render(report_csv_row, &f.r);
   g_autoptr(GPtrArray) fields = csv_split(g_strchomp(row));
@@ -759,6 +809,7 @@ static Suite *report_suite(void)
   tcase_add_test(tc, test_json_settings);
   tcase_add_test(tc, test_json_counters);
   tcase_add_test(tc, test_json_ppc64);
+  tcase_add_test(tc, test_oom_kills);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("csv");
