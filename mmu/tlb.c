@@ -83,7 +83,14 @@ const TlbReplPolicy *tlb_repl_from_settings(const Settings *s, GError **error)
 Tlb *tlb_new(const char *name, unsigned entries, unsigned ways, const TlbReplPolicy *repl, GError **error)
 {
   g_return_val_if_fail(repl != NULL, NULL);
-  g_return_val_if_fail(repl->builtin != TLB_BUILTIN_NONE || (repl->hit && repl->fill && repl->victim), NULL);
+  if (repl->builtin == TLB_BUILTIN_NONE && !(repl->hit && repl->fill && repl->victim)) {
+    /* A policy in the making: say which, rather than crash later. */
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s: TLB replacement policy '%s' lacks a hook: a policy of hooks needs hit, fill and victim "
+                "(mmu/tlb.h, struct TlbReplPolicy)",
+                name, repl->name);
+    return NULL;
+  }
   if (entries == 0 || ways == 0 || entries % ways) {
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
                 "%s: %u entries cannot be split into sets of %u ways; entries must be a nonzero multiple of ways",

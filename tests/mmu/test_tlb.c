@@ -502,6 +502,26 @@ START_TEST(test_repl_from_settings)
 }
 END_TEST
 
+/* A policy of hooks without its hit, fill or victim hook is an error naming
+ * the array and the policy, not a crash at the first refill. */
+static unsigned no_victim_stub(Tlb *t, unsigned set)
+{
+  (void)t;
+  (void)set;
+  return 0;
+}
+
+START_TEST(test_repl_missing_hook)
+{
+  const TlbReplPolicy half = { .name = "half", .builtin = TLB_BUILTIN_NONE, .victim = no_victim_stub };
+  g_autoptr(GError) err = NULL;
+  ck_assert_ptr_null(tlb_new("tlb.stlb", 64, 4, &half, &err));
+  ck_assert_ptr_nonnull(err);
+  ck_assert_str_eq(err->message, "tlb.stlb: TLB replacement policy 'half' lacks a hook: a policy of hooks needs "
+                                 "hit, fill and victim (mmu/tlb.h, struct TlbReplPolicy)");
+}
+END_TEST
+
 START_TEST(test_free_null)
 {
   tlb_free(NULL);
@@ -1139,6 +1159,7 @@ static Suite *tlb_suite(void)
   tcase_add_test(tc, test_repl_registry_matches_setting);
   tcase_add_test(tc, test_repl_from_settings);
   tcase_add_test(tc, test_free_null);
+  tcase_add_test(tc, test_repl_missing_hook);
   suite_add_tcase(s, tc);
   return s;
 }
