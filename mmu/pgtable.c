@@ -173,7 +173,11 @@ void pgtable_destroy(PageTable *pt)
     free(b->mem);
     g_free(b);
   }
+  /* Every node is gone: a stamp of nodes_freed taken before (PtFound, the
+   * engine's host prefetch) must not match again, so the count goes on. */
+  uint64_t freed = pt->host.nodes_freed + 1;
   memset(&pt->host, 0, sizeof pt->host);
+  pt->host.nodes_freed = freed;
 }
 
 static gboolean is_leaf(uint64_t e, unsigned level)

@@ -446,6 +446,10 @@ void cpu_prefetch(const Cpu *cpu, const Thread *th, const TraceRecord *far, CpuP
     /* A node freed since a slot was filled may be gone: the nearer stages
      * take nothing found before (CpuPrefetchSlot). */
     cpu_prefetch_clear(pf);
+    if (G_UNLIKELY(pt->root == NULL)) {
+      pf->pt = NULL; /* torn down (the OOM killer): nothing to prefetch; ask again next time */
+      return;
+    }
     pf->pt = pt;
     pf->freed = freed;
     if (++pf->epoch == (1u << CPU_PREFETCH_EPOCH_BITS)) {

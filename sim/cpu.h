@@ -385,9 +385,11 @@ void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *far, CpuPr
 void cpu_prefetch_clear(CpuPrefetch *pf);
 /* Drop the region array, after anything that may have ended an address
  * space (a system call): another may take its host memory, with as many
- * nodes freed.  No record ends one yet (an Mm lives until the kernel is
- * freed, mmu/kernel.c); the engine calls this after every system call so
- * that the array stays safe when one does. */
+ * nodes freed.  An Mm lives until the kernel is freed (mmu/kernel.c); the
+ * OOM killer tears a process's page table down (pgtable_destroy), which
+ * moves nodes_freed on, so cpu_prefetch starts afresh and, with no root
+ * left, prefetches nothing.  The engine calls this after every system
+ * call. */
 void cpu_prefetch_forget(CpuPrefetch *pf);
 /* Below this many table pages (4 KiB of host memory each) the page table
  * stays in the host's caches and prefetching it only costs instructions, so

@@ -281,6 +281,12 @@ static int cmd_explain(int argc, char **argv)
       rc = fail(err);
       break;
     }
+    if (t->mm->oom_killed) { /* an address before this one faulted and the killer chose process 1 */
+      g_string_append_printf(out, "%s: not explained: the OOM killer killed process 1 at an earlier address "
+                                  "(mem.oom_policy=kill), so it has no address space left\n", argv[i]);
+      rc = 1;
+      break;
+    }
     explain_address(m, t, va, kind, out);
   }
   fputs(out->str, stdout);
