@@ -86,14 +86,18 @@ Mm *oom_select_bad_process(const Kernel *k)
   g_hash_table_iter_init(&it, k->mms);
   while (g_hash_table_iter_next(&it, NULL, &value)) {
     Mm *mm = value;
+    if (mm->oom_killed || !mm->pt.root)
+      continue; /* dead, or never set up: oom_badness's LONG_MIN, not a candidate */
     uint64_t points = oom_badness(k, mm, NULL, NULL);
-    /* oom_evaluate_task: "if (!points || points < oc->chosen_points) goto
-     * next": an equal score replaces the choice, so the tie goes to the
+    /* oom_evaluate_task (Linux 5.9 on): "if (points == LONG_MIN || points
+     * < oc->chosen_points) goto next", chosen_points starting at LONG_MIN:
+     * any live process may be chosen, one scoring 0 too (its root table
+     * is freed); an equal score replaces the choice, so the tie goes to the
      * task met last in creation order.  The hash table has no order: the
      * serial stands for the task list's. */
-    if (!points || points < chosen_points)
+    if (chosen && points < chosen_points)
       continue;
-    if (points == chosen_points && chosen && mm->serial < chosen->serial)
+    if (chosen && points == chosen_points && mm->serial < chosen->serial)
       continue;
     chosen = mm;
     chosen_points = points;

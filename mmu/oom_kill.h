@@ -7,9 +7,9 @@
  * oom_badness (resident pages plus page-table pages, oom_score_adj 0 for
  * all) and takes the highest; among equal scores the one created last, as
  * for_each_process walks the task list in creation order and a score equal
- * to the best so far replaces it.  A process that scores 0 would free
- * nothing and is never chosen; with no process left to choose the machine
- * is out of memory as under mem.oom_policy=fail (k->oom, exit status 1).
+ * to the best so far replaces it.  A live process scoring 0 may be chosen
+ * too, as since Linux 5.9 (its page-table root is freed); with no live
+ * process left to choose the machine is out of memory as under mem.oom_policy=fail (k->oom, exit status 1).
  * oom_kill_process then kills the victim: its address space is torn down at
  * once (kernel_exit_mmap: every VMA unmapped through munmap's path, off
  * khugepaged's and the NUMA scanner's lists, its page-table root freed), its
@@ -46,7 +46,7 @@ typedef struct {
 uint64_t oom_badness(const Kernel *k, const Mm *mm, uint64_t *rss, uint64_t *pgtables);
 
 /* select_bad_process: the live mm with the highest badness (ties to the one
- * created last), or NULL when every one scores 0. */
+ * created last), or NULL when no live process has a page table. */
 Mm *oom_select_bad_process(const Kernel *k);
 
 /* out_of_memory for an allocation of process by_pid on cpu (a fault, or
