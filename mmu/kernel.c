@@ -453,7 +453,9 @@ uint64_t kernel_exit_mmap(Kernel *k, Cpu *cpu, Mm *mm)
   }
   khugepaged_exit(k->khugepaged, mm);
   numa_balance_mm_exit(k->numa_balance, mm);
-  unsigned tables = (unsigned)mm->pt.tables + mm_deposited_count(mm);
+  /* The tables below the root: the root's own allocation (kernel_mm) is
+   * not counted in pgtable_pages_alloc, so neither is its free. */
+  unsigned tables = (unsigned)mm->pt.tables - 1 + mm_deposited_count(mm);
   mm_release_tables(mm); /* the root and anything deposited (__mmdrop's pgd_free) */
   cpu->ctr.c[CTR_PT_PAGES_FREED] += tables;
   machine_tables_freed(k->m, mm);
