@@ -33,7 +33,8 @@ seed003-numa-pmd|4|1|0.604|395 k/sec on mainline against 654 k/sec on numa/core 
 seed004-huge-stack|2|1|0.90|"about a 10% speedup on x86", read from plots|'
 
 # A sweep that fails (a configuration out of memory: exit 1) does not stop
-# the others; the table is written with what ran, and the script exits 1.
+# the others; the table is written with what ran, and the script exits 1
+# (tests/validate-oom.sh checks this with a stand-in for mmusim).
 mkdir -p "$OUT"
 failed=""
 for ini in "$DOC"/experiments/*/experiment.ini; do
