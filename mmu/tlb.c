@@ -17,6 +17,7 @@
  */
 #include "config.h"
 #include "tlb.h"
+#include "tlb-private.h"
 #include "cache.h"
 
 #include <stdlib.h>

@@ -356,8 +356,6 @@ unsigned tlb_valid_entries(const Tlb *t);
 /* The registry's row named `name` (case blind: "lru", "LRU"); NULL if
  * there is none. */
 const TlbReplPolicy *tlb_repl_lookup(const char *name);
-/* The rows, in the order of tlb.replacement's choices; *n gets their count. */
-const TlbReplPolicy *const *tlb_repl_policies(unsigned *n);
 /* The row tlb.replacement names; an error names the setting when the
  * registry has no such row. */
 const TlbReplPolicy *tlb_repl_from_settings(const Settings *s, GError **error);

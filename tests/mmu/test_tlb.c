@@ -13,6 +13,7 @@
 
 #include "cache.h"
 #include "tlb.h"
+#include "tlb-private.h"
 
 #include <string.h>
 
