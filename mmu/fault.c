@@ -412,7 +412,7 @@ FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind ki
     /* out_of_memory: the victim's memory is free now; the fault runs again
      * (each pass kills a process, so this ends). */
     k->oom = TRUE; /* every FAULT_OOM path sets it; made sure */
-    Mm *victim = oom_kill(k, cpu, mm->pid);
+    Mm *victim = oom_kill(k, cpu, mm->pid, OOM_TRIGGER_FAULT);
     if (!victim)
       return FAULT_OOM;
     if (victim == mm)

@@ -122,7 +122,12 @@ static void threads_off_cpus(Kernel *k, Mm *victim)
   }
 }
 
-Mm *oom_kill(Kernel *k, Cpu *cpu, uint32_t by_pid)
+const char *oom_trigger_name(OomTrigger trigger)
+{
+  return trigger == OOM_TRIGGER_CREATION ? "creation" : "fault";
+}
+
+Mm *oom_kill(Kernel *k, Cpu *cpu, uint32_t by_pid, OomTrigger trigger)
 {
   Mm *victim = oom_select_bad_process(k);
   if (!victim)
@@ -131,6 +136,7 @@ Mm *oom_kill(Kernel *k, Cpu *cpu, uint32_t by_pid)
   OomKill kill = {
     .pid = victim->pid,
     .by_pid = by_pid,
+    .trigger = trigger,
     .cpu = cpu->id,
     .time_ns = (uint64_t)((double)cpu->clock / k->cycles_per_ns),
   };
@@ -147,7 +153,7 @@ Mm *oom_kill(Kernel *k, Cpu *cpu, uint32_t by_pid)
   if (events_enabled(k->ev))
     events_emit(k->ev, kill.time_ns, cpu->id, by_pid, tid, "oom_kill",
                 "victim=%u badness=%" G_GUINT64_FORMAT " rss_pages=%" G_GUINT64_FORMAT " pgtable_pages=%" G_GUINT64_FORMAT
-                " freed_pages=%" G_GUINT64_FORMAT,
-                kill.pid, kill.badness, kill.rss_pages, kill.pgtable_pages, kill.freed_pages);
+                " freed_pages=%" G_GUINT64_FORMAT " trigger=%s",
+                kill.pid, kill.badness, kill.rss_pages, kill.pgtable_pages, kill.freed_pages, oom_trigger_name(trigger));
   return victim;
 }

@@ -16,9 +16,9 @@
  * threads leave their CPUs, and it is marked dead (Mm.oom_killed) so that the
  * engine drops its later records.  The fault path then retries.
  *
- * Counted as /proc/vmstat's oom_kill (CTR_OOM_KILL) on the CPU whose fault
- * ran the killer; each kill is kept in Kernel.oom_kills for the report and
- * written to --events as an "oom_kill" line.
+ * Counted as /proc/vmstat's oom_kill (CTR_OOM_KILL) on the CPU whose
+ * allocation ran the killer; each kill is kept in Kernel.oom_kills for the
+ * report and written to --events as an "oom_kill" line.
  */
 #ifndef MMUSIM_OOM_KILL_H
 #define MMUSIM_OOM_KILL_H
@@ -27,12 +27,24 @@
 #include <stdint.h>
 #include "kernel.h"
 
+/* What ran the killer: an allocation of process by_pid that found no
+ * memory.  The report names it ("fault of process N", "creation of
+ * process N"), as do the JSON's "trigger" and the oom_kill event's. */
+typedef enum {
+  OOM_TRIGGER_FAULT,    /* a page fault: its page or its page tables (fault_handle) */
+  OOM_TRIGGER_CREATION, /* a new process: its first page table (machine_thread) */
+} OomTrigger;
+
+/* "fault", "creation". */
+const char *oom_trigger_name(OomTrigger trigger);
+
 /* One kill, as the kernel log's "Out of memory: Killed process" line tells
  * it.  Pages are 4K frames. */
 typedef struct {
   uint32_t pid;            /* the victim */
-  uint32_t by_pid;         /* the process whose fault ran the killer */
-  int cpu;                 /* the CPU of that fault */
+  uint32_t by_pid;         /* the process whose allocation ran the killer */
+  OomTrigger trigger;      /* that allocation: a fault of by_pid, or its creation */
+  int cpu;                 /* the CPU of that allocation */
   uint64_t time_ns;        /* simulated time of the kill */
   uint64_t badness;        /* oom_badness: rss_pages + pgtable_pages */
   uint64_t rss_pages;      /* resident pages (zero pages and hugetlb pages not counted, as get_mm_rss) */
@@ -50,10 +62,10 @@ uint64_t oom_badness(const Kernel *k, const Mm *mm, uint64_t *rss, uint64_t *pgt
 Mm *oom_select_bad_process(const Kernel *k);
 
 /* out_of_memory for an allocation of process by_pid on cpu (a fault, or
- * the first page table of a new process): select a victim and kill it.
- * Returns the victim (by_pid's own mm when it was chosen: the fault's
- * access is then dropped), with k->oom cleared; NULL when there was none,
- * k->oom left set. */
-Mm *oom_kill(Kernel *k, Cpu *cpu, uint32_t by_pid);
+ * the first page table of a new process: trigger says which): select a
+ * victim and kill it.  Returns the victim (by_pid's own mm when it was
+ * chosen: the fault's access is then dropped), with k->oom cleared; NULL
+ * when there was none, k->oom left set. */
+Mm *oom_kill(Kernel *k, Cpu *cpu, uint32_t by_pid, OomTrigger trigger);
 
 #endif

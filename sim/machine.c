@@ -298,7 +298,7 @@ Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu)
   Mm *mm = kernel_mm(m->k, pid);
   /* No page for a new process's first table: with mem.oom_policy=kill the
    * OOM killer runs on the CPU it was to run on, and the allocation again. */
-  while (!mm && m->k->oom_kill_policy && oom_kill(m->k, m->cpus[on], pid))
+  while (!mm && m->k->oom_kill_policy && oom_kill(m->k, m->cpus[on], pid, OOM_TRIGGER_CREATION))
     mm = kernel_mm(m->k, pid);
   if (!mm)
     return NULL;

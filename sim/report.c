@@ -325,8 +325,8 @@ static void print_oom_kills(const RunReport *r, FILE *out)
   for (unsigned i = 0; i < r->n_oom_kills; i++) {
     const OomKill *o = &r->oom_kills[i];
     NumBuf t, bad, rss, pt, freed, dropped;
-    fprintf(out, " Out of memory: killed process %u at %s s (fault of process %u on CPU %d): badness %s pages (%s resident, %s page tables), %s pages freed, %s of its records dropped\n",
-            o->pid, fmt_double(t, "%.9f", (double)o->time_ns / 1e9), o->by_pid, o->cpu,
+    fprintf(out, " Out of memory: killed process %u at %s s (%s of process %u on CPU %d): badness %s pages (%s resident, %s page tables), %s pages freed, %s of its records dropped\n",
+            o->pid, fmt_double(t, "%.9f", (double)o->time_ns / 1e9), oom_trigger_name(o->trigger), o->by_pid, o->cpu,
             fmt_count(bad, (double)o->badness), fmt_count(rss, (double)o->rss_pages),
             fmt_count(pt, (double)o->pgtable_pages), fmt_count(freed, (double)o->freed_pages),
             fmt_count(dropped, (double)o->dropped_records));
@@ -465,6 +465,8 @@ static void json_add_oom_kills(JsonBuilder *jb, const RunReport *r)
       json_builder_set_member_name(jb, f[j].name);
       json_builder_add_int_value(jb, (gint64)f[j].v);
     }
+    json_builder_set_member_name(jb, "trigger");
+    json_builder_add_string_value(jb, oom_trigger_name(o->trigger));
     json_builder_end_object(jb);
   }
   json_builder_end_array(jb);

@@ -94,7 +94,7 @@ START_TEST(test_badness_and_choice)
   /* 1 and 3 tie at 6: the later created, 3, as for_each_process meets it last. */
   ck_assert_ptr_eq(oom_select_bad_process(k), t3->mm);
   /* Kill 3 (on the CPU now running 4): then 1 leads, and 3 scores nothing. */
-  ck_assert_ptr_eq(oom_kill(k, cpu, 4), t3->mm);
+  ck_assert_ptr_eq(oom_kill(k, cpu, 4, OOM_TRIGGER_FAULT), t3->mm);
   ck_assert(t3->mm->oom_killed);
   ck_assert_uint_eq(oom_badness(k, t3->mm, NULL, NULL), 0);
   ck_assert_ptr_eq(oom_select_bad_process(k), t1->mm);
@@ -107,11 +107,11 @@ START_TEST(test_badness_and_choice)
   ck_assert_uint_eq(cpu->ctr.c[CTR_OOM_KILL], 1);
   /* Only 4, scoring 0, left after 1 and 2: it is chosen all the same
    * (Linux 5.9 on), and then no victim is left. */
-  ck_assert_ptr_eq(oom_kill(k, cpu, 4), t1->mm);
-  ck_assert_ptr_eq(oom_kill(k, cpu, 4), t2->mm);
+  ck_assert_ptr_eq(oom_kill(k, cpu, 4, OOM_TRIGGER_FAULT), t1->mm);
+  ck_assert_ptr_eq(oom_kill(k, cpu, 4, OOM_TRIGGER_FAULT), t2->mm);
   ck_assert_uint_eq(oom_badness(k, t4->mm, NULL, NULL), 0);
   ck_assert_ptr_eq(oom_select_bad_process(k), t4->mm);
-  ck_assert_ptr_eq(oom_kill(k, cpu, 4), t4->mm);
+  ck_assert_ptr_eq(oom_kill(k, cpu, 4, OOM_TRIGGER_FAULT), t4->mm);
   ck_assert_ptr_null(oom_select_bad_process(k));
   machine_free(m);
 }
@@ -173,7 +173,7 @@ START_TEST(test_teardown_returns_every_frame)
   ck_assert_uint_eq(pt, 5);
   ck_assert_uint_eq(free0 - fixture_free_pages(k), 512 + 5 + 5 + 1);
 
-  ck_assert_ptr_eq(oom_kill(k, cpu, 1), t->mm);
+  ck_assert_ptr_eq(oom_kill(k, cpu, 1, OOM_TRIGGER_FAULT), t->mm);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
   ck_assert_uint_eq(hugetlb_free_count(k->hugetlb, HPAGE_2M), pool0);
   fixture_check_buddy(k);
@@ -217,7 +217,7 @@ START_TEST(test_teardown_deferred_thp)
    * split withdrew. */
   uint64_t rss, pt;
   ck_assert_uint_eq(oom_badness(k, t->mm, &rss, &pt), 256 + 3);
-  ck_assert_ptr_eq(oom_kill(k, cpu, 1), t->mm);
+  ck_assert_ptr_eq(oom_kill(k, cpu, 1, OOM_TRIGGER_FAULT), t->mm);
   ck_assert_uint_eq(thp_deferred_count(k), 0);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
   fixture_check_buddy(k);
@@ -251,6 +251,7 @@ START_TEST(test_fault_kills_and_retries)
   OomKill *o = &g_array_index(k->oom_kills, OomKill, 0);
   ck_assert_uint_eq(o->pid, 1);
   ck_assert_uint_eq(o->by_pid, 2);
+  ck_assert_int_eq(o->trigger, OOM_TRIGGER_FAULT);
   ck_assert_uint_eq(o->badness, 23);
   ck_assert_uint_eq(o->freed_pages, 24);
   ck_assert_uint_eq(fixture_free_pages(k), reserve + 23);
@@ -332,6 +333,7 @@ START_TEST(test_new_process_kills)
   ck_assert(t1->mm->oom_killed);
   ck_assert(!t2->mm->oom_killed);
   ck_assert_uint_eq(g_array_index(k->oom_kills, OomKill, 0).by_pid, 2);
+  ck_assert_int_eq(g_array_index(k->oom_kills, OomKill, 0).trigger, OOM_TRIGGER_CREATION);
   ck_assert_uint_eq(g_array_index(k->oom_kills, OomKill, 0).freed_pages, 2 + 3 + 1);
   /* Under fail the same new process cannot start. */
   static const char *const fail[] = { "thp.enabled=never", NULL };
@@ -356,7 +358,7 @@ START_TEST(test_kill_leaves_numa_scanner)
   numa_balance_task_new(m->k->numa_balance, t, NULL); /* as the engine does for a new thread */
   NumaTaskInfo info;
   ck_assert(numa_balance_task_info(m->k->numa_balance, t, &info));
-  ck_assert_ptr_eq(oom_kill(m->k, m->cpus[0], 1), t->mm);
+  ck_assert_ptr_eq(oom_kill(m->k, m->cpus[0], 1, OOM_TRIGGER_FAULT), t->mm);
   ck_assert(!numa_balance_task_info(m->k->numa_balance, t, &info));
   machine_free(m);
 }

@@ -433,6 +433,7 @@ START_TEST(test_oom_kill_drops_the_victims_records)
       ck_assert_uint_eq(res.n_oom_kills, 1);
       ck_assert_uint_eq(res.oom_kills[0].pid, 1);
       ck_assert_uint_eq(res.oom_kills[0].by_pid, 2);
+      ck_assert_int_eq(res.oom_kills[0].trigger, OOM_TRIGGER_FAULT);
       ck_assert_int_eq(res.oom_kills[0].cpu, 0);
       ck_assert_uint_eq(res.oom_kills[0].badness, 7 * 512 + 1 + 10);
       ck_assert_uint_eq(res.oom_kills[0].dropped_records, 4);

@@ -506,7 +506,8 @@ START_TEST(test_json_ppc64)
 END_TEST
 
 /* mem.oom_policy=kill: the oom_kill counter in every report, the kills in
- * the text (the kernel log's line) and in JSON's oom_kills. */
+ * the text (the kernel log's line) and in JSON's oom_kills; each says what
+ * ran the killer, a fault or a new process's creation. */
 START_TEST(test_oom_kills)
 {
   Fixture f;
@@ -514,20 +515,24 @@ START_TEST(test_oom_kills)
   g_autoptr(GError) err = NULL;
   ck_assert(settings_set(f.settings, "mem.oom_policy", "kill", "-s", &err));
   OomKill kills[] = { { .pid = 2, .by_pid = 1, .cpu = 3, .time_ns = 1500000, .badness = 1030, .rss_pages = 1025,
-                        .pgtable_pages = 5, .freed_pages = 1031, .dropped_records = 12345 } };
+                        .pgtable_pages = 5, .freed_pages = 1031, .dropped_records = 12345 },
+                      { .pid = 1, .by_pid = 4, .trigger = OOM_TRIGGER_CREATION, .cpu = 0, .time_ns = 2000000,
+                        .badness = 7, .rss_pages = 4, .pgtable_pages = 3, .freed_pages = 8 } };
   f.r.oom_kills = kills;
-  f.r.n_oom_kills = 1;
+  f.r.n_oom_kills = G_N_ELEMENTS(kills);
   f.r.mean.v[CTR_OOM_KILL] = 1;
   g_autofree char *text = render(report_text, &f.r);
   g_autofree char *line = find_counter_line(text, "oom_kill");
   ck_assert_ptr_nonnull(line);
   assert_has_line(text, " Out of memory: killed process 2 at 0.001500000 s (fault of process 1 on CPU 3): badness 1,030 "
                         "pages (1,025 resident, 5 page tables), 1,031 pages freed, 12,345 of its records dropped");
+  assert_has_line(text, " Out of memory: killed process 1 at 0.002000000 s (creation of process 4 on CPU 0): badness 7 "
+                        "pages (4 resident, 3 page tables), 8 pages freed, 0 of its records dropped");
   g_autoptr(JsonNode) root = report_json_node(&f.r);
   JsonObject *o = json_node_get_object(root);
   ck_assert_int_eq(json_object_get_int_member(json_object_get_object_member(o, "counters"), "oom_kill"), 1);
   JsonArray *a = json_object_get_array_member(o, "oom_kills");
-  ck_assert_int_eq(json_array_get_length(a), 1);
+  ck_assert_int_eq(json_array_get_length(a), 2);
   JsonObject *k = json_array_get_object_element(a, 0);
   ck_assert_int_eq(json_object_get_int_member(k, "pid"), 2);
   ck_assert_int_eq(json_object_get_int_member(k, "by_pid"), 1);
@@ -538,6 +543,10 @@ START_TEST(test_oom_kills)
   ck_assert_int_eq(json_object_get_int_member(k, "pgtable_pages"), 5);
   ck_assert_int_eq(json_object_get_int_member(k, "freed_pages"), 1031);
   ck_assert_int_eq(json_object_get_int_member(k, "dropped_records"), 12345);
+  ck_assert_str_eq(json_object_get_string_member(k, "trigger"), "fault");
+  JsonObject *k2 = json_array_get_object_element(a, 1);
+  ck_assert_int_eq(json_object_get_int_member(k2, "by_pid"), 4);
+  ck_assert_str_eq(json_object_get_string_member(k2, "trigger"), "creation");
   g_autofree char *csv = render(report_csv_header, &f.r);
   ck_assert_ptr_nonnull(strstr(csv, ",oom_kill,"));
   /* fail (the default): no counter, no member, no line */
