@@ -236,4 +236,5 @@ const WorkloadGenerator gen_jbb = {
   jbb_access,
   jbb_free,
   jbb_setup,
+  .several_threads = TRUE,
 };

@@ -203,4 +203,5 @@ const WorkloadGenerator gen_threads = {
   threads_access,
   threads_free,
   threads_setup,
+  .several_threads = TRUE,
 };

@@ -211,11 +211,13 @@ static gboolean workload_next_batch(TraceSource *src, TraceBatch *batch, GError 
   const WorkloadConfig *c = &w->cfg;
   const TraceRecord proto = { .type = REC_ACCESS, .kind = ACC_LOAD, .size = WORKLOAD_WORD_BYTES, .pid = 1, .tid = 1 };
   unsigned n = 0;
+  gboolean thread_record = FALSE;
   while (n < TRACE_BATCH_MAX && w->phase != PHASE_DONE) {
     TraceRecord *r = &batch->rec[n];
     *r = proto;
     switch (w->phase) {
     case PHASE_THREAD:
+      thread_record = TRUE;
       r->type = REC_THREAD;
       r->size = 0;
       r->arg = c->main_cpu;
@@ -315,6 +317,10 @@ static gboolean workload_next_batch(TraceSource *src, TraceBatch *batch, GError 
     w->i = 0;
   }
   batch->n = n;
+  if (!c->gen->several_threads && !thread_record) { /* every record is pid 1, tid 1's (proto) */
+    batch->threads = BATCH_THREADS_ONE;
+    batch->thread_pid = batch->thread_tid = 1;
+  }
   return TRUE;
 }
 

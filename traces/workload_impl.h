@@ -122,6 +122,13 @@ struct WorkloadGenerator {
    * records and state as n calls of `access`, in one loop with the state
    * in registers, instead of a call per record.  NULL: `access` each. */
   void (*access_batch)(gpointer state, const TraceRecord *proto, TraceRecord *r, unsigned n);
+  /* Whether its records name threads other than pid 1, tid 1 (its access
+   * or setup hook sets tid, or makes thread records).  FALSE: every batch
+   * without the first thread record is one thread's, which the source
+   * says in the batch (TraceBatch.threads) so that the engine need not
+   * scan it; tests/traces/test_workload.c checks each generator's answer
+   * against the scan. */
+  gboolean several_threads;
 };
 
 /* Set a TRACE_ERROR_WORKLOAD error "workload NAME: bad value 'TEXT' for KEY;

@@ -604,6 +604,58 @@ START_TEST(batch_hook_matches_access)
 }
 END_TEST
 
+/* The batches a generator's source says are one thread's
+ * (TraceBatch.threads, from WorkloadGenerator.several_threads) are, by the
+ * scan the engine would otherwise make; and the generators of several
+ * threads say nothing, since their batches hold other threads. */
+static void check_threads_mark(const WorkloadGenerator *gen, const char *spec)
+{
+  GError *err = NULL;
+  g_autoptr(TraceSource) src = workload_open(spec, 5, &err);
+  ck_assert_no_error(err);
+  TraceBatch *batch = g_new(TraceBatch, 1), *scan = g_new(TraceBatch, 1);
+  unsigned marked = 0, batches = 0;
+  while (trace_source_next(src, batch, &err) && batch->n) {
+    batches++;
+    *scan = *batch;
+    scan->threads = BATCH_THREADS_UNKNOWN;
+    uint32_t pid, tid;
+    gboolean one = trace_batch_one_thread(scan, &pid, &tid);
+    if (batch->threads == BATCH_THREADS_ONE) {
+      marked++;
+      ck_assert_msg(one && (pid == 0 || pid == batch->thread_pid) && (tid == 0 || tid == batch->thread_tid),
+                    "%s: batch %u marked one thread's is not", gen->name, batches);
+    } else {
+      ck_assert_int_eq(batch->threads, BATCH_THREADS_UNKNOWN);
+    }
+  }
+  ck_assert_no_error(err);
+  ck_assert_msg(gen->several_threads ? marked == 0 : marked == batches - 1, "%s: %u of %u batches marked", gen->name,
+                marked, batches);
+  g_free(batch);
+  g_free(scan);
+}
+
+START_TEST(one_thread_batches_are_marked)
+{
+  static const struct {
+    const WorkloadGenerator *gen;
+    const char *spec;
+  } cases[] = {
+    { &gen_ptrchase, "ptrchase:size=2M,accesses=40K" }, { &gen_random, "random:size=2M,accesses=40K" },
+    { &gen_seq, "seq:size=2M,accesses=40K" },           { &gen_stream, "stream:size=1M,ntimes=2" },
+    { &gen_video, "video:width=64,height=64,accesses=40K" },
+    { &gen_gups, "gups:size=2M,accesses=40K" },
+    { &gen_hashjoin, "hashjoin:size=2M,accesses=40K" },
+    { &gen_graph, "graph:size=2M,accesses=40K" },
+    { &gen_threads, "threads:threads=4,chunk=64K,accesses=40K" },
+    { &gen_jbb, "jbb:threads=4,old=1M,accesses=40K" },
+  };
+  for (unsigned k = 0; k < G_N_ELEMENTS(cases); k++)
+    check_threads_mark(cases[k].gen, cases[k].spec);
+}
+END_TEST
+
 static Suite *workload_suite(void)
 {
   Suite *s = suite_create("workload");
@@ -627,6 +679,7 @@ static Suite *workload_suite(void)
   tcase_add_test(tc, large_sizes_cost_nothing);
   tcase_add_test(tc, zero_accesses);
   tcase_add_test(tc, batch_hook_matches_access);
+  tcase_add_test(tc, one_thread_batches_are_marked);
   suite_add_tcase(s, tc);
   tc = tcase_create("stream");
   tcase_add_test(tc, stream_frame_and_kernel_order);
