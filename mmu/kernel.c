@@ -219,6 +219,7 @@ Mm *kernel_mm(Kernel *k, uint32_t pid)
     return NULL;
   mm->serial = k->next_mm_serial++;
   mm->policy = k->mpol_mode; /* numa.mempolicy, as numactl sets it before exec */
+  mm->policy_flags = k->mpol_flags;
   mm->policy_nodes = k->mpol_nodes;
   g_hash_table_insert(k->mms, GUINT_TO_POINTER(pid), mm);
   numa_balance_mm_new(k->numa_balance, mm);
@@ -557,7 +558,8 @@ static gboolean changes_vma(const Vma *v, const TraceRecord *r)
     }
     return FALSE;
   case REC_MEMPOLICY:
-    return v->policy != (uint8_t)r->arg || v->policy_nodes != r->arg2;
+    return v->policy != (uint8_t)r->arg || v->policy_nodes != r->arg2 ||
+           v->policy_flags != ((r->flags & MPOL_F_BALANCING) ? MEMPOLICY_F_BALANCING : 0);
   default:
     return TRUE; /* mmap over it, munmap */
   }
@@ -604,6 +606,7 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
     if (r->flags & MPOL_F_PROCESS) {
       /* do_set_mempolicy: a new policy restarts the round-robin. */
       mm->policy = pol.mode;
+      mm->policy_flags = pol.flags;
       mm->policy_nodes = pol.nodes;
       mm->il_prev = -1;
       mm->il_weight = 0;
@@ -688,6 +691,7 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
     for (guint i = first; i < first + n; i++) {
       Vma *v = (Vma *)mm_vma(mm, i);
       v->policy = pol.mode;
+      v->policy_flags = pol.flags;
       v->policy_nodes = pol.nodes;
     }
     mm_merge_vmas(mm);

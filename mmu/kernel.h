@@ -58,6 +58,7 @@ typedef struct Kernel {
   /* Memory policies (mmu/mempolicy.c): numa.mempolicy, every process's
    * policy until its trace sets one, and numa.interleave_weights. */
   uint8_t mpol_mode;     /* TracePolicy */
+  uint8_t mpol_flags;    /* MEMPOLICY_F_* */
   uint64_t mpol_nodes;
   uint8_t il_weights[64];
   /* A table page the next page-table allocation hands out instead of a new

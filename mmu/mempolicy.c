@@ -69,6 +69,12 @@ gboolean mempolicy_parse(const char *text, unsigned nodes, const char *what, Mem
                 "name nodes below machine.nodes or raise machine.nodes",
                 what, text, bad, nodes, nodes - 1);
     return FALSE;
+  case MEMPOLICY_SYNTAX_BAD_FLAG:
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s '%s': the one mode flag is +balancing (MPOL_F_NUMA_BALANCING), which the kernel takes only "
+                "as %s; drop the flag or use that form",
+                what, text, mempolicy_syntax_flag_expected());
+    return FALSE;
   case MEMPOLICY_SYNTAX_NOT_ONE_NODE: {
     g_autofree char *mode = g_strndup(text, strcspn(text, ":"));
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': %s takes one node; expected %s:N", what, text,
@@ -118,6 +124,7 @@ gboolean mempolicy_init(Kernel *k, GError **error)
   if (!mempolicy_parse(settings_str(k->s, SET_NUMA_MEMPOLICY), nodes, "setting 'numa.mempolicy'", &p, error))
     return FALSE;
   k->mpol_mode = p.mode;
+  k->mpol_flags = p.flags;
   k->mpol_nodes = p.nodes;
   memset(k->il_weights, 1, sizeof k->il_weights);
   return mempolicy_parse_weights(settings_str(k->s, SET_NUMA_INTERLEAVE_WEIGHTS), nodes,
@@ -129,7 +136,9 @@ gboolean mempolicy_from_record(const Kernel *k, const TraceRecord *r, MemPolicy 
   const MempolicyMode *m = r->arg >= 0 ? mempolicy_mode_by_code((uint64_t)r->arg) : NULL;
   if (!m)
     return FALSE;
-  *out = (MemPolicy){ .mode = (uint8_t)m->code };
+  /* The readers refuse the flag with a mode that does not take it. */
+  *out = (MemPolicy){ .mode = (uint8_t)m->code,
+                      .flags = (r->flags & MPOL_F_BALANCING) && m->numa_balancing ? MEMPOLICY_F_BALANCING : 0 };
   if (m->node_arg == MEMPOLICY_NODES_NONE)
     return r->arg2 == 0; /* MPOL_DEFAULT takes no nodes */
   out->nodes = r->arg2 & all_nodes((unsigned)physmem_nodes(k->pm));
@@ -142,8 +151,8 @@ MemPolicy mempolicy_effective(const Mm *mm, const Vma *v, gboolean *is_vma)
   if (is_vma)
     *is_vma = vma;
   if (vma)
-    return (MemPolicy){ .mode = v->policy, .nodes = v->policy_nodes };
-  return (MemPolicy){ .mode = mm->policy, .nodes = mm->policy_nodes };
+    return (MemPolicy){ .mode = v->policy, .flags = v->policy_flags, .nodes = v->policy_nodes };
+  return (MemPolicy){ .mode = mm->policy, .flags = mm->policy_flags, .nodes = mm->policy_nodes };
 }
 
 void mempolicy_place(Kernel *k, Mm *mm, const Vma *v, uint64_t va, unsigned order, unsigned cpu_node,

@@ -124,6 +124,7 @@ static void bind_place(const MempolicyPlaceCtx *c, MemPlacement *out)
 
 const MempolicyMode mempolicy_mode_bind = {
   .name = "bind", .code = MPOL_BIND, .node_arg = MEMPOLICY_NODES_SOME, .place = bind_place,
+  .numa_balancing = TRUE, /* Linux 5.12, commit bda420b98505 */
 };
 
 /* ---- interleave and weighted interleave ------------------------------------ */

@@ -10,8 +10,9 @@
  * include/uapi/linux/mempolicy.h), node lists the cpulist/nodelist form of
  * bitmap_parselist() without its strides (0-7:2).
  *
- * Leaves out: the mode flags (=static, =relative of numactl), "all", "!"
- * negation and node strides.  Which nodes exist is the caller's question:
+ * Mode flags: MPOL_F_NUMA_BALANCING, written "+balancing" after the mode
+ * (numactl --balancing).  Leaves out: the other mode flags (=static,
+ * =relative of numactl), "all", "!" negation and node strides.  Which nodes exist is the caller's question:
  * a setting asks for the machine's, a trace allows all 64 and leaves the
  * rest to the kernel model when the record is applied.
  */
@@ -47,6 +48,26 @@ const char *mempolicy_syntax_expected(void)
       if (i)
         g_string_append(s, i + 1 == n ? " or " : ", ");
       append_form(s, mempolicy_mode_nth(i));
+    }
+    g_strlcpy(text, s->str, sizeof text);
+    g_once_init_leave(&once, 1);
+  }
+  return text;
+}
+
+const char *mempolicy_syntax_flag_expected(void)
+{
+  static gsize once;
+  static char text[256];
+  if (g_once_init_enter(&once)) {
+    g_autoptr(GString) s = g_string_new(NULL);
+    for (unsigned i = 0; mempolicy_mode_nth(i); i++) {
+      const MempolicyMode *m = mempolicy_mode_nth(i);
+      if (!m->numa_balancing)
+        continue;
+      if (s->len)
+        g_string_append(s, " or ");
+      g_string_append_printf(s, "%s+" MEMPOLICY_BALANCING_NAME ":NODES", m->name);
     }
     g_strlcpy(text, s->str, sizeof text);
     g_once_init_leave(&once, 1);
@@ -112,11 +133,20 @@ MempolicySyntaxError mempolicy_syntax_parse(const char *text, unsigned limit, Me
   limit = MIN(limit, MEMPOLICY_MAX_NODES);
   const char *colon = strchr(text, ':');
   size_t len = colon ? (size_t)(colon - text) : strlen(text);
-  const MempolicyMode *m = mempolicy_mode_by_name(text, len);
+  const char *plus = memchr(text, '+', len);
+  const MempolicyMode *m = mempolicy_mode_by_name(text, plus ? (size_t)(plus - text) : len);
   if (!m || (m->node_arg == MEMPOLICY_NODES_NONE && colon))
     return MEMPOLICY_SYNTAX_UNKNOWN_MODE; /* "local:0" is no policy */
+  uint8_t flags = 0;
+  if (plus) {
+    size_t flen = len - (size_t)(plus + 1 - text);
+    if (!m->numa_balancing || flen != strlen(MEMPOLICY_BALANCING_NAME) ||
+        strncmp(plus + 1, MEMPOLICY_BALANCING_NAME, flen) != 0)
+      return MEMPOLICY_SYNTAX_BAD_FLAG;
+    flags = MEMPOLICY_F_BALANCING;
+  }
   if (m->node_arg == MEMPOLICY_NODES_NONE) {
-    *out = (MemPolicy){ .mode = (uint8_t)m->code, .nodes = 0 };
+    *out = (MemPolicy){ .mode = (uint8_t)m->code, .flags = flags, .nodes = 0 };
     return MEMPOLICY_SYNTAX_OK;
   }
   if (!colon || !colon[1])
@@ -127,11 +157,11 @@ MempolicySyntaxError mempolicy_syntax_parse(const char *text, unsigned limit, Me
     return e;
   if (m->node_arg == MEMPOLICY_NODES_ONE && (mask & (mask - 1)))
     return MEMPOLICY_SYNTAX_NOT_ONE_NODE;
-  *out = (MemPolicy){ .mode = (uint8_t)m->code, .nodes = mask };
+  *out = (MemPolicy){ .mode = (uint8_t)m->code, .flags = flags, .nodes = mask };
   return MEMPOLICY_SYNTAX_OK;
 }
 
-void mempolicy_syntax_format(GString *out, unsigned mode, uint64_t nodes)
+void mempolicy_syntax_format(GString *out, unsigned mode, unsigned flags, uint64_t nodes)
 {
   const MempolicyMode *m = mempolicy_mode_by_code(mode);
   if (!m) {
@@ -139,6 +169,8 @@ void mempolicy_syntax_format(GString *out, unsigned mode, uint64_t nodes)
     return;
   }
   g_string_append(out, m->name);
+  if (flags & MEMPOLICY_F_BALANCING)
+    g_string_append(out, "+" MEMPOLICY_BALANCING_NAME);
   if (m->node_arg == MEMPOLICY_NODES_NONE)
     return;
   g_string_append_c(out, ':');

@@ -3,9 +3,13 @@
  * grammar for the setting numa.mempolicy and the trace records
  * `mempolicy ADDR LEN POLICY` / `mempolicy process POLICY`:
  *
- *   POLICY = local | bind:NODES | preferred:N | interleave:NODES
+ *   POLICY = local | bind[+balancing]:NODES | preferred:N | interleave:NODES
  *          | weighted_interleave:NODES | preferred_many:NODES
  *   NODES  = RUN[,RUN]...    RUN = node | node-node (low first)
+ *
+ * `+balancing` is the mode flag MPOL_F_NUMA_BALANCING (numactl --balancing):
+ * NUMA balancing may then move the range's pages between the policy's
+ * nodes (mmu/numa_balance.c).  Only a mode whose row says so takes it.
  *
  * The modes, their names and the list each takes are the rows of the table
  * in mempolicy_mode.h; this file holds the grammar around them.  A node is
@@ -28,8 +32,14 @@ const char *mempolicy_syntax_expected(void);
 
 typedef struct {
   uint8_t mode;   /* TracePolicy */
+  uint8_t flags;  /* MEMPOLICY_F_* */
   uint64_t nodes; /* node mask (a mode taking one node: one bit; local: 0) */
 } MemPolicy;
+
+/* MemPolicy.flags: MPOL_F_NUMA_BALANCING, with which the kernel sets
+ * MPOL_F_MOF | MPOL_F_MORON (validate_mpol_flags). */
+enum { MEMPOLICY_F_BALANCING = 1 };
+#define MEMPOLICY_BALANCING_NAME "balancing"
 
 /* What mempolicy_syntax_parse found wrong. */
 typedef enum {
@@ -39,6 +49,7 @@ typedef enum {
   MEMPOLICY_SYNTAX_BAD_LIST,     /* NODES not like 0-3,5 (empty run, 3-1, letters) */
   MEMPOLICY_SYNTAX_NODE_LIMIT,   /* a node at or above the limit; *bad_node says which */
   MEMPOLICY_SYNTAX_NOT_ONE_NODE, /* a mode taking one node (preferred) given more */
+  MEMPOLICY_SYNTAX_BAD_FLAG,     /* +balancing on a mode that does not take it, or +other */
 } MempolicySyntaxError;
 
 /* Parse `text` (all of it) into *out.  Nodes must be below `limit` (at most
@@ -51,6 +62,10 @@ typedef enum {
  * *out is written only on success. */
 MempolicySyntaxError mempolicy_syntax_parse(const char *text, unsigned limit, MemPolicy *out, unsigned *bad_node);
 
+/* What takes "+balancing", for messages: "bind+balancing:NODES", from the
+ * table (the rows with numa_balancing, joined by " or "). */
+const char *mempolicy_syntax_flag_expected(void);
+
 /* The name of mode (TracePolicy) as written ("interleave"), NULL when mode
  * is none. */
 const char *mempolicy_syntax_mode_name(unsigned mode);
@@ -61,7 +76,8 @@ const char *mempolicy_syntax_mode_name(unsigned mode);
 gboolean mempolicy_syntax_number(const char **s, unsigned limit, unsigned *out);
 
 /* Append the policy as mempolicy_syntax_parse reads it: "local",
- * "interleave:0-3,5"; a mode that is none is written "?". */
-void mempolicy_syntax_format(GString *out, unsigned mode, uint64_t nodes);
+ * "interleave:0-3,5", "bind+balancing:0,1"; a mode that is none is written
+ * "?". */
+void mempolicy_syntax_format(GString *out, unsigned mode, unsigned flags, uint64_t nodes);
 
 #endif

@@ -196,7 +196,7 @@ void mm_remove_range(Mm *mm, uint64_t start, uint64_t end)
 static gboolean same_kind(const Vma *a, const Vma *b)
 {
   return a->end == b->start && a->prot == b->prot && a->flags == b->flags && a->thp == b->thp &&
-         a->policy == b->policy && a->policy_nodes == b->policy_nodes;
+         a->policy == b->policy && a->policy_flags == b->policy_flags && a->policy_nodes == b->policy_nodes;
 }
 
 void mm_merge_vmas(Mm *mm)

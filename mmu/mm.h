@@ -24,6 +24,7 @@ typedef struct {
   uint8_t flags;       /* MAP_F_* */
   uint8_t thp;         /* VmaThpAdvice */
   uint8_t policy;      /* TracePolicy of a mempolicy record (mbind); local: none of its own */
+  uint8_t policy_flags; /* MEMPOLICY_F_* */
   uint64_t policy_nodes;
 } Vma;
 
@@ -59,6 +60,7 @@ typedef struct Mm {
    * trace sets one) and its round-robin interleave state (task_struct's
    * il_prev and il_weight, kept per process here). */
   uint8_t policy;      /* TracePolicy */
+  uint8_t policy_flags; /* MEMPOLICY_F_* */
   uint64_t policy_nodes;
   int il_prev;         /* node of the last round-robin pick; -1 before the first */
   unsigned il_weight;  /* pages il_prev still takes under weighted interleave */

@@ -562,6 +562,16 @@ static unsigned mm_threads(const Kernel *k, const Mm *mm)
 }
 
 
+/* vma_policy_mof: whether the policy in force over v (its own, else the
+ * process's) carries MPOL_F_MOF, the default local policy or
+ * bind+balancing.  task_numa_work scans no other VMA: a range under a
+ * user's bind, preferred or interleave policy takes no hinting faults. */
+static gboolean policy_mof(const Mm *mm, const Vma *v)
+{
+  MemPolicy p = mempolicy_effective(mm, v, NULL);
+  return p.mode == MPOL_DEFAULT_LOCAL || (p.flags & MEMPOLICY_F_BALANCING);
+}
+
 /* task_numa_work for task p, its address space's scan due: scan the next
  * numa.scan_size_mb from the offset. */
 static void scan(NumaBalance *nb, Cpu *cpu, NumaTask *p)
@@ -580,8 +590,8 @@ static void scan(NumaBalance *nb, Cpu *cpu, NumaTask *p)
   guint i;
   for (i = mm_vma_index_from(mm, start); i < mm_vma_count(mm) && !done; i++) {
     const Vma *v = mm_vma(mm, i);
-    if ((v->flags & MAP_F_HUGETLB) || !(v->prot & (PROT_R | PROT_W | PROT_X)))
-      continue; /* is_vm_hugetlb_page, !vma_is_accessible */
+    if ((v->flags & MAP_F_HUGETLB) || !(v->prot & (PROT_R | PROT_W | PROT_X)) || !policy_mof(mm, v))
+      continue; /* is_vm_hugetlb_page, !vma_is_accessible, !vma_policy_mof */
     uint64_t cur = MAX(start, v->start), piece = cur, marked = 0;
     while (cur < v->end) {
       uint64_t end = MIN((cur & ~(k->pmd_bytes - 1)) + k->pmd_bytes, v->end);
@@ -639,13 +649,18 @@ void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t)
 
 /* ---- the hinting fault -------------------------------------------------------------- */
 
-/* mpol_misplaced's condition for moving a page towards the faulting CPU:
- * the policy in force (the VMA's, else the process's) carries MPOL_F_MOF,
- * which only the default local policy has (a user's preferred or bind
- * needs MPOL_F_NUMA_BALANCING, not modelled). */
-static gboolean policy_migrates(const Mm *mm, const Vma *v)
+/* mpol_misplaced's condition for moving a page towards the faulting CPU's
+ * node: the policy in force (the VMA's, else the process's) carries
+ * MPOL_F_MOF and MPOL_F_MORON, which the default local policy has
+ * (preferred_node_policy) and bind+balancing gets (validate_mpol_flags);
+ * under bind the CPU's node must be one of the policy's.  Any other user
+ * policy has no MPOL_F_MOF: its pages stay. */
+static gboolean policy_migrates(const Mm *mm, const Vma *v, int node)
 {
-  return mempolicy_effective(mm, v, NULL).mode == MPOL_DEFAULT_LOCAL;
+  MemPolicy p = mempolicy_effective(mm, v, NULL);
+  if (p.mode == MPOL_DEFAULT_LOCAL)
+    return TRUE;
+  return (p.flags & MEMPOLICY_F_BALANCING) && (p.nodes >> node & 1);
 }
 
 /* The two-stage filter on entry *e (its last-node field is updated). */
@@ -730,7 +745,7 @@ static FaultResult pte_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, Pt
   gboolean local = page_node == cpu->node;
   count_fault(cpu, s, local, UINT64_C(1));
   uint64_t moved = 0;
-  if (policy_migrates(mm, v)) {
+  if (policy_migrates(mm, v, cpu->node)) {
     gboolean pass = filter_passes(nb, &e, cpu->node);
     if (!local && !pass)
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
@@ -753,7 +768,7 @@ static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, P
   gboolean local = page_node == cpu->node;
   count_fault(cpu, s, local, k->pmd_subpages);
   uint64_t moved = 0, pfn;
-  if (policy_migrates(mm, v)) {
+  if (policy_migrates(mm, v, cpu->node)) {
     gboolean pass = filter_passes(nb, &e, cpu->node);
     if (!local && !pass) {
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
@@ -803,7 +818,7 @@ static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma 
     if ((e & (PTE_P | PTE_SW_ZERO)) != PTE_P || physmem_node_of(k->pm, pte_pfn(e)) == cpu->node)
       continue;
     const Vma *pv = pva >= v->start && pva < v->end ? v : mm_find_vma(mm, pva);
-    if (!pv || !policy_migrates(mm, pv))
+    if (!pv || !policy_migrates(mm, pv, cpu->node))
       continue;
     if (!pass) {
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;

@@ -301,7 +301,7 @@ static guint region_end(const Mm *mm, guint i, guint n)
   for (; j < n; j++) {
     const Vma *b = mm_vma(mm, j), *p = mm_vma(mm, j - 1);
     if (b->start != p->end || b->prot != a->prot || b->flags != a->flags || b->thp != a->thp ||
-        b->policy != a->policy || b->policy_nodes != a->policy_nodes)
+        b->policy != a->policy || b->policy_flags != a->policy_flags || b->policy_nodes != a->policy_nodes)
       break;
   }
   return j;

@@ -45,6 +45,7 @@
 #include "config.h"
 #include "mtr.h"
 #include "mempolicy_mode.h"
+#include "mempolicy_syntax.h"
 #include "varint.h"
 
 #include <errno.h>
@@ -85,6 +86,10 @@ enum {
   TAG_MEMPOLICY_PROCESS, /* added in version 1: older readers refuse it as an unknown tag */
   TAG_CONTEXT = 0x8f,
 };
+
+/* Added to a mempolicy record's policy number for the mode flag
+ * MPOL_F_NUMA_BALANCING: a reader from before refuses it as a bad policy. */
+#define MTR_POLICY_BALANCING 0x100u
 
 static void put_u32(uint8_t *p, uint32_t v)
 {
@@ -329,7 +334,7 @@ gboolean mtr_writer_write(MtrWriter *w, const TraceRecord *r, GError **error)
       *p++ = TAG_MEMPOLICY;
       p = put_range(p, r);
     }
-    p = varint_put(p, (uint64_t)(uint32_t)r->arg);
+    p = varint_put(p, (uint64_t)(uint32_t)r->arg | ((r->flags & MPOL_F_BALANCING) ? MTR_POLICY_BALANCING : 0));
     p = varint_put(p, r->arg2);
     break;
   case REC_THREAD:
@@ -735,16 +740,23 @@ static gboolean decode_one(MtrSource *m, TraceRecord *r, gboolean *got, GError *
       return FALSE;
     GET(v);
     GET(w);
+    gboolean balancing = (v & ~(uint64_t)(MTR_POLICY_BALANCING - 1)) == MTR_POLICY_BALANCING;
+    if (balancing)
+      v -= MTR_POLICY_BALANCING;
     const MempolicyMode *mode = mempolicy_mode_by_code(v);
-    if (!mode || !mempolicy_mode_nodes_ok(mode, w)) {
+    if (!mode || !mempolicy_mode_nodes_ok(mode, w) || (balancing && !mode->numa_balancing)) {
       unsigned last = 0;
       for (unsigned i = 0; mempolicy_mode_nth(i); i++)
         last = MAX(last, (unsigned)mempolicy_mode_nth(i)->code);
       g_autofree char *want =
-        g_strdup_printf("local, or a policy 1..%u with a node mask (one node for preferred)", last);
+        g_strdup_printf("local, or a policy 1..%u with a node mask (one node for preferred), plus %u with "
+                        "MPOL_F_NUMA_BALANCING for %s",
+                        last, MTR_POLICY_BALANCING, mempolicy_syntax_flag_expected());
       return rec_bad(m, error, "bad memory policy", want);
     }
     r->arg = (int32_t)v, r->arg2 = w;
+    if (balancing)
+      r->flags |= MPOL_F_BALANCING;
     return TRUE;
   case TAG_THREAD:
     r->type = REC_THREAD;

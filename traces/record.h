@@ -58,8 +58,10 @@ typedef enum {
   MPOL_WEIGHTED_INTERLEAVE,
   MPOL_PREFERRED_MANY,
 } TracePolicy;
-/* flags of REC_MEMPOLICY: set_mempolicy (the whole process), not mbind */
-enum { MPOL_F_PROCESS = 1 };
+/* flags of REC_MEMPOLICY: MPOL_F_PROCESS, set_mempolicy (the whole
+ * process), not mbind; MPOL_F_BALANCING, the mode flag
+ * MPOL_F_NUMA_BALANCING (a mode that takes it: mmu/mempolicy_mode.h) */
+enum { MPOL_F_PROCESS = 1, MPOL_F_BALANCING = 2 };
 
 typedef struct {
   uint8_t type;   /* TraceRecordType */

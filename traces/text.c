@@ -425,10 +425,12 @@ static gboolean parse_mempolicy(Line *l, TraceRecord *r, GError **error)
     g_autofree char *bare = g_strdup_printf("%s without nodes", tok);
     return fail(l, error, tok, bare, expected);
   }
+  if (e == MEMPOLICY_SYNTAX_BAD_FLAG)
+    return fail(l, error, tok, "bad mode flag", mempolicy_syntax_flag_expected());
   if (e != MEMPOLICY_SYNTAX_OK) {
     /* An empty or bad list, a node beyond 63, more than one node for a mode
      * that takes one. */
-    const MempolicyMode *m = mempolicy_mode_by_name(tok, strcspn(tok, ":"));
+    const MempolicyMode *m = mempolicy_mode_by_name(tok, strcspn(tok, ":+"));
     if (m && m->node_arg == MEMPOLICY_NODES_ONE) {
       g_autofree char *what = g_strdup_printf("bad %s node", m->name);
       g_autofree char *want = g_strdup_printf("%s:N with one node N in 0..63", m->name);
@@ -438,6 +440,8 @@ static gboolean parse_mempolicy(Line *l, TraceRecord *r, GError **error)
   }
   r->arg = pol.mode;
   r->arg2 = pol.nodes;
+  if (pol.flags & MEMPOLICY_F_BALANCING)
+    r->flags |= MPOL_F_BALANCING;
   return end_of_line(l, error, "end of line after the policy");
 }
 
@@ -771,7 +775,7 @@ void text_format_record(const TraceRecord *r, GString *out)
     else
       append_range(out, "mempolicy", r);
     g_string_append_c(out, ' ');
-    mempolicy_syntax_format(out, (unsigned)r->arg, r->arg2);
+    mempolicy_syntax_format(out, (unsigned)r->arg, (r->flags & MPOL_F_BALANCING) ? MEMPOLICY_F_BALANCING : 0, r->arg2);
     return;
   case REC_THREAD:
     if (r->tid == 1 && r->arg < 0) {

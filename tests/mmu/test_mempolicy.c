@@ -109,7 +109,7 @@ static void check_reads(const char *text, unsigned limit, TracePolicy mode, uint
   ck_assert_msg(p.mode == mode, "%s: mode %u", text, p.mode);
   ck_assert_msg(p.nodes == nodes, "%s: nodes 0x%" G_GINT64_MODIFIER "x", text, p.nodes);
   g_autoptr(GString) out = g_string_new(NULL);
-  mempolicy_syntax_format(out, p.mode, p.nodes);
+  mempolicy_syntax_format(out, p.mode, p.flags, p.nodes);
   ck_assert_str_eq(out->str, written);
 }
 
@@ -132,7 +132,7 @@ START_TEST(test_syntax_each_mode)
   }
   ck_assert_ptr_null(mempolicy_syntax_mode_name(MPOL_PREFERRED_MANY + 1));
   g_autoptr(GString) out = g_string_new(NULL);
-  mempolicy_syntax_format(out, 99, 0x3);
+  mempolicy_syntax_format(out, 99, 0, 0x3);
   ck_assert_str_eq(out->str, "?");
 }
 END_TEST
@@ -238,6 +238,42 @@ START_TEST(test_syntax_preferred_one_node)
   check_refused("preferred:1,9", 8, MEMPOLICY_SYNTAX_NODE_LIMIT, 9);
   /* Only preferred is held to one node. */
   check_reads("bind:0-1", 8, MPOL_BIND, 0x3, "bind:0-1");
+}
+END_TEST
+
+/* MPOL_F_NUMA_BALANCING, written +balancing: bind only (the mode table's
+ * numa_balancing column, validate_mpol_flags), kept when written back. */
+START_TEST(test_syntax_balancing_flag)
+{
+  MemPolicy p;
+  unsigned bad;
+  ck_assert(syntax("bind+balancing:0-1,3", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
+  ck_assert_uint_eq(p.mode, MPOL_BIND);
+  ck_assert_uint_eq(p.flags, MEMPOLICY_F_BALANCING);
+  ck_assert_uint_eq(p.nodes, 0xb);
+  g_autoptr(GString) out = g_string_new(NULL);
+  mempolicy_syntax_format(out, p.mode, p.flags, p.nodes);
+  ck_assert_str_eq(out->str, "bind+balancing:0-1,3");
+  ck_assert(syntax("bind:1", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
+  ck_assert_uint_eq(p.flags, 0);
+  static const char *const refused[] = {
+    "preferred+balancing:1", "interleave+balancing:0-1", "preferred_many+balancing:0", "bind+balance:0",
+    "bind+:0", "bind+balancing+balancing:0", "bind+balancingx:0",
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(refused); i++)
+    check_refused(refused[i], 8, MEMPOLICY_SYNTAX_BAD_FLAG, 0);
+  check_refused("local+balancing", 8, MEMPOLICY_SYNTAX_BAD_FLAG, 0);
+  check_refused("bind+balancing", 8, MEMPOLICY_SYNTAX_NO_NODES, 0);
+  check_refused("spread+balancing:0", 8, MEMPOLICY_SYNTAX_UNKNOWN_MODE, 0);
+  ck_assert_str_eq(mempolicy_syntax_flag_expected(), "bind+balancing:NODES");
+  /* The setting: its message names the flag and the form that takes it. */
+  GError *err = NULL;
+  ck_assert(!mempolicy_parse("interleave+balancing:0-1", 4, "setting 'numa.mempolicy'", &p, &err));
+  ck_assert_msg(strstr(err->message, "MPOL_F_NUMA_BALANCING") && strstr(err->message, "bind+balancing:NODES"), "%s",
+                err->message);
+  g_clear_error(&err);
+  ck_assert(mempolicy_parse("bind+balancing:2", 4, "setting 'numa.mempolicy'", &p, &err));
+  ck_assert_uint_eq(p.flags, MEMPOLICY_F_BALANCING);
 }
 END_TEST
 
@@ -538,6 +574,21 @@ START_TEST(test_setting_is_process_default)
   ck_assert_int_eq(write_node(m, t, BASE), 3);
   set_mempolicy(m, t, MPOL_DEFAULT_LOCAL, 0);
   ck_assert_int_eq(write_node(m, t, BASE + 4 * KB), 0);
+  machine_free(m);
+}
+END_TEST
+
+/* numa.mempolicy=bind+balancing:... gives every process the flag, as
+ * `numactl --balancing --membind`; a mempolicy record replaces it. */
+START_TEST(test_setting_balancing_flag)
+{
+  Machine *m = ring_machine("numa.mempolicy=bind+balancing:2-3", NULL);
+  Thread *t = fixture_thread(m, 1);
+  ck_assert_uint_eq(t->mm->policy, MPOL_BIND);
+  ck_assert_uint_eq(t->mm->policy_flags, MEMPOLICY_F_BALANCING);
+  ck_assert_uint_eq(t->mm->policy_nodes, 0xc);
+  set_mempolicy(m, t, MPOL_BIND, 0xc);
+  ck_assert_uint_eq(t->mm->policy_flags, 0);
   machine_free(m);
 }
 END_TEST
@@ -936,6 +987,7 @@ static Suite *mempolicy_suite(void)
   tcase_add_test(tc, test_syntax_bad);
   tcase_add_test(tc, test_syntax_node_limit);
   tcase_add_test(tc, test_syntax_preferred_one_node);
+  tcase_add_test(tc, test_syntax_balancing_flag);
   tcase_add_test(tc, test_parse_policies);
   tcase_add_test(tc, test_parse_weights);
   tcase_add_test(tc, test_bad_settings_refused);
@@ -947,6 +999,7 @@ static Suite *mempolicy_suite(void)
   tcase_add_test(tc, test_preferred);
   tcase_add_test(tc, test_bind_stays_and_ooms);
   tcase_add_test(tc, test_setting_is_process_default);
+  tcase_add_test(tc, test_setting_balancing_flag);
   tcase_add_test(tc, test_single_node);
   suite_add_tcase(s, tc);
   tc = tcase_create("interleave");

@@ -322,9 +322,10 @@ static void hint_range(Fx *f, unsigned first, unsigned n)
 
 START_TEST(test_period_adapts)
 {
-  /* Pages 0-9 on node 0 and 10-19 on node 1, bound there so that nothing
-   * moves: thread 1 on node 0 takes local faults on the first and remote
-   * ones on the others.  The scan covers all 20 pages, so each scan ends a
+  /* Pages 0-9 on node 0 and 10-19 on node 1, bound there with balancing
+   * (scanned, but a page moves only to a node of its policy) so that
+   * nothing moves: thread 1 on node 0 takes local faults on the first and
+   * remote ones on the others.  The scan covers all 20 pages, so each scan ends a
    * pass, and the thread adapts at its first fault after one, from the
    * faults it took since it last did. */
   static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.migrate_filter=true", NULL };
@@ -333,8 +334,8 @@ START_TEST(test_period_adapts)
   sys(&f, REC_MMAP, BASE, 20 * PAGE, 0, 0, 0);
   populate(&f, 0, BASE, 10 * PAGE);
   populate(&f, 1, BASE + 10 * PAGE, 10 * PAGE);
-  sys(&f, REC_MEMPOLICY, BASE, 10 * PAGE, 0, MPOL_BIND, 1);
-  sys(&f, REC_MEMPOLICY, BASE + 10 * PAGE, 10 * PAGE, 0, MPOL_BIND, 2);
+  sys(&f, REC_MEMPOLICY, BASE, 10 * PAGE, MPOL_F_BALANCING, MPOL_BIND, 1);
+  sys(&f, REC_MEMPOLICY, BASE + 10 * PAGE, 10 * PAGE, MPOL_F_BALANCING, MPOL_BIND, 2);
   first_scan(&f);
   /* The first due time sets the period to the minimum (task_scan_start). */
   ck_assert_double_eq_tol(period_ms(&f), 1.0, 1e-6);
@@ -568,15 +569,68 @@ START_TEST(test_filter_off_and_policy)
   setup(&f, sets, TRUE);
   sys(&f, REC_MMAP, BASE, 4 * PAGE, 0, 0, 0);
   populate(&f, 0, BASE, 4 * PAGE);
-  /* bind keeps the second page where it is (no MPOL_F_MORON). */
+  /* bind keeps the second page where it is: without MPOL_F_MOF its VMA is
+   * not even scanned (vma_policy_mof), so it takes no hinting fault. */
   sys(&f, REC_MEMPOLICY, BASE + PAGE, PAGE, 0, MPOL_BIND, 1);
   first_scan(&f);
+  ck_assert_uint_eq(marked_ptes(&f, BASE, 4 * PAGE), 3);
+  ck_assert_uint_eq(marked_ptes(&f, BASE + PAGE, PAGE), 0);
   ck_assert_int_eq(fault_on(&f, 1, BASE, ACC_LOAD), FAULT_MAPPED);
   ck_assert_int_eq(node_of_va(&f, BASE), 1); /* the first fault migrates without the filter */
-  ck_assert_int_eq(fault_on(&f, 1, BASE + PAGE, ACC_LOAD), FAULT_MAPPED);
   ck_assert_int_eq(node_of_va(&f, BASE + PAGE), 0);
   ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 1);
-  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS), 2);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS), 1);
+  machine_free(f.m);
+}
+END_TEST
+
+/* MPOL_F_NUMA_BALANCING (bind+balancing): the range is scanned, and a page
+ * moves towards the faulting CPU's node when that node is one of the
+ * policy's (mpol_misplaced's MPOL_BIND with MPOL_F_MORON), through the
+ * filter; never to a node outside the policy.  Any other user policy is
+ * not scanned, the process's included. */
+START_TEST(test_bind_balancing)
+{
+  static const char *const sets[] = { "machine.nodes=3", "machine.cpus_per_node=1", FAST, "thp.enabled=never", NULL };
+  Fx f;
+  setup(&f, sets, TRUE);
+  sys(&f, REC_MMAP, BASE, 8 * PAGE, 0, 0, 0);
+  /* Pages 0-3 bound to nodes 0-1 with balancing, 4-7 to the same nodes
+   * without: all of them placed on node 0 by CPU 0. */
+  sys(&f, REC_MEMPOLICY, BASE, 4 * PAGE, MPOL_F_BALANCING, MPOL_BIND, 0x3);
+  sys(&f, REC_MEMPOLICY, BASE + 4 * PAGE, 4 * PAGE, 0, MPOL_BIND, 0x3);
+  populate(&f, 0, BASE, 8 * PAGE);
+  ck_assert_uint_eq(mm_vma_count(f.t->mm), 2); /* the flag keeps the two VMAs apart */
+  first_scan(&f);
+  ck_assert_uint_eq(marked_ptes(&f, BASE, 4 * PAGE), 4);
+  ck_assert_uint_eq(marked_ptes(&f, BASE + 4 * PAGE, 4 * PAGE), 0);
+  /* CPU 1 (node 1, in the policy): remembered, then moved. */
+  ck_assert_int_eq(fault_on(&f, 1, BASE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_int_eq(node_of_va(&f, BASE), 0);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_MIGRATE_FILTERED), 1);
+  next_scan_now(&f);
+  ck_assert_int_eq(fault_on(&f, 1, BASE, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_int_eq(node_of_va(&f, BASE), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 1);
+  /* CPU 2 (node 2, outside it): a hinting fault, no filter step, no move. */
+  uint64_t filtered = ctr(&f, CTR_NUMA_MIGRATE_FILTERED), hints = ctr(&f, CTR_NUMA_HINT_FAULTS);
+  for (unsigned k = 0; k < 2; k++) {
+    next_scan_now(&f);
+    ck_assert_int_eq(fault_on(&f, 2, BASE + PAGE, ACC_LOAD), FAULT_MAPPED);
+  }
+  ck_assert_int_eq(node_of_va(&f, BASE + PAGE), 0);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS), hints + 2);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_MIGRATE_FILTERED), filtered);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 1);
+  /* A process policy of preferred: nothing of the range without one of
+   * its own is scanned any more. */
+  sys(&f, REC_MEMPOLICY, 0, 0, MPOL_F_PROCESS, MPOL_PREFERRED, 0x1);
+  sys(&f, REC_MEMPOLICY, BASE, 8 * PAGE, 0, MPOL_DEFAULT_LOCAL, 0);
+  for (uint64_t va = BASE; va < BASE + 8 * PAGE; va += PAGE)
+    if (pte_entry(&f, va) & PTE_SW_NUMA)
+      ck_assert_int_eq(fault_on(&f, 0, va, ACC_LOAD), FAULT_MAPPED);
+  next_scan_now(&f);
+  ck_assert_uint_eq(marked_ptes(&f, BASE, 8 * PAGE), 0);
   machine_free(f.m);
 }
 END_TEST
@@ -918,6 +972,7 @@ static Suite *numa_balance_suite(void)
   tcase_add_test(tc, test_hint_faults_local_remote);
   tcase_add_test(tc, test_filter_two_stage);
   tcase_add_test(tc, test_filter_off_and_policy);
+  tcase_add_test(tc, test_bind_balancing);
   tcase_add_test(tc, test_thp_migration);
   tcase_add_test(tc, test_migrate_fail);
   tcase_add_test(tc, test_pmd_scheme);

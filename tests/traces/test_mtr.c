@@ -277,10 +277,18 @@ START_TEST(policy_codes_are_the_tables)
                        .arg = MPOL_PREFERRED_MANY, .arg2 = UINT64_C(1) << 63 };
   g_array_append_val(in, pm);
   g_array_append_val(in, proc);
+  /* bind+balancing, of a range and of the process: the flag comes back. */
+  TraceRecord flagged[] = { pm, proc };
+  for (unsigned i = 0; i < 2; i++) {
+    flagged[i].arg = MPOL_BIND;
+    flagged[i].flags |= MPOL_F_BALANCING;
+    g_array_append_val(in, flagged[i]);
+  }
   write_mtr(path, in);
   GArray *out = read_mtr(path, 0);
   assert_same_records(in, out);
   g_array_free(out, TRUE);
+  g_array_set_size(in, 2);
 
   static const struct {
     int32_t code;
@@ -291,10 +299,15 @@ START_TEST(policy_codes_are_the_tables)
     { MPOL_PREFERRED, 0x3 },          /* takes one node */
     { MPOL_DEFAULT_LOCAL, 0x1 },      /* takes none */
   };
-  for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+  for (unsigned i = 0; i <= G_N_ELEMENTS(bad); i++) {
     TraceRecord r = pm;
-    r.arg = bad[i].code;
-    r.arg2 = bad[i].nodes;
+    if (i < G_N_ELEMENTS(bad)) {
+      r.arg = bad[i].code;
+      r.arg2 = bad[i].nodes;
+    } else { /* MPOL_F_NUMA_BALANCING with a mode that does not take it */
+      r.arg = MPOL_PREFERRED_MANY;
+      r.flags |= MPOL_F_BALANCING;
+    }
     g_array_index(in, TraceRecord, 1) = r;
     write_mtr(path, in);
     GError *err = NULL;
