@@ -42,49 +42,6 @@ char **machine_preset_names(void)
   return (char **)g_ptr_array_free(out, FALSE);
 }
 
-/* Check the lines of an .ini file the way GKeyFile reads them, so that a
- * malformed one is reported with its file and line number (GKeyFile's
- * messages have neither). */
-static gboolean check_lines(const char *origin, const char *data, gsize len, GError **error)
-{
-  g_autofree char *copy = g_strndup(data, len);
-  g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
-  gboolean in_group = FALSE;
-  for (int i = 0; lines[i]; i++) {
-    char *line = g_strstrip(lines[i]);
-    if (!*line || *line == '#')
-      continue;
-    if (*line == '[') {
-      char *close = strchr(line, ']');
-      if (!close) {
-        g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                    "%s:%d: group header '%s' has no closing ']': write it as [name]", origin, i + 1, line);
-        return FALSE;
-      }
-      if (close[1]) {
-        g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                    "%s:%d: '%s' has text after its group header: put each KEY = VALUE on a line of its own", origin,
-                    i + 1, line);
-        return FALSE;
-      }
-      in_group = TRUE;
-      continue;
-    }
-    if (!strchr(line, '=')) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                  "%s:%d: '%s' is neither KEY = VALUE, a [group] header nor a # comment", origin, i + 1, line);
-      return FALSE;
-    }
-    if (!in_group) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                  "%s:%d: '%s' comes before any [group] header: put it under one, such as [cache] for cache.* settings",
-                  origin, i + 1, line);
-      return FALSE;
-    }
-  }
-  return TRUE;
-}
-
 static gboolean looks_like_path(const char *name)
 {
   return strchr(name, '/') || g_str_has_suffix(name, ".ini");
@@ -111,7 +68,7 @@ static GKeyFile *load_keyfile(const char *name_or_path, char **origin, GError **
       g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s", err->message);
       return NULL;
     }
-    if (!check_lines(name_or_path, data, len, error))
+    if (!settings_ini_check(name_or_path, data, len, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "[cache] for cache.* settings", error))
       return NULL;
     if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &err)) {
       g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s: %s", name_or_path, err->message);

@@ -416,3 +416,47 @@ SettingId settings_latest(const Settings *s, const SettingId *ids, unsigned n)
       best = ids[i];
   return best;
 }
+
+/* Check the lines of an .ini file the way GKeyFile reads them, so that a
+ * malformed one is reported with its file and line number (GKeyFile's
+ * messages have neither). */
+gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQuark domain, int code,
+                            const char *group_hint, GError **error)
+{
+  g_autofree char *copy = g_strndup(data, len);
+  g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
+  gboolean in_group = FALSE;
+  for (int i = 0; lines[i]; i++) {
+    char *line = g_strstrip(lines[i]);
+    if (!*line || *line == '#')
+      continue;
+    if (*line == '[') {
+      char *close = strchr(line, ']');
+      if (!close) {
+        g_set_error(error, domain, code,
+                    "%s:%d: group header '%s' has no closing ']': write it as [name]", origin, i + 1, line);
+        return FALSE;
+      }
+      if (close[1]) {
+        g_set_error(error, domain, code,
+                    "%s:%d: '%s' has text after its group header: put each KEY = VALUE on a line of its own", origin,
+                    i + 1, line);
+        return FALSE;
+      }
+      in_group = TRUE;
+      continue;
+    }
+    if (!strchr(line, '=')) {
+      g_set_error(error, domain, code,
+                  "%s:%d: '%s' is neither KEY = VALUE, a [group] header nor a # comment", origin, i + 1, line);
+      return FALSE;
+    }
+    if (!in_group) {
+      g_set_error(error, domain, code,
+                  "%s:%d: '%s' comes before any [group] header: put it under one, such as %s", origin, i + 1,
+                  line, group_hint);
+      return FALSE;
+    }
+  }
+  return TRUE;
+}

@@ -71,6 +71,14 @@ const char *settings_str(const Settings *s, SettingId id); /* the value as text,
 /* TRUE once the knob was set by a preset or by the user. */
 gboolean settings_is_set(const Settings *s, SettingId id);
 
+/* Check the lines of an .ini file (a machine description, an experiment)
+ * the way GKeyFile reads them, so that a malformed one is reported with its
+ * file (`origin`) and line number, which GKeyFile's messages lack: error
+ * `domain` / `code`; `group_hint` completes "put it under one,
+ * such as ..." for a line before any group. */
+gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQuark domain, int code,
+                            const char *group_hint, GError **error);
+
 /* Where the value of a knob came from, as given to settings_set() ("-s",
  * "m.ini [cache] l2_size"); NULL for the default. */
 const char *settings_origin(const Settings *s, SettingId id);

@@ -165,7 +165,12 @@ START_TEST(test_errors)
   assert_rejected("[experiment]\nworkload = seq\ncombine = cross\n", "combine = cross");
   assert_rejected("[experiment]\nworkload = seq\n[vary]\ncpu.mshrs = 4, 4\n", "same run");
   assert_rejected("[experiment]\nworkload = seq\n[axes]\ncpu.mshrs = 4\n", "unknown group [axes]");
-  assert_rejected("[experiment\nworkload = seq\n", "bad.ini");
+  assert_rejected("[experiment\nworkload = seq\n", "bad.ini:1: group header '[experiment' has no closing ']'");
+  /* Malformed lines are named by file and line, as in machine files. */
+  assert_rejected("[experiment]\nworkload = seq\n\nthis is not a setting\n",
+                  "bad.ini:4: 'this is not a setting' is neither KEY = VALUE");
+  assert_rejected("workload = seq\n[experiment]\n", "bad.ini:1: 'workload = seq' comes before any [group] header: put "
+                                                     "it under one, such as [experiment], [settings] or [vary]");
 }
 END_TEST
 
