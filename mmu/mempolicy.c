@@ -55,7 +55,7 @@ gboolean mempolicy_parse(const char *text, unsigned nodes, const char *what, Mem
   case MEMPOLICY_SYNTAX_NO_NODES: {
     g_autofree char *mode = g_strndup(text, strcspn(text, ":"));
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s '%s': %s needs nodes; expected %s", what, text, mode,
-                expected);
+                strchr(text, '=') ? mempolicy_syntax_flag_expected() : expected);
     return FALSE;
   }
   case MEMPOLICY_SYNTAX_BAD_LIST:
@@ -71,7 +71,7 @@ gboolean mempolicy_parse(const char *text, unsigned nodes, const char *what, Mem
     return FALSE;
   case MEMPOLICY_SYNTAX_BAD_FLAG:
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "%s '%s': the one mode flag is +balancing (MPOL_F_NUMA_BALANCING), which the kernel takes only "
+                "%s '%s': the one mode flag is =balancing (MPOL_F_NUMA_BALANCING), which the kernel takes only "
                 "as %s; drop the flag or use that form",
                 what, text, mempolicy_syntax_flag_expected());
     return FALSE;

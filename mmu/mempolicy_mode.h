@@ -74,8 +74,8 @@ typedef struct MempolicyMode {
   const char *name;          /* as numactl and the kernel's docs spell it, lower case */
   TracePolicy code;          /* the trace record's number for it (and .mtr's) */
   MempolicyNodeArg node_arg; /* the node list it takes */
-  /* Whether it takes MPOL_F_NUMA_BALANCING (written MODE+balancing):
-   * validate_mpol_flags refuses the flag with any other mode (EINVAL). */
+  /* Whether it takes MPOL_F_NUMA_BALANCING (written MODE=balancing):
+   * sanitize_mpol_flags refuses the flag with any other mode (EINVAL). */
   gboolean numa_balancing;
   /* Fill *out, which holds the local placement on entry (node and from the
    * CPU's node, all nodes allowed): policy_nodemask() and the node the

@@ -20,8 +20,11 @@
  * first node of the mask in the zonelist and numa_miss on another of the
  * mask's; a page from the second try is numa_hit on the CPU's node and
  * numa_miss elsewhere.  It is not an interleave policy (no numa_interleave),
- * and NUMA balancing leaves its pages alone (no MPOL_F_MOF without
- * MPOL_F_NUMA_BALANCING).  An empty mask is refused (mpol_new_nodemask:
+ * and NUMA balancing leaves its pages alone unless the policy carries
+ * MPOL_F_NUMA_BALANCING (preferred_many=balancing), which kernels since
+ * the 2024 commit "mm/numa_balancing: allow migrate on protnone reference
+ * with MPOL_PREFERRED_MANY policy" take, as for bind: a page then moves to
+ * the faulting CPU's node when that node is one of the mask's.  An empty mask is refused (mpol_new_nodemask:
  * EINVAL).
  *
  * Leaves out: the first try's __GFP_NOWARN and the kswapd wake-up it still
@@ -50,4 +53,5 @@ const MempolicyMode mempolicy_mode_preferred_many = {
   .code = MPOL_PREFERRED_MANY,
   .node_arg = MEMPOLICY_NODES_SOME,
   .place = preferred_many_place,
+  .numa_balancing = TRUE,
 };

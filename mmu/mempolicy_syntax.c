@@ -10,8 +10,9 @@
  * include/uapi/linux/mempolicy.h), node lists the cpulist/nodelist form of
  * bitmap_parselist() without its strides (0-7:2).
  *
- * Mode flags: MPOL_F_NUMA_BALANCING, written "+balancing" after the mode
- * (numactl --balancing).  Leaves out: the other mode flags (=static,
+ * Mode flags: MPOL_F_NUMA_BALANCING, written "=balancing" after the mode
+ * as the kernel writes it (mpol_to_str: /proc/PID/numa_maps, tmpfs's
+ * mpol= option); numactl --balancing sets it.  Leaves out: the other mode flags (=static,
  * =relative of numactl), "all", "!" negation and node strides.  Which nodes exist is the caller's question:
  * a setting asks for the machine's, a trace allows all 64 and leaves the
  * rest to the kernel model when the record is applied.
@@ -67,7 +68,7 @@ const char *mempolicy_syntax_flag_expected(void)
         continue;
       if (s->len)
         g_string_append(s, " or ");
-      g_string_append_printf(s, "%s+" MEMPOLICY_BALANCING_NAME ":NODES", m->name);
+      g_string_append_printf(s, "%s=" MEMPOLICY_BALANCING_NAME ":NODES", m->name);
     }
     g_strlcpy(text, s->str, sizeof text);
     g_once_init_leave(&once, 1);
@@ -133,18 +134,20 @@ MempolicySyntaxError mempolicy_syntax_parse(const char *text, unsigned limit, Me
   limit = MIN(limit, MEMPOLICY_MAX_NODES);
   const char *colon = strchr(text, ':');
   size_t len = colon ? (size_t)(colon - text) : strlen(text);
-  const char *plus = memchr(text, '+', len);
-  const MempolicyMode *m = mempolicy_mode_by_name(text, plus ? (size_t)(plus - text) : len);
-  if (!m || (m->node_arg == MEMPOLICY_NODES_NONE && colon))
-    return MEMPOLICY_SYNTAX_UNKNOWN_MODE; /* "local:0" is no policy */
+  const char *eq = memchr(text, '=', len);
+  const MempolicyMode *m = mempolicy_mode_by_name(text, eq ? (size_t)(eq - text) : len);
+  if (!m)
+    return MEMPOLICY_SYNTAX_UNKNOWN_MODE;
   uint8_t flags = 0;
-  if (plus) {
-    size_t flen = len - (size_t)(plus + 1 - text);
+  if (eq) { /* a flag is judged before the list: "local=balancing" is a bad flag */
+    size_t flen = len - (size_t)(eq + 1 - text);
     if (!m->numa_balancing || flen != strlen(MEMPOLICY_BALANCING_NAME) ||
-        strncmp(plus + 1, MEMPOLICY_BALANCING_NAME, flen) != 0)
+        strncmp(eq + 1, MEMPOLICY_BALANCING_NAME, flen) != 0)
       return MEMPOLICY_SYNTAX_BAD_FLAG;
     flags = MEMPOLICY_F_BALANCING;
   }
+  if (m->node_arg == MEMPOLICY_NODES_NONE && colon)
+    return MEMPOLICY_SYNTAX_UNKNOWN_MODE; /* "local:0" is no policy */
   if (m->node_arg == MEMPOLICY_NODES_NONE) {
     *out = (MemPolicy){ .mode = (uint8_t)m->code, .flags = flags, .nodes = 0 };
     return MEMPOLICY_SYNTAX_OK;
@@ -170,7 +173,7 @@ void mempolicy_syntax_format(GString *out, unsigned mode, unsigned flags, uint64
   }
   g_string_append(out, m->name);
   if (flags & MEMPOLICY_F_BALANCING)
-    g_string_append(out, "+" MEMPOLICY_BALANCING_NAME);
+    g_string_append(out, "=" MEMPOLICY_BALANCING_NAME);
   if (m->node_arg == MEMPOLICY_NODES_NONE)
     return;
   g_string_append_c(out, ':');

@@ -3,11 +3,11 @@
  * grammar for the setting numa.mempolicy and the trace records
  * `mempolicy ADDR LEN POLICY` / `mempolicy process POLICY`:
  *
- *   POLICY = local | bind[+balancing]:NODES | preferred:N | interleave:NODES
+ *   POLICY = local | bind[=balancing]:NODES | preferred:N | interleave:NODES
  *          | weighted_interleave:NODES | preferred_many:NODES
  *   NODES  = RUN[,RUN]...    RUN = node | node-node (low first)
  *
- * `+balancing` is the mode flag MPOL_F_NUMA_BALANCING (numactl --balancing):
+ * `=balancing` is the mode flag MPOL_F_NUMA_BALANCING (numactl --balancing):
  * NUMA balancing may then move the range's pages between the policy's
  * nodes (mmu/numa_balance.c).  Only a mode whose row says so takes it.
  *
@@ -37,7 +37,7 @@ typedef struct {
 } MemPolicy;
 
 /* MemPolicy.flags: MPOL_F_NUMA_BALANCING, with which the kernel sets
- * MPOL_F_MOF | MPOL_F_MORON (validate_mpol_flags). */
+ * MPOL_F_MOF | MPOL_F_MORON (sanitize_mpol_flags). */
 enum { MEMPOLICY_F_BALANCING = 1 };
 #define MEMPOLICY_BALANCING_NAME "balancing"
 
@@ -49,7 +49,7 @@ typedef enum {
   MEMPOLICY_SYNTAX_BAD_LIST,     /* NODES not like 0-3,5 (empty run, 3-1, letters) */
   MEMPOLICY_SYNTAX_NODE_LIMIT,   /* a node at or above the limit; *bad_node says which */
   MEMPOLICY_SYNTAX_NOT_ONE_NODE, /* a mode taking one node (preferred) given more */
-  MEMPOLICY_SYNTAX_BAD_FLAG,     /* +balancing on a mode that does not take it, or +other */
+  MEMPOLICY_SYNTAX_BAD_FLAG,     /* =balancing on a mode that does not take it, or +other */
 } MempolicySyntaxError;
 
 /* Parse `text` (all of it) into *out.  Nodes must be below `limit` (at most
@@ -62,7 +62,7 @@ typedef enum {
  * *out is written only on success. */
 MempolicySyntaxError mempolicy_syntax_parse(const char *text, unsigned limit, MemPolicy *out, unsigned *bad_node);
 
-/* What takes "+balancing", for messages: "bind+balancing:NODES", from the
+/* What takes "=balancing", for messages: "bind=balancing:NODES", from the
  * table (the rows with numa_balancing, joined by " or "). */
 const char *mempolicy_syntax_flag_expected(void);
 
@@ -76,7 +76,7 @@ const char *mempolicy_syntax_mode_name(unsigned mode);
 gboolean mempolicy_syntax_number(const char **s, unsigned limit, unsigned *out);
 
 /* Append the policy as mempolicy_syntax_parse reads it: "local",
- * "interleave:0-3,5", "bind+balancing:0,1"; a mode that is none is written
+ * "interleave:0-3,5", "bind=balancing:0,1"; a mode that is none is written
  * "?". */
 void mempolicy_syntax_format(GString *out, unsigned mode, unsigned flags, uint64_t nodes);
 

@@ -564,7 +564,7 @@ static unsigned mm_threads(const Kernel *k, const Mm *mm)
 
 /* vma_policy_mof: whether the policy in force over v (its own, else the
  * process's) carries MPOL_F_MOF, the default local policy or
- * bind+balancing.  task_numa_work scans no other VMA: a range under a
+ * bind=balancing.  task_numa_work scans no other VMA: a range under a
  * user's bind, preferred or interleave policy takes no hinting faults. */
 static gboolean policy_mof(const Mm *mm, const Vma *v)
 {
@@ -649,18 +649,34 @@ void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t)
 
 /* ---- the hinting fault -------------------------------------------------------------- */
 
-/* mpol_misplaced's condition for moving a page towards the faulting CPU's
- * node: the policy in force (the VMA's, else the process's) carries
- * MPOL_F_MOF and MPOL_F_MORON, which the default local policy has
- * (preferred_node_policy) and bind+balancing gets (validate_mpol_flags);
- * under bind the CPU's node must be one of the policy's.  Any other user
- * policy has no MPOL_F_MOF: its pages stay. */
-static gboolean policy_migrates(const Mm *mm, const Vma *v, int node)
+/* mpol_misplaced's rule for a hinting fault from a CPU of `node`, by the
+ * policy in force (the VMA's, else the process's).  Only MPOL_F_MOF with
+ * MPOL_F_MORON moves a page, towards the faulting CPU's node: the default
+ * local policy has them (preferred_node_policy, MPOL_PREFERRED on that
+ * node: a page already there is not misplaced, and the filter is not
+ * asked), and bind=balancing and preferred_many=balancing get them
+ * (sanitize_mpol_flags): the CPU's node must then be one of the policy's,
+ * and the filter is asked even for a page on it.  Any other user policy
+ * has no MPOL_F_MOF: its pages stay. */
+typedef enum {
+  MISPLACED_NEVER,     /* no MPOL_F_MOF, or the CPU's node is outside the mask */
+  MISPLACED_PREFERRED, /* the default: the filter for a page on another node */
+  MISPLACED_MASK,      /* =balancing with the CPU's node in the mask: the filter always */
+} MisplacedRule;
+
+static MisplacedRule misplaced_rule(const Mm *mm, const Vma *v, int node)
 {
   MemPolicy p = mempolicy_effective(mm, v, NULL);
   if (p.mode == MPOL_DEFAULT_LOCAL)
-    return TRUE;
-  return (p.flags & MEMPOLICY_F_BALANCING) && (p.nodes >> node & 1);
+    return MISPLACED_PREFERRED;
+  return (p.flags & MEMPOLICY_F_BALANCING) && (p.nodes >> node & 1) ? MISPLACED_MASK : MISPLACED_NEVER;
+}
+
+/* Whether the filter is asked about a hinting fault (should_numa_migrate_
+ * memory, which also records the faulting node), under rule r. */
+static gboolean misplaced_asks_filter(MisplacedRule r, gboolean local)
+{
+  return r == MISPLACED_MASK || (r == MISPLACED_PREFERRED && !local);
 }
 
 /* The two-stage filter on entry *e (its last-node field is updated). */
@@ -745,7 +761,7 @@ static FaultResult pte_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, Pt
   gboolean local = page_node == cpu->node;
   count_fault(cpu, s, local, UINT64_C(1));
   uint64_t moved = 0;
-  if (policy_migrates(mm, v, cpu->node)) {
+  if (misplaced_asks_filter(misplaced_rule(mm, v, cpu->node), local)) {
     gboolean pass = filter_passes(nb, &e, cpu->node);
     if (!local && !pass)
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
@@ -768,7 +784,7 @@ static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, P
   gboolean local = page_node == cpu->node;
   count_fault(cpu, s, local, k->pmd_subpages);
   uint64_t moved = 0, pfn;
-  if (policy_migrates(mm, v, cpu->node)) {
+  if (misplaced_asks_filter(misplaced_rule(mm, v, cpu->node), local)) {
     gboolean pass = filter_passes(nb, &e, cpu->node);
     if (!local && !pass) {
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
@@ -818,7 +834,7 @@ static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma 
     if ((e & (PTE_P | PTE_SW_ZERO)) != PTE_P || physmem_node_of(k->pm, pte_pfn(e)) == cpu->node)
       continue;
     const Vma *pv = pva >= v->start && pva < v->end ? v : mm_find_vma(mm, pva);
-    if (!pv || !policy_migrates(mm, pv, cpu->node))
+    if (!pv || misplaced_rule(mm, pv, cpu->node) == MISPLACED_NEVER)
       continue;
     if (!pass) {
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;

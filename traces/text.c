@@ -423,14 +423,14 @@ static gboolean parse_mempolicy(Line *l, TraceRecord *r, GError **error)
     return fail(l, error, tok, "unknown memory policy", expected);
   if (e == MEMPOLICY_SYNTAX_NO_NODES && !strchr(tok, ':')) {
     g_autofree char *bare = g_strdup_printf("%s without nodes", tok);
-    return fail(l, error, tok, bare, expected);
+    return fail(l, error, tok, bare, strchr(tok, '=') ? mempolicy_syntax_flag_expected() : expected);
   }
   if (e == MEMPOLICY_SYNTAX_BAD_FLAG)
     return fail(l, error, tok, "bad mode flag", mempolicy_syntax_flag_expected());
   if (e != MEMPOLICY_SYNTAX_OK) {
     /* An empty or bad list, a node beyond 63, more than one node for a mode
      * that takes one. */
-    const MempolicyMode *m = mempolicy_mode_by_name(tok, strcspn(tok, ":+"));
+    const MempolicyMode *m = mempolicy_mode_by_name(tok, strcspn(tok, ":="));
     if (m && m->node_arg == MEMPOLICY_NODES_ONE) {
       g_autofree char *what = g_strdup_printf("bad %s node", m->name);
       g_autofree char *want = g_strdup_printf("%s:N with one node N in 0..63", m->name);

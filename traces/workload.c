@@ -49,6 +49,12 @@ static const WorkloadGenerator *const generators[] = {
   &gen_jbb,
 };
 
+const WorkloadGenerator *const *workload_generators(unsigned *n)
+{
+  *n = G_N_ELEMENTS(generators);
+  return generators;
+}
+
 /* Parameters every generator takes (DESIGN.md, "Command-line contract"). */
 static const WorkloadParam common_params[] = {
   { "size", WPARAM_SIZE, "64M", NULL, WORKLOAD_MIN_SIZE_BYTES, WORKLOAD_VA_END - WORKLOAD_BASE_VA,

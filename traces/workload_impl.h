@@ -163,6 +163,10 @@ static inline gboolean workload_mix_loads_only(const WorkloadMix *m)
 }
 
 /* The generators (one file each). */
+/* Every generator, in `mmusim list workloads` order (*n of them): for
+ * tests that must cover each. */
+const WorkloadGenerator *const *workload_generators(unsigned *n);
+
 extern const WorkloadGenerator gen_ptrchase;
 extern const WorkloadGenerator gen_random;
 extern const WorkloadGenerator gen_seq;

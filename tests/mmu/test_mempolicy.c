@@ -241,38 +241,47 @@ START_TEST(test_syntax_preferred_one_node)
 }
 END_TEST
 
-/* MPOL_F_NUMA_BALANCING, written +balancing: bind only (the mode table's
- * numa_balancing column, validate_mpol_flags), kept when written back. */
+/* MPOL_F_NUMA_BALANCING, written =balancing: bind only (the mode table's
+ * numa_balancing column, sanitize_mpol_flags), kept when written back. */
 START_TEST(test_syntax_balancing_flag)
 {
   MemPolicy p;
   unsigned bad;
-  ck_assert(syntax("bind+balancing:0-1,3", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
+  ck_assert(syntax("bind=balancing:0-1,3", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
   ck_assert_uint_eq(p.mode, MPOL_BIND);
   ck_assert_uint_eq(p.flags, MEMPOLICY_F_BALANCING);
   ck_assert_uint_eq(p.nodes, 0xb);
   g_autoptr(GString) out = g_string_new(NULL);
   mempolicy_syntax_format(out, p.mode, p.flags, p.nodes);
-  ck_assert_str_eq(out->str, "bind+balancing:0-1,3");
+  ck_assert_str_eq(out->str, "bind=balancing:0-1,3");
   ck_assert(syntax("bind:1", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
   ck_assert_uint_eq(p.flags, 0);
+  ck_assert(syntax("preferred_many=balancing:0,2", 8, &p, &bad) == MEMPOLICY_SYNTAX_OK);
+  ck_assert_uint_eq(p.mode, MPOL_PREFERRED_MANY);
+  ck_assert_uint_eq(p.flags, MEMPOLICY_F_BALANCING);
   static const char *const refused[] = {
-    "preferred+balancing:1", "interleave+balancing:0-1", "preferred_many+balancing:0", "bind+balance:0",
-    "bind+:0", "bind+balancing+balancing:0", "bind+balancingx:0",
+    "preferred=balancing:1", "interleave=balancing:0-1", "weighted_interleave=balancing:0", "bind=balance:0",
+    "bind=:0", "bind=balancing=balancing:0", "bind=balancingx:0",
   };
   for (unsigned i = 0; i < G_N_ELEMENTS(refused); i++)
     check_refused(refused[i], 8, MEMPOLICY_SYNTAX_BAD_FLAG, 0);
-  check_refused("local+balancing", 8, MEMPOLICY_SYNTAX_BAD_FLAG, 0);
-  check_refused("bind+balancing", 8, MEMPOLICY_SYNTAX_NO_NODES, 0);
-  check_refused("spread+balancing:0", 8, MEMPOLICY_SYNTAX_UNKNOWN_MODE, 0);
-  ck_assert_str_eq(mempolicy_syntax_flag_expected(), "bind+balancing:NODES");
+  check_refused("local=balancing", 8, MEMPOLICY_SYNTAX_BAD_FLAG, 0);
+  check_refused("local=balancing:0", 8, MEMPOLICY_SYNTAX_BAD_FLAG, 0);
+  check_refused("bind+balancing:0", 8, MEMPOLICY_SYNTAX_UNKNOWN_MODE, 0); /* the kernel's notation is '=' */
+  check_refused("bind=balancing", 8, MEMPOLICY_SYNTAX_NO_NODES, 0);
+  check_refused("spread=balancing:0", 8, MEMPOLICY_SYNTAX_UNKNOWN_MODE, 0);
+  ck_assert_str_eq(mempolicy_syntax_flag_expected(), "bind=balancing:NODES or preferred_many=balancing:NODES");
   /* The setting: its message names the flag and the form that takes it. */
   GError *err = NULL;
-  ck_assert(!mempolicy_parse("interleave+balancing:0-1", 4, "setting 'numa.mempolicy'", &p, &err));
-  ck_assert_msg(strstr(err->message, "MPOL_F_NUMA_BALANCING") && strstr(err->message, "bind+balancing:NODES"), "%s",
+  ck_assert(!mempolicy_parse("interleave=balancing:0-1", 4, "setting 'numa.mempolicy'", &p, &err));
+  ck_assert_msg(strstr(err->message, "MPOL_F_NUMA_BALANCING") && strstr(err->message, "bind=balancing:NODES"), "%s",
                 err->message);
   g_clear_error(&err);
-  ck_assert(mempolicy_parse("bind+balancing:2", 4, "setting 'numa.mempolicy'", &p, &err));
+  /* Without nodes: the forms with the flag are what is expected. */
+  ck_assert(!mempolicy_parse("bind=balancing", 4, "setting 'numa.mempolicy'", &p, &err));
+  ck_assert_msg(strstr(err->message, "needs nodes; expected bind=balancing:NODES or"), "%s", err->message);
+  g_clear_error(&err);
+  ck_assert(mempolicy_parse("bind=balancing:2", 4, "setting 'numa.mempolicy'", &p, &err));
   ck_assert_uint_eq(p.flags, MEMPOLICY_F_BALANCING);
 }
 END_TEST
@@ -578,11 +587,11 @@ START_TEST(test_setting_is_process_default)
 }
 END_TEST
 
-/* numa.mempolicy=bind+balancing:... gives every process the flag, as
+/* numa.mempolicy=bind=balancing:... gives every process the flag, as
  * `numactl --balancing --membind`; a mempolicy record replaces it. */
 START_TEST(test_setting_balancing_flag)
 {
-  Machine *m = ring_machine("numa.mempolicy=bind+balancing:2-3", NULL);
+  Machine *m = ring_machine("numa.mempolicy=bind=balancing:2-3", NULL);
   Thread *t = fixture_thread(m, 1);
   ck_assert_uint_eq(t->mm->policy, MPOL_BIND);
   ck_assert_uint_eq(t->mm->policy_flags, MEMPOLICY_F_BALANCING);

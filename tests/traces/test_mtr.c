@@ -277,7 +277,7 @@ START_TEST(policy_codes_are_the_tables)
                        .arg = MPOL_PREFERRED_MANY, .arg2 = UINT64_C(1) << 63 };
   g_array_append_val(in, pm);
   g_array_append_val(in, proc);
-  /* bind+balancing, of a range and of the process: the flag comes back. */
+  /* bind=balancing, of a range and of the process: the flag comes back. */
   TraceRecord flagged[] = { pm, proc };
   for (unsigned i = 0; i < 2; i++) {
     flagged[i].arg = MPOL_BIND;
@@ -305,7 +305,7 @@ START_TEST(policy_codes_are_the_tables)
       r.arg = bad[i].code;
       r.arg2 = bad[i].nodes;
     } else { /* MPOL_F_NUMA_BALANCING with a mode that does not take it */
-      r.arg = MPOL_PREFERRED_MANY;
+      r.arg = MPOL_INTERLEAVE;
       r.flags |= MPOL_F_BALANCING;
     }
     g_array_index(in, TraceRecord, 1) = r;

@@ -182,12 +182,12 @@ START_TEST(parse_policy_grammar_of_setting)
 }
 END_TEST
 
-/* The mode flag +balancing (MPOL_F_NUMA_BALANCING) of mbind and
+/* The mode flag =balancing (MPOL_F_NUMA_BALANCING) of mbind and
  * set_mempolicy: in the record's flags, and written back. */
 START_TEST(parse_policy_balancing_flag)
 {
-  GArray *r = parse_ok("mempolicy 0x7f0000000000 64M bind+balancing:0-1\n"
-                       "mempolicy process bind+balancing:2\n"
+  GArray *r = parse_ok("mempolicy 0x7f0000000000 64M bind=balancing:0-1\n"
+                       "mempolicy process bind=balancing:2\n"
                        "mempolicy process bind:2\n");
   ck_assert_uint_eq(r->len, 3);
   ck_assert_int_eq(REC(r, 0)->arg, MPOL_BIND);
@@ -200,8 +200,8 @@ START_TEST(parse_policy_balancing_flag)
     text_format_record(REC(r, i), out);
     g_string_append_c(out, '\n');
   }
-  ck_assert_str_eq(out->str, "mempolicy 0x7f0000000000 64M bind+balancing:0-1\n"
-                             "mempolicy process bind+balancing:2\n"
+  ck_assert_str_eq(out->str, "mempolicy 0x7f0000000000 64M bind=balancing:0-1\n"
+                             "mempolicy process bind=balancing:2\n"
                              "mempolicy process bind:2\n");
   g_array_free(r, TRUE);
 }
@@ -329,9 +329,10 @@ static const BadCase bad_cases[] = {
   { "mempolicy 0x7f0000000000 4K bind:\n", { "t.txt:1:", "bad node list", "'bind:'" } },
   { "mempolicy 0x7f0000000000 4K bind:1,,2\n", { "t.txt:1:", "'bind:1,,2'" } },
   { "mempolicy 0x7f0000000000 4K preferred:0-1\n", { "t.txt:1:", "'preferred:0-1'", "one node" } },
-  { "mempolicy 0x7f0000000000 4K preferred+balancing:1\n",
-    { "t.txt:1:", "bad mode flag", "'preferred+balancing:1'", "bind+balancing:NODES" } },
-  { "mempolicy process bind+numa:1\n", { "t.txt:1:", "bad mode flag", "'bind+numa:1'" } },
+  { "mempolicy 0x7f0000000000 4K preferred=balancing:1\n",
+    { "t.txt:1:", "bad mode flag", "'preferred=balancing:1'", "bind=balancing:NODES" } },
+  { "mempolicy process bind=numa:1\n", { "t.txt:1:", "bad mode flag", "'bind=numa:1'" } },
+  { "mempolicy process bind=balancing\n", { "t.txt:1:", "bind=balancing without nodes", "bind=balancing:NODES" } },
   { "mempolicy 0x7f0000000000 4K preferred:64\n", { "t.txt:1:", "bad preferred node", "'preferred:64'", "0..63" } },
   { "mempolicy 0x7f0000000000 4K preferred:0x1\n", { "t.txt:1:", "bad preferred node", "'preferred:0x1'" } },
   { "mempolicy 0x7f0000000000 4K preferred:\n", { "t.txt:1:", "bad preferred node", "'preferred:'" } },

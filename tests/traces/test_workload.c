@@ -653,6 +653,16 @@ START_TEST(one_thread_batches_are_marked)
   };
   for (unsigned k = 0; k < G_N_ELEMENTS(cases); k++)
     check_threads_mark(cases[k].gen, cases[k].spec);
+  /* Every generator is a case: one added later must say whether it starts
+   * threads (several_threads) and be checked here. */
+  unsigned n;
+  const WorkloadGenerator *const *all = workload_generators(&n);
+  for (unsigned g = 0; g < n; g++) {
+    gboolean found = FALSE;
+    for (unsigned k = 0; k < G_N_ELEMENTS(cases); k++)
+      found |= cases[k].gen == all[g];
+    ck_assert_msg(found, "generator %s has no case here", all[g]->name);
+  }
 }
 END_TEST
 
