@@ -212,11 +212,15 @@ Mm *kernel_mm(Kernel *k, uint32_t pid)
     return mm;
   PtAllocator a = kernel_pt_allocator_template;
   a.ctx = k;
-  /* Without PCIDs every context uses tag 0 and a switch flushes. */
-  unsigned asid = settings_bool(k->s, SET_TLB_PCID) ? k->next_asid++ : 0;
-  mm = mm_new(pid, (uint16_t)(asid & TLB_ASID_MASK), &k->geo, &a);
+  /* Without PCIDs every context uses tag 0 and a switch flushes.  The
+   * PCID is given out only to a process that is created: one whose root
+   * table finds no page takes none (the OOM killer's retry gets it). */
+  gboolean pcid = settings_bool(k->s, SET_TLB_PCID);
+  mm = mm_new(pid, (uint16_t)((pcid ? k->next_asid : 0) & TLB_ASID_MASK), &k->geo, &a);
   if (!mm)
     return NULL;
+  if (pcid)
+    k->next_asid++;
   mm->serial = k->next_mm_serial++;
   mm->policy = k->mpol_mode; /* numa.mempolicy, as numactl sets it before exec */
   mm->policy_flags = k->mpol_flags;

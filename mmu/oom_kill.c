@@ -106,7 +106,9 @@ Mm *oom_select_bad_process(const Kernel *k)
 }
 
 /* The victim's threads stop: each CPU running one of them drops it, as
- * do_exit's final schedule() would; it leaves the mm's CPU mask. */
+ * do_exit's final schedule() would; it leaves the mm's CPU mask.  The
+ * switch to the next task is that task's to pay when it arrives there
+ * (cur_exited: the engine's switch_to counts and charges it). */
 static void threads_off_cpus(Kernel *k, Mm *victim)
 {
   Machine *m = k->m;
@@ -117,6 +119,7 @@ static void threads_off_cpus(Kernel *k, Mm *victim)
     c->cur->ran += c->clock - c->cur_since;
     mm_cpumask_leave(victim, (unsigned)c->id);
     c->cur = NULL;
+    c->cur_exited = TRUE;
     c->numa_due = UINT64_MAX;
     cpu_forget_shortcuts(c);
   }

@@ -100,6 +100,8 @@ struct Cpu {
   uint64_t last_load_done;
   Thread *cur;              /* thread running on this CPU */
   uint64_t cur_since;       /* clock when cur started running (its run time counts from here) */
+  gboolean cur_exited;      /* cur NULL because its task exited (killed, mmu/oom_kill.c), not idle since
+                             * the start: the next thread's arrival is a context switch (engine.c) */
   uint64_t numa_due;        /* clock at which cur's NUMA scan tick is due (numa_balance_switch_in) */
   unsigned cur_asid;
 };

@@ -319,7 +319,9 @@ START_TEST(test_no_victim_and_fail)
 END_TEST
 
 /* A new process's first table (its PML4) finds no page: process 1 is
- * killed for it, from the CPU the new thread goes to. */
+ * killed for it, from the CPU the new thread goes to.  The failed first
+ * attempt takes no PCID: the new process gets the next one, 2, and under
+ * fail the counter stays where it was. */
 START_TEST(test_new_process_kills)
 {
   Machine *m = fixture_machine("skylake", base_pages);
@@ -335,12 +337,17 @@ START_TEST(test_new_process_kills)
   ck_assert_uint_eq(g_array_index(k->oom_kills, OomKill, 0).by_pid, 2);
   ck_assert_int_eq(g_array_index(k->oom_kills, OomKill, 0).trigger, OOM_TRIGGER_CREATION);
   ck_assert_uint_eq(g_array_index(k->oom_kills, OomKill, 0).freed_pages, 2 + 3 + 1);
+  ck_assert_uint_eq(t1->mm->asid, 1);
+  ck_assert_uint_eq(t2->mm->asid, 2);
+  ck_assert_uint_eq(k->next_asid, 3);
   /* Under fail the same new process cannot start. */
   static const char *const fail[] = { "thp.enabled=never", NULL };
   Machine *m2 = fixture_machine("skylake", fail);
   g_autoptr(GArray) held2 = take_all(m2->k);
+  unsigned next_asid = m2->k->next_asid;
   ck_assert_ptr_null(machine_thread(m2, 2, 1, 0));
   ck_assert(m2->k->oom);
+  ck_assert_uint_eq(m2->k->next_asid, next_asid);
   machine_free(m2);
   machine_free(m);
 }

@@ -441,11 +441,42 @@ START_TEST(test_oom_kill_drops_the_victims_records)
       ck_assert_uint_eq(res.counted.c[CTR_ACCESSES], 8 + 128 + 1);
       ck_assert_uint_eq(res.counted.c[CTR_OOM_KILL], 1);
       ck_assert_ptr_null(m->cpus[1]->cur);
+      ck_assert(m->cpus[1]->cur_exited); /* its next thread will switch from the dead one */
       ck_assert_uint_eq(m->cpus[0]->cur->pid, 2);
     }
     engine_result_clear(&res);
     machine_free(m);
   }
+}
+END_TEST
+
+/* The oom trace with process 3 starting on CPU 1 after the kill: the
+ * killed thread's exit is a context switch there like any other (one,
+ * charged sched.switch_ns), where a CPU's first thread costs none. */
+START_TEST(test_oom_kill_next_thread_switches)
+{
+  static const double switch_ns[] = { 0, 1500 };
+  uint64_t busy[G_N_ELEMENTS(switch_ns)], switch_cycles = 0;
+  for (unsigned i = 0; i < G_N_ELEMENTS(switch_ns); i++) {
+    g_autofree char *ns = g_strdup_printf("sched.switch_ns=%g", switch_ns[i]);
+    const char *sets[] = { "machine.cpus_per_node=2", "machine.mem_per_node=64M", "mem.kernel_reserved=48M",
+                           "mem.oom_policy=kill", ns, NULL };
+    Machine *m = fixture_machine("skylake", sets);
+    g_autofree char *trace = oom_trace();
+    g_autofree char *text = g_strconcat(trace, "process 3\nthread 1 cpu 1\ncompute 100\n", NULL);
+    run_text(m, text);
+    Cpu *c1 = m->cpus[1];
+    ck_assert_uint_eq(m->k->oom_kill_count, 1);
+    ck_assert_uint_eq(c1->cur->pid, 3);
+    ck_assert(!c1->cur_exited);
+    ck_assert_uint_eq(c1->ctr.c[CTR_CONTEXT_SWITCHES], 1);
+    ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_CONTEXT_SWITCHES], 0);
+    busy[i] = c1->clock - c1->idle_cycles;
+    switch_cycles = (uint64_t)(switch_ns[i] * m->k->cycles_per_ns);
+    machine_free(m);
+  }
+  ck_assert_uint_gt(switch_cycles, 0);
+  ck_assert_uint_eq(busy[1] - busy[0], switch_cycles);
 }
 END_TEST
 
@@ -620,6 +651,7 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_thread_cache_never_mixes_threads);
   tcase_add_test(tc, test_solo_stays_ticks_as_queued);
   tcase_add_test(tc, test_oom_kill_drops_the_victims_records);
+  tcase_add_test(tc, test_oom_kill_next_thread_switches);
   suite_add_tcase(s, tc);
   return s;
 }
