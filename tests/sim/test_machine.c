@@ -389,6 +389,7 @@ static void run_text(Machine *m, const char *text)
   EngineOptions opt = { .whole = TRUE };
   EngineResult res;
   ck_assert(engine_run(m, src, &opt, &res, &err));
+  engine_result_clear(&res);
   trace_source_free(src);
 }
 
