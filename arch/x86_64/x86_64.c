@@ -66,6 +66,7 @@ typedef struct {
   uint64_t user_limit;
   unsigned levels;
   uint32_t stlb_hit_cycles, walk_overhead_cycles;
+  gboolean coalesce; /* tlb.coalesce: 16K entries of four 4K pages in the data side's STLB */
   /* The probes of each list, and how many of them a lookup tries: those of
    * the base size (1, or 0 without a 4K array) until a larger page has been
    * filled into a second-level array (none can hold one before), then all. */
@@ -80,6 +81,19 @@ typedef struct {
 } X86State;
 
 static const unsigned x86_shift[X86_N_SIZES] = { 12, 21, 30 };
+
+/* tlb.coalesce (AMD's PTE coalescing, Zen 2 on): four 4K pages whose
+ * entries, an aligned group of four in the walk's line, map four
+ * physically contiguous frames aligned to 16K with the same permissions
+ * and dirty bit, are held by the data side's STLB as one 16K entry.  Its
+ * key takes the size code X86_COALESCED, which no page size has, and
+ * va >> X86_COALESCED_SHIFT; its payload is the group's first frame, as a
+ * 4K page (size 0).  A probe that misses the 4K key tries it next; a page
+ * invalidation drops both keys of the page. */
+enum { X86_COALESCED = 3 };
+#define X86_COALESCED_SHIFT 14
+#define X86_COALESCED_PAGES (1u << (X86_COALESCED_SHIFT - 12))
+G_STATIC_ASSERT((int)X86_COALESCED >= (int)X86_N_SIZES);
 
 uint64_t x86_64_user_limit(unsigned levels)
 {
@@ -308,6 +322,7 @@ static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
   st->user_limit = x86_64_user_limit(st->levels);
   st->stlb_hit_cycles = (uint32_t)settings_int(s, SET_TLB_STLB_HIT_CYCLES);
   st->walk_overhead_cycles = (uint32_t)settings_int(s, SET_WALK_OVERHEAD_CYCLES);
+  st->coalesce = settings_bool(s, SET_TLB_COALESCE);
 
   unsigned n = (unsigned)settings_int(s, SET_TLB_STLB_ENTRIES);
   if (n) {
@@ -402,6 +417,32 @@ static inline G_ALWAYS_INLINE gboolean stlb_allows(const TlbPayload *p, gboolean
   return (!write || (p->flags & (TLBF_W | TLBF_D)) == (TLBF_W | TLBF_D)) && (!fetch || (p->flags & TLBF_X));
 }
 
+/* The key of the coalesced entry that would hold va's 4K page. */
+static inline uint64_t x86_key_coalesced(uint64_t akey, uint64_t va)
+{
+  return akey | ((uint64_t)X86_COALESCED << TLB_SIZE_SHIFT) | ((va >> X86_COALESCED_SHIFT) & TLB_VPN_MASK);
+}
+
+/* Whether the leaf table entries around e[idx] may be held as one
+ * coalesced entry (tlb.coalesce): the aligned group of four holding idx
+ * maps four consecutive frames, the first aligned to four, every entry
+ * present (and not marked for NUMA hinting) with the same permission and
+ * dirty bits as the others.  The accessed bit may differ: the walker sets
+ * it on the entry it walked to only.  Which bits AMD compares is not
+ * published (UNCONFIRMED); these are the ones a TLB entry carries. */
+static inline gboolean x86_coalescible(const uint64_t *e, unsigned idx)
+{
+  const uint64_t *g = e + (idx & ~(X86_COALESCED_PAGES - 1));
+  const uint64_t same = PTE_P | PTE_RW | PTE_US | PTE_NX | PTE_D | PTE_SW_NUMA | PTE_SW_ZERO;
+  uint64_t first = pte_pfn(g[0]);
+  if ((g[0] & (PTE_P | PTE_SW_NUMA | PTE_SW_ZERO)) != PTE_P || (first & (X86_COALESCED_PAGES - 1)))
+    return FALSE;
+  for (unsigned i = 1; i < X86_COALESCED_PAGES; i++)
+    if (((g[i] ^ g[0]) & same) || pte_pfn(g[i]) != first + i)
+      return FALSE;
+  return TRUE;
+}
+
 /* A second-level hit in array t, entry of size sz. */
 static inline G_ALWAYS_INLINE XlatStatus stlb_hit(Cpu *cpu, Xlat *out, const TlbPayload *p, uint32_t cycles,
                                                   GString *ex, const Tlb *t, unsigned sz)
@@ -446,6 +487,16 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
     if ((t->size_mask & 1u) && (p = tlb_probe_held(t, key4k)) != NULL && /* a miss readies the refill */
         stlb_allows(p, write, fetch))
       return stlb_hit(cpu, out, p, cycles, ex, t, X86_4K);
+    /* A coalesced entry, which only an array that holds some has (its
+     * probe readies the refill of a group that coalesces). */
+    if ((t->size_mask & (1u << X86_COALESCED)) && (p = tlb_probe_held(t, x86_key_coalesced(akey, va))) != NULL &&
+        stlb_allows(p, write, fetch)) {
+      if (ex)
+        g_string_append_printf(ex, "  %s hit (16K coalesced entry of four 4K pages): %u cycles\n", t->name, cycles);
+      XlatStatus s = cpu_stlb_hit(cpu, out, p, cycles);
+      out->pfn += (va >> 12) & (X86_COALESCED_PAGES - 1);
+      return s;
+    }
     for (unsigned i = 1; i < n_probe; i++) {
       t = st->probe[fetch][i].t;
       unsigned sz = st->probe[fetch][i].size;
@@ -524,8 +575,14 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
          * key is the probe's (X86_4K is code 0). */
         out->pfn = pte_pfn(e);
         Tlb *fill = fetch && st->l2i ? st->l2i : st->stlb;
-        if (fill)
+        if (!fetch && st->coalesce && fill && x86_coalescible(node->e, idx)) {
+          if (ex)
+            g_string_append_printf(ex, "  %s refill: a 16K coalesced entry of four 4K pages\n", fill->name);
+          tlb_insert(fill, x86_key_coalesced(akey, va), out->pfn & ~(uint64_t)(X86_COALESCED_PAGES - 1), out->flags,
+                     X86_4K);
+        } else if (fill) {
           tlb_insert_base(fill, key4k, out->pfn, out->flags);
+        }
         break;
       }
       out->pfn = pte_pfn(e) & ~((1ULL << (x86_shift[size] - 12)) - 1);
@@ -590,6 +647,8 @@ static gboolean x86_l1_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, 
 static void x86_flush_page(Cpu *cpu, unsigned asid, uint64_t va)
 {
   X86State *st = cpu->arch_state;
+  if (st->stlb && st->coalesce)
+    tlb_invalidate(st->stlb, tlb_key(asid, X86_COALESCED, va >> X86_COALESCED_SHIFT));
   for (unsigned sz = 0; sz < X86_N_SIZES; sz++) {
     if (st->stlb)
       tlb_invalidate(st->stlb, tlb_key(asid, sz, va >> x86_shift[sz]));

@@ -354,6 +354,65 @@ START_TEST(test_walk_refs_use_caches)
 }
 END_TEST
 
+/* tlb.coalesce: four 4K pages of an aligned group, physically contiguous
+ * from a frame aligned to four, with the same permission and dirty bits,
+ * take one STLB entry; a neighbour then hits it; an invalidation of any
+ * page of the group drops it; any difference keeps 4K entries. */
+START_TEST(test_coalesced_entries)
+{
+  const char *sets[] = { "tlb.coalesce=true", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  Thread *t = fixture_thread(m, 1);
+  Cpu *cpu = m->cpus[0];
+  cpu->cur_asid = t->mm->asid;
+  const uint64_t base = 0x7f0000000000ULL;
+  for (unsigned i = 0; i < 4; i++) /* group 0: frames 0x40000.. */
+    map_leaf(t, base + i * 4096, 1, 0x40000 + i, PTE_RW);
+  for (unsigned i = 0; i < 4; i++) /* group 1: frame 0x50001.., not aligned */
+    map_leaf(t, base + (4 + i) * 4096, 1, 0x50001 + i, PTE_RW);
+  for (unsigned i = 0; i < 4; i++) /* group 2: contiguous, one page read-only */
+    map_leaf(t, base + (8 + i) * 4096, 1, 0x60000 + i, i == 2 ? 0 : PTE_RW);
+  Xlat x;
+  ck_assert_int_eq(xlat(m, t, base + 2 * 4096 + 8, ACC_LOAD, &x), XLAT_OK);
+  ck_assert(x.walked);
+  ck_assert_uint_eq(x.pfn, 0x40002);
+  for (unsigned i = 0; i < 4; i++) { /* every page of the group hits, with its own frame */
+    ck_assert_int_eq(xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
+    ck_assert(!x.walked);
+    ck_assert_uint_eq(x.size, 0);
+    ck_assert_uint_eq(x.pfn, 0x40000 + i);
+  }
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_STLB_HITS], 4);
+  /* A store needs the dirty bit the entry lacks: a walk sets it on its page
+   * alone, so the group differs and that page is held at 4K. */
+  ck_assert_int_eq(xlat(m, t, base + 4096, ACC_STORE, &x), XLAT_OK);
+  ck_assert(x.walked);
+  ck_assert_int_eq(xlat(m, t, base + 4096, ACC_STORE, &x), XLAT_OK);
+  ck_assert(!x.walked);
+  /* Invalidating page 3 drops the group's entry: page 0 walks again. */
+  m->arch->flush_page(cpu, t->mm->asid, base + 3 * 4096);
+  ck_assert_int_eq(xlat(m, t, base, ACC_LOAD, &x), XLAT_OK);
+  ck_assert(x.walked);
+  /* Not aligned, or not alike: 4K entries, one walk per page. */
+  uint64_t walks = cpu->ctr.c[CTR_PAGE_WALKS];
+  for (unsigned i = 4; i < 12; i++)
+    ck_assert_int_eq(xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks + 8);
+  machine_free(m);
+  /* Off (the default on Intel presets): one walk per page. */
+  m = fixture_machine("skylake", NULL);
+  t = fixture_thread(m, 1);
+  m->cpus[0]->cur_asid = t->mm->asid;
+  for (unsigned i = 0; i < 4; i++)
+    map_leaf(t, base + i * 4096, 1, 0x40000 + i, PTE_RW);
+  for (unsigned i = 0; i < 4; i++)
+    ck_assert_int_eq(xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_PAGE_WALKS], 4);
+  machine_free(m);
+}
+END_TEST
+
 static Suite *x86_suite(void)
 {
   Suite *s = suite_create("x86_64");
@@ -369,6 +428,7 @@ static Suite *x86_suite(void)
   tcase_add_test(tc, test_accessed_dirty_and_permissions);
   tcase_add_test(tc, test_pcid_isolation);
   tcase_add_test(tc, test_walk_refs_use_caches);
+  tcase_add_test(tc, test_coalesced_entries);
   suite_add_tcase(s, tc);
   return s;
 }
