@@ -426,16 +426,19 @@ static inline uint64_t x86_key_coalesced(uint64_t akey, uint64_t va)
 /* Whether the leaf table entries around e[idx] may be held as one
  * coalesced entry (tlb.coalesce): the aligned group of four holding idx
  * maps four consecutive frames, the first aligned to four, every entry
- * present (and not marked for NUMA hinting) with the same permission and
- * dirty bits as the others.  The accessed bit may differ: the walker sets
- * it on the entry it walked to only.  Which bits AMD compares is not
- * published (UNCONFIRMED); these are the ones a TLB entry carries. */
+ * present and accessed (and not marked for NUMA hinting) with the same
+ * permission and dirty bits as the others.  A cached translation implies
+ * an accessed entry on x86, and a coalesced hit sets no bit, so the group
+ * must be accessed already (the fault handler maps pages accessed; the
+ * walker sets the bit on the entry it walked to).  Which bits AMD
+ * compares is not published (UNCONFIRMED); these are the ones a TLB entry
+ * carries. */
 static inline gboolean x86_coalescible(const uint64_t *e, unsigned idx)
 {
   const uint64_t *g = e + (idx & ~(X86_COALESCED_PAGES - 1));
-  const uint64_t same = PTE_P | PTE_RW | PTE_US | PTE_NX | PTE_D | PTE_SW_NUMA | PTE_SW_ZERO;
+  const uint64_t same = PTE_P | PTE_A | PTE_RW | PTE_US | PTE_NX | PTE_D | PTE_SW_NUMA | PTE_SW_ZERO;
   uint64_t first = pte_pfn(g[0]);
-  if ((g[0] & (PTE_P | PTE_SW_NUMA | PTE_SW_ZERO)) != PTE_P || (first & (X86_COALESCED_PAGES - 1)))
+  if ((g[0] & (PTE_P | PTE_A | PTE_SW_NUMA | PTE_SW_ZERO)) != (PTE_P | PTE_A) || (first & (X86_COALESCED_PAGES - 1)))
     return FALSE;
   for (unsigned i = 1; i < X86_COALESCED_PAGES; i++)
     if (((g[i] ^ g[0]) & same) || pte_pfn(g[i]) != first + i)
@@ -487,9 +490,11 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
     if ((t->size_mask & 1u) && (p = tlb_probe_held(t, key4k)) != NULL && /* a miss readies the refill */
         stlb_allows(p, write, fetch))
       return stlb_hit(cpu, out, p, cycles, ex, t, X86_4K);
-    /* A coalesced entry, which only an array that holds some has (its
-     * probe readies the refill of a group that coalesces). */
-    if ((t->size_mask & (1u << X86_COALESCED)) && (p = tlb_probe_held(t, x86_key_coalesced(akey, va))) != NULL &&
+    /* A coalesced entry of the data side, which only an array that holds
+     * some has, after the 4K key missed or did not allow the access (its
+     * probe readies the refill of a group that coalesces).  Fetches neither
+     * fill nor probe them (AMD's L2 DTLB is the data side's). */
+    if (!fetch && (t->size_mask & (1u << X86_COALESCED)) && (p = tlb_probe_held(t, x86_key_coalesced(akey, va))) != NULL &&
         stlb_allows(p, write, fetch)) {
       if (ex)
         g_string_append_printf(ex, "  %s hit (16K coalesced entry of four 4K pages): %u cycles\n", t->name, cycles);

@@ -366,12 +366,15 @@ START_TEST(test_coalesced_entries)
   Cpu *cpu = m->cpus[0];
   cpu->cur_asid = t->mm->asid;
   const uint64_t base = 0x7f0000000000ULL;
+  /* Accessed, as the fault handler maps pages. */
   for (unsigned i = 0; i < 4; i++) /* group 0: frames 0x40000.. */
-    map_leaf(t, base + i * 4096, 1, 0x40000 + i, PTE_RW);
+    map_leaf(t, base + i * 4096, 1, 0x40000 + i, PTE_RW | PTE_A);
   for (unsigned i = 0; i < 4; i++) /* group 1: frame 0x50001.., not aligned */
-    map_leaf(t, base + (4 + i) * 4096, 1, 0x50001 + i, PTE_RW);
+    map_leaf(t, base + (4 + i) * 4096, 1, 0x50001 + i, PTE_RW | PTE_A);
   for (unsigned i = 0; i < 4; i++) /* group 2: contiguous, one page read-only */
-    map_leaf(t, base + (8 + i) * 4096, 1, 0x60000 + i, i == 2 ? 0 : PTE_RW);
+    map_leaf(t, base + (8 + i) * 4096, 1, 0x60000 + i, i == 2 ? PTE_A : PTE_RW | PTE_A);
+  for (unsigned i = 0; i < 4; i++) /* group 3: contiguous, one page never accessed */
+    map_leaf(t, base + (12 + i) * 4096, 1, 0x70000 + i, i == 3 ? PTE_RW : PTE_RW | PTE_A);
   Xlat x;
   ck_assert_int_eq(xlat(m, t, base + 2 * 4096 + 8, ACC_LOAD, &x), XLAT_OK);
   ck_assert(x.walked);
@@ -394,18 +397,29 @@ START_TEST(test_coalesced_entries)
   m->arch->flush_page(cpu, t->mm->asid, base + 3 * 4096);
   ck_assert_int_eq(xlat(m, t, base, ACC_LOAD, &x), XLAT_OK);
   ck_assert(x.walked);
-  /* Not aligned, or not alike: 4K entries, one walk per page. */
+  /* Not aligned, not alike, or not all accessed (the walk of a page sets
+   * its own bit, so group 3 coalesces at the walk of its fourth page, and
+   * not before): 4K entries, one walk per page. */
   uint64_t walks = cpu->ctr.c[CTR_PAGE_WALKS];
-  for (unsigned i = 4; i < 12; i++)
+  for (unsigned i = 4; i < 15; i++)
     ck_assert_int_eq(xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
-  ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks + 8);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks + 11);
+  ck_assert_int_eq(xlat(m, t, base + 15 * 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert(x.walked);
+  ck_assert_int_eq(xlat(m, t, base + 12 * 4096 + 16, ACC_LOAD, &x), XLAT_OK); /* its 4K entry */
+  ck_assert(!x.walked);
+  /* Fetches neither fill nor probe coalesced entries. */
+  m->arch->flush_all(cpu);
+  ck_assert_int_eq(xlat(m, t, base, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(xlat(m, t, base + 4096, ACC_IFETCH, &x), XLAT_OK);
+  ck_assert(x.walked);
   machine_free(m);
   /* Off (the default on Intel presets): one walk per page. */
   m = fixture_machine("skylake", NULL);
   t = fixture_thread(m, 1);
   m->cpus[0]->cur_asid = t->mm->asid;
   for (unsigned i = 0; i < 4; i++)
-    map_leaf(t, base + i * 4096, 1, 0x40000 + i, PTE_RW);
+    map_leaf(t, base + i * 4096, 1, 0x40000 + i, PTE_RW | PTE_A);
   for (unsigned i = 0; i < 4; i++)
     ck_assert_int_eq(xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_PAGE_WALKS], 4);
