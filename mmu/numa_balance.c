@@ -673,9 +673,16 @@ static MisplacedRule misplaced_rule(const Mm *mm, const Vma *v, int node)
 }
 
 /* Whether the filter is asked about a hinting fault (should_numa_migrate_
- * memory, which also records the faulting node), under rule r. */
-static gboolean misplaced_asks_filter(MisplacedRule r, gboolean local)
+ * memory, which also records the faulting node), under rule r.  The 2012
+ * scheme keeps its own time's rule (Linux 3.8's mpol_misplaced: the
+ * default policy's MPOL_F_MORON step records the node of every fault,
+ * local or not); the pte scheme today's (since Linux 5.14 the default is
+ * MPOL_PREFERRED on the CPU's node, and a page already there is not
+ * misplaced). */
+static gboolean misplaced_asks_filter(const NumaBalance *nb, MisplacedRule r, gboolean local)
 {
+  if (nb->pol != &numa_balance_pte)
+    return r != MISPLACED_NEVER;
   return r == MISPLACED_MASK || (r == MISPLACED_PREFERRED && !local);
 }
 
@@ -761,7 +768,7 @@ static FaultResult pte_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, Pt
   gboolean local = page_node == cpu->node;
   count_fault(cpu, s, local, UINT64_C(1));
   uint64_t moved = 0;
-  if (misplaced_asks_filter(misplaced_rule(mm, v, cpu->node), local)) {
+  if (misplaced_asks_filter(nb, misplaced_rule(mm, v, cpu->node), local)) {
     gboolean pass = filter_passes(nb, &e, cpu->node);
     if (!local && !pass)
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
@@ -784,7 +791,7 @@ static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, P
   gboolean local = page_node == cpu->node;
   count_fault(cpu, s, local, k->pmd_subpages);
   uint64_t moved = 0, pfn;
-  if (misplaced_asks_filter(misplaced_rule(mm, v, cpu->node), local)) {
+  if (misplaced_asks_filter(nb, misplaced_rule(mm, v, cpu->node), local)) {
     gboolean pass = filter_passes(nb, &e, cpu->node);
     if (!local && !pass) {
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;

@@ -695,6 +695,37 @@ START_TEST(test_thp_migration)
 }
 END_TEST
 
+/* A local hinting fault on a THP under the default policy: the pte scheme
+ * (today's mpol_misplaced) leaves the remembered node, so remote, local,
+ * remote moves the page; the 2012 scheme (Linux 3.8's MPOL_F_MORON step)
+ * records the local node, so the same faults leave it where it is. */
+static uint64_t thp_remote_local_remote(const char *scheme)
+{
+  const char *sets[] = { TWO_NODES, FAST, "thp.enabled=always", scheme, NULL };
+  Fx f;
+  setup(&f, sets, TRUE);
+  sys(&f, REC_MMAP, BASE, PMD, 0, 0, 0);
+  ck_assert_int_eq(fault_on(&f, 0, BASE, ACC_STORE), FAULT_MAPPED);
+  first_scan(&f);
+  static const int cpus[] = { 1, 0, 1 };
+  for (unsigned i = 0; i < G_N_ELEMENTS(cpus); i++) {
+    if (i)
+      next_scan_now(&f);
+    ck_assert_uint_ne(pmd_entry(&f, BASE) & PTE_SW_NUMA, 0);
+    ck_assert_int_eq(fault_on(&f, cpus[i], BASE + i * PAGE, ACC_LOAD), FAULT_MAPPED);
+  }
+  uint64_t moved = ctr(&f, CTR_NUMA_PAGES_MIGRATED);
+  machine_free(f.m);
+  return moved;
+}
+
+START_TEST(test_thp_local_fault_filter_by_scheme)
+{
+  ck_assert_uint_eq(thp_remote_local_remote("numa.balancing=pte"), 512);
+  ck_assert_uint_eq(thp_remote_local_remote("numa.balancing=pmd"), 0);
+}
+END_TEST
+
 START_TEST(test_migrate_fail)
 {
   /* Node 1 has no free page: thread 2's migration fails, counted, the page
@@ -992,6 +1023,7 @@ static Suite *numa_balance_suite(void)
   tcase_add_test(tc, test_filter_off_and_policy);
   tcase_add_test(tc, test_bind_balancing);
   tcase_add_test(tc, test_thp_migration);
+  tcase_add_test(tc, test_thp_local_fault_filter_by_scheme);
   tcase_add_test(tc, test_migrate_fail);
   tcase_add_test(tc, test_pmd_scheme);
   tcase_add_test(tc, test_pmd_group_copies_in_sequence);
