@@ -563,7 +563,7 @@ static gboolean changes_vma(const Vma *v, const TraceRecord *r)
     return FALSE;
   case REC_MEMPOLICY:
     return v->policy != (uint8_t)r->arg || v->policy_nodes != r->arg2 ||
-           v->policy_flags != ((r->flags & MPOL_F_BALANCING) ? MEMPOLICY_F_BALANCING : 0);
+           v->policy_flags != (r->flags & MEMPOLICY_F_BALANCING);
   default:
     return TRUE; /* mmap over it, munmap */
   }

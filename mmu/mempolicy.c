@@ -138,7 +138,7 @@ gboolean mempolicy_from_record(const Kernel *k, const TraceRecord *r, MemPolicy 
     return FALSE;
   /* The readers refuse the flag with a mode that does not take it. */
   *out = (MemPolicy){ .mode = (uint8_t)m->code,
-                      .flags = (r->flags & MPOL_F_BALANCING) && m->numa_balancing ? MEMPOLICY_F_BALANCING : 0 };
+                      .flags = m->numa_balancing ? r->flags & MEMPOLICY_F_BALANCING : 0 };
   if (m->node_arg == MEMPOLICY_NODES_NONE)
     return r->arg2 == 0; /* MPOL_DEFAULT takes no nodes */
   out->nodes = r->arg2 & all_nodes((unsigned)physmem_nodes(k->pm));

@@ -12,8 +12,9 @@
  *
  * Mode flags: MPOL_F_NUMA_BALANCING, written "=balancing" after the mode
  * as the kernel writes it (mpol_to_str: /proc/PID/numa_maps, tmpfs's
- * mpol= option); numactl --balancing sets it.  Leaves out: the other mode flags (=static,
- * =relative of numactl), "all", "!" negation and node strides.  Which nodes exist is the caller's question:
+ * mpol= option); numactl --balancing sets it.  Leaves out: the other mode
+ * flags (=static, =relative of numactl), "all", "!" negation and node
+ * strides.  Which nodes exist is the caller's question:
  * a setting asks for the machine's, a trace allows all 64 and leaves the
  * rest to the kernel model when the record is applied.
  */

@@ -37,8 +37,10 @@ typedef struct {
 } MemPolicy;
 
 /* MemPolicy.flags: MPOL_F_NUMA_BALANCING, with which the kernel sets
- * MPOL_F_MOF | MPOL_F_MORON (sanitize_mpol_flags). */
-enum { MEMPOLICY_F_BALANCING = 1 };
+ * MPOL_F_MOF | MPOL_F_MORON (sanitize_mpol_flags).  The same bit as the
+ * trace record's (traces/record.h), so that a record's flags give it by a
+ * mask. */
+enum { MEMPOLICY_F_BALANCING = MPOL_F_BALANCING };
 #define MEMPOLICY_BALANCING_NAME "balancing"
 
 /* What mempolicy_syntax_parse found wrong. */

@@ -562,14 +562,20 @@ static unsigned mm_threads(const Kernel *k, const Mm *mm)
 }
 
 
+/* Whether policy p carries MPOL_F_MOF: the default local policy does, and
+ * a user's policy with MPOL_F_NUMA_BALANCING (sanitize_mpol_flags). */
+static gboolean mpol_mof(MemPolicy p)
+{
+  return p.mode == MPOL_DEFAULT_LOCAL || (p.flags & MEMPOLICY_F_BALANCING);
+}
+
 /* vma_policy_mof: whether the policy in force over v (its own, else the
- * process's) carries MPOL_F_MOF, the default local policy or
- * bind=balancing.  task_numa_work scans no other VMA: a range under a
- * user's bind, preferred or interleave policy takes no hinting faults. */
+ * process's) carries MPOL_F_MOF.  task_numa_work scans no other VMA: a
+ * range under a user's policy without =balancing takes no hinting
+ * faults. */
 static gboolean policy_mof(const Mm *mm, const Vma *v)
 {
-  MemPolicy p = mempolicy_effective(mm, v, NULL);
-  return p.mode == MPOL_DEFAULT_LOCAL || (p.flags & MEMPOLICY_F_BALANCING);
+  return mpol_mof(mempolicy_effective(mm, v, NULL));
 }
 
 /* task_numa_work for task p, its address space's scan due: scan the next
@@ -669,7 +675,7 @@ static MisplacedRule misplaced_rule(const Mm *mm, const Vma *v, int node)
   MemPolicy p = mempolicy_effective(mm, v, NULL);
   if (p.mode == MPOL_DEFAULT_LOCAL)
     return MISPLACED_PREFERRED;
-  return (p.flags & MEMPOLICY_F_BALANCING) && (p.nodes >> node & 1) ? MISPLACED_MASK : MISPLACED_NEVER;
+  return mpol_mof(p) && (p.nodes >> node & 1) ? MISPLACED_MASK : MISPLACED_NEVER;
 }
 
 /* Whether the filter is asked about a hinting fault (should_numa_migrate_

@@ -440,8 +440,7 @@ static gboolean parse_mempolicy(Line *l, TraceRecord *r, GError **error)
   }
   r->arg = pol.mode;
   r->arg2 = pol.nodes;
-  if (pol.flags & MEMPOLICY_F_BALANCING)
-    r->flags |= MPOL_F_BALANCING;
+  r->flags |= pol.flags; /* MEMPOLICY_F_BALANCING is the record's bit */
   return end_of_line(l, error, "end of line after the policy");
 }
 
@@ -775,7 +774,7 @@ void text_format_record(const TraceRecord *r, GString *out)
     else
       append_range(out, "mempolicy", r);
     g_string_append_c(out, ' ');
-    mempolicy_syntax_format(out, (unsigned)r->arg, (r->flags & MPOL_F_BALANCING) ? MEMPOLICY_F_BALANCING : 0, r->arg2);
+    mempolicy_syntax_format(out, (unsigned)r->arg, r->flags & MEMPOLICY_F_BALANCING, r->arg2);
     return;
   case REC_THREAD:
     if (r->tid == 1 && r->arg < 0) {
