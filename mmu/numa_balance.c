@@ -67,13 +67,21 @@
  *
  * Migration: a base page or a PMD-mapped THP whole, to a page of the
  * faulting CPU's node only (__GFP_THISNODE, no reclaim or compaction),
- * pgmigrate_fail when there is none.  No TLB shootdown: the old translation
- * is PROT_NONE, which no TLB holds since the scan's flush (ptep_clear_flush
- * flushes only pte_accessible entries).  A page that is part of a PTE-mapped
- * THP (split, awaiting the deferred split) is not migrated, as do_numa_page
- * left PageCompound pages before large-folio migration.  The VMA's policy
- * decides: default (local) and preferred migrate towards the faulting CPU,
- * bind and interleave do not (no MPOL_F_MORON).
+ * pgmigrate_fail when there is none.  A page the fault found marked needs
+ * no TLB shootdown: its translation is PROT_NONE, which no TLB holds since
+ * the scan's flush (ptep_clear_flush flushes only pte_accessible entries).
+ * The pmd scheme's group may also hold pages the scan neither marked nor
+ * flushed: the table is marked whole, but only the pieces of the VMAs the
+ * scan reached are marked and flushed (not a later VMA in the table when
+ * the budget ran out before it, nor an earlier one when the scan resumed
+ * past it).  Such a page is accessible, and its migration shoots it down
+ * on every CPU that may hold it (machine_flush_range of the one page
+ * before the old frame is freed, as try_to_unmap's ptep_clear_flush
+ * does).  A page that is part of a PTE-mapped THP (split, awaiting the
+ * deferred split) is not migrated, as do_numa_page left PageCompound pages
+ * before large-folio migration.  The VMA's policy decides: default
+ * (local) and preferred migrate towards the faulting CPU, bind and
+ * interleave do not (no MPOL_F_MORON).
  *
  * Leaves out: task placement and numa_group (no task moves to its memory),
  * the shared/private fault statistics (ps_ratio), the scaling of the period
@@ -725,9 +733,13 @@ static gboolean migrate_alloc(NumaBalance *nb, Cpu *cpu, unsigned order, uint64_
   return TRUE;
 }
 
-/* A base page mapped by entry *e (restored already): migrate it unless it
- * belongs to a THP.  Returns TRUE when it moved. */
-static gboolean migrate_base(NumaBalance *nb, Cpu *cpu, uint64_t *e, uint64_t *cycles, NumaTask *s)
+/* A base page at va of mm, mapped by entry *e (restored already): migrate
+ * it unless it belongs to a THP.  `accessible`: the entry was not PROT_NONE
+ * before the fault, so TLBs may hold it; try_to_unmap's ptep_clear_flush
+ * shoots it down before the old frame is freed.  Returns TRUE when it
+ * moved. */
+static gboolean migrate_base(NumaBalance *nb, Cpu *cpu, Mm *mm, uint64_t va, gboolean accessible, uint64_t *e,
+                             uint64_t *cycles, NumaTask *s)
 {
   Kernel *k = nb->k;
   uint64_t old = pte_pfn(*e), pfn;
@@ -735,6 +747,8 @@ static gboolean migrate_base(NumaBalance *nb, Cpu *cpu, uint64_t *e, uint64_t *c
     return FALSE;
   if (!migrate_alloc(nb, cpu, k->base_order, old, &pfn, cycles, s))
     return FALSE;
+  if (accessible)
+    machine_flush_range(k->m, cpu, mm, va, va + k->base_bytes);
   *e = pte_make(pfn, *e & ~PTE_PFN_MASK);
   physmem_release(k->pm, old, k->base_order);
   cpu->ctr.c[CTR_NUMA_PAGES_MIGRATED]++;
@@ -778,7 +792,7 @@ static FaultResult pte_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, Pt
     gboolean pass = filter_passes(nb, &e, cpu->node);
     if (!local && !pass)
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
-    else if (!local && migrate_base(nb, cpu, &e, cycles, s))
+    else if (!local && migrate_base(nb, cpu, mm, va & ~(k->base_bytes - 1), FALSE, &e, cycles, s))
       moved = 1;
   }
   t->e[i] = e;
@@ -817,7 +831,8 @@ static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, P
 /* do_pmd_numa_page of the 2012 scheme: one fault restores every PTE of the
  * table and handles its pages as one group, the filter applied once (on
  * the PMD's last-node field).  A table may span VMAs: each page follows
- * the policy of its own VMA. */
+ * the policy of its own VMA, and a page the scan left unmarked may sit in
+ * TLBs, so migrate_base shoots it down. */
 static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx,
                                    uint64_t va, uint64_t *cycles, NumaTask *s)
 {
@@ -829,10 +844,7 @@ static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma 
   int group_node = -1;
   for (unsigned i = 0; i < k->pmd_subpages; i++) {
     uint64_t e = t->e[i];
-    if (e & PTE_SW_NUMA) {
-      t->e[i] = e & ~PTE_SW_NUMA;
-      restored++;
-    }
+    restored += (e & PTE_SW_NUMA) != 0;
     if ((e & (PTE_P | PTE_SW_ZERO)) == PTE_P && group_node < 0)
       group_node = physmem_node_of(k->pm, pte_pfn(e));
     pages += (e & (PTE_P | PTE_SW_ZERO)) == PTE_P;
@@ -841,17 +853,22 @@ static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma 
   count_fault(cpu, s, group_node == cpu->node, MAX(pages, UINT64_C(1)));
   gboolean pass = filter_passes(nb, &pmd, cpu->node);
   uint64_t moved = 0;
-  for (unsigned i = 0; i < k->pmd_subpages && group_node != cpu->node; i++) {
-    uint64_t e = t->e[i];
+  for (unsigned i = 0; i < k->pmd_subpages; i++) {
+    /* An entry the scan left unmarked (a page of a VMA it did not reach,
+     * under a PMD it marked whole) was never flushed: TLBs may hold it. */
+    gboolean accessible = !(t->e[i] & PTE_SW_NUMA);
+    uint64_t e = t->e[i] & ~PTE_SW_NUMA;
+    t->e[i] = e;
     uint64_t pva = base + ((uint64_t)i << k->base_shift);
-    if ((e & (PTE_P | PTE_SW_ZERO)) != PTE_P || physmem_node_of(k->pm, pte_pfn(e)) == cpu->node)
+    if (group_node == cpu->node || (e & (PTE_P | PTE_SW_ZERO)) != PTE_P ||
+        physmem_node_of(k->pm, pte_pfn(e)) == cpu->node)
       continue;
     const Vma *pv = pva >= v->start && pva < v->end ? v : mm_find_vma(mm, pva);
     if (!pv || misplaced_rule(mm, pv, cpu->node) == MISPLACED_NEVER)
       continue;
     if (!pass) {
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
-    } else if (migrate_base(nb, cpu, &e, cycles, s)) {
+    } else if (migrate_base(nb, cpu, mm, pva, accessible, &e, cycles, s)) {
       t->e[i] = e;
       moved++;
     }

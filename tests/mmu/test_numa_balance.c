@@ -3,7 +3,8 @@
  * offset, what it skips (zero page, hugetlb VMAs, pages already on the node
  * of a process that runs alone), the adaptation of the scan period, the
  * two-stage filter, base page and THP migration, the pmd scheme (a table on
- * one node marked at the PMD, one fault for the group), the hardware
+ * one node marked at the PMD, one fault for the group, which shoots down
+ * the pages it moves that the scan left cached), the hardware
  * walkers of both architectures treating marked entries as not present,
  * and the local / remote accounting of hinting faults.
  *
@@ -845,6 +846,70 @@ START_TEST(test_pmd_group_copies_in_sequence)
 }
 END_TEST
 
+/* The frame cpu's translation hardware (TLBs, HPT, walk) gives for va, or
+ * UINT64_MAX when it finds none. */
+static uint64_t xlat_pfn(Fx *f, int cpu, uint64_t va)
+{
+  Xlat x;
+  memset(&x, 0, sizeof x);
+  Cpu *c = f->m->cpus[cpu];
+  c->cur_asid = f->t->mm->asid;
+  if (f->m->arch->translate(c, f->t->mm, va, ACC_LOAD, &x, NULL) != XLAT_OK)
+    return UINT64_MAX;
+  return x.pfn + ((va >> 12) & ((UINT64_C(1) << (f->m->arch->page_shift[x.size] - 12)) - 1));
+}
+
+/* A page table that spans two VMAs, A (8 pages) then B (8 pages, after a
+ * gap), and a scan budget of 8 pages: the scan marks A's pages and, all
+ * the table being on node 0, the PMD, and flushes A's piece only.  B's
+ * entries stay unmarked and in the TLBs of both CPUs.  A fault from node 1
+ * on A moves the whole group, B's pages too: their old frames are freed,
+ * so each such migration must shoot its page down (try_to_unmap's
+ * ptep_clear_flush of an accessible entry) or a CPU goes on reaching the
+ * freed frame.  A's pages, PROT_NONE since the scan's flush, need none. */
+static void group_migration_shoots_down(const char *machine, uint64_t base, const char *extra)
+{
+  const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.balancing=pmd",
+                               "numa.migrate_filter=false", "numa.scan_size_mb=0.03125", extra, NULL };
+  Fx f;
+  setup_on(&f, machine, sets, TRUE);
+  ck_assert_uint_eq(f.m->k->base_bytes, PAGE);
+  uint64_t a = base, b = base + 16 * PAGE;
+  sys(&f, REC_MMAP, a, 8 * PAGE, 0, 0, 0);
+  sys(&f, REC_MMAP, b, 8 * PAGE, 0, 0, 0);
+  populate(&f, 0, a, 8 * PAGE);
+  populate(&f, 0, b, 8 * PAGE);
+  uint64_t old = pte_pfn(pte_entry(&f, b));
+  for (int cpu = 0; cpu < 2; cpu++) { /* B's translation cached on both CPUs */
+    ck_assert_uint_eq(xlat_pfn(&f, cpu, b), old);
+    ck_assert_uint_eq(xlat_pfn(&f, cpu, b), old);
+  }
+  first_scan(&f);
+  ck_assert_uint_ne(pmd_entry(&f, a) & PTE_SW_NUMA, 0);
+  ck_assert_uint_eq(marked_ptes(&f, a, 8 * PAGE), 8);
+  ck_assert_uint_eq(marked_ptes(&f, b, 8 * PAGE), 0);
+  uint64_t remote = ctr(&f, CTR_NR_TLB_REMOTE_FLUSH);
+  ck_assert_int_eq(fault_on(&f, 1, a, ACC_LOAD), FAULT_MAPPED);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 16);
+  ck_assert_int_eq(node_of_va(&f, b), 1);
+  uint64_t now = pte_pfn(pte_entry(&f, b));
+  ck_assert_uint_ne(now, old);
+  for (int cpu = 0; cpu < 2; cpu++)
+    ck_assert_msg(xlat_pfn(&f, cpu, b) == now, "%s: CPU %d translates %#" G_GINT64_MODIFIER "x to pfn %#"
+                  G_GINT64_MODIFIER "x, the entry says %#" G_GINT64_MODIFIER "x (the old, freed frame was %#"
+                  G_GINT64_MODIFIER "x)", machine, cpu, b, xlat_pfn(&f, cpu, b), now, old);
+  /* One shootdown per page of B, none for A's. */
+  ck_assert_uint_eq(ctr(&f, CTR_NR_TLB_REMOTE_FLUSH), remote + 8);
+  machine_free(f.m);
+}
+
+START_TEST(test_pmd_group_shoots_down_cached)
+{
+  group_migration_shoots_down("skylake", BASE, NULL);
+  group_migration_shoots_down("power7", PBASE, "mm.base_page_size=4K");
+}
+END_TEST
+
 /* ---- the hardware ------------------------------------------------------------------- */
 
 START_TEST(test_x86_walk_not_present)
@@ -1027,6 +1092,7 @@ static Suite *numa_balance_suite(void)
   tcase_add_test(tc, test_migrate_fail);
   tcase_add_test(tc, test_pmd_scheme);
   tcase_add_test(tc, test_pmd_group_copies_in_sequence);
+  tcase_add_test(tc, test_pmd_group_shoots_down_cached);
   tcase_add_test(tc, test_x86_walk_not_present);
   tcase_add_test(tc, test_ppc64_hash_not_present);
   tcase_add_test(tc, test_ppc64_pmd_scheme);
