@@ -331,7 +331,7 @@ static int cmd_list(int argc, char **argv)
     "machines   the built-in machine presets, a line each\n"
     "workloads  the generators with their parameters and defaults\n"
     "settings   every setting: name, type, default, unit, help, choices, source of the default\n"
-    "counters   every counter, a line each");
+    "counters   every counter, a line each, with the setting that turns on one reported only with it");
   GError *err = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err))
     return fail(err);
