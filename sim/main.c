@@ -313,10 +313,13 @@ static void list_counters(GString *out)
 {
   for (int i = 0; i < N_COUNTERS; i++) {
     const CounterDef *d = counter_def((CounterId)i);
-    g_string_append_printf(out, "%-26s %s%s\n", d->name, d->help,
-                           d->flags & CF_PPC64       ? " (ppc64 hash only)"
-                           : d->flags & CF_OOM_KILL ? " (reported with mem.oom_policy=kill)"
-                                                    : "");
+    const CounterGate *g = report_counter_gate((CounterId)i);
+    g_string_append_printf(out, "%-26s %s", d->name, d->help);
+    if (d->flags & CF_PPC64)
+      g_string_append(out, " (ppc64 hash only)");
+    else if (g)
+      g_string_append_printf(out, " (reported with %s=%s)", settings_def(g->setting)->name, g->value);
+    g_string_append_c(out, '\n');
   }
 }
 
@@ -328,7 +331,7 @@ static int cmd_list(int argc, char **argv)
     "machines   the built-in machine presets, a line each\n"
     "workloads  the generators with their parameters and defaults\n"
     "settings   every setting: name, type, default, unit, help, choices, source of the default\n"
-    "counters   every counter, a line each");
+    "counters   every counter, a line each, with the setting that turns on one reported only with it");
   GError *err = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err))
     return fail(err);

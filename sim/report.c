@@ -57,18 +57,29 @@ gboolean report_counter_applies(CounterId id, const char *arch)
   return !(d->flags & CF_PPC64) || g_strcmp0(arch, "ppc64") == 0;
 }
 
-static gboolean oom_kill_policy(const RunReport *r)
+/* Each gated flag of counters.def, once. */
+static const CounterGate counter_gates[] = {
+  { CF_OOM_KILL, SET_MEM_OOM_POLICY, "kill" },
+  { CF_COALESCE, SET_TLB_COALESCE, "true" },
+};
+
+const CounterGate *report_counter_gate(CounterId id)
 {
-  return r->settings && strcmp(settings_str(r->settings, SET_MEM_OOM_POLICY), "kill") == 0;
+  const CounterDef *d = counter_def(id);
+  for (unsigned k = 0; d && k < G_N_ELEMENTS(counter_gates); k++)
+    if (d->flags & counter_gates[k].flag)
+      return &counter_gates[k];
+  return NULL;
 }
 
-/* In this report: the architecture's counters, oom_kill only with
- * mem.oom_policy=kill (so that no other report changes). */
+/* In this report: the architecture's counters, a gated one only when its
+ * setting has the value that turns it on (so that no other report changes). */
 static gboolean report_shows(const RunReport *r, CounterId id)
 {
   if (!report_counter_applies(id, r->arch))
     return FALSE;
-  return !(counter_def(id)->flags & CF_OOM_KILL) || oom_kill_policy(r);
+  const CounterGate *g = report_counter_gate(id);
+  return !g || (r->settings && strcmp(settings_str(r->settings, g->setting), g->value) == 0);
 }
 
 /* ---- number formatting ------------------------------------------------- */
@@ -176,6 +187,8 @@ static const PercentNote percent_notes[] = {
   { CTR_L1_TLB_MISSES, { CTR_DTLB_LOADS, CTR_DTLB_STORES, CTR_ITLB_LOADS }, "of all L1 TLB lookups" },
   { CTR_STLB_HITS, { CTR_L1_TLB_MISSES, NO_CTR, NO_CTR }, "of L1 TLB misses" },
   { CTR_STLB_MISSES, { CTR_L1_TLB_MISSES, NO_CTR, NO_CTR }, "of L1 TLB misses" },
+  { CTR_STLB_COALESCED_HITS, { CTR_STLB_HITS, NO_CTR, NO_CTR }, "of STLB hits" },
+  { CTR_STLB_COALESCED_FILLS, { CTR_PAGE_WALKS, NO_CTR, NO_CTR }, "of page walks" },
   { CTR_WALK_CYCLES, { CTR_CYCLES, NO_CTR, NO_CTR }, "of all cycles" },
   { CTR_WALK_REFS_L1, { CTR_WALK_REFS, NO_CTR, NO_CTR }, "of walk refs" },
   { CTR_WALK_REFS_L2, { CTR_WALK_REFS, NO_CTR, NO_CTR }, "of walk refs" },
@@ -498,7 +511,7 @@ JsonNode *report_json_node(const RunReport *r)
    * are ratios; relative stddevs are fractions */
   json_add_counters(jb, "counters", r, &r->mean, TRUE);
   json_add_counters(jb, "stddev", r, &r->rel_stddev, FALSE);
-  if (oom_kill_policy(r))
+  if (report_shows(r, CTR_OOM_KILL)) /* mem.oom_policy=kill */
     json_add_oom_kills(jb, r);
 
   json_builder_set_member_name(jb, "host");

@@ -41,6 +41,20 @@ void report_aggregate(const CounterValues *runs, unsigned n, CounterValues *mean
 /* TRUE if the counter belongs in this architecture's report. */
 gboolean report_counter_applies(CounterId id, const char *arch);
 
+/* A counter reported only when a setting turns on what it counts, so that
+ * the reports of every other run stay as they were: its flag in
+ * counters.def, the setting, and the value (as settings_str() gives it)
+ * that turns it on.  Text, JSON and CSV show it then only; a sweep's
+ * results.csv has its column when some configuration reports it. */
+typedef struct {
+  unsigned flag;
+  SettingId setting;
+  const char *value;
+} CounterGate;
+
+/* The gate of counter id, NULL for a counter every run reports. */
+const CounterGate *report_counter_gate(CounterId id);
+
 void report_text(const RunReport *r, FILE *out);
 /* { "version", "machine", "workload", "runs", "settings", "counters",
  *   "stddev", "host" } as DESIGN.md specifies. */

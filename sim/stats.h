@@ -13,8 +13,9 @@
 
 /* CF_NUMA: in the text report only on machines with more than one CPU (JSON
  * and CSV carry every counter of the architecture).  CF_OOM_KILL: in every
- * report only with mem.oom_policy=kill. */
-enum { CF_PPC64 = 1, CF_DERIVED = 2, CF_NUMA = 4, CF_OOM_KILL = 8 };
+ * report only with mem.oom_policy=kill; CF_COALESCE: only with
+ * tlb.coalesce=true (the gates are report.c's report_counter_gate). */
+enum { CF_PPC64 = 1, CF_DERIVED = 2, CF_NUMA = 4, CF_OOM_KILL = 8, CF_COALESCE = 16 };
 
 typedef enum {
 #define C(id, name, flags, help) CTR_##id,

@@ -274,14 +274,17 @@ static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
   for (guint a = 0; c0->vary_keys[a]; a++)
     g_string_append_printf(out, ",%s", c0->vary_keys[a]);
   g_string_append(out, ",oom");
-  /* oom_kill is a column only when some configuration reports it
-   * (mem.oom_policy=kill), as in the run's own reports. */
-  gboolean oom_kill = FALSE;
-  for (guint k = 0; k < e->configs->len; k++)
-    oom_kill |= !isnan(member_double(json_node_get_object(res[k]), "counters", counter_def(CTR_OOM_KILL)->name));
-  for (int i = 0; i < N_COUNTERS; i++)
-    if (oom_kill || !(counter_def((CounterId)i)->flags & CF_OOM_KILL))
+  /* A gated counter (report_counter_gate: oom_kill, the coalescing ones) is
+   * a column only when some configuration reports it, as in the runs' own
+   * reports; every other counter always is. */
+  gboolean column[N_COUNTERS];
+  for (int i = 0; i < N_COUNTERS; i++) {
+    column[i] = report_counter_gate((CounterId)i) == NULL;
+    for (guint k = 0; !column[i] && k < e->configs->len; k++)
+      column[i] = !isnan(member_double(json_node_get_object(res[k]), "counters", counter_def((CounterId)i)->name));
+    if (column[i])
       g_string_append_printf(out, ",%s", counter_def((CounterId)i)->name);
+  }
   g_string_append_c(out, '\n');
   for (guint k = 0; k < e->configs->len; k++) {
     const ExpConfig *c = g_ptr_array_index(e->configs, k);
@@ -297,7 +300,7 @@ static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
     gboolean oom = result_oom(res[k]);
     g_string_append_printf(out, ",%d", oom ? 1 : 0);
     for (int i = 0; i < N_COUNTERS; i++) {
-      if (!oom_kill && (counter_def((CounterId)i)->flags & CF_OOM_KILL))
+      if (!column[i])
         continue;
       double v = member_double(o, "counters", counter_def((CounterId)i)->name);
       if (isnan(v) || oom)

@@ -102,3 +102,34 @@ while read -r job; do
 done < "$tmp/oom.cmds"
 [ "$fails" -eq 1 ] || { echo "FAIL: $fails jobs failed, not 1 (the out-of-memory one)"; exit 1; }
 echo "sweep: an out-of-memory configuration makes the sweep, --collect and its job exit 1, and is marked in results.csv"
+
+# A counter gated by a setting (oom_kill by mem.oom_policy=kill, the
+# coalescing ones by tlb.coalesce=true) is a column of results.csv only when
+# some configuration reports it, with empty cells in the rows that do not.
+if head -n 1 "$tmp/once/results.csv" | grep -q 'stlb_coalesced\|oom_kill'; then
+  echo "FAIL: results.csv of a sweep without coalescing or the OOM killer has their columns"; exit 1
+fi
+cat > "$tmp/coalesce.ini" <<'INI'
+[experiment]
+machine = zen4
+workload = random:size=16M,accesses=20K
+[settings]
+thp.enabled = never
+[vary]
+tlb.coalesce = false, true
+INI
+"$MMUSIM" sweep "$tmp/coalesce.ini" -o "$tmp/coalesce" -j 1 > /dev/null 2>&1
+csv="$tmp/coalesce/results.csv"
+column() { # the number of the column named $1
+  head -n 1 "$csv" | tr ',' '\n' | grep -nx "$1" | cut -d: -f1
+}
+for name in stlb_coalesced_hits stlb_coalesced_fills; do
+  n=$(column "$name")
+  [ -n "$n" ] || { echo "FAIL: results.csv has no $name column"; head -n 1 "$csv"; exit 1; }
+  off=$(grep ',tlb.coalesce=false,' "$csv" | cut -d, -f"$n")
+  on=$(grep ',tlb.coalesce=true,' "$csv" | cut -d, -f"$n")
+  [ -z "$off" ] && [ -n "$on" ] && [ "$on" -gt 0 ] \
+    || { echo "FAIL: $name is '$off' without coalescing and '$on' with it"; exit 1; }
+done
+[ -z "$(column oom_kill)" ] || { echo "FAIL: results.csv has an oom_kill column without the OOM killer"; exit 1; }
+echo "sweep: results.csv has the coalescing counters' columns only when a configuration reports them"

@@ -499,6 +499,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
       if (ex)
         g_string_append_printf(ex, "  %s hit (16K coalesced entry of four 4K pages): %u cycles\n", t->name, cycles);
       XlatStatus s = cpu_stlb_hit(cpu, out, p, cycles);
+      cpu->ctr.c[CTR_STLB_COALESCED_HITS]++; /* counted in stlb_hits too */
       out->pfn += (va >> 12) & (X86_COALESCED_PAGES - 1);
       return s;
     }
@@ -583,6 +584,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
         if (!fetch && st->coalesce && fill && x86_coalescible(node->e, idx)) {
           if (ex)
             g_string_append_printf(ex, "  %s refill: a 16K coalesced entry of four 4K pages\n", fill->name);
+          cpu->ctr.c[CTR_STLB_COALESCED_FILLS]++;
           tlb_insert(fill, x86_key_coalesced(akey, va), out->pfn & ~(uint64_t)(X86_COALESCED_PAGES - 1), out->flags,
                      X86_4K);
         } else if (fill) {

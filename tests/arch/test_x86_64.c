@@ -428,6 +428,62 @@ START_TEST(test_coalesced_entries)
 }
 END_TEST
 
+/* The counters of coalescing, as AMD's ls_l1_d_tlb_miss umasks count:
+ * stlb_coalesced_fills a walk whose refill is a coalesced entry,
+ * stlb_coalesced_hits an L1 miss that hits one (and counts in stlb_hits
+ * too).  On zen4 (coalescing on), group 0 coalesces, group 1 (not aligned)
+ * does not:
+ *   load page 2           walk, coalesced refill      walks 1  fills 1  hits 0
+ *   load pages 0..3       four coalesced hits                          hits 4
+ *   load pages 4..7       four walks, 4K refills      walks 5
+ *   load page 4           a 4K STLB hit                                 (stlb_hits 5)
+ *   fetch page 1          walks past it (data only)   walks 6
+ *   store page 0          clean entry: walks, and the
+ *                         dirty bit of page 0 alone
+ *                         splits the group: 4K        walks 7
+ * With tlb.coalesce=false the same steps count neither. */
+static void coalesced_counter_steps(Machine *m, Thread *t)
+{
+  const uint64_t base = 0x7f0000000000ULL;
+  m->cpus[0]->cur_asid = t->mm->asid;
+  for (unsigned i = 0; i < 4; i++) {
+    map_leaf(t, base + i * 4096, 1, 0x40000 + i, PTE_RW | PTE_A);
+    map_leaf(t, base + (4 + i) * 4096, 1, 0x50001 + i, PTE_RW | PTE_A);
+  }
+  Xlat x;
+  ck_assert_int_eq(xlat(m, t, base + 2 * 4096, ACC_LOAD, &x), XLAT_OK);
+  for (unsigned i = 0; i < 8; i++)
+    ck_assert_int_eq(xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(xlat(m, t, base + 4 * 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(xlat(m, t, base + 1 * 4096, ACC_IFETCH, &x), XLAT_OK);
+  ck_assert_int_eq(xlat(m, t, base, ACC_STORE, &x), XLAT_OK);
+}
+
+START_TEST(test_coalesced_counters)
+{
+  Machine *m = fixture_machine("zen4", NULL);
+  ck_assert(settings_bool(m->s, SET_TLB_COALESCE));
+  Thread *t = fixture_thread(m, 1);
+  const uint64_t *c = m->cpus[0]->ctr.c;
+  coalesced_counter_steps(m, t);
+  ck_assert_uint_eq(c[CTR_STLB_COALESCED_FILLS], 1);
+  ck_assert_uint_eq(c[CTR_STLB_COALESCED_HITS], 4);
+  ck_assert_uint_eq(c[CTR_STLB_HITS], 5);
+  ck_assert_uint_eq(c[CTR_PAGE_WALKS], 7);
+  machine_free(m);
+
+  const char *off[] = { "tlb.coalesce=false", NULL };
+  m = fixture_machine("zen4", off);
+  t = fixture_thread(m, 1);
+  c = m->cpus[0]->ctr.c;
+  coalesced_counter_steps(m, t);
+  ck_assert_uint_eq(c[CTR_STLB_COALESCED_FILLS], 0);
+  ck_assert_uint_eq(c[CTR_STLB_COALESCED_HITS], 0);
+  ck_assert_uint_eq(c[CTR_PAGE_WALKS], 10); /* every page of group 0 walks, and page 0 for the store */
+  machine_free(m);
+}
+END_TEST
+
 static Suite *x86_suite(void)
 {
   Suite *s = suite_create("x86_64");
@@ -444,6 +500,7 @@ static Suite *x86_suite(void)
   tcase_add_test(tc, test_pcid_isolation);
   tcase_add_test(tc, test_walk_refs_use_caches);
   tcase_add_test(tc, test_coalesced_entries);
+  tcase_add_test(tc, test_coalesced_counters);
   suite_add_tcase(s, tc);
   return s;
 }

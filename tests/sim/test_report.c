@@ -276,8 +276,8 @@ START_TEST(test_text_every_counter_once)
   for (int i = 0; i < N_COUNTERS; i++) {
     const CounterDef *d = counter_def((CounterId)i);
     g_autofree char *line = find_counter_line(text, d->name);
-    gboolean expected =
-      !(d->flags & (CF_PPC64 | CF_NUMA | CF_OOM_KILL)) && i != CTR_SECONDS && i != CTR_IPC && i != CTR_NS_PER_ACCESS;
+    gboolean expected = !(d->flags & (CF_PPC64 | CF_NUMA)) && !report_counter_gate((CounterId)i) && i != CTR_SECONDS &&
+                        i != CTR_IPC && i != CTR_NS_PER_ACCESS;
     ck_assert_msg((line != NULL) == expected, "counter %s %s", d->name, expected ? "missing" : "shown");
   }
   /* On a machine of several CPUs the NUMA and shootdown counters show too. */
@@ -466,7 +466,8 @@ START_TEST(test_json_counters)
   int applicable = 0;
   for (int i = 0; i < N_COUNTERS; i++) {
     const CounterDef *d = counter_def((CounterId)i);
-    gboolean ppc = (d->flags & (CF_PPC64 | CF_OOM_KILL)) != 0; /* oom_kill: only with mem.oom_policy=kill */
+    /* gated ones (oom_kill, the coalescing ones) only when their setting is on */
+    gboolean ppc = (d->flags & CF_PPC64) || report_counter_gate((CounterId)i);
     ck_assert_msg(json_object_has_member(c, d->name) == !ppc, "counters.%s", d->name);
     ck_assert_msg(json_object_has_member(sd, d->name) == !ppc, "stddev.%s", d->name);
     applicable += !ppc;
@@ -500,7 +501,7 @@ START_TEST(test_json_ppc64)
   JsonObject *c = json_object_get_object_member(json_node_get_object(root), "counters");
   ck_assert_int_eq(json_object_get_int_member(c, "slb_misses"), 77);
   ck_assert(json_object_has_member(c, "hpte_evictions"));
-  ck_assert_int_eq(json_object_get_size(c), N_COUNTERS - 1); /* all but oom_kill */
+  ck_assert_int_eq(json_object_get_size(c), N_COUNTERS - 3); /* all but oom_kill and the two coalescing ones */
   fixture_clear(&f);
 }
 END_TEST
@@ -624,7 +625,7 @@ START_TEST(test_csv)
 
   int applicable = 0;
   for (int i = 0; i < N_COUNTERS; i++)
-    applicable += report_counter_applies((CounterId)i, "x86_64") && !(counter_def((CounterId)i)->flags & CF_OOM_KILL);
+    applicable += report_counter_applies((CounterId)i, "x86_64") && !report_counter_gate((CounterId)i);
   ck_assert_int_eq(header->len, 3 + 2 * applicable);
   ck_assert_int_eq(row->len, header->len);
   ck_assert_str_eq(g_ptr_array_index(header, 0), "machine");
@@ -662,7 +663,7 @@ START_TEST(test_csv_ppc64_columns)
   f.r.arch = "ppc64";
   g_autofree char *text = render(report_csv_header, &f.r);
   g_autoptr(GPtrArray) header = csv_split(g_strchomp(text));
-  const int shown = N_COUNTERS - 1; /* all but oom_kill */
+  const int shown = N_COUNTERS - 3; /* all but oom_kill and the two coalescing ones */
   ck_assert_int_eq(header->len, 3 + 2 * shown);
   ck_assert_str_eq(g_ptr_array_index(header, 3 + shown - 1), "hpte_evictions");
   ck_assert_str_eq(g_ptr_array_index(header, header->len - 1), "hpte_evictions_rsd");
@@ -671,6 +672,73 @@ START_TEST(test_csv_ppc64_columns)
   ck_assert_int_eq(fields->len, header->len);
   ck_assert_str_eq(csv_value(header, fields, "slb_misses"), "77");
   fixture_clear(&f);
+}
+END_TEST
+
+/* tlb.coalesce=true: stlb_coalesced_hits and stlb_coalesced_fills in the
+ * text (after stlb_misses, as shares of STLB hits and of walks), the JSON
+ * and the CSV; without it (the default, every Intel preset) in none. */
+START_TEST(test_coalesce_gate)
+{
+  Fixture f;
+  fixture_init(&f);
+  f.r.mean.v[CTR_STLB_HITS] = 400;
+  f.r.mean.v[CTR_STLB_COALESCED_HITS] = 300;
+  f.r.mean.v[CTR_STLB_COALESCED_FILLS] = 162469; /* 162469 / 812345 = 20.00% */
+  const char *names[] = { "stlb_coalesced_hits", "stlb_coalesced_fills" };
+  for (int on = 1; on >= 0; on--) {
+    g_autoptr(GError) err = NULL;
+    ck_assert(settings_set(f.settings, "tlb.coalesce", on ? "true" : "false", "-s", &err));
+    g_autofree char *text = render(report_text, &f.r);
+    g_autoptr(JsonNode) root = report_json_node(&f.r);
+    JsonObject *c = json_object_get_object_member(json_node_get_object(root), "counters");
+    JsonObject *sd = json_object_get_object_member(json_node_get_object(root), "stddev");
+    g_autofree char *csv = render(report_csv, &f.r);
+    g_auto(GStrv) lines = g_strsplit(csv, "\n", -1);
+    g_autoptr(GPtrArray) header = csv_split(lines[0]);
+    g_autoptr(GPtrArray) row = csv_split(lines[1]);
+    for (unsigned k = 0; k < G_N_ELEMENTS(names); k++) {
+      g_autofree char *line = find_counter_line(text, names[k]);
+      ck_assert_msg((line != NULL) == on, "text %s, tlb.coalesce=%d", names[k], on);
+      ck_assert_msg(json_object_has_member(c, names[k]) == on, "counters.%s, tlb.coalesce=%d", names[k], on);
+      ck_assert_msg(json_object_has_member(sd, names[k]) == on, "stddev.%s, tlb.coalesce=%d", names[k], on);
+      gboolean column = FALSE;
+      for (unsigned i = 0; i < header->len; i++)
+        column |= strstr(g_ptr_array_index(header, i), names[k]) != NULL;
+      ck_assert_msg(column == on, "CSV column %s, tlb.coalesce=%d", names[k], on);
+    }
+    ck_assert_int_eq(row->len, header->len);
+    if (!on)
+      continue;
+    assert_has_line(text, "               300      stlb_coalesced_hits       #   75.00% of STLB hits");
+    assert_has_line(text, "           162,469      stlb_coalesced_fills      #   20.00% of page walks");
+    ck_assert_int_eq(json_object_get_int_member(c, "stlb_coalesced_hits"), 300);
+    ck_assert_int_eq(json_object_get_int_member(c, "stlb_coalesced_fills"), 162469);
+    ck_assert_str_eq(csv_value(header, row, "stlb_coalesced_hits"), "300");
+    ck_assert_str_eq(csv_value(header, row, "stlb_coalesced_fills_rsd"), "0");
+  }
+  fixture_clear(&f);
+}
+END_TEST
+
+/* One gate per gated flag, each naming a setting and a value it can take. */
+START_TEST(test_counter_gates)
+{
+  ck_assert_ptr_null(report_counter_gate(CTR_STLB_HITS));
+  ck_assert_ptr_null(report_counter_gate(CTR_SLB_MISSES));
+  ck_assert_int_eq(report_counter_gate(CTR_OOM_KILL)->setting, SET_MEM_OOM_POLICY);
+  ck_assert_int_eq(report_counter_gate(CTR_STLB_COALESCED_HITS)->setting, SET_TLB_COALESCE);
+  ck_assert_ptr_eq(report_counter_gate(CTR_STLB_COALESCED_HITS), report_counter_gate(CTR_STLB_COALESCED_FILLS));
+  for (int i = 0; i < N_COUNTERS; i++) {
+    const CounterGate *g = report_counter_gate((CounterId)i);
+    if (!g)
+      continue;
+    g_autoptr(Settings) s = settings_new();
+    g_autoptr(GError) err = NULL;
+    ck_assert_msg(settings_set(s, settings_def(g->setting)->name, g->value, "-s", &err), "%s", counter_def((CounterId)i)->name);
+    ck_assert_str_eq(settings_str(s, g->setting), g->value);
+    ck_assert_str_ne(settings_def(g->setting)->def, g->value); /* off by default: default reports do not change */
+  }
 }
 END_TEST
 
@@ -819,6 +887,8 @@ static Suite *report_suite(void)
   tcase_add_test(tc, test_json_counters);
   tcase_add_test(tc, test_json_ppc64);
   tcase_add_test(tc, test_oom_kills);
+  tcase_add_test(tc, test_coalesce_gate);
+  tcase_add_test(tc, test_counter_gates);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("csv");
