@@ -37,7 +37,7 @@ typedef struct {
   uint8_t size;        /* page-size code (index into ArchOps.page_shift) */
   uint32_t cycles;     /* cycles from the L1 TLB miss to the translation */
   uint32_t walk_cycles; /* of which in a page walk (0 when the second level hit) */
-  gboolean walked;
+  unsigned walks;      /* page walks (HPT searches) made: 0 when the second level hit */
 } Xlat;
 
 typedef struct {

@@ -198,18 +198,19 @@ static inline G_ALWAYS_INLINE int cpu_translate_attempt_with(Cpu *cpu, Thread *t
   Xlat x;
   x.size = 0;
   x.cycles = x.walk_cycles = 0;
-  x.walked = FALSE;
+  x.walks = 0;
   /* The instruction retried after a fault looks the L1 TLB up again and
-   * misses again (the handler filled no TLB): both count. */
+   * misses again (the handler filled no TLB): both lookups count, and so do
+   * both walks below, as Intel's DTLB_LOAD_MISSES.WALK_COMPLETED (perf's
+   * dTLB-load-misses on Skylake) counts "page walks that page fault" too. */
   if (attempt)
     cpu->ctr.c[kind == ACC_IFETCH ? CTR_ITLB_LOADS : kind == ACC_STORE ? CTR_DTLB_STORES : CTR_DTLB_LOADS]++;
   cpu->ctr.c[CTR_L1_TLB_MISSES]++;
   XlatStatus st = xlat(cpu, th->mm, va, kind, &x, NULL);
   *t += x.cycles - x.walk_cycles;
-  if (x.walked) {
+  if (x.walks) {
     cpu_use_walker(cpu, t, x.walk_cycles);
-    if (attempt == 0)
-      cpu->ctr.c[kind == ACC_IFETCH ? CTR_ITLB_LOAD_MISSES : kind == ACC_STORE ? CTR_DTLB_STORE_MISSES : CTR_DTLB_LOAD_MISSES]++;
+    cpu->ctr.c[kind == ACC_IFETCH ? CTR_ITLB_LOAD_MISSES : kind == ACC_STORE ? CTR_DTLB_STORE_MISSES : CTR_DTLB_LOAD_MISSES] += x.walks;
     /* m->ev first: a run without an event log (the usual one) pays a
      * load and a test per walk, not a call. */
     if (G_UNLIKELY(cpu->m->ev != NULL))

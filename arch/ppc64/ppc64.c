@@ -782,7 +782,7 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
   Ppc64Cpu *st = cpu->arch_state;
   Ppc64Hpt *h = st->sh->hpt;
   unsigned asid = mm->asid;
-  out->walked = FALSE;
+  out->walks = 0;
   out->walk_cycles = 0;
   out->cycles = 0;
   cpu->ctr.c[CTR_ERAT_MISSES]++;
@@ -878,7 +878,7 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
       if (ex && !hash_shown)
         hash_shown = explain_hash(ex, h, va, ssize, base, hash);
       /* The hardware searches the primary group, then the secondary. */
-      out->walked = TRUE;
+      out->walks++; /* a second search follows hash_page's insertion */
       cpu->ctr.c[CTR_PAGE_WALKS]++;
       uint32_t walk = st->walk_overhead_cycles;
       Ppc64Hpte hpte;

@@ -464,7 +464,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
   X86State *st = cpu->arch_state;
   const uint64_t akey = tlb_key(cpu->cur_asid, 0, 0); /* x86_key */
   gboolean write = kind == ACC_STORE, fetch = kind == ACC_IFETCH;
-  out->walked = FALSE;
+  out->walks = 0;
   out->walk_cycles = 0;
 
   if (va >= st->user_limit) {
@@ -518,7 +518,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
     g_string_append_printf(ex, "  %s miss: %u cycles\n", l2 ? l2->name : "second-level TLB (none)", cycles);
 
   /* Page walk, starting below the lowest paging-structure cache hit. */
-  out->walked = TRUE;
+  out->walks = 1;
   cpu->ctr.c[CTR_PAGE_WALKS]++;
   uint32_t walk = st->walk_overhead_cycles;
   PtNode *node = mm->pt.root;

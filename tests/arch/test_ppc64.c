@@ -251,7 +251,7 @@ START_TEST(test_hash_fault_end_to_end)
   uint64_t walks = cpu->ctr.c[CTR_PAGE_WALKS];
   ck_assert_int_eq(xlat(m, t, VA_1T, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks);
-  ck_assert(!x.walked);
+  ck_assert_uint_eq(x.walks, 0);
   ck_assert_uint_eq(cpu->ctr.c[CTR_STLB_HITS], 1);
   machine_free(m);
 }
@@ -332,14 +332,14 @@ START_TEST(test_eviction_and_stale_tlb)
   /* A has no HPTE any more, yet the TLB still translates it. */
   uint64_t faults = cpu->ctr.c[CTR_HASH_FAULTS], walks = cpu->ctr.c[CTR_PAGE_WALKS];
   ck_assert_int_eq(xlat(m, t, a, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(!x.walked);
+  ck_assert_uint_eq(x.walks, 0);
   ck_assert_uint_eq(x.pfn, 0x31000);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HASH_FAULTS], faults);
   /* tlbie: the stale entry goes; the next access hash-faults and evicts B. */
   cpu_flush_page(cpu, t->mm->asid, a);
   ck_assert_int_eq(xlat(m, t, a, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(x.walked);
+  ck_assert_uint_ne(x.walks, 0);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HASH_FAULTS], faults + 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HPTE_EVICTIONS], 2);
   ck_assert_uint_eq(ppc64_hpt_get(h, prim, 0).r & HPTE_R_RPN, 0x31000ULL << 12);
@@ -500,7 +500,7 @@ START_TEST(test_flushes)
   cpu->cur_asid = t1->mm->asid;
   uint64_t faults = cpu->ctr.c[CTR_HASH_FAULTS];
   ck_assert_int_eq(xlat(m, t1, VA_256M, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(x.walked);
+  ck_assert_uint_ne(x.walks, 0);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HASH_FAULTS], faults + 1);
   machine_free(m);
 }
@@ -554,7 +554,7 @@ START_TEST(test_16m_leaf)
   /* Another 4K of the same 16M: the TLB's 16M entry covers it. */
   memset(&x, 0, sizeof x);
   ck_assert_int_eq(m->arch->translate(cpu, mm, base + 0xfff000, ACC_LOAD, &x, NULL), XLAT_OK);
-  ck_assert(!x.walked);
+  ck_assert_uint_eq(x.walks, 0);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HPTE_INSERTS], 1);
   /* Without the TLB, that base page hash-faults and gets its own HPTE. */
   m->arch->flush_all(cpu);
@@ -633,7 +633,7 @@ START_TEST(test_tlb_probe_order_and_refill)
     ck_assert_ptr_nonnull(tlb_lookup(tlb, other[1]));
     map_page(t, va, 0x42000, PTE_RW | PTE_D);
     ck_assert_int_eq(xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
-    ck_assert(x.walked);
+    ck_assert_uint_ne(x.walks, 0);
     ck_assert_uint_eq(x.pfn, 0x42000);
     ck_assert_uint_eq(cpu->ctr.c[CTR_HPTE_INSERTS], 1);
     const TlbPayload *p = tlb_peek(tlb, k4);

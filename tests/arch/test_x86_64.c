@@ -50,7 +50,7 @@ static void check_refs(const char *const *sets, unsigned level, unsigned want_re
   Xlat x;
   Cpu *cpu = m->cpus[0];
   ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(x.walked);
+  ck_assert_uint_eq(x.walks, 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS], want_refs);
   ck_assert_uint_eq(x.size, level - 1);
   ck_assert_uint_eq(x.pfn, 0x40000);
@@ -222,9 +222,9 @@ START_TEST(test_stlb_fill_and_sizes)
   map_leaf(t, VA & ~((1ULL << 21) - 1), 2, 0x60000, PTE_RW);
   Xlat x;
   ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(x.walked);
+  ck_assert_uint_eq(x.walks, 1);
   ck_assert_int_eq(xlat(m, t, VA + 8192, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(!x.walked); /* Skylake's STLB holds 2M pages */
+  ck_assert_uint_eq(x.walks, 0); /* Skylake's STLB holds 2M pages */
   ck_assert_uint_eq(cpu->ctr.c[CTR_STLB_HITS], 1);
   ck_assert_uint_eq(x.cycles, 9);
   machine_free(m);
@@ -235,7 +235,7 @@ START_TEST(test_stlb_fill_and_sizes)
   map_leaf(t, VA & ~((1ULL << 21) - 1), 2, 0x60000, PTE_RW);
   ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
   ck_assert_int_eq(xlat(m, t, VA + 8192, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(x.walked);
+  ck_assert_uint_eq(x.walks, 1);
   machine_free(m);
 }
 END_TEST
@@ -251,14 +251,14 @@ START_TEST(test_second_level_4k_fill)
   Thread *t = fixture_thread(m, 1);
   map_leaf(t, VA, 1, 0x70000, PTE_RW);
   ck_assert_int_eq(xlat(m, t, VA, ACC_IFETCH, &x), XLAT_OK);
-  ck_assert(x.walked);
+  ck_assert_uint_eq(x.walks, 1);
   ck_assert_int_eq(xlat(m, t, VA + 64, ACC_IFETCH, &x), XLAT_OK);
-  ck_assert(!x.walked); /* the L2 ITLB */
+  ck_assert_uint_eq(x.walks, 0); /* the L2 ITLB */
   ck_assert_uint_eq(x.pfn, 0x70000);
   ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(x.walked); /* not in the STLB */
+  ck_assert_uint_eq(x.walks, 1); /* not in the STLB */
   ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(!x.walked);
+  ck_assert_uint_eq(x.walks, 0);
   ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_STLB_HITS], 2);
   machine_free(m);
 
@@ -266,9 +266,9 @@ START_TEST(test_second_level_4k_fill)
   t = fixture_thread(m, 1);
   map_leaf(t, VA, 1, 0x70000, PTE_RW);
   ck_assert_int_eq(xlat(m, t, VA, ACC_IFETCH, &x), XLAT_OK);
-  ck_assert(x.walked);
+  ck_assert_uint_eq(x.walks, 1);
   ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(!x.walked); /* the STLB holds the fetch's page */
+  ck_assert_uint_eq(x.walks, 0); /* the STLB holds the fetch's page */
   ck_assert_uint_eq(x.pfn, 0x70000);
   ck_assert_uint_eq(x.size, X86_4K);
   machine_free(m);
@@ -279,7 +279,7 @@ START_TEST(test_second_level_4k_fill)
   map_leaf(t, VA, 1, 0x70000, PTE_RW);
   for (int i = 0; i < 2; i++) {
     ck_assert_int_eq(xlat(m, t, VA, i ? ACC_IFETCH : ACC_LOAD, &x), XLAT_OK);
-    ck_assert(x.walked);
+    ck_assert_uint_eq(x.walks, 1);
   }
   ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_STLB_HITS], 0);
   machine_free(m);
@@ -324,12 +324,12 @@ START_TEST(test_pcid_isolation)
   ck_assert_uint_ne(a->mm->asid, b->mm->asid);
   map_leaf(b, VA, 1, 0x90000, PTE_RW);
   ck_assert_int_eq(xlat(m, b, VA, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(x.walked); /* a's STLB entry is not b's */
+  ck_assert_uint_eq(x.walks, 1); /* a's STLB entry is not b's */
   ck_assert_uint_eq(x.pfn, 0x90000);
   /* Back to a: its entry survived in the STLB. */
   fixture_thread(m, 1);
   ck_assert_int_eq(xlat(m, a, VA, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(!x.walked);
+  ck_assert_uint_eq(x.walks, 0);
   ck_assert_uint_eq(x.pfn, 0x80000);
   machine_free(m);
 }
@@ -377,11 +377,11 @@ START_TEST(test_coalesced_entries)
     map_leaf(t, base + (12 + i) * 4096, 1, 0x70000 + i, i == 3 ? PTE_RW : PTE_RW | PTE_A);
   Xlat x;
   ck_assert_int_eq(xlat(m, t, base + 2 * 4096 + 8, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(x.walked);
+  ck_assert_uint_eq(x.walks, 1);
   ck_assert_uint_eq(x.pfn, 0x40002);
   for (unsigned i = 0; i < 4; i++) { /* every page of the group hits, with its own frame */
     ck_assert_int_eq(xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
-    ck_assert(!x.walked);
+    ck_assert_uint_eq(x.walks, 0);
     ck_assert_uint_eq(x.size, 0);
     ck_assert_uint_eq(x.pfn, 0x40000 + i);
   }
@@ -390,13 +390,13 @@ START_TEST(test_coalesced_entries)
   /* A store needs the dirty bit the entry lacks: a walk sets it on its page
    * alone, so the group differs and that page is held at 4K. */
   ck_assert_int_eq(xlat(m, t, base + 4096, ACC_STORE, &x), XLAT_OK);
-  ck_assert(x.walked);
+  ck_assert_uint_eq(x.walks, 1);
   ck_assert_int_eq(xlat(m, t, base + 4096, ACC_STORE, &x), XLAT_OK);
-  ck_assert(!x.walked);
+  ck_assert_uint_eq(x.walks, 0);
   /* Invalidating page 3 drops the group's entry: page 0 walks again. */
   m->arch->flush_page(cpu, t->mm->asid, base + 3 * 4096);
   ck_assert_int_eq(xlat(m, t, base, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(x.walked);
+  ck_assert_uint_eq(x.walks, 1);
   /* Not aligned, not alike, or not all accessed (the walk of a page sets
    * its own bit, so group 3 coalesces at the walk of its fourth page, and
    * not before): 4K entries, one walk per page. */
@@ -405,15 +405,15 @@ START_TEST(test_coalesced_entries)
     ck_assert_int_eq(xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks + 11);
   ck_assert_int_eq(xlat(m, t, base + 15 * 4096, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(x.walked);
+  ck_assert_uint_eq(x.walks, 1);
   ck_assert_int_eq(xlat(m, t, base + 12 * 4096 + 16, ACC_LOAD, &x), XLAT_OK); /* its 4K entry */
-  ck_assert(!x.walked);
+  ck_assert_uint_eq(x.walks, 0);
   /* Fetches neither probe nor fill coalesced entries: page 15 is held only
    * by group 3's coalesced entry, which a load hits and a fetch walks past. */
   ck_assert_int_eq(xlat(m, t, base + 15 * 4096, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(!x.walked);
+  ck_assert_uint_eq(x.walks, 0);
   ck_assert_int_eq(xlat(m, t, base + 15 * 4096, ACC_IFETCH, &x), XLAT_OK);
-  ck_assert(x.walked);
+  ck_assert_uint_eq(x.walks, 1);
   machine_free(m);
   /* Off (the default on Intel presets): one walk per page. */
   m = fixture_machine("skylake", NULL);

@@ -217,7 +217,7 @@ START_TEST(test_thp_16m_fault_and_lazy_hptes)
   ck_assert_uint_eq(hpte_of(m, t, huge + 0x50000).v, 0);
   /* The TLB's 16M entry covers the other subpages... */
   ck_assert_int_eq(xlat(m, t, huge + 0x50000, ACC_LOAD, &x), XLAT_OK);
-  ck_assert(!x.walked);
+  ck_assert_uint_eq(x.walks, 0);
   /* ...until it is gone: then each subpage missed gets its own HPTE. */
   m->arch->flush_all(cpu);
   ck_assert_int_eq(xlat(m, t, huge + 0x50000, ACC_LOAD, &x), XLAT_OK);

@@ -572,7 +572,7 @@ START_TEST(test_translation_through_huge_pmd)
   /* The second level holds a 2M entry: another 4K page of it hits there. */
   Xlat x = { 0 };
   ck_assert_int_eq(cpu->arch->translate(cpu, t->mm, BASE + 0x1ff000, ACC_LOAD, &x, NULL), XLAT_OK);
-  ck_assert(!x.walked);
+  ck_assert_uint_eq(x.walks, 0);
   ck_assert_uint_eq(x.size, 1);
   ck_assert_uint_eq(x.pfn, pte_pfn(pmd_of(t, BASE)));
   ck_assert_uint_eq(ctr(m, CTR_PAGE_WALKS) - walks, 1);

@@ -161,6 +161,18 @@ START_TEST(test_fault_then_retry)
   do_access(m, t, ACC_LOAD, BASE + (2 << 20)); /* outside the VMA */
   ck_assert_uint_eq(cpu->ctr.c[CTR_SEGV], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_ACCESSES], 4);
+  /* Each fault's access looks the TLB up and walks twice (the walk that
+   * faulted and the retry's), and every lookup and walk counts, as perf's
+   * dTLB-*-misses count completed walks, those that fault included: the
+   * load at the zero page, the copy-on-write store, the load beside it (an
+   * L1 hit on the new page) and the load outside the VMA (one walk, then
+   * the signal). */
+  ck_assert_uint_eq(cpu->ctr.c[CTR_DTLB_STORES], 2);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_DTLB_STORE_MISSES], 2);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_DTLB_LOADS], 4);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_DTLB_LOAD_MISSES], 3);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_DTLB_LOAD_MISSES] + cpu->ctr.c[CTR_DTLB_STORE_MISSES],
+                    cpu->ctr.c[CTR_STLB_MISSES]);
   machine_free(m);
 }
 END_TEST
@@ -223,6 +235,13 @@ static void check_refill_after_fault(const char *preset, uint64_t base, uint64_t
     uint64_t faults = cpu->ctr.c[CTR_PAGE_FAULTS];
     do_access(m, t, kinds[i], va);
     ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_FAULTS], faults + 1);
+    /* The walks of every kind, the faulting ones included, are the
+     * second level's misses. */
+    ck_assert_msg(cpu->ctr.c[CTR_DTLB_LOAD_MISSES] + cpu->ctr.c[CTR_DTLB_STORE_MISSES] +
+                          cpu->ctr.c[CTR_ITLB_LOAD_MISSES] ==
+                      cpu->ctr.c[CTR_STLB_MISSES],
+                  "%s huge_first %d kind %d: %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " walks %" G_GUINT64_FORMAT " stlb misses %" G_GUINT64_FORMAT, preset, huge_first, kinds[i],
+                  cpu->ctr.c[CTR_DTLB_LOAD_MISSES], cpu->ctr.c[CTR_DTLB_STORE_MISSES], cpu->ctr.c[CTR_ITLB_LOAD_MISSES], cpu->ctr.c[CTR_PAGE_WALKS], cpu->ctr.c[CTR_STLB_MISSES]);
     uint64_t misses = cpu->ctr.c[CTR_L1_TLB_MISSES];
     do_access(m, t, kinds[i], va + 64);
     ck_assert_msg(cpu->ctr.c[CTR_L1_TLB_MISSES] == misses, "%s, kind %d: the refill missed its page", preset, kinds[i]);
