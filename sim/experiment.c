@@ -102,6 +102,10 @@ static char *config_id(const Experiment *e, const char *machine, const char *wor
                          e->repeat, e->seed, e->warmup);
   if (e->whole)
     g_string_append(canon, "whole=1\n"); /* only when set: older ids stay */
+  /* `seed = 0` once meant no seed; the same id for the seed 0 it now
+   * gives would take results of the workload's own seed for it. */
+  if (e->seed_given && e->seed == 0)
+    g_string_append(canon, "seed_given=1\n");
   for (char **p = set; p && *p; p++)
     g_string_append_printf(canon, "set=%s\n", *p);
   char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon->str, (gssize)canon->len);
@@ -178,6 +182,7 @@ static gboolean finish_config(Experiment *e, ExpConfig *c, GError **error)
     .trace = e->trace,
     .format = e->format,
     .repeat = e->repeat,
+    .seed_given = e->seed_given,
     .seed = e->seed,
     .warmup = e->warmup,
     .whole = e->whole,
@@ -264,6 +269,7 @@ Experiment *experiment_load(const char *path, GError **error)
   if (!get_uint(kf, path, "repeat", 1, &repeat, error) || !get_uint(kf, path, "seed", 0, &e->seed, error) ||
       !get_uint(kf, path, "warmup", 0, &e->warmup, error))
     return NULL;
+  e->seed_given = g_key_file_has_key(kf, EXP_GROUP, "seed", NULL);
   if (g_key_file_has_key(kf, EXP_GROUP, "whole", NULL)) {
     GError *bad = NULL;
     e->whole = g_key_file_get_boolean(kf, EXP_GROUP, "whole", &bad);

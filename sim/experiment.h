@@ -6,7 +6,7 @@
  *   machine = skylake                (preset or .ini, relative to this file)
  *   workload = ptrchase:size=256M,accesses=1M   (or trace = FILE [format = F])
  *   repeat = 3                       (runs per configuration, mean and stddev)
- *   seed = 7                         (optional, as run --seed)
+ *   seed = 7                         (optional, as run --seed; 0 is a seed too)
  *   warmup = 1000                    (optional, as run --warmup)
  *   whole = true                     (optional, as run --whole: count setup too)
  *   metric = ns_per_access           (counter the table compares)
@@ -46,6 +46,7 @@ typedef struct {
   char *trace, *format;
   unsigned repeat;
   uint64_t seed, warmup;
+  gboolean seed_given; /* a seed line: its value, 0 too, replaces the workload's */
   gboolean whole;      /* count the whole input, as run --whole */
   char *metric;
   int metric_id;       /* CounterId */

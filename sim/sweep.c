@@ -124,7 +124,7 @@ static TraceSource *open_shared(void *data, unsigned repeat, GError **error)
 static TraceSource *open_trace(void *data, unsigned pass, GError **error)
 {
   const RunSpec *spec = data;
-  return runner_open_input(spec, 0, error);
+  return runner_open_input(spec, NULL, error);
 }
 
 static void run_one(gpointer data, gpointer user)
