@@ -635,7 +635,7 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
   if (insn) {
     insn_writer_init(&iw, insn_format);
   } else {
-    g_string_append(out, "# mmusim text trace v1\n");
+    g_string_append(out, TEXT_TRACE_HEADER "\n");
     if (src->unmapped == UNMAPPED_ONDEMAND)
       g_string_append_printf(out, "# converted from %s (%s): its mappings are the 'ondemand' ones below\n", in_name, in_format);
     text_writer_init(&tw);
