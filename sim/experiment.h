@@ -44,6 +44,7 @@ typedef struct {
   char *path;          /* the experiment file */
   char *name;
   char *trace, *format;
+  unsigned trace_line; /* line of the trace key in the file, 0: unknown */
   unsigned repeat;
   uint64_t seed, warmup;
   gboolean seed_given; /* a seed line: its value, 0 too, replaces the workload's */
@@ -58,6 +59,12 @@ typedef struct {
  * resolved once here, so a bad key or value is reported (naming the file,
  * the section and the key) before anything runs. */
 Experiment *experiment_load(const char *path, GError **error);
+/* Open every configuration's input once (the trace, shared by all, or each
+ * workload) and close it again: a missing trace or a bad workload spec is
+ * reported, naming the file and the configuration, before anything runs or
+ * any folder is made.  Apart from experiment_load, which reads the file
+ * alone (a sweep that only compares results needs no trace). */
+gboolean experiment_check_inputs(const Experiment *e, GError **error);
 void experiment_free(Experiment *e);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Experiment, experiment_free)
 

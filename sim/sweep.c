@@ -436,7 +436,7 @@ int sweep_main(int argc, char **argv, const char *self)
     goto out;
   }
   e = experiment_load(argv[1], &err);
-  if (!e)
+  if (!e || (!collect && !experiment_check_inputs(e, &err)))
     goto fail;
   sw.e = e;
   sw.dir = g_strdup(collect ? collect : out_dir ? out_dir : NULL);
