@@ -113,17 +113,7 @@ static gboolean map_flag_written(unsigned k, uint8_t bits)
 /* Append `token` for a message: printable, at most TEXT_TOKEN_SHOWN chars. */
 static void append_token(GString *msg, const char *token)
 {
-  size_t n = 0;
-  for (const char *s = token; *s; s++, n++) {
-    if (n == TEXT_TOKEN_SHOWN) {
-      g_string_append(msg, "...");
-      return;
-    }
-    if (g_ascii_isprint(*s))
-      g_string_append_c(msg, *s);
-    else
-      g_string_append_printf(msg, "\\x%02x", (unsigned char)*s);
-  }
+  settings_append_shown(msg, token, TEXT_TOKEN_SHOWN);
 }
 
 static gboolean fail(Line *l, GError **error, const char *token, const char *what, const char *expected)
