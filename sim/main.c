@@ -792,7 +792,8 @@ out:
 static void usage(FILE *f)
 {
   fprintf(f,
-          "usage: mmusim COMMAND [OPTIONS]\n\n"
+          "usage: mmusim COMMAND [OPTIONS]\n"
+          "       mmusim --help | --version   this summary | the version\n\n"
           "  run      [-m MACHINE] (-w WORKLOAD | -t TRACE [-f FORMAT]) [-s KEY=VALUE]...\n"
           "           [-r REPEAT] [--seed N] [--warmup N] [--whole] [--json | --csv] [--events FILE]\n"
           "           [--map FILE.svg] [-j N]\n"
