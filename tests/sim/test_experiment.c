@@ -99,14 +99,24 @@ END_TEST
 /* `seed = 0` in the file is the seed 0, as run --seed 0: another run than
  * the workload's own seed of a file without a seed line, so another id;
  * files without a seed line keep the ids they always had. */
+/* Load an experiment written to a scratch file, removed again (NULL if it
+ * is rejected). */
+static Experiment *load_text(const char *name, const char *text)
+{
+  g_autofree char *path = write_exp(name, text);
+  Experiment *e = experiment_load(path, NULL);
+  remove_exp(path);
+  return e;
+}
+
 START_TEST(test_seed_zero_is_a_seed)
 {
-  g_autofree char *none = write_exp("none.ini", "[experiment]\nworkload = random:size=4M,accesses=1K,seed=5\n");
-  g_autofree char *zero = write_exp("zero.ini", "[experiment]\nworkload = random:size=4M,accesses=1K,seed=5\nseed = 0\n");
-  g_autofree char *seven = write_exp("seven.ini", "[experiment]\nworkload = random:size=4M,accesses=1K,seed=5\nseed = 7\n");
-  g_autoptr(Experiment) en = experiment_load(none, NULL);
-  g_autoptr(Experiment) ez = experiment_load(zero, NULL);
-  g_autoptr(Experiment) e7 = experiment_load(seven, NULL);
+  const char *head = "[experiment]\nworkload = random:size=4M,accesses=1K,seed=5\n";
+  g_autofree char *zero_text = g_strconcat(head, "seed = 0\n", NULL);
+  g_autofree char *seven_text = g_strconcat(head, "seed = 7\n", NULL);
+  g_autoptr(Experiment) en = load_text("none.ini", head);
+  g_autoptr(Experiment) ez = load_text("zero.ini", zero_text);
+  g_autoptr(Experiment) e7 = load_text("seven.ini", seven_text);
   ck_assert(en && ez && e7);
   ck_assert(!cfg(en, 0)->spec.seed_given);
   ck_assert(cfg(ez, 0)->spec.seed_given);
@@ -118,9 +128,6 @@ START_TEST(test_seed_zero_is_a_seed)
   /* The ids these files had before a seed line could say 0. */
   ck_assert_str_eq(cfg(en, 0)->id, "734e9c23f55e");
   ck_assert_str_eq(cfg(e7, 0)->id, "05bbfc90469e");
-  remove_exp(none);
-  remove_exp(zero);
-  remove_exp(seven);
 }
 END_TEST
 
