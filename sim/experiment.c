@@ -80,6 +80,28 @@ static gboolean get_uint(GKeyFile *kf, const char *path, const char *key, uint64
   return TRUE;
 }
 
+/* The line number of `key` in [group] of an .ini file's text, 0 if absent
+ * (GKeyFile keeps no line numbers). */
+static unsigned ini_key_line(const char *data, gsize len, const char *group, const char *key)
+{
+  g_autofree char *copy = g_strndup(data, len);
+  g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
+  gboolean in_group = FALSE;
+  for (unsigned i = 0; lines[i]; i++) {
+    char *line = g_strstrip(lines[i]);
+    char *eq = strchr(line, '=');
+    if (*line == '[') {
+      char *close = strchr(line, ']');
+      in_group = close && (size_t)(close - line - 1) == strlen(group) && strncmp(line + 1, group, strlen(group)) == 0;
+    } else if (in_group && eq) {
+      *eq = '\0';
+      if (strcmp(g_strstrip(line), key) == 0)
+        return i + 1;
+    }
+  }
+  return 0;
+}
+
 /* Split "a, b, c" into trimmed values; with a semicolon anywhere, split on
  * semicolons instead, as workload specs hold commas. */
 static char **split_values(const char *text)
@@ -102,6 +124,10 @@ static char *config_id(const Experiment *e, const char *machine, const char *wor
                          e->repeat, e->seed, e->warmup);
   if (e->whole)
     g_string_append(canon, "whole=1\n"); /* only when set: older ids stay */
+  /* `seed = 0` once meant no seed; the same id for the seed 0 it now
+   * gives would take results of the workload's own seed for it. */
+  if (e->seed_given && e->seed == 0)
+    g_string_append(canon, "seed_given=1\n");
   for (char **p = set; p && *p; p++)
     g_string_append_printf(canon, "set=%s\n", *p);
   char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, canon->str, (gssize)canon->len);
@@ -178,6 +204,7 @@ static gboolean finish_config(Experiment *e, ExpConfig *c, GError **error)
     .trace = e->trace,
     .format = e->format,
     .repeat = e->repeat,
+    .seed_given = e->seed_given,
     .seed = e->seed,
     .warmup = e->warmup,
     .whole = e->whole,
@@ -254,6 +281,7 @@ Experiment *experiment_load(const char *path, GError **error)
   if (e->format)
     g_strstrip(e->format);
   if (trace) {
+    e->trace_line = ini_key_line(data, data_len, EXP_GROUP, "trace");
     e->trace = relative_to(path, g_strstrip(trace));
     if (strcmp(e->trace, "-") == 0) {
       exp_error(error, path, "[experiment] trace = -: a sweep reads its trace once per configuration; give a file");
@@ -264,6 +292,7 @@ Experiment *experiment_load(const char *path, GError **error)
   if (!get_uint(kf, path, "repeat", 1, &repeat, error) || !get_uint(kf, path, "seed", 0, &e->seed, error) ||
       !get_uint(kf, path, "warmup", 0, &e->warmup, error))
     return NULL;
+  e->seed_given = g_key_file_has_key(kf, EXP_GROUP, "seed", NULL);
   if (g_key_file_has_key(kf, EXP_GROUP, "whole", NULL)) {
     GError *bad = NULL;
     e->whole = g_key_file_get_boolean(kf, EXP_GROUP, "whole", &bad);
@@ -371,4 +400,31 @@ Experiment *experiment_load(const char *path, GError **error)
   if (!ok)
     return NULL;
   return g_steal_pointer(&e);
+}
+
+gboolean experiment_check_inputs(const Experiment *e, GError **error)
+{
+  for (guint i = 0; i < e->configs->len; i++) {
+    const ExpConfig *c = g_ptr_array_index(e->configs, i);
+    if (!c->workload && i > 0)
+      break; /* one trace for all: opened once */
+    GError *err = NULL;
+    TraceSource *src = runner_open_input(&c->spec, NULL, &err);
+    if (src) {
+      trace_source_free(src);
+      continue;
+    }
+    if (c->workload) {
+      exp_error(error, e->path, "configuration %s: %s", c->label, err->message);
+    } else {
+      g_autofree char *where = e->trace_line ? g_strdup_printf("%s:%u", e->path, e->trace_line) : g_strdup(e->path);
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE,
+                  "%s: [experiment] trace, configuration %s%s: %s; give a trace file, named relative to the "
+                  "experiment file", where, c->label, e->configs->len > 1 ? " (every configuration reads it)" : "",
+                  err->message);
+    }
+    g_error_free(err);
+    return FALSE;
+  }
+  return TRUE;
 }

@@ -6,7 +6,7 @@
  *   machine = skylake                (preset or .ini, relative to this file)
  *   workload = ptrchase:size=256M,accesses=1M   (or trace = FILE [format = F])
  *   repeat = 3                       (runs per configuration, mean and stddev)
- *   seed = 7                         (optional, as run --seed)
+ *   seed = 7                         (optional, as run --seed; 0 is a seed too)
  *   warmup = 1000                    (optional, as run --warmup)
  *   whole = true                     (optional, as run --whole: count setup too)
  *   metric = ns_per_access           (counter the table compares)
@@ -44,8 +44,10 @@ typedef struct {
   char *path;          /* the experiment file */
   char *name;
   char *trace, *format;
+  unsigned trace_line; /* line of the trace key in the file, 0: unknown */
   unsigned repeat;
   uint64_t seed, warmup;
+  gboolean seed_given; /* a seed line: its value, 0 too, replaces the workload's */
   gboolean whole;      /* count the whole input, as run --whole */
   char *metric;
   int metric_id;       /* CounterId */
@@ -57,6 +59,12 @@ typedef struct {
  * resolved once here, so a bad key or value is reported (naming the file,
  * the section and the key) before anything runs. */
 Experiment *experiment_load(const char *path, GError **error);
+/* Open every configuration's input once (the trace, shared by all, or each
+ * workload) and close it again: a missing trace or a bad workload spec is
+ * reported, naming the file and the configuration, before anything runs or
+ * any folder is made.  Apart from experiment_load, which reads the file
+ * alone (a sweep that only compares results needs no trace). */
+gboolean experiment_check_inputs(const Experiment *e, GError **error);
 void experiment_free(Experiment *e);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Experiment, experiment_free)
 

@@ -55,7 +55,9 @@ typedef struct {
   char *format;
   char **set;
   int repeat;
-  gint64 seed;
+  char *seed_text;   /* --seed as given; NULL: none (the generator's own) */
+  gboolean seed_given;
+  uint64_t seed;
   gboolean json, csv;
   char *events;
   char *warmup_text; /* a count, suffixes K, M, G as in workload specs */
@@ -75,6 +77,19 @@ static void run_opts_clear(RunOpts *o)
   g_free(o->events);
   g_free(o->map);
   g_free(o->warmup_text);
+  g_free(o->seed_text);
+}
+
+/* --seed N of `command`: any whole number, 0 included.  Sets *given to
+ * whether there was one; 0 when fine, else the exit status of a usage error. */
+static int parse_seed(const char *command, const char *text, gboolean *given, uint64_t *seed)
+{
+  *given = text != NULL;
+  if (text && !g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, seed, NULL)) {
+    fprintf(stderr, "mmusim: %s: --seed '%s': give a whole number, 0 or more\n", command, text);
+    return 2;
+  }
+  return 0;
 }
 
 /* The runner's view of the options (pointers into o). */
@@ -87,7 +102,8 @@ static RunSpec spec_of(const RunOpts *o)
     .trace = o->trace,
     .format = o->format,
     .repeat = o->repeat > 0 ? (unsigned)o->repeat : 1,
-    .seed = (uint64_t)o->seed,
+    .seed_given = o->seed_given,
+    .seed = o->seed,
     .warmup = o->warmup,
     .whole = o->whole,
   };
@@ -117,7 +133,7 @@ static int cmd_run(int argc, char **argv)
     { "format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "trace format: auto (default), text, lackey, mtr, champsim", "FORMAT" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o.set, "override a setting (repeatable)", "KEY=VALUE" },
     { "repeat", 'r', 0, G_OPTION_ARG_INT, &o.repeat, "run N times with different seeds; report mean and stddev", "N" },
-    { "seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "seed of the generator (and of the first repeat)", "N" },
+    { "seed", 0, 0, G_OPTION_ARG_STRING, &o.seed_text, "seed of the generator (and of the first repeat)", "N" },
     { "warmup", 0, 0, G_OPTION_ARG_STRING, &o.warmup_text, "leave the first N accesses of the region uncounted (50000 or 50K)", "N" },
     { "whole", 0, 0, G_OPTION_ARG_NONE, &o.whole, "count the whole input (setup and its faults too), not just the region of interest", NULL },
     { "json", 0, 0, G_OPTION_ARG_NONE, &o.json, "print one JSON object", NULL },
@@ -142,10 +158,12 @@ static int cmd_run(int argc, char **argv)
     rc = usage_error("run: unexpected argument '%s'", argv[1]);
     goto out;
   }
-  if (o.repeat < 1 || o.seed < 0 || o.jobs < 0) {
-    rc = usage_error("run: %s must not be negative (and -r at least 1)", "-r/--seed/-j");
+  if (o.repeat < 1 || o.jobs < 0) {
+    rc = usage_error("run: %s must not be negative (and -r at least 1)", "-r/-j");
     goto out;
   }
+  if ((rc = parse_seed("run", o.seed_text, &o.seed_given, &o.seed)))
+    goto out;
   if (o.warmup_text && !settings_parse_count(g_strstrip(o.warmup_text), &o.warmup)) {
     rc = usage_error("run: --warmup '%s': give a whole number of accesses (suffixes K, M, G for thousands, "
                      "millions, billions)", o.warmup_text);
@@ -255,7 +273,7 @@ static int cmd_explain(int argc, char **argv)
     goto out;
   }
   if (o.workload || o.trace) {
-    g_autoptr(TraceSource) src = runner_open_input(&spec, 0, &err);
+    g_autoptr(TraceSource) src = runner_open_input(&spec, NULL, &err);
     EngineResult res = { 0 };
     gboolean ran = src && engine_run(m, src, NULL, &res, &err);
     engine_result_clear(&res);
@@ -360,7 +378,7 @@ static int cmd_list(int argc, char **argv)
 typedef struct {
   char *format;
   char *workload;
-  gint64 seed;
+  char *seed_text;   /* convert -w --seed, as given; NULL: the generator's own */
   gint64 count;
   gint64 from;
   gboolean verify;
@@ -620,7 +638,7 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
   if (insn) {
     insn_writer_init(&iw, insn_format);
   } else {
-    g_string_append(out, "# mmusim text trace v1\n");
+    g_string_append(out, TEXT_TRACE_HEADER "\n");
     if (src->unmapped == UNMAPPED_ONDEMAND)
       g_string_append_printf(out, "# converted from %s (%s): its mappings are the 'ondemand' ones below\n", in_name, in_format);
     text_writer_init(&tw);
@@ -668,7 +686,7 @@ static int cmd_trace(int argc, char **argv)
   GOptionEntry entries[] = {
     { "format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "input format: auto (default), text, lackey, mtr, champsim", "FORMAT" },
     { "workload", 'w', 0, G_OPTION_ARG_STRING, &o.workload, "convert: write this generator's stream", "WORKLOAD" },
-    { "seed", 0, 0, G_OPTION_ARG_INT64, &o.seed, "convert -w: seed of the generator", "N" },
+    { "seed", 0, 0, G_OPTION_ARG_STRING, &o.seed_text, "convert -w: seed of the generator", "N" },
     { "lines", 'n', 0, G_OPTION_ARG_INT64, &o.count, "head: how many records (default 10)", "N" },
     { "from", 0, 0, G_OPTION_ARG_INT64, &o.from, "head: start at record N (0-based; .mtr seeks through its index)", "N" },
     { "verify", 0, 0, G_OPTION_ARG_NONE, &o.verify, "info: read and check every record (every .mtr checksum), count them, nothing more", NULL },
@@ -688,15 +706,19 @@ static int cmd_trace(int argc, char **argv)
     rc = fail(err);
     goto out;
   }
+  gboolean seed_given;
+  uint64_t seed;
+  if ((rc = parse_seed("trace", o.seed_text, &seed_given, &seed)))
+    goto out;
   const char *what = argc > 1 ? argv[1] : "";
-  if (o.count < 0 || o.from < 0 || o.seed < 0) {
-    rc = usage_error("trace: %s must not be negative", "-n/--from/--seed");
+  if (o.count < 0 || o.from < 0) {
+    rc = usage_error("trace: %s must not be negative", "-n/--from");
   } else if (strcmp(what, "info") == 0 && argc == 3) {
     rc = trace_info(&o, argv[2]);
   } else if (strcmp(what, "head") == 0 && argc == 3) {
     rc = trace_head(&o, argv[2]);
   } else if (strcmp(what, "convert") == 0 && o.workload && argc == 3) {
-    g_autoptr(TraceSource) src = workload_open(o.workload, (uint64_t)o.seed, &err);
+    g_autoptr(TraceSource) src = workload_open(o.workload, seed_given ? &seed : NULL, &err);
     rc = src ? convert_to(src, src->description, "workload", argv[2]) : fail(err);
   } else if (strcmp(what, "convert") == 0 && !o.workload && argc == 4) {
     TraceFormat f;
@@ -708,6 +730,7 @@ static int cmd_trace(int argc, char **argv)
 out:
   g_free(o.format);
   g_free(o.workload);
+  g_free(o.seed_text);
   return rc;
 }
 
@@ -772,7 +795,8 @@ out:
 static void usage(FILE *f)
 {
   fprintf(f,
-          "usage: mmusim COMMAND [OPTIONS]\n\n"
+          "usage: mmusim COMMAND [OPTIONS]\n"
+          "       mmusim --help | --version   this summary | the version\n\n"
           "  run      [-m MACHINE] (-w WORKLOAD | -t TRACE [-f FORMAT]) [-s KEY=VALUE]...\n"
           "           [-r REPEAT] [--seed N] [--warmup N] [--whole] [--json | --csv] [--events FILE]\n"
           "           [--map FILE.svg] [-j N]\n"

@@ -23,7 +23,7 @@ Settings *runner_settings(const RunSpec *spec, GError **error)
   return g_steal_pointer(&s);
 }
 
-TraceSource *runner_open_input(const RunSpec *spec, uint64_t seed, GError **error)
+TraceSource *runner_open_input(const RunSpec *spec, const uint64_t *seed, GError **error)
 {
   if (spec->workload && spec->trace) {
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, "give either -w WORKLOAD or -t TRACE, not both");
@@ -55,9 +55,10 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
   double records = 0, roi_accesses = 0, roi_secs = 0;
   gint64 t0 = g_get_monotonic_time();
   for (unsigned i = 0; i < spec->repeat; i++) {
-    uint64_t seed = spec->seed ? spec->seed + i : (spec->repeat > 1 ? 1 + (uint64_t)i : 0);
+    uint64_t seed = spec->seed_given ? spec->seed + i : 1 + (uint64_t)i;
+    const uint64_t *seed_of = spec->seed_given || spec->repeat > 1 ? &seed : NULL;
     g_autoptr(TraceSource) src =
-      spec->open ? spec->open(spec->open_data, i, error) : runner_open_input(spec, seed, error);
+      spec->open ? spec->open(spec->open_data, i, error) : runner_open_input(spec, seed_of, error);
     if (!src)
       return FALSE;
     /* Not from a pipe or a terminal: a run that stops early (out of

@@ -30,7 +30,8 @@ typedef struct {
   const char *trace;          /* trace path ("-": standard input), or NULL */
   const char *format;         /* trace format (auto, text, lackey, mtr, champsim), NULL: detect */
   unsigned repeat;            /* >= 1 */
-  uint64_t seed;              /* 0: the generator's default (repeat i uses 1 + i) */
+  gboolean seed_given;        /* FALSE: the generator's own seed (repeat i of -r uses 1 + i) */
+  uint64_t seed;              /* when seed_given: repeat i uses seed + i (0 is a seed like any other) */
   uint64_t warmup;
   gboolean whole;             /* count the whole input (run --whole) */
   EventLog *events;           /* or NULL */
@@ -77,7 +78,7 @@ typedef struct {
 Settings *runner_settings(const RunSpec *spec, GError **error);
 
 /* Open the input of spec for one repeat. */
-TraceSource *runner_open_input(const RunSpec *spec, uint64_t seed, GError **error);
+TraceSource *runner_open_input(const RunSpec *spec, const uint64_t *seed, GError **error);
 
 /* Run every repeat.  FALSE with error set on bad input (exit status 2);
  * TRUE otherwise, with out->oom set when the machine ran out of memory (the

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SETTINGS_INI_SHOWN_CHARS 60 /* an .ini line is cut to this in messages */
+
 G_DEFINE_QUARK(mmusim-settings-error-quark, mmusim_settings_error)
 
 static const SettingDef defs[N_SETTINGS] = {
@@ -417,12 +419,48 @@ SettingId settings_latest(const Settings *s, const SettingId *ids, unsigned n)
   return best;
 }
 
+void settings_append_shown(GString *out, const char *text, gsize max_chars)
+{
+  gsize shown = 0;
+  for (const char *s = text; *s; s++) {
+    gsize width = g_ascii_isprint(*s) ? 1 : strlen("\\xNN");
+    if (shown + width > max_chars) {
+      g_string_append(out, "...");
+      return;
+    }
+    shown += width;
+    if (g_ascii_isprint(*s))
+      g_string_append_c(out, *s);
+    else
+      g_string_append_printf(out, "\\x%02x", (unsigned char)*s);
+  }
+}
+
+/* A line of an .ini file as its messages quote it. */
+static char *ini_shown(const char *line)
+{
+  GString *out = g_string_new(NULL);
+  settings_append_shown(out, line, SETTINGS_INI_SHOWN_CHARS);
+  return g_string_free(out, FALSE);
+}
+
 /* Check the lines of an .ini file the way GKeyFile reads them, so that a
  * malformed one is reported with its file and line number (GKeyFile's
- * messages have neither). */
+ * messages have neither).  Lines are quoted short and escaped: the file
+ * may be a binary one given by mistake. */
 gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQuark domain, int code,
                             const char *group_hint, GError **error)
 {
+  const char *nul = memchr(data, '\0', len);
+  if (nul) {
+    unsigned line_no = 1;
+    for (const char *c = data; c < nul; c++)
+      line_no += *c == '\n';
+    g_set_error(error, domain, code,
+                "%s:%u: a NUL byte (byte offset %" G_GSIZE_FORMAT "): is this a binary file? give a text .ini file",
+                origin, line_no, (gsize)(nul - data));
+    return FALSE;
+  }
   g_autofree char *copy = g_strndup(data, len);
   g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
   gboolean in_group = FALSE;
@@ -430,17 +468,18 @@ gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQu
     char *line = g_strstrip(lines[i]);
     if (!*line || *line == '#')
       continue;
+    g_autofree char *shown = ini_shown(line);
     if (*line == '[') {
       char *close = strchr(line, ']');
       if (!close) {
         g_set_error(error, domain, code,
-                    "%s:%d: group header '%s' has no closing ']': write it as [name]", origin, i + 1, line);
+                    "%s:%d: group header '%s' has no closing ']': write it as [name]", origin, i + 1, shown);
         return FALSE;
       }
       if (close[1]) {
         g_set_error(error, domain, code,
                     "%s:%d: '%s' has text after its group header: put each KEY = VALUE on a line of its own", origin,
-                    i + 1, line);
+                    i + 1, shown);
         return FALSE;
       }
       in_group = TRUE;
@@ -448,13 +487,13 @@ gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQu
     }
     if (!strchr(line, '=')) {
       g_set_error(error, domain, code,
-                  "%s:%d: '%s' is neither KEY = VALUE, a [group] header nor a # comment", origin, i + 1, line);
+                  "%s:%d: '%s' is neither KEY = VALUE, a [group] header nor a # comment", origin, i + 1, shown);
       return FALSE;
     }
     if (!in_group) {
       g_set_error(error, domain, code,
                   "%s:%d: '%s' comes before any [group] header: put it under one, such as %s", origin, i + 1,
-                  line, group_hint);
+                  shown, group_hint);
       return FALSE;
     }
   }

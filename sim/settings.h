@@ -79,6 +79,11 @@ gboolean settings_is_set(const Settings *s, SettingId id);
 gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQuark domain, int code,
                             const char *group_hint, GError **error);
 
+/* Append `text` to `out` for an error message: a byte that is not printable
+ * ASCII as \xNN, and at most `max_chars` characters so written (then "..."),
+ * so a binary file quoted by mistake shows as a short line. */
+void settings_append_shown(GString *out, const char *text, gsize max_chars);
+
 /* Where the value of a knob came from, as given to settings_set() ("-s",
  * "m.ini [cache] l2_size"); NULL for the default. */
 const char *settings_origin(const Settings *s, SettingId id);

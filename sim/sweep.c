@@ -124,7 +124,7 @@ static TraceSource *open_shared(void *data, unsigned repeat, GError **error)
 static TraceSource *open_trace(void *data, unsigned pass, GError **error)
 {
   const RunSpec *spec = data;
-  return runner_open_input(spec, 0, error);
+  return runner_open_input(spec, NULL, error);
 }
 
 static void run_one(gpointer data, gpointer user)
@@ -439,7 +439,7 @@ int sweep_main(int argc, char **argv, const char *self)
     goto out;
   }
   e = experiment_load(argv[1], &err);
-  if (!e)
+  if (!e || (!collect && !experiment_check_inputs(e, &err)))
     goto fail;
   sw.e = e;
   sw.dir = g_strdup(collect ? collect : out_dir ? out_dir : NULL);

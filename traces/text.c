@@ -28,7 +28,9 @@
  *     0..63 (MEMPOLICY_MAX_NODES, MAX_NUMNODES of the model).
  *
  * Any malformed line is a GError TRACE_ERROR_PARSE reading
- * "FILE:LINE: what is wrong near 'TOKEN'; expected WHAT IS ALLOWED".
+ * "FILE:LINE: what is wrong near 'TOKEN'; expected WHAT IS ALLOWED".  A NUL
+ * byte is one too ("FILE:LINE:COLUMN: a NUL byte ..."): lines are cut as C
+ * strings, and it would end its line unseen.
  *
  * Speed: the reader refills a 1 MiB buffer from a TraceInput (input.c, which
  * also undoes gzip, xz and zstd), cuts lines with memchr
@@ -52,12 +54,15 @@
 #define TEXT_PAGE_BYTES 4096ULL           /* rule 4 */
 #define TEXT_BUFFER_BYTES (1u << 20)      /* read buffer, also the longest line */
 #define TEXT_TOKEN_SHOWN 40               /* a token is cut to this in messages */
+#define TEXT_NO_NUL SIZE_MAX              /* TextSource.nul: none read */
 
 typedef struct {
   TraceSource base;
   TraceInput *in;    /* NULL when parsing a string */
   char *buf;         /* unread bytes are buf[start, end); buf[end] is writable */
   size_t cap, start, end;
+  size_t nul;        /* index in buf of the first NUL byte read and not yet passed, or TEXT_NO_NUL */
+  uint64_t buf_offset; /* offset in the input of buf[0], for messages */
   gboolean eof;      /* `in` has nothing more to give */
   char *name;        /* file name in messages */
   uint64_t line_no;
@@ -108,17 +113,7 @@ static gboolean map_flag_written(unsigned k, uint8_t bits)
 /* Append `token` for a message: printable, at most TEXT_TOKEN_SHOWN chars. */
 static void append_token(GString *msg, const char *token)
 {
-  size_t n = 0;
-  for (const char *s = token; *s; s++, n++) {
-    if (n == TEXT_TOKEN_SHOWN) {
-      g_string_append(msg, "...");
-      return;
-    }
-    if (g_ascii_isprint(*s))
-      g_string_append_c(msg, *s);
-    else
-      g_string_append_printf(msg, "\\x%02x", (unsigned char)*s);
-  }
+  settings_append_shown(msg, token, TEXT_TOKEN_SHOWN);
 }
 
 static gboolean fail(Line *l, GError **error, const char *token, const char *what, const char *expected)
@@ -543,13 +538,27 @@ static int parse_line(TextSource *t, char *text, TraceRecord *r, GError **error)
 
 /* ---- the source --------------------------------------------------------- */
 
+/* A NUL byte at buf[t->nul], in the line that starts at `from`: lines are
+ * cut as C strings, so it would end the line there and hide the rest. */
+static char *nul_error(TextSource *t, const char *from, GError **error)
+{
+  g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
+              "%s:%" G_GUINT64_FORMAT ":%zu: a NUL byte (byte offset %" G_GUINT64_FORMAT "); a text trace has none: "
+              "is this a binary file? give -f with its format (mtr, champsim)",
+              t->name, t->line_no + 1, (size_t)(t->buf + t->nul - from) + 1, t->buf_offset + t->nul);
+  return NULL;
+}
+
 /* The next line, NUL-terminated in the buffer; NULL at the end or on error
- * (then *error is set). */
+ * (then *error is set).  A NUL byte in the input is an error: one memchr a
+ * buffer refill finds the first (t->nul), not one a line. */
 static char *next_line(TextSource *t, GError **error)
 {
   for (;;) {
     char *from = t->buf + t->start;
     char *nl = memchr(from, '\n', t->end - t->start);
+    if (nl && t->nul < (size_t)(nl - t->buf))
+      return nul_error(t, from, error);
     if (nl) {
       *nl = '\0';
       t->start = (size_t)(nl - t->buf) + 1;
@@ -559,6 +568,8 @@ static char *next_line(TextSource *t, GError **error)
     if (t->eof) {
       if (t->start == t->end)
         return NULL;
+      if (t->nul < t->end)
+        return nul_error(t, from, error);
       t->buf[t->end] = '\0'; /* a last line without newline */
       t->start = t->end;
       t->line_no++;
@@ -566,6 +577,9 @@ static char *next_line(TextSource *t, GError **error)
     }
     memmove(t->buf, from, t->end - t->start);
     t->end -= t->start;
+    t->buf_offset += t->start;
+    if (t->nul != TEXT_NO_NUL)
+      t->nul -= t->start;
     t->start = 0;
     if (t->end == t->cap - 1) {
       g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
@@ -576,6 +590,9 @@ static char *next_line(TextSource *t, GError **error)
     gssize got = trace_input_read(t->in, t->buf + t->end, t->cap - 1 - t->end, error);
     if (got < 0)
       return NULL;
+    char *nul = t->nul == TEXT_NO_NUL ? memchr(t->buf + t->end, '\0', (size_t)got) : NULL;
+    if (nul)
+      t->nul = (size_t)(nul - t->buf);
     t->end += (size_t)got;
     if (got == 0)
       t->eof = TRUE;
@@ -628,6 +645,7 @@ static TextSource *text_source_new(const char *name)
   t->base.unmapped = UNMAPPED_SEGV;
   t->base.description = g_strdup(name);
   t->name = g_strdup(name);
+  t->nul = TEXT_NO_NUL;
   t->pid = 1;
   t->tid = 1;
   return t;

@@ -7,6 +7,10 @@
 #include "input.h"
 #include "source.h"
 
+/* The first line a writer gives a text trace (a comment to the reader);
+ * format detection takes a file that starts with it for text. */
+#define TEXT_TRACE_HEADER "# mmusim text trace v1"
+
 /* Open a text trace; path "-" reads standard input.  Lines are parsed as the
  * batches are read, so a stream of any length costs constant memory. */
 TraceSource *text_source_open(const char *path, GError **error);

@@ -4,6 +4,9 @@
  * Detection looks at the first TRACE_FORMAT_SNIFF_BYTES of the (decompressed)
  * stream without consuming them, so it works on a pipe:
  *  1. the .mtr magic number                                   -> mtr
+ *     a first line that is the text header (TEXT_TRACE_HEADER) -> text
+ *     (whatever follows: the text reader reports a NUL byte or a bad
+ *     line with its line number, not as an address of ChampSim's)
  *  2. a NUL byte or another control character than tab, CR, LF, FF, VT
  *                                                              -> champsim
  *     (ChampSim traces have no magic number; they are the binary format)
@@ -54,6 +57,10 @@ int trace_format_detect(TraceInput *in, GError **error)
     return -1;
   if (n >= MTR_MAGIC_BYTES && memcmp(b, MTR_MAGIC, MTR_MAGIC_BYTES) == 0)
     return TRACE_FORMAT_MTR;
+  size_t header = strlen(TEXT_TRACE_HEADER);
+  if ((size_t)n > header && memcmp(b, TEXT_TRACE_HEADER, header) == 0 &&
+      (b[header] == '\n' || (b[header] == '\r' && (size_t)n > header + 1 && b[header + 1] == '\n')))
+    return TRACE_FORMAT_TEXT;
   for (gssize i = 0; i < n; i++)
     if (b[i] < 0x20 && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' && b[i] != '\f' && b[i] != '\v')
       return TRACE_FORMAT_CHAMPSIM;

@@ -420,7 +420,7 @@ static void set_default(WorkloadSource *w, WorkloadValue *values, int k, const W
   g_assert(ok); /* the tables' defaults are valid */
 }
 
-TraceSource *workload_open(const char *spec, uint64_t seed, GError **error)
+TraceSource *workload_open(const char *spec, const uint64_t *seed, GError **error)
 {
   g_return_val_if_fail(spec != NULL, NULL);
   const char *colon = strchr(spec, ':');
@@ -452,9 +452,9 @@ TraceSource *workload_open(const char *spec, uint64_t seed, GError **error)
         goto out_free;
   }
   if (seed) {
-    values[P_SEED].u = seed;
+    values[P_SEED].u = *seed;
     g_free(w->text[P_SEED]);
-    w->text[P_SEED] = g_strdup_printf("%" G_GUINT64_FORMAT, seed);
+    w->text[P_SEED] = g_strdup_printf("%" G_GUINT64_FORMAT, *seed);
   }
 
   WorkloadConfig *c = &w->cfg;

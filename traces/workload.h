@@ -17,9 +17,9 @@
 /* Base virtual address of the first region a generator maps. */
 #define WORKLOAD_BASE_VA 0x7f0000000000ULL
 
-/* Open a generator.  `seed` replaces the spec's seed when nonzero
- * (`mmusim run --seed`, and each repeat of -r). */
-TraceSource *workload_open(const char *spec, uint64_t seed, GError **error);
+/* Open a generator.  `*seed` replaces the spec's seed (`mmusim run --seed`,
+ * and each repeat of -r); NULL keeps the spec's own. */
+TraceSource *workload_open(const char *spec, const uint64_t *seed, GError **error);
 /* `mmusim list workloads`: one block per generator with its parameters. */
 void workload_list(GString *out);
 

@@ -96,6 +96,41 @@ START_TEST(test_ids_are_stable)
 }
 END_TEST
 
+/* `seed = 0` in the file is the seed 0, as run --seed 0: another run than
+ * the workload's own seed of a file without a seed line, so another id;
+ * files without a seed line keep the ids they always had. */
+/* Load an experiment written to a scratch file, removed again (NULL if it
+ * is rejected). */
+static Experiment *load_text(const char *name, const char *text)
+{
+  g_autofree char *path = write_exp(name, text);
+  Experiment *e = experiment_load(path, NULL);
+  remove_exp(path);
+  return e;
+}
+
+START_TEST(test_seed_zero_is_a_seed)
+{
+  const char *head = "[experiment]\nworkload = random:size=4M,accesses=1K,seed=5\n";
+  g_autofree char *zero_text = g_strconcat(head, "seed = 0\n", NULL);
+  g_autofree char *seven_text = g_strconcat(head, "seed = 7\n", NULL);
+  g_autoptr(Experiment) en = load_text("none.ini", head);
+  g_autoptr(Experiment) ez = load_text("zero.ini", zero_text);
+  g_autoptr(Experiment) e7 = load_text("seven.ini", seven_text);
+  ck_assert(en && ez && e7);
+  ck_assert(!cfg(en, 0)->spec.seed_given);
+  ck_assert(cfg(ez, 0)->spec.seed_given);
+  ck_assert_uint_eq(cfg(ez, 0)->spec.seed, 0);
+  ck_assert(cfg(e7, 0)->spec.seed_given);
+  ck_assert_uint_eq(cfg(e7, 0)->spec.seed, 7);
+  ck_assert_str_ne(cfg(en, 0)->id, cfg(ez, 0)->id);
+  ck_assert_str_ne(cfg(ez, 0)->id, cfg(e7, 0)->id);
+  /* The ids these files had before a seed line could say 0. */
+  ck_assert_str_eq(cfg(en, 0)->id, "734e9c23f55e");
+  ck_assert_str_eq(cfg(e7, 0)->id, "05bbfc90469e");
+}
+END_TEST
+
 START_TEST(test_zip_and_special_axes)
 {
   g_autofree char *path = write_exp("z.ini",
@@ -180,6 +215,7 @@ static Suite *experiment_suite(void)
   TCase *tc = tcase_create("core");
   tcase_add_test(tc, test_product_order);
   tcase_add_test(tc, test_ids_are_stable);
+  tcase_add_test(tc, test_seed_zero_is_a_seed);
   tcase_add_test(tc, test_zip_and_special_axes);
   tcase_add_test(tc, test_paths_relative_to_file);
   tcase_add_test(tc, test_errors);

@@ -553,6 +553,33 @@ START_TEST(test_format_size_round_trip)
 }
 END_TEST
 
+/* An .ini file's bad line is quoted short and escaped: a binary file given
+ * by mistake does not print its bytes raw. */
+START_TEST(test_ini_check_quotes_binary_short)
+{
+  GString *bin = g_string_new("[machine]\n");
+  for (unsigned i = 0; i < 300; i++)
+    g_string_append_c(bin, (char)(0x80 + i % 0x70));
+  GError *err = NULL;
+  ck_assert(!settings_ini_check("garbage.bin", bin->str, bin->len, MMUSIM_SETTINGS_ERROR, SETTINGS_ERROR_BAD_VALUE, "[x]", &err));
+  ck_assert_str_eq(err->message, "garbage.bin:2: '\\x80\\x81\\x82\\x83\\x84\\x85\\x86\\x87\\x88\\x89\\x8a"
+                                 "\\x8b\\x8c\\x8d\\x8e...' is neither KEY = VALUE, a [group] header nor a # comment");
+  g_clear_error(&err);
+  g_string_free(bin, TRUE);
+  /* Printable, 60 characters shown. */
+  g_autofree char *longer = g_strdup_printf("[machine]\n%s\n", "abcdefghij" "abcdefghij" "abcdefghij"
+                                            "abcdefghij" "abcdefghij" "abcdefghij" "abcdefghij");
+  ck_assert(!settings_ini_check("long.ini", longer, strlen(longer), MMUSIM_SETTINGS_ERROR, SETTINGS_ERROR_BAD_VALUE, "[x]", &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "long.ini:2: 'abcdefghijabcdefghijabcdefghijabcdefghijabcdefghijabcdefghij...' is"));
+  g_clear_error(&err);
+  /* A NUL byte: the line and offset, and what it means. */
+  static const char nul[] = "[machine]\nname = x\0y\n";
+  ck_assert(!settings_ini_check("n.ini", nul, sizeof nul - 1, MMUSIM_SETTINGS_ERROR, SETTINGS_ERROR_BAD_VALUE, "[x]", &err));
+  ck_assert_str_eq(err->message, "n.ini:2: a NUL byte (byte offset 18): is this a binary file? give a text .ini file");
+  g_clear_error(&err);
+}
+END_TEST
+
 static Suite *settings_suite(void)
 {
   Suite *s = suite_create("settings");
@@ -589,6 +616,7 @@ static Suite *settings_suite(void)
   tcase_add_test(tc, test_copy_independent);
   tcase_add_test(tc, test_format_size);
   tcase_add_test(tc, test_format_size_round_trip);
+  tcase_add_test(tc, test_ini_check_quotes_binary_short);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -230,6 +230,12 @@ for c in run explain sweep record trace list; do
     fi
   done
 done
+# `mmusim --help` names --version too, which prints the version.
+if "$MMUSIM" --help | grep -q -- "--version" && "$MMUSIM" --version | grep -q "^mmusim [0-9]"; then
+  ok
+else
+  bad "mmusim --help does not name --version, or --version prints no version"
+fi
 # list takes one kind; a second word is refused, not ignored.
 if "$MMUSIM" list settings extra >/dev/null 2>"$tmp/err"; then
   bad "list settings extra accepted"

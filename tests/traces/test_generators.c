@@ -12,7 +12,7 @@
 static GArray *measured(const char *spec, uint64_t *map_len)
 {
   GError *err = NULL;
-  g_autoptr(TraceSource) src = workload_open(spec, 0, &err);
+  g_autoptr(TraceSource) src = workload_open(spec, NULL, &err);
   ck_assert_no_error(err);
   GArray *all = read_all(src, &err);
   ck_assert_no_error(err);
@@ -51,7 +51,7 @@ START_TEST(thp_parameter_emits_prctl_or_madvise)
   };
   for (unsigned c = 0; c < G_N_ELEMENTS(cases); c++) {
     GError *err = NULL;
-    g_autoptr(TraceSource) src = workload_open(cases[c].spec, 0, &err);
+    g_autoptr(TraceSource) src = workload_open(cases[c].spec, NULL, &err);
     ck_assert_no_error(err);
     ck_assert_msg((strstr(src->description, "thp=") != NULL) == (cases[c].type >= 0), "%s", src->description);
     GArray *all = read_all(src, &err);
@@ -220,7 +220,7 @@ typedef struct {
 static void stream_read(Stream *st, const char *spec, uint32_t want_threads)
 {
   GError *err = NULL;
-  g_autoptr(TraceSource) src = workload_open(spec, 0, &err);
+  g_autoptr(TraceSource) src = workload_open(spec, NULL, &err);
   ck_assert_no_error(err);
   st->all = read_all(src, &err);
   ck_assert_no_error(err);
@@ -430,15 +430,15 @@ START_TEST(threads_size_splits_into_chunks)
   GError *err = NULL;
   /* size alone: split, each chunk a whole number of aligns; the
    * description shows the chunk and the block, and reads back the same. */
-  g_autoptr(TraceSource) a = workload_open("threads:size=10M,threads=3,align=64K", 0, &err);
+  g_autoptr(TraceSource) a = workload_open("threads:size=10M,threads=3,align=64K", NULL, &err);
   ck_assert_no_error(err);
   ck_assert_ptr_nonnull(strstr(a->description, "size=10176K,"));
   ck_assert_ptr_nonnull(strstr(a->description, "chunk=3392K,"));
-  g_autoptr(TraceSource) b = workload_open(a->description, 0, &err);
+  g_autoptr(TraceSource) b = workload_open(a->description, NULL, &err);
   ck_assert_no_error(err);
   ck_assert_str_eq(a->description, b->description);
   /* Without size: threads x chunk rounded up to align. */
-  g_autoptr(TraceSource) c = workload_open("threads:threads=3,chunk=1000", 0, &err);
+  g_autoptr(TraceSource) c = workload_open("threads:threads=3,chunk=1000", NULL, &err);
   ck_assert_no_error(err);
   ck_assert_ptr_nonnull(strstr(c->description, "size=12K,"));
 }
@@ -579,9 +579,9 @@ START_TEST(multithreaded_generators_are_deterministic)
   };
   for (unsigned k = 0; k < G_N_ELEMENTS(specs); k++) {
     GError *err = NULL;
-    g_autoptr(TraceSource) a = workload_open(specs[k], 0, &err);
-    g_autoptr(TraceSource) b = workload_open(specs[k], 0, &err);
-    g_autoptr(TraceSource) c = workload_open(specs[k], 2, &err);
+    g_autoptr(TraceSource) a = workload_open(specs[k], NULL, &err);
+    g_autoptr(TraceSource) b = workload_open(specs[k], NULL, &err);
+    g_autoptr(TraceSource) c = workload_open(specs[k], &(uint64_t){ 2 }, &err);
     ck_assert_no_error(err);
     GArray *ra = read_all(a, &err), *rb = read_all(b, &err), *rc = read_all(c, &err);
     ck_assert_no_error(err);
@@ -627,7 +627,7 @@ START_TEST(bad_parameters)
   };
   for (unsigned k = 0; k < G_N_ELEMENTS(cases); k++) {
     GError *err = NULL;
-    TraceSource *src = workload_open(cases[k].spec, 0, &err);
+    TraceSource *src = workload_open(cases[k].spec, NULL, &err);
     ck_assert_msg(src == NULL, "'%s' accepted", cases[k].spec);
     ck_assert_msg(strstr(err->message, cases[k].part), "'%s' lacks '%s'", err->message, cases[k].part);
     g_error_free(err);

@@ -58,10 +58,10 @@ START_TEST(test_workload_same_records)
   const char *spec = "random:size=16M,accesses=20000";
   GError *err = NULL;
   Seen ref = { 0 }, v = { 0 };
-  TraceSource *alone = workload_open(spec, 7, &err);
+  TraceSource *alone = workload_open(spec, &(uint64_t){ 7 }, &err);
   ck_assert_no_error(err);
   read_batches(alone, &ref, 0, 0, FALSE);
-  TraceSource *inner = workload_open(spec, 7, &err);
+  TraceSource *inner = workload_open(spec, &(uint64_t){ 7 }, &err);
   ck_assert_no_error(err);
   TraceSource *ra = readahead_source_new(inner, READAHEAD_RING);
   ck_assert_int_eq(ra->unmapped, alone->unmapped);

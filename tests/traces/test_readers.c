@@ -409,6 +409,11 @@ START_TEST(detection)
 {
   ck_assert_int_eq(detect("", 0), TRACE_FORMAT_TEXT);
   ck_assert_int_eq(detect("# mmusim text trace v1\nR 0x1000 8\n", 32), TRACE_FORMAT_TEXT);
+  /* The text header first: text, whatever binary follows (the reader then
+   * names the line of the NUL byte). */
+  ck_assert_int_eq(detect("# mmusim text trace v1\n\0\0\0\0\0\0\0\0", 31), TRACE_FORMAT_TEXT);
+  ck_assert_int_eq(detect("# mmusim text trace v1\r\n\1\2", 26), TRACE_FORMAT_TEXT);
+  ck_assert_int_eq(detect("# mmusim text trace v1 and more\n\0", 33), TRACE_FORMAT_CHAMPSIM);
   ck_assert_int_eq(detect(LACKEY_SAMPLE, strlen(LACKEY_SAMPLE)), TRACE_FORMAT_LACKEY);
   ck_assert_int_eq(detect("I  0401ab70,3\n", 14), TRACE_FORMAT_LACKEY);
   ck_assert_int_eq(detect(MTR_MAGIC "\1\0\0\0", 12), TRACE_FORMAT_MTR);

@@ -452,6 +452,51 @@ START_TEST(streams_file_larger_than_buffer)
 }
 END_TEST
 
+/* Read `len` bytes of memory as a text trace to its end; the error. */
+static GError *read_error(const char *data, size_t len)
+{
+  GError *err = NULL;
+  g_autoptr(TraceSource) src = text_source_from_input(trace_input_from_memory("t.txt", data, len, TRUE));
+  TraceBatch *batch = g_new(TraceBatch, 1);
+  while (trace_source_next(src, batch, &err) && batch->n)
+    ;
+  g_free(batch);
+  return err;
+}
+
+/* A NUL byte would cut a line short and hide the rest: an error naming the
+ * line, column and offset, also past the first buffer refill. */
+START_TEST(nul_byte_is_an_error)
+{
+  static const char one[] = "mmap 0x7f0000000000 2M rw\nR 0x7f0000000000 8\0 zzzz junk\nW 0x7f0000000000 8\0\n";
+  GError *err = read_error(one, sizeof one - 1);
+  ck_assert_ptr_nonnull(err);
+  ck_assert_str_eq(err->message, "t.txt:2:19: a NUL byte (byte offset 44); a text trace has none: is this a binary "
+                                 "file? give -f with its format (mtr, champsim)");
+  g_clear_error(&err);
+  /* In the last line, without a newline. */
+  err = read_error("R 0x1000 8\nW 0x1000\0", 20);
+  ck_assert_ptr_nonnull(err);
+  ck_assert_ptr_nonnull(strstr(err->message, "t.txt:2:9: a NUL byte (byte offset 19)"));
+  g_clear_error(&err);
+  /* 3 MB of good lines first: the buffer is refilled and moved. */
+  GString *big = g_string_new(NULL);
+  unsigned lines = 0;
+  while (big->len < 3u << 20) {
+    g_string_append(big, "R 0x10000000 8\n");
+    lines++;
+  }
+  gsize at = big->len + 4;
+  g_string_append_len(big, "W 0x\0\n", 6);
+  err = read_error(big->str, big->len);
+  ck_assert_ptr_nonnull(err);
+  g_autofree char *want = g_strdup_printf("t.txt:%u:5: a NUL byte (byte offset %" G_GSIZE_FORMAT ")", lines + 1, at);
+  ck_assert_msg(strstr(err->message, want), "%s lacks %s", err->message, want);
+  g_clear_error(&err);
+  g_string_free(big, TRUE);
+}
+END_TEST
+
 START_TEST(line_too_long)
 {
   GError *err = NULL;
@@ -706,6 +751,7 @@ static Suite *text_suite(void)
   tc = tcase_create("stream");
   tcase_add_test(tc, streams_file_larger_than_buffer);
   tcase_add_test(tc, line_too_long);
+  tcase_add_test(tc, nul_byte_is_an_error);
   tcase_add_test(tc, reads_standard_input);
   suite_add_tcase(s, tc);
   tc = tcase_create("write");

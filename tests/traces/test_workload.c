@@ -16,7 +16,7 @@
 
 /* Every record of a workload, checked on the way: batches are full except
  * the last, and every record belongs to pid 1, tid 1. */
-static GArray *generate(const char *spec, uint64_t seed, char **description)
+static GArray *generate(const char *spec, const uint64_t *seed, char **description)
 {
   GError *err = NULL;
   g_autoptr(TraceSource) src = workload_open(spec, seed, &err);
@@ -101,7 +101,7 @@ static gboolean same_stream(GArray *a, GArray *b)
 START_TEST(ptrchase_frame_and_counts)
 {
   g_autofree char *desc = NULL;
-  GArray *r = generate("ptrchase:size=64K,accesses=5000,gap=7", 0, &desc);
+  GArray *r = generate("ptrchase:size=64K,accesses=5000,gap=7", NULL, &desc);
   /* 64K / 64 = 1024 elements, each written once in setup. */
   check_frame(r, 64 * 1024, 1024, 64, 5000, 7, 0);
   const TraceRecord *a = measured(r, 5000);
@@ -119,7 +119,7 @@ START_TEST(ptrchase_visits_every_line_once_per_cycle)
   const unsigned n = 256, cycles = 3;
   const uint64_t accesses = n * cycles + n / 2;
   g_autofree char *spec = g_strdup_printf("ptrchase:size=64K,line=256,accesses=%" G_GUINT64_FORMAT, accesses);
-  GArray *r = generate(spec, 0, NULL);
+  GArray *r = generate(spec, NULL, NULL);
   check_frame(r, 64 * 1024, n, 256, accesses, 0, 0);
   const TraceRecord *a = measured(r, accesses);
   for (unsigned c = 0; c < cycles; c++) {
@@ -146,7 +146,7 @@ END_TEST
 
 START_TEST(ptrchase_seq_order)
 {
-  GArray *r = generate("ptrchase:size=8K,line=1K,order=seq,accesses=20", 0, NULL);
+  GArray *r = generate("ptrchase:size=8K,line=1K,order=seq,accesses=20", NULL, NULL);
   check_frame(r, 8192, 8, 1024, 20, 0, 0);
   const TraceRecord *a = measured(r, 20);
   for (unsigned k = 0; k < 20; k++)
@@ -158,7 +158,7 @@ END_TEST
 START_TEST(ptrchase_line_not_dividing_size)
 {
   /* 10000 / 3072 = 3 elements; the tail of the buffer is not in the chain. */
-  GArray *r = generate("ptrchase:size=10000,line=3K,accesses=6", 0, NULL);
+  GArray *r = generate("ptrchase:size=10000,line=3K,accesses=6", NULL, NULL);
   check_frame(r, 10000, 3, 3072, 6, 0, 0);
   const TraceRecord *a = measured(r, 6);
   uint64_t seen = 0;
@@ -173,7 +173,7 @@ START_TEST(ptrchase_defaults)
 {
   /* Streamed and counted, not stored: 2M records. */
   GError *err = NULL;
-  g_autoptr(TraceSource) src = workload_open("ptrchase", 0, &err);
+  g_autoptr(TraceSource) src = workload_open("ptrchase", NULL, &err);
   ck_assert_no_error(err);
   ck_assert_str_eq(src->description,
                    "ptrchase:size=64M,accesses=1000000,seed=1,gap=0,backing=anon,line=64,order=random");
@@ -205,8 +205,8 @@ START_TEST(same_seed_same_stream)
   const char *specs[] = { "ptrchase:size=1M,accesses=20000", "random:size=1M,accesses=20000,rw=0.3",
                           "seq:size=1M,accesses=20000,stride=192" };
   for (unsigned k = 0; k < G_N_ELEMENTS(specs); k++) {
-    GArray *a = generate(specs[k], 0, NULL);
-    GArray *b = generate(specs[k], 0, NULL);
+    GArray *a = generate(specs[k], NULL, NULL);
+    GArray *b = generate(specs[k], NULL, NULL);
     ck_assert_msg(same_stream(a, b), "%s: two runs differ", specs[k]);
     g_array_free(a, TRUE);
     g_array_free(b, TRUE);
@@ -218,8 +218,8 @@ START_TEST(different_seed_different_stream)
 {
   const char *specs[] = { "ptrchase:size=1M,accesses=20000", "random:size=1M,accesses=20000" };
   for (unsigned k = 0; k < G_N_ELEMENTS(specs); k++) {
-    GArray *a = generate(specs[k], 1, NULL);
-    GArray *b = generate(specs[k], 2, NULL);
+    GArray *a = generate(specs[k], &(uint64_t){ 1 }, NULL);
+    GArray *b = generate(specs[k], &(uint64_t){ 2 }, NULL);
     ck_assert_uint_eq(a->len, b->len);
     const TraceRecord *x = measured(a, 20000), *y = measured(b, 20000);
     unsigned same = 0;
@@ -235,9 +235,9 @@ END_TEST
 START_TEST(seed_argument_overrides_spec)
 {
   g_autofree char *d1 = NULL, *d2 = NULL, *d3 = NULL;
-  GArray *a = generate("random:size=64K,accesses=1000,seed=5", 0, &d1);
-  GArray *b = generate("random:size=64K,accesses=1000,seed=9", 5, &d2);
-  GArray *c = generate("random:size=64K,accesses=1000,seed=9", 0, &d3);
+  GArray *a = generate("random:size=64K,accesses=1000,seed=5", NULL, &d1);
+  GArray *b = generate("random:size=64K,accesses=1000,seed=9", &(uint64_t){ 5 }, &d2);
+  GArray *c = generate("random:size=64K,accesses=1000,seed=9", NULL, &d3);
   ck_assert(same_stream(a, b));
   ck_assert(!same_stream(a, c));
   ck_assert_str_eq(d1, d2);
@@ -249,12 +249,29 @@ START_TEST(seed_argument_overrides_spec)
 }
 END_TEST
 
+/* 0 is a seed like any other: given, it replaces the spec's (run --seed 0). */
+START_TEST(seed_argument_zero_overrides_spec)
+{
+  g_autofree char *d0 = NULL, *d5 = NULL, *dz = NULL;
+  GArray *zero = generate("random:size=64K,accesses=1000,seed=0", NULL, &d0);
+  GArray *five = generate("random:size=64K,accesses=1000,seed=5", NULL, &d5);
+  GArray *over = generate("random:size=64K,accesses=1000,seed=5", &(uint64_t){ 0 }, &dz);
+  ck_assert(same_stream(zero, over));
+  ck_assert(!same_stream(five, over));
+  ck_assert_str_eq(d0, dz);
+  ck_assert_ptr_nonnull(strstr(dz, ",seed=0,"));
+  g_array_free(zero, TRUE);
+  g_array_free(five, TRUE);
+  g_array_free(over, TRUE);
+}
+END_TEST
+
 /* ---- random and seq ------------------------------------------------------ */
 
 START_TEST(random_frame_and_spread)
 {
   /* 64K = 16 pages; 64000 accesses put about 4000 in each. */
-  GArray *r = generate("random:size=64K,accesses=64000,backing=hugetlb,gap=2", 0, NULL);
+  GArray *r = generate("random:size=64K,accesses=64000,backing=hugetlb,gap=2", NULL, NULL);
   check_frame(r, 64 * 1024, 1024, 64, 64000, 2, MAP_F_HUGETLB);
   const TraceRecord *a = measured(r, 64000);
   unsigned pages[16] = { 0 }, stores = 0;
@@ -271,9 +288,9 @@ END_TEST
 
 START_TEST(random_rw_fraction_keeps_addresses)
 {
-  GArray *loads = generate("random:size=1M,accesses=1000", 0, NULL);
-  GArray *mixed = generate("random:size=1M,accesses=1000,rw=0.25", 0, NULL);
-  GArray *all = generate("random:size=1M,accesses=1000,rw=1", 0, NULL);
+  GArray *loads = generate("random:size=1M,accesses=1000", NULL, NULL);
+  GArray *mixed = generate("random:size=1M,accesses=1000,rw=0.25", NULL, NULL);
+  GArray *all = generate("random:size=1M,accesses=1000,rw=1", NULL, NULL);
   const TraceRecord *l = measured(loads, 1000), *m = measured(mixed, 1000), *s = measured(all, 1000);
   unsigned stores = 0;
   for (unsigned k = 0; k < 1000; k++) {
@@ -296,7 +313,7 @@ START_TEST(seq_wraps_with_stride)
 {
   /* (4096 - 8) / 128 + 1 = 32 positions a pass; 100 accesses wrap 3 times. */
   g_autofree char *desc = NULL;
-  GArray *r = generate("seq:size=4K,stride=128,accesses=100,rw=0.5", 0, &desc);
+  GArray *r = generate("seq:size=4K,stride=128,accesses=100,rw=0.5", NULL, &desc);
   check_frame(r, 4096, 64, 64, 100, 0, 0);
   const TraceRecord *a = measured(r, 100);
   for (unsigned k = 0; k < 100; k++) {
@@ -311,7 +328,7 @@ END_TEST
 START_TEST(seq_size_not_multiple_of_stride)
 {
   /* size 5000, stride 1000: words at 0, 1000, ..., 4000 fit (4000 + 8 <= 5000). */
-  GArray *r = generate("seq:size=5000,stride=1000,accesses=7", 0, NULL);
+  GArray *r = generate("seq:size=5000,stride=1000,accesses=7", NULL, NULL);
   /* setup: (5000 - 8) / 64 + 1 = 79 lines. */
   check_frame(r, 5000, 79, 64, 7, 0, 0);
   const TraceRecord *a = measured(r, 7);
@@ -327,7 +344,7 @@ START_TEST(large_sizes_cost_nothing)
   /* 1T of memory, a few accesses: the source must not touch host memory in
    * proportion to size, and the mapping must end at 128T. */
   GError *err = NULL;
-  g_autoptr(TraceSource) src = workload_open("ptrchase:size=1T,accesses=10", 0, &err);
+  g_autoptr(TraceSource) src = workload_open("ptrchase:size=1T,accesses=10", NULL, &err);
   ck_assert_no_error(err);
   TraceBatch *batch = g_new(TraceBatch, 1);
   ck_assert(trace_source_next(src, batch, &err));
@@ -340,7 +357,7 @@ END_TEST
 
 START_TEST(zero_accesses)
 {
-  GArray *r = generate("seq:size=4K,accesses=0", 0, NULL);
+  GArray *r = generate("seq:size=4K,accesses=0", NULL, NULL);
   check_frame(r, 4096, 64, 64, 0, 0, 0);
   g_array_free(r, TRUE);
 }
@@ -375,7 +392,7 @@ static const KernelShape stream_shape[4] = {
 static void check_stream(const char *spec, uint64_t va, uint64_t len, uint8_t flags, uint64_t elements, uint64_t measured,
                          uint32_t gap, uint32_t loop)
 {
-  GArray *r = generate(spec, 0, NULL);
+  GArray *r = generate(spec, NULL, NULL);
   uint64_t array_bytes = elements * 8, lines = (array_bytes - 8) / 64 + 1;
   ck_assert_uint_eq(r->len, 2 + 3 * lines + 1 + measured + 1);
   ck_assert_uint_eq(REC(r, 0)->type, REC_THREAD);
@@ -419,7 +436,7 @@ START_TEST(stream_frame_and_kernel_order)
 {
   check_stream("stream:size=4K,ntimes=2", STREAM_STATIC_VA, 2 * MiB, 0, 512, 10240, 0, 3);
   g_autofree char *desc = NULL;
-  GArray *r = generate("stream:size=4K,ntimes=2", 0, &desc);
+  GArray *r = generate("stream:size=4K,ntimes=2", NULL, &desc);
   ck_assert_str_eq(desc, "stream:size=4K,accesses=10240,seed=1,gap=0,backing=anon,ntimes=2,placement=static,loop_insns=3");
   /* Per iteration: copy 512 loads + 512 stores, scale the same, add and
    * triad 1024 loads + 512 stores each. */
@@ -473,12 +490,12 @@ START_TEST(stream_accesses_caps_the_run)
   check_stream("stream:size=4K,ntimes=3,accesses=1G", STREAM_STATIC_VA, 2 * MiB, 0, 512, 15360, 0, 3);
   check_stream("stream:size=4100,ntimes=1", STREAM_STATIC_VA, 2 * MiB, 0, 512, 5120, 0, 3);
   GError *err = NULL;
-  g_autoptr(TraceSource) src = workload_open("stream", 7, &err);
+  g_autoptr(TraceSource) src = workload_open("stream", &(uint64_t){ 7 }, &err);
   ck_assert_no_error(err);
   /* 64M arrays: 8M elements x 10 accesses x 10 iterations. */
   ck_assert_str_eq(src->description,
                    "stream:size=64M,accesses=838860800,seed=7,gap=0,backing=anon,ntimes=10,placement=static,loop_insns=3");
-  g_autoptr(TraceSource) big = workload_open("stream:size=1T,ntimes=4294967295", 0, &err);
+  g_autoptr(TraceSource) big = workload_open("stream:size=1T,ntimes=4294967295", NULL, &err);
   ck_assert_no_error(err);
   ck_assert_ptr_nonnull(strstr(big->description, "accesses=18446744073709551615,"));
 }
@@ -486,8 +503,8 @@ END_TEST
 
 START_TEST(stream_ignores_the_seed)
 {
-  GArray *a = generate("stream:size=4K,ntimes=1", 1, NULL);
-  GArray *b = generate("stream:size=4K,ntimes=1", 2, NULL);
+  GArray *a = generate("stream:size=4K,ntimes=1", &(uint64_t){ 1 }, NULL);
+  GArray *b = generate("stream:size=4K,ntimes=1", &(uint64_t){ 2 }, NULL);
   ck_assert(same_stream(a, b));
   g_array_free(a, TRUE);
   g_array_free(b, TRUE);
@@ -530,7 +547,7 @@ START_TEST(bad_spec_messages)
 {
   const BadSpec *b = &bad_specs[_i];
   GError *err = NULL;
-  TraceSource *src = workload_open(b->spec, 0, &err);
+  TraceSource *src = workload_open(b->spec, NULL, &err);
   ck_assert_msg(src == NULL, "'%s' accepted", b->spec);
   ck_assert(g_error_matches(err, MMUSIM_TRACE_ERROR, TRACE_ERROR_WORKLOAD));
   for (unsigned k = 0; k < G_N_ELEMENTS(b->fragments) && b->fragments[k]; k++)
@@ -611,7 +628,7 @@ END_TEST
 static void check_threads_mark(const WorkloadGenerator *gen, const char *spec)
 {
   GError *err = NULL;
-  g_autoptr(TraceSource) src = workload_open(spec, 5, &err);
+  g_autoptr(TraceSource) src = workload_open(spec, &(uint64_t){ 5 }, &err);
   ck_assert_no_error(err);
   TraceBatch *batch = g_new(TraceBatch, 1), *scan = g_new(TraceBatch, 1);
   unsigned marked = 0, batches = 0;
@@ -680,6 +697,7 @@ static Suite *workload_suite(void)
   tcase_add_test(tc, same_seed_same_stream);
   tcase_add_test(tc, different_seed_different_stream);
   tcase_add_test(tc, seed_argument_overrides_spec);
+  tcase_add_test(tc, seed_argument_zero_overrides_spec);
   suite_add_tcase(s, tc);
   tc = tcase_create("random_seq");
   tcase_add_test(tc, random_frame_and_spread);
