@@ -468,15 +468,16 @@ gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQu
     char *line = g_strstrip(lines[i]);
     if (!*line || *line == '#')
       continue;
-    g_autofree char *shown = ini_shown(line);
     if (*line == '[') {
       char *close = strchr(line, ']');
       if (!close) {
+        g_autofree char *shown = ini_shown(line);
         g_set_error(error, domain, code,
                     "%s:%d: group header '%s' has no closing ']': write it as [name]", origin, i + 1, shown);
         return FALSE;
       }
       if (close[1]) {
+        g_autofree char *shown = ini_shown(line);
         g_set_error(error, domain, code,
                     "%s:%d: '%s' has text after its group header: put each KEY = VALUE on a line of its own", origin,
                     i + 1, shown);
@@ -486,11 +487,13 @@ gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQu
       continue;
     }
     if (!strchr(line, '=')) {
+      g_autofree char *shown = ini_shown(line);
       g_set_error(error, domain, code,
                   "%s:%d: '%s' is neither KEY = VALUE, a [group] header nor a # comment", origin, i + 1, shown);
       return FALSE;
     }
     if (!in_group) {
+      g_autofree char *shown = ini_shown(line);
       g_set_error(error, domain, code,
                   "%s:%d: '%s' comes before any [group] header: put it under one, such as %s", origin, i + 1,
                   shown, group_hint);
