@@ -4,7 +4,7 @@
  * Models: table pages allocated from simulated physical memory, entry values
  * in the x86-64 layout, leaves at any level, freeing of emptied tables (as
  * free_pgtables() does on munmap), unhooking a table whole for a collapse
- * (the mm keeps the deposited page, mmu/mm.c).  Leaves out: the split
+ * (the mm keeps the deposited page, kernel/mm.c).  Leaves out: the split
  * page-table locks, and 5-level folding at run time (the level count is
  * fixed per machine).
  * Sources: arch/x86/include/asm/pgtable_types.h, mm/memory.c.

@@ -28,7 +28,7 @@
 #define PTE_D (1ULL << 6)
 #define PTE_PS (1ULL << 7)
 #define PTE_SW_ZERO (1ULL << 9)    /* maps the shared zero page (software bit) */
-#define PTE_SW_NUMA (1ULL << 10)   /* PROT_NONE for NUMA hinting: present to the kernel, not to the MMU (mmu/numa_balance.h) */
+#define PTE_SW_NUMA (1ULL << 10)   /* PROT_NONE for NUMA hinting: present to the kernel, not to the MMU (kernel/numa_balance.h) */
 #define PTE_NX (1ULL << 63)
 #define PTE_PFN_MASK 0x000ffffffffff000ULL
 

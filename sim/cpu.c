@@ -3,7 +3,7 @@
  *
  * Per access: the L1 TLB (ITLB or DTLB arrays by page size, probed as the
  * hardware probes them in parallel), then the architecture's second level and
- * walk (arch/), faults handled by the kernel (mmu/fault.c) and retried, then
+ * walk (arch/), faults handled by the kernel (kernel/fault.c) and retried, then
  * the data reference through the cache hierarchy (sim/memsys.c).  The timing
  * rules are listed in cpu.h.
  *

@@ -100,7 +100,7 @@ struct Cpu {
   uint64_t last_load_done;
   Thread *cur;              /* thread running on this CPU */
   uint64_t cur_since;       /* clock when cur started running (its run time counts from here) */
-  gboolean cur_exited;      /* cur NULL because its task exited (killed, mmu/oom_kill.c), not idle since
+  gboolean cur_exited;      /* cur NULL because its task exited (killed, kernel/oom_kill.c), not idle since
                              * the start: the next thread's arrival is a context switch (engine.c) */
   uint64_t numa_due;        /* clock at which cur's NUMA scan tick is due (numa_balance_switch_in) */
   unsigned cur_asid;
@@ -387,7 +387,7 @@ void cpu_prefetch(const Cpu *cpu, const Thread *t, const TraceRecord *far, CpuPr
 void cpu_prefetch_clear(CpuPrefetch *pf);
 /* Drop the region array, after anything that may have ended an address
  * space (a system call): another may take its host memory, with as many
- * nodes freed.  An Mm lives until the kernel is freed (mmu/kernel.c); the
+ * nodes freed.  An Mm lives until the kernel is freed (kernel/kernel.c); the
  * OOM killer tears a process's page table down (pgtable_destroy), which
  * moves nodes_freed on, so cpu_prefetch starts afresh and, with no root
  * left, prefetches nothing.  The engine calls this after every system

@@ -5,7 +5,7 @@
  *
  * One Dram per machine, shared by every CPU's MemHier (sim/memsys.c calls
  * dram_access for each reference DRAM serves).  Node n owns the physical
- * pages [n * pages_per_node, (n + 1) * pages_per_node), as mmu/physmem.h lays
+ * pages [n * pages_per_node, (n + 1) * pages_per_node), as kernel/physmem.h lays
  * memory out.
  *
  * Latency of a line from node h to a CPU on node c at distance d:

@@ -2,17 +2,17 @@
  * engine.c - the event loop: per-thread queues, clock-ordered CPUs, barriers,
  * the region of interest, and the daemons that run in simulated time.
  *
- * khugepaged (mmu/khugepaged.c) runs when the CPU about to run a record has
+ * khugepaged (kernel/khugepaged.c) runs when the CPU about to run a record has
  * reached its next wake: that CPU has the lowest clock of those with work,
  * so everything before the wake has run.  The test is one compare per
  * record, against the wake time read through a pointer the daemon keeps
  * current (UINT64_MAX while no mm is registered), so a registration made by
  * a system call or a fault counts from the next record.  The NUMA scanner
- * (mmu/numa_balance.c) is driven the same way, per CPU: cpu->numa_due is
+ * (kernel/numa_balance.c) is driven the same way, per CPU: cpu->numa_due is
  * the clock at which the running thread's run time (counted from its
  * switch-in, cpu->cur_since, plus Thread.ran) makes its scan tick due.
  *
- * A process the OOM killer killed (mem.oom_policy=kill, mmu/oom_kill.c) is
+ * A process the OOM killer killed (mem.oom_policy=kill, kernel/oom_kill.c) is
  * dead: its records still queued and every later one are dropped, counted
  * per process (Mm.oom_dropped_records), except the region marks, which are
  * the run's, not the process's.  The test is one load per record, of the

@@ -18,7 +18,7 @@ trap 'rm -rf "$tmp"' EXIT
 # commas) and whose metric is the configuration number.  For one experiment
 # (seed002-ppc64-thp) configuration 4 runs out of memory: its row has oom 1
 # and empty counter cells, and the stand-in closes with the message and the
-# exit status of `mmusim sweep` (sim/sweep.c, report_oom()).
+# exit status of `mmusim sweep` (cli/sweep.c, report_oom()).
 oom_name=seed002-ppc64-thp
 oom_conf=4
 cat > "$tmp/mmusim" <<EOF

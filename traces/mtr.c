@@ -26,7 +26,7 @@
  *   0x82 munmap PAGE NPAGES  0x83 mprotect PAGE NPAGES prot
  *   0x84 madvise PAGE NPAGES advice   0x85 prctl option value
  *   0x86 mempolicy PAGE NPAGES policy nodemask (policy: a code of the table
- *        of mmu/mempolicy_mode.h, checked there with its nodemask)
+ *        of kernel/mempolicy_mode.h, checked there with its nodemask)
  *   0x87 thread PID TID CPU+1 (sets the context)   0x88 roi begin  0x89 roi end
  *   0x8a mempolicy of the process: policy nodemask (no range)
  *   0x8f context PID TID: the records after it belong to PID/TID (no record)

@@ -264,7 +264,7 @@ START_TEST(records_are_checked_like_text)
 }
 END_TEST
 
-/* The reader's policy check is the table's (mmu/mempolicy_mode.h): every
+/* The reader's policy check is the table's (kernel/mempolicy_mode.h): every
  * code of the table with the nodes its mode takes comes back as written;
  * the code past the table, or a mask the mode refuses, is an error. */
 START_TEST(policy_codes_are_the_tables)

@@ -602,7 +602,7 @@ START_TEST(round_trip_canonical)
 }
 END_TEST
 
-/* preferred_many (a row of mmu/mempolicy_mode.c) reads in both forms, any
+/* preferred_many (a row of kernel/mempolicy_mode.c) reads in both forms, any
  * number of nodes, and is written back as read. */
 START_TEST(parse_preferred_many)
 {

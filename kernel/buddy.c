@@ -25,7 +25,7 @@
  * in absolute pfns, so the first and last may be partial).  A full chunk no
  * operation has reached yet is implicit: a free max-order MOVABLE block
  * ("clean"), or that block split around the background pages buddy_take
- * placed in it ("dirty"; mmu/physmem.c places them for its fragmentation
+ * placed in it ("dirty"; kernel/physmem.c places them for its fragmentation
  * model), which a sorted array of those pages describes.  The full chunks
  * start implicit and form the frontier [frontier_pfn, frontier_end_pfn).  A
  * chunk is materialised when a request needs a block only it holds (the

@@ -6,7 +6,7 @@
  * each VMA), and physmem_node_of() on each leaf's frame.  It leaves out what
  * the page table does not say: the ppc64 hashed page table's contents, TLB
  * contents, page-cache pages.  A leaf counts as mapped when it is present or
- * is a NUMA hinting entry (present to the kernel, mmu/numa_balance.h).
+ * is a NUMA hinting entry (present to the kernel, kernel/numa_balance.h).
  *
  * Aggregation: each VMA box is cut into columns of MAP_COLUMN_PX; a column
  * shows the share of its bytes under each page size (and under each node) as

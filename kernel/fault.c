@@ -7,7 +7,7 @@
  * a zeroed movable order-0 page for write faults, copy-on-write of a zero-page
  * mapping (do_wp_page: a fresh zeroed page, the old translation flushed),
  * page-table pages allocated on the way, and the cost of each.  The node of
- * a new page is the memory policy's (mmu/mempolicy.c: first touch unless a
+ * a new page is the memory policy's (kernel/mempolicy.c: first touch unless a
  * policy says otherwise); page tables go to the faulting CPU's node.
  *
  * Huge pages (__handle_mm_fault): when the PMD is empty, THP is allowed for

@@ -1,5 +1,5 @@
 /*
- * Unit tests of the address-space picture (sim/map.c): a small machine state
+ * Unit tests of the address-space picture (cli/map.c): a small machine state
  * built by running a text trace (VMAs with 4K and 2M pages, on x86-64; 64K
  * and 16M on ppc64 hash; pages on two NUMA nodes) is drawn to a temporary
  * SVG, which must be well-formed XML (GMarkup parses it) and name every

@@ -5,7 +5,7 @@
  * free pages of high ones, until a free block of the wanted order exists or
  * the scanners meet.  Whether a zone is worth compacting (free memory,
  * fragmentation index against extfrag_threshold) and how often compaction is
- * deferred after failures are decided here too.  mmu/physmem.c walks the
+ * deferred after failures are decided here too.  kernel/physmem.c walks the
  * zonelist and counts the outcome (CompactResult).
  */
 #ifndef MMUSIM_COMPACTION_H

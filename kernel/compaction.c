@@ -22,7 +22,7 @@
  * restarts after the longest deferral.
  *
  * What moves.  Only the background pages of the fragmentation model
- * (buddy_take, MT_MOVABLE; mmu/physmem.c places them) are migrated.  mmusim
+ * (buddy_take, MT_MOVABLE; kernel/physmem.c places them) are migrated.  mmusim
  * keeps no reverse map from a physical page to the PTEs that map it, so the
  * simulated processes' own pages (and page tables) cannot be moved: a
  * pageblock holding one is given up as async compaction gives up a

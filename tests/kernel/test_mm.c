@@ -1,5 +1,5 @@
 /*
- * test_mm.c - unit tests of the VMA bookkeeping of an address space (mmu/mm.h).
+ * test_mm.c - unit tests of the VMA bookkeeping of an address space (kernel/mm.h).
  *
  * The fixture builds an empty Mm over a page-table allocator that counts
  * table pages.  Tests insert VMAs by hand and check the list; a failing check

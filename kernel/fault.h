@@ -25,7 +25,7 @@ typedef enum {
 
 /* Handle a fault of `kind` at `va` taken by `cpu`; *cycles gets the cost.
  * With mem.oom_policy=kill a fault that finds no memory runs the OOM killer
- * (mmu/oom_kill.h) and, the victim another process, runs again (counted
+ * (kernel/oom_kill.h) and, the victim another process, runs again (counted
  * once in page-faults); FAULT_OOM only when no process could be killed. */
 FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, uint64_t *cycles);
 

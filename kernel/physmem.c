@@ -29,7 +29,7 @@
  * settings give the same layout on every run and the cost is proportional
  * to the pages placed.  The DMA zone is left alone (16M, kept from user
  * memory by its lowmem reserve).  A
- * huge allocation that fails may run direct compaction (mmu/compaction.c)
+ * huge allocation that fails may run direct compaction (kernel/compaction.c)
  * on the zones it tried, which migrates the movable background pages, and
  * then tries once more (__alloc_pages_direct_compact).
  */

@@ -1,5 +1,5 @@
 /*
- * Unit tests of NUMA memory policies (mmu/mempolicy.c, mempolicy_syntax.c):
+ * Unit tests of NUMA memory policies (kernel/mempolicy.c, mempolicy_syntax.c):
  * the policy syntax the setting and the trace reader share (each mode,
  * ranges, bad lists, the node limit, preferred's one node, writing it
  * back), the setting's messages, the weights, the settings checked at machine

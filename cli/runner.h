@@ -42,7 +42,7 @@ typedef struct {
    * a core to spare. */
   gboolean read_ahead;
   /* Optional: where repeat i's input comes from instead of opening it (a
-   * sweep's shared decoding pass, sim/sweep.c).  NULL: runner_open_input. */
+   * sweep's shared decoding pass, cli/sweep.c).  NULL: runner_open_input. */
   TraceSource *(*open)(void *data, unsigned repeat, GError **error);
   void *open_data;
   /* Optional: called with the machine of the last run (the last repeat, or

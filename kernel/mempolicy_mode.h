@@ -14,7 +14,7 @@
  *
  * Adding a mode: one file defining a MempolicyMode (the example is
  * mempolicy_preferred_many.c), its extern below, its TracePolicy code at
- * the end of the enum in traces/record.h (a code is never reused: .mtr
+ * the end of the enum in base/record.h (a code is never reused: .mtr
  * files keep it), its row in MODES[] of mempolicy_mode.c, and the file in
  * libmmusim_a_SOURCES and FUZZ_LIBSRC of Makefile.am (doc/ARCHITECTURE.md,
  * "add a memory policy mode").

@@ -41,7 +41,7 @@ typedef struct Kernel {
   unsigned next_asid;
   gboolean oom;          /* simulated out of memory: the run cannot complete */
   /* mem.oom_policy=kill: a fault that finds no memory runs the OOM killer
-   * (mmu/oom_kill.c), which appends each kill to oom_kills (of OomKill);
+   * (kernel/oom_kill.c), which appends each kill to oom_kills (of OomKill);
    * oom_kill_count is its length, read by the engine through a pointer. */
   gboolean oom_kill_policy;
   GArray *oom_kills;
@@ -52,10 +52,10 @@ typedef struct Kernel {
   EventLog *ev;
   const ThpPolicy *thp;  /* thp.policy */
   struct Khugepaged *khugepaged;
-  struct NumaBalance *numa_balance; /* automatic NUMA balancing (mmu/numa_balance.c) */
-  ThpState *thps;        /* THP pages, the deferred split queue, the huge zero page (mmu/thp.c) */
-  Hugetlb *hugetlb;      /* the hugetlbfs pools (mmu/hugetlb.c) */
-  /* Memory policies (mmu/mempolicy.c): numa.mempolicy, every process's
+  struct NumaBalance *numa_balance; /* automatic NUMA balancing (kernel/numa_balance.c) */
+  ThpState *thps;        /* THP pages, the deferred split queue, the huge zero page (kernel/thp.c) */
+  Hugetlb *hugetlb;      /* the hugetlbfs pools (kernel/hugetlb.c) */
+  /* Memory policies (kernel/mempolicy.c): numa.mempolicy, every process's
    * policy until its trace sets one, and numa.interleave_weights. */
   uint8_t mpol_mode;     /* TracePolicy */
   uint8_t mpol_flags;    /* MEMPOLICY_F_* */

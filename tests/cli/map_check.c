@@ -1,5 +1,5 @@
 /*
- * map_check.c - helper of tests/sim/test_map_cli.sh: parse an SVG written by
+ * map_check.c - helper of tests/cli/test_map_cli.sh: parse an SVG written by
  * `mmusim run --map` with GLib's GMarkup (no xmllint or Python needed),
  * exit 1 with the parser's message when it is not well-formed XML, else
  * print the text of its <desc> element (the description of every region).

@@ -1,13 +1,13 @@
 #!/bin/sh
 # test_map_cli.sh - `mmusim run --map` end to end: the SVG of a run is
-# well-formed XML (checked by tests/sim/map_check, GLib's parser) and
+# well-formed XML (checked by tests/cli/map_check, GLib's parser) and
 # describes the regions the run mapped with the page sizes it used (2M with
 # THP on x86-64, 16M over 64K on ppc64 hash, 4K without THP); a 1 GiB
 # mapping of 4K pages stays a small file; -r draws the last run; a path
 # that cannot be written is exit status 2 before anything runs.
 set -u
 : "${MMUSIM:=./mmusim}"
-: "${MAP_CHECK:=$(dirname "$MMUSIM")/tests/sim/map_check}"
+: "${MAP_CHECK:=$(dirname "$MMUSIM")/tests/cli/map_check}"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-map.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 pass=0

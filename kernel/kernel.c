@@ -2,7 +2,7 @@
  * kernel.c - boot, address spaces and the memory system calls of a trace.
  *
  * Models: the shared zero page reserved at boot, and the hugetlbfs pools
- * (mmu/hugetlb.c); one mm per process with a PCID; mmap (anonymous, private
+ * (kernel/hugetlb.c); one mm per process with a PCID; mmap (anonymous, private
  * or shared, stack, hugetlb with 2M or 1G pages), munmap (pages freed, TLBs
  * shot down, emptied page tables freed, as unmap_region() and
  * free_pgtables() do), mprotect (write permission removed from PTEs when it
@@ -11,7 +11,7 @@
  * pages: a range edge that falls inside a THP's PMD splits that PMD first
  * (vma_adjust_trans_huge, zap_pmd_range), a PMD wholly inside the range is
  * unmapped or changed whole; a THP left partly mapped goes on the deferred
- * split queue (mmu/thp.c); an edge inside a hugetlb page refuses the call
+ * split queue (kernel/thp.c); an edge inside a hugetlb page refuses the call
  * (EINVAL, hugetlb_vm_op_split), as does a hugetlb mmap whose address or
  * length is not a multiple of its page size.  Costs of the calls themselves
  * are the TLB flushes and PMD splits they cause; the syscall entry is not

@@ -6,7 +6,7 @@
  * 2M-aligned ranges from the cursor, charging 512 per range, until
  * khugepaged.pages_to_scan, then sleeps khugepaged.scan_sleep_millisecs (or
  * khugepaged.alloc_sleep_millisecs after a failed huge allocation).  Every
- * range is judged by the THP policy (mmu/thp.h); refusals are counted by
+ * range is judged by the THP policy (kernel/thp.h); refusals are counted by
  * reason (CTR_SCAN_*).  A collapse allocates an order-9 page on the node
  * holding most source pages, clears the PMD and shoots down the TLBs, copies
  * the 512 pages (zero-filling holes), installs the huge PMD with the old PTE

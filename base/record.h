@@ -48,7 +48,7 @@ enum {
 
 typedef enum { ADV_HUGEPAGE, ADV_NOHUGEPAGE, ADV_DONTNEED, ADV_COLLAPSE } TraceAdvice;
 typedef enum { PRCTL_THP_DISABLE } TracePrctl;
-/* Trace codes of the memory policy modes (mmu/mempolicy_mode.h): kept in
+/* Trace codes of the memory policy modes (kernel/mempolicy_mode.h): kept in
  * .mtr files, so a code is never reused and a new mode takes the next. */
 typedef enum {
   MPOL_DEFAULT_LOCAL,
@@ -60,7 +60,7 @@ typedef enum {
 } TracePolicy;
 /* flags of REC_MEMPOLICY: MPOL_F_PROCESS, set_mempolicy (the whole
  * process), not mbind; MPOL_F_BALANCING, the mode flag
- * MPOL_F_NUMA_BALANCING (a mode that takes it: mmu/mempolicy_mode.h) */
+ * MPOL_F_NUMA_BALANCING (a mode that takes it: kernel/mempolicy_mode.h) */
 enum { MPOL_F_PROCESS = 1, MPOL_F_BALANCING = 2 };
 
 typedef struct {

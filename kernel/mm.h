@@ -5,7 +5,7 @@
  * rare next to accesses, and the fault path caches the last VMA it found.
  * mmap over an existing range replaces it (MAP_FIXED semantics); munmap and
  * mprotect split VMAs at the range edges as the kernel does (__split_vma).
- * This file only keeps the VMA bookkeeping; mmu/kernel.c frees the pages and
+ * This file only keeps the VMA bookkeeping; kernel/kernel.c frees the pages and
  * flushes the TLBs.  Sources: mm/mmap.c, mm/mprotect.c, include/linux/mm_types.h.
  */
 #ifndef MMUSIM_MM_H
@@ -20,7 +20,7 @@ typedef enum { VMA_THP_DEFAULT, VMA_THP_HUGEPAGE, VMA_THP_NOHUGEPAGE } VmaThpAdv
 
 typedef struct {
   uint64_t start, end; /* [start, end), page aligned */
-  uint8_t prot;        /* PROT_R | PROT_W | PROT_X (traces/record.h) */
+  uint8_t prot;        /* PROT_R | PROT_W | PROT_X (base/record.h) */
   uint8_t flags;       /* MAP_F_* */
   uint8_t thp;         /* VmaThpAdvice */
   uint8_t policy;      /* TracePolicy of a mempolicy record (mbind); local: none of its own */
@@ -50,7 +50,7 @@ typedef struct Mm {
   uint64_t *left_gen;  /* cpumask_words * 64 entries */
   GHashTable *deposited; /* huge-PMD va -> pfn of the page table deposited for its split */
   gboolean khugepaged_listed; /* on khugepaged's scan list */
-  /* Killed by the OOM killer (mmu/oom_kill.c): its VMAs and page tables,
+  /* Killed by the OOM killer (kernel/oom_kill.c): its VMAs and page tables,
    * root included, are gone; the struct stays for the threads that point
    * to it, and the engine drops their records, counting them here. */
   gboolean oom_killed;

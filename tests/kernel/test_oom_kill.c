@@ -1,5 +1,5 @@
 /*
- * Unit tests of the OOM killer (mmu/oom_kill.c): oom_badness over a
+ * Unit tests of the OOM killer (kernel/oom_kill.c): oom_badness over a
  * hand-built set of processes and select_bad_process's choice and tie rule;
  * the teardown of a victim giving every frame back (4K pages, a THP with its
  * deposited table, a hugetlb page, page tables and the root); and the fault

@@ -16,7 +16,7 @@
  * batch limits (the whole queue is processed), splitting a THP that is still
  * PMD-mapped (the queue never holds one), freeing the huge zero page when it
  * falls out of use (it stays once allocated), and the khugepaged side
- * (mmu/khugepaged.c).
+ * (kernel/khugepaged.c).
  */
 #include "config.h"
 #include "thp.h"

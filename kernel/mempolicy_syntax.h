@@ -9,7 +9,7 @@
  *
  * `=balancing` is the mode flag MPOL_F_NUMA_BALANCING (numactl --balancing):
  * NUMA balancing may then move the range's pages between the policy's
- * nodes (mmu/numa_balance.c).  Only a mode whose row says so takes it.
+ * nodes (kernel/numa_balance.c).  Only a mode whose row says so takes it.
  *
  * The modes, their names and the list each takes are the rows of the table
  * in mempolicy_mode.h; this file holds the grammar around them.  A node is
@@ -38,7 +38,7 @@ typedef struct {
 
 /* MemPolicy.flags: MPOL_F_NUMA_BALANCING, with which the kernel sets
  * MPOL_F_MOF | MPOL_F_MORON (sanitize_mpol_flags).  The same bit as the
- * trace record's (traces/record.h), so that a record's flags give it by a
+ * trace record's (base/record.h), so that a record's flags give it by a
  * mask. */
 enum { MEMPOLICY_F_BALANCING = MPOL_F_BALANCING };
 #define MEMPOLICY_BALANCING_NAME "balancing"

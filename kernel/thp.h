@@ -8,8 +8,8 @@
  * 2M range lying wholly inside the VMA.  A policy (thp.policy) decides only
  * what is left: whether a fault in an allowed range tries a huge page, and
  * whether a scanned range is worth a collapse.  Each policy is one file:
- *   linux   mmu/thp_linux.c  (mm/huge_memory.c, mm/khugepaged.c)
- *   ingens  mmu/thp_ingens.c (Kwon et al., OSDI 2016: base pages at fault,
+ *   linux   kernel/thp_linux.c  (mm/huge_memory.c, mm/khugepaged.c)
+ *   ingens  kernel/thp_ingens.c (Kwon et al., OSDI 2016: base pages at fault,
  *           promotion once thp.util_threshold of the range is in use)
  */
 #ifndef MMUSIM_THP_H
@@ -96,7 +96,7 @@ ScanResult thp_collapse_rules(const Kernel *k, const ThpRangeStats *st);
  * ("exceed_none_pte"). */
 const char *thp_scan_result_name(ScanResult r);
 
-/* ---- the mechanism (mm/huge_memory.c), mmu/thp.c -------------------------
+/* ---- the mechanism (mm/huge_memory.c), kernel/thp.c -------------------------
  *
  * A THP is an order-9 block of 4K pages that the kernel allocated as one
  * (a folio).  It lives in one of these states:
@@ -132,7 +132,7 @@ void thp_state_free(ThpState *ts);
 gboolean thp_defrag_compact(const Kernel *k, const Vma *v);
 
 /* Allocate an order-9 page for a fault on `cpu`, placed by the memory
- * policy (mempolicy_place at the PMD order; mmu/mempolicy.h), as
+ * policy (mempolicy_place at the PMD order; kernel/mempolicy.h), as
  * alloc_pages_mpol does: unless the policy interleaves or binds to nodes
  * without the faulting CPU's, first from its node alone (__GFP_THISNODE |
  * __GFP_NORETRY), and only when `compact` on; then from the nodes the
