@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cache.h" /* MMUSIM_SIM_ERROR */
+#include "errors.h"
 
 /* key=value text longer than this is formatted on the heap. */
 #define EVENTS_LINE_BYTES 512
@@ -80,21 +80,29 @@ void events_emit(EventLog *log, uint64_t sim_ns, int cpu, uint32_t pid, uint32_t
 {
   if (!log)
     return;
+  va_list ap;
+  va_start(ap, fmt);
+  events_emitv(log, sim_ns, cpu, pid, tid, event, fmt, ap);
+  va_end(ap);
+}
+
+void events_emitv(EventLog *log, uint64_t sim_ns, int cpu, uint32_t pid, uint32_t tid, const char *event,
+                  const char *fmt, va_list ap)
+{
+  if (!log)
+    return;
   /* Format the key=value part first, on the stack, so that an empty one
    * leaves no trailing blank; only an unusually long line allocates. */
   char args[EVENTS_LINE_BYTES];
   g_autofree char *long_args = NULL;
   const char *kv = "";
   if (fmt) {
-    va_list ap;
-    va_start(ap, fmt);
+    va_list again;
+    va_copy(again, ap);
     int len = g_vsnprintf(args, sizeof args, fmt, ap);
-    va_end(ap);
-    if (len >= (int)sizeof args) {
-      va_start(ap, fmt);
-      long_args = g_strdup_vprintf(fmt, ap);
-      va_end(ap);
-    }
+    if (len >= (int)sizeof args)
+      long_args = g_strdup_vprintf(fmt, again);
+    va_end(again);
     kv = long_args ? long_args : len > 0 ? args : "";
   }
   int n = fprintf(log->out, "%" G_GUINT64_FORMAT " cpu=%d pid=%" G_GUINT32_FORMAT " tid=%" G_GUINT32_FORMAT " %s%s%s\n",

@@ -15,6 +15,7 @@
 #define MMUSIM_EVENTS_H
 
 #include <glib.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 typedef struct EventLog EventLog;
@@ -33,6 +34,9 @@ gboolean events_enabled(const EventLog *log);
  * not contain a newline.  Does nothing when log is NULL. */
 void events_emit(EventLog *log, uint64_t sim_ns, int cpu, uint32_t pid, uint32_t tid, const char *event,
                  const char *fmt, ...) G_GNUC_PRINTF(7, 8);
+/* The same with the arguments of fmt in ap. */
+void events_emitv(EventLog *log, uint64_t sim_ns, int cpu, uint32_t pid, uint32_t tid, const char *event,
+                  const char *fmt, va_list ap) G_GNUC_PRINTF(7, 0);
 
 /* Flush what was written and report the first write error since the log was
  * opened (a full disk), naming the path.  TRUE for NULL. */

@@ -6,7 +6,7 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include "cache.h" /* MMUSIM_SIM_ERROR */
+#include "errors.h"
 
 /* SLIT entries are one byte; 255 means unreachable, which Linux rejects. */
 #define SLIT_MAX_DISTANCE 254

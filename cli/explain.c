@@ -33,7 +33,7 @@ bad:
 void explain_address(Machine *m, Thread *t, uint64_t va, AccessKind kind, GString *out)
 {
   Cpu *cpu = m->cpus[t->cpu];
-  cpu->cur = t;
+  cpu->kc.cur = t;
   cpu->cur_asid = t->mm->asid;
   const PtGeometry *g = &t->mm->pt.g;
   static const char *names[] = { "", "PT", "PD", "PDPT", "PML4", "PML5" };

@@ -37,19 +37,12 @@
 #include "config.h"
 #include "fault.h"
 
-#include "cpu.h"
 #include "events.h"
 #include "khugepaged.h"
 #include "hugetlb.h"
-#include "machine.h"
 #include "numa_balance.h"
 #include "mempolicy.h"
 #include "oom_kill.h"
-
-static uint64_t now_ns(const Kernel *k, const Cpu *cpu)
-{
-  return (uint64_t)((double)cpu->clock / k->cycles_per_ns);
-}
 
 static gboolean vma_allows(const Vma *v, AccessKind kind)
 {
@@ -68,37 +61,35 @@ static uint64_t leaf_flags(const Vma *v)
   return f;
 }
 
-static FaultResult segv(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, const char *why, uint64_t *cycles)
+static FaultResult segv(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, const char *why, uint64_t *cycles)
 {
-  cpu->ctr.c[CTR_SEGV]++;
+  cpu->ctr->c[CTR_SEGV]++;
   *cycles = k->segv_cycles;
-  if (events_enabled(k->ev))
-    events_emit(k->ev, now_ns(k, cpu), cpu->id, mm->pid, cpu->cur ? cpu->cur->tid : 0, "segv",
+  kernel_event(k, cpu, mm->pid, "segv",
                 "va=%#" G_GINT64_MODIFIER "x reason=%s", va, why);
   return FAULT_SEGV;
 }
 
-static void emit_fault(Kernel *k, Cpu *cpu, Mm *mm, const char *what, uint64_t va, AccessKind kind, unsigned tables,
+static void emit_fault(Kernel *k, KCpu *cpu, Mm *mm, const char *what, uint64_t va, AccessKind kind, unsigned tables,
                        uint64_t cycles)
 {
-  if (events_enabled(k->ev))
-    events_emit(k->ev, now_ns(k, cpu), cpu->id, mm->pid, cpu->cur ? cpu->cur->tid : 0, "fault",
+  kernel_event(k, cpu, mm->pid, "fault",
                 "kind=%s va=%#" G_GINT64_MODIFIER "x access=%c tables=%u cycles=%" G_GUINT64_FORMAT, what, va,
                 "RWDX"[kind], tables, cycles);
 }
 
 /* Page-table pages made on the way: counted and priced. */
-static void charge_tables(Kernel *k, Cpu *cpu, unsigned tables, uint64_t *cycles)
+static void charge_tables(Kernel *k, KCpu *cpu, unsigned tables, uint64_t *cycles)
 {
   if (!tables)
     return;
-  cpu->ctr.c[CTR_PT_PAGES_ALLOC] += tables;
+  cpu->ctr->c[CTR_PT_PAGES_ALLOC] += tables;
   *cycles += tables * (k->ptpage_cycles + k->clear_4k_cycles); /* table pages are 4K frames */
 }
 
 /* Allocate and map a zeroed page for a write at va.  found: what
  * pgtable_find() found for va, or NULL. */
-static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64_t va, const PtFound *found,
+static FaultResult map_new_page(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint64_t va, const PtFound *found,
                                 uint64_t *cycles, unsigned *tables)
 {
   uint64_t pfn;
@@ -118,9 +109,9 @@ static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint6
     return FAULT_OOM;
   }
   uint64_t clear = k->clear_base_cycles;
-  clear += machine_dram_bulk(k->m, cpu, pfn, k->base_bytes, clear);
-  cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
-  cpu->ctr.c[CTR_MEM_USED] += k->base_bytes;
+  clear += kernel_dram_bulk(k, cpu, pfn, k->base_bytes, 0, clear);
+  cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
+  cpu->ctr->c[CTR_MEM_USED] += k->base_bytes;
   *cycles += k->anon_cycles + clear;
   return FAULT_MAPPED;
 }
@@ -128,20 +119,20 @@ static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint6
 /* ---- transparent huge pages ---------------------------------------------- */
 
 /* Clear a new THP and count it. */
-static uint64_t new_thp(Kernel *k, Cpu *cpu, uint64_t pfn)
+static uint64_t new_thp(Kernel *k, KCpu *cpu, uint64_t pfn)
 {
   uint64_t clear = kernel_clear_cycles(k, k->pmd_bytes);
-  clear += machine_dram_bulk(k->m, cpu, pfn, k->pmd_bytes, clear);
-  cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
-  cpu->ctr.c[CTR_THP_FAULT_ALLOC]++;
-  cpu->ctr.c[CTR_MEM_USED] += k->pmd_bytes;
+  clear += kernel_dram_bulk(k, cpu, pfn, k->pmd_bytes, 0, clear);
+  cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
+  cpu->ctr->c[CTR_THP_FAULT_ALLOC]++;
+  cpu->ctr->c[CTR_MEM_USED] += k->pmd_bytes;
   thp_page_add(k, pfn);
   return k->huge_fault_cycles + clear;
 }
 
 /* do_huge_pmd_anonymous_page, with the PMD empty and the range allowed.
  * *fallback is set when the 4K path must take over. */
-static FaultResult huge_anonymous(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
+static FaultResult huge_anonymous(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
                                   uint64_t *cycles, gboolean *fallback)
 {
   uint64_t haddr = va & ~(k->pmd_bytes - 1);
@@ -155,7 +146,7 @@ static FaultResult huge_anonymous(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uin
       return FAULT_OOM;
     if (!thp_huge_zero_page(k, cpu, &pfn, cycles)) {
       mm->pt.a.release(mm->pt.a.ctx, 1, table);
-      cpu->ctr.c[CTR_THP_FAULT_FALLBACK]++;
+      cpu->ctr->c[CTR_THP_FAULT_FALLBACK]++;
       *fallback = TRUE;
       return FAULT_MAPPED;
     }
@@ -164,7 +155,7 @@ static FaultResult huge_anonymous(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uin
     MemPlacement place;
     mempolicy_place(k, mm, v, haddr, k->pmd_order, cpu->node, &place);
     if (!thp_alloc(k, cpu, &place, thp_defrag_compact(k, v), &pfn, cycles)) {
-      cpu->ctr.c[CTR_THP_FAULT_FALLBACK]++;
+      cpu->ctr->c[CTR_THP_FAULT_FALLBACK]++;
       *fallback = TRUE;
       return FAULT_MAPPED;
     }
@@ -186,7 +177,7 @@ static FaultResult huge_anonymous(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uin
   mm_deposit(mm, haddr, table);
   mm->rss_pages += UINT64_C(1) << k->pmd_order;
   if (zero) {
-    cpu->ctr.c[CTR_THP_ZERO_PAGE_MAPPED]++;
+    cpu->ctr->c[CTR_THP_ZERO_PAGE_MAPPED]++;
     *cycles += k->zero_page_cycles;
     what = "thp-zero-page";
   } else {
@@ -200,7 +191,7 @@ static FaultResult huge_anonymous(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uin
 }
 
 /* A fault on a present huge PMD of an anonymous VMA. */
-static FaultResult huge_present(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx, uint64_t va,
+static FaultResult huge_present(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx, uint64_t va,
                                 AccessKind kind, uint64_t *cycles)
 {
   uint64_t haddr = va & ~(k->pmd_bytes - 1);
@@ -214,14 +205,14 @@ static FaultResult huge_present(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, PtNod
       /* do_huge_zero_wp_pmd: a THP replaces the huge zero page; the
        * deposited table stays. */
       pgtable_set(&mm->pt, haddr, 2, pte_make(pfn, leaf_flags(v) | PTE_PS | PTE_RW | PTE_D), NULL);
-      machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + k->pmd_bytes, k->geo.shift[2]);
+      kernel_flush_tlb(k, cpu, mm, haddr, haddr + k->pmd_bytes, k->geo.shift[2], FALSE);
       *cycles += new_thp(k, cpu, pfn);
-      cpu->ctr.c[CTR_FAULTS_COW]++;
+      cpu->ctr->c[CTR_FAULTS_COW]++;
       what = "thp-zero-cow";
     } else {
       /* Fall back: split the zero PMD into 512 zero-page PTEs and copy the
        * one written on write. */
-      cpu->ctr.c[CTR_THP_FAULT_FALLBACK]++;
+      cpu->ctr->c[CTR_THP_FAULT_FALLBACK]++;
       if (!thp_split_pmd(k, cpu, mm, haddr, cycles))
         return FAULT_OOM;
       unsigned tables = 0;
@@ -229,15 +220,15 @@ static FaultResult huge_present(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, PtNod
       FaultResult r = map_new_page(k, cpu, mm, v, page_va, NULL, cycles, &tables);
       if (r != FAULT_MAPPED)
         return r;
-      machine_flush_range(k->m, cpu, mm, page_va, page_va + k->base_bytes);
-      cpu->ctr.c[CTR_FAULTS_COW]++;
+      kernel_flush_tlb_4k(k, cpu, mm, page_va, page_va + k->base_bytes);
+      cpu->ctr->c[CTR_FAULTS_COW]++;
       what = "cow";
     }
     kernel_touch_fault(k, cpu, mm, va);
   } else if (kind == ACC_STORE && !(e & PTE_RW)) {
     /* The THP is ours alone: reuse it (do_huge_pmd_wp_page). */
     n->e[idx] = e | PTE_RW | PTE_D;
-    machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + k->pmd_bytes, k->geo.shift[2]);
+    kernel_flush_tlb(k, cpu, mm, haddr, haddr + k->pmd_bytes, k->geo.shift[2], FALSE);
     *cycles += k->zero_page_cycles;
     what = "thp-wp-reuse";
   } else {
@@ -250,7 +241,7 @@ static FaultResult huge_present(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, PtNod
 
 /* ---- hugetlb --------------------------------------------------------------- */
 
-static FaultResult hugetlb_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
+static FaultResult hugetlb_fault(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
                                  uint64_t *cycles)
 {
   HugetlbSize size = (v->flags & MAP_F_HUGETLB_1G) ? HPAGE_1G : HPAGE_2M;
@@ -265,7 +256,7 @@ static FaultResult hugetlb_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint
     if (kind == ACC_STORE && !(e & PTE_RW)) {
       /* hugetlb_wp on a page this mm alone maps: reuse it. */
       n->e[idx] = e | PTE_RW | PTE_D;
-      machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + span, mm->pt.g.shift[want]);
+      kernel_flush_tlb(k, cpu, mm, haddr, haddr + span, mm->pt.g.shift[want], FALSE);
       *cycles += k->zero_page_cycles;
       emit_fault(k, cpu, mm, "hugetlb-wp-reuse", va, kind, 0, *cycles);
     } else {
@@ -280,7 +271,7 @@ static FaultResult hugetlb_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint
   int nodes[64];
   mempolicy_place(k, mm, v, haddr, hugetlb_order(k->hugetlb, size), cpu->node, &place);
   if (!hugetlb_alloc(k->hugetlb, size, nodes, mempolicy_nodes(k, &place, nodes), &pfn)) {
-    cpu->ctr.c[CTR_HUGETLB_ALLOC_FAIL]++;
+    cpu->ctr->c[CTR_HUGETLB_ALLOC_FAIL]++;
     return segv(k, cpu, mm, va, "sigbus", cycles);
   }
   /* A private mapping is mapped writable only by a write; a shared one as
@@ -293,10 +284,10 @@ static FaultResult hugetlb_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint
     return FAULT_OOM;
   }
   uint64_t clear = kernel_clear_cycles(k, span);
-  clear += machine_dram_bulk(k->m, cpu, pfn, span, clear);
-  cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
-  cpu->ctr.c[CTR_HUGETLB_FAULTS]++;
-  cpu->ctr.c[CTR_MEM_USED] += span;
+  clear += kernel_dram_bulk(k, cpu, pfn, span, 0, clear);
+  cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
+  cpu->ctr->c[CTR_HUGETLB_FAULTS]++;
+  cpu->ctr->c[CTR_MEM_USED] += span;
   mm->rss_pages += span >> 12;
   kernel_touch_huge(k, cpu, mm, haddr, span, va);
   *cycles += k->anon_cycles + clear;
@@ -309,12 +300,12 @@ static FaultResult hugetlb_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint
 
 /* ---- the handler ------------------------------------------------------------ */
 
-static FaultResult fault_once(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, uint64_t *cycles)
+static FaultResult fault_once(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessKind kind, uint64_t *cycles)
 {
   *cycles = 0;
   k->alloc_node = cpu->node;
   Vma *v = mm_find_vma(mm, va);
-  if (!v && k->map_on_demand && va < k->arch->user_va_limit(k->s)) {
+  if (!v && k->map_on_demand && va < k->user_va_limit) {
     kernel_map_on_demand(k, mm, va);
     v = mm_find_vma(mm, va);
   }
@@ -359,14 +350,14 @@ static FaultResult fault_once(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKi
     r = map_new_page(k, cpu, mm, v, page_va, &found, cycles, &tables);
     if (r != FAULT_MAPPED)
       return r;
-    machine_flush_range(k->m, cpu, mm, page_va, page_va + k->base_bytes);
-    cpu->ctr.c[CTR_FAULTS_COW]++;
+    kernel_flush_tlb_4k(k, cpu, mm, page_va, page_va + k->base_bytes);
+    cpu->ctr->c[CTR_FAULTS_COW]++;
     what = "cow";
   } else if ((e & PTE_P) && kind == ACC_STORE && !(e & PTE_RW)) {
     /* Write to an exclusive page made read-only by mprotect: reuse it
      * (wp_page_reuse).  The handler allocates nothing, like a zero-page fault. */
     n->e[idx] = e | PTE_RW | PTE_D;
-    machine_flush_range(k->m, cpu, mm, page_va, page_va + k->base_bytes);
+    kernel_flush_tlb_4k(k, cpu, mm, page_va, page_va + k->base_bytes);
     *cycles += k->zero_page_cycles;
     what = "wp-reuse";
   } else if (e & PTE_P) {
@@ -381,7 +372,7 @@ static FaultResult fault_once(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKi
       return FAULT_OOM;
     }
     *cycles += k->zero_page_cycles;
-    cpu->ctr.c[CTR_FAULTS_ZERO_PAGE]++;
+    cpu->ctr->c[CTR_FAULTS_ZERO_PAGE]++;
     kernel_touch_fault(k, cpu, mm, va);
     mm->rss_pages += UINT64_C(1) << k->base_order;
     what = "zero-page";
@@ -389,7 +380,7 @@ static FaultResult fault_once(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKi
     r = map_new_page(k, cpu, mm, v, page_va, &found, cycles, &tables);
     if (r != FAULT_MAPPED)
       return r;
-    cpu->ctr.c[CTR_FAULTS_ANON]++;
+    cpu->ctr->c[CTR_FAULTS_ANON]++;
     kernel_touch_fault(k, cpu, mm, va);
     mm->rss_pages += UINT64_C(1) << k->base_order;
     what = "anon";
@@ -399,9 +390,9 @@ static FaultResult fault_once(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKi
   return FAULT_MAPPED;
 }
 
-FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, uint64_t *cycles)
+FaultResult fault_handle(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessKind kind, uint64_t *cycles)
 {
-  cpu->ctr.c[CTR_PAGE_FAULTS]++;
+  cpu->ctr->c[CTR_PAGE_FAULTS]++;
   *cycles = 0;
   for (;;) {
     uint64_t c;

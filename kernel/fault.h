@@ -27,6 +27,6 @@ typedef enum {
  * With mem.oom_policy=kill a fault that finds no memory runs the OOM killer
  * (kernel/oom_kill.h) and, the victim another process, runs again (counted
  * once in page-faults); FAULT_OOM only when no process could be killed. */
-FaultResult fault_handle(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, uint64_t *cycles);
+FaultResult fault_handle(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessKind kind, uint64_t *cycles);
 
 #endif

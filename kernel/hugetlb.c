@@ -24,7 +24,7 @@
 #include "config.h"
 #include "hugetlb.h"
 
-#include "cache.h"
+#include "errors.h"
 
 typedef struct {
   uint64_t pfn;   /* first 4K page; the key of by_pfn */

@@ -21,15 +21,15 @@
  * mm/hugetlb.c, kernel/sys.c.
  */
 #include "config.h"
+#include "errors.h"
+#include "tlb.h"
 #include "kernel.h"
 
 #include <math.h>
 #include <string.h>
-#include "cpu.h"
 #include "events.h"
 #include "khugepaged.h"
 #include "hugetlb.h"
-#include "machine.h"
 #include "numa_balance.h"
 #include "mempolicy.h"
 #include "oom_kill.h"
@@ -69,6 +69,22 @@ static uint64_t ns_to_cycles(const Kernel *k, double ns)
   return (uint64_t)llround(ns * k->cycles_per_ns);
 }
 
+void kernel_attach_cpus(Kernel *k, KCpu **cpus, unsigned n_cpus)
+{
+  k->cpus = cpus;
+  k->n_cpus = n_cpus;
+}
+
+void kernel_event(const Kernel *k, const KCpu *cpu, uint32_t pid, const char *event, const char *fmt, ...)
+{
+  if (!events_enabled(k->ev))
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  events_emitv(k->ev, kernel_now_ns(k, cpu), (int)cpu->id, pid, cpu->cur ? cpu->cur->tid : 0, event, fmt, ap);
+  va_end(ap);
+}
+
 uint64_t kernel_ns_to_cycles(const Kernel *k, double ns)
 {
   return ns_to_cycles(k, ns);
@@ -87,14 +103,16 @@ static gboolean touch_equal(gconstpointer a, gconstpointer b)
   return x->mm == y->mm && x->base == y->base && x->span == y->span;
 }
 
-Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **error)
+Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks *hooks, void *hw, GError **error)
 {
   Kernel *k = g_new0(Kernel, 1);
   k->s = s;
-  k->arch = arch;
-  k->m = m;
+  k->hooks = hooks;
+  k->hw = hw;
+  k->arch_name = arch->name;
+  k->user_va_limit = arch->user_va_limit;
   k->cycles_per_ns = (double)settings_int(s, SET_CPU_FREQ_MHZ) / 1000.0;
-  arch->pgtable_geometry(s, &k->geo);
+  k->geo = arch->geo;
   if ((UINT64_C(1) << k->geo.page_shift) != (uint64_t)settings_int(s, SET_MM_BASE_PAGE_SIZE)) {
     g_autofree char *want = settings_format_size((uint64_t)settings_int(s, SET_MM_BASE_PAGE_SIZE));
     g_autofree char *has = settings_format_size(UINT64_C(1) << k->geo.page_shift);
@@ -259,14 +277,14 @@ static TouchMap *touch_covering(const Kernel *k, const Mm *mm, uint64_t va)
   return t;
 }
 
-void kernel_touch(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
+void kernel_touch(Kernel *k, KCpu *cpu, const Mm *mm, uint64_t va)
 {
   if (k->touch_last_mm == mm && va - k->touch_last_base < k->touch_last_span) {
     uint64_t i = (va - k->touch_last_base) >> k->base_shift;
     uint64_t bit = UINT64_C(1) << (i % 64);
     if (!(k->touch_last_bits[i / 64] & bit)) {
       k->touch_last_bits[i / 64] |= bit;
-      cpu->ctr.c[CTR_MEM_TOUCHED] += k->base_bytes;
+      cpu->ctr->c[CTR_MEM_TOUCHED] += k->base_bytes;
     }
     return;
   }
@@ -280,20 +298,20 @@ void kernel_touch(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
   k->touch_last_span = t->span;
   k->touch_last_bits = t->bits;
   if (touch_set(k, t, va))
-    cpu->ctr.c[CTR_MEM_TOUCHED] += k->base_bytes;
+    cpu->ctr->c[CTR_MEM_TOUCHED] += k->base_bytes;
 }
 
-void kernel_touch_fault(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
+void kernel_touch_fault(Kernel *k, KCpu *cpu, const Mm *mm, uint64_t va)
 {
   TouchMap *t = g_hash_table_size(k->touched) ? touch_covering(k, mm, va) : NULL;
   if (!t || touch_set(k, t, va))
-    cpu->ctr.c[CTR_MEM_TOUCHED] += k->base_bytes;
+    cpu->ctr->c[CTR_MEM_TOUCHED] += k->base_bytes;
 }
 
-void kernel_touch_huge(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t base, uint64_t span, uint64_t va)
+void kernel_touch_huge(Kernel *k, KCpu *cpu, const Mm *mm, uint64_t base, uint64_t span, uint64_t va)
 {
   if (kernel_touch_mark(k, mm, base, span, va))
-    cpu->ctr.c[CTR_MEM_TOUCHED] += k->base_bytes;
+    cpu->ctr->c[CTR_MEM_TOUCHED] += k->base_bytes;
 }
 
 gboolean kernel_touch_mark(Kernel *k, const Mm *mm, uint64_t base, uint64_t span, uint64_t va)
@@ -402,32 +420,29 @@ void kernel_unmap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
   u->freed_pages += UINT64_C(1) << k->base_order;
 }
 
-void kernel_unmap_end(KernelUnmap *u, Cpu *cpu)
+void kernel_unmap_end(KernelUnmap *u, KCpu *cpu)
 {
   if (u->thps) {
     u->freed_pages += thp_unmap_settle(u->k, cpu, u->thps);
     g_ptr_array_free(u->thps, TRUE);
     u->thps = NULL;
   }
-  cpu->ctr.c[CTR_PT_PAGES_FREED] += u->tables_freed;
-  cpu->ctr.c[CTR_MEM_USED] -= MIN(cpu->ctr.c[CTR_MEM_USED], u->freed_pages * 4096);
+  cpu->ctr->c[CTR_PT_PAGES_FREED] += u->tables_freed;
+  cpu->ctr->c[CTR_MEM_USED] -= MIN(cpu->ctr->c[CTR_MEM_USED], u->freed_pages * 4096);
 }
 
 /* Remove the pages of [start, end): clear PTEs, shoot down TLBs, free the
  * pages and the page tables left empty (the order of zap_page_range() plus
  * free_pgtables()).  Huge leaves must lie wholly inside (split first). */
-static void zap_range(Kernel *k, Cpu *cpu, Mm *mm, uint64_t start, uint64_t end)
+static void zap_range(Kernel *k, KCpu *cpu, Mm *mm, uint64_t start, uint64_t end)
 {
   KernelUnmap u;
   kernel_unmap_begin(&u, k, mm);
   unsigned tables = pgtable_clear_range(&mm->pt, start, end, kernel_unmap_leaf, &u);
   if (u.leaves || tables) {
     /* tlb_get_unmap_shift: the stride of the smallest leaf cleared. */
-    machine_flush_range_stride(k->m, cpu, mm, start, end, k->geo.shift[u.min_level ? u.min_level : 1]);
-    if (tables) {
-      cpu->ctr.c[CTR_PT_PAGES_FREED] += tables;
-      machine_tables_freed(k->m, mm);
-    }
+    kernel_flush_tlb(k, cpu, mm, start, end, k->geo.shift[u.min_level ? u.min_level : 1], tables != 0);
+    cpu->ctr->c[CTR_PT_PAGES_FREED] += tables;
   }
   kernel_unmap_end(&u, cpu);
   touch_forget(k, mm, start, end);
@@ -444,7 +459,7 @@ static uint64_t free_frames(const Kernel *k)
   return n;
 }
 
-uint64_t kernel_exit_mmap(Kernel *k, Cpu *cpu, Mm *mm)
+uint64_t kernel_exit_mmap(Kernel *k, KCpu *cpu, Mm *mm)
 {
   uint64_t before = free_frames(k);
   guint n = mm_vma_count(mm);
@@ -462,8 +477,8 @@ uint64_t kernel_exit_mmap(Kernel *k, Cpu *cpu, Mm *mm)
    * not counted in pgtable_pages_alloc, so neither is its free. */
   unsigned tables = (unsigned)mm->pt.tables - 1 + mm_deposited_count(mm);
   mm_release_tables(mm); /* the root and anything deposited (__mmdrop's pgd_free) */
-  cpu->ctr.c[CTR_PT_PAGES_FREED] += tables;
-  machine_tables_freed(k->m, mm);
+  cpu->ctr->c[CTR_PT_PAGES_FREED] += tables;
+  kernel_flush_tlb(k, cpu, mm, 0, 0, 12, TRUE); /* no range: the walk caches only */
   return free_frames(k) - before;
 }
 
@@ -493,18 +508,16 @@ void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va)
   mm_merge_vmas(mm);
 }
 
-static void einval(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r, const char *why)
+static void einval(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, const char *why)
 {
-  cpu->ctr.c[CTR_SEGV]++;
-  if (events_enabled(k->ev))
-    events_emit(k->ev, (uint64_t)((double)cpu->clock / k->cycles_per_ns), cpu->id, mm->pid,
-                cpu->cur ? cpu->cur->tid : 0, "einval", "addr=%#" G_GINT64_MODIFIER "x len=%" G_GUINT64_FORMAT "%s%s",
+  cpu->ctr->c[CTR_SEGV]++;
+  kernel_event(k, cpu, mm->pid, "einval", "addr=%#" G_GINT64_MODIFIER "x len=%" G_GUINT64_FORMAT "%s%s",
                 r->addr, r->len, why ? " reason=" : "", why ? why : "");
 }
 
-static gboolean range_ok(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
+static gboolean range_ok(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r)
 {
-  uint64_t limit = k->arch->user_va_limit(k->s);
+  uint64_t limit = k->user_va_limit;
   if (r->len == 0 || (r->addr & (k->base_bytes - 1)) || r->addr + r->len > limit || r->addr + r->len < r->addr) {
     einval(k, cpu, mm, r, NULL);
     return FALSE;
@@ -571,7 +584,7 @@ static gboolean changes_vma(const Vma *v, const TraceRecord *r)
 
 /* Split the THP PMDs that an edge of [start, end) cuts, where the record
  * changes the VMA there (vma_adjust_trans_huge); charge the work. */
-static void split_edges(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
+static void split_edges(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
 {
   uint64_t cycles = 0;
   uint64_t edges[2] = { start, end };
@@ -583,12 +596,12 @@ static void split_edges(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r, uint6
       thp_split_at(k, cpu, mm, edges[i], &cycles);
   }
   if (cycles)
-    cpu_stall(cpu, cycles);
+    kernel_stall(k, cpu, cycles);
 }
 
-uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
+uint64_t kernel_syscall(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r)
 {
-  uint64_t before = cpu->clock;
+  uint64_t before = kcpu_now(cpu);
   k->alloc_node = cpu->node;
   uint64_t len = (r->len + k->base_bytes - 1) & ~(k->base_bytes - 1);
   TraceRecord rr = *r;
@@ -662,7 +675,7 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
     else
       set |= PTE_NX;
     pgtable_change_range(&mm->pt, start, end, set, clear);
-    machine_flush_range_stride(k->m, cpu, mm, start, end, stride);
+    kernel_flush_tlb(k, cpu, mm, start, end, stride, FALSE);
     mm_merge_vmas(mm);
     break;
   }
@@ -704,5 +717,5 @@ uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r)
   default:
     break;
   }
-  return cpu->clock - before;
+  return kcpu_now(cpu) - before;
 }

@@ -11,23 +11,28 @@
 
 #include <glib.h>
 #include <stdint.h>
-#include "arch.h"
+#include "hooks.h"
 #include "mm.h"
 #include "physmem.h"
 #include "record.h"
 #include "settings.h"
+#include "task.h"
 #include "thp.h"
 
-typedef struct Machine Machine;
-typedef struct Cpu Cpu;
 typedef struct Hugetlb Hugetlb;
 typedef struct ThpState ThpState;
 typedef struct EventLog EventLog;
 
 typedef struct Kernel {
   const Settings *s;
-  const ArchOps *arch;
-  Machine *m;            /* for TLB shootdowns */
+  /* The hardware: the hooks the machine implements and its pointer
+   * (kernel/hooks.h), and its CPUs once it has made them. */
+  const KernelHooks *hooks;
+  void *hw;
+  KCpu **cpus;
+  unsigned n_cpus;
+  const char *arch_name;  /* in messages */
+  uint64_t user_va_limit; /* largest user address + 1 */
   PhysMem *pm;
   PtGeometry geo;
   /* Sizes from the geometry: the base page (PAGE_SIZE, mm.base_page_size)
@@ -82,8 +87,61 @@ typedef struct Kernel {
   double cycles_per_ns;
 } Kernel;
 
-Kernel *kernel_new(const Settings *s, const ArchOps *arch, Machine *m, GError **error);
+/* What the kernel takes from the architecture: the geometry of its page
+ * table (pgtable_geometry) and the end of the user address space. */
+typedef struct {
+  const char *name;
+  PtGeometry geo;
+  uint64_t user_va_limit;
+} KernelArch;
+
+/* The kernel of a machine whose architecture is `arch`, reaching the
+ * hardware through `hooks` with `hw` (kernel/hooks.h). */
+Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks *hooks, void *hw, GError **error);
 void kernel_free(Kernel *k);
+/* The machine's CPUs, once made (the kernel boots before them): the OOM
+ * killer takes a victim's threads off them, khugepaged runs on one. */
+void kernel_attach_cpus(Kernel *k, KCpu **cpus, unsigned n_cpus);
+
+/* ---- the hooks, as the kernel calls them ------------------------------- */
+
+/* flush_tlb_mm_range of [start, end), pages of 2^stride_shift bytes;
+ * freed_tables: page-table pages were freed (walk caches drop them). */
+static inline void kernel_flush_tlb(Kernel *k, KCpu *cpu, Mm *mm, uint64_t start, uint64_t end,
+                                    unsigned stride_shift, gboolean freed_tables)
+{
+  k->hooks->flush_tlb_range(k->hw, cpu, mm, start, end, stride_shift, freed_tables);
+}
+/* The same for a range of base pages, one INVLPG per 4K granule. */
+static inline void kernel_flush_tlb_4k(Kernel *k, KCpu *cpu, Mm *mm, uint64_t start, uint64_t end)
+{
+  kernel_flush_tlb(k, cpu, mm, start, end, 12, FALSE);
+}
+/* A clear or copy of `bytes` at pfn, `after` cycles past cpu's clock:
+ * the cycles DRAM queueing adds to span_cycles. */
+static inline uint64_t kernel_dram_bulk(Kernel *k, KCpu *cpu, uint64_t pfn, uint64_t bytes, uint64_t after,
+                                        uint64_t span_cycles)
+{
+  return k->hooks->dram_bulk(k->hw, cpu, pfn, bytes, after, span_cycles);
+}
+/* Kernel work: wait for cpu's outstanding misses; then `cycles`. */
+static inline void kernel_drain(Kernel *k, KCpu *cpu)
+{
+  k->hooks->drain(k->hw, cpu);
+}
+static inline void kernel_stall(Kernel *k, KCpu *cpu, uint64_t cycles)
+{
+  k->hooks->stall(k->hw, cpu, cycles);
+}
+/* cpu's clock in simulated ns (the --events log's time). */
+static inline uint64_t kernel_now_ns(const Kernel *k, const KCpu *cpu)
+{
+  return (uint64_t)((double)kcpu_now(cpu) / k->cycles_per_ns);
+}
+/* One line of the --events log about process pid, from cpu now: the
+ * thread is cpu's current one, 0 when none.  Cheap when no log is open. */
+void kernel_event(const Kernel *k, const KCpu *cpu, uint32_t pid, const char *event, const char *fmt, ...)
+  G_GNUC_PRINTF(5, 6);
 
 /* The address space of `pid`, created on first use; NULL when out of memory. */
 Mm *kernel_mm(Kernel *k, uint32_t pid);
@@ -94,7 +152,7 @@ uint64_t kernel_copy_cycles(const Kernel *k, uint64_t bytes);
 
 /* Apply a mapping or policy record of the trace on `cpu`; returns the cycles
  * the system call cost the CPU.  Malformed ranges are counted as segv. */
-uint64_t kernel_syscall(Kernel *k, Cpu *cpu, Mm *mm, const TraceRecord *r);
+uint64_t kernel_syscall(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r);
 
 /* Map on demand for traces without mapping events (lackey, ChampSim): an
  * anonymous rw VMA around va, as the kernel did for the recorded program. */
@@ -107,7 +165,7 @@ void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va);
  * its remaining page-table pages, root included, given back.  Returns the 4K
  * frames given back to the buddy allocator and the hugetlb pools, tables
  * included.  The mm must not be used for a mapping again. */
-uint64_t kernel_exit_mmap(Kernel *k, Cpu *cpu, Mm *mm);
+uint64_t kernel_exit_mmap(Kernel *k, KCpu *cpu, Mm *mm);
 
 /* Table-page allocator of Linux's page tables (buddy, unmovable). */
 extern const PtAllocator kernel_pt_allocator_template;
@@ -137,7 +195,7 @@ void kernel_unmap_begin(KernelUnmap *u, Kernel *k, Mm *mm);
 /* A PtLeafFn: `ctx` is the KernelUnmap. */
 void kernel_unmap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry);
 /* Settle the THPs of the batch and the counters of `cpu`. */
-void kernel_unmap_end(KernelUnmap *u, Cpu *cpu);
+void kernel_unmap_end(KernelUnmap *u, KCpu *cpu);
 
 /* ---- touched base pages ------------------------------------------------
  * mem_touched_bytes counts the distinct base pages the workload touched.
@@ -153,21 +211,21 @@ void kernel_unmap_end(KernelUnmap *u, Cpu *cpu);
  * touch under a huge mapping.  Cheap when va is in the same huge mapping as
  * the last call (one compare and a bit test): meant to be called by the core
  * on each L1-TLB lookup of a huge page's new 4K granule. */
-void kernel_touch(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va);
+void kernel_touch(Kernel *k, KCpu *cpu, const Mm *mm, uint64_t va);
 /* kernel_touch for a core that calls it on every L1 refill and on every L1
  * hit of a page larger than size 0, as ppc64's with its 64K base pages
  * (size 1): with no bitmap there is nothing to count, tested inline. */
-static inline void kernel_touch_any(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
+static inline void kernel_touch_any(Kernel *k, KCpu *cpu, const Mm *mm, uint64_t va)
 {
   if (k->touch_maps)
     kernel_touch(k, cpu, mm, va);
 }
 /* A fault mapped the base page at va: count it unless a huge mapping's
  * bitmap shows it counted already. */
-void kernel_touch_fault(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va);
+void kernel_touch_fault(Kernel *k, KCpu *cpu, const Mm *mm, uint64_t va);
 /* A fault mapped [base, base + span) huge: make its bitmap (or keep the one
  * there, as after a huge zero page) and count va's granule. */
-void kernel_touch_huge(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t base, uint64_t span, uint64_t va);
+void kernel_touch_huge(Kernel *k, KCpu *cpu, const Mm *mm, uint64_t base, uint64_t span, uint64_t va);
 /* Mark va touched in the map of the huge mapping [base, base + span)
  * without counting it (a collapse carries over what its base pages had
  * counted); TRUE when it was not marked. */

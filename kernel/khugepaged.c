@@ -45,14 +45,13 @@
  * doc/khugepaged.md has the details.
  */
 #include "config.h"
+#include "errors.h"
 #include "khugepaged.h"
 
 #include <math.h>
 #include <string.h>
-#include "cpu.h"
 #include "events.h"
 #include "kernel.h"
-#include "machine.h"
 
 /* next_wake when the daemon is due at once: the caller's `now` is the time. */
 #define KH_WAKE_NOW UINT64_C(0)
@@ -140,10 +139,10 @@ void khugepaged_free(Khugepaged *kh)
   g_free(kh);
 }
 
-Cpu *khugepaged_cpu(const Khugepaged *kh)
+KCpu *khugepaged_cpu(const Khugepaged *kh)
 {
-  g_return_val_if_fail(kh != NULL && kh->k->m != NULL && kh->cpu < kh->k->m->n_cpus, NULL);
-  return kh->k->m->cpus[kh->cpu];
+  g_return_val_if_fail(kh != NULL && kh->cpu < kh->k->n_cpus, NULL);
+  return kh->k->cpus[kh->cpu];
 }
 
 guint khugepaged_mm_count(const Khugepaged *kh)
@@ -207,9 +206,9 @@ void khugepaged_exit(Khugepaged *kh, Mm *mm)
 
 /* ---- one range -------------------------------------------------------------- */
 
-static void charge_entries(Khugepaged *kh, Cpu *cpu, unsigned entries)
+static void charge_entries(Khugepaged *kh, KCpu *cpu, unsigned entries)
 {
-  cpu_stall(cpu, (uint64_t)llround(entries * kh->entry_cycles));
+  kernel_stall(kh->k, cpu, (uint64_t)llround(entries * kh->entry_cycles));
 }
 
 /* find_vma(): the first VMA ending above va, or NULL. */
@@ -251,27 +250,27 @@ static int target_node(Khugepaged *kh, CollapseControl *cc)
   return target;
 }
 
-static void charge_compaction(Khugepaged *kh, Cpu *cpu, const CompactResult *cr)
+static void charge_compaction(Khugepaged *kh, KCpu *cpu, const CompactResult *cr)
 {
   uint64_t cycles = thp_count_compaction(kh->k, cpu, cr);
   if (cycles)
-    cpu_stall(cpu, cycles);
+    kernel_stall(kh->k, cpu, cycles);
 }
 
-static void emit_collapse(Khugepaged *kh, const CollapseControl *cc, Cpu *cpu, Mm *mm, uint64_t haddr, ScanResult r,
+static void emit_collapse(Khugepaged *kh, const CollapseControl *cc, KCpu *cpu, Mm *mm, uint64_t haddr, ScanResult r,
                           const ThpRangeStats *st, int node, uint64_t cycles)
 {
   Kernel *k = kh->k;
   if (!events_enabled(k->ev))
     return;
-  events_emit(k->ev, (uint64_t)((double)cpu->clock / k->cycles_per_ns), cpu->id, mm->pid, 0, "collapse",
+  events_emit(k->ev, kernel_now_ns(k, cpu), cpu->id, mm->pid, 0, "collapse",
               "va=%#" G_GINT64_MODIFIER "x result=%s by=%s present=%u none=%u zero=%u node=%d cycles=%" G_GUINT64_FORMAT,
               haddr, thp_scan_result_name(r), cc->is_khugepaged ? "khugepaged" : "madvise",
               st->present, st->none, st->zero, node, cycles);
 }
 
 /* collapse_huge_page(): the range passed the scan; `table` is its PTE table. */
-static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, Cpu *cpu, Mm *mm, const Vma *v,
+static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, KCpu *cpu, Mm *mm, const Vma *v,
                                      uint64_t haddr, const PtNode *table, const ThpRangeStats *st)
 {
   Kernel *k = kh->k;
@@ -282,14 +281,14 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, Cpu *c
   gboolean got = physmem_alloc_huge(k->pm, node, kh->pmd_order, TRUE, compact, &hpfn, &cr);
   charge_compaction(kh, cpu, &cr);
   if (!got) {
-    cpu->ctr.c[CTR_THP_COLLAPSE_ALLOC_FAILED]++;
+    cpu->ctr->c[CTR_THP_COLLAPSE_ALLOC_FAILED]++;
     emit_collapse(kh, cc, cpu, mm, haddr, SCAN_ALLOC_HUGE_PAGE_FAIL, st, node, 0);
     return SCAN_ALLOC_HUGE_PAGE_FAIL;
   }
-  cpu->ctr.c[CTR_THP_COLLAPSE_ALLOC]++;
-  cpu->ctr.c[CTR_NUMA_HIT]++; /* __GFP_THISNODE: always on the node intended */
-  cpu_drain(cpu);
-  uint64_t t0 = cpu->clock;
+  cpu->ctr->c[CTR_THP_COLLAPSE_ALLOC]++;
+  cpu->ctr->c[CTR_NUMA_HIT]++; /* __GFP_THISNODE: always on the node intended */
+  kernel_drain(kh->k, cpu);
+  uint64_t t0 = kcpu_now(cpu);
 
   /* pmdp_collapse_flush: the PMD is cleared, its table kept for the deposit,
    * every CPU that ran the mm drops the range. */
@@ -300,16 +299,16 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, Cpu *c
     physmem_release(k->pm, hpfn, kh->pmd_order);
     return SCAN_PMD_NULL;
   }
-  machine_flush_range(k->m, cpu, mm, haddr, haddr + kh->pmd_bytes);
-  machine_tables_freed(k->m, mm); /* no walk cache may point at the old table */
+  /* The old table goes: no walk cache may point at it. */
+  kernel_flush_tlb(k, cpu, mm, haddr, haddr + kh->pmd_bytes, 12, TRUE);
 
   /* __collapse_huge_page_copy: copy what is mapped, clear the rest.  The
    * copy reads the old pages and writes the new one; both are charged to
    * the new page's node, where most old pages are (target_node). */
   uint64_t own = st->present, holes = kh->pmd_nr - st->present;
   uint64_t copy = kernel_copy_cycles(k, own * kh->page_bytes) + kernel_clear_cycles(k, holes * kh->page_bytes);
-  copy += machine_dram_bulk(k->m, cpu, hpfn, (2 * own + holes) * kh->page_bytes, copy);
-  cpu_stall(cpu, copy);
+  copy += kernel_dram_bulk(k, cpu, hpfn, (2 * own + holes) * kh->page_bytes, 0, copy);
+  kernel_stall(kh->k, cpu, copy);
 
   uint64_t flags = PTE_P | PTE_US | PTE_PS | PTE_A | PTE_D;
   if (v->prot & PROT_W)
@@ -346,10 +345,10 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, Cpu *c
   mm->rss_pages += (uint64_t)(kh->pmd_nr - st->present - st->zero) << k->base_order;
   /* Memory in use grows by the huge page and shrinks by what was freed:
    * with only base pages before, the bloat of max_ptes_none (the holes). */
-  cpu->ctr.c[CTR_MEM_USED] += kh->pmd_nr * kh->page_bytes;
-  cpu->ctr.c[CTR_MEM_USED] -= MIN(cpu->ctr.c[CTR_MEM_USED], freed * 4096);
-  uint64_t cycles = cpu->clock - t0;
-  cpu->ctr.c[CTR_COLLAPSE_CYCLES] += cycles;
+  cpu->ctr->c[CTR_MEM_USED] += kh->pmd_nr * kh->page_bytes;
+  cpu->ctr->c[CTR_MEM_USED] -= MIN(cpu->ctr->c[CTR_MEM_USED], freed * 4096);
+  uint64_t cycles = kcpu_now(cpu) - t0;
+  cpu->ctr->c[CTR_COLLAPSE_CYCLES] += cycles;
   emit_collapse(kh, cc, cpu, mm, haddr, SCAN_SUCCEED, st, node, cycles);
   return SCAN_SUCCEED;
 }
@@ -357,7 +356,7 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, Cpu *c
 /* hpage_collapse_scan_pmd() and, when the range qualifies, the collapse.
  * *collapsing tells whether collapse_huge_page ran (the kernel drops the
  * mmap lock there, which ends the mm walk). */
-static ScanResult scan_range(Khugepaged *kh, CollapseControl *cc, Cpu *cpu, Mm *mm, uint64_t haddr,
+static ScanResult scan_range(Khugepaged *kh, CollapseControl *cc, KCpu *cpu, Mm *mm, uint64_t haddr,
                              gboolean *collapsing)
 {
   Kernel *k = kh->k;
@@ -384,7 +383,7 @@ static ScanResult scan_range(Khugepaged *kh, CollapseControl *cc, Cpu *cpu, Mm *
   }
   if (r != SCAN_SUCCEED) {
     charge_entries(kh, cpu, entries);
-    cpu->ctr.c[CTR_SCAN_PMD_NULL + r]++;
+    cpu->ctr->c[CTR_SCAN_PMD_NULL + r]++;
     return r;
   }
 
@@ -423,11 +422,11 @@ static ScanResult scan_range(Khugepaged *kh, CollapseControl *cc, Cpu *cpu, Mm *
     r = collapse_huge_page(kh, cc, cpu, mm, v, haddr, n, &st);
   }
   if (r != SCAN_SUCCEED)
-    cpu->ctr.c[CTR_SCAN_PMD_NULL + r]++;
+    cpu->ctr->c[CTR_SCAN_PMD_NULL + r]++;
   return r;
 }
 
-ScanResult khugepaged_collapse(Khugepaged *kh, Cpu *cpu, Mm *mm, uint64_t haddr, gboolean madv_collapse)
+ScanResult khugepaged_collapse(Khugepaged *kh, KCpu *cpu, Mm *mm, uint64_t haddr, gboolean madv_collapse)
 {
   g_return_val_if_fail(kh != NULL && cpu != NULL && mm != NULL, SCAN_VMA_CHECK);
   g_return_val_if_fail((haddr & (kh->pmd_bytes - 1)) == 0, SCAN_ADDRESS_RANGE);
@@ -436,7 +435,7 @@ ScanResult khugepaged_collapse(Khugepaged *kh, Cpu *cpu, Mm *mm, uint64_t haddr,
   return scan_range(kh, madv_collapse ? &madv : &kh->cc, cpu, mm, haddr, &collapsing);
 }
 
-void khugepaged_madvise_collapse(Khugepaged *kh, Cpu *cpu, Mm *mm, uint64_t start, uint64_t end)
+void khugepaged_madvise_collapse(Khugepaged *kh, KCpu *cpu, Mm *mm, uint64_t start, uint64_t end)
 {
   g_return_if_fail(kh != NULL && cpu != NULL && mm != NULL);
   CollapseControl cc = { .is_khugepaged = FALSE, .last_target_node = -1 };
@@ -469,7 +468,7 @@ void khugepaged_madvise_collapse(Khugepaged *kh, Cpu *cpu, Mm *mm, uint64_t star
 
 /* khugepaged_scan_mm_slot(): walk the mm under the cursor from its address
  * until `pages` of progress, a collapse, or the end of its VMAs. */
-static unsigned scan_mm_slot(Khugepaged *kh, Cpu *cpu, unsigned pages, ScanResult *result)
+static unsigned scan_mm_slot(Khugepaged *kh, KCpu *cpu, unsigned pages, ScanResult *result)
 {
   Kernel *k = kh->k;
   if (kh->cur < 0) {
@@ -499,7 +498,7 @@ static unsigned scan_mm_slot(Khugepaged *kh, Cpu *cpu, unsigned pages, ScanResul
       gboolean collapsing;
       *result = scan_range(kh, &kh->cc, cpu, mm, kh->address, &collapsing);
       if (*result == SCAN_SUCCEED)
-        cpu->ctr.c[CTR_KHUGEPAGED_PAGES_COLLAPSED]++;
+        cpu->ctr->c[CTR_KHUGEPAGED_PAGES_COLLAPSED]++;
       kh->address += kh->pmd_bytes;
       progress += kh->pmd_nr;
       if (collapsing || progress >= pages) {
@@ -510,7 +509,7 @@ static unsigned scan_mm_slot(Khugepaged *kh, Cpu *cpu, unsigned pages, ScanResul
   }
 out:
   charge_entries(kh, cpu, looked);
-  cpu->ctr.c[CTR_KHUGEPAGED_PAGES_SCANNED] += progress;
+  cpu->ctr->c[CTR_KHUGEPAGED_PAGES_SCANNED] += progress;
   if (walked_all) {
     /* Every VMA done: on to the next mm, or past the head (a full scan). */
     kh->address = 0;
@@ -518,7 +517,7 @@ out:
       kh->cur++;
     } else {
       kh->cur = -1;
-      cpu->ctr.c[CTR_KHUGEPAGED_FULL_SCANS]++;
+      cpu->ctr->c[CTR_KHUGEPAGED_FULL_SCANS]++;
     }
   }
   return progress;
@@ -526,7 +525,7 @@ out:
 
 /* khugepaged_do_scan(): one wake.  TRUE when it stopped for the alloc sleep
  * (it resumes at the next wake). */
-static gboolean do_scan(Khugepaged *kh, Cpu *cpu)
+static gboolean do_scan(Khugepaged *kh, KCpu *cpu)
 {
   unsigned pages = kh->pages_to_scan, progress = 0, passes = 0;
   gboolean wait = TRUE;
@@ -562,14 +561,14 @@ void khugepaged_run(Khugepaged *kh, uint64_t now)
   g_return_if_fail(kh != NULL);
   while (kh->next_wake <= now) {
     uint64_t start = kh->next_wake == KH_WAKE_NOW ? now : kh->next_wake;
-    Cpu *cpu = khugepaged_cpu(kh);
+    KCpu *cpu = khugepaged_cpu(kh);
     if (!cpu)
       return;
-    cpu_drain(cpu);
-    uint64_t before = cpu->clock;
+    kernel_drain(kh->k, cpu);
+    uint64_t before = kcpu_now(cpu);
     gboolean alloc_sleep = do_scan(kh, cpu);
-    uint64_t work = cpu->clock - before;
-    cpu->ctr.c[CTR_KHUGEPAGED_CYCLES] += work;
+    uint64_t work = kcpu_now(cpu) - before;
+    cpu->ctr->c[CTR_KHUGEPAGED_CYCLES] += work;
     uint64_t sleep = alloc_sleep ? kh->alloc_sleep_cycles : kh->scan_sleep_cycles;
     /* A wake that cost nothing and sleeps 0 ms still moves time on by a
      * cycle, so that the loop ends. */

@@ -24,7 +24,7 @@
 #include "thp.h"
 
 typedef struct Kernel Kernel;
-typedef struct Cpu Cpu;
+typedef struct KCpu KCpu;
 typedef struct Khugepaged Khugepaged;
 
 /* The daemon of kernel k (k->s, k->m set; the CPUs need not exist yet).
@@ -56,15 +56,15 @@ void khugepaged_run(Khugepaged *kh, uint64_t now);
 
 /* Collapse the range at haddr of mm now, on `cpu` (MADV_COLLAPSE, and the
  * collapse step of a wake).  Returns SCAN_SUCCEED or the refusal, counted. */
-ScanResult khugepaged_collapse(Khugepaged *kh, Cpu *cpu, Mm *mm, uint64_t haddr, gboolean madv_collapse);
+ScanResult khugepaged_collapse(Khugepaged *kh, KCpu *cpu, Mm *mm, uint64_t haddr, gboolean madv_collapse);
 
 /* madvise(MADV_COLLAPSE) over [start, end): khugepaged_collapse of every
  * 2M range lying inside a VMA there, on the calling CPU, stopping at the
  * first result the kernel treats as final (madvise_collapse). */
-void khugepaged_madvise_collapse(Khugepaged *kh, Cpu *cpu, Mm *mm, uint64_t start, uint64_t end);
+void khugepaged_madvise_collapse(Khugepaged *kh, KCpu *cpu, Mm *mm, uint64_t start, uint64_t end);
 
 /* The CPU khugepaged's work is charged to (khugepaged.cpu resolved). */
-Cpu *khugepaged_cpu(const Khugepaged *kh);
+KCpu *khugepaged_cpu(const Khugepaged *kh);
 /* Mms on the scan list. */
 guint khugepaged_mm_count(const Khugepaged *kh);
 

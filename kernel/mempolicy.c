@@ -31,8 +31,7 @@
 #include "mempolicy.h"
 
 #include <string.h>
-#include "cache.h"
-#include "cpu.h"
+#include "errors.h"
 
 static uint64_t all_nodes(unsigned nodes)
 {
@@ -206,21 +205,21 @@ unsigned mempolicy_nodes(const Kernel *k, const MemPlacement *p, int *list)
   return n;
 }
 
-void mempolicy_count(Cpu *cpu, const MemPlacement *p, int node)
+void mempolicy_count(KCpu *cpu, const MemPlacement *p, int node)
 {
   /* A page of then_any's second try is counted against its preferred
    * zone, the CPU's node. */
   int want = (p->then_any && !(p->allowed & (UINT64_C(1) << node))) ? p->from : p->node;
   if (node == want) {
-    cpu->ctr.c[CTR_NUMA_HIT]++;
+    cpu->ctr->c[CTR_NUMA_HIT]++;
     if (p->interleaved)
-      cpu->ctr.c[CTR_NUMA_INTERLEAVE]++;
+      cpu->ctr->c[CTR_NUMA_INTERLEAVE]++;
   } else {
-    cpu->ctr.c[CTR_NUMA_MISS]++;
+    cpu->ctr->c[CTR_NUMA_MISS]++;
   }
 }
 
-gboolean mempolicy_alloc(Kernel *k, Cpu *cpu, const MemPlacement *p, unsigned order, MigrateType mt,
+gboolean mempolicy_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, MigrateType mt,
                          uint64_t *pfn)
 {
   int list[MEMPOLICY_MAX_NODES];

@@ -41,7 +41,7 @@
 #include "kernel.h"
 #include "mempolicy_syntax.h"
 
-typedef struct Cpu Cpu;
+typedef struct KCpu KCpu;
 
 /* Parse a policy as a setting gives it (local, bind:0-3, preferred:1,
  * interleave:0,2, weighted_interleave:0-3, preferred_many:0,2;
@@ -83,7 +83,7 @@ void mempolicy_then_any(const Kernel *k, const MemPlacement *p, MemPlacement *ou
 /* Allocate 2^order frames as placed: the first node, then the allowed nodes
  * nearest to it (then, for then_any, the other nodes).  Counts numa_hit / numa_miss / numa_interleave on cpu.
  * FALSE when no allowed node has the memory. */
-gboolean mempolicy_alloc(Kernel *k, Cpu *cpu, const MemPlacement *p, unsigned order, MigrateType mt,
+gboolean mempolicy_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, MigrateType mt,
                          uint64_t *pfn);
 
 /* The nodes an allocation placed by p tries, in order (p->node, then the
@@ -95,6 +95,6 @@ unsigned mempolicy_nodes(const Kernel *k, const MemPlacement *p, int *nodes);
  * one per allocation, a THP counts one): numa_hit when node is p->node
  * (p->from for a then_any page outside the allowed nodes), else numa_miss;
  * numa_interleave when an interleave policy got its node. */
-void mempolicy_count(Cpu *cpu, const MemPlacement *p, int node);
+void mempolicy_count(KCpu *cpu, const MemPlacement *p, int node);
 
 #endif

@@ -36,6 +36,7 @@ typedef struct Mm {
   guint last_vma;      /* index of the last VMA found (lookup cache) */
   gboolean thp_disable; /* prctl(PR_SET_THP_DISABLE): MMF_DISABLE_THP */
   uint64_t rss_pages;  /* base pages mapped (huge pages count 512) */
+  unsigned users;      /* threads made for it (mm_users; machine_thread counts them) */
   /* mm_cpumask: CPUs that run this mm now, the targets of its TLB
    * shootdowns, a bitmap of cpumask_words words grown on demand.  A CPU
    * that switches to another mm leaves it (x86 switch_mm_irqs_off, Linux

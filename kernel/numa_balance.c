@@ -90,14 +90,13 @@
  * memory tiering, and the per-VMA access history of recent kernels.
  */
 #include "config.h"
+#include "errors.h"
 #include "numa_balance.h"
 
 #include "mempolicy.h"
 
 #include <math.h>
-#include "cpu.h"
 #include "events.h"
-#include "machine.h"
 #include "thp.h"
 
 /* kernel/sched/fair.c: the period adapts in tenths of itself. */
@@ -161,11 +160,6 @@ struct NumaBalance {
 static uint64_t ms_to_cycles(const Kernel *k, double ms)
 {
   return (uint64_t)llround(ms * 1e6 * k->cycles_per_ns);
-}
-
-static uint64_t now_ns(const Kernel *k, const Cpu *cpu)
-{
-  return (uint64_t)((double)cpu->clock / k->cycles_per_ns);
 }
 
 static const NumaBalancePolicy *policy_from_settings(const Settings *s)
@@ -322,29 +316,29 @@ static NumaTask *task_of(NumaBalance *nb, const Thread *t)
 
 /* The clock at which the run time of p, running on cpu since
  * cpu->cur_since, passes node_stamp + period. */
-static void set_due(NumaBalance *nb, Cpu *cpu, const Thread *t, const NumaTask *p)
+static void set_due(NumaBalance *nb, KCpu *cpu, const Thread *t, const NumaTask *p)
 {
   uint64_t due = p->node_stamp + p->period_cycles + 1;
   uint64_t ran = thread_runtime(t, cpu);
-  cpu->numa_due = due > ran ? cpu->clock + (due - ran) : cpu->clock;
+  cpu->numa_due = due > ran ? kcpu_now(cpu) + (due - ran) : kcpu_now(cpu);
 }
 
 /* The task of t, running on cpu, whose due time is to be set (cleared to
  * never until it is); NULL when balancing has nothing to do for it. */
-static NumaTask *task_on(NumaBalance *nb, Cpu *cpu, const Thread *t)
+static NumaTask *task_on(NumaBalance *nb, KCpu *cpu, const Thread *t)
 {
   cpu->numa_due = UINT64_MAX;
   return nb && nb->active && t ? task_of(nb, t) : NULL;
 }
 
-void numa_balance_switch_in(NumaBalance *nb, Cpu *cpu, const Thread *t)
+void numa_balance_switch_in(NumaBalance *nb, KCpu *cpu, const Thread *t)
 {
   NumaTask *p = task_on(nb, cpu, t);
   if (!p)
     return;
   if (!p->mm->started) { /* init_numa_balancing of the address space */
     p->mm->started = TRUE;
-    p->mm->next_scan = cpu->clock + ms_to_cycles(nb->k, nb->delay_ms);
+    p->mm->next_scan = kcpu_now(cpu) + ms_to_cycles(nb->k, nb->delay_ms);
   }
   set_due(nb, cpu, t, p);
 }
@@ -433,7 +427,7 @@ gboolean numa_balance_marked_found(const PtFound *f)
 /* ---- the schemes ----------------------------------------------------------------- */
 
 /* change_huge_pmd(prot_numa): a huge PMD wholly in the range. */
-static uint64_t mark_huge(NumaBalance *nb, Cpu *cpu, PtNode *n, unsigned idx, uint64_t start, uint64_t end,
+static uint64_t mark_huge(NumaBalance *nb, KCpu *cpu, PtNode *n, unsigned idx, uint64_t start, uint64_t end,
                           uint64_t *entries)
 {
   Kernel *k = nb->k;
@@ -442,13 +436,13 @@ static uint64_t mark_huge(NumaBalance *nb, Cpu *cpu, PtNode *n, unsigned idx, ui
     return 0;
   n->e[idx] = e | PTE_SW_NUMA;
   (*entries)++;
-  cpu->ctr.c[CTR_NUMA_PTE_UPDATES] += k->pmd_subpages;
-  cpu->ctr.c[CTR_NUMA_HUGE_PTE_UPDATES]++;
+  cpu->ctr->c[CTR_NUMA_PTE_UPDATES] += k->pmd_subpages;
+  cpu->ctr->c[CTR_NUMA_HUGE_PTE_UPDATES]++;
   return k->pmd_subpages;
 }
 
 /* change_pte_range(prot_numa) over [start, end) of the PTE table t. */
-static uint64_t mark_ptes(NumaBalance *nb, Cpu *cpu, PtNode *t, uint64_t start, uint64_t end, int skip_node,
+static uint64_t mark_ptes(NumaBalance *nb, KCpu *cpu, PtNode *t, uint64_t start, uint64_t end, int skip_node,
                           uint64_t *entries)
 {
   Kernel *k = nb->k;
@@ -464,11 +458,11 @@ static uint64_t mark_ptes(NumaBalance *nb, Cpu *cpu, PtNode *t, uint64_t start, 
     marked++;
   }
   *entries += marked;
-  cpu->ctr.c[CTR_NUMA_PTE_UPDATES] += marked;
+  cpu->ctr->c[CTR_NUMA_PTE_UPDATES] += marked;
   return marked;
 }
 
-static uint64_t pte_mark_pmd(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
+static uint64_t pte_mark_pmd(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
                              uint64_t *entries)
 {
   (void)v;
@@ -486,7 +480,7 @@ static uint64_t pte_mark_pmd(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, ui
 /* The 2012 scheme: a table whose pages all sit on one node is marked at
  * the PMD as well as at each PTE (change_pmd_protnuma after
  * change_pte_range found all_same_node); other tables PTE by PTE. */
-static uint64_t pmd_mark_pmd(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
+static uint64_t pmd_mark_pmd(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
                              uint64_t *entries)
 {
   (void)v;
@@ -518,7 +512,7 @@ static uint64_t pmd_mark_pmd(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, ui
   if (any && same) {
     n->e[idx] = e | PTE_SW_NUMA;
     (*entries)++;
-    cpu->ctr.c[CTR_NUMA_PMD_UPDATES]++;
+    cpu->ctr->c[CTR_NUMA_PMD_UPDATES]++;
     if (!marked)
       marked = 1; /* its pages were marked already: the PMD mark is the update */
   }
@@ -533,12 +527,12 @@ const NumaBalancePolicy numa_balance_pmd = { .name = "pmd", .mark_pmd = pmd_mark
 
 /* task_numa_placement / update_task_scan_period, without the
  * shared/private ratio: p's first hinting fault since a pass ended. */
-static void adapt_period(NumaBalance *nb, Cpu *cpu, NumaTask *p)
+static void adapt_period(NumaBalance *nb, KCpu *cpu, NumaTask *p)
 {
   p->seq = p->mm->seq;
   if (p->local + p->remote == 0 || p->failed) {
     set_period(nb, p, MIN(nb->max_ms, p->period_ms * 2));
-    p->mm->next_scan = cpu->clock + p->period_cycles;
+    p->mm->next_scan = kcpu_now(cpu) + p->period_cycles;
     return; /* the kernel returns before clearing the counts */
   }
   double slot = p->period_ms / NUMA_PERIOD_SLOTS;
@@ -556,17 +550,9 @@ static void adapt_period(NumaBalance *nb, Cpu *cpu, NumaTask *p)
 
 /* Threads of mm (mm_users): the scanner skips pages already on the node of
  * a process that runs alone. */
-static unsigned mm_threads(const Kernel *k, const Mm *mm)
+static unsigned mm_threads(const Mm *mm)
 {
-  if (!k->m)
-    return 1;
-  unsigned n = 0;
-  GHashTableIter it;
-  gpointer value;
-  g_hash_table_iter_init(&it, k->m->threads);
-  while (g_hash_table_iter_next(&it, NULL, &value))
-    n += ((Thread *)value)->mm == mm;
-  return n;
+  return mm->users;
 }
 
 
@@ -588,18 +574,18 @@ static gboolean policy_mof(const Mm *mm, const Vma *v)
 
 /* task_numa_work for task p, its address space's scan due: scan the next
  * numa.scan_size_mb from the offset. */
-static void scan(NumaBalance *nb, Cpu *cpu, NumaTask *p)
+static void scan(NumaBalance *nb, KCpu *cpu, NumaTask *p)
 {
   Kernel *k = nb->k;
   NumaMm *s = p->mm;
   Mm *mm = s->mm;
-  s->next_scan = cpu->clock + p->period_cycles;
-  nb->scan_node = nb->pol == &numa_balance_pte && mm_threads(k, mm) == 1 ? cpu->node : -1;
+  s->next_scan = kcpu_now(cpu) + p->period_cycles;
+  nb->scan_node = nb->pol == &numa_balance_pte && mm_threads(mm) == 1 ? cpu->node : -1;
 
   int64_t pages = (int64_t)nb->budget_pages;
   int64_t virt = pages * NUMA_VIRT_SCAN_FACTOR;
   uint64_t entries = 0, marked_total = 0, start = s->offset;
-  uint64_t before_stall = cpu->clock;
+  uint64_t before_stall = kcpu_now(cpu);
   gboolean done = FALSE;
   guint i;
   for (i = mm_vma_index_from(mm, start); i < mm_vma_count(mm) && !done; i++) {
@@ -622,7 +608,7 @@ static void scan(NumaBalance *nb, Cpu *cpu, NumaTask *p)
       }
     }
     if (marked)
-      machine_flush_range_stride(k->m, cpu, mm, piece, cur, k->base_shift);
+      kernel_flush_tlb(k, cpu, mm, piece, cur, k->base_shift, FALSE);
     marked_total += marked;
     start = cur;
   }
@@ -633,19 +619,18 @@ static void scan(NumaBalance *nb, Cpu *cpu, NumaTask *p)
     s->seq++;
   }
   uint64_t work = (uint64_t)llround((double)entries * nb->pte_cycles);
-  cpu_stall(cpu, work);
-  uint64_t spent = cpu->clock - before_stall;
+  kernel_stall(k, cpu, work);
+  uint64_t spent = kcpu_now(cpu) - before_stall;
   p->node_stamp += NUMA_SCAN_RUNTIME_FACTOR * spent;
-  cpu->ctr.c[CTR_NUMA_SCANS]++;
-  cpu->ctr.c[CTR_NUMA_CYCLES] += spent;
-  if (events_enabled(k->ev))
-    events_emit(k->ev, now_ns(k, cpu), cpu->id, mm->pid, cpu->cur ? cpu->cur->tid : 0, "numa_scan",
+  cpu->ctr->c[CTR_NUMA_SCANS]++;
+  cpu->ctr->c[CTR_NUMA_CYCLES] += spent;
+  kernel_event(k, cpu, mm->pid, "numa_scan",
                 "pages=%" G_GUINT64_FORMAT " entries=%" G_GUINT64_FORMAT " offset=%#" G_GINT64_MODIFIER
                 "x period_ms=%g cycles=%" G_GUINT64_FORMAT,
                 marked_total, entries, s->offset, p->period_ms, spent);
 }
 
-void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t)
+void numa_balance_tick(NumaBalance *nb, KCpu *cpu, Thread *t)
 {
   NumaTask *p = task_on(nb, cpu, t);
   if (!p)
@@ -655,7 +640,7 @@ void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t)
     if (!p->node_stamp)
       set_period(nb, p, nb->min_ms); /* task_scan_start */
     p->node_stamp += period;
-    if (cpu->clock >= p->mm->next_scan)
+    if (kcpu_now(cpu) >= p->mm->next_scan)
       scan(nb, cpu, p);
   }
   set_due(nb, cpu, t, p);
@@ -715,20 +700,20 @@ static gboolean filter_passes(NumaBalance *nb, uint64_t *e, int node)
  * the pages of a pmd-scheme group are copied one after the other, not all
  * at the fault's start, where each would queue behind all the others.
  * FALSE (counted, and for task s) when the node has none. */
-static gboolean migrate_alloc(NumaBalance *nb, Cpu *cpu, unsigned order, uint64_t old, uint64_t *pfn,
+static gboolean migrate_alloc(NumaBalance *nb, KCpu *cpu, unsigned order, uint64_t old, uint64_t *pfn,
                               uint64_t *cycles, NumaTask *s)
 {
   Kernel *k = nb->k;
   if (!physmem_alloc_on(k->pm, cpu->node, order, MT_MOVABLE, pfn)) {
-    cpu->ctr.c[CTR_PGMIGRATE_FAIL]++;
+    cpu->ctr->c[CTR_PGMIGRATE_FAIL]++;
     if (s)
       s->failed++; /* TNF_MIGRATE_FAIL: the task's period doubles */
     return FALSE;
   }
   uint64_t bytes = UINT64_C(4096) << order;
   uint64_t copy = kernel_copy_cycles(k, bytes);
-  copy += machine_dram_bulk_after(k->m, cpu, old, bytes, *cycles, copy);
-  copy += machine_dram_bulk_after(k->m, cpu, *pfn, bytes, *cycles, copy);
+  copy += kernel_dram_bulk(k, cpu, old, bytes, *cycles, copy);
+  copy += kernel_dram_bulk(k, cpu, *pfn, bytes, *cycles, copy);
   *cycles += copy + nb->migrate_cycles;
   return TRUE;
 }
@@ -738,7 +723,7 @@ static gboolean migrate_alloc(NumaBalance *nb, Cpu *cpu, unsigned order, uint64_
  * before the fault, so TLBs may hold it; try_to_unmap's ptep_clear_flush
  * shoots it down before the old frame is freed.  Returns TRUE when it
  * moved. */
-static gboolean migrate_base(NumaBalance *nb, Cpu *cpu, Mm *mm, uint64_t va, gboolean accessible, uint64_t *e,
+static gboolean migrate_base(NumaBalance *nb, KCpu *cpu, Mm *mm, uint64_t va, gboolean accessible, uint64_t *e,
                              uint64_t *cycles, NumaTask *s)
 {
   Kernel *k = nb->k;
@@ -748,18 +733,18 @@ static gboolean migrate_base(NumaBalance *nb, Cpu *cpu, Mm *mm, uint64_t va, gbo
   if (!migrate_alloc(nb, cpu, k->base_order, old, &pfn, cycles, s))
     return FALSE;
   if (accessible)
-    machine_flush_range(k->m, cpu, mm, va, va + k->base_bytes);
+    kernel_flush_tlb_4k(k, cpu, mm, va, va + k->base_bytes);
   *e = pte_make(pfn, *e & ~PTE_PFN_MASK);
   physmem_release(k->pm, old, k->base_order);
-  cpu->ctr.c[CTR_NUMA_PAGES_MIGRATED]++;
+  cpu->ctr->c[CTR_NUMA_PAGES_MIGRATED]++;
   return TRUE;
 }
 
-static void count_fault(Cpu *cpu, NumaTask *s, gboolean local, uint64_t pages)
+static void count_fault(KCpu *cpu, NumaTask *s, gboolean local, uint64_t pages)
 {
-  cpu->ctr.c[CTR_NUMA_HINT_FAULTS]++;
+  cpu->ctr->c[CTR_NUMA_HINT_FAULTS]++;
   if (local)
-    cpu->ctr.c[CTR_NUMA_HINT_FAULTS_LOCAL]++;
+    cpu->ctr->c[CTR_NUMA_HINT_FAULTS_LOCAL]++;
   if (s) {
     if (local)
       s->local += pages;
@@ -768,17 +753,16 @@ static void count_fault(Cpu *cpu, NumaTask *s, gboolean local, uint64_t pages)
   }
 }
 
-static void emit_hint(Kernel *k, Cpu *cpu, Mm *mm, const char *what, uint64_t va, int page_node, uint64_t moved,
+static void emit_hint(Kernel *k, KCpu *cpu, Mm *mm, const char *what, uint64_t va, int page_node, uint64_t moved,
                       uint64_t cycles)
 {
-  if (events_enabled(k->ev))
-    events_emit(k->ev, now_ns(k, cpu), cpu->id, mm->pid, cpu->cur ? cpu->cur->tid : 0, "numa_hint_fault",
+  kernel_event(k, cpu, mm->pid, "numa_hint_fault",
                 "kind=%s va=%#" G_GINT64_MODIFIER "x page_node=%d cpu_node=%d migrated=%" G_GUINT64_FORMAT
                 " cycles=%" G_GUINT64_FORMAT, what, va, page_node, cpu->node, moved, cycles);
 }
 
 /* do_numa_page */
-static FaultResult pte_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, PtNode *t, uint64_t va,
+static FaultResult pte_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, PtNode *t, uint64_t va,
                              uint64_t *cycles, NumaTask *s)
 {
   Kernel *k = nb->k;
@@ -791,7 +775,7 @@ static FaultResult pte_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, Pt
   if (misplaced_asks_filter(nb, misplaced_rule(mm, v, cpu->node), local)) {
     gboolean pass = filter_passes(nb, &e, cpu->node);
     if (!local && !pass)
-      cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
+      cpu->ctr->c[CTR_NUMA_MIGRATE_FILTERED]++;
     else if (!local && migrate_base(nb, cpu, mm, va & ~(k->base_bytes - 1), FALSE, &e, cycles, s))
       moved = 1;
   }
@@ -801,7 +785,7 @@ static FaultResult pte_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, Pt
 }
 
 /* do_huge_pmd_numa_page: the THP moves whole. */
-static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx,
+static FaultResult huge_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx,
                               uint64_t va, uint64_t *cycles, NumaTask *s)
 {
   Kernel *k = nb->k;
@@ -814,13 +798,13 @@ static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, P
   if (misplaced_asks_filter(nb, misplaced_rule(mm, v, cpu->node), local)) {
     gboolean pass = filter_passes(nb, &e, cpu->node);
     if (!local && !pass) {
-      cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
+      cpu->ctr->c[CTR_NUMA_MIGRATE_FILTERED]++;
     } else if (!local && migrate_alloc(nb, cpu, k->pmd_order, old, &pfn, cycles, s)) {
       thp_unmap_pmd(k, old); /* frees the old THP and its registration */
       thp_page_add(k, pfn);
       e = pte_make(pfn, e & ~PTE_PFN_MASK);
       moved = k->pmd_subpages;
-      cpu->ctr.c[CTR_NUMA_PAGES_MIGRATED] += moved;
+      cpu->ctr->c[CTR_NUMA_PAGES_MIGRATED] += moved;
     }
   }
   n->e[idx] = e;
@@ -833,7 +817,7 @@ static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, P
  * the PMD's last-node field).  A table may span VMAs: each page follows
  * the policy of its own VMA, and a page the scan left unmarked may sit in
  * TLBs, so migrate_base shoots it down. */
-static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx,
+static FaultResult pmd_group_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx,
                                    uint64_t va, uint64_t *cycles, NumaTask *s)
 {
   Kernel *k = nb->k;
@@ -867,7 +851,7 @@ static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma 
     if (!pv || misplaced_rule(mm, pv, cpu->node) == MISPLACED_NEVER)
       continue;
     if (!pass) {
-      cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
+      cpu->ctr->c[CTR_NUMA_MIGRATE_FILTERED]++;
     } else if (migrate_base(nb, cpu, mm, pva, accessible, &e, cycles, s)) {
       t->e[i] = e;
       moved++;
@@ -878,7 +862,7 @@ static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma 
   return FAULT_MAPPED;
 }
 
-FaultResult numa_balance_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
+FaultResult numa_balance_fault(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
                                uint64_t *cycles)
 {
   (void)kind;
@@ -902,6 +886,6 @@ FaultResult numa_balance_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64
   else if (n && (n->e[idx] & PTE_P) && n->child[idx] &&
            (n->child[idx]->e[pgtable_index(&k->geo, 1, va)] & (PTE_P | PTE_SW_NUMA)) == (PTE_P | PTE_SW_NUMA))
     r = pte_fault(nb, cpu, mm, v, n->child[idx], va, cycles, s);
-  cpu->ctr.c[CTR_NUMA_CYCLES] += *cycles - before;
+  cpu->ctr->c[CTR_NUMA_CYCLES] += *cycles - before;
   return r;
 }

@@ -31,7 +31,7 @@
 #include "fault.h"
 #include "kernel.h"
 
-typedef struct Cpu Cpu;
+typedef struct KCpu KCpu;
 typedef struct Thread Thread;
 typedef struct NumaBalance NumaBalance;
 
@@ -43,7 +43,7 @@ typedef struct NumaBalance NumaBalance;
  * numa_balance_policy_from_settings (numa.balancing's list). */
 typedef struct {
   const char *name;
-  uint64_t (*mark_pmd)(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
+  uint64_t (*mark_pmd)(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
                        uint64_t *entries);
 } NumaBalancePolicy;
 
@@ -83,12 +83,12 @@ void numa_balance_task_new(NumaBalance *nb, const Thread *t, const Thread *creat
  * sets cpu->numa_due, the clock at which t's scan tick comes due
  * (UINT64_MAX: never).  The engine compares the clock with it before each
  * record, one compare, as for khugepaged. */
-void numa_balance_switch_in(NumaBalance *nb, Cpu *cpu, const Thread *t);
+void numa_balance_switch_in(NumaBalance *nb, KCpu *cpu, const Thread *t);
 
 /* task_tick_numa and task_numa_work for thread t running on cpu, at
  * cpu->clock >= cpu->numa_due: scan t's address space if both t and it are
  * due, charging cpu; sets cpu->numa_due again. */
-void numa_balance_tick(NumaBalance *nb, Cpu *cpu, Thread *t);
+void numa_balance_tick(NumaBalance *nb, KCpu *cpu, Thread *t);
 
 /* A task's scan timing, for tests and reports. */
 typedef struct {
@@ -109,7 +109,7 @@ gboolean numa_balance_marked_found(const PtFound *f);
 
 /* The fault path found a PTE or PMD marked PTE_SW_NUMA at va: do_numa_page /
  * do_huge_pmd_numa_page.  *cycles gets the handler's cost. */
-FaultResult numa_balance_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
+FaultResult numa_balance_fault(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
                                uint64_t *cycles);
 
 #endif

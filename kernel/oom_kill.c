@@ -27,10 +27,8 @@
 #include "config.h"
 #include "oom_kill.h"
 
-#include "cpu.h"
 #include "events.h"
 #include "hugetlb.h"
-#include "machine.h"
 
 typedef struct {
   const Kernel *k;
@@ -111,17 +109,16 @@ Mm *oom_select_bad_process(const Kernel *k)
  * (cur_exited: the engine's switch_to counts and charges it). */
 static void threads_off_cpus(Kernel *k, Mm *victim)
 {
-  Machine *m = k->m;
-  for (unsigned i = 0; m && i < m->n_cpus; i++) {
-    Cpu *c = m->cpus[i];
+  for (unsigned i = 0; i < k->n_cpus; i++) {
+    KCpu *c = k->cpus[i];
     if (!c->cur || c->cur->mm != victim)
       continue;
-    c->cur->ran += c->clock - c->cur_since;
+    c->cur->ran += kcpu_now(c) - c->cur_since;
     mm_cpumask_leave(victim, (unsigned)c->id);
     c->cur = NULL;
     c->cur_exited = TRUE;
     c->numa_due = UINT64_MAX;
-    cpu_forget_shortcuts(c);
+    k->hooks->forget_shortcuts(k->hw, c);
   }
 }
 
@@ -130,7 +127,7 @@ const char *oom_trigger_name(OomTrigger trigger)
   return trigger == OOM_TRIGGER_CREATION ? "creation" : "fault";
 }
 
-Mm *oom_kill(Kernel *k, Cpu *cpu, uint32_t by_pid, OomTrigger trigger)
+Mm *oom_kill(Kernel *k, KCpu *cpu, uint32_t by_pid, OomTrigger trigger)
 {
   Mm *victim = oom_select_bad_process(k);
   if (!victim)
@@ -141,7 +138,7 @@ Mm *oom_kill(Kernel *k, Cpu *cpu, uint32_t by_pid, OomTrigger trigger)
     .by_pid = by_pid,
     .trigger = trigger,
     .cpu = cpu->id,
-    .time_ns = (uint64_t)((double)cpu->clock / k->cycles_per_ns),
+    .time_ns = kernel_now_ns(k, cpu),
   };
   kill.badness = oom_badness(k, victim, &kill.rss_pages, &kill.pgtable_pages);
   /* __oom_kill_process: SIGKILL, then the victim's memory goes (exit_mmap,
@@ -152,7 +149,7 @@ Mm *oom_kill(Kernel *k, Cpu *cpu, uint32_t by_pid, OomTrigger trigger)
   g_array_append_val(k->oom_kills, kill);
   k->oom_kill_count = k->oom_kills->len;
   k->oom = FALSE;
-  cpu->ctr.c[CTR_OOM_KILL]++;
+  cpu->ctr->c[CTR_OOM_KILL]++;
   if (events_enabled(k->ev))
     events_emit(k->ev, kill.time_ns, cpu->id, by_pid, tid, "oom_kill",
                 "victim=%u badness=%" G_GUINT64_FORMAT " rss_pages=%" G_GUINT64_FORMAT " pgtable_pages=%" G_GUINT64_FORMAT

@@ -66,6 +66,6 @@ Mm *oom_select_bad_process(const Kernel *k);
  * victim and kill it.  Returns the victim (by_pid's own mm when it was
  * chosen: the fault's access is then dropped), with k->oom cleared; NULL
  * when there was none, k->oom left set. */
-Mm *oom_kill(Kernel *k, Cpu *cpu, uint32_t by_pid, OomTrigger trigger);
+Mm *oom_kill(Kernel *k, KCpu *cpu, uint32_t by_pid, OomTrigger trigger);
 
 #endif

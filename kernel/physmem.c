@@ -35,13 +35,10 @@
  */
 #include "config.h"
 #include "physmem.h"
-#include "cache.h"
+#include "errors.h"
 #include "compaction.h"
 
 #include <math.h>
-
-/* mmusim_sim_error_quark belongs to sim/cache.c; this copy lets physmem link
- * until that file defines it (drop one at merge). */
 
 /* x86-64 zone limits in bytes (MAX_DMA_PFN, MAX_DMA32_PFN): architecture,
  * not policy. */
@@ -65,8 +62,8 @@ static void place_background(PhysMem *pm, double fraction, double movable);
 static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gboolean this_node, uint64_t *pfn,
                                        CompactResult *cr);
 
-static gboolean machine_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static gboolean machine_error(GError **error, const char *fmt, ...)
+static gboolean layout_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static gboolean layout_error(GError **error, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);
@@ -85,21 +82,21 @@ static gboolean check_machine(const Settings *s, uint64_t mem_per_node, uint64_t
   g_autofree char *mem_w = settings_blame(s, SET_MACHINE_MEM_PER_NODE);
   if (pb_order > max_order) {
     g_autofree char *pb_w = settings_blame(s, SET_BUDDY_PAGEBLOCK_ORDER);
-    return machine_error(error,
+    return layout_error(error,
                          "%s exceeds %s: a pageblock must fit in the largest buddy block, so it may be at most %"
                          G_GINT64_FORMAT, pb_w, max_w, max_order);
   }
   uint64_t block_bytes = UINT64_C(1) << (PAGE_SHIFT_4K + max_order);
   g_autofree char *block_s = settings_format_size(block_bytes);
   if (mem_per_node % block_bytes)
-    return machine_error(error,
+    return layout_error(error,
                          "%s is not a multiple of the largest buddy block (%s with %s); it must be a multiple of %s",
                          mem_w, block_s, max_w, block_s);
   uint64_t room = mem_per_node > X86_DMA_LIMIT_BYTES ? mem_per_node - X86_DMA_LIMIT_BYTES : 0;
   if (reserved > room) {
     g_autofree char *res_w = settings_blame(s, SET_MEM_KERNEL_RESERVED);
     g_autofree char *room_s = settings_format_size(room);
-    return machine_error(error, "%s does not fit in node 0 above its 16M DMA zone with %s: it may be at most %s", res_w,
+    return layout_error(error, "%s does not fit in node 0 above its 16M DMA zone with %s: it may be at most %s", res_w,
                          mem_w, room_s);
   }
   return TRUE;

@@ -21,11 +21,9 @@
 #include "config.h"
 #include "thp.h"
 
-#include "cpu.h"
 #include "events.h"
 #include "hugetlb.h"
 #include "kernel.h"
-#include "machine.h"
 #include "mempolicy.h"
 
 #include <string.h>
@@ -123,11 +121,6 @@ void thp_state_free(ThpState *ts)
   g_free(ts);
 }
 
-static uint64_t now_ns(const Kernel *k, const Cpu *cpu)
-{
-  return (uint64_t)((double)cpu->clock / k->cycles_per_ns);
-}
-
 static ThpPage *page_lookup(const Kernel *k, uint64_t pfn)
 {
   uint64_t head = pfn & ~((UINT64_C(1) << k->pmd_order) - 1);
@@ -195,20 +188,20 @@ gboolean thp_defrag_compact(const Kernel *k, const Vma *v)
 }
 
 /* Count one direct compaction and charge its work. */
-uint64_t thp_count_compaction(Kernel *k, Cpu *cpu, const CompactResult *cr)
+uint64_t thp_count_compaction(Kernel *k, KCpu *cpu, const CompactResult *cr)
 {
   if (!cr->ran)
     return 0;
-  cpu->ctr.c[CTR_COMPACT_STALL]++;
-  cpu->ctr.c[cr->success ? CTR_COMPACT_SUCCESS : CTR_COMPACT_FAIL]++;
-  cpu->ctr.c[CTR_COMPACT_MIGRATED] += cr->migrated;
+  cpu->ctr->c[CTR_COMPACT_STALL]++;
+  cpu->ctr->c[cr->success ? CTR_COMPACT_SUCCESS : CTR_COMPACT_FAIL]++;
+  cpu->ctr->c[CTR_COMPACT_MIGRATED] += cr->migrated;
   uint64_t c = kernel_ns_to_cycles(k, (double)cr->scanned * k->compact_scan_ns +
                                           (double)cr->migrated * k->compact_migrate_ns);
-  cpu->ctr.c[CTR_COMPACT_CYCLES] += c;
+  cpu->ctr->c[CTR_COMPACT_CYCLES] += c;
   return c;
 }
 
-static void count_compaction(Kernel *k, Cpu *cpu, const CompactResult *cr, uint64_t *cycles)
+static void count_compaction(Kernel *k, KCpu *cpu, const CompactResult *cr, uint64_t *cycles)
 {
   *cycles += thp_count_compaction(k, cpu, cr);
 }
@@ -216,7 +209,7 @@ static void count_compaction(Kernel *k, Cpu *cpu, const CompactResult *cr, uint6
 /* __alloc_pages with a node mask: the allowed nodes in their order, then,
  * when `compact`, each compacted in turn (the slow path's direct compaction
  * of the zonelist, limited to the mask). */
-static gboolean alloc_masked(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
+static gboolean alloc_masked(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
                              uint64_t *cycles)
 {
   int nodes[64];
@@ -241,7 +234,7 @@ static gboolean alloc_masked(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolea
  * (alloc_pages_preferred_many) tries its nodes without compaction, then
  * every node the standard way.  *got is the placement the page is counted
  * against. */
-static gboolean alloc_once(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
+static gboolean alloc_once(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
                            uint64_t *cycles, MemPlacement *got)
 {
   CompactResult cr;
@@ -265,7 +258,7 @@ static gboolean alloc_once(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolean 
   return ok;
 }
 
-gboolean thp_alloc(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn, uint64_t *cycles)
+gboolean thp_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn, uint64_t *cycles)
 {
   MemPlacement got;
   gboolean ok = alloc_once(k, cpu, p, compact, pfn, cycles, &got);
@@ -276,7 +269,7 @@ gboolean thp_alloc(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolean compact,
   return ok;
 }
 
-gboolean thp_huge_zero_page(Kernel *k, Cpu *cpu, uint64_t *pfn, uint64_t *cycles)
+gboolean thp_huge_zero_page(Kernel *k, KCpu *cpu, uint64_t *pfn, uint64_t *cycles)
 {
   ThpState *ts = k->thps;
   if (!ts->zero_allocated) {
@@ -285,8 +278,8 @@ gboolean thp_huge_zero_page(Kernel *k, Cpu *cpu, uint64_t *pfn, uint64_t *cycles
       return FALSE;
     ts->zero_allocated = TRUE;
     uint64_t clear = kernel_clear_cycles(k, k->pmd_bytes);
-    cpu->ctr.c[CTR_THP_ZERO_PAGE_ALLOC]++;
-    cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
+    cpu->ctr->c[CTR_THP_ZERO_PAGE_ALLOC]++;
+    cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
     *cycles += clear;
   }
   *pfn = ts->zero_pfn;
@@ -295,7 +288,7 @@ gboolean thp_huge_zero_page(Kernel *k, Cpu *cpu, uint64_t *pfn, uint64_t *cycles
 
 /* ---- split ---------------------------------------------------------------- */
 
-gboolean thp_split_pmd(Kernel *k, Cpu *cpu, Mm *mm, uint64_t haddr, uint64_t *cycles)
+gboolean thp_split_pmd(Kernel *k, KCpu *cpu, Mm *mm, uint64_t haddr, uint64_t *cycles)
 {
   haddr &= ~(k->pmd_bytes - 1);
   unsigned level, idx;
@@ -309,7 +302,7 @@ gboolean thp_split_pmd(Kernel *k, Cpu *cpu, Mm *mm, uint64_t haddr, uint64_t *cy
      * without gets a new table, as the split of a DAX PMD would. */
     if (!mm->pt.a.alloc(mm->pt.a.ctx, 1, &table))
       return FALSE;
-    cpu->ctr.c[CTR_PT_PAGES_ALLOC]++;
+    cpu->ctr->c[CTR_PT_PAGES_ALLOC]++;
   }
   pgtable_set(&mm->pt, haddr, 2, 0, NULL);
   /* The withdrawn table becomes the PTE table (pmd_populate). */
@@ -327,16 +320,15 @@ gboolean thp_split_pmd(Kernel *k, Cpu *cpu, Mm *mm, uint64_t haddr, uint64_t *cy
   ThpPage *p = zero ? NULL : page_lookup(k, pte_pfn(e));
   if (p)
     p->pmd_mapped = FALSE;
-  machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + k->pmd_bytes, k->geo.shift[2]);
-  cpu->ctr.c[CTR_THP_SPLIT_PMD]++;
+  kernel_flush_tlb(k, cpu, mm, haddr, haddr + k->pmd_bytes, k->geo.shift[2], FALSE);
+  cpu->ctr->c[CTR_THP_SPLIT_PMD]++;
   *cycles += k->split_cycles;
-  if (events_enabled(k->ev))
-    events_emit(k->ev, now_ns(k, cpu), cpu->id, mm->pid, cpu->cur ? cpu->cur->tid : 0, "thp_split_pmd",
+  kernel_event(k, cpu, mm->pid, "thp_split_pmd",
                 "va=%#" G_GINT64_MODIFIER "x zero=%d", haddr, zero);
   return TRUE;
 }
 
-void thp_split_at(Kernel *k, Cpu *cpu, Mm *mm, uint64_t addr, uint64_t *cycles)
+void thp_split_at(Kernel *k, KCpu *cpu, Mm *mm, uint64_t addr, uint64_t *cycles)
 {
   if (addr & (k->pmd_bytes - 1))
     thp_split_pmd(k, cpu, mm, addr, cycles);
@@ -374,7 +366,7 @@ gboolean thp_unmap_pte(Kernel *k, uint64_t pfn, GPtrArray **batch)
   return TRUE;
 }
 
-uint64_t thp_unmap_settle(Kernel *k, Cpu *cpu, GPtrArray *batch)
+uint64_t thp_unmap_settle(Kernel *k, KCpu *cpu, GPtrArray *batch)
 {
   uint64_t freed = 0;
   for (guint i = 0; batch && i < batch->len; i++) {
@@ -386,13 +378,13 @@ uint64_t thp_unmap_settle(Kernel *k, Cpu *cpu, GPtrArray *batch)
     } else if (!p->queued) {
       g_queue_push_tail(&k->thps->deferred, p);
       p->queued = k->thps->deferred.tail;
-      cpu->ctr.c[CTR_THP_DEFERRED_SPLIT]++;
+      cpu->ctr->c[CTR_THP_DEFERRED_SPLIT]++;
     }
   }
   return freed;
 }
 
-uint64_t thp_deferred_split_scan(Kernel *k, Cpu *cpu, uint64_t *cycles)
+uint64_t thp_deferred_split_scan(Kernel *k, KCpu *cpu, uint64_t *cycles)
 {
   uint64_t freed = 0, split = 0;
   ThpPage *p;
@@ -410,10 +402,9 @@ uint64_t thp_deferred_split_scan(Kernel *k, Cpu *cpu, uint64_t *cycles)
     g_hash_table_remove(k->thps->pages, &head);
     split++;
   }
-  cpu->ctr.c[CTR_MEM_USED] -= MIN(cpu->ctr.c[CTR_MEM_USED], freed << 12);
+  cpu->ctr->c[CTR_MEM_USED] -= MIN(cpu->ctr->c[CTR_MEM_USED], freed << 12);
   *cycles += split * k->split_cycles;
-  if (split && events_enabled(k->ev))
-    events_emit(k->ev, now_ns(k, cpu), cpu->id, cpu->cur ? cpu->cur->pid : 0, cpu->cur ? cpu->cur->tid : 0,
-                "deferred_split", "thps=%" G_GUINT64_FORMAT " freed_pages=%" G_GUINT64_FORMAT, split, freed);
+  if (split)
+    kernel_event(k, cpu, cpu->cur ? cpu->cur->pid : 0, "deferred_split", "thps=%" G_GUINT64_FORMAT " freed_pages=%" G_GUINT64_FORMAT, split, freed);
   return freed;
 }

@@ -119,7 +119,7 @@ const char *thp_scan_result_name(ScanResult r);
  * subpages; on ppc64 hash with 64K base pages it is 16M, an order-12 block
  * of 4K frames holding 256 64K subpages (hash-64k.h: a PMD maps 16M). */
 
-typedef struct Cpu Cpu;
+typedef struct KCpu KCpu;
 typedef struct ThpState ThpState;
 
 ThpState *thp_state_new(void);
@@ -142,17 +142,17 @@ gboolean thp_defrag_compact(const Kernel *k, const Vma *v);
  * once more.  Compaction is counted (compact_*) and its cost added to
  * *cycles and compact_cycles; the allocation counts numa_hit or numa_miss. */
 typedef struct MemPlacement MemPlacement;
-gboolean thp_alloc(Kernel *k, Cpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn, uint64_t *cycles);
+gboolean thp_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn, uint64_t *cycles);
 
 /* Count what one direct compaction did (compact_stall, _success or _fail,
  * _migrated, _cycles) on `cpu` and return its cost in cycles:
  * scanned * compact.scan_page_ns + migrated * (compact.migrate_page_ns +
  * copying 4K at mem.copy_hot_bytes_per_ns).  0 when it did not run. */
-uint64_t thp_count_compaction(Kernel *k, Cpu *cpu, const CompactResult *cr);
+uint64_t thp_count_compaction(Kernel *k, KCpu *cpu, const CompactResult *cr);
 
 /* The shared huge zero page, allocated on first use (thp_zero_page_alloc,
  * its clearing added to *cycles).  FALSE when no order-9 block is free. */
-gboolean thp_huge_zero_page(Kernel *k, Cpu *cpu, uint64_t *pfn, uint64_t *cycles);
+gboolean thp_huge_zero_page(Kernel *k, KCpu *cpu, uint64_t *pfn, uint64_t *cycles);
 
 /* A new THP now mapped by a PMD. */
 void thp_page_add(Kernel *k, uint64_t head_pfn);
@@ -167,10 +167,10 @@ guint thp_deferred_count(const Kernel *k);
  * PMD's flags, A and D included, shoot the huge translation down and count
  * thp_split_pmd.  The work (thp.split_ns) is added to *cycles for the
  * caller to charge.  FALSE when no huge PMD maps haddr. */
-gboolean thp_split_pmd(Kernel *k, Cpu *cpu, Mm *mm, uint64_t haddr, uint64_t *cycles);
+gboolean thp_split_pmd(Kernel *k, KCpu *cpu, Mm *mm, uint64_t haddr, uint64_t *cycles);
 /* split_huge_pmd_address at a VMA edge: split the huge PMD around addr when
  * addr is not 2M aligned. */
-void thp_split_at(Kernel *k, Cpu *cpu, Mm *mm, uint64_t addr, uint64_t *cycles);
+void thp_split_at(Kernel *k, KCpu *cpu, Mm *mm, uint64_t addr, uint64_t *cycles);
 
 /* Unmapping (called by kernel_unmap_*): the PMD mapping of THP head is
  * gone, free it; a PTE mapping of subpage pfn is gone, gather its THP in
@@ -180,12 +180,12 @@ void thp_split_at(Kernel *k, Cpu *cpu, Mm *mm, uint64_t addr, uint64_t *cycles);
  * The pmd and settle calls return the 4K pages freed. */
 uint64_t thp_unmap_pmd(Kernel *k, uint64_t head_pfn);
 gboolean thp_unmap_pte(Kernel *k, uint64_t pfn, GPtrArray **batch);
-uint64_t thp_unmap_settle(Kernel *k, Cpu *cpu, GPtrArray *batch);
+uint64_t thp_unmap_settle(Kernel *k, KCpu *cpu, GPtrArray *batch);
 
 /* deferred_split_scan: split every queued THP into order-0 pages and free
  * the unmapped ones.  The model runs it when a huge allocation or a 4K
  * allocation fails, before giving up (the shrinker under memory pressure).
  * Each split costs thp.split_ns, added to *cycles.  Returns pages freed. */
-uint64_t thp_deferred_split_scan(Kernel *k, Cpu *cpu, uint64_t *cycles);
+uint64_t thp_deferred_split_scan(Kernel *k, KCpu *cpu, uint64_t *cycles);
 
 #endif

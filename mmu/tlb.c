@@ -18,7 +18,7 @@
 #include "config.h"
 #include "tlb.h"
 #include "tlb-private.h"
-#include "cache.h"
+#include "errors.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -48,7 +48,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-G_DEFINE_QUARK(mmusim-sim-error-quark, mmusim_sim_error)
 
 Cache *cache_new(const char *name, uint64_t size_bytes, unsigned ways, unsigned line_bytes, GError **error)
 {

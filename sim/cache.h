@@ -12,19 +12,12 @@
 #include <glib.h>
 #include <stdint.h>
 #include <string.h>
+#include "errors.h"
 #ifdef __SSE2__
 #include <emmintrin.h>  /* always there on x86-64; a plain C fallback below */
 #endif
 
 typedef struct Cache Cache;
-
-#define MMUSIM_SIM_ERROR (mmusim_sim_error_quark())
-GQuark mmusim_sim_error_quark(void);
-typedef enum {
-  SIM_ERROR_MACHINE,  /* impossible machine description */
-  SIM_ERROR_USAGE,    /* bad command line */
-  SIM_ERROR_IO,       /* cannot write output */
-} SimError;
 
 /* `name` ("L1D") is used in error messages.  size_bytes must be a multiple of
  * ways * line_bytes; the number of sets need not be a power of two. */

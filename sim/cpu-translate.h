@@ -225,9 +225,9 @@ static inline G_ALWAYS_INLINE int cpu_translate_attempt_with(Cpu *cpu, Thread *t
       *pfn = x.pfn;
     } else {
       if (fill_mixed)
-        kernel_touch_any(cpu->m->k, cpu, th->mm, va);
+        kernel_touch_any(cpu->m->k, &cpu->kc, th->mm, va);
       else
-        kernel_touch(cpu->m->k, cpu, th->mm, va);
+        kernel_touch(cpu->m->k, &cpu->kc, th->mm, va);
       if (fill_mixed && cpu->l1_mixed)
         cpu_l1_fill_mixed(cpu, kind, va, &x);
       else
@@ -274,9 +274,9 @@ static inline G_ALWAYS_INLINE gboolean cpu_translate_miss_with(Cpu *cpu, Thread 
   if (fill_mixed && cpu->l1_mixed ? cpu_l1_probe_mixed(cpu, kind, va, pfn, flags, &size, &assist)
                                   : cpu_l1_probe(cpu, kind, va, &key0, pfn, flags, &size, &assist)) {
     if (size && fill_mixed)
-      kernel_touch_any(cpu->m->k, cpu, th->mm, va); /* a base page of a huge one: first touch? */
+      kernel_touch_any(cpu->m->k, &cpu->kc, th->mm, va); /* a base page of a huge one: first touch? */
     else if (size)
-      kernel_touch(cpu->m->k, cpu, th->mm, va);
+      kernel_touch(cpu->m->k, &cpu->kc, th->mm, va);
     return TRUE;
   }
   if (assist)

@@ -42,6 +42,10 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
   Cpu *cpu = g_new0(Cpu, 1);
   cpu->id = id;
   cpu->node = node;
+  cpu->kc.id = (unsigned)id;
+  cpu->kc.node = node;
+  cpu->kc.clock = &cpu->clock;
+  cpu->kc.ctr = &cpu->ctr;
   cpu->m = m;
   cpu->arch = m->arch;
   /* The L1 miss path takes a page of size 0 as the 4K granule itself
@@ -335,7 +339,7 @@ gboolean cpu_translate_fault(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
   cpu->clock = MAX(cpu->clock, *t);
   cpu_drain(cpu);
   uint64_t cost = 0;
-  FaultResult fr = st == XLAT_NONCANONICAL ? FAULT_SEGV : fault_handle(k, cpu, th->mm, va, kind, &cost);
+  FaultResult fr = st == XLAT_NONCANONICAL ? FAULT_SEGV : fault_handle(k, &cpu->kc, th->mm, va, kind, &cost);
   if (st == XLAT_NONCANONICAL) {
     cpu->ctr.c[CTR_SEGV]++;
     cpu->ctr.c[CTR_PAGE_FAULTS]++;
@@ -594,7 +598,7 @@ uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString
     XlatStatus st = a->translate(cpu, th->mm, va, kind, &x, ex);
     if (st == XLAT_OK) {
       if (x.size)
-        kernel_touch(k, cpu, th->mm, va);
+        kernel_touch(k, &cpu->kc, th->mm, va);
       cpu_l1_fill(cpu, kind, va, key0, &x);
       uint64_t pa = (cpu_granule_pfn(a, x.size, x.pfn, va) << 12) | (va & 0xfff);
       g_string_append_printf(ex, "  translation: %s page at pfn %#" G_GINT64_MODIFIER "x, flags%s%s%s -> pa %#" G_GINT64_MODIFIER "x, %u cycles after the L1 TLB\n",
@@ -605,7 +609,7 @@ uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString
     if (st == XLAT_NONCANONICAL)
       return ~0ULL;
     uint64_t cost = 0;
-    FaultResult fr = fault_handle(k, cpu, th->mm, va, kind, &cost);
+    FaultResult fr = fault_handle(k, &cpu->kc, th->mm, va, kind, &cost);
     g_string_append_printf(ex, "  page fault (%s): %s, %" G_GUINT64_FORMAT " cycles\n",
                            st == XLAT_NOT_PRESENT ? "not present" : "protection",
                            fr == FAULT_MAPPED  ? "handled, retrying"

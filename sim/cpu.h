@@ -17,6 +17,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include "arch.h"
+#include "hooks.h"
 #include "memsys.h"
 #include "memsys-hot.h" /* memsys_access_data, for the quick path */
 #include "stats.h"
@@ -26,6 +27,10 @@ typedef struct Machine Machine;
 typedef struct Thread Thread;
 
 struct Cpu {
+  /* The kernel's handle of this CPU (kernel/hooks.h): the task it runs
+   * (kc.cur), when it started (kc.cur_since), its NUMA scan tick
+   * (kc.numa_due); kc.clock and kc.ctr point at clock and ctr below. */
+  KCpu kc;
   int id, node;
   Machine *m;
   uint64_t clock;           /* cycles */
@@ -98,11 +103,6 @@ struct Cpu {
   uint64_t *walker_free;
   unsigned rob_size;
   uint64_t last_load_done;
-  Thread *cur;              /* thread running on this CPU */
-  uint64_t cur_since;       /* clock when cur started running (its run time counts from here) */
-  gboolean cur_exited;      /* cur NULL because its task exited (killed, kernel/oom_kill.c), not idle since
-                             * the start: the next thread's arrival is a context switch (engine.c) */
-  uint64_t numa_due;        /* clock at which cur's NUMA scan tick is due (numa_balance_switch_in) */
   unsigned cur_asid;
 };
 
@@ -416,6 +416,12 @@ void cpu_flush_all(Cpu *cpu);
 void cpu_flush_l1(Cpu *cpu);
 /* Forget the last-translation shortcuts only (another address space). */
 void cpu_forget_shortcuts(Cpu *cpu);
+
+/* The CPU of a kernel handle (the machine's side of kernel/hooks.h). */
+static inline Cpu *cpu_of(KCpu *kc)
+{
+  return (Cpu *)((char *)kc - offsetof(Cpu, kc));
+}
 
 /* Translate va for `kind` without timing, for `explain`: fills the text of
  * every step in `ex` and returns the physical address (or ~0 on a fault that

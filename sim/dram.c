@@ -73,7 +73,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <string.h>
-#include "cache.h" /* MMUSIM_SIM_ERROR */
+#include "errors.h"
 
 /* A bulk transfer in progress at one queue: `rate` cycles of service per
  * cycle of simulated time, over [start, end). */

@@ -8,9 +8,9 @@
  * record, against the wake time read through a pointer the daemon keeps
  * current (UINT64_MAX while no mm is registered), so a registration made by
  * a system call or a fault counts from the next record.  The NUMA scanner
- * (kernel/numa_balance.c) is driven the same way, per CPU: cpu->numa_due is
+ * (kernel/numa_balance.c) is driven the same way, per CPU: cpu->kc.numa_due is
  * the clock at which the running thread's run time (counted from its
- * switch-in, cpu->cur_since, plus Thread.ran) makes its scan tick due.
+ * switch-in, cpu->kc.cur_since, plus Thread.ran) makes its scan tick due.
  *
  * A process the OOM killer killed (mem.oom_policy=kill, kernel/oom_kill.c) is
  * dead: its records still queued and every later one are dropped, counted
@@ -492,25 +492,25 @@ static void snapshot_end(Engine *e)
 }
 
 /* Switch CPU cpu to thread t (run_on's slow path).  A CPU whose thread
- * was killed (cpu->cur_exited) switches as from a live one: the dead task's
+ * was killed (cpu->kc.cur_exited) switches as from a live one: the dead task's
  * final schedule() is a context switch, priced as any, and loads t's CR3.
  * Its run time was counted and its mm's CPU mask left at the kill
  * (oom_kill.c), so neither happens twice; t is never of the dead mm. */
 static G_NO_INLINE Cpu *switch_to(Engine *e, Thread *t, Cpu *cpu)
 {
-  gboolean from_task = cpu->cur || cpu->cur_exited; /* not a CPU's first thread */
-  if (cpu->cur)
-    cpu->cur->ran += cpu->clock - cpu->cur_since;
+  gboolean from_task = cpu->kc.cur || cpu->kc.cur_exited; /* not a CPU's first thread */
+  if (cpu->kc.cur)
+    cpu->kc.cur->ran += cpu->clock - cpu->kc.cur_since;
   if (from_task) {
     cpu->ctr.c[CTR_CONTEXT_SWITCHES]++;
     cpu_stall(cpu, e->switch_cycles);
   }
-  if (!cpu->cur || cpu->cur->mm != t->mm) {
+  if (!cpu->kc.cur || cpu->kc.cur->mm != t->mm) {
     /* switch_mm_irqs_off: stop remote flushes for the previous mm, start
      * them for the next; a CPU that missed some drops the next mm's
      * entries (choose_new_asid's need_flush). */
-    if (cpu->cur)
-      mm_cpumask_leave(cpu->cur->mm, (unsigned)cpu->id);
+    if (cpu->kc.cur)
+      mm_cpumask_leave(cpu->kc.cur->mm, (unsigned)cpu->id);
     gboolean stale = mm_cpumask_enter(t->mm, (unsigned)cpu->id);
     if (!e->pcid && from_task) {
       cpu_flush_all(cpu); /* no PCIDs: a CR3 write drops every translation */
@@ -521,10 +521,10 @@ static G_NO_INLINE Cpu *switch_to(Engine *e, Thread *t, Cpu *cpu)
     cpu->cur_asid = t->mm->asid;
     cpu_forget_shortcuts(cpu);
   }
-  cpu->cur = t;
-  cpu->cur_exited = FALSE;
-  cpu->cur_since = cpu->clock;
-  numa_balance_switch_in(e->m->k->numa_balance, cpu, t);
+  cpu->kc.cur = t;
+  cpu->kc.cur_exited = FALSE;
+  cpu->kc.cur_since = cpu->clock;
+  numa_balance_switch_in(e->m->k->numa_balance, &cpu->kc, t);
   return cpu;
 }
 
@@ -532,7 +532,7 @@ static G_NO_INLINE Cpu *switch_to(Engine *e, Thread *t, Cpu *cpu)
 static inline Cpu *run_on(Engine *e, Thread *t)
 {
   Cpu *cpu = e->m->cpus[t->cpu];
-  if (G_LIKELY(cpu->cur == t))
+  if (G_LIKELY(cpu->kc.cur == t))
     return cpu;
   return switch_to(e, t, cpu);
 }
@@ -571,12 +571,12 @@ static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t
   TraceRecordType type = (TraceRecordType)r->type;
   if (G_UNLIKELY(*e->oom_kills) && oom_dead(e, t))
     return FALSE;
-  if (!on_cpu && G_UNLIKELY(cpu->cur != t))
+  if (!on_cpu && G_UNLIKELY(cpu->kc.cur != t))
     switch_to(e, t, cpu);
   if (G_UNLIKELY(cpu->clock >= *e->kh_wake))
     khugepaged_run(e->kh, cpu->clock);
-  if (G_UNLIKELY(cpu->clock >= cpu->numa_due))
-    numa_balance_tick(e->m->k->numa_balance, cpu, t);
+  if (G_UNLIKELY(cpu->clock >= cpu->kc.numa_due))
+    numa_balance_tick(e->m->k->numa_balance, &cpu->kc, t);
   switch (type) {
   case REC_ACCESS:
     if (!quick)
@@ -740,7 +740,7 @@ static void barrier_event(Engine *e, Queue *q, const TraceRecord *r)
     e->in_roi = FALSE;
     break;
   default: {
-    uint64_t cost = kernel_syscall(m->k, cpu, q->t->mm, r);
+    uint64_t cost = kernel_syscall(m->k, &cpu->kc, q->t->mm, r);
     (void)cost;
     cpu_prefetch_forget(e->pf); /* it may have ended an address space */
     break;
@@ -791,7 +791,7 @@ static inline uint64_t solo_due(const Engine *e, const Cpu *cpu)
 {
   if (e->warmup_left || *e->oom || *e->oom_kills)
     return 0;
-  return MIN(*e->kh_wake, cpu->numa_due);
+  return MIN(*e->kh_wake, cpu->kc.numa_due);
 }
 
 /* run_solo's loop over records i.. of the batch, until an event record
@@ -811,7 +811,7 @@ static inline G_ALWAYS_INLINE unsigned run_solo_from(Engine *e, Thread *t, const
     return n;
   /* Only the engine switches threads, so after the first record's switch
    * (which any record would make first, events too) t stays on it. */
-  if (G_UNLIKELY(cpu->cur != t) && !t->mm->oom_killed)
+  if (G_UNLIKELY(cpu->kc.cur != t) && !t->mm->oom_killed)
     switch_to(e, t, cpu);
   CpuQuickCounts counts = { 0 }; /* flushed on every way out */
   uint64_t due = jumps ? 0 : solo_due(e, cpu);

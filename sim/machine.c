@@ -169,7 +169,9 @@ Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError *
   m->threads = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, thread_free);
   unsigned nodes = (unsigned)settings_int(s, SET_MACHINE_NODES);
   unsigned per = (unsigned)settings_int(s, SET_MACHINE_CPUS_PER_NODE);
-  m->k = kernel_new(m->s, arch, m, error);
+  KernelArch ka = { .name = arch->name, .user_va_limit = arch->user_va_limit(m->s) };
+  arch->pgtable_geometry(m->s, &ka.geo);
+  m->k = kernel_new(m->s, &ka, &machine_hooks, m, error);
   if (!m->k)
     goto fail;
   m->k->ev = ev;
@@ -192,12 +194,15 @@ Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError *
   m->ipi_handler_cycles = kernel_ns_to_cycles(m->k, settings_double(s, SET_TLB_IPI_HANDLER_NS));
   m->n_cpus = nodes * per;
   m->cpus = g_new0(Cpu *, m->n_cpus);
+  m->kcpus = g_new0(KCpu *, m->n_cpus);
   for (unsigned i = 0; i < m->n_cpus; i++) {
     m->cpus[i] = cpu_new(m, (int)i, (int)(i / per), m->llc[i / per], error);
     if (!m->cpus[i])
       goto fail;
     memsys_attach_dram(m->cpus[i]->mem, m->dram, i / per, &m->cpus[i]->clock);
+    m->kcpus[i] = &m->cpus[i]->kc;
   }
+  kernel_attach_cpus(m->k, m->kcpus, m->n_cpus);
   /* Then the machine's history: the background pages of a long uptime,
    * after every allocation of the boot (the zero page, the hugetlbfs pools,
    * and ppc64's hashed page table, which Linux takes from memblock before
@@ -218,6 +223,7 @@ void machine_free(Machine *m)
   for (unsigned i = 0; m->cpus && i < m->n_cpus; i++)
     cpu_free(m->cpus[i]);
   g_free(m->cpus);
+  g_free(m->kcpus);
   dram_free(m->dram);
   g_free(m->next_on_node);
   kernel_free(m->k);
@@ -255,7 +261,7 @@ Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu)
   Mm *mm = kernel_mm(m->k, pid);
   /* No page for a new process's first table: with mem.oom_policy=kill the
    * OOM killer runs on the CPU it was to run on, and the allocation again. */
-  while (!mm && m->k->oom_kill_policy && oom_kill(m->k, m->cpus[on], pid, OOM_TRIGGER_CREATION))
+  while (!mm && m->k->oom_kill_policy && oom_kill(m->k, &m->cpus[on]->kc, pid, OOM_TRIGGER_CREATION))
     mm = kernel_mm(m->k, pid);
   if (!mm)
     return NULL;
@@ -264,6 +270,7 @@ Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu)
   t->tid = tid;
   t->mm = mm;
   t->cpu = on;
+  mm->users++;
   int64_t *k = g_new(int64_t, 1);
   *k = key;
   g_hash_table_insert(m->threads, k, t);
@@ -348,6 +355,49 @@ void machine_tables_freed(Machine *m, Mm *mm)
   for (unsigned i = 0; i < m->n_cpus; i++)
     m->arch->tables_freed(m->cpus[i], mm->asid);
 }
+
+/* ---- the kernel's hooks (kernel/hooks.h) -------------------------------- */
+
+static void hook_flush_tlb_range(void *hw, KCpu *initiator, Mm *mm, uint64_t start, uint64_t end,
+                                 unsigned stride_shift, gboolean freed_tables)
+{
+  Machine *m = hw;
+  machine_flush_range_stride(m, cpu_of(initiator), mm, start, end, stride_shift);
+  if (freed_tables)
+    machine_tables_freed(m, mm);
+}
+
+static uint64_t hook_dram_bulk(void *hw, KCpu *cpu, uint64_t pfn, uint64_t bytes, uint64_t after,
+                               uint64_t span_cycles)
+{
+  return machine_dram_bulk_after(hw, cpu_of(cpu), pfn, bytes, after, span_cycles);
+}
+
+static void hook_drain(void *hw, KCpu *cpu)
+{
+  (void)hw;
+  cpu_drain(cpu_of(cpu));
+}
+
+static void hook_stall(void *hw, KCpu *cpu, uint64_t cycles)
+{
+  (void)hw;
+  cpu_stall(cpu_of(cpu), cycles);
+}
+
+static void hook_forget_shortcuts(void *hw, KCpu *cpu)
+{
+  (void)hw;
+  cpu_forget_shortcuts(cpu_of(cpu));
+}
+
+const KernelHooks machine_hooks = {
+  .flush_tlb_range = hook_flush_tlb_range,
+  .dram_bulk = hook_dram_bulk,
+  .drain = hook_drain,
+  .stall = hook_stall,
+  .forget_shortcuts = hook_forget_shortcuts,
+};
 
 void machine_counters(const Machine *m, Counters *out)
 {

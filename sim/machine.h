@@ -17,23 +17,9 @@
 #include "dram.h"
 #include "kernel.h"
 #include "settings.h"
+#include "task.h"
 
 typedef struct EventLog EventLog;
-
-struct Thread {
-  uint32_t pid, tid;
-  int cpu;                  /* CPU it runs on */
-  Mm *mm;
-  uint64_t ran;             /* cycles it ran before its current stint on a CPU */
-};
-
-/* The cycles t has run (sum_exec_runtime): its past stints and, when it is
- * cpu's current thread, the time since it was switched in.  A context
- * switch's own cost counts for neither thread. */
-static inline uint64_t thread_runtime(const Thread *t, const Cpu *cpu)
-{
-  return t->ran + (cpu->cur == t ? cpu->clock - cpu->cur_since : 0);
-}
 
 struct Machine {
   char *name;
@@ -42,6 +28,7 @@ struct Machine {
   Kernel *k;
   unsigned n_cpus;
   Cpu **cpus;
+  KCpu **kcpus;             /* the kernel's handles of cpus (kernel_attach_cpus) */
   Cache **llc;              /* one per node */
   Dram *dram;               /* every node's memory and the links, shared by the CPUs */
   GHashTable *threads;      /* (pid << 32 | tid) -> Thread */
@@ -99,6 +86,9 @@ uint64_t machine_dram_bulk_after(Machine *m, Cpu *cpu, uint64_t pfn, uint64_t by
                                  uint64_t span_cycles);
 /* Page tables of `mm` were freed: drop paging-structure caches. */
 void machine_tables_freed(Machine *m, Mm *mm);
+
+/* The kernel's hooks, implemented by the machine (kernel/hooks.h). */
+extern const KernelHooks machine_hooks;
 
 /* Sum of every CPU's counters, cycles = sum of clocks less idle time. */
 void machine_counters(const Machine *m, Counters *out);

@@ -28,7 +28,7 @@ static inline Thread *fixture_thread(Machine *m, uint32_t pid)
 {
   Thread *t = machine_thread(m, pid, 1, 0);
   Cpu *cpu = m->cpus[0];
-  cpu->cur = t;
+  cpu->kc.cur = t;
   cpu->cur_asid = t->mm->asid;
   cpu_forget_shortcuts(cpu);
   mm_cpumask_set(t->mm, 0);

@@ -509,7 +509,7 @@ static void slb_switch(Cpu *cpu, Ppc64Cpu *st, Mm *mm, GString *ex)
   cpu_flush_l1(cpu);
   st->slb_asid = mm->asid;
   uint64_t ctx = context_of(st, mm->asid);
-  const Thread *t = cpu->cur && cpu->cur->mm == mm ? cpu->cur : NULL;
+  const Thread *t = cpu->kc.cur && cpu->kc.cur->mm == mm ? cpu->kc.cur : NULL;
   Ppc64Preload *p = preload_of(st, t);
   unsigned loaded = 0;
   for (unsigned i = 0; p && i < p->nr; i++) {
@@ -529,7 +529,7 @@ static int slb_miss(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, unsigned ssize,
 {
   cpu->ctr.c[CTR_SLB_MISSES]++;
   unsigned e = ppc64_slb_insert_user(&st->slb, va, ctx, ssize, st->base_shift);
-  const Thread *t = cpu->cur && cpu->cur->mm == mm ? cpu->cur : NULL;
+  const Thread *t = cpu->kc.cur && cpu->kc.cur->mm == mm ? cpu->kc.cur : NULL;
   Ppc64Preload *p = preload_of(st, t);
   if (p)
     ppc64_preload_add(p, st->preload_cap, va, st->seg_1t);

@@ -219,7 +219,7 @@ START_TEST(test_hash_fault_end_to_end)
    * (0x1c150) were read by the search: one 128-byte line each. */
   ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS], 2);
   uint64_t cost;
-  ck_assert_int_eq(fault_handle(m->k, cpu, t->mm, VA_1T, ACC_LOAD, &cost), FAULT_MAPPED);
+  ck_assert_int_eq(fault_handle(m->k, &cpu->kc, t->mm, VA_1T, ACC_LOAD, &cost), FAULT_MAPPED);
   ck_assert_int_eq(xlat(m, t, VA_1T, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HASH_FAULTS], 2);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HPTE_INSERTS], 1);
@@ -452,7 +452,7 @@ START_TEST(test_slb_switch_and_preload)
   ck_assert_uint_eq(ppc64_slb_valid_user(slb), 1);
   ck_assert_int_eq(ppc64_slb_lookup(slb, 1ULL << 28), -1);
   /* Back to process 1: segments 1-3 preloaded. */
-  cpu->cur = t1;
+  cpu->kc.cur = t1;
   cpu->cur_asid = t1->mm->asid;
   for (uint64_t s = 1; s <= 3; s++)
     xlat(m, t1, s << 28, ACC_LOAD, &x);
@@ -496,7 +496,7 @@ START_TEST(test_flushes)
   ck_assert_uint_eq(ppc64_hpt_owner_valid(h, t2->mm->asid), 1);
   ck_assert_uint_eq(ppc64_hpt_valid(h), 64 + 1); /* the bolted linear map and process 2's page */
   /* Its TLB entries went too: the next access searches and faults. */
-  cpu->cur = t1;
+  cpu->kc.cur = t1;
   cpu->cur_asid = t1->mm->asid;
   uint64_t faults = cpu->ctr.c[CTR_HASH_FAULTS];
   ck_assert_int_eq(xlat(m, t1, VA_256M, ACC_LOAD, &x), XLAT_OK);

@@ -35,13 +35,13 @@ static void sys(Machine *m, Thread *t, TraceRecordType type, uint64_t addr, uint
     r.prot = (uint8_t)prot_or_arg;
   else
     r.arg = prot_or_arg;
-  kernel_syscall(m->k, m->cpus[0], t->mm, &r);
+  kernel_syscall(m->k, &m->cpus[0]->kc, t->mm, &r);
 }
 
 static FaultResult fault(Machine *m, Thread *t, uint64_t va, AccessKind kind, uint64_t *cycles)
 {
   uint64_t c;
-  return fault_handle(m->k, m->cpus[0], t->mm, va, kind, cycles ? cycles : &c);
+  return fault_handle(m->k, &m->cpus[0]->kc, t->mm, va, kind, cycles ? cycles : &c);
 }
 
 static uint64_t ctr(Machine *m, CounterId id)
@@ -274,7 +274,7 @@ START_TEST(test_thp_16m_split_and_deferred)
   ck_assert_uint_eq(x.pfn, head + 0x30);
   /* The deferred split frees the unmapped half as 64K pages. */
   uint64_t cycles = 0;
-  ck_assert_uint_eq(thp_deferred_split_scan(k, cpu, &cycles), 2048);
+  ck_assert_uint_eq(thp_deferred_split_scan(k, &cpu->kc, &cycles), 2048);
   ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 8 * MB);
   ck_assert_uint_eq(thp_page_count(k), 0);
   fixture_check_buddy(k);

@@ -29,7 +29,7 @@ START_TEST(test_read_maps_zero_page)
   fixture_vma(t, BASE, 1 << 20, PROT_R | PROT_W);
   uint64_t free_before = physmem_free_pages(k->pm, 0);
   uint64_t cycles;
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE + 123, ACC_LOAD, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 123, ACC_LOAD, &cycles), FAULT_MAPPED);
   uint64_t e = pte_of(t, BASE);
   ck_assert(e & PTE_P);
   ck_assert(e & PTE_SW_ZERO);
@@ -54,7 +54,7 @@ START_TEST(test_write_allocates_and_cow)
   fixture_vma(t, BASE, 1 << 20, PROT_R | PROT_W);
   uint64_t cycles;
   /* Write to an empty PTE: a zeroed page, writable and dirty. */
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
   uint64_t e = pte_of(t, BASE);
   ck_assert((e & (PTE_P | PTE_RW | PTE_D)) == (PTE_P | PTE_RW | PTE_D));
   ck_assert(!(e & PTE_SW_ZERO));
@@ -62,9 +62,9 @@ START_TEST(test_write_allocates_and_cow)
   ck_assert_uint_eq(cpu->ctr.c[CTR_ZEROING_CYCLES], k->clear_4k_cycles);
   cpu->clock += cycles; /* as the core does: the next clear starts after this one */
   /* Read then write the next page: zero page, then copy-on-write. */
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE + 4096, ACC_LOAD, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 4096, ACC_LOAD, &cycles), FAULT_MAPPED);
   ck_assert_uint_eq(cycles, k->zero_page_cycles); /* tables exist already */
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE + 4096, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 4096, ACC_STORE, &cycles), FAULT_MAPPED);
   e = pte_of(t, BASE + 4096);
   ck_assert(!(e & PTE_SW_ZERO));
   ck_assert(e & PTE_RW);
@@ -84,10 +84,10 @@ START_TEST(test_segv)
   Kernel *k = m->k;
   fixture_vma(t, BASE, 1 << 20, PROT_R);
   uint64_t cycles;
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE + (1 << 20), ACC_LOAD, &cycles), FAULT_SEGV);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + (1 << 20), ACC_LOAD, &cycles), FAULT_SEGV);
   ck_assert_uint_eq(cycles, k->segv_cycles);
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE, ACC_STORE, &cycles), FAULT_SEGV);
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE, ACC_IFETCH, &cycles), FAULT_SEGV);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_STORE, &cycles), FAULT_SEGV);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_IFETCH, &cycles), FAULT_SEGV);
   ck_assert_uint_eq(cpu->ctr.c[CTR_SEGV], 3);
   ck_assert_uint_eq(pte_of(t, BASE), 0);
   machine_free(m);
@@ -101,17 +101,17 @@ START_TEST(test_mprotect_then_write_reuses)
   Cpu *cpu = m->cpus[0];
   Kernel *k = m->k;
   TraceRecord mm = { .type = REC_MMAP, .addr = BASE, .len = 1 << 20, .prot = PROT_R | PROT_W };
-  kernel_syscall(k, cpu, t->mm, &mm);
+  kernel_syscall(k, &cpu->kc, t->mm, &mm);
   uint64_t cycles;
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
   uint64_t pfn = pte_pfn(pte_of(t, BASE));
   TraceRecord ro = { .type = REC_MPROTECT, .addr = BASE, .len = 1 << 20, .prot = PROT_R };
-  kernel_syscall(k, cpu, t->mm, &ro);
+  kernel_syscall(k, &cpu->kc, t->mm, &ro);
   ck_assert(!(pte_of(t, BASE) & PTE_RW));
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE, ACC_STORE, &cycles), FAULT_SEGV);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_STORE, &cycles), FAULT_SEGV);
   TraceRecord rw = { .type = REC_MPROTECT, .addr = BASE, .len = 1 << 20, .prot = PROT_R | PROT_W };
-  kernel_syscall(k, cpu, t->mm, &rw);
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
+  kernel_syscall(k, &cpu->kc, t->mm, &rw);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
   ck_assert(pte_of(t, BASE) & PTE_RW);
   ck_assert_uint_eq(pte_pfn(pte_of(t, BASE)), pfn); /* same page, no copy */
   machine_free(m);
@@ -126,18 +126,18 @@ START_TEST(test_munmap_frees_pages_and_tables)
   Kernel *k = m->k;
   uint64_t free0 = physmem_free_pages(k->pm, 0);
   TraceRecord mm = { .type = REC_MMAP, .addr = BASE, .len = 4 << 20, .prot = PROT_R | PROT_W };
-  kernel_syscall(k, cpu, t->mm, &mm);
+  kernel_syscall(k, &cpu->kc, t->mm, &mm);
   uint64_t cycles;
   for (uint64_t va = BASE; va < BASE + (4 << 20); va += 4096)
-    ck_assert_int_eq(fault_handle(k, cpu, t->mm, va, ACC_STORE, &cycles), FAULT_MAPPED);
+    ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, va, ACC_STORE, &cycles), FAULT_MAPPED);
   /* 1024 data pages, PDPT + PD + 2 PTs */
   ck_assert_uint_eq(free0 - physmem_free_pages(k->pm, 0), 1024 + 4);
   TraceRecord un = { .type = REC_MUNMAP, .addr = BASE, .len = 4 << 20 };
-  kernel_syscall(k, cpu, t->mm, &un);
+  kernel_syscall(k, &cpu->kc, t->mm, &un);
   ck_assert_uint_eq(physmem_free_pages(k->pm, 0), free0);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PT_PAGES_FREED], 4);
   ck_assert_uint_eq(cpu->ctr.c[CTR_TLB_FLUSH_FULL], 1); /* 1024 pages > 33 */
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE, ACC_LOAD, &cycles), FAULT_SEGV);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_LOAD, &cycles), FAULT_SEGV);
   machine_free(m);
 }
 END_TEST

@@ -35,7 +35,7 @@ static void syscall_rec(Machine *m, Thread *t, TraceRecordType type, uint64_t ad
                         uint8_t arg)
 {
   TraceRecord r = { .type = type, .addr = addr, .len = len, .prot = prot, .arg = arg };
-  kernel_syscall(m->k, m->cpus[t->cpu], t->mm, &r);
+  kernel_syscall(m->k, &m->cpus[t->cpu]->kc, t->mm, &r);
 }
 
 static void map_rw(Machine *m, Thread *t, uint64_t addr, uint64_t len)
@@ -53,7 +53,7 @@ static void populate(Machine *m, Thread *t, uint64_t start, uint64_t len, uint64
 {
   uint64_t cycles;
   for (uint64_t va = start; va < start + len; va += stride)
-    ck_assert_int_eq(fault_handle(m->k, m->cpus[t->cpu], t->mm, va, ACC_STORE, &cycles), FAULT_MAPPED);
+    ck_assert_int_eq(fault_handle(m->k, &m->cpus[t->cpu]->kc, t->mm, va, ACC_STORE, &cycles), FAULT_MAPPED);
 }
 
 static uint64_t ctr(Machine *m, CounterId id)
@@ -101,7 +101,7 @@ static void wake_once(Machine *m)
   Khugepaged *kh = m->k->khugepaged;
   uint64_t w = khugepaged_next_wake(kh);
   ck_assert(w != UINT64_MAX);
-  uint64_t now = w == 0 ? khugepaged_cpu(kh)->clock : w;
+  uint64_t now = w == 0 ? kcpu_now(khugepaged_cpu(kh)) : w;
   khugepaged_run(kh, now);
   ck_assert_uint_gt(khugepaged_next_wake(kh), now);
 }
@@ -331,7 +331,7 @@ START_TEST(test_munmap_after_collapse)
   map_rw(m, t, BASE, PMD);
   populate(m, t, BASE, PMD, 4096);
   advise(m, t, BASE, PMD, ADV_HUGEPAGE);
-  ck_assert_int_eq(khugepaged_collapse(k->khugepaged, m->cpus[0], t->mm, BASE, FALSE), SCAN_SUCCEED);
+  ck_assert_int_eq(khugepaged_collapse(k->khugepaged, &m->cpus[0]->kc, t->mm, BASE, FALSE), SCAN_SUCCEED);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 1);
   machine_free(m);
 }
@@ -378,7 +378,7 @@ START_TEST(test_zero_page_ptes_are_holes)
   uint64_t cycles;
   /* 256 pages written, 256 only read (the zero page). */
   for (uint64_t va = BASE; va < BASE + PMD; va += 4096)
-    fault_handle(m->k, m->cpus[0], t->mm, va, (va >> 12) & 1 ? ACC_LOAD : ACC_STORE, &cycles);
+    fault_handle(m->k, &m->cpus[0]->kc, t->mm, va, (va >> 12) & 1 ? ACC_LOAD : ACC_STORE, &cycles);
   uint64_t used = ctr(m, CTR_MEM_USED);
   uint64_t free_before = physmem_free_pages(m->k->pm, 0);
   advise(m, t, BASE, PMD, ADV_HUGEPAGE);
@@ -419,19 +419,19 @@ START_TEST(test_refusals_by_reason)
   pgtable_change_range(&mm->pt, BASE + 5 * PMD, BASE + 6 * PMD, 0, PTE_A);
   ck_assert(pgtable_set(&mm->pt, BASE + 6 * PMD + 4096, 1, 0x5000 /* not present, not empty */, NULL));
 
-  ck_assert_int_eq(khugepaged_collapse(kh, cpu, mm, BASE, FALSE), SCAN_PMD_NULL);
-  ck_assert_int_eq(khugepaged_collapse(kh, cpu, mm, BASE + PMD, FALSE), SCAN_SUCCEED);
-  ck_assert_int_eq(khugepaged_collapse(kh, cpu, mm, BASE + PMD, FALSE), SCAN_PMD_MAPPED);
-  ck_assert_int_eq(khugepaged_collapse(kh, cpu, mm, BASE + 2 * PMD, FALSE), SCAN_VMA_CHECK);
-  ck_assert_int_eq(khugepaged_collapse(kh, cpu, mm, BASE + 4 * PMD, FALSE), SCAN_PAGE_RO);
-  ck_assert_int_eq(khugepaged_collapse(kh, cpu, mm, BASE + 5 * PMD, FALSE), SCAN_LACK_REFERENCED_PAGE);
-  ck_assert_int_eq(khugepaged_collapse(kh, cpu, mm, BASE + 6 * PMD, FALSE), SCAN_EXCEED_SWAP_PTE);
+  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE, FALSE), SCAN_PMD_NULL);
+  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + PMD, FALSE), SCAN_SUCCEED);
+  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + PMD, FALSE), SCAN_PMD_MAPPED);
+  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 2 * PMD, FALSE), SCAN_VMA_CHECK);
+  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 4 * PMD, FALSE), SCAN_PAGE_RO);
+  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 5 * PMD, FALSE), SCAN_LACK_REFERENCED_PAGE);
+  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 6 * PMD, FALSE), SCAN_EXCEED_SWAP_PTE);
   /* No VMA at all, and a range only partly inside its VMA. */
-  ck_assert_int_eq(khugepaged_collapse(kh, cpu, mm, BASE + 64 * PMD, FALSE), SCAN_VMA_CHECK);
+  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 64 * PMD, FALSE), SCAN_VMA_CHECK);
   map_rw(m, t, BASE + 64 * PMD + MB, 3 * MB);
   advise(m, t, BASE + 64 * PMD + MB, 3 * MB, ADV_HUGEPAGE);
-  ck_assert_int_eq(khugepaged_collapse(kh, cpu, mm, BASE + 64 * PMD, FALSE), SCAN_ADDRESS_RANGE);
-  ck_assert_int_eq(khugepaged_collapse(kh, cpu, mm, BASE + 65 * PMD, FALSE), SCAN_PMD_NULL);
+  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 64 * PMD, FALSE), SCAN_ADDRESS_RANGE);
+  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 65 * PMD, FALSE), SCAN_PMD_NULL);
 
   ck_assert_uint_eq(ctr(m, CTR_SCAN_PMD_NULL), 2);
   ck_assert_uint_eq(ctr(m, CTR_SCAN_PMD_MAPPED), 1);
@@ -481,7 +481,7 @@ START_TEST(test_alloc_fail_and_alloc_sleep)
   advise(m, t, BASE, 4 * PMD, ADV_HUGEPAGE);
 
   /* First failure: the wake stops for alloc_sleep_millisecs. */
-  uint64_t start = khugepaged_cpu(kh)->clock;
+  uint64_t start = kcpu_now(khugepaged_cpu(kh));
   khugepaged_run(kh, start);
   ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC_FAILED), 1);
   ck_assert_uint_eq(ctr(m, CTR_SCAN_ALLOC_HUGE_PAGE_FAIL), 1);
@@ -660,7 +660,7 @@ START_TEST(test_cycles_on_khugepaged_cpu)
     populate(m, t, BASE, PMD, 4096);
     advise(m, t, BASE, PMD, ADV_HUGEPAGE);
     Cpu *kcpu = m->cpus[pin ? 0 : 1], *other = m->cpus[pin ? 1 : 0];
-    ck_assert_ptr_eq(khugepaged_cpu(m->k->khugepaged), kcpu);
+    ck_assert_ptr_eq(khugepaged_cpu(m->k->khugepaged), &kcpu->kc);
     uint64_t kclock = kcpu->clock, oclock = other->clock;
     wake_once(m);
     ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);

@@ -31,7 +31,7 @@ static void sys_range(Machine *m, Thread *t, TraceRecordType type, uint64_t addr
                     .arg2 = arg2 };
   if (type == REC_MMAP)
     r.prot = PROT_R | PROT_W;
-  kernel_syscall(m->k, m->cpus[0], t->mm, &r);
+  kernel_syscall(m->k, &m->cpus[0]->kc, t->mm, &r);
 }
 
 static void mmap_rw(Machine *m, Thread *t, uint64_t addr, uint64_t len)
@@ -48,7 +48,7 @@ static void set_mempolicy(Machine *m, Thread *t, TracePolicy mode, uint64_t node
 {
   TraceRecord r = { .type = REC_MEMPOLICY, .flags = MPOL_F_PROCESS, .pid = t->pid, .tid = t->tid, .arg = mode,
                     .arg2 = nodes };
-  kernel_syscall(m->k, m->cpus[0], t->mm, &r);
+  kernel_syscall(m->k, &m->cpus[0]->kc, t->mm, &r);
 }
 
 static uint64_t ctr(Machine *m, CounterId id)
@@ -60,7 +60,7 @@ static uint64_t ctr(Machine *m, CounterId id)
 static int write_node(Machine *m, Thread *t, uint64_t va)
 {
   uint64_t cycles;
-  if (fault_handle(m->k, m->cpus[0], t->mm, va, ACC_STORE, &cycles) != FAULT_MAPPED)
+  if (fault_handle(m->k, &m->cpus[0]->kc, t->mm, va, ACC_STORE, &cycles) != FAULT_MAPPED)
     return -1;
   unsigned level, idx;
   PtNode *n = pgtable_lookup(&t->mm->pt, va, &level, &idx);
@@ -691,11 +691,11 @@ START_TEST(test_hugetlb_follows_policy)
   const uint64_t HB = BASE + 2 * MB;
   TraceRecord r = { .type = REC_MMAP, .addr = HB, .len = 16 * MB, .prot = PROT_R | PROT_W,
                     .flags = MAP_F_HUGETLB, .pid = 1, .tid = 1 };
-  kernel_syscall(k, m->cpus[0], t->mm, &r);
+  kernel_syscall(k, &m->cpus[0]->kc, t->mm, &r);
   mbind(m, t, HB, 8 * MB, MPOL_INTERLEAVE, 0xf);
   for (unsigned j = 0; j < 4; j++) {
     uint64_t cycles;
-    ck_assert_int_eq(fault_handle(k, m->cpus[0], t->mm, HB + (3 - j) * 2 * MB, ACC_STORE, &cycles), FAULT_MAPPED);
+    ck_assert_int_eq(fault_handle(k, &m->cpus[0]->kc, t->mm, HB + (3 - j) * 2 * MB, ACC_STORE, &cycles), FAULT_MAPPED);
   }
   for (int n = 0; n < 4; n++)
     ck_assert_uint_eq(hugetlb_free_on(k->hugetlb, HPAGE_2M, n), 1); /* one page from each node */
@@ -704,9 +704,9 @@ START_TEST(test_hugetlb_follows_policy)
   ck_assert_int_eq(physmem_node_of(k->pm, pte_pfn(pn->e[idx])), 1);
   mbind(m, t, HB + 8 * MB, 8 * MB, MPOL_BIND, 0x4);
   uint64_t cycles;
-  ck_assert_int_eq(fault_handle(k, m->cpus[0], t->mm, HB + 8 * MB, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fault_handle(k, &m->cpus[0]->kc, t->mm, HB + 8 * MB, ACC_STORE, &cycles), FAULT_MAPPED);
   ck_assert_uint_eq(hugetlb_free_on(k->hugetlb, HPAGE_2M, 2), 0);
-  ck_assert_int_eq(fault_handle(k, m->cpus[0], t->mm, HB + 10 * MB, ACC_STORE, &cycles), FAULT_SEGV);
+  ck_assert_int_eq(fault_handle(k, &m->cpus[0]->kc, t->mm, HB + 10 * MB, ACC_STORE, &cycles), FAULT_SEGV);
   ck_assert_uint_eq(ctr(m, CTR_HUGETLB_ALLOC_FAIL), 1);
   ck_assert_uint_eq(hugetlb_free_count(k->hugetlb, HPAGE_2M), 3);
   machine_free(m);
@@ -859,8 +859,8 @@ START_TEST(test_preferred_many_order)
   mempolicy_place(m->k, t->mm, NULL, BASE, 0, 0, &p);
   static const int hit_nodes[] = { 3, 0 }, miss_nodes[] = { 2, 1 };
   for (unsigned i = 0; i < 2; i++) {
-    mempolicy_count(m->cpus[0], &p, hit_nodes[i]);
-    mempolicy_count(m->cpus[0], &p, miss_nodes[i]);
+    mempolicy_count(&m->cpus[0]->kc, &p, hit_nodes[i]);
+    mempolicy_count(&m->cpus[0]->kc, &p, miss_nodes[i]);
     ck_assert_uint_eq(ctr(m, CTR_NUMA_HIT), i + 1);
     ck_assert_uint_eq(ctr(m, CTR_NUMA_MISS), i + 1);
   }
@@ -953,7 +953,7 @@ START_TEST(test_preferred_many_hugetlb)
   Thread *t = fixture_thread(m, 1);
   TraceRecord map = { .type = REC_MMAP, .addr = BASE, .len = 16 * MB, .prot = PROT_R | PROT_W,
                       .flags = MAP_F_HUGETLB, .pid = 1, .tid = 1 };
-  kernel_syscall(m->k, m->cpus[0], t->mm, &map);
+  kernel_syscall(m->k, &m->cpus[0]->kc, t->mm, &map);
   mbind(m, t, BASE, 16 * MB, MPOL_PREFERRED_MANY, 0x6);
   static const int want[8] = { 1, 1, 2, 2, 0, 0, 3, 3 };
   for (unsigned i = 0; i < 8; i++)

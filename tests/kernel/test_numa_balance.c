@@ -12,7 +12,7 @@
  * node 1.  Pages are first touched from CPU 0, so they sit on node 0.
  * Time is driven by hand: a test makes a thread current on a CPU, sets the
  * CPU's clock and calls numa_balance_tick, as the engine does before a
- * record once the clock reaches cpu->numa_due.
+ * record once the clock reaches cpu->kc.numa_due.
  */
 #include "config.h"
 #include "fault.h"
@@ -40,12 +40,12 @@
 static void run(Machine *m, int cpu, Thread *th)
 {
   Cpu *c = m->cpus[cpu];
-  if (c->cur)
-    c->cur->ran += c->clock - c->cur_since;
-  c->cur = th;
-  c->cur_since = c->clock;
+  if (c->kc.cur)
+    c->kc.cur->ran += c->clock - c->kc.cur_since;
+  c->kc.cur = th;
+  c->kc.cur_since = c->clock;
   mm_cpumask_enter(th->mm, (unsigned)cpu); /* shootdowns reach it */
-  numa_balance_switch_in(m->k->numa_balance, c, th);
+  numa_balance_switch_in(m->k->numa_balance, &c->kc, th);
 }
 
 typedef struct {
@@ -86,13 +86,13 @@ static void sys(Fx *f, TraceRecordType type, uint64_t addr, uint64_t len, uint8_
 {
   TraceRecord r = { .type = type, .addr = addr, .len = len, .prot = PROT_R | PROT_W, .flags = flags, .arg = arg,
                     .arg2 = arg2 };
-  kernel_syscall(f->m->k, f->m->cpus[0], f->t->mm, &r);
+  kernel_syscall(f->m->k, &f->m->cpus[0]->kc, f->t->mm, &r);
 }
 
 static FaultResult fault_on(Fx *f, int cpu, uint64_t va, AccessKind kind)
 {
   uint64_t cycles;
-  return fault_handle(f->m->k, f->m->cpus[cpu], f->t->mm, va, kind, &cycles);
+  return fault_handle(f->m->k, &f->m->cpus[cpu]->kc, f->t->mm, va, kind, &cycles);
 }
 
 /* Write every page of [start, start + len) from CPU `cpu`. */
@@ -128,7 +128,7 @@ static void tick_at(Fx *f, int cpu, uint64_t at)
   Cpu *c = f->m->cpus[cpu];
   c->clock = MAX(c->clock, at);
   f->scan_at = c->clock;
-  numa_balance_tick(f->m->k->numa_balance, c, c->cur);
+  numa_balance_tick(f->m->k->numa_balance, &c->kc, c->kc.cur);
 }
 
 /* Tick CPU `cpu` at its due times until its thread has scanned once more. */
@@ -137,8 +137,8 @@ static void scan_on(Fx *f, int cpu)
   Cpu *c = f->m->cpus[cpu];
   uint64_t before = c->ctr.c[CTR_NUMA_SCANS];
   for (unsigned i = 0; i < 64 && c->ctr.c[CTR_NUMA_SCANS] == before; i++) {
-    ck_assert_uint_ne(c->numa_due, UINT64_MAX);
-    tick_at(f, cpu, c->numa_due);
+    ck_assert_uint_ne(c->kc.numa_due, UINT64_MAX);
+    tick_at(f, cpu, c->kc.numa_due);
   }
   ck_assert_uint_eq(c->ctr.c[CTR_NUMA_SCANS], before + 1);
 }
@@ -147,7 +147,7 @@ static void scan_on(Fx *f, int cpu)
  * it started at 0, strictly past it, as task_tick_numa compares. */
 static void first_scan(Fx *f)
 {
-  ck_assert_uint_eq(f->m->cpus[0]->numa_due, ms(f, 1) + 1);
+  ck_assert_uint_eq(f->m->cpus[0]->kc.numa_due, ms(f, 1) + 1);
   tick_at(f, 0, ms(f, 1));
   ck_assert_uint_eq(ctr(f, CTR_NUMA_SCANS), 0);
   scan_on(f, 0);
@@ -208,7 +208,7 @@ START_TEST(test_off_and_one_node)
   static const char *const one[] = { FAST, NULL };
   Fx f;
   setup(&f, off, TRUE);
-  ck_assert_uint_eq(f.m->cpus[0]->numa_due, UINT64_MAX);
+  ck_assert_uint_eq(f.m->cpus[0]->kc.numa_due, UINT64_MAX);
   ck_assert(!numa_balance_task_info(f.m->k->numa_balance, f.t, &(NumaTaskInfo){ 0 }));
   sys(&f, REC_MMAP, BASE, PMD, 0, 0, 0);
   populate(&f, 0, BASE, PMD);
@@ -220,7 +220,7 @@ START_TEST(test_off_and_one_node)
   Machine *m = fixture_machine("skylake", one);
   Thread *t = fixture_thread(m, 1);
   run(m, 0, t);
-  ck_assert_uint_eq(m->cpus[0]->numa_due, UINT64_MAX);
+  ck_assert_uint_eq(m->cpus[0]->kc.numa_due, UINT64_MAX);
   machine_free(m);
 }
 END_TEST
@@ -356,9 +356,9 @@ START_TEST(test_period_adapts)
   ck_assert_double_eq_tol(period_ms(&f), 2.6, 1e-6);
   { /* and thread 1's due time follows the new period at once */
     Cpu *c0 = f.m->cpus[0];
-    uint64_t due = info(&f, f.t).node_stamp + ms(&f, 2.6) + 1, ran = thread_runtime(f.t, c0);
+    uint64_t due = info(&f, f.t).node_stamp + ms(&f, 2.6) + 1, ran = thread_runtime(f.t, &c0->kc);
     ck_assert_uint_gt(due, ran);
-    ck_assert_uint_eq(c0->numa_due, c0->clock + (due - ran));
+    ck_assert_uint_eq(c0->kc.numa_due, c0->clock + (due - ran));
   }
   /* 7 local, 3 remote: lr = 7, at the threshold: one slot up. */
   next_scan_now(&f);
@@ -413,7 +413,7 @@ START_TEST(test_task_timing)
 
   /* Thread 1 scans first, 2 ms into its run; its period becomes the
    * minimum and its stamp moves on by the delay plus 32 times the scan. */
-  ck_assert_uint_eq(f.m->cpus[0]->numa_due, ms(&f, 2) + 1);
+  ck_assert_uint_eq(f.m->cpus[0]->kc.numa_due, ms(&f, 2) + 1);
   scan_on(&f, 0);
   uint64_t spent = f.m->cpus[0]->ctr.c[CTR_NUMA_CYCLES];
   ck_assert_uint_gt(spent, 0);
@@ -425,7 +425,7 @@ START_TEST(test_task_timing)
    * period) and scans, the address space's time having come: on CPU 1,
    * and it keeps the delay as its period (a staggered task does not take
    * task_scan_start); the next scan is due 2 ms later. */
-  ck_assert_uint_eq(f.m->cpus[1]->numa_due, ms(&f, 4) + 1);
+  ck_assert_uint_eq(f.m->cpus[1]->kc.numa_due, ms(&f, 4) + 1);
   scan_on(&f, 1);
   ck_assert_uint_eq(f.m->cpus[1]->ctr.c[CTR_NUMA_SCANS], 1);
   i2 = info(&f, f.t2);
@@ -433,7 +433,7 @@ START_TEST(test_task_timing)
   ck_assert_uint_eq(i2.mm_next_scan, ms(&f, 4) + 1 + ms(&f, 2));
   /* Thread 1 comes due before that (its stamp + 1 ms): it does not scan,
    * its stamp moves on by a period. */
-  uint64_t due1 = f.m->cpus[0]->numa_due;
+  uint64_t due1 = f.m->cpus[0]->kc.numa_due;
   ck_assert_uint_lt(due1, i2.mm_next_scan);
   tick_at(&f, 0, due1);
   ck_assert_uint_eq(f.m->cpus[0]->ctr.c[CTR_NUMA_SCANS], 1);
@@ -442,13 +442,13 @@ START_TEST(test_task_timing)
   /* Run time, not the clock: thread 1 leaves CPU 0 for 10 ms (thread 3
    * runs there) and comes back with the run time it had. */
   Cpu *c0 = f.m->cpus[0];
-  uint64_t ran = thread_runtime(f.t, c0);
-  uint64_t left = c0->numa_due - c0->clock;
+  uint64_t ran = thread_runtime(f.t, &c0->kc);
+  uint64_t left = c0->kc.numa_due - c0->clock;
   run(f.m, 0, t3);
   c0->clock += ms(&f, 10);
-  ck_assert_uint_eq(thread_runtime(f.t, c0), ran);
+  ck_assert_uint_eq(thread_runtime(f.t, &c0->kc), ran);
   run(f.m, 0, f.t);
-  ck_assert_uint_eq(c0->numa_due, c0->clock + left);
+  ck_assert_uint_eq(c0->kc.numa_due, c0->clock + left);
   machine_free(f.m);
 }
 END_TEST
@@ -474,7 +474,7 @@ START_TEST(test_task_cache_never_mixes_threads)
     for (uint32_t i = 0; i < N; i++) {
       uint32_t tid = 2 + (i * 257) % N; /* 257 is prime to 600 */
       run(f.m, 0, th[tid]);
-      ck_assert_uint_eq(c0->numa_due, c0->clock + ms(&f, tid - 1) + ms(&f, 1) + 1);
+      ck_assert_uint_eq(c0->kc.numa_due, c0->clock + ms(&f, tid - 1) + ms(&f, 1) + 1);
       ck_assert_uint_eq(info(&f, th[tid]).node_stamp, ms(&f, tid - 1));
     }
   }
@@ -834,7 +834,7 @@ START_TEST(test_pmd_group_copies_in_sequence)
   Cpu *c = f.m->cpus[1];
   c->clock = MAX(c->clock, f.m->cpus[0]->clock) + ms(&f, 1); /* the DRAM is idle again */
   uint64_t cycles = 0;
-  ck_assert_int_eq(fault_handle(k, c, f.t->mm, BASE + 7 * PAGE, ACC_LOAD, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fault_handle(k, &c->kc, f.t->mm, BASE + 7 * PAGE, ACC_LOAD, &cycles), FAULT_MAPPED);
   ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 512);
   double page = (double)kernel_copy_cycles(k, PAGE) +
                 (double)kernel_ns_to_cycles(k, settings_double(k->s, SET_NUMA_MIGRATE_PAGE_NS));

@@ -25,7 +25,7 @@ static void store_pages(Kernel *k, Cpu *cpu, Thread *t, uint64_t va, unsigned n)
 {
   uint64_t cycles;
   for (unsigned i = 0; i < n; i++)
-    ck_assert_int_eq(fault_handle(k, cpu, t->mm, va + i * 4096, ACC_STORE, &cycles), FAULT_MAPPED);
+    ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, va + i * 4096, ACC_STORE, &cycles), FAULT_MAPPED);
 }
 
 /* Take every free frame, as the kernel's own memory would (slab, page
@@ -76,7 +76,7 @@ START_TEST(test_badness_and_choice)
   store_pages(k, cpu, t2, BASE, 1);
   uint64_t cycles;
   /* A read maps the zero page: in no one's RSS (get_mm_rss). */
-  ck_assert_int_eq(fault_handle(k, cpu, t2->mm, BASE + 4096, ACC_LOAD, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t2->mm, BASE + 4096, ACC_LOAD, &cycles), FAULT_MAPPED);
   Thread *t3 = fixture_thread(m, 3);
   fixture_vma(t3, BASE, MB, PROT_R | PROT_W);
   store_pages(k, cpu, t3, BASE, 3);
@@ -94,7 +94,7 @@ START_TEST(test_badness_and_choice)
   /* 1 and 3 tie at 6: the later created, 3, as for_each_process meets it last. */
   ck_assert_ptr_eq(oom_select_bad_process(k), t3->mm);
   /* Kill 3 (on the CPU now running 4): then 1 leads, and 3 scores nothing. */
-  ck_assert_ptr_eq(oom_kill(k, cpu, 4, OOM_TRIGGER_FAULT), t3->mm);
+  ck_assert_ptr_eq(oom_kill(k, &cpu->kc, 4, OOM_TRIGGER_FAULT), t3->mm);
   ck_assert(t3->mm->oom_killed);
   ck_assert_uint_eq(oom_badness(k, t3->mm, NULL, NULL), 0);
   ck_assert_ptr_eq(oom_select_bad_process(k), t1->mm);
@@ -107,11 +107,11 @@ START_TEST(test_badness_and_choice)
   ck_assert_uint_eq(cpu->ctr.c[CTR_OOM_KILL], 1);
   /* Only 4, scoring 0, left after 1 and 2: it is chosen all the same
    * (Linux 5.9 on), and then no victim is left. */
-  ck_assert_ptr_eq(oom_kill(k, cpu, 4, OOM_TRIGGER_FAULT), t1->mm);
-  ck_assert_ptr_eq(oom_kill(k, cpu, 4, OOM_TRIGGER_FAULT), t2->mm);
+  ck_assert_ptr_eq(oom_kill(k, &cpu->kc, 4, OOM_TRIGGER_FAULT), t1->mm);
+  ck_assert_ptr_eq(oom_kill(k, &cpu->kc, 4, OOM_TRIGGER_FAULT), t2->mm);
   ck_assert_uint_eq(oom_badness(k, t4->mm, NULL, NULL), 0);
   ck_assert_ptr_eq(oom_select_bad_process(k), t4->mm);
-  ck_assert_ptr_eq(oom_kill(k, cpu, 4, OOM_TRIGGER_FAULT), t4->mm);
+  ck_assert_ptr_eq(oom_kill(k, &cpu->kc, 4, OOM_TRIGGER_FAULT), t4->mm);
   ck_assert_ptr_null(oom_select_bad_process(k));
   machine_free(m);
 }
@@ -149,17 +149,17 @@ START_TEST(test_teardown_returns_every_frame)
   Thread *t = fixture_thread(m, 1);
   /* A THP region, a 4K region (no THP by advice) and a hugetlb region. */
   TraceRecord mm = { .type = REC_MMAP, .addr = BASE, .len = 4 * MB, .prot = PROT_R | PROT_W };
-  kernel_syscall(k, cpu, t->mm, &mm);
+  kernel_syscall(k, &cpu->kc, t->mm, &mm);
   TraceRecord nohuge = { .type = REC_MADVISE, .addr = BASE + 2 * MB, .len = 2 * MB, .arg = ADV_NOHUGEPAGE };
-  kernel_syscall(k, cpu, t->mm, &nohuge);
+  kernel_syscall(k, &cpu->kc, t->mm, &nohuge);
   TraceRecord huge = { .type = REC_MMAP, .addr = BASE + 1024 * MB, .len = 2 * MB, .prot = PROT_R | PROT_W,
                        .flags = MAP_F_HUGETLB };
-  kernel_syscall(k, cpu, t->mm, &huge);
+  kernel_syscall(k, &cpu->kc, t->mm, &huge);
   uint64_t cycles;
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);          /* THP */
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);          /* THP */
   store_pages(k, cpu, t, BASE + 2 * MB, 5);                                                       /* 4K */
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE + 2 * MB + 64 * 1024, ACC_LOAD, &cycles), FAULT_MAPPED); /* zero page */
-  ck_assert_int_eq(fault_handle(k, cpu, t->mm, BASE + 1024 * MB, ACC_STORE, &cycles), FAULT_MAPPED); /* hugetlb */
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 2 * MB + 64 * 1024, ACC_LOAD, &cycles), FAULT_MAPPED); /* zero page */
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 1024 * MB, ACC_STORE, &cycles), FAULT_MAPPED); /* hugetlb */
   ck_assert_uint_eq(cpu->ctr.c[CTR_THP_FAULT_ALLOC], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HUGETLB_FAULTS], 1);
   ck_assert_uint_eq(hugetlb_free_count(k->hugetlb, HPAGE_2M), pool0 - 1);
@@ -173,7 +173,7 @@ START_TEST(test_teardown_returns_every_frame)
   ck_assert_uint_eq(pt, 5);
   ck_assert_uint_eq(free0 - fixture_free_pages(k), 512 + 5 + 5 + 1);
 
-  ck_assert_ptr_eq(oom_kill(k, cpu, 1, OOM_TRIGGER_FAULT), t->mm);
+  ck_assert_ptr_eq(oom_kill(k, &cpu->kc, 1, OOM_TRIGGER_FAULT), t->mm);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
   ck_assert_uint_eq(hugetlb_free_count(k->hugetlb, HPAGE_2M), pool0);
   fixture_check_buddy(k);
@@ -185,8 +185,8 @@ START_TEST(test_teardown_returns_every_frame)
   ck_assert_uint_eq(mm_vma_count(t->mm), 0);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 0);
   ck_assert_uint_eq(khugepaged_mm_count(k->khugepaged), 0);
-  ck_assert_ptr_null(cpu->cur);
-  ck_assert_uint_eq(cpu->numa_due, UINT64_MAX);
+  ck_assert_ptr_null(cpu->kc.cur);
+  ck_assert_uint_eq(cpu->kc.numa_due, UINT64_MAX);
   ck_assert(!mm_cpumask_test(t->mm, 0));
   /* The tables below the root, as pgtable_pages_alloc counts them (the root is
    * freed too, counted in neither). */
@@ -206,10 +206,10 @@ START_TEST(test_teardown_deferred_thp)
   uint64_t free0 = fixture_free_pages(k);
   Thread *t = fixture_thread(m, 1);
   TraceRecord mm = { .type = REC_MMAP, .addr = BASE, .len = 2 * MB, .prot = PROT_R | PROT_W };
-  kernel_syscall(k, cpu, t->mm, &mm);
+  kernel_syscall(k, &cpu->kc, t->mm, &mm);
   store_pages(k, cpu, t, BASE, 1);
   TraceRecord un = { .type = REC_MUNMAP, .addr = BASE + MB, .len = MB };
-  kernel_syscall(k, cpu, t->mm, &un);
+  kernel_syscall(k, &cpu->kc, t->mm, &un);
   ck_assert_uint_eq(cpu->ctr.c[CTR_THP_SPLIT_PMD], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_THP_DEFERRED_SPLIT], 1);
   ck_assert_uint_eq(thp_deferred_count(k), 1);
@@ -217,7 +217,7 @@ START_TEST(test_teardown_deferred_thp)
    * split withdrew. */
   uint64_t rss, pt;
   ck_assert_uint_eq(oom_badness(k, t->mm, &rss, &pt), 256 + 3);
-  ck_assert_ptr_eq(oom_kill(k, cpu, 1, OOM_TRIGGER_FAULT), t->mm);
+  ck_assert_ptr_eq(oom_kill(k, &cpu->kc, 1, OOM_TRIGGER_FAULT), t->mm);
   ck_assert_uint_eq(thp_deferred_count(k), 0);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
   fixture_check_buddy(k);
@@ -243,7 +243,7 @@ START_TEST(test_fault_kills_and_retries)
   store_pages(k, cpu, t2, BASE, 14);
   ck_assert_uint_eq(fixture_free_pages(k), reserve);
   uint64_t cycles;
-  ck_assert_int_eq(fault_handle(k, cpu, t2->mm, BASE + 14 * 4096, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t2->mm, BASE + 14 * 4096, ACC_STORE, &cycles), FAULT_MAPPED);
   ck_assert(t1->mm->oom_killed);
   ck_assert(!k->oom);
   ck_assert_uint_eq(cpu->ctr.c[CTR_OOM_KILL], 1);
@@ -257,7 +257,7 @@ START_TEST(test_fault_kills_and_retries)
   ck_assert_uint_eq(fixture_free_pages(k), reserve + 23);
   /* 23 more pages, then the 24th fault kills process 2 itself. */
   store_pages(k, cpu, t2, BASE + 15 * 4096, 23);
-  ck_assert_int_eq(fault_handle(k, cpu, t2->mm, BASE + 38 * 4096, ACC_STORE, &cycles), FAULT_KILLED);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t2->mm, BASE + 38 * 4096, ACC_STORE, &cycles), FAULT_KILLED);
   ck_assert(t2->mm->oom_killed);
   ck_assert(!k->oom);
   ck_assert_uint_eq(k->oom_kills->len, 2);
@@ -284,7 +284,7 @@ START_TEST(test_no_victim_and_fail)
     uint64_t cycles;
     if (kill) {
       /* Process 2's fault needs a PDPT: 1 is killed, then the fault goes through. */
-      ck_assert_int_eq(fault_handle(k, cpu, t2->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
+      ck_assert_int_eq(fault_handle(k, &cpu->kc, t2->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
       ck_assert(t1->mm->oom_killed);
       ck_assert_uint_eq(cpu->ctr.c[CTR_OOM_KILL], 1);
       /* Now a third process, with nothing yet, faulting while the memory
@@ -292,22 +292,22 @@ START_TEST(test_no_victim_and_fail)
       Thread *t3 = fixture_thread(m, 3);
       fixture_vma(t3, BASE, MB, PROT_R | PROT_W);
       g_autoptr(GArray) rest = take_all(k);
-      ck_assert_int_eq(fault_handle(k, cpu, t3->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
+      ck_assert_int_eq(fault_handle(k, &cpu->kc, t3->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
       ck_assert(t2->mm->oom_killed);
       g_autoptr(GArray) last = take_all(k);
-      ck_assert_int_eq(fault_handle(k, cpu, t3->mm, BASE + 4096, ACC_STORE, &cycles), FAULT_KILLED);
+      ck_assert_int_eq(fault_handle(k, &cpu->kc, t3->mm, BASE + 4096, ACC_STORE, &cycles), FAULT_KILLED);
       Thread *t4 = fixture_thread(m, 4);
       ck_assert_ptr_nonnull(t4);
       fixture_vma(t4, BASE, MB, PROT_R | PROT_W);
       g_autoptr(GArray) none = take_all(k);
       /* 4 holds its root only (badness 0) and is the last live process:
        * the killer takes it (Linux 5.9 on), and its access is dropped. */
-      ck_assert_int_eq(fault_handle(k, cpu, t4->mm, BASE, ACC_STORE, &cycles), FAULT_KILLED);
+      ck_assert_int_eq(fault_handle(k, &cpu->kc, t4->mm, BASE, ACC_STORE, &cycles), FAULT_KILLED);
       ck_assert(t4->mm->oom_killed);
       ck_assert(!k->oom);
       ck_assert_uint_eq(cpu->ctr.c[CTR_OOM_KILL], 4);
     } else {
-      ck_assert_int_eq(fault_handle(k, cpu, t2->mm, BASE, ACC_STORE, &cycles), FAULT_OOM);
+      ck_assert_int_eq(fault_handle(k, &cpu->kc, t2->mm, BASE, ACC_STORE, &cycles), FAULT_OOM);
       ck_assert(k->oom);
       ck_assert(!t1->mm->oom_killed);
       ck_assert_uint_eq(cpu->ctr.c[CTR_OOM_KILL], 0);
@@ -365,7 +365,7 @@ START_TEST(test_kill_leaves_numa_scanner)
   numa_balance_task_new(m->k->numa_balance, t, NULL); /* as the engine does for a new thread */
   NumaTaskInfo info;
   ck_assert(numa_balance_task_info(m->k->numa_balance, t, &info));
-  ck_assert_ptr_eq(oom_kill(m->k, m->cpus[0], 1, OOM_TRIGGER_FAULT), t->mm);
+  ck_assert_ptr_eq(oom_kill(m->k, &m->cpus[0]->kc, 1, OOM_TRIGGER_FAULT), t->mm);
   ck_assert(!numa_balance_task_info(m->k->numa_balance, t, &info));
   machine_free(m);
 }

@@ -46,19 +46,19 @@ static void sys(Machine *m, Thread *t, TraceRecordType type, uint64_t addr, uint
     r.prot = (uint8_t)prot_or_arg;
   else
     r.arg = prot_or_arg;
-  kernel_syscall(m->k, m->cpus[0], t->mm, &r);
+  kernel_syscall(m->k, &m->cpus[0]->kc, t->mm, &r);
 }
 
 static void mmap_flags(Machine *m, Thread *t, uint64_t addr, uint64_t len, uint8_t flags)
 {
   TraceRecord r = { .type = REC_MMAP, .addr = addr, .len = len, .prot = PROT_R | PROT_W, .flags = flags };
-  kernel_syscall(m->k, m->cpus[0], t->mm, &r);
+  kernel_syscall(m->k, &m->cpus[0]->kc, t->mm, &r);
 }
 
 static FaultResult fault(Machine *m, Thread *t, uint64_t va, AccessKind kind, uint64_t *cycles)
 {
   uint64_t c;
-  return fault_handle(m->k, m->cpus[0], t->mm, va, kind, cycles ? cycles : &c);
+  return fault_handle(m->k, &m->cpus[0]->kc, t->mm, va, kind, cycles ? cycles : &c);
 }
 
 static uint64_t ctr(Machine *m, CounterId id)
@@ -182,7 +182,7 @@ START_TEST(test_prctl_per_process)
   sys(m, a, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W);
   sys(m, b, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W);
   TraceRecord off = { .type = REC_PRCTL, .arg = PRCTL_THP_DISABLE, .arg2 = 1 };
-  kernel_syscall(m->k, m->cpus[0], a->mm, &off);
+  kernel_syscall(m->k, &m->cpus[0]->kc, a->mm, &off);
   ck_assert(a->mm->thp_disable);
   ck_assert(!b->mm->thp_disable);
   ck_assert_int_eq(fault(m, a, BASE, ACC_STORE, NULL), FAULT_MAPPED);
@@ -192,7 +192,7 @@ START_TEST(test_prctl_per_process)
   ck_assert(pmd_of(b, BASE) & PTE_PS);
   /* Clearing it again gives process 1 huge pages in a fresh range. */
   off.arg2 = 0;
-  kernel_syscall(m->k, m->cpus[0], a->mm, &off);
+  kernel_syscall(m->k, &m->cpus[0]->kc, a->mm, &off);
   ck_assert_int_eq(fault(m, a, BASE + 2 * MB, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert(pmd_of(a, BASE + 2 * MB) & PTE_PS);
   ck_assert(!b->mm->thp_disable);
@@ -410,7 +410,7 @@ START_TEST(test_split_on_partial_munmap)
   ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 2 * MB);
   fixture_check_buddy(k);
   uint64_t cycles = 0;
-  ck_assert_uint_eq(thp_deferred_split_scan(k, m->cpus[0], &cycles), 1);
+  ck_assert_uint_eq(thp_deferred_split_scan(k, &m->cpus[0]->kc, &cycles), 1);
   ck_assert_uint_eq(cycles, k->split_cycles);
   ck_assert_uint_eq(fixture_free_pages(k), free1 + 1);
   ck_assert(buddy_is_free(physmem_zone(k->pm, 0, ZONE_DMA32), head + 1));
@@ -590,33 +590,33 @@ START_TEST(test_touch_bitmap)
   Kernel *k = m->k;
   Cpu *cpu = m->cpus[0];
   ck_assert_uint_eq(k->touch_maps, 0);
-  kernel_touch_any(k, cpu, t->mm, BASE + 8); /* no bitmap: nothing counted */
+  kernel_touch_any(k, &cpu->kc, t->mm, BASE + 8); /* no bitmap: nothing counted */
   one_thp(m, t);
   ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 4096);
   ck_assert_uint_eq(k->touch_maps, g_hash_table_size(k->touched));
   ck_assert_uint_eq(k->touch_maps, 1);
-  kernel_touch_any(k, cpu, t->mm, BASE + 0x3000); /* kernel_touch_any counts as kernel_touch */
+  kernel_touch_any(k, &cpu->kc, t->mm, BASE + 0x3000); /* kernel_touch_any counts as kernel_touch */
   ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 2 * 4096);
-  kernel_touch(k, cpu, t->mm, BASE + 8);          /* the faulting granule */
+  kernel_touch(k, &cpu->kc, t->mm, BASE + 8);          /* the faulting granule */
   ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 2 * 4096);
-  kernel_touch(k, cpu, t->mm, BASE + 0x7000);
-  kernel_touch(k, cpu, t->mm, BASE + 0x7ff8);
-  kernel_touch(k, cpu, t->mm, BASE + 2 * MB - 1);
+  kernel_touch(k, &cpu->kc, t->mm, BASE + 0x7000);
+  kernel_touch(k, &cpu->kc, t->mm, BASE + 0x7ff8);
+  kernel_touch(k, &cpu->kc, t->mm, BASE + 2 * MB - 1);
   ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 4 * 4096);
-  kernel_touch(k, cpu, u->mm, BASE + 0x9000);      /* another mm: no huge mapping there */
-  kernel_touch(k, cpu, t->mm, BASE + 2 * MB + 8); /* not mapped huge */
+  kernel_touch(k, &cpu->kc, u->mm, BASE + 0x9000);      /* another mm: no huge mapping there */
+  kernel_touch(k, &cpu->kc, t->mm, BASE + 2 * MB + 8); /* not mapped huge */
   ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 4 * 4096);
   /* After a split and a partial unmap, a refault of an unmapped granule
    * counts again; a 4K fault on a granule counted already does not. */
   sys(m, t, REC_MADVISE, BASE, 0x8000, ADV_DONTNEED);
   ck_assert_int_eq(fault(m, t, BASE + 0x7000, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 5 * 4096);
-  kernel_touch(k, cpu, t->mm, BASE + 0x8000);
+  kernel_touch(k, &cpu->kc, t->mm, BASE + 0x8000);
   ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 6 * 4096);
   ck_assert_uint_eq(k->touch_maps, 1);
   /* munmap of the whole range forgets it. */
   sys(m, t, REC_MUNMAP, BASE, 4 * MB, 0);
-  kernel_touch(k, cpu, t->mm, BASE + 0x9000);
+  kernel_touch(k, &cpu->kc, t->mm, BASE + 0x9000);
   ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 6 * 4096);
   ck_assert_uint_eq(g_hash_table_size(k->touched), 0);
   ck_assert_uint_eq(k->touch_maps, 0);

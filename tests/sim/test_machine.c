@@ -441,9 +441,9 @@ START_TEST(test_oom_kill_drops_the_victims_records)
       /* every access ran but process 1's two after the kill */
       ck_assert_uint_eq(res.counted.c[CTR_ACCESSES], 8 + 128 + 1);
       ck_assert_uint_eq(res.counted.c[CTR_OOM_KILL], 1);
-      ck_assert_ptr_null(m->cpus[1]->cur);
-      ck_assert(m->cpus[1]->cur_exited); /* its next thread will switch from the dead one */
-      ck_assert_uint_eq(m->cpus[0]->cur->pid, 2);
+      ck_assert_ptr_null(m->cpus[1]->kc.cur);
+      ck_assert(m->cpus[1]->kc.cur_exited); /* its next thread will switch from the dead one */
+      ck_assert_uint_eq(m->cpus[0]->kc.cur->pid, 2);
     }
     engine_result_clear(&res);
     machine_free(m);
@@ -468,8 +468,8 @@ START_TEST(test_oom_kill_next_thread_switches)
     run_text(m, text);
     Cpu *c1 = m->cpus[1];
     ck_assert_uint_eq(m->k->oom_kill_count, 1);
-    ck_assert_uint_eq(c1->cur->pid, 3);
-    ck_assert(!c1->cur_exited);
+    ck_assert_uint_eq(c1->kc.cur->pid, 3);
+    ck_assert(!c1->kc.cur_exited);
     ck_assert_uint_eq(c1->ctr.c[CTR_CONTEXT_SWITCHES], 1);
     ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_CONTEXT_SWITCHES], 0);
     busy[i] = c1->clock - c1->idle_cycles;
@@ -585,7 +585,7 @@ START_TEST(test_thread_cache_never_mixes_threads)
       ck_assert_uint_eq(m->cpus[j]->ctr.c[CTR_INSTRUCTIONS], want[j]);
       Thread *th = machine_thread(m, CACHE_PID(j), CACHE_TID(j), -1);
       ck_assert_int_eq(th->cpu, (int)((j + run + 1) % CACHE_THREADS));
-      ck_assert_ptr_eq(m->cpus[th->cpu]->cur, th);
+      ck_assert_ptr_eq(m->cpus[th->cpu]->kc.cur, th);
     }
   }
   machine_free(m);

@@ -1,0 +1,20 @@
+/*
+ * errors.h - the error domain of the machine: impossible machine
+ * descriptions, bad command lines, output that cannot be written.  Every
+ * layer may report these; the trace readers have their own domain
+ * (MMUSIM_TRACE_ERROR, traces/source.h) and settings theirs.
+ */
+#ifndef MMUSIM_ERRORS_H
+#define MMUSIM_ERRORS_H
+
+#include <glib.h>
+
+#define MMUSIM_SIM_ERROR (mmusim_sim_error_quark())
+GQuark mmusim_sim_error_quark(void);
+typedef enum {
+  SIM_ERROR_MACHINE,  /* impossible machine description */
+  SIM_ERROR_USAGE,    /* bad command line */
+  SIM_ERROR_IO,       /* cannot write output */
+} SimError;
+
+#endif
