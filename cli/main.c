@@ -359,7 +359,7 @@ static int cmd_list(int argc, char **argv)
   GString *out = g_string_new(NULL);
   int rc = 0;
   if (strcmp(what, "machines") == 0)
-    machine_list(out);
+    preset_list(out);
   else if (strcmp(what, "workloads") == 0)
     workload_list(out);
   else if (strcmp(what, "settings") == 0)

@@ -15,7 +15,7 @@
 Settings *runner_settings(const RunSpec *spec, GError **error)
 {
   g_autoptr(Settings) s = settings_new();
-  if (!machine_load_preset(s, spec->machine ? spec->machine : RUNNER_DEFAULT_MACHINE, error))
+  if (!preset_load(s, spec->machine ? spec->machine : RUNNER_DEFAULT_MACHINE, error))
     return NULL;
   for (unsigned i = 0; spec->set && spec->set[i]; i++)
     if (!settings_set_pair(s, spec->set[i], spec->set_origin ? spec->set_origin[i] : "-s", error))

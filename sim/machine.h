@@ -1,12 +1,8 @@
 /*
- * machine.h - a machine built from a preset and settings: CPUs on nodes,
- * their caches, the kernel, and the threads that run on it.
- *
- * Presets are GKeyFile .ini files compiled into the binary (sim/machines/);
- * MACHINE may also be a path to such a file.  Groups are the first component
- * of a setting's name: [tlb] stlb_entries = 1536 sets tlb.stlb_entries.
- * [machine] name, description and inherit (another preset to start from)
- * describe the preset itself.
+ * machine.h - a machine built from settings (a preset, base/preset.h, and
+ * the user's): CPUs on nodes, their caches, the kernel, the threads that
+ * run on it, and the hooks through which the kernel reaches the hardware
+ * (kernel/hooks.h).
  */
 #ifndef MMUSIM_MACHINE_H
 #define MMUSIM_MACHINE_H
@@ -16,6 +12,7 @@
 #include "cpu.h"
 #include "dram.h"
 #include "kernel.h"
+#include "preset.h"
 #include "settings.h"
 #include "task.h"
 
@@ -41,13 +38,6 @@ struct Machine {
   EventLog *ev;
   uint64_t walk_sample_left; /* walks until the next one written to --events */
 };
-
-/* Apply a preset (built-in name or .ini path) to `s`. */
-gboolean machine_load_preset(Settings *s, const char *name_or_path, GError **error);
-/* Built-in preset names, NULL-terminated. */
-char **machine_preset_names(void);
-/* "name  description" lines for `mmusim list machines`. */
-void machine_list(GString *out);
 
 /* Build a machine from resolved settings (takes a copy of them). */
 Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError **error);

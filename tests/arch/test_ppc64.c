@@ -572,7 +572,7 @@ static void expect_refused_on(const char *preset, const char *base, const char *
 {
   g_autoptr(Settings) s = settings_new();
   GError *err = NULL;
-  ck_assert(machine_load_preset(s, preset, &err));
+  ck_assert(preset_load(s, preset, &err));
   ck_assert(settings_set(s, "machine.mem_per_node", "1G", "test", &err));
   if (base)
     ck_assert(settings_set(s, "mm.base_page_size", base, "test", &err));

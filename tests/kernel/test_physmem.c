@@ -7,7 +7,7 @@
  */
 #include "config.h"
 #include "testutil.h"
-#include "cache.h"
+#include "errors.h"
 #include "physmem.h"
 
 #include <string.h>

@@ -11,7 +11,7 @@
 #include "config.h"
 #include "testutil.h"
 
-#include "cache.h"
+#include "errors.h"
 #include "tlb.h"
 #include "tlb-private.h"
 

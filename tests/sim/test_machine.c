@@ -11,7 +11,7 @@
 
 START_TEST(test_presets_build)
 {
-  g_auto(GStrv) names = machine_preset_names();
+  g_auto(GStrv) names = preset_names();
   ck_assert_uint_ge(g_strv_length(names), 4);
   unsigned numa_presets = 0;
   for (int i = 0; names[i]; i++) {
@@ -27,11 +27,11 @@ START_TEST(test_presets_build)
   }
   ck_assert_uint_eq(numa_presets, 3);
   g_autoptr(Settings) s = settings_new();
-  ck_assert(machine_load_preset(s, "westmere", NULL));
+  ck_assert(preset_load(s, "westmere", NULL));
   ck_assert_int_eq(settings_int(s, SET_TLB_STLB_ENTRIES), 512);
   ck_assert_str_eq(settings_str(s, SET_TLB_STLB_SIZES), "4k");
   ck_assert_int_eq(settings_int(s, SET_CPU_FREQ_MHZ), 2930);
-  ck_assert(machine_load_preset(s, "zen4", NULL));
+  ck_assert(preset_load(s, "zen4", NULL));
   ck_assert(settings_bool(s, SET_TLB_L1_MIXED));
   ck_assert_int_eq(settings_int(s, SET_TLB_L1D_4K_ENTRIES), 72);
 }
@@ -41,7 +41,7 @@ START_TEST(test_unknown_preset)
 {
   g_autoptr(Settings) s = settings_new();
   g_autoptr(GError) err = NULL;
-  ck_assert(!machine_load_preset(s, "pentium", &err));
+  ck_assert(!preset_load(s, "pentium", &err));
   ck_assert_ptr_nonnull(strstr(err->message, "pentium"));
   ck_assert_ptr_nonnull(strstr(err->message, "skylake"));
 }
@@ -55,11 +55,11 @@ START_TEST(test_ini_file_inherit_and_errors)
   ck_assert(g_file_set_contents(good, "[machine]\ninherit = skylake\n[tlb]\nstlb_entries = 3072\n", -1, NULL));
   ck_assert(g_file_set_contents(bad, "[machine]\ninherit = skylake\n[tlb]\nstlb_entires = 3072\n", -1, NULL));
   g_autoptr(Settings) s = settings_new();
-  ck_assert(machine_load_preset(s, good, NULL));
+  ck_assert(preset_load(s, good, NULL));
   ck_assert_int_eq(settings_int(s, SET_TLB_STLB_ENTRIES), 3072);
   ck_assert_int_eq(settings_int(s, SET_CPU_FREQ_MHZ), 3400); /* from skylake */
   g_autoptr(GError) err = NULL;
-  ck_assert(!machine_load_preset(s, bad, &err));
+  ck_assert(!preset_load(s, bad, &err));
   ck_assert_ptr_nonnull(strstr(err->message, "bad.ini"));
   ck_assert_ptr_nonnull(strstr(err->message, "stlb_entires"));
   ck_assert_ptr_nonnull(strstr(err->message, "tlb.stlb_entries")); /* did you mean */
@@ -87,14 +87,14 @@ START_TEST(test_ini_file_syntax_errors)
     ck_assert(g_file_set_contents(path, cases[i].text, -1, NULL));
     g_autoptr(Settings) s = settings_new();
     g_autoptr(GError) err = NULL;
-    ck_assert(!machine_load_preset(s, path, &err));
+    ck_assert(!preset_load(s, path, &err));
     ck_assert_msg(strstr(err->message, cases[i].want), "case %u: %s", i, err->message);
   }
   g_unlink(path);
   g_autofree char *missing = g_build_filename(dir, "missing.ini", NULL);
   g_autoptr(Settings) s = settings_new();
   g_autoptr(GError) err = NULL;
-  ck_assert(!machine_load_preset(s, missing, &err));
+  ck_assert(!preset_load(s, missing, &err));
   ck_assert_ptr_nonnull(strstr(err->message, "missing.ini' does not exist"));
   g_rmdir(dir);
 }
@@ -105,7 +105,7 @@ END_TEST
 START_TEST(test_geometry_errors_name_settings)
 {
   g_autoptr(Settings) s = settings_new();
-  ck_assert(machine_load_preset(s, "skylake", NULL));
+  ck_assert(preset_load(s, "skylake", NULL));
   ck_assert(settings_set(s, "cache.l2_size", "1000000", "-s", NULL));
   g_autoptr(GError) err = NULL;
   ck_assert_ptr_null(machine_new("skylake", s, NULL, &err));
@@ -131,7 +131,7 @@ END_TEST
 START_TEST(test_hpt_error_names_settings)
 {
   g_autoptr(Settings) s = settings_new();
-  ck_assert(machine_load_preset(s, "power7", NULL));
+  ck_assert(preset_load(s, "power7", NULL));
   ck_assert(settings_set(s, "ppc64.hpt_size", "64G", "-s", NULL));
   g_autoptr(GError) err = NULL;
   ck_assert_ptr_null(machine_new("power7", s, NULL, &err));
@@ -148,7 +148,7 @@ END_TEST
 START_TEST(test_fragmentation_after_boot)
 {
   g_autoptr(Settings) s = settings_new();
-  ck_assert(machine_load_preset(s, "power7", NULL));
+  ck_assert(preset_load(s, "power7", NULL));
   ck_assert(settings_set(s, "mem.fragmentation", "1", "test", NULL));
   g_autoptr(GError) err = NULL;
   Machine *m = machine_new("power7", s, NULL, &err);
@@ -161,7 +161,7 @@ END_TEST
 START_TEST(test_impossible_machines)
 {
   g_autoptr(Settings) s = settings_new();
-  ck_assert(machine_load_preset(s, "skylake", NULL));
+  ck_assert(preset_load(s, "skylake", NULL));
   ck_assert(settings_set(s, "tlb.stlb_ways", "7", "test", NULL));
   g_autoptr(GError) err = NULL;
   Machine *m = machine_new("skylake", s, NULL, &err);

@@ -209,7 +209,7 @@ START_TEST(test_bad_cpu_setting)
 {
   g_autoptr(Settings) s = settings_new();
   GError *err = NULL;
-  ck_assert(machine_load_preset(s, "skylake", &err));
+  ck_assert(preset_load(s, "skylake", &err));
   ck_assert(settings_set(s, "machine.mem_per_node", "1G", "test", &err));
   ck_assert(settings_set_pair(s, "khugepaged.cpu=3", "test", &err));
   Machine *m = machine_new("skylake", s, NULL, &err);

@@ -768,7 +768,7 @@ START_TEST(test_hugetlb_impossible_pool)
   for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autoptr(Settings) s = settings_new();
     GError *err = NULL;
-    ck_assert(machine_load_preset(s, "skylake", &err));
+    ck_assert(preset_load(s, "skylake", &err));
     ck_assert(settings_set(s, "machine.mem_per_node", "1G", "test", &err));
     ck_assert(settings_set_pair(s, cases[i][0], "test", &err));
     Machine *m = machine_new("skylake", s, NULL, &err);

@@ -368,7 +368,7 @@ START_TEST(test_bad_settings_refused)
   for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
     g_autoptr(Settings) s = settings_new();
     GError *err = NULL;
-    ck_assert(machine_load_preset(s, "skylake", &err));
+    ck_assert(preset_load(s, "skylake", &err));
     ck_assert(settings_set(s, "machine.mem_per_node", "1G", "test", &err));
     ck_assert(settings_set_pair(s, "machine.nodes=4", "test", &err));
     ck_assert(settings_set_pair(s, cases[i].set, "test", &err));

@@ -488,7 +488,7 @@ START_TEST(test_max_below_min_refused)
   static const char *const sets[] = { "numa.scan_period_min_ms=10", "numa.scan_period_max_ms=5", NULL };
   g_autoptr(Settings) s = settings_new();
   GError *err = NULL;
-  ck_assert(machine_load_preset(s, "skylake", &err));
+  ck_assert(preset_load(s, "skylake", &err));
   for (int i = 0; sets[i]; i++)
     ck_assert(settings_set_pair(s, sets[i], "test", &err));
   Machine *m = machine_new("skylake", s, NULL, &err);
