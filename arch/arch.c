@@ -1,28 +1,29 @@
 /*
- * arch.c - the table of architectures.  One row per architecture.
+ * arch.c - the registry of architectures (base/registry.h): one row per
+ * architecture, named by machine.arch.  Adding an architecture is its
+ * folder and one row here.
  */
 #include "config.h"
 #include "arch.h"
-
-#include <string.h>
 
 static const ArchOps *const arches[] = {
   &x86_64_ops,
   &ppc64_ops,
 };
 
+const ArchOps *const *arch_all(unsigned *n)
+{
+  *n = G_N_ELEMENTS(arches);
+  return arches;
+}
+
 const ArchOps *arch_lookup(const char *name)
 {
-  for (guint i = 0; i < G_N_ELEMENTS(arches); i++)
-    if (strcmp(arches[i]->name, name) == 0)
-      return arches[i];
-  return NULL;
+  int i = registry_find(REGISTRY_ROWS(arches), G_N_ELEMENTS(arches), name);
+  return i < 0 ? NULL : arches[i];
 }
 
 char *arch_names(void)
 {
-  GString *s = g_string_new(NULL);
-  for (guint i = 0; i < G_N_ELEMENTS(arches); i++)
-    g_string_append_printf(s, "%s%s", i ? ", " : "", arches[i]->name);
-  return g_string_free(s, FALSE);
+  return registry_names(REGISTRY_ROWS(arches), G_N_ELEMENTS(arches), ", ", ", ");
 }

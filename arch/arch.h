@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include "pgtable.h"
 #include "record.h"
+#include "registry.h"
 #include "settings.h"
 #include "stats.h"
 
@@ -40,9 +41,9 @@ typedef struct {
   unsigned walks;      /* page walks (HPT searches) made: 0 when the second level hit */
 } Xlat;
 
+/* An architecture: one row of the registry in arch.c (base/registry.h). */
 typedef struct {
-  const char *name;
-  const char *description;
+  REGISTRY_ROW; /* name: the value of machine.arch */
   unsigned n_sizes;
   unsigned page_shift[ARCH_MAX_SIZES];   /* e.g. 12, 21, 30 */
   const char *size_name[ARCH_MAX_SIZES]; /* "4K", "2M", "1G" */
@@ -72,9 +73,12 @@ typedef struct {
   void (*tables_freed)(Cpu *cpu, unsigned asid);
 } ArchOps;
 
+/* The row named `name`, NULL when there is none. */
 const ArchOps *arch_lookup(const char *name);
 /* "x86_64, ppc64" for messages. */
 char *arch_names(void);
+/* The registry's rows (*n of them), for `mmusim list` and tests. */
+const ArchOps *const *arch_all(unsigned *n);
 
 extern const ArchOps x86_64_ops;
 extern const ArchOps ppc64_ops;

@@ -136,7 +136,10 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
     return NULL;
   }
   k->mms = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, (GDestroyNotify)mm_free);
-  k->thp = thp_policy_from_settings(s);
+  if (!(k->thp = thp_policy_from_settings(s, error))) {
+    kernel_free(k);
+    return NULL;
+  }
   k->next_asid = 1;
   k->zero_page_cycles = ns_to_cycles(k, settings_double(s, SET_FAULT_ZERO_PAGE_NS));
   k->anon_cycles = ns_to_cycles(k, settings_double(s, SET_FAULT_ANON_NS));

@@ -162,7 +162,8 @@ void mempolicy_place(Kernel *k, Mm *mm, const Vma *v, uint64_t va, unsigned orde
   const MempolicyMode *mode = mempolicy_mode_by_code(pol.mode);
   uint64_t mask = pol.nodes & all_nodes(nodes);
   *out = (MemPlacement){ .node = (int)cpu_node, .from = (int)cpu_node, .allowed = all_nodes(nodes) };
-  if (!mode || (mode->node_arg != MEMPOLICY_NODES_NONE && !mask))
+  g_return_if_fail(mode != NULL); /* every code stored was checked against the table */
+  if (mode->node_arg != MEMPOLICY_NODES_NONE && !mask)
     return; /* no node left: local, as the kernel's empty-mask guards do */
   MempolicyPlaceCtx c = {
     .mask = mask, .nodes = nodes, .cpu_node = cpu_node,

@@ -19,7 +19,8 @@
 
 #include <string.h>
 
-/* The modes, in trace-code order.  A new mode adds its row at the end. */
+/* The registry of modes (base/registry.h), in trace-code order.  A new
+ * mode adds its row at the end. */
 static const MempolicyMode *const MODES[] = {
   &mempolicy_mode_local,      /* MPOL_DEFAULT_LOCAL */
   &mempolicy_mode_bind,       /* MPOL_BIND */
@@ -45,10 +46,8 @@ const MempolicyMode *mempolicy_mode_by_code(uint64_t code)
 const MempolicyMode *mempolicy_mode_by_name(const char *name, size_t len)
 {
   g_return_val_if_fail(name != NULL, NULL);
-  for (unsigned i = 0; i < G_N_ELEMENTS(MODES); i++)
-    if (strlen(MODES[i]->name) == len && memcmp(MODES[i]->name, name, len) == 0)
-      return MODES[i];
-  return NULL;
+  int i = registry_find_len(REGISTRY_ROWS(MODES), G_N_ELEMENTS(MODES), name, len);
+  return i < 0 ? NULL : MODES[i];
 }
 
 gboolean mempolicy_mode_nodes_ok(const MempolicyMode *m, uint64_t nodes)
@@ -100,7 +99,10 @@ static void local_place(const MempolicyPlaceCtx *c, MemPlacement *out)
 }
 
 const MempolicyMode mempolicy_mode_local = {
-  .name = "local", .code = MPOL_DEFAULT_LOCAL, .node_arg = MEMPOLICY_NODES_NONE, .place = local_place,
+  .name = "local",
+  .help = "the faulting CPU's node first, then the others nearest to it",
+  .source = "MPOL_LOCAL (MPOL_DEFAULT), mm/mempolicy.c; numactl --localalloc",
+  .code = MPOL_DEFAULT_LOCAL, .node_arg = MEMPOLICY_NODES_NONE, .place = local_place,
 };
 
 static void preferred_place(const MempolicyPlaceCtx *c, MemPlacement *out)
@@ -109,7 +111,10 @@ static void preferred_place(const MempolicyPlaceCtx *c, MemPlacement *out)
 }
 
 const MempolicyMode mempolicy_mode_preferred = {
-  .name = "preferred", .code = MPOL_PREFERRED, .node_arg = MEMPOLICY_NODES_ONE, .place = preferred_place,
+  .name = "preferred",
+  .help = "its one node first, then the others nearest to that node",
+  .source = "MPOL_PREFERRED, mm/mempolicy.c policy_nodemask; numactl --preferred",
+  .code = MPOL_PREFERRED, .node_arg = MEMPOLICY_NODES_ONE, .place = preferred_place,
 };
 
 /* The first node of the mask in the faulting CPU's zonelist, the fallback
@@ -123,7 +128,10 @@ static void bind_place(const MempolicyPlaceCtx *c, MemPlacement *out)
 }
 
 const MempolicyMode mempolicy_mode_bind = {
-  .name = "bind", .code = MPOL_BIND, .node_arg = MEMPOLICY_NODES_SOME, .place = bind_place,
+  .name = "bind",
+  .help = "only its nodes, the one nearest to the faulting CPU first",
+  .source = "MPOL_BIND, mm/mempolicy.c policy_nodemask; numactl --membind",
+  .code = MPOL_BIND, .node_arg = MEMPOLICY_NODES_SOME, .place = bind_place,
   .numa_balancing = TRUE, /* Linux 5.12, commit bda420b98505 */
 };
 
@@ -189,7 +197,10 @@ static void interleave_place(const MempolicyPlaceCtx *c, MemPlacement *out)
 }
 
 const MempolicyMode mempolicy_mode_interleave = {
-  .name = "interleave", .code = MPOL_INTERLEAVE, .node_arg = MEMPOLICY_NODES_SOME, .place = interleave_place,
+  .name = "interleave",
+  .help = "page after page over its nodes, by the page's interleave index (round robin outside a VMA)",
+  .source = "MPOL_INTERLEAVE, mm/mempolicy.c interleave_nid, interleave_nodes; numactl --interleave",
+  .code = MPOL_INTERLEAVE, .node_arg = MEMPOLICY_NODES_SOME, .place = interleave_place,
 };
 
 static void weighted_interleave_place(const MempolicyPlaceCtx *c, MemPlacement *out)
@@ -201,6 +212,9 @@ static void weighted_interleave_place(const MempolicyPlaceCtx *c, MemPlacement *
 }
 
 const MempolicyMode mempolicy_mode_weighted_interleave = {
-  .name = "weighted_interleave", .code = MPOL_WEIGHTED_INTERLEAVE, .node_arg = MEMPOLICY_NODES_SOME,
+  .name = "weighted_interleave",
+  .help = "interleave with numa.interleave_weights consecutive pages per node",
+  .source = "MPOL_WEIGHTED_INTERLEAVE (Linux 6.9), mm/mempolicy.c weighted_interleave_nid; numactl --weighted-interleave",
+  .code = MPOL_WEIGHTED_INTERLEAVE, .node_arg = MEMPOLICY_NODES_SOME,
   .place = weighted_interleave_place,
 };

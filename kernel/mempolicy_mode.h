@@ -25,6 +25,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include "record.h"
+#include "registry.h"
 
 /* Nodes a policy can name: the bits of a uint64_t node mask (MAX_NUMNODES
  * of the model; machine.nodes is at most this). */
@@ -70,8 +71,9 @@ typedef struct {
   unsigned *il_weight;      /* pages *il_prev still takes under weighted interleave */
 } MempolicyPlaceCtx;
 
+/* A mode: one row of the registry in mempolicy_mode.c (base/registry.h). */
 typedef struct MempolicyMode {
-  const char *name;          /* as numactl and the kernel's docs spell it, lower case */
+  REGISTRY_ROW;              /* name: as numactl and the kernel's docs spell it, lower case */
   TracePolicy code;          /* the trace record's number for it (and .mtr's) */
   MempolicyNodeArg node_arg; /* the node list it takes */
   /* Whether it takes MPOL_F_NUMA_BALANCING (written MODE=balancing):

@@ -50,6 +50,8 @@ static void preferred_many_place(const MempolicyPlaceCtx *c, MemPlacement *out)
 
 const MempolicyMode mempolicy_mode_preferred_many = {
   .name = "preferred_many",
+  .help = "its nodes first, nearest to the faulting CPU first, then any node",
+  .source = "MPOL_PREFERRED_MANY (Linux 5.15), mm/mempolicy.c; numactl --preferred-many",
   .code = MPOL_PREFERRED_MANY,
   .node_arg = MEMPOLICY_NODES_SOME,
   .place = preferred_many_place,

@@ -162,12 +162,19 @@ static uint64_t ms_to_cycles(const Kernel *k, double ms)
   return (uint64_t)llround(ms * 1e6 * k->cycles_per_ns);
 }
 
-static const NumaBalancePolicy *policy_from_settings(const Settings *s)
+/* The registry of schemes (base/registry.h), in the order of
+ * numa.balancing's choices in settings.def; the rows are below, with
+ * their hooks. */
+static const NumaBalancePolicy *const numa_balance_rows[] = {
+  &numa_balance_off,
+  &numa_balance_pte,
+  &numa_balance_pmd,
+};
+
+const NumaBalancePolicy *const *numa_balance_policies(unsigned *n)
 {
-  static const NumaBalancePolicy *const policies[] = { &numa_balance_off, &numa_balance_pte, &numa_balance_pmd };
-  int64_t i = settings_int(s, SET_NUMA_BALANCING);
-  g_return_val_if_fail(i >= 0 && (size_t)i < G_N_ELEMENTS(policies), &numa_balance_off);
-  return policies[i];
+  *n = G_N_ELEMENTS(numa_balance_rows);
+  return numa_balance_rows;
 }
 
 NumaBalance *numa_balance_new(Kernel *k, GError **error)
@@ -183,9 +190,16 @@ NumaBalance *numa_balance_new(Kernel *k, GError **error)
                 max_w, min_w, settings_str(s, SET_NUMA_SCAN_PERIOD_MIN_MS));
     return NULL;
   }
+  const char *scheme = settings_str(s, SET_NUMA_BALANCING);
+  int row = registry_find(REGISTRY_ROWS(numa_balance_rows), G_N_ELEMENTS(numa_balance_rows), scheme);
+  if (row < 0) {
+    registry_set_unknown(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "setting 'numa.balancing'",
+                         REGISTRY_ROWS(numa_balance_rows), G_N_ELEMENTS(numa_balance_rows), scheme);
+    return NULL;
+  }
   NumaBalance *nb = g_new0(NumaBalance, 1);
   nb->k = k;
-  nb->pol = policy_from_settings(s);
+  nb->pol = numa_balance_rows[row];
   nb->active = nb->pol->mark_pmd && settings_int(s, SET_MACHINE_NODES) > 1;
   nb->mms = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
   nb->tasks = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
@@ -519,9 +533,24 @@ static uint64_t pmd_mark_pmd(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, u
   return marked;
 }
 
-const NumaBalancePolicy numa_balance_off = { .name = "off", .mark_pmd = NULL };
-const NumaBalancePolicy numa_balance_pte = { .name = "pte", .mark_pmd = pte_mark_pmd };
-const NumaBalancePolicy numa_balance_pmd = { .name = "pmd", .mark_pmd = pmd_mark_pmd };
+const NumaBalancePolicy numa_balance_off = {
+  .name = "off",
+  .help = "nothing is scanned, no hinting fault is taken",
+  .source = "kernel.numa_balancing=0 (Documentation/admin-guide/sysctl/kernel.rst)",
+  .mark_pmd = NULL,
+};
+const NumaBalancePolicy numa_balance_pte = {
+  .name = "pte",
+  .help = "the scanner makes PTEs and huge PMDs PROT_NONE; each hinting fault handles one page (Linux 3.8 on)",
+  .source = "kernel/sched/fair.c task_numa_work, mm/mprotect.c change_prot_numa, mm/memory.c do_numa_page",
+  .mark_pmd = pte_mark_pmd,
+};
+const NumaBalancePolicy numa_balance_pmd = {
+  .name = "pmd",
+  .help = "a page table whose pages share a node is marked at its PMD; one fault handles them as a group",
+  .source = "the 2012 scheme of seed 003: change_pmd_protnuma, do_pmd_numa_page (removed in Linux 3.13)",
+  .mark_pmd = pmd_mark_pmd,
+};
 
 /* ---- the scanner ------------------------------------------------------------------ */
 

@@ -30,6 +30,7 @@
 #include <stdint.h>
 #include "fault.h"
 #include "kernel.h"
+#include "registry.h"
 
 typedef struct KCpu KCpu;
 typedef struct Thread Thread;
@@ -39,10 +40,11 @@ typedef struct NumaBalance NumaBalance;
  * [start, end) of v (change_pmd_range for one PMD).  It marks what the
  * scheme marks, adds the entries it wrote to *entries and the counters of
  * cpu, and returns the base pages it made PROT_NONE (0: nothing was).
- * NULL for off.  A new scheme is one table and one row in
- * numa_balance_policy_from_settings (numa.balancing's list). */
+ * NULL for off.  A scheme is a row of the registry in numa_balance.c
+ * (base/registry.h): one table and one row there, in the order of
+ * numa.balancing's choices. */
 typedef struct {
-  const char *name;
+  REGISTRY_ROW; /* name: the choice of numa.balancing */
   uint64_t (*mark_pmd)(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
                        uint64_t *entries);
 } NumaBalancePolicy;
@@ -50,6 +52,10 @@ typedef struct {
 extern const NumaBalancePolicy numa_balance_off;
 extern const NumaBalancePolicy numa_balance_pte;
 extern const NumaBalancePolicy numa_balance_pmd;
+
+/* The registry's rows, in the order of numa.balancing's choices (*n of
+ * them). */
+const NumaBalancePolicy *const *numa_balance_policies(unsigned *n);
 
 /* Where the 2-stage filter keeps the node of a page's last hinting fault:
  * software bits 52..58 of the PTE or huge PMD that maps it (of the table

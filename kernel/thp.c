@@ -20,6 +20,7 @@
  */
 #include "config.h"
 #include "thp.h"
+#include "errors.h"
 
 #include "events.h"
 #include "hugetlb.h"
@@ -45,12 +46,30 @@ struct ThpState {
   uint64_t zero_pfn;      /* the huge zero page, once allocated */
 };
 
-const ThpPolicy *thp_policy_from_settings(const Settings *s)
+/* The registry of THP policies (base/registry.h), in the order of
+ * thp.policy's choices in settings.def.  A policy is one file (thp_NAME.c)
+ * and one row here. */
+static const ThpPolicy *const thp_policy_rows[] = {
+  &thp_policy_linux,
+  &thp_policy_ingens,
+};
+
+const ThpPolicy *const *thp_policies(unsigned *n)
 {
-  static const ThpPolicy *const policies[] = { &thp_policy_linux, &thp_policy_ingens };
-  int64_t i = settings_int(s, SET_THP_POLICY);
-  g_return_val_if_fail(i >= 0 && (size_t)i < G_N_ELEMENTS(policies), &thp_policy_linux);
-  return policies[i];
+  *n = G_N_ELEMENTS(thp_policy_rows);
+  return thp_policy_rows;
+}
+
+const ThpPolicy *thp_policy_from_settings(const Settings *s, GError **error)
+{
+  const char *name = settings_str(s, SET_THP_POLICY);
+  int i = registry_find(REGISTRY_ROWS(thp_policy_rows), G_N_ELEMENTS(thp_policy_rows), name);
+  if (i < 0) {
+    registry_set_unknown(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "setting 'thp.policy'",
+                         REGISTRY_ROWS(thp_policy_rows), G_N_ELEMENTS(thp_policy_rows), name);
+    return NULL;
+  }
+  return thp_policy_rows[i];
 }
 
 gboolean thp_vma_allowed(const Kernel *k, const Mm *mm, const Vma *v)

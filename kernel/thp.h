@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include "mm.h"
 #include "physmem.h"
+#include "registry.h"
 #include "settings.h"
 
 typedef struct Kernel Kernel;
@@ -63,8 +64,9 @@ typedef struct {
   unsigned swap;      /* swapped out: always 0, no swap is modelled */
 } ThpRangeStats;
 
+/* A THP policy: one row of the registry in thp.c (base/registry.h). */
 typedef struct {
-  const char *name;
+  REGISTRY_ROW; /* name: the choice of thp.policy */
   /* Fault in an allowed range [haddr, haddr + 2M) of v: TRUE to try a huge
    * page first (thp_fault_fallback follows if that fails). */
   gboolean (*fault_huge)(const Kernel *k, const Mm *mm, const Vma *v, uint64_t haddr);
@@ -76,8 +78,11 @@ typedef struct {
 extern const ThpPolicy thp_policy_linux;
 extern const ThpPolicy thp_policy_ingens;
 
-/* The policy named by thp.policy. */
-const ThpPolicy *thp_policy_from_settings(const Settings *s);
+/* The registry's rows, in the order of thp.policy's choices (*n of them). */
+const ThpPolicy *const *thp_policies(unsigned *n);
+/* The row thp.policy names; an error naming the choices when no row has
+ * that name. */
+const ThpPolicy *thp_policy_from_settings(const Settings *s, GError **error);
 
 /* hugepage_vma_check(): may v have huge pages at all?  FALSE for hugetlb
  * VMAs, when thp.enabled is never, for madvise without MADV_HUGEPAGE, for

@@ -32,6 +32,8 @@ static ScanResult ingens_collapse_check(const Kernel *k, const Mm *mm, const Vma
 
 const ThpPolicy thp_policy_ingens = {
   .name = "ingens",
+  .help = "base pages at fault; a range is promoted once thp.util_threshold of its base pages are in use",
+  .source = "Kwon et al., Coordinated and Efficient Huge Page Management with Ingens, OSDI 2016",
   .fault_huge = ingens_fault_huge,
   .collapse_check = ingens_collapse_check,
 };

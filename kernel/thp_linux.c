@@ -32,6 +32,8 @@ static ScanResult linux_collapse_check(const Kernel *k, const Mm *mm, const Vma 
 
 const ThpPolicy thp_policy_linux = {
   .name = "linux",
+  .help = "a huge page at every allowed fault; khugepaged collapses a range within the max_ptes_* limits",
+  .source = "mm/huge_memory.c do_huge_pmd_anonymous_page, mm/khugepaged.c hpage_collapse_scan_pmd",
   .fault_huge = linux_fault_huge,
   .collapse_check = linux_collapse_check,
 };

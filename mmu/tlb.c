@@ -46,7 +46,8 @@ const TlbReplPolicy tlb_repl_random = {
   .builtin = TLB_BUILTIN_RANDOM,
 };
 
-/* In the order of tlb.replacement's choices in settings.def. */
+/* The registry (base/registry.h), in the order of tlb.replacement's
+ * choices in settings.def. */
 static const TlbReplPolicy *const tlb_repl_registry[] = {
   &tlb_repl_lru,
   &tlb_repl_fifo,
@@ -62,10 +63,8 @@ const TlbReplPolicy *const *tlb_repl_policies(unsigned *n)
 
 const TlbReplPolicy *tlb_repl_lookup(const char *name)
 {
-  for (size_t i = 0; i < G_N_ELEMENTS(tlb_repl_registry); i++)
-    if (g_ascii_strcasecmp(name, tlb_repl_registry[i]->name) == 0)
-      return tlb_repl_registry[i];
-  return NULL;
+  int i = registry_find(REGISTRY_ROWS(tlb_repl_registry), G_N_ELEMENTS(tlb_repl_registry), name);
+  return i < 0 ? NULL : tlb_repl_registry[i];
 }
 
 const TlbReplPolicy *tlb_repl_from_settings(const Settings *s, GError **error)
@@ -73,9 +72,8 @@ const TlbReplPolicy *tlb_repl_from_settings(const Settings *s, GError **error)
   const char *name = settings_str(s, SET_TLB_REPLACEMENT);
   const TlbReplPolicy *p = tlb_repl_lookup(name);
   if (!p)
-    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "%s: no TLB replacement policy is registered as \"%s\" (mmu/tlb.c)",
-                settings_def(SET_TLB_REPLACEMENT)->name, name);
+    registry_set_unknown(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "setting 'tlb.replacement'",
+                         REGISTRY_ROWS(tlb_repl_registry), G_N_ELEMENTS(tlb_repl_registry), name);
   return p;
 }
 

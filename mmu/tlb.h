@@ -24,6 +24,7 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include "registry.h"
 #include "settings.h"
 
 #define TLB_VALID (1ULL << 63)
@@ -61,9 +62,7 @@ typedef enum {
  * A policy's state must not change except through its hooks, so that a
  * run stays deterministic. */
 typedef struct TlbReplPolicy {
-  const char *name;   /* the choice of tlb.replacement (settings.def) */
-  const char *help;   /* one line: what a full set evicts */
-  const char *source; /* where the rule comes from */
+  REGISTRY_ROW;       /* name: the choice of tlb.replacement; help: what a full set evicts */
   TlbBuiltin builtin; /* lru, fifo, random: the hooks below are NULL */
   /* The array's state, made by tlb_new (t's geometry is set, t->repl_state
    * still NULL) and freed by tlb_free; NULL hooks: no state. */
@@ -353,8 +352,7 @@ void tlb_flush_asid(Tlb *t, unsigned asid);
 void tlb_flush_all(Tlb *t);
 unsigned tlb_entries(const Tlb *t);
 unsigned tlb_valid_entries(const Tlb *t);
-/* The registry's row named `name` (case blind: "lru", "LRU"); NULL if
- * there is none. */
+/* The registry's row named `name` ("lru"); NULL if there is none. */
 const TlbReplPolicy *tlb_repl_lookup(const char *name);
 /* The row tlb.replacement names; an error names the setting when the
  * registry has no such row. */

@@ -21,6 +21,7 @@
 #include "cache.h"
 #include "dram.h"
 #include "memsys.h"
+#include "registry.h"
 #include "stats.h"
 
 /* The stream table: cache.prefetch_pages pages (16 on Intel) x 2 streams,
@@ -54,8 +55,21 @@
 /* MemHier.stream_steady_x when no line is steady: no line is UINT64_MAX. */
 #define MEMSYS_STREAM_UNSTEADY UINT64_MAX
 
-/* Order of the choices of cache.prefetcher in settings.def. */
+/* The prefetcher rules of the hot path (memsys_prefetch_on_miss()). */
 typedef enum { MEMSYS_PF_NONE = 0, MEMSYS_PF_NEXTLINE = 1, MEMSYS_PF_STREAM = 2 } MemPrefetcher;
+
+/* A prefetcher: one row of the registry in memsys.c (base/registry.h),
+ * named by cache.prefetcher.  Its rule is inline on the L2 miss path, so
+ * the row names the case of that path that serves it, as TLB replacement's
+ * built-ins do. */
+typedef struct {
+  REGISTRY_ROW;       /* name: the choice of cache.prefetcher */
+  MemPrefetcher rule; /* the case of memsys_prefetch_on_miss() */
+} MemPrefetcherRow;
+
+/* The registry's rows, in the order of cache.prefetcher's choices (*n of
+ * them). */
+const MemPrefetcherRow *const *memsys_prefetchers(unsigned *n);
 
 typedef struct {
   /* Lines a miss may belong to: x - win_lo <= win_span (unsigned); see

@@ -54,6 +54,38 @@
 #include <math.h>
 #include <string.h>
 
+/* ---- the prefetcher registry (base/registry.h) ---------------------------- */
+
+static const MemPrefetcherRow pf_none = {
+  .name = "none",
+  .help = "no prefetch: every line comes on demand",
+  .source = "the prefetchers off (BIOS setting; MSR 0x1a4 on Intel cores)",
+  .rule = MEMSYS_PF_NONE,
+};
+
+static const MemPrefetcherRow pf_nextline = {
+  .name = "nextline",
+  .help = "every data L2 miss on line X prefetches line X+1",
+  .source = "Intel Optimization Reference Manual: the adjacent-line (spatial) prefetcher",
+  .rule = MEMSYS_PF_NEXTLINE,
+};
+
+static const MemPrefetcherRow pf_stream = {
+  .name = "stream",
+  .help = "ascending and descending streams per 4K page, cache.prefetch_degree lines ahead",
+  .source = "Intel Optimization Reference Manual: the L2 streamer",
+  .rule = MEMSYS_PF_STREAM,
+};
+
+/* In the order of cache.prefetcher's choices in settings.def. */
+static const MemPrefetcherRow *const prefetchers[] = { &pf_none, &pf_nextline, &pf_stream };
+
+const MemPrefetcherRow *const *memsys_prefetchers(unsigned *n)
+{
+  *n = G_N_ELEMENTS(prefetchers);
+  return prefetchers;
+}
+
 static unsigned memsys_log2(uint64_t pow2)
 {
   unsigned s = 0;
@@ -147,6 +179,14 @@ MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error
   if (l2 == NULL)
     return NULL;
 
+  const char *pf_name = settings_str(s, SET_CACHE_PREFETCHER);
+  int pf = registry_find(REGISTRY_ROWS(prefetchers), G_N_ELEMENTS(prefetchers), pf_name);
+  if (pf < 0) {
+    registry_set_unknown(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "setting 'cache.prefetcher'",
+                         REGISTRY_ROWS(prefetchers), G_N_ELEMENTS(prefetchers), pf_name);
+    return NULL;
+  }
+
   MemHier *h = g_new0(MemHier, 1);
   h->l1i = g_steal_pointer(&l1i);
   h->l1d = g_steal_pointer(&l1d);
@@ -168,7 +208,7 @@ MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error
   h->dram_base = llc != NULL ? h->llc_cycles : h->l2_cycles;
   h->dram_cycles = h->dram_base + (uint32_t)ceil(dram - 1e-9);
 
-  h->prefetcher = (MemPrefetcher)settings_int(s, SET_CACHE_PREFETCHER);
+  h->prefetcher = prefetchers[pf]->rule;
   h->prefetch_degree = settings_int(s, SET_CACHE_PREFETCH_DEGREE);
   h->prefetch_cross_page = settings_bool(s, SET_CACHE_PREFETCH_CROSS_PAGE);
   h->page_bits = h->prefetch_cross_page ? 0 : ~((UINT64_C(1) << h->page_line_shift) - 1);

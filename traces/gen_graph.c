@@ -140,10 +140,11 @@ static void graph_access(gpointer state, TraceRecord *r)
 }
 
 const WorkloadGenerator gen_graph = {
-  "graph",
-  "breadth-first search over a random graph in CSR form (Graph500, GAP bfs)",
-  graph_params,
-  graph_init,
-  graph_access,
-  g_free,
+  .name = "graph",
+  .help = "breadth-first search over a random graph in CSR form (Graph500, GAP bfs)",
+  .source = "Graph500 BFS kernel; GAP benchmark suite bfs (CSR graph)",
+  .params = graph_params,
+  .init = graph_init,
+  .access = graph_access,
+  .free = g_free,
 };

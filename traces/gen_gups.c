@@ -57,10 +57,10 @@ static void gups_access(gpointer state, TraceRecord *r)
 }
 
 const WorkloadGenerator gen_gups = {
-  "gups",
-  "HPCC RandomAccess: Table[ran & mask] ^= ran, a load and a store per update",
-  NULL,
-  gups_init,
-  gups_access,
-  g_free,
+  .name = "gups",
+  .help = "HPCC RandomAccess: Table[ran & mask] ^= ran, a load and a store per update",
+  .source = "HPCC RandomAccess (GUPS), the update loop of RandomAccess.c",
+  .init = gups_init,
+  .access = gups_access,
+  .free = g_free,
 };

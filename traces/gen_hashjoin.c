@@ -122,10 +122,11 @@ static void hashjoin_access(gpointer state, TraceRecord *r)
 }
 
 const WorkloadGenerator gen_hashjoin = {
-  "hashjoin",
-  "hash join: build a table on R, probe it with S (no partitioning)",
-  hashjoin_params,
-  hashjoin_init,
-  hashjoin_access,
-  g_free,
+  .name = "hashjoin",
+  .help = "hash join: build a table on R, probe it with S (no partitioning)",
+  .source = "Blanas et al., Design and Evaluation of Main Memory Hash Join Algorithms, SIGMOD 2011 (no partitioning)",
+  .params = hashjoin_params,
+  .init = hashjoin_init,
+  .access = hashjoin_access,
+  .free = g_free,
 };

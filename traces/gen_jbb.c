@@ -229,12 +229,13 @@ static void jbb_free(gpointer state)
 }
 
 const WorkloadGenerator gen_jbb = {
-  "jbb",
-  "SPECjbb-like warehouse threads: young allocation and a shared old heap loaded by one thread",
-  jbb_params,
-  jbb_init,
-  jbb_access,
-  jbb_free,
-  jbb_setup,
+  .name = "jbb",
+  .help = "SPECjbb-like warehouse threads: young allocation and a shared old heap loaded by one thread",
+  .source = "the NUMA-balancing measurements with 32-warehouse SPECjbb: one JVM, one thread per warehouse",
+  .params = jbb_params,
+  .init = jbb_init,
+  .access = jbb_access,
+  .free = jbb_free,
+  .setup = jbb_setup,
   .several_threads = TRUE,
 };

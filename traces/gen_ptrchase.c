@@ -64,10 +64,11 @@ static void ptrchase_access(gpointer state, TraceRecord *r)
 }
 
 const WorkloadGenerator gen_ptrchase = {
-  "ptrchase",
-  "dependent loads around a cyclic chain, one element per line (lmbench lat_mem_rd)",
-  ptrchase_params,
-  ptrchase_init,
-  ptrchase_access,
-  g_free,
+  .name = "ptrchase",
+  .help = "dependent loads around a cyclic chain, one element per line (lmbench lat_mem_rd)",
+  .source = "lmbench lat_mem_rd (McVoy and Staelin, USENIX 1996)",
+  .params = ptrchase_params,
+  .init = ptrchase_init,
+  .access = ptrchase_access,
+  .free = g_free,
 };

@@ -78,12 +78,12 @@ static void random_access_batch(gpointer state, const TraceRecord *proto, TraceR
 }
 
 const WorkloadGenerator gen_random = {
-  "random",
-  "independent 8-byte accesses at uniformly random addresses (GUPS-like)",
-  random_params,
-  random_init,
-  random_access,
-  g_free,
-  NULL,
-  random_access_batch,
+  .name = "random",
+  .help = "independent 8-byte accesses at uniformly random addresses (GUPS-like)",
+  .source = "HPCC RandomAccess without its read-modify-write",
+  .params = random_params,
+  .init = random_init,
+  .access = random_access,
+  .free = g_free,
+  .access_batch = random_access_batch,
 };

@@ -83,12 +83,12 @@ static void seq_access_batch(gpointer state, const TraceRecord *proto, TraceReco
 }
 
 const WorkloadGenerator gen_seq = {
-  "seq",
-  "sequential passes with a fixed stride, wrapping around size (STREAM-like)",
-  seq_params,
-  seq_init,
-  seq_access,
-  g_free,
-  NULL,
-  seq_access_batch,
+  .name = "seq",
+  .help = "sequential passes with a fixed stride, wrapping around size (STREAM-like)",
+  .source = "a strided array walk, as STREAM's kernels and strided TLB studies",
+  .params = seq_params,
+  .init = seq_init,
+  .access = seq_access,
+  .free = g_free,
+  .access_batch = seq_access_batch,
 };

@@ -175,11 +175,12 @@ static void stream_access(gpointer state, TraceRecord *r)
 }
 
 const WorkloadGenerator gen_stream = {
-  "stream",
-  "STREAM copy, scale, add, triad over arrays a, b, c of size bytes each (McCalpin)",
-  stream_params,
-  stream_init,
-  stream_access,
-  g_free,
-  stream_setup,
+  .name = "stream",
+  .help = "STREAM copy, scale, add, triad over arrays a, b, c of size bytes each (McCalpin)",
+  .source = "McCalpin's STREAM, stream.c (https://www.cs.virginia.edu/stream/)",
+  .params = stream_params,
+  .init = stream_init,
+  .access = stream_access,
+  .free = g_free,
+  .setup = stream_setup,
 };

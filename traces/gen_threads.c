@@ -196,12 +196,13 @@ static void threads_free(gpointer state)
 }
 
 const WorkloadGenerator gen_threads = {
-  "threads",
-  "threads of one process, each on its own chunk of one shared block (thp_pthread)",
-  threads_params,
-  threads_init,
-  threads_access,
-  threads_free,
-  threads_setup,
+  .name = "threads",
+  .help = "threads of one process, each on its own chunk of one shared block (thp_pthread)",
+  .source = "thp_pthread -c 512 -b 256g, the test program behind PR_SET_THP_DISABLE (seed 001)",
+  .params = threads_params,
+  .init = threads_init,
+  .access = threads_access,
+  .free = threads_free,
+  .setup = threads_setup,
   .several_threads = TRUE,
 };

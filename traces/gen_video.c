@@ -155,10 +155,11 @@ static void video_access(gpointer state, TraceRecord *r)
 }
 
 const WorkloadGenerator gen_video = {
-  "video",
-  "motion estimation of 16x16 macroblocks against reference frames (x264 --me hex)",
-  video_params,
-  video_init,
-  video_access,
-  g_free,
+  .name = "video",
+  .help = "motion estimation of 16x16 macroblocks against reference frames (x264 --me hex)",
+  .source = "x264 motion estimation (--me hex) in the THP debate (seed 000)",
+  .params = video_params,
+  .init = video_init,
+  .access = video_access,
+  .free = g_free,
 };

@@ -27,26 +27,86 @@
 
 #define TRACE_FORMAT_SNIFF_BYTES 4096
 
-static const char *const FORMAT_NAMES[] = {
-  [TRACE_FORMAT_AUTO] = "auto", [TRACE_FORMAT_TEXT] = "text", [TRACE_FORMAT_LACKEY] = "lackey",
-  [TRACE_FORMAT_MTR] = "mtr", [TRACE_FORMAT_CHAMPSIM] = "champsim",
+/* ---- the registry of readers (base/registry.h) --------------------------- */
+
+static TraceSource *open_text(TraceInput *in, GError **error)
+{
+  (void)error;
+  return text_source_from_input(in);
+}
+
+static TraceSource *open_lackey(TraceInput *in, GError **error)
+{
+  (void)error;
+  return lackey_source_from_input(in);
+}
+
+static TraceSource *open_champsim(TraceInput *in, GError **error)
+{
+  (void)error;
+  return champsim_source_from_input(in);
+}
+
+static const TraceReader reader_text = {
+  .name = "text",
+  .help = "mmusim's text format v1: one record a line",
+  .source = "doc/trace-format.md, Text format v1",
+  .open = open_text,
 };
+
+static const TraceReader reader_lackey = {
+  .name = "lackey",
+  .help = "valgrind --tool=lackey --trace-mem=yes output: instruction fetches, loads, stores, modifies",
+  .source = "valgrind lackey/lk_main.c; doc/trace-format.md, lackey traces",
+  .open = open_lackey,
+};
+
+static const TraceReader reader_mtr = {
+  .name = "mtr",
+  .help = "mmusim's native binary format: checksummed blocks of delta-coded records, an index",
+  .source = "doc/trace-format.md, The .mtr format (version 1)",
+  .open = mtr_source_from_input,
+};
+
+static const TraceReader reader_champsim = {
+  .name = "champsim",
+  .help = "ChampSim binary instruction traces (64-byte input_instr records)",
+  .source = "ChampSim inc/trace_instruction.h; doc/trace-format.md, ChampSim traces",
+  .open = open_champsim,
+};
+
+/* In TraceFormat order: row i is format i + 1.  A reader is one file and
+ * one row here. */
+static const TraceReader *const readers[] = { &reader_text, &reader_lackey, &reader_mtr, &reader_champsim };
+
+const TraceReader *const *trace_format_readers(unsigned *n)
+{
+  *n = G_N_ELEMENTS(readers);
+  return readers;
+}
 
 gboolean trace_format_parse(const char *name, TraceFormat *out, GError **error)
 {
-  for (unsigned k = 0; k < G_N_ELEMENTS(FORMAT_NAMES); k++)
-    if (strcmp(name, FORMAT_NAMES[k]) == 0) {
-      *out = (TraceFormat)k;
-      return TRUE;
-    }
-  g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_FORMAT,
-              "unknown trace format '%s'; expected auto, text, lackey, mtr or champsim", name);
-  return FALSE;
+  if (strcmp(name, "auto") == 0) {
+    *out = TRACE_FORMAT_AUTO;
+    return TRUE;
+  }
+  int i = registry_find(REGISTRY_ROWS(readers), G_N_ELEMENTS(readers), name);
+  if (i < 0) {
+    g_autofree char *names = registry_names(REGISTRY_ROWS(readers), G_N_ELEMENTS(readers), ", ", " or ");
+    g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_FORMAT, "unknown trace format '%s'; expected auto, %s", name,
+                names);
+    return FALSE;
+  }
+  *out = (TraceFormat)(i + 1);
+  return TRUE;
 }
 
 const char *trace_format_name(TraceFormat f)
 {
-  return (unsigned)f < G_N_ELEMENTS(FORMAT_NAMES) ? FORMAT_NAMES[f] : "?";
+  if (f == TRACE_FORMAT_AUTO)
+    return "auto";
+  return (unsigned)f - 1 < G_N_ELEMENTS(readers) ? readers[f - 1]->name : "?";
 }
 
 int trace_format_detect(TraceInput *in, GError **error)
@@ -89,16 +149,12 @@ TraceSource *trace_format_open_input(TraceInput *in, TraceFormat format, TraceFo
   }
   if (detected)
     *detected = format;
-  switch (format) {
-  case TRACE_FORMAT_TEXT: return text_source_from_input(in);
-  case TRACE_FORMAT_LACKEY: return lackey_source_from_input(in);
-  case TRACE_FORMAT_CHAMPSIM: return champsim_source_from_input(in);
-  case TRACE_FORMAT_MTR: return mtr_source_from_input(in, error);
-  case TRACE_FORMAT_AUTO: break;
+  if ((unsigned)format - 1 >= G_N_ELEMENTS(readers)) {
+    trace_input_free(in);
+    g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_FORMAT, "no reader for format %d", format);
+    return NULL;
   }
-  trace_input_free(in);
-  g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_FORMAT, "no reader for format %d", format);
-  return NULL;
+  return readers[format - 1]->open(in, error);
 }
 
 TraceSource *trace_format_open(const char *path, TraceFormat format, TraceFormat *detected, GError **error)

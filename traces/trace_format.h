@@ -1,12 +1,17 @@
 /*
- * trace_format.h - opening a trace file of any format, named or detected.
+ * trace_format.h - opening a trace file of any format, named or detected:
+ * the registry of trace readers.
  */
 #ifndef MMUSIM_TRACE_FORMAT_H
 #define MMUSIM_TRACE_FORMAT_H
 
 #include "input.h"
+#include "registry.h"
 #include "source.h"
 
+/* AUTO, then each reader's row of the registry in trace_format.c: the
+ * format of row i is i + 1.  A reader that no code names needs no
+ * constant here. */
 typedef enum {
   TRACE_FORMAT_AUTO,
   TRACE_FORMAT_TEXT,
@@ -15,7 +20,18 @@ typedef enum {
   TRACE_FORMAT_CHAMPSIM,
 } TraceFormat;
 
-/* "auto", "text", "lackey", "mtr", "champsim". */
+/* A trace reader: one row of the registry in trace_format.c
+ * (base/registry.h); name is what -f takes. */
+typedef struct {
+  REGISTRY_ROW;
+  /* A source reading `in`, which it takes over (freed on failure). */
+  TraceSource *(*open)(TraceInput *in, GError **error);
+} TraceReader;
+
+/* The registry's rows, in format order (*n of them). */
+const TraceReader *const *trace_format_readers(unsigned *n);
+
+/* "auto" or a reader's name. */
 gboolean trace_format_parse(const char *name, TraceFormat *out, GError **error);
 const char *trace_format_name(TraceFormat f);
 /* Which format the first bytes of `in` are (never AUTO); -1 on a read error. */

@@ -35,7 +35,8 @@
 #include <math.h>
 #include <string.h>
 
-/* The registry: adding a generator is one row here and one gen_*.c file. */
+/* The registry (base/registry.h): adding a generator is one row here and
+ * one gen_*.c file. */
 static const WorkloadGenerator *const generators[] = {
   &gen_ptrchase,
   &gen_random,
@@ -346,18 +347,13 @@ static const TraceSourceOps workload_ops = { "workload", workload_next_batch, wo
 
 static const WorkloadGenerator *find_generator(const char *name)
 {
-  for (unsigned k = 0; k < G_N_ELEMENTS(generators); k++)
-    if (strcmp(generators[k]->name, name) == 0)
-      return generators[k];
-  return NULL;
+  int k = registry_find(REGISTRY_ROWS(generators), G_N_ELEMENTS(generators), name);
+  return k < 0 ? NULL : generators[k];
 }
 
 static char *known_generators(void)
 {
-  GString *s = g_string_new(NULL);
-  for (unsigned k = 0; k < G_N_ELEMENTS(generators); k++)
-    g_string_append_printf(s, "%s%s", k ? ", " : "", generators[k]->name);
-  return g_string_free(s, FALSE);
+  return registry_names(REGISTRY_ROWS(generators), G_N_ELEMENTS(generators), ", ", ", ");
 }
 
 /* The parameter `key` of the common table or the generator's; its index in
@@ -533,7 +529,7 @@ void workload_list(GString *out)
   list_params(out, common_params);
   for (unsigned k = 0; k < G_N_ELEMENTS(generators); k++) {
     const WorkloadGenerator *g = generators[k];
-    g_string_append_printf(out, "\n  %s - %s\n", g->name, g->summary);
+    g_string_append_printf(out, "\n  %s - %s\n", g->name, g->help);
     list_params(out, g->params);
   }
 }

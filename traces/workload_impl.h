@@ -8,7 +8,7 @@
  * says where each measured access goes.
  *
  * Adding a generator: write gen_NAME.c defining a const WorkloadGenerator
- * (name, one-line summary, its own parameters with defaults, init/access/
+ * (name, one-line help, source, its own parameters with defaults, init/access/
  * free), declare it at the bottom of this file, and add one row to the
  * registry in workload.c.  Its state must be O(1) in `size`: a random order
  * comes from traces/perm.c or a PRNG, never from a stored array.
@@ -16,6 +16,7 @@
 #ifndef MMUSIM_WORKLOAD_IMPL_H
 #define MMUSIM_WORKLOAD_IMPL_H
 
+#include "registry.h"
 #include "workload.h"
 
 /* Every generated access moves one 8-byte word, as the loads and stores of
@@ -98,9 +99,10 @@ typedef struct {
   int32_t main_cpu;
 } WorkloadConfig;
 
+/* A generator: one row of the registry in workload.c (base/registry.h);
+ * help is its line in `mmusim list workloads`. */
 struct WorkloadGenerator {
-  const char *name;
-  const char *summary;         /* one line for `mmusim list workloads` */
+  REGISTRY_ROW;
   const WorkloadParam *params; /* its own parameters; ends with { NULL } */
   /* Check the own parameters against the common ones, return the state
    * (NULL with *error set on a bad combination). */

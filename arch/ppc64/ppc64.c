@@ -1027,7 +1027,8 @@ static void ppc64_tables_freed(Cpu *cpu, unsigned asid)
 
 const ArchOps ppc64_ops = {
   .name = "ppc64",
-  .description = "ppc64 Book3S hashed page table: SLB, ERAT, TLB, HPT, Linux's page table behind it",
+  .help = "ppc64 Book3S hashed page table: SLB, ERAT, TLB, HPT, Linux's page table behind it",
+  .source = "Power ISA 2.06-3.0 Book III-S (SLB, hashed page table); arch/powerpc/mm/book3s64/",
   .n_sizes = PPC64_N_SIZES,
   .page_shift = { 12, 16, 24 },
   .size_name = { "4K", "64K", "16M" },

@@ -705,7 +705,8 @@ static void x86_tables_freed(Cpu *cpu, unsigned asid)
 
 const ArchOps x86_64_ops = {
   .name = "x86_64",
-  .description = "x86-64 4- or 5-level radix page tables with paging-structure caches",
+  .help = "x86-64 4- or 5-level radix page tables with paging-structure caches",
+  .source = "Intel SDM vol. 3A chapter 4 (4- and 5-level paging, 4.10 paging-structure caches)",
   .n_sizes = X86_N_SIZES,
   .page_shift = { 12, 21, 30 },
   .size_name = { "4K", "2M", "1G" },
