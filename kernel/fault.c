@@ -92,7 +92,7 @@ static void charge_tables(Kernel *k, Cpu *cpu, unsigned tables, uint64_t *cycles
 {
   if (!tables)
     return;
-  cpu->ctr.c[CTR_PT_PAGES_ALLOC] += tables;
+  cpu->ctr.c[CTR_PGTABLE_PAGES_ALLOC] += tables;
   *cycles += tables * (k->ptpage_cycles + k->clear_4k_cycles); /* table pages are 4K frames */
 }
 
@@ -120,7 +120,7 @@ static FaultResult map_new_page(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint6
   uint64_t clear = k->clear_base_cycles;
   clear += machine_dram_bulk(k->m, cpu, pfn, k->base_bytes, clear);
   cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
-  cpu->ctr.c[CTR_MEM_USED] += k->base_bytes;
+  cpu->ctr.c[CTR_MEM_USED_BYTES] += k->base_bytes;
   *cycles += k->anon_cycles + clear;
   return FAULT_MAPPED;
 }
@@ -134,7 +134,7 @@ static uint64_t new_thp(Kernel *k, Cpu *cpu, uint64_t pfn)
   clear += machine_dram_bulk(k->m, cpu, pfn, k->pmd_bytes, clear);
   cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr.c[CTR_THP_FAULT_ALLOC]++;
-  cpu->ctr.c[CTR_MEM_USED] += k->pmd_bytes;
+  cpu->ctr.c[CTR_MEM_USED_BYTES] += k->pmd_bytes;
   thp_page_add(k, pfn);
   return k->huge_fault_cycles + clear;
 }
@@ -296,7 +296,7 @@ static FaultResult hugetlb_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint
   clear += machine_dram_bulk(k->m, cpu, pfn, span, clear);
   cpu->ctr.c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr.c[CTR_HUGETLB_FAULTS]++;
-  cpu->ctr.c[CTR_MEM_USED] += span;
+  cpu->ctr.c[CTR_MEM_USED_BYTES] += span;
   mm->rss_pages += span >> 12;
   kernel_touch_huge(k, cpu, mm, haddr, span, va);
   *cycles += k->anon_cycles + clear;

@@ -266,7 +266,7 @@ void kernel_touch(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
     uint64_t bit = UINT64_C(1) << (i % 64);
     if (!(k->touch_last_bits[i / 64] & bit)) {
       k->touch_last_bits[i / 64] |= bit;
-      cpu->ctr.c[CTR_MEM_TOUCHED] += k->base_bytes;
+      cpu->ctr.c[CTR_MEM_TOUCHED_BYTES] += k->base_bytes;
     }
     return;
   }
@@ -280,20 +280,20 @@ void kernel_touch(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
   k->touch_last_span = t->span;
   k->touch_last_bits = t->bits;
   if (touch_set(k, t, va))
-    cpu->ctr.c[CTR_MEM_TOUCHED] += k->base_bytes;
+    cpu->ctr.c[CTR_MEM_TOUCHED_BYTES] += k->base_bytes;
 }
 
 void kernel_touch_fault(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t va)
 {
   TouchMap *t = g_hash_table_size(k->touched) ? touch_covering(k, mm, va) : NULL;
   if (!t || touch_set(k, t, va))
-    cpu->ctr.c[CTR_MEM_TOUCHED] += k->base_bytes;
+    cpu->ctr.c[CTR_MEM_TOUCHED_BYTES] += k->base_bytes;
 }
 
 void kernel_touch_huge(Kernel *k, Cpu *cpu, const Mm *mm, uint64_t base, uint64_t span, uint64_t va)
 {
   if (kernel_touch_mark(k, mm, base, span, va))
-    cpu->ctr.c[CTR_MEM_TOUCHED] += k->base_bytes;
+    cpu->ctr.c[CTR_MEM_TOUCHED_BYTES] += k->base_bytes;
 }
 
 gboolean kernel_touch_mark(Kernel *k, const Mm *mm, uint64_t base, uint64_t span, uint64_t va)
@@ -409,8 +409,8 @@ void kernel_unmap_end(KernelUnmap *u, Cpu *cpu)
     g_ptr_array_free(u->thps, TRUE);
     u->thps = NULL;
   }
-  cpu->ctr.c[CTR_PT_PAGES_FREED] += u->tables_freed;
-  cpu->ctr.c[CTR_MEM_USED] -= MIN(cpu->ctr.c[CTR_MEM_USED], u->freed_pages * 4096);
+  cpu->ctr.c[CTR_PGTABLE_PAGES_FREED] += u->tables_freed;
+  cpu->ctr.c[CTR_MEM_USED_BYTES] -= MIN(cpu->ctr.c[CTR_MEM_USED_BYTES], u->freed_pages * 4096);
 }
 
 /* Remove the pages of [start, end): clear PTEs, shoot down TLBs, free the
@@ -425,7 +425,7 @@ static void zap_range(Kernel *k, Cpu *cpu, Mm *mm, uint64_t start, uint64_t end)
     /* tlb_get_unmap_shift: the stride of the smallest leaf cleared. */
     machine_flush_range_stride(k->m, cpu, mm, start, end, k->geo.shift[u.min_level ? u.min_level : 1]);
     if (tables) {
-      cpu->ctr.c[CTR_PT_PAGES_FREED] += tables;
+      cpu->ctr.c[CTR_PGTABLE_PAGES_FREED] += tables;
       machine_tables_freed(k->m, mm);
     }
   }
@@ -462,7 +462,7 @@ uint64_t kernel_exit_mmap(Kernel *k, Cpu *cpu, Mm *mm)
    * not counted in pgtable_pages_alloc, so neither is its free. */
   unsigned tables = (unsigned)mm->pt.tables - 1 + mm_deposited_count(mm);
   mm_release_tables(mm); /* the root and anything deposited (__mmdrop's pgd_free) */
-  cpu->ctr.c[CTR_PT_PAGES_FREED] += tables;
+  cpu->ctr.c[CTR_PGTABLE_PAGES_FREED] += tables;
   machine_tables_freed(k->m, mm);
   return free_frames(k) - before;
 }
