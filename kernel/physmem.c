@@ -40,8 +40,9 @@
 
 #include <math.h>
 
-/* mmusim_sim_error_quark belongs to sim/cache.c; this copy lets physmem link
- * until that file defines it (drop one at merge). */
+/* cache.h is included for MMUSIM_SIM_ERROR (defined in sim/cache.c): a
+ * memory layout that cannot be built is a SIM_ERROR_MACHINE, as any other
+ * machine the settings describe wrongly. */
 
 /* x86-64 zone limits in bytes (MAX_DMA_PFN, MAX_DMA32_PFN): architecture,
  * not policy. */
