@@ -142,7 +142,7 @@ static const char *fmt_exact(NumBuf buf, double v)
 static const CounterId group_starts[] = {
   CTR_ACCESSES,        /* core */
   CTR_DTLB_LOADS,      /* TLBs and walks */
-  CTR_L1D_LOADS,       /* caches */
+  CTR_L1_DCACHE_LOADS, /* caches */
   CTR_PAGE_FAULTS,     /* faults and kernel */
   CTR_THP_FAULT_ALLOC, /* THP, NUMA, footprint */
   CTR_SLB_MISSES,      /* ppc64 hash MMU */
@@ -195,12 +195,12 @@ static const PercentNote percent_notes[] = {
   { CTR_WALK_REFS_LLC, { CTR_WALK_REFS, NO_CTR, NO_CTR }, "of walk refs" },
   { CTR_WALK_REFS_DRAM, { CTR_WALK_REFS, NO_CTR, NO_CTR }, "of walk refs" },
   { CTR_PWC_HITS, { CTR_PAGE_WALKS, NO_CTR, NO_CTR }, "of page walks" },
-  { CTR_TLB_STALL_CYCLES, { CTR_CYCLES, NO_CTR, NO_CTR }, "of all cycles" },
-  { CTR_L1D_LOAD_MISSES, { CTR_L1D_LOADS, NO_CTR, NO_CTR }, "of L1-dcache loads" },
-  { CTR_L1D_STORE_MISSES, { CTR_L1D_STORES, NO_CTR, NO_CTR }, "of L1-dcache stores" },
-  { CTR_L1I_LOAD_MISSES, { CTR_IFETCHES, NO_CTR, NO_CTR }, "of L1-icache accesses" },
+  { CTR_WALKER_STALL_CYCLES, { CTR_CYCLES, NO_CTR, NO_CTR }, "of all cycles" },
+  { CTR_L1_DCACHE_LOAD_MISSES, { CTR_L1_DCACHE_LOADS, NO_CTR, NO_CTR }, "of L1-dcache loads" },
+  { CTR_L1_DCACHE_STORE_MISSES, { CTR_L1_DCACHE_STORES, NO_CTR, NO_CTR }, "of L1-dcache stores" },
+  { CTR_L1_ICACHE_LOAD_MISSES, { CTR_IFETCHES, NO_CTR, NO_CTR }, "of L1-icache accesses" },
   { CTR_LLC_LOAD_MISSES, { CTR_LLC_LOADS, NO_CTR, NO_CTR }, "of LL-cache accesses" },
-  { CTR_MEM_STALL_CYCLES, { CTR_CYCLES, NO_CTR, NO_CTR }, "of all cycles" },
+  { CTR_MSHR_STALL_CYCLES, { CTR_CYCLES, NO_CTR, NO_CTR }, "of all cycles" },
   { CTR_FAULT_CYCLES, { CTR_CYCLES, NO_CTR, NO_CTR }, "of all cycles" },
   { CTR_ZEROING_CYCLES, { CTR_FAULT_CYCLES, NO_CTR, NO_CTR }, "of fault cycles" },
   { CTR_THP_FAULT_FALLBACK, { CTR_THP_FAULT_ALLOC, CTR_THP_FAULT_FALLBACK, NO_CTR }, "of huge page faults" },
@@ -293,8 +293,8 @@ static void counter_note(const RunReport *r, CounterId id, GString *note)
   case CTR_CONTEXT_SWITCHES:
     rate_note(note, v[id], v[CTR_SECONDS]);
     break;
-  case CTR_MEM_TOUCHED:
-  case CTR_MEM_USED:
+  case CTR_MEM_TOUCHED_BYTES:
+  case CTR_MEM_USED_BYTES:
     bytes_note(note, v[id]);
     break;
   case CTR_SLB_MISSES:

@@ -83,7 +83,7 @@ static void charge_tables(Kernel *k, KCpu *cpu, unsigned tables, uint64_t *cycle
 {
   if (!tables)
     return;
-  cpu->ctr->c[CTR_PT_PAGES_ALLOC] += tables;
+  cpu->ctr->c[CTR_PGTABLE_PAGES_ALLOC] += tables;
   *cycles += tables * (k->ptpage_cycles + k->clear_4k_cycles); /* table pages are 4K frames */
 }
 
@@ -111,7 +111,7 @@ static FaultResult map_new_page(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint
   uint64_t clear = k->clear_base_cycles;
   clear += kernel_dram_bulk(k, cpu, pfn, k->base_bytes, 0, clear);
   cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
-  cpu->ctr->c[CTR_MEM_USED] += k->base_bytes;
+  cpu->ctr->c[CTR_MEM_USED_BYTES] += k->base_bytes;
   *cycles += k->anon_cycles + clear;
   return FAULT_MAPPED;
 }
@@ -125,7 +125,7 @@ static uint64_t new_thp(Kernel *k, KCpu *cpu, uint64_t pfn)
   clear += kernel_dram_bulk(k, cpu, pfn, k->pmd_bytes, 0, clear);
   cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr->c[CTR_THP_FAULT_ALLOC]++;
-  cpu->ctr->c[CTR_MEM_USED] += k->pmd_bytes;
+  cpu->ctr->c[CTR_MEM_USED_BYTES] += k->pmd_bytes;
   thp_page_add(k, pfn);
   return k->huge_fault_cycles + clear;
 }
@@ -287,7 +287,7 @@ static FaultResult hugetlb_fault(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uin
   clear += kernel_dram_bulk(k, cpu, pfn, span, 0, clear);
   cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr->c[CTR_HUGETLB_FAULTS]++;
-  cpu->ctr->c[CTR_MEM_USED] += span;
+  cpu->ctr->c[CTR_MEM_USED_BYTES] += span;
   mm->rss_pages += span >> 12;
   kernel_touch_huge(k, cpu, mm, haddr, span, va);
   *cycles += k->anon_cycles + clear;

@@ -287,7 +287,7 @@ void kernel_touch(Kernel *k, KCpu *cpu, const Mm *mm, uint64_t va)
     uint64_t bit = UINT64_C(1) << (i % 64);
     if (!(k->touch_last_bits[i / 64] & bit)) {
       k->touch_last_bits[i / 64] |= bit;
-      cpu->ctr->c[CTR_MEM_TOUCHED] += k->base_bytes;
+      cpu->ctr->c[CTR_MEM_TOUCHED_BYTES] += k->base_bytes;
     }
     return;
   }
@@ -301,20 +301,20 @@ void kernel_touch(Kernel *k, KCpu *cpu, const Mm *mm, uint64_t va)
   k->touch_last_span = t->span;
   k->touch_last_bits = t->bits;
   if (touch_set(k, t, va))
-    cpu->ctr->c[CTR_MEM_TOUCHED] += k->base_bytes;
+    cpu->ctr->c[CTR_MEM_TOUCHED_BYTES] += k->base_bytes;
 }
 
 void kernel_touch_fault(Kernel *k, KCpu *cpu, const Mm *mm, uint64_t va)
 {
   TouchMap *t = g_hash_table_size(k->touched) ? touch_covering(k, mm, va) : NULL;
   if (!t || touch_set(k, t, va))
-    cpu->ctr->c[CTR_MEM_TOUCHED] += k->base_bytes;
+    cpu->ctr->c[CTR_MEM_TOUCHED_BYTES] += k->base_bytes;
 }
 
 void kernel_touch_huge(Kernel *k, KCpu *cpu, const Mm *mm, uint64_t base, uint64_t span, uint64_t va)
 {
   if (kernel_touch_mark(k, mm, base, span, va))
-    cpu->ctr->c[CTR_MEM_TOUCHED] += k->base_bytes;
+    cpu->ctr->c[CTR_MEM_TOUCHED_BYTES] += k->base_bytes;
 }
 
 gboolean kernel_touch_mark(Kernel *k, const Mm *mm, uint64_t base, uint64_t span, uint64_t va)
@@ -430,8 +430,8 @@ void kernel_unmap_end(KernelUnmap *u, KCpu *cpu)
     g_ptr_array_free(u->thps, TRUE);
     u->thps = NULL;
   }
-  cpu->ctr->c[CTR_PT_PAGES_FREED] += u->tables_freed;
-  cpu->ctr->c[CTR_MEM_USED] -= MIN(cpu->ctr->c[CTR_MEM_USED], u->freed_pages * 4096);
+  cpu->ctr->c[CTR_PGTABLE_PAGES_FREED] += u->tables_freed;
+  cpu->ctr->c[CTR_MEM_USED_BYTES] -= MIN(cpu->ctr->c[CTR_MEM_USED_BYTES], u->freed_pages * 4096);
 }
 
 /* Remove the pages of [start, end): clear PTEs, shoot down TLBs, free the
@@ -445,7 +445,7 @@ static void zap_range(Kernel *k, KCpu *cpu, Mm *mm, uint64_t start, uint64_t end
   if (u.leaves || tables) {
     /* tlb_get_unmap_shift: the stride of the smallest leaf cleared. */
     kernel_flush_tlb(k, cpu, mm, start, end, k->geo.shift[u.min_level ? u.min_level : 1], tables != 0);
-    cpu->ctr->c[CTR_PT_PAGES_FREED] += tables;
+    cpu->ctr->c[CTR_PGTABLE_PAGES_FREED] += tables;
   }
   kernel_unmap_end(&u, cpu);
   touch_forget(k, mm, start, end);
@@ -480,7 +480,7 @@ uint64_t kernel_exit_mmap(Kernel *k, KCpu *cpu, Mm *mm)
    * not counted in pgtable_pages_alloc, so neither is its free. */
   unsigned tables = (unsigned)mm->pt.tables - 1 + mm_deposited_count(mm);
   mm_release_tables(mm); /* the root and anything deposited (__mmdrop's pgd_free) */
-  cpu->ctr->c[CTR_PT_PAGES_FREED] += tables;
+  cpu->ctr->c[CTR_PGTABLE_PAGES_FREED] += tables;
   kernel_flush_tlb(k, cpu, mm, 0, 0, 12, TRUE); /* no range: the walk caches only */
   return free_frames(k) - before;
 }

@@ -345,8 +345,8 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, KCpu *
   mm->rss_pages += (uint64_t)(kh->pmd_nr - st->present - st->zero) << k->base_order;
   /* Memory in use grows by the huge page and shrinks by what was freed:
    * with only base pages before, the bloat of max_ptes_none (the holes). */
-  cpu->ctr->c[CTR_MEM_USED] += kh->pmd_nr * kh->page_bytes;
-  cpu->ctr->c[CTR_MEM_USED] -= MIN(cpu->ctr->c[CTR_MEM_USED], freed * 4096);
+  cpu->ctr->c[CTR_MEM_USED_BYTES] += kh->pmd_nr * kh->page_bytes;
+  cpu->ctr->c[CTR_MEM_USED_BYTES] -= MIN(cpu->ctr->c[CTR_MEM_USED_BYTES], freed * 4096);
   uint64_t cycles = kcpu_now(cpu) - t0;
   cpu->ctr->c[CTR_COLLAPSE_CYCLES] += cycles;
   emit_collapse(kh, cc, cpu, mm, haddr, SCAN_SUCCEED, st, node, cycles);
@@ -498,7 +498,7 @@ static unsigned scan_mm_slot(Khugepaged *kh, KCpu *cpu, unsigned pages, ScanResu
       gboolean collapsing;
       *result = scan_range(kh, &kh->cc, cpu, mm, kh->address, &collapsing);
       if (*result == SCAN_SUCCEED)
-        cpu->ctr->c[CTR_KHUGEPAGED_PAGES_COLLAPSED]++;
+        cpu->ctr->c[CTR_PAGES_COLLAPSED]++;
       kh->address += kh->pmd_bytes;
       progress += kh->pmd_nr;
       if (collapsing || progress >= pages) {
@@ -517,7 +517,7 @@ out:
       kh->cur++;
     } else {
       kh->cur = -1;
-      cpu->ctr->c[CTR_KHUGEPAGED_FULL_SCANS]++;
+      cpu->ctr->c[CTR_FULL_SCANS]++;
     }
   }
   return progress;

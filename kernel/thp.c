@@ -321,7 +321,7 @@ gboolean thp_split_pmd(Kernel *k, KCpu *cpu, Mm *mm, uint64_t haddr, uint64_t *c
      * without gets a new table, as the split of a DAX PMD would. */
     if (!mm->pt.a.alloc(mm->pt.a.ctx, 1, &table))
       return FALSE;
-    cpu->ctr->c[CTR_PT_PAGES_ALLOC]++;
+    cpu->ctr->c[CTR_PGTABLE_PAGES_ALLOC]++;
   }
   pgtable_set(&mm->pt, haddr, 2, 0, NULL);
   /* The withdrawn table becomes the PTE table (pmd_populate). */
@@ -397,7 +397,7 @@ uint64_t thp_unmap_settle(Kernel *k, KCpu *cpu, GPtrArray *batch)
     } else if (!p->queued) {
       g_queue_push_tail(&k->thps->deferred, p);
       p->queued = k->thps->deferred.tail;
-      cpu->ctr->c[CTR_THP_DEFERRED_SPLIT]++;
+      cpu->ctr->c[CTR_THP_DEFERRED_SPLIT_PAGE]++;
     }
   }
   return freed;
@@ -421,7 +421,7 @@ uint64_t thp_deferred_split_scan(Kernel *k, KCpu *cpu, uint64_t *cycles)
     g_hash_table_remove(k->thps->pages, &head);
     split++;
   }
-  cpu->ctr->c[CTR_MEM_USED] -= MIN(cpu->ctr->c[CTR_MEM_USED], freed << 12);
+  cpu->ctr->c[CTR_MEM_USED_BYTES] -= MIN(cpu->ctr->c[CTR_MEM_USED_BYTES], freed << 12);
   *cycles += split * k->split_cycles;
   if (split)
     kernel_event(k, cpu, cpu->cur ? cpu->cur->pid : 0, "deferred_split", "thps=%" G_GUINT64_FORMAT " freed_pages=%" G_GUINT64_FORMAT, split, freed);

@@ -22,10 +22,11 @@
  * line at way 0.  Empty ways are always at the tail, so a miss fills an empty
  * way before it evicts a valid line.  That search-and-shift (cache_access) is
  * inline in cache.h, so that the levels of sim/memsys.c make no call per
- * lookup.  The 4, 8, 16, 20 and 24-way sets (the presets' associativities
- * but 11) are compared four ways at a time and moved as whole 16-byte
- * vectors, with no branch per way; 11 ways have an unrolled one-pass copy,
- * any other count a loop.  32-bit tags against the 64-bit line numbers kept
+ * lookup.  The way counts of the settings' defaults and of the presets
+ * (cache-ways.h, written from them at build time: 4, 8, 16, 11, 20 and 24
+ * today) have a copy with the count fixed: a multiple of four is compared
+ * four ways at a time and moved as whole 16-byte vectors, with no branch per
+ * way, another count (11) is unrolled in one pass; any other count a loop.  32-bit tags against the 64-bit line numbers kept
  * before (callgrind counts about the same instructions, the vector ones
  * replacing a compare and branch per way): `seq:size=64M,accesses=20M`
  * 0.83 -> 0.75 s user, `random:size=4G,accesses=10M` 5.4 -> 4.8 s (medians

@@ -12,6 +12,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include <string.h>
+#include "cache-ways.h"  /* generated: the way counts of the defaults and the presets */
 #include "errors.h"
 #ifdef __SSE2__
 #include <emmintrin.h>  /* always there on x86-64; a plain C fallback below */
@@ -406,19 +407,27 @@ static inline __attribute__((always_inline)) gboolean cache_set_fill32_const(uin
   return cache_set_fill32_scalar(set, ways, t);
 }
 
-/* The other way counts of the presets, 20 and 24 (power9, uv-16n,
- * westmere-4n) in vectors and 11 (skylake-2s's LLC) unrolled, and any other
- * one in a loop: a second switch behind the first so that the 4, 8 and
- * 16-way copies do not pay for it.  `s` is the set index. */
+/* Fixed-way copies come from cache-ways.h, which sim/cache-ways.sh writes
+ * from the machine descriptions: CACHE_WAYS_OF_DEFAULTS lists the defaults
+ * of cache.*_ways in base/settings.def (4, 8 and 16), CACHE_WAYS_OF_PRESETS
+ * the other way counts of the presets' caches (11, 20 and 24 today:
+ * skylake-2s, power9 and uv-16n, westmere-4n).  A multiple of 4 up to
+ * CACHE_VECTOR_WAYS_MAX gets a vector copy, any other an unrolled one; a
+ * count in neither list takes the loop. */
+#define CACHE_FILL_CASE(w) \
+  case w:                  \
+    return cache_set_fill32_const(c->tags32 + s * (w), (w), t);
+#define CACHE_ACCESS_CASE(w) \
+  case w:                    \
+    return cache_set_access32(c->tags32 + s * (w), (w), t);
+
+/* The presets' other way counts, and any other one in a loop: a second
+ * switch behind the first so that the defaults' copies do not pay for it.
+ * `s` is the set index. */
 static inline __attribute__((always_inline)) gboolean cache_set_fill32_more(Cache *c, uint64_t s, uint32_t t)
 {
   switch (c->ways) {
-  case 11:
-    return cache_set_fill32_const(c->tags32 + s * 11, 11, t);
-  case 20:
-    return cache_set_fill32_const(c->tags32 + s * 20, 20, t);
-  case 24:
-    return cache_set_fill32_const(c->tags32 + s * 24, 24, t);
+  CACHE_WAYS_OF_PRESETS(CACHE_FILL_CASE)
   default:
     return cache_set_fill32_scalar(c->tags32 + s * c->ways, c->ways, t);
   }
@@ -436,12 +445,7 @@ static inline __attribute__((always_inline)) gboolean cache_set_access32(uint32_
 static inline __attribute__((always_inline)) gboolean cache_set_access32_more(Cache *c, uint64_t s, uint32_t t)
 {
   switch (c->ways) {
-  case 11:
-    return cache_set_access32(c->tags32 + s * 11, 11, t);
-  case 20:
-    return cache_set_access32(c->tags32 + s * 20, 20, t);
-  case 24:
-    return cache_set_access32(c->tags32 + s * 24, 24, t);
+  CACHE_WAYS_OF_PRESETS(CACHE_ACCESS_CASE)
   default: {
     uint32_t *set = c->tags32 + s * c->ways;
     if (set[0] == t)
@@ -465,12 +469,7 @@ static inline __attribute__((always_inline)) gboolean cache_fill_likely(Cache *c
   if (likely != 0 && G_LIKELY(c->ways == likely))
     return cache_set_fill32_const(c->tags32 + s * likely, likely, t);
   switch (c->ways) {  /* as cache_access() */
-  case 4:
-    return cache_set_fill32(c->tags32 + s * 4, 4, t);
-  case 8:
-    return cache_set_fill32(c->tags32 + s * 8, 8, t);
-  case 16:
-    return cache_set_fill32(c->tags32 + s * 16, 16, t);
+  CACHE_WAYS_OF_DEFAULTS(CACHE_FILL_CASE)
   default:
     return cache_set_fill32_more(c, s, t);
   }
@@ -491,15 +490,10 @@ static inline __attribute__((always_inline)) gboolean cache_access_likely(Cache 
     return cache_access_wide(c, line);
   if (likely != 0 && G_LIKELY(c->ways == likely))
     return cache_set_access32(c->tags32 + s * likely, likely, t);
-  /* The associativities of the presets get a copy with the way count
-   * fixed; the others the general loop. */
+  /* The associativities of the defaults and the presets get a copy with
+   * the way count fixed; the others the general loop. */
   switch (c->ways) {
-  case 4:
-    return cache_set_access32(c->tags32 + s * 4, 4, t);
-  case 8:
-    return cache_set_access32(c->tags32 + s * 8, 8, t);
-  case 16:
-    return cache_set_access32(c->tags32 + s * 16, 16, t);
+  CACHE_WAYS_OF_DEFAULTS(CACHE_ACCESS_CASE)
   default:
     return cache_set_access32_more(c, s, t);
   }

@@ -162,7 +162,7 @@ static inline G_ALWAYS_INLINE void cpu_use_walker(Cpu *cpu, uint64_t *t, uint32_
     if (*w < free_at)
       best = w, free_at = *w;
   uint64_t start = MAX(*t, free_at);
-  cpu->ctr.c[CTR_TLB_STALL_CYCLES] += start - *t;
+  cpu->ctr.c[CTR_WALKER_STALL_CYCLES] += start - *t;
   *t = start + cycles;
   *best = *t;
 }
@@ -280,7 +280,7 @@ static inline G_ALWAYS_INLINE gboolean cpu_translate_miss_with(Cpu *cpu, Thread 
     return TRUE;
   }
   if (assist)
-    cpu->ctr.c[CTR_FAULTS_DIRTY]++;
+    cpu->ctr.c[CTR_DIRTY_BIT_ASSISTS]++;
   int r = cpu_translate_attempt_with(cpu, th, va, kind, t, pfn, flags, key0, 0, xlat, fill_mixed);
   if (G_LIKELY(r == CPU_XLAT_DONE))
     return TRUE;

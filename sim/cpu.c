@@ -185,7 +185,7 @@ void cpu_mshr_retire_done(Cpu *cpu)
 
 void cpu_rob_stall(Cpu *cpu)
 {
-  cpu->ctr.c[CTR_MEM_STALL_CYCLES] += cpu->mshr_head_done - cpu->clock;
+  cpu->ctr.c[CTR_MSHR_STALL_CYCLES] += cpu->mshr_head_done - cpu->clock;
   cpu->clock = cpu->mshr_head_done;
   cpu_mshr_retire(cpu);
 }

@@ -218,7 +218,7 @@ static inline uint64_t cpu_mshr_push(Cpu *cpu, uint64_t t, uint32_t lat)
   }
   if (G_UNLIKELY(count == n)) {
     uint64_t free_at = cpu->mshr_head_done;
-    cpu->ctr.c[CTR_MEM_STALL_CYCLES] += free_at - now;
+    cpu->ctr.c[CTR_MSHR_STALL_CYCLES] += free_at - now;
     cpu->clock = free_at;
     if (free_at > t)
       done = free_at + lat;
@@ -258,12 +258,12 @@ static inline void cpu_quick_flush(Cpu *cpu, CpuQuickCounts *q)
   cpu->ctr.c[CTR_ACCESSES] += loads + stores;
   cpu->ctr.c[CTR_LOADS] += loads;
   cpu->ctr.c[CTR_DTLB_LOADS] += loads;
-  cpu->ctr.c[CTR_L1D_LOADS] += loads;
-  cpu->ctr.c[CTR_L1D_LOAD_MISSES] += q->misses[ACC_LOAD];
+  cpu->ctr.c[CTR_L1_DCACHE_LOADS] += loads;
+  cpu->ctr.c[CTR_L1_DCACHE_LOAD_MISSES] += q->misses[ACC_LOAD];
   cpu->ctr.c[CTR_STORES] += stores;
   cpu->ctr.c[CTR_DTLB_STORES] += stores;
-  cpu->ctr.c[CTR_L1D_STORES] += stores;
-  cpu->ctr.c[CTR_L1D_STORE_MISSES] += q->misses[ACC_STORE];
+  cpu->ctr.c[CTR_L1_DCACHE_STORES] += stores;
+  cpu->ctr.c[CTR_L1_DCACHE_STORE_MISSES] += q->misses[ACC_STORE];
   *q = (CpuQuickCounts){ { 0 }, { 0 } };
 }
 
@@ -297,7 +297,7 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
     ctr->c[CTR_ACCESSES]++;
     ctr->c[kind == ACC_LOAD ? CTR_LOADS : CTR_STORES]++;
     ctr->c[kind == ACC_LOAD ? CTR_DTLB_LOADS : CTR_DTLB_STORES]++;
-    ctr->c[kind == ACC_LOAD ? CTR_L1D_LOADS : CTR_L1D_STORES]++;
+    ctr->c[kind == ACC_LOAD ? CTR_L1_DCACHE_LOADS : CTR_L1_DCACHE_STORES]++;
   }
   uint64_t t = cpu->clock + cpu->l1_hit_cycles;
   MemLevel lvl;
@@ -308,7 +308,7 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
     if (counts) {
       counts->misses[kind]++;
     } else {
-      cpu->ctr.c[kind == ACC_LOAD ? CTR_L1D_LOAD_MISSES : CTR_L1D_STORE_MISSES]++;
+      cpu->ctr.c[kind == ACC_LOAD ? CTR_L1_DCACHE_LOAD_MISSES : CTR_L1_DCACHE_STORE_MISSES]++;
     }
     done = cpu_mshr_push(cpu, t, lat);
   }

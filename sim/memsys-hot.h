@@ -47,10 +47,11 @@
 #define MEMSYS_PREFETCH_PAGE_BYTES 4096u
 
 /* Way counts the L2 and LLC lookups test first (cache_access_likely()):
- * the defaults of cache.l2_ways and cache.llc_ways.  Host only: any other
- * count takes the general switch, with the same result. */
-#define MEMSYS_L2_WAYS_USUAL 4
-#define MEMSYS_LLC_WAYS_USUAL 16
+ * the defaults of cache.l2_ways and cache.llc_ways, as cache-ways.h reads
+ * them from base/settings.def.  Host only: any other count takes the
+ * general switch, with the same result. */
+#define MEMSYS_L2_WAYS_USUAL SETTINGS_DEFAULT_CACHE_L2_WAYS
+#define MEMSYS_LLC_WAYS_USUAL SETTINGS_DEFAULT_CACHE_LLC_WAYS
 
 /* MemHier.stream_steady_x when no line is steady: no line is UINT64_MAX. */
 #define MEMSYS_STREAM_UNSTEADY UINT64_MAX

@@ -217,9 +217,9 @@ MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error
 
   uint64_t *c = h->ctr->c;
   gboolean streams = h->prefetcher == MEMSYS_PF_STREAM;
-  h->path[MREQ_LOAD] = (MemPath){ h->l1d, l1d_cycles, TRUE, streams, &c[CTR_L1D_LOADS], &c[CTR_L1D_LOAD_MISSES] };
-  h->path[MREQ_STORE] = (MemPath){ h->l1d, l1d_cycles, TRUE, streams, &c[CTR_L1D_STORES], &c[CTR_L1D_STORE_MISSES] };
-  h->path[MREQ_IFETCH] = (MemPath){ h->l1i, l1i_cycles, FALSE, FALSE, &h->sink, &c[CTR_L1I_LOAD_MISSES] };
+  h->path[MREQ_LOAD] = (MemPath){ h->l1d, l1d_cycles, TRUE, streams, &c[CTR_L1_DCACHE_LOADS], &c[CTR_L1_DCACHE_LOAD_MISSES] };
+  h->path[MREQ_STORE] = (MemPath){ h->l1d, l1d_cycles, TRUE, streams, &c[CTR_L1_DCACHE_STORES], &c[CTR_L1_DCACHE_STORE_MISSES] };
+  h->path[MREQ_IFETCH] = (MemPath){ h->l1i, l1i_cycles, FALSE, FALSE, &h->sink, &c[CTR_L1_ICACHE_LOAD_MISSES] };
   h->path[MREQ_WALK] = (MemPath){ h->l1d, l1d_cycles, FALSE, FALSE, &h->sink, &h->sink };
   return h;
 }

@@ -28,6 +28,8 @@ for h in $(find base mmu kernel traces sim arch cli -name '*.h' -o -name '*.def'
   echo "$(basename "$h") $(rank_of_dir "$h")"
 done > "$map"
 # The shared test headers: the rank of the highest layer they reach.
+# Generated in the build folder: sim/cache-ways.sh writes cache-ways.h.
+echo "cache-ways.h 5" >> "$map"
 echo "testutil.h 1" >> "$map"
 echo "kernel_fixture.h 3" >> "$map"
 echo "machine_fixture.h 5" >> "$map"

@@ -29,6 +29,7 @@
 #include "config.h"
 #include "champsim.h"
 #include "insnstream.h"
+#include "reader.h"
 
 #include <string.h>
 
@@ -38,15 +39,12 @@
 #define CHAMPSIM_READ_RECORDS 512 /* records read at a time */
 
 typedef struct {
-  TraceSource base;
-  TraceInput *in;
-  char *name;
+  TraceReader rd;
   uint8_t buf[CHAMPSIM_READ_RECORDS * CHAMPSIM_RECORD_BYTES];
   size_t pos, len;
   uint64_t offset;  /* of buf[0] in the stream */
   gboolean eof, finished;
   InsnStream st;
-  GError *failure;
 } ChampsimSource;
 
 static uint64_t le64(const uint8_t *p)
@@ -79,7 +77,7 @@ void champsim_encode(const ChampsimInstr *ins, uint8_t out[CHAMPSIM_RECORD_BYTES
 static gboolean fail_at(ChampsimSource *c, GError **error, uint64_t offset, const char *what, const char *expected)
 {
   g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE, "%s: offset %" G_GUINT64_FORMAT " (instruction %" G_GUINT64_FORMAT
-              "): %s; expected %s", c->name, offset, offset / CHAMPSIM_RECORD_BYTES, what, expected);
+              "): %s; expected %s", c->rd.name, offset, offset / CHAMPSIM_RECORD_BYTES, what, expected);
   return FALSE;
 }
 
@@ -92,15 +90,9 @@ static gboolean check_addr(ChampsimSource *c, GError **error, uint64_t offset, u
   return TRUE;
 }
 
-static gboolean champsim_next_batch(TraceSource *src, TraceBatch *batch, GError **error)
+static gboolean champsim_fill(TraceReader *rd, TraceBatch *batch, GError **error)
 {
-  ChampsimSource *c = (ChampsimSource *)src;
-  batch->n = 0;
-  if (c->failure) {
-    g_propagate_error(error, g_error_copy(c->failure));
-    return FALSE;
-  }
-  GError *err = NULL;
+  ChampsimSource *c = (ChampsimSource *)rd;
   /* One instruction makes a fetch and up to six accesses. */
   const unsigned per_insn = (1 + CHAMPSIM_DST_MEM + CHAMPSIM_SRC_MEM) * INSN_STREAM_MAX_RECORDS;
   while (batch->n + per_insn <= TRACE_BATCH_MAX && !c->finished) {
@@ -110,7 +102,7 @@ static gboolean champsim_next_batch(TraceSource *src, TraceBatch *batch, GError 
       c->offset += c->pos;
       c->pos = 0;
       c->len = rest;
-      gssize got = c->eof ? 0 : trace_input_read_full(c->in, c->buf + rest, sizeof c->buf - rest, &err);
+      gssize got = c->eof ? 0 : trace_input_read_full(c->rd.in, c->buf + rest, sizeof c->buf - rest, error);
       if (got < 0)
         break;
       c->len += (size_t)got;
@@ -118,7 +110,7 @@ static gboolean champsim_next_batch(TraceSource *src, TraceBatch *batch, GError 
         c->eof = TRUE;
       if (c->len < CHAMPSIM_RECORD_BYTES) {
         if (c->len) {
-          fail_at(c, &err, c->offset, "file ends inside an instruction record (truncated?)", "64-byte records");
+          fail_at(c, error, c->offset, "file ends inside an instruction record (truncated?)", "64-byte records");
           break;
         }
         insn_stream_finish(&c->st, batch);
@@ -130,55 +122,41 @@ static gboolean champsim_next_batch(TraceSource *src, TraceBatch *batch, GError 
     uint64_t at = c->offset + c->pos;
     c->pos += CHAMPSIM_RECORD_BYTES;
     uint64_t ip = le64(p);
-    if (!check_addr(c, &err, at, ip, CHAMPSIM_INSN_BYTES))
+    if (!check_addr(c, error, at, ip, CHAMPSIM_INSN_BYTES))
       break;
     insn_stream_instruction(&c->st, batch, ip, CHAMPSIM_INSN_BYTES);
     gboolean ok = TRUE;
     for (int i = 0; i < CHAMPSIM_SRC_MEM && ok; i++) {
       uint64_t a = le64(p + 32 + 8 * i);
-      if (a && (ok = check_addr(c, &err, at, a, CHAMPSIM_DATA_BYTES)))
+      if (a && (ok = check_addr(c, error, at, a, CHAMPSIM_DATA_BYTES)))
         insn_stream_access(&c->st, batch, ACC_LOAD, a, CHAMPSIM_DATA_BYTES);
     }
     for (int i = 0; i < CHAMPSIM_DST_MEM && ok; i++) {
       uint64_t a = le64(p + 16 + 8 * i);
-      if (a && (ok = check_addr(c, &err, at, a, CHAMPSIM_DATA_BYTES)))
+      if (a && (ok = check_addr(c, error, at, a, CHAMPSIM_DATA_BYTES)))
         insn_stream_access(&c->st, batch, ACC_STORE, a, CHAMPSIM_DATA_BYTES);
     }
     if (!ok)
       break;
   }
-  if (err) {
-    c->failure = g_error_copy(err);
-    g_propagate_error(error, err);
-    return FALSE;
-  }
-  return TRUE;
+  return *error == NULL;
 }
 
-static void champsim_close(TraceSource *src)
+static void champsim_clear(TraceReader *rd)
 {
-  ChampsimSource *c = (ChampsimSource *)src;
-  trace_input_free(c->in);
-  insn_stream_clear(&c->st);
-  g_free(c->name);
-  g_clear_error(&c->failure);
-  g_free(c);
+  insn_stream_clear(&((ChampsimSource *)rd)->st);
 }
 
 /* Read ahead: xz decompression costs hundreds of nanoseconds a record. */
-static const TraceSourceOps champsim_ops = { "champsim", champsim_next_batch, champsim_close, NULL, TRUE };
+static const TraceReaderOps champsim_ops = TRACE_READER_OPS("champsim", TRUE, champsim_fill, champsim_clear);
 
 TraceSource *champsim_source_from_input(TraceInput *in)
 {
   g_return_val_if_fail(in != NULL, NULL);
   ChampsimSource *c = g_new0(ChampsimSource, 1);
-  c->base.ops = &champsim_ops;
-  c->base.unmapped = UNMAPPED_ONDEMAND;
-  c->base.description = g_strdup(trace_input_name(in));
-  c->in = in;
-  c->name = g_strdup(trace_input_name(in));
+  trace_reader_init(&c->rd, &champsim_ops, UNMAPPED_ONDEMAND, in, trace_input_name(in));
   insn_stream_init(&c->st);
-  return &c->base;
+  return &c->rd.base;
 }
 
 TraceSource *champsim_source_open(const char *path, GError **error)

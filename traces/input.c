@@ -320,10 +320,8 @@ static gssize decode(TraceInput *in, size_t cap, GError **error)
 static gssize fill(TraceInput *in, GError **error)
 {
   GError *err = NULL;
-  if (in->failure) {
-    g_propagate_error(error, g_error_copy(in->failure));
+  if (trace_failure_repeat(in->failure, error))
     return -1;
-  }
   if (in->eof)
     return 0;
   if (!in->started && !start(in, &err))
@@ -355,8 +353,7 @@ static gssize fill(TraceInput *in, GError **error)
 fail:
   if (!err) /* every failing path sets one; keep the input stopped regardless */
     g_set_error(&err, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "%s: read error", in->name);
-  in->failure = g_error_copy(err);
-  g_propagate_error(error, err);
+  trace_failure_keep(&in->failure, err, error);
   return -1;
 }
 
@@ -386,8 +383,7 @@ gssize trace_input_read(TraceInput *in, void *buf, size_t n, GError **error)
       GError *err = NULL;
       gssize got = raw_read(in, buf, n, &err);
       if (got < 0) {
-        in->failure = g_error_copy(err);
-        g_propagate_error(error, err);
+        trace_failure_keep(&in->failure, err, error);
         return -1;
       }
       if (got == 0)

@@ -26,6 +26,7 @@
 #include "config.h"
 #include "lackey.h"
 #include "insnstream.h"
+#include "reader.h"
 
 #include <string.h>
 
@@ -33,16 +34,13 @@
 #define LACKEY_VA_LIMIT (1ULL << 57)
 
 typedef struct {
-  TraceSource base;
-  TraceInput *in;
-  char *name;
+  TraceReader rd;
   char *buf;
   size_t cap, start, end;
   gboolean eof, finished;
   gboolean allow_empty;   /* lackey_source_allow_empty */
   uint64_t line_no, skipped;
   InsnStream st;
-  GError *failure;
 } LackeySource;
 
 static inline int hexval(unsigned char c)
@@ -119,7 +117,7 @@ static gboolean line_error(LackeySource *l, GError **error, const char *line, si
   g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
               "%s:%" G_GUINT64_FORMAT ": %s near '%s'; expected a lackey record 'I  ADDR,SIZE' or ' L|S|M ADDR,SIZE' "
               "(hex address below 2^57, size 1..4096)",
-              l->name, l->line_no, what, shown);
+              l->rd.name, l->line_no, what, shown);
   return FALSE;
 }
 
@@ -148,11 +146,11 @@ static char *next_line(LackeySource *l, size_t *len, GError **error)
     l->start = 0;
     if (l->end == l->cap) {
       g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
-                  "%s:%" G_GUINT64_FORMAT ": line longer than %zu bytes; expected lackey's short lines", l->name,
+                  "%s:%" G_GUINT64_FORMAT ": line longer than %zu bytes; expected lackey's short lines", l->rd.name,
                   l->line_no + 1, l->cap);
       return NULL;
     }
-    gssize got = trace_input_read(l->in, l->buf + l->end, l->cap - l->end, error);
+    gssize got = trace_input_read(l->rd.in, l->buf + l->end, l->cap - l->end, error);
     if (got < 0)
       return NULL;
     l->end += (size_t)got;
@@ -161,26 +159,20 @@ static char *next_line(LackeySource *l, size_t *len, GError **error)
   }
 }
 
-static gboolean lackey_next_batch(TraceSource *src, TraceBatch *batch, GError **error)
+static gboolean lackey_fill(TraceReader *rd, TraceBatch *batch, GError **error)
 {
-  LackeySource *l = (LackeySource *)src;
-  batch->n = 0;
-  if (l->failure) {
-    g_propagate_error(error, g_error_copy(l->failure));
-    return FALSE;
-  }
-  GError *err = NULL;
+  LackeySource *l = (LackeySource *)rd;
   while (batch->n + 2 * INSN_STREAM_MAX_RECORDS <= TRACE_BATCH_MAX && !l->finished) {
     size_t len;
-    char *line = next_line(l, &len, &err);
+    char *line = next_line(l, &len, error);
     if (!line) {
-      if (err)
+      if (*error)
         break;
       if (l->skipped == l->line_no && !l->allow_empty) { /* not one record: lackey's output went elsewhere */
-        g_set_error(&err, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
+        g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
                     "%s: no lackey record in its %" G_GUINT64_FORMAT " line%s; valgrind writes lackey's trace to its "
                     "log, which is standard error unless told otherwise: give valgrind --log-fd=1 to send it down "
-                    "a pipe, or --log-file=FILE and read FILE", l->name, l->line_no, l->line_no == 1 ? "" : "s");
+                    "a pipe, or --log-file=FILE and read FILE", l->rd.name, l->line_no, l->line_no == 1 ? "" : "s");
         break;
       }
       insn_stream_finish(&l->st, batch);
@@ -195,15 +187,15 @@ static gboolean lackey_next_batch(TraceSource *src, TraceBatch *batch, GError **
     uint64_t addr;
     uint32_t size;
     if (!parse_operand(line + 3, line + len, &addr, &size)) {
-      line_error(l, &err, line, len, "malformed lackey record");
+      line_error(l, error, line, len, "malformed lackey record");
       break;
     }
     if (size < 1 || size > LACKEY_ACCESS_MAX_BYTES) {
-      line_error(l, &err, line, len, "access size out of range");
+      line_error(l, error, line, len, "access size out of range");
       break;
     }
     if (addr >= LACKEY_VA_LIMIT || size > LACKEY_VA_LIMIT - addr) {
-      line_error(l, &err, line, len, "address beyond the 57-bit virtual address space");
+      line_error(l, error, line, len, "address beyond the 57-bit virtual address space");
       break;
     }
     switch (k) {
@@ -216,40 +208,27 @@ static gboolean lackey_next_batch(TraceSource *src, TraceBatch *batch, GError **
       break;
     }
   }
-  if (err) {
-    l->failure = g_error_copy(err);
-    g_propagate_error(error, err);
-    return FALSE;
-  }
-  return TRUE;
+  return *error == NULL;
 }
 
-static void lackey_close(TraceSource *src)
+static void lackey_clear(TraceReader *rd)
 {
-  LackeySource *l = (LackeySource *)src;
-  trace_input_free(l->in);
+  LackeySource *l = (LackeySource *)rd;
   insn_stream_clear(&l->st);
   g_free(l->buf);
-  g_free(l->name);
-  g_clear_error(&l->failure);
-  g_free(l);
 }
 
-static const TraceSourceOps lackey_ops = { "lackey", lackey_next_batch, lackey_close, NULL, TRUE };
+static const TraceReaderOps lackey_ops = TRACE_READER_OPS("lackey", TRUE, lackey_fill, lackey_clear);
 
 TraceSource *lackey_source_from_input(TraceInput *in)
 {
   g_return_val_if_fail(in != NULL, NULL);
   LackeySource *l = g_new0(LackeySource, 1);
-  l->base.ops = &lackey_ops;
-  l->base.unmapped = UNMAPPED_ONDEMAND;
-  l->base.description = g_strdup(trace_input_name(in));
-  l->in = in;
-  l->name = g_strdup(trace_input_name(in));
+  trace_reader_init(&l->rd, &lackey_ops, UNMAPPED_ONDEMAND, in, trace_input_name(in));
   l->cap = LACKEY_BUFFER_BYTES;
   l->buf = g_malloc(l->cap);
   insn_stream_init(&l->st);
-  return &l->base;
+  return &l->rd.base;
 }
 
 TraceSource *lackey_source_open(const char *path, GError **error)
@@ -260,18 +239,18 @@ TraceSource *lackey_source_open(const char *path, GError **error)
 
 void lackey_source_allow_empty(TraceSource *src)
 {
-  g_return_if_fail(src != NULL && src->ops == &lackey_ops);
+  g_return_if_fail(src != NULL && src->ops == &lackey_ops.source);
   ((LackeySource *)src)->allow_empty = TRUE;
 }
 
 uint64_t lackey_source_skipped(TraceSource *src)
 {
-  g_return_val_if_fail(src != NULL && src->ops == &lackey_ops, 0);
+  g_return_val_if_fail(src != NULL && src->ops == &lackey_ops.source, 0);
   return ((LackeySource *)src)->skipped;
 }
 
 uint64_t lackey_source_instructions(TraceSource *src)
 {
-  g_return_val_if_fail(src != NULL && src->ops == &lackey_ops, 0);
+  g_return_val_if_fail(src != NULL && src->ops == &lackey_ops.source, 0);
   return ((LackeySource *)src)->st.instructions;
 }

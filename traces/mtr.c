@@ -46,6 +46,7 @@
 #include "mtr.h"
 #include "mempolicy_mode.h"
 #include "mempolicy_syntax.h"
+#include "reader.h"
 #include "varint.h"
 
 #include <errno.h>
@@ -438,9 +439,7 @@ void mtr_writer_abort(MtrWriter *w)
 /* ====================================================================== */
 
 typedef struct {
-  TraceSource base;
-  TraceInput *in;
-  char *name;
+  TraceReader rd;
   GPtrArray *meta;
   uint64_t file_offset;  /* of the next byte `in` gives */
   uint64_t block_offset; /* of the current block, for messages */
@@ -453,7 +452,6 @@ typedef struct {
   CodecState st;
   ZSTD_DCtx *dctx;
   gboolean done;
-  GError *failure;
 } MtrSource;
 
 static gboolean bad(MtrSource *m, GError **error, uint64_t offset, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
@@ -463,7 +461,7 @@ static gboolean bad(MtrSource *m, GError **error, uint64_t offset, const char *f
   va_start(ap, fmt);
   g_autofree char *what = g_strdup_vprintf(fmt, ap);
   va_end(ap);
-  g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE, "%s: offset %" G_GUINT64_FORMAT ": %s", m->name, offset, what);
+  g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE, "%s: offset %" G_GUINT64_FORMAT ": %s", m->rd.name, offset, what);
   return FALSE;
 }
 
@@ -471,7 +469,7 @@ static gboolean bad(MtrSource *m, GError **error, uint64_t offset, const char *f
  * truncation named with its offset. */
 static gboolean take(MtrSource *m, void *buf, size_t n, const char *what, GError **error)
 {
-  gssize got = trace_input_read_full(m->in, buf, n, error);
+  gssize got = trace_input_read_full(m->rd.in, buf, n, error);
   if (got < 0)
     return FALSE;
   if ((size_t)got < n)
@@ -501,7 +499,7 @@ static gboolean parse_meta(MtrSource *m, const char *text, size_t len, GError **
 static gboolean read_header(MtrSource *m, GError **error)
 {
   uint8_t h[MTR_HEADER_BYTES];
-  gssize got = trace_input_read_full(m->in, h, sizeof h, error);
+  gssize got = trace_input_read_full(m->rd.in, h, sizeof h, error);
   if (got < 0)
     return FALSE;
   if (got < MTR_MAGIC_BYTES || memcmp(h, MTR_MAGIC, MTR_MAGIC_BYTES) != 0)
@@ -588,7 +586,7 @@ static gboolean read_footer(MtrSource *m, uint64_t index_offset, GError **error)
     return FALSE;
   if (memcmp(f + 12, "MTRE", 4) || crc_of(0, f, 8) != get_u32(f + 8) || get_u64(f) != index_offset)
     return bad(m, error, at, "bad footer; expected the index offset, its checksum and 'MTRE'");
-  gssize got = trace_input_read(m->in, &extra, 1, error);
+  gssize got = trace_input_read(m->rd.in, &extra, 1, error);
   if (got < 0)
     return FALSE;
   if (got > 0)
@@ -785,32 +783,26 @@ static gboolean decode_one(MtrSource *m, TraceRecord *r, gboolean *got, GError *
 }
 #undef GET
 
-static gboolean mtr_next_batch(TraceSource *src, TraceBatch *batch, GError **error)
+static gboolean mtr_fill(TraceReader *rd, TraceBatch *batch, GError **error)
 {
-  MtrSource *m = (MtrSource *)src;
-  batch->n = 0;
-  if (m->failure) {
-    g_propagate_error(error, g_error_copy(m->failure));
-    return FALSE;
-  }
-  GError *err = NULL;
+  MtrSource *m = (MtrSource *)rd;
   while (batch->n < TRACE_BATCH_MAX && !m->done) {
     if (m->p == m->end) {
       if (m->left) {
-        rec_bad(m, &err, "block ends early", "as many records as the block header says");
+        rec_bad(m, error, "block ends early", "as many records as the block header says");
         break;
       }
-      if (!next_block(m, &err))
+      if (!next_block(m, error))
         break;
       continue;
     }
     if (m->left == 0) {
-      rec_bad(m, &err, "bytes after the last record", "the end of the block");
+      rec_bad(m, error, "bytes after the last record", "the end of the block");
       break;
     }
     gboolean got;
     TraceRecord *r = &batch->rec[batch->n];
-    if (!decode_one(m, r, &got, &err))
+    if (!decode_one(m, r, &got, error))
       break;
     if (!got)
       continue;
@@ -821,39 +813,26 @@ static gboolean mtr_next_batch(TraceSource *src, TraceBatch *batch, GError **err
     }
     batch->n++;
   }
-  if (err) {
-    m->failure = g_error_copy(err);
-    g_propagate_error(error, err);
-    return FALSE;
-  }
-  return TRUE;
+  return *error == NULL;
 }
 
-static void mtr_close(TraceSource *src)
+static void mtr_clear(TraceReader *rd)
 {
-  MtrSource *m = (MtrSource *)src;
-  trace_input_free(m->in);
-  g_free(m->name);
+  MtrSource *m = (MtrSource *)rd;
   g_ptr_array_free(m->meta, TRUE);
   g_free(m->cbuf);
   g_free(m->raw);
   ZSTD_freeDCtx(m->dctx);
-  g_clear_error(&m->failure);
-  g_free(m);
 }
 
 /* Read ahead: decompressing and decoding a record costs more than handing
  * it to the model's core (traces/readahead.h). */
-static const TraceSourceOps mtr_ops = { "mtr", mtr_next_batch, mtr_close, NULL, TRUE };
+static const TraceReaderOps mtr_ops = TRACE_READER_OPS("mtr", TRUE, mtr_fill, mtr_clear);
 
 static MtrSource *mtr_new(TraceInput *in)
 {
   MtrSource *m = g_new0(MtrSource, 1);
-  m->base.ops = &mtr_ops;
-  m->base.unmapped = UNMAPPED_SEGV;
-  m->base.description = g_strdup(trace_input_name(in));
-  m->in = in;
-  m->name = g_strdup(trace_input_name(in));
+  trace_reader_init(&m->rd, &mtr_ops, UNMAPPED_SEGV, in, trace_input_name(in));
   m->meta = g_ptr_array_new_with_free_func(g_free);
   m->dctx = ZSTD_createDCtx();
   return m;
@@ -864,13 +843,13 @@ TraceSource *mtr_source_from_input(TraceInput *in, GError **error)
   g_return_val_if_fail(in != NULL, NULL);
   MtrSource *m = mtr_new(in);
   if (!read_header(m, error)) {
-    trace_source_free(&m->base);
+    trace_source_free(&m->rd.base);
     return NULL;
   }
-  const char *rule = mtr_source_meta(&m->base, "unmapped");
+  const char *rule = mtr_source_meta(&m->rd.base, "unmapped");
   if (rule && strcmp(rule, "ondemand") == 0)
-    m->base.unmapped = UNMAPPED_ONDEMAND;
-  return &m->base;
+    m->rd.base.unmapped = UNMAPPED_ONDEMAND;
+  return &m->rd.base;
 }
 
 /* ---- the index ---- */
@@ -989,9 +968,9 @@ TraceSource *mtr_source_open(const char *path, uint64_t first, GError **error)
           close(fd);
         ok = FALSE;
       } else {
-        trace_input_free(m->in);
-        m->in = trace_input_from_fd(fd, path, FALSE);
-        trace_input_own_fd(m->in);
+        trace_input_free(m->rd.in);
+        m->rd.in = trace_input_from_fd(fd, path, FALSE);
+        trace_input_own_fd(m->rd.in);
         m->file_offset = offset;
         m->skip = first - before;
       }
@@ -1026,7 +1005,7 @@ gboolean mtr_read_info(const char *path, MtrInfo *info, GError **error)
   for (guint i = 0; i < m->meta->len; i++)
     g_ptr_array_add(info->meta, g_strdup(g_ptr_array_index(m->meta, i)));
   g_array_free(ix.blocks, TRUE);
-  trace_source_free(&m->base);
+  trace_source_free(&m->rd.base);
   return ok;
 }
 

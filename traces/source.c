@@ -3,7 +3,7 @@
  *
  * A source is a struct that begins with TraceSource and a const table of
  * operations; this file only dispatches to the table and owns the error
- * domain of the traces/ folder.  It leaves out everything format-specific:
+ * domain of the traces/ folder, with its one rule: a failure sticks.  It leaves out everything format-specific:
  * buffering, parsing and generation live in the readers and generators.
  */
 #include "config.h"
@@ -12,6 +12,21 @@
 #include <string.h>
 
 G_DEFINE_QUARK(mmusim-trace-error-quark, mmusim_trace_error)
+
+gboolean trace_failure_repeat(const GError *failure, GError **error)
+{
+  if (!failure)
+    return FALSE;
+  g_propagate_error(error, g_error_copy(failure));
+  return TRUE;
+}
+
+void trace_failure_keep(GError **failure, GError *err, GError **error)
+{
+  if (*failure == NULL) /* the first one stays */
+    *failure = g_error_copy(err);
+  g_propagate_error(error, err);
+}
 
 gboolean trace_source_next(TraceSource *src, TraceBatch *batch, GError **error)
 {

@@ -74,6 +74,15 @@ struct TraceSource {
   char *description; /* "ptrchase:size=1G,..." or the file name */
 };
 
+/* A failure sticks: a reader or an input that failed once fails with the
+ * same error on every later call, so a caller that reads on (a sweep's
+ * other engines, a test) sees the first message and nothing is decoded
+ * past a bad record.  trace_failure_repeat() is TRUE, with a copy of
+ * `failure` in *error, when there is one; trace_failure_keep() keeps a copy
+ * of `err` in *failure and hands `err` on in *error. */
+gboolean trace_failure_repeat(const GError *failure, GError **error);
+void trace_failure_keep(GError **failure, GError *err, GError **error);
+
 gboolean trace_source_next(TraceSource *src, TraceBatch *batch, GError **error);
 /* The next batch: the source's own (its view) when it has one, else
  * `scratch` filled by next_batch.  Valid until the next read or the close;

@@ -45,6 +45,7 @@
 #include "config.h"
 #include "text.h"
 #include "mempolicy_syntax.h"
+#include "reader.h"
 #include "settings.h"
 
 #include <string.h>
@@ -57,17 +58,14 @@
 #define TEXT_NO_NUL SIZE_MAX              /* TextSource.nul: none read */
 
 typedef struct {
-  TraceSource base;
-  TraceInput *in;    /* NULL when parsing a string */
+  TraceReader rd;    /* rd.in is NULL when parsing a string */
   char *buf;         /* unread bytes are buf[start, end); buf[end] is writable */
   size_t cap, start, end;
   size_t nul;        /* index in buf of the first NUL byte read and not yet passed, or TEXT_NO_NUL */
   uint64_t buf_offset; /* offset in the input of buf[0], for messages */
   gboolean eof;      /* `in` has nothing more to give */
-  char *name;        /* file name in messages */
   uint64_t line_no;
   uint32_t pid, tid; /* current process and thread (rule 1) */
-  GError *failure;   /* the first error, repeated by every later call */
 } TextSource;
 
 /* The line being parsed: tokens are cut in place by writing NULs. */
@@ -119,7 +117,7 @@ static void append_token(GString *msg, const char *token)
 static gboolean fail(Line *l, GError **error, const char *token, const char *what, const char *expected)
 {
   GString *msg = g_string_new(NULL);
-  g_string_append_printf(msg, "%s:%" G_GUINT64_FORMAT ": %s near '", l->t->name, l->t->line_no, what);
+  g_string_append_printf(msg, "%s:%" G_GUINT64_FORMAT ": %s near '", l->t->rd.name, l->t->line_no, what);
   append_token(msg, token ? token : "");
   g_string_append_printf(msg, "'; expected %s", expected);
   g_set_error_literal(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE, msg->str);
@@ -545,7 +543,7 @@ static char *nul_error(TextSource *t, const char *from, GError **error)
   g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
               "%s:%" G_GUINT64_FORMAT ":%zu: a NUL byte (byte offset %" G_GUINT64_FORMAT "); a text trace has none: "
               "is this a binary file? give -f with its format (mtr, champsim)",
-              t->name, t->line_no + 1, (size_t)(t->buf + t->nul - from) + 1, t->buf_offset + t->nul);
+              t->rd.name, t->line_no + 1, (size_t)(t->buf + t->nul - from) + 1, t->buf_offset + t->nul);
   return NULL;
 }
 
@@ -584,10 +582,10 @@ static char *next_line(TextSource *t, GError **error)
     if (t->end == t->cap - 1) {
       g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
                   "%s:%" G_GUINT64_FORMAT ": line longer than %zu bytes; expected one record a line",
-                  t->name, t->line_no + 1, t->cap - 1);
+                  t->rd.name, t->line_no + 1, t->cap - 1);
       return NULL;
     }
-    gssize got = trace_input_read(t->in, t->buf + t->end, t->cap - 1 - t->end, error);
+    gssize got = trace_input_read(t->rd.in, t->buf + t->end, t->cap - 1 - t->end, error);
     if (got < 0)
       return NULL;
     char *nul = t->nul == TEXT_NO_NUL ? memchr(t->buf + t->end, '\0', (size_t)got) : NULL;
@@ -599,52 +597,32 @@ static char *next_line(TextSource *t, GError **error)
   }
 }
 
-static gboolean text_next_batch(TraceSource *src, TraceBatch *batch, GError **error)
+static gboolean text_fill(TraceReader *rd, TraceBatch *batch, GError **error)
 {
-  TextSource *t = (TextSource *)src;
-  batch->n = 0;
-  if (t->failure) {
-    g_propagate_error(error, g_error_copy(t->failure));
-    return FALSE;
-  }
-  GError *err = NULL;
+  TextSource *t = (TextSource *)rd;
   while (batch->n < TRACE_BATCH_MAX) {
-    char *line = next_line(t, &err);
+    char *line = next_line(t, error);
     if (!line)
       break;
-    int got = parse_line(t, line, &batch->rec[batch->n], &err);
+    int got = parse_line(t, line, &batch->rec[batch->n], error);
     if (got < 0)
       break;
     batch->n += (unsigned)got;
   }
-  if (err) {
-    /* Records before the bad line stay in the batch; the caller stops. */
-    t->failure = g_error_copy(err);
-    g_propagate_error(error, err);
-    return FALSE;
-  }
-  return TRUE;
+  return *error == NULL;
 }
 
-static void text_close(TraceSource *src)
+static void text_clear(TraceReader *rd)
 {
-  TextSource *t = (TextSource *)src;
-  trace_input_free(t->in);
-  g_free(t->buf);
-  g_free(t->name);
-  g_clear_error(&t->failure);
-  g_free(t);
+  g_free(((TextSource *)rd)->buf);
 }
 
-static const TraceSourceOps text_ops = { "text", text_next_batch, text_close, NULL, TRUE };
+static const TraceReaderOps text_ops = TRACE_READER_OPS("text", TRUE, text_fill, text_clear);
 
-static TextSource *text_source_new(const char *name)
+static TextSource *text_source_new(const char *name, TraceInput *in)
 {
   TextSource *t = g_new0(TextSource, 1);
-  t->base.ops = &text_ops;
-  t->base.unmapped = UNMAPPED_SEGV;
-  t->base.description = g_strdup(name);
-  t->name = g_strdup(name);
+  trace_reader_init(&t->rd, &text_ops, UNMAPPED_SEGV, in, name);
   t->nul = TEXT_NO_NUL;
   t->pid = 1;
   t->tid = 1;
@@ -661,22 +639,21 @@ TraceSource *text_source_open(const char *path, GError **error)
 TraceSource *text_source_from_input(TraceInput *in)
 {
   g_return_val_if_fail(in != NULL, NULL);
-  TextSource *t = text_source_new(trace_input_name(in));
-  t->in = in;
+  TextSource *t = text_source_new(trace_input_name(in), in);
   t->cap = TEXT_BUFFER_BYTES;
   t->buf = g_malloc(t->cap);
-  return &t->base;
+  return &t->rd.base;
 }
 
 TraceSource *text_source_from_string(const char *name, const char *text, GError **error)
 {
   g_return_val_if_fail(name != NULL && text != NULL, NULL);
-  TextSource *t = text_source_new(name);
+  TextSource *t = text_source_new(name, NULL);
   t->end = strlen(text);
   t->cap = t->end + 1;
   t->buf = g_strdup(text); /* parsed in place */
   t->eof = TRUE;
-  return &t->base;
+  return &t->rd.base;
 }
 
 /* ---- writing ---------------------------------------------------------- */

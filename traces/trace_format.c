@@ -47,28 +47,28 @@ static TraceSource *open_champsim(TraceInput *in, GError **error)
   return champsim_source_from_input(in);
 }
 
-static const TraceReader reader_text = {
+static const TraceFormatRow reader_text = {
   .name = "text",
   .help = "mmusim's text format v1: one record a line",
   .source = "doc/trace-format.md, Text format v1",
   .open = open_text,
 };
 
-static const TraceReader reader_lackey = {
+static const TraceFormatRow reader_lackey = {
   .name = "lackey",
   .help = "valgrind --tool=lackey --trace-mem=yes output: instruction fetches, loads, stores, modifies",
   .source = "valgrind lackey/lk_main.c; doc/trace-format.md, lackey traces",
   .open = open_lackey,
 };
 
-static const TraceReader reader_mtr = {
+static const TraceFormatRow reader_mtr = {
   .name = "mtr",
   .help = "mmusim's native binary format: checksummed blocks of delta-coded records, an index",
   .source = "doc/trace-format.md, The .mtr format (version 1)",
   .open = mtr_source_from_input,
 };
 
-static const TraceReader reader_champsim = {
+static const TraceFormatRow reader_champsim = {
   .name = "champsim",
   .help = "ChampSim binary instruction traces (64-byte input_instr records)",
   .source = "ChampSim inc/trace_instruction.h; doc/trace-format.md, ChampSim traces",
@@ -77,9 +77,9 @@ static const TraceReader reader_champsim = {
 
 /* In TraceFormat order: row i is format i + 1.  A reader is one file and
  * one row here. */
-static const TraceReader *const readers[] = { &reader_text, &reader_lackey, &reader_mtr, &reader_champsim };
+static const TraceFormatRow *const readers[] = { &reader_text, &reader_lackey, &reader_mtr, &reader_champsim };
 
-const TraceReader *const *trace_format_readers(unsigned *n)
+const TraceFormatRow *const *trace_format_readers(unsigned *n)
 {
   *n = G_N_ELEMENTS(readers);
   return readers;

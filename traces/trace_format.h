@@ -26,10 +26,10 @@ typedef struct {
   REGISTRY_ROW;
   /* A source reading `in`, which it takes over (freed on failure). */
   TraceSource *(*open)(TraceInput *in, GError **error);
-} TraceReader;
+} TraceFormatRow;
 
 /* The registry's rows, in format order (*n of them). */
-const TraceReader *const *trace_format_readers(unsigned *n);
+const TraceFormatRow *const *trace_format_readers(unsigned *n);
 
 /* "auto" or a reader's name. */
 gboolean trace_format_parse(const char *name, TraceFormat *out, GError **error);

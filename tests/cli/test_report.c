@@ -47,7 +47,7 @@ static void fixture_init(Fixture *f)
   v[CTR_PAGE_WALKS] = 812345;
   v[CTR_WALK_CYCLES] = 12345678;
   v[CTR_PAGE_FAULTS] = 1000;
-  v[CTR_MEM_TOUCHED] = 1073741824;
+  v[CTR_MEM_TOUCHED_BYTES] = 1073741824;
   v[CTR_SLB_MISSES] = 77;
   f->r.machine = "skylake";
   f->r.workload = "ptrchase:size=1G,accesses=1M";

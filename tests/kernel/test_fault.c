@@ -38,7 +38,7 @@ START_TEST(test_read_maps_zero_page)
   ck_assert(!(e & PTE_RW));
   ck_assert_uint_eq(pte_pfn(e), k->zero_pfn);
   /* Three table pages (PDPT, PD, PT) and no data page were allocated. */
-  ck_assert_uint_eq(cpu->ctr.c[CTR_PT_PAGES_ALLOC], 3);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PGTABLE_PAGES_ALLOC], 3);
   ck_assert_uint_eq(free_before - physmem_free_pages(k->pm, 0), 3);
   ck_assert_uint_eq(cycles, k->zero_page_cycles + 3 * (k->ptpage_cycles + k->clear_4k_cycles));
   ck_assert_uint_eq(cpu->ctr.c[CTR_FAULTS_ZERO_PAGE], 1);
@@ -140,7 +140,7 @@ START_TEST(test_munmap_frees_pages_and_tables)
   TraceRecord un = { .type = REC_MUNMAP, .addr = BASE, .len = 4 << 20 };
   kernel_syscall(k, &cpu->kc, t->mm, &un);
   ck_assert_uint_eq(physmem_free_pages(k->pm, 0), free0);
-  ck_assert_uint_eq(cpu->ctr.c[CTR_PT_PAGES_FREED], 4);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PGTABLE_PAGES_FREED], 4);
   /* One shootdown of the range at the stride of its 4K leaves, with the
    * tables freed (the machine turns 1024 pages into a full flush). */
   ck_assert_uint_eq(m->flushes->len, 1);

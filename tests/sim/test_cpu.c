@@ -130,7 +130,7 @@ START_TEST(test_dirty_assist)
   ck_assert(pgtable_set(&t->mm->pt, BASE, 1, pte_make(0x12345, PTE_P | PTE_RW | PTE_US), NULL));
   do_access(m, t, ACC_LOAD, BASE);
   do_access(m, t, ACC_STORE, BASE + 8);
-  ck_assert_uint_eq(cpu->ctr.c[CTR_FAULTS_DIRTY], 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_DIRTY_BIT_ASSISTS], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], 2);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_FAULTS], 0);
   do_access(m, t, ACC_STORE, BASE + 16);
@@ -282,7 +282,7 @@ START_TEST(test_walkers_limit_overlap)
     cpu_drain(cpu);
     elapsed[w] = cpu->clock - t0;
     if (w == 0)
-      ck_assert_uint_gt(cpu->ctr.c[CTR_TLB_STALL_CYCLES], 0);
+      ck_assert_uint_gt(cpu->ctr.c[CTR_WALKER_STALL_CYCLES], 0);
     machine_free(m);
   }
   ck_assert_uint_gt(elapsed[0], 2 * elapsed[1]);
@@ -361,13 +361,13 @@ START_TEST(test_mshr_head_cache)
     uint64_t va = (x >> 60) < 6 ? BASE + (uint64_t)(i % 64) * 64 : BASE;
     TraceRecord r = { .type = REC_ACCESS, .kind = (x >> 40) % 3 ? ACC_LOAD : ACC_STORE, .addr = va, .size = 8,
                       .gap = (uint32_t)((x >> 20) % 8) };
-    uint64_t stall = cpu->ctr.c[CTR_MEM_STALL_CYCLES];
+    uint64_t stall = cpu->ctr.c[CTR_MSHR_STALL_CYCLES];
     /* Every fill buffer taken by a miss still outstanding (the ring may
      * also hold completed ones that were not retired yet). */
     uint64_t done[16], insn[16];
     full |= live_misses(cpu, done, insn) == cpu->n_mshr;
     cpu_access(cpu, t, &r);
-    stalled |= cpu->ctr.c[CTR_MEM_STALL_CYCLES] > stall;
+    stalled |= cpu->ctr.c[CTR_MSHR_STALL_CYCLES] > stall;
     check_mshr_head(cpu);
     if (i % 5 == 4) { /* cpu_drain, which looks at the outstanding misses only, against every slot of the ring */
       uint64_t all = MAX(cpu->clock, cpu->last_load_done);
@@ -491,7 +491,7 @@ static void check_quick(const char *cpi_setting, gboolean expect_quick)
     ck_assert_uint_gt(quick, 1000);
   else
     ck_assert_uint_eq(quick, 0);
-  ck_assert_uint_gt(ca->ctr.c[CTR_MEM_STALL_CYCLES], 0);
+  ck_assert_uint_gt(ca->ctr.c[CTR_MSHR_STALL_CYCLES], 0);
   ck_assert_uint_gt(ca->ctr.c[CTR_PAGE_FAULTS], 0);
   machine_free(a);
   machine_free(b);

@@ -94,9 +94,9 @@ typedef struct {
 static void expect_counts(const Counters *c, MemCounts e, int line)
 {
   const struct { CounterId id; uint64_t want; } rows[] = {
-    { CTR_L1D_LOADS, e.loads }, { CTR_L1D_LOAD_MISSES, e.load_misses },
-    { CTR_L1D_STORES, e.stores }, { CTR_L1D_STORE_MISSES, e.store_misses },
-    { CTR_L1I_LOAD_MISSES, e.ifetch_misses }, { CTR_L2_MISSES, e.l2_misses },
+    { CTR_L1_DCACHE_LOADS, e.loads }, { CTR_L1_DCACHE_LOAD_MISSES, e.load_misses },
+    { CTR_L1_DCACHE_STORES, e.stores }, { CTR_L1_DCACHE_STORE_MISSES, e.store_misses },
+    { CTR_L1_ICACHE_LOAD_MISSES, e.ifetch_misses }, { CTR_L2_MISSES, e.l2_misses },
     { CTR_LLC_LOADS, e.llc_loads }, { CTR_LLC_LOAD_MISSES, e.llc_misses },
     { CTR_PREFETCHES, e.prefetches }, { CTR_PREFETCH_PAGE_STOPS, e.page_stops },
   };
@@ -721,11 +721,11 @@ START_TEST(test_random_invariants)
       below_l2 += served[k][MEM_LLC] + served[k][MEM_DRAM];
       dram += served[k][MEM_DRAM];
     }
-    ck_assert_uint_eq(n[CTR_L1D_LOADS], loads);
-    ck_assert_uint_eq(n[CTR_L1D_LOAD_MISSES], loads - served[MREQ_LOAD][MEM_L1]);
-    ck_assert_uint_eq(n[CTR_L1D_STORES], stores);
-    ck_assert_uint_eq(n[CTR_L1D_STORE_MISSES], stores - served[MREQ_STORE][MEM_L1]);
-    ck_assert_uint_eq(n[CTR_L1I_LOAD_MISSES],
+    ck_assert_uint_eq(n[CTR_L1_DCACHE_LOADS], loads);
+    ck_assert_uint_eq(n[CTR_L1_DCACHE_LOAD_MISSES], loads - served[MREQ_LOAD][MEM_L1]);
+    ck_assert_uint_eq(n[CTR_L1_DCACHE_STORES], stores);
+    ck_assert_uint_eq(n[CTR_L1_DCACHE_STORE_MISSES], stores - served[MREQ_STORE][MEM_L1]);
+    ck_assert_uint_eq(n[CTR_L1_ICACHE_LOAD_MISSES],
                       served[MREQ_IFETCH][MEM_L2] + served[MREQ_IFETCH][MEM_LLC] + served[MREQ_IFETCH][MEM_DRAM]);
     ck_assert_uint_eq(n[CTR_L2_MISSES], below_l2);
     ck_assert_uint_eq(n[CTR_LLC_LOADS], memsys_has_llc(t.h) ? below_l2 : 0);
@@ -810,9 +810,9 @@ START_TEST(test_access_data_twin)
       uint32_t ca = memsys_access(a.h, pa, kind, &la), cb;
       if (kind == MREQ_LOAD || kind == MREQ_STORE) {
         cb = memsys_access_data(b.h, pa, kind, &lb);
-        b.ctr.c[kind == MREQ_LOAD ? CTR_L1D_LOADS : CTR_L1D_STORES]++;
+        b.ctr.c[kind == MREQ_LOAD ? CTR_L1_DCACHE_LOADS : CTR_L1_DCACHE_STORES]++;
         if (lb != MEM_L1)
-          b.ctr.c[kind == MREQ_LOAD ? CTR_L1D_LOAD_MISSES : CTR_L1D_STORE_MISSES]++;
+          b.ctr.c[kind == MREQ_LOAD ? CTR_L1_DCACHE_LOAD_MISSES : CTR_L1_DCACHE_STORE_MISSES]++;
       } else if (kind == MREQ_WALK) {
         uint64_t both = memsys_access_walk(b.h, pa);
         cb = (uint32_t)both;

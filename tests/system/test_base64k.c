@@ -131,8 +131,8 @@ START_TEST(test_base_fault_64k)
   ck_assert(e & PTE_P);
   ck_assert_uint_eq(pte_pfn(e) & 15, 0); /* an order-4 block of 4K frames */
   ck_assert_uint_eq(ctr(m, CTR_FAULTS_ANON), 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 64 * KB);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 64 * KB);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 64 * KB);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 64 * KB);
   ck_assert_uint_eq(ctr(m, CTR_ZEROING_CYCLES), kernel_clear_cycles(k, 64 * KB));
   ck_assert_uint_gt(kernel_clear_cycles(k, 64 * KB), k->clear_4k_cycles);
   ck_assert_uint_eq(t->mm->rss_pages, 16);
@@ -153,7 +153,7 @@ START_TEST(test_base_fault_64k)
   /* munmap gives the order-4 block and the tables back. */
   sys(m, t, REC_MUNMAP, BASE, 1 * MB, 0, 0);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
   ck_assert_uint_eq(hpte_of(m, t, BASE + 0x10000).v, 0);
   fixture_check_buddy(k);
   machine_free(m);
@@ -197,8 +197,8 @@ START_TEST(test_thp_16m_fault_and_lazy_hptes)
   ck_assert(e & PTE_PS);
   ck_assert_uint_eq(pte_pfn(e) & 4095, 0); /* order 12 */
   ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 16 * MB);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 64 * KB);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 16 * MB);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 64 * KB);
   ck_assert_uint_eq(ctr(m, CTR_ZEROING_CYCLES), kernel_clear_cycles(k, 16 * MB));
   ck_assert_uint_eq(t->mm->rss_pages, 4096);
   ck_assert_uint_eq(thp_page_count(k), 1);
@@ -232,7 +232,7 @@ START_TEST(test_thp_16m_fault_and_lazy_hptes)
   sys(m, t, REC_MUNMAP, huge, 16 * MB, 0, 0);
   ck_assert_uint_eq(ppc64_hpt_owner_valid(hpt, t->mm->asid), 0);
   ck_assert_uint_eq(thp_page_count(k), 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
   sys(m, t, REC_MUNMAP, BASE, 64 * MB, 0, 0);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
   fixture_check_buddy(k);
@@ -267,7 +267,7 @@ START_TEST(test_thp_16m_split_and_deferred)
   }
   ck_assert_uint_eq(leaf_of(t, BASE + 8 * MB, &level) & PTE_P, 0);
   ck_assert_uint_eq(thp_deferred_count(k), 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 16 * MB); /* nothing freed yet */
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 16 * MB); /* nothing freed yet */
   /* A translation now maps a 64K page of the split THP. */
   ck_assert_int_eq(xlat(m, t, BASE + 0x30000, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.size, PPC64_64K);
@@ -275,12 +275,12 @@ START_TEST(test_thp_16m_split_and_deferred)
   /* The deferred split frees the unmapped half as 64K pages. */
   uint64_t cycles = 0;
   ck_assert_uint_eq(thp_deferred_split_scan(k, &cpu->kc, &cycles), 2048);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 8 * MB);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 8 * MB);
   ck_assert_uint_eq(thp_page_count(k), 0);
   fixture_check_buddy(k);
   /* The remaining subpages are order-4 blocks that munmap frees one by one. */
   sys(m, t, REC_MUNMAP, BASE, 32 * MB, 0, 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
   fixture_check_buddy(k);
   machine_free(m);
@@ -297,7 +297,7 @@ START_TEST(test_collapse_16m)
   /* Three 64K pages written, the rest empty: a base-page VMA. */
   for (unsigned i = 0; i < 3; i++)
     ck_assert_int_eq(fault(m, t, BASE + (uint64_t)i * 5 * MB, ACC_STORE, NULL), FAULT_MAPPED);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 3 * 64 * KB);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 3 * 64 * KB);
   /* Two of them hashed: 64K HPTEs that the collapse must remove. */
   Xlat x;
   ck_assert_int_eq(xlat(m, t, BASE, ACC_LOAD, &x), XLAT_OK);
@@ -312,7 +312,7 @@ START_TEST(test_collapse_16m)
   ck_assert_uint_eq(level, 2);
   ck_assert(e & PTE_PS);
   ck_assert_uint_eq(pte_pfn(e) & 4095, 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 16 * MB);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 16 * MB);
   ck_assert_uint_eq(t->mm->rss_pages, 4096);
   ck_assert_uint_eq(thp_page_count(k), 1);
   /* The next miss inserts a 16M-encoding HPTE. */

@@ -266,13 +266,13 @@ START_TEST(test_collapse_replaces_ptes)
 
   uint64_t free_before = physmem_free_pages(k->pm, 0);
   uint64_t tables_before = t->mm->pt.tables;
-  uint64_t used_before = ctr(m, CTR_MEM_USED);
+  uint64_t used_before = ctr(m, CTR_MEM_USED_BYTES);
   advise(m, t, BASE, PMD, ADV_HUGEPAGE);
   uint64_t full_before = cpu->ctr.c[CTR_TLB_FLUSH_FULL];
   wake_once(m);
 
   ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);
-  ck_assert_uint_eq(ctr(m, CTR_KHUGEPAGED_PAGES_COLLAPSED), 1);
+  ck_assert_uint_eq(ctr(m, CTR_PAGES_COLLAPSED), 1);
   uint64_t pmd = pmd_of(t, BASE);
   ck_assert((pmd & (PTE_P | PTE_PS | PTE_RW | PTE_A | PTE_D | PTE_NX)) == (PTE_P | PTE_PS | PTE_RW | PTE_A | PTE_D | PTE_NX));
   ck_assert_uint_eq(pte_pfn(pmd) & 511, 0); /* 2M-aligned frame */
@@ -288,7 +288,7 @@ START_TEST(test_collapse_replaces_ptes)
   ck_assert_uint_eq(t->mm->pt.tables, tables_before - 1);
   ck_assert_uint_eq(physmem_free_pages(k->pm, 0), free_before);
   ck_assert_uint_eq(t->mm->rss_pages, 512);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), used_before); /* nothing was a hole */
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), used_before); /* nothing was a hole */
   ck_assert_uint_gt(cpu->ctr.c[CTR_TLB_FLUSH_FULL], full_before); /* 512 pages > the flush ceiling */
   ck_assert_uint_gt(ctr(m, CTR_COLLAPSE_CYCLES), 0);
 
@@ -320,13 +320,13 @@ START_TEST(test_munmap_after_collapse)
   ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 2);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 2);
   /* munmap frees the huge pages, the deposited tables and the tables above. */
-  uint64_t freed = ctr(m, CTR_PT_PAGES_FREED);
+  uint64_t freed = ctr(m, CTR_PGTABLE_PAGES_FREED);
   syscall_rec(m, t, REC_MUNMAP, BASE, 2 * PMD, 0, 0);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 0);
-  ck_assert_uint_eq(ctr(m, CTR_PT_PAGES_FREED) - freed, 2 + 2); /* 2 deposited, PD and PDPT */
+  ck_assert_uint_eq(ctr(m, CTR_PGTABLE_PAGES_FREED) - freed, 2 + 2); /* 2 deposited, PD and PDPT */
   ck_assert_uint_eq(physmem_free_pages(k->pm, 0), free0);
   ck_assert_uint_eq(t->mm->rss_pages, 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
   /* The same range mapped, written and collapsed again. */
   map_rw(m, t, BASE, PMD);
   populate(m, t, BASE, PMD, 4096);
@@ -347,7 +347,7 @@ START_TEST(test_max_ptes_none_and_bloat)
     Machine *m = setup(sets, &t);
     map_rw(m, t, BASE, PMD);
     populate(m, t, BASE, PMD, 8 * 4096);
-    uint64_t used = ctr(m, CTR_MEM_USED);
+    uint64_t used = ctr(m, CTR_MEM_USED_BYTES);
     uint64_t free_before = physmem_free_pages(m->k->pm, 0);
     ck_assert_uint_eq(used, 64 * 4096);
     advise(m, t, BASE, PMD, ADV_HUGEPAGE);
@@ -355,14 +355,14 @@ START_TEST(test_max_ptes_none_and_bloat)
     if (allow) {
       ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);
       ck_assert(pmd_of(t, BASE) & PTE_PS);
-      ck_assert_uint_eq(ctr(m, CTR_MEM_USED), used + 448 * 4096); /* the bloat */
-      ck_assert_uint_eq(ctr(m, CTR_MEM_USED), PMD);
+      ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), used + 448 * 4096); /* the bloat */
+      ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), PMD);
       ck_assert_uint_eq(free_before - physmem_free_pages(m->k->pm, 0), 448);
       ck_assert_uint_eq(t->mm->rss_pages, 512);
     } else {
       ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 0);
       ck_assert_uint_eq(ctr(m, CTR_SCAN_EXCEED_NONE_PTE), 1);
-      ck_assert_uint_eq(ctr(m, CTR_MEM_USED), used);
+      ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), used);
     }
     machine_free(m);
   }
@@ -379,12 +379,12 @@ START_TEST(test_zero_page_ptes_are_holes)
   /* 256 pages written, 256 only read (the zero page). */
   for (uint64_t va = BASE; va < BASE + PMD; va += 4096)
     fault_handle(m->k, &m->cpus[0]->kc, t->mm, va, (va >> 12) & 1 ? ACC_LOAD : ACC_STORE, &cycles);
-  uint64_t used = ctr(m, CTR_MEM_USED);
+  uint64_t used = ctr(m, CTR_MEM_USED_BYTES);
   uint64_t free_before = physmem_free_pages(m->k->pm, 0);
   advise(m, t, BASE, PMD, ADV_HUGEPAGE);
   wake_once(m);
   ck_assert(pmd_of(t, BASE) & PTE_PS);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), used + 256 * 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), used + 256 * 4096);
   ck_assert_uint_eq(free_before - physmem_free_pages(m->k->pm, 0), 256); /* the zero page stays */
   ck_assert(!pfn_free(m->k, m->k->zero_pfn));
   ck_assert_uint_eq(t->mm->rss_pages, 512);
@@ -508,7 +508,7 @@ START_TEST(test_alloc_fail_and_alloc_sleep)
   release_blocks(k, blocks);
   khugepaged_run(kh, w2);
   ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 4);
-  ck_assert_uint_eq(ctr(m, CTR_KHUGEPAGED_FULL_SCANS), 2);
+  ck_assert_uint_eq(ctr(m, CTR_FULL_SCANS), 2);
   ck_assert_uint_eq(ctr(m, CTR_SCAN_PMD_MAPPED), 2);
   for (int r = 0; r < 4; r++)
     ck_assert(pmd_of(t, BASE + r * PMD) & PTE_PS);
@@ -555,7 +555,7 @@ START_TEST(test_madvise_collapse)
   ck_assert_uint_eq(cpu->ctr.c[CTR_THP_COLLAPSE_ALLOC], 2);
   ck_assert_uint_eq(cpu->ctr.c[CTR_SCAN_PAGE_RO], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_SCAN_PMD_NULL], 1);
-  ck_assert_uint_eq(ctr(m, CTR_KHUGEPAGED_PAGES_COLLAPSED), 0); /* the daemon's count only */
+  ck_assert_uint_eq(ctr(m, CTR_PAGES_COLLAPSED), 0); /* the daemon's count only */
   ck_assert_uint_eq(ctr(m, CTR_KHUGEPAGED_CYCLES), 0);
   ck_assert_uint_ge(cpu->clock - before, cpu->ctr.c[CTR_COLLAPSE_CYCLES]); /* paid by the caller */
   ck_assert_uint_gt(cpu->ctr.c[CTR_COLLAPSE_CYCLES], 0);
@@ -583,7 +583,7 @@ static uint64_t collapses_in(const char *pages, const char *sleep, double ms)
   populate(m, t, BASE, 16 * PMD, 4096);
   advise(m, t, BASE, 16 * PMD, ADV_HUGEPAGE);
   run_for_ms(m, m->cpus[0]->clock, ms);
-  uint64_t n = ctr(m, CTR_KHUGEPAGED_PAGES_COLLAPSED);
+  uint64_t n = ctr(m, CTR_PAGES_COLLAPSED);
   ck_assert_uint_eq(n, ctr(m, CTR_THP_COLLAPSE_ALLOC));
   machine_free(m);
   return n;
@@ -620,11 +620,11 @@ START_TEST(test_cursor_and_full_scans)
    * 5 finds mm 2 done: a full scan, and on to mm 1 again. */
   for (int w = 1; w <= 4; w++) {
     wake_once(m);
-    ck_assert_uint_eq(ctr(m, CTR_KHUGEPAGED_FULL_SCANS), 0);
+    ck_assert_uint_eq(ctr(m, CTR_FULL_SCANS), 0);
     ck_assert_uint_eq(ctr(m, CTR_SCAN_PMD_NULL), (uint64_t)w);
   }
   wake_once(m);
-  ck_assert_uint_eq(ctr(m, CTR_KHUGEPAGED_FULL_SCANS), 1);
+  ck_assert_uint_eq(ctr(m, CTR_FULL_SCANS), 1);
   ck_assert_uint_eq(ctr(m, CTR_SCAN_PMD_NULL), 5);
   /* Charged: 1 per visit of an mm, 512 per range. */
   ck_assert_uint_eq(ctr(m, CTR_KHUGEPAGED_PAGES_SCANNED), 513 + 513 + (1 + 513) + 513 + (1 + 513));
@@ -640,11 +640,11 @@ START_TEST(test_cursor_and_full_scans)
   map_rw(m, t2, BASE, 2 * PMD);
   advise(m, t2, BASE, 2 * PMD, ADV_HUGEPAGE);
   wake_once(m);
-  ck_assert_uint_eq(ctr(m, CTR_KHUGEPAGED_FULL_SCANS), 1);
+  ck_assert_uint_eq(ctr(m, CTR_FULL_SCANS), 1);
   ck_assert_uint_eq(ctr(m, CTR_SCAN_PMD_NULL), 4);
   ck_assert_uint_eq(ctr(m, CTR_KHUGEPAGED_PAGES_SCANNED), (1 + 1024 + 1) + (1 + 1024));
   wake_once(m);
-  ck_assert_uint_eq(ctr(m, CTR_KHUGEPAGED_FULL_SCANS), 2);
+  ck_assert_uint_eq(ctr(m, CTR_FULL_SCANS), 2);
   machine_free(m);
 }
 END_TEST

@@ -190,7 +190,7 @@ START_TEST(test_teardown_returns_every_frame)
   ck_assert(!mm_cpumask_test(t->mm, 0));
   /* The tables below the root, as pgtable_pages_alloc counts them (the root is
    * freed too, counted in neither). */
-  ck_assert_uint_eq(cpu->ctr.c[CTR_PT_PAGES_FREED], 5);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_PGTABLE_PAGES_FREED], 5);
   machine_free(m);
 }
 END_TEST
@@ -211,7 +211,7 @@ START_TEST(test_teardown_deferred_thp)
   TraceRecord un = { .type = REC_MUNMAP, .addr = BASE + MB, .len = MB };
   kernel_syscall(k, &cpu->kc, t->mm, &un);
   ck_assert_uint_eq(cpu->ctr.c[CTR_THP_SPLIT_PMD], 1);
-  ck_assert_uint_eq(cpu->ctr.c[CTR_THP_DEFERRED_SPLIT], 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_THP_DEFERRED_SPLIT_PAGE], 1);
   ck_assert_uint_eq(thp_deferred_count(k), 1);
   /* 256 subpages mapped by PTEs: RSS 256; tables PDPT, PD and the PT the
    * split withdrew. */

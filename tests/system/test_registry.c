@@ -47,7 +47,7 @@ static unsigned all_registries(RegistryCase *out)
   out[k++] = (RegistryCase){ "architectures", REGISTRY_ROWS(arches), n, -1 };
   const WorkloadGenerator *const *gens = workload_generators(&n);
   out[k++] = (RegistryCase){ "workload generators", REGISTRY_ROWS(gens), n, -1 };
-  const TraceReader *const *readers = trace_format_readers(&n);
+  const TraceFormatRow *const *readers = trace_format_readers(&n);
   out[k++] = (RegistryCase){ "trace readers", REGISTRY_ROWS(readers), n, -1 };
   /* The memory policy modes are reached one by one. */
   static const MempolicyMode *modes[16];
@@ -129,7 +129,7 @@ START_TEST(test_lookup_from_settings)
     ck_assert(settings_set(s, "tlb.replacement", tlb[i]->name, "-s", &err));
     ck_assert_ptr_eq(tlb_repl_from_settings(s, &err), tlb[i]);
   }
-  const TraceReader *const *readers = trace_format_readers(&n);
+  const TraceFormatRow *const *readers = trace_format_readers(&n);
   for (unsigned i = 0; i < n; i++) {
     TraceFormat f;
     g_autoptr(GError) err = NULL;

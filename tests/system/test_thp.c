@@ -97,13 +97,13 @@ START_TEST(test_huge_fault_write)
   ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
   ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 0);
   ck_assert_uint_eq(ctr(m, CTR_FAULTS_ANON), 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 2 * MB);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 2 * MB);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 4096);
   ck_assert_uint_eq(t->mm->rss_pages, 512);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 1);
   ck_assert_uint_eq(thp_page_count(k), 1);
   /* PDPT, PD and the deposited table; 512 data pages. */
-  ck_assert_uint_eq(ctr(m, CTR_PT_PAGES_ALLOC), 3);
+  ck_assert_uint_eq(ctr(m, CTR_PGTABLE_PAGES_ALLOC), 3);
   ck_assert_uint_eq(free0 - fixture_free_pages(k), 512 + 3);
   /* Costs: thp.huge_fault_ns, clearing 2M, three table pages. */
   uint64_t clear2m = kernel_clear_cycles(k, 2 * MB);
@@ -231,7 +231,7 @@ START_TEST(test_huge_zero_page_read_then_write)
   ck_assert_uint_eq(ctr(m, CTR_THP_ZERO_PAGE_ALLOC), 1);
   ck_assert_uint_eq(ctr(m, CTR_THP_ZERO_PAGE_MAPPED), 1);
   ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 1);
   uint64_t clear2m = kernel_clear_cycles(k, 2 * MB);
   ck_assert_uint_eq(cycles, clear2m + k->zero_page_cycles + 3 * (k->ptpage_cycles + k->clear_4k_cycles));
@@ -249,12 +249,12 @@ START_TEST(test_huge_zero_page_read_then_write)
   ck_assert_uint_ne(pte_pfn(e), zero_pfn);
   ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
   ck_assert_uint_eq(ctr(m, CTR_FAULTS_COW), 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 2 * MB);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 2 * MB);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 2);
   ck_assert_uint_eq(cycles, k->huge_fault_cycles + clear2m);
   ck_assert_uint_eq(ctr(m, CTR_TLB_FLUSH_PAGES), 1); /* the huge translation, one INVLPG */
   /* Two granules touched in that range: the read and the write. */
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 3 * 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 3 * 4096);
   machine_free(m);
 }
 END_TEST
@@ -321,7 +321,7 @@ START_TEST(test_fallback_when_no_order9)
   ck_assert_uint_eq(ctr(m, CTR_FAULTS_ANON), 1);
   ck_assert(pte_of(t, BASE) & PTE_P);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 4096);
   /* A read falls back too when the huge zero page cannot be had. */
   ck_assert_int_eq(fault(m, t, BASE + 2 * MB, ACC_LOAD, NULL), FAULT_MAPPED);
   ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 2);
@@ -387,7 +387,7 @@ START_TEST(test_split_on_partial_munmap)
   /* split, one INVLPG for the huge page, one for the 4K page unmapped */
   ck_assert_uint_eq(m->cpus[0]->clock - clock, k->split_cycles + 2 * k->invlpg_cycles);
   ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 1);
-  ck_assert_uint_eq(ctr(m, CTR_THP_DEFERRED_SPLIT), 1);
+  ck_assert_uint_eq(ctr(m, CTR_THP_DEFERRED_SPLIT_PAGE), 1);
   ck_assert_uint_eq(thp_deferred_count(k), 1);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 0);
   /* The deposited table now holds the PTEs: same flags, A and D kept. */
@@ -407,7 +407,7 @@ START_TEST(test_split_on_partial_munmap)
   }
   /* Nothing is freed before the queue is processed. */
   ck_assert_uint_eq(fixture_free_pages(k), free1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 2 * MB);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 2 * MB);
   fixture_check_buddy(k);
   uint64_t cycles = 0;
   ck_assert_uint_eq(thp_deferred_split_scan(k, &m->cpus[0]->kc, &cycles), 1);
@@ -415,12 +415,12 @@ START_TEST(test_split_on_partial_munmap)
   ck_assert_uint_eq(fixture_free_pages(k), free1 + 1);
   ck_assert(buddy_is_free(physmem_zone(k->pm, 0, ZONE_DMA32), head + 1));
   ck_assert_uint_eq(thp_page_count(k), 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 2 * MB - 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 2 * MB - 4096);
   fixture_check_buddy(k);
   /* The other 511 pages are base pages now, freed one by one. */
   sys(m, t, REC_MUNMAP, BASE, 4 * MB, 0);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
   fixture_check_buddy(k);
   machine_free(m);
 }
@@ -443,8 +443,8 @@ START_TEST(test_partly_unmapped_then_rest)
   sys(m, t, REC_MADVISE, BASE, 1 * MB, ADV_DONTNEED);
   ck_assert_uint_eq(thp_deferred_count(k), 0);
   ck_assert_uint_eq(thp_page_count(k), 0);
-  ck_assert_uint_eq(ctr(m, CTR_THP_DEFERRED_SPLIT), 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
+  ck_assert_uint_eq(ctr(m, CTR_THP_DEFERRED_SPLIT_PAGE), 1);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
   /* The VMA stays; its emptied tables went, so all memory is back. */
   ck_assert_uint_eq(mm_vma_count(t->mm), 1);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
@@ -461,7 +461,7 @@ START_TEST(test_split_on_partial_mprotect)
   uint64_t head = one_thp(m, t);
   sys(m, t, REC_MPROTECT, BASE, 1 * MB, PROT_R);
   ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 1);
-  ck_assert_uint_eq(ctr(m, CTR_THP_DEFERRED_SPLIT), 0);
+  ck_assert_uint_eq(ctr(m, CTR_THP_DEFERRED_SPLIT_PAGE), 0);
   for (unsigned i = 0; i < 512; i++) {
     uint64_t e = pte_of(t, BASE + i * 4096ULL);
     ck_assert_uint_eq(pte_pfn(e), head + i);
@@ -472,7 +472,7 @@ START_TEST(test_split_on_partial_mprotect)
   uint64_t free1 = fixture_free_pages(k);
   sys(m, t, REC_MUNMAP, BASE, 2 * MB, 0);
   ck_assert_uint_eq(thp_deferred_count(k), 0);
-  ck_assert_uint_eq(ctr(m, CTR_THP_DEFERRED_SPLIT), 0);
+  ck_assert_uint_eq(ctr(m, CTR_THP_DEFERRED_SPLIT_PAGE), 0);
   ck_assert_uint_eq(fixture_free_pages(k), free1 + 512 + 3); /* and the PT, PD and PDPT pages */
   fixture_check_buddy(k);
   machine_free(m);
@@ -515,13 +515,13 @@ START_TEST(test_munmap_whole_frees_order9)
   ck_assert_int_eq(fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert_int_eq(fault(m, t, BASE + 2 * MB, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert_uint_eq(free0 - fixture_free_pages(k), 1024 + 2 + 2);
-  uint64_t freed0 = ctr(m, CTR_PT_PAGES_FREED);
+  uint64_t freed0 = ctr(m, CTR_PGTABLE_PAGES_FREED);
   sys(m, t, REC_MUNMAP, BASE, 4 * MB, 0);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
-  ck_assert_uint_eq(ctr(m, CTR_PT_PAGES_FREED) - freed0, 4); /* two deposited, PD, PDPT */
+  ck_assert_uint_eq(ctr(m, CTR_PGTABLE_PAGES_FREED) - freed0, 4); /* two deposited, PD, PDPT */
   ck_assert_uint_eq(mm_deposited_count(t->mm), 0);
   ck_assert_uint_eq(thp_page_count(k), 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 0);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
   ck_assert_uint_eq(t->mm->rss_pages, 0);
   ck_assert_uint_eq(ctr(m, CTR_TLB_FLUSH_PAGES), 2); /* one INVLPG per huge page */
   ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 0);
@@ -592,32 +592,32 @@ START_TEST(test_touch_bitmap)
   ck_assert_uint_eq(k->touch_maps, 0);
   kernel_touch_any(k, &cpu->kc, t->mm, BASE + 8); /* no bitmap: nothing counted */
   one_thp(m, t);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 4096);
   ck_assert_uint_eq(k->touch_maps, g_hash_table_size(k->touched));
   ck_assert_uint_eq(k->touch_maps, 1);
   kernel_touch_any(k, &cpu->kc, t->mm, BASE + 0x3000); /* kernel_touch_any counts as kernel_touch */
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 2 * 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 2 * 4096);
   kernel_touch(k, &cpu->kc, t->mm, BASE + 8);          /* the faulting granule */
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 2 * 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 2 * 4096);
   kernel_touch(k, &cpu->kc, t->mm, BASE + 0x7000);
   kernel_touch(k, &cpu->kc, t->mm, BASE + 0x7ff8);
   kernel_touch(k, &cpu->kc, t->mm, BASE + 2 * MB - 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 4 * 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 4 * 4096);
   kernel_touch(k, &cpu->kc, u->mm, BASE + 0x9000);      /* another mm: no huge mapping there */
   kernel_touch(k, &cpu->kc, t->mm, BASE + 2 * MB + 8); /* not mapped huge */
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 4 * 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 4 * 4096);
   /* After a split and a partial unmap, a refault of an unmapped granule
    * counts again; a 4K fault on a granule counted already does not. */
   sys(m, t, REC_MADVISE, BASE, 0x8000, ADV_DONTNEED);
   ck_assert_int_eq(fault(m, t, BASE + 0x7000, ACC_STORE, NULL), FAULT_MAPPED);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 5 * 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 5 * 4096);
   kernel_touch(k, &cpu->kc, t->mm, BASE + 0x8000);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 6 * 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 6 * 4096);
   ck_assert_uint_eq(k->touch_maps, 1);
   /* munmap of the whole range forgets it. */
   sys(m, t, REC_MUNMAP, BASE, 4 * MB, 0);
   kernel_touch(k, &cpu->kc, t->mm, BASE + 0x9000);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 6 * 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 6 * 4096);
   ck_assert_uint_eq(g_hash_table_size(k->touched), 0);
   ck_assert_uint_eq(k->touch_maps, 0);
   machine_free(m);
@@ -642,8 +642,8 @@ START_TEST(test_touch_from_accesses)
   }
   ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
   /* 0x0000, 0x1000, 0x5000, 0x1ff000: four base pages */
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED), 4 * 4096);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 2 * MB);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 4 * 4096);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 2 * MB);
   machine_free(m);
 }
 END_TEST
@@ -699,7 +699,7 @@ START_TEST(test_hugetlb_pools)
   ck_assert((e & (PTE_P | PTE_PS | PTE_RW)) == (PTE_P | PTE_PS | PTE_RW));
   ck_assert_uint_eq(pte_pfn(e) & (262144 - 1), 0);
   ck_assert_uint_eq(hugetlb_free_count(h, HPAGE_1G), 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED), 2 * MB + GB);
+  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 2 * MB + GB);
   /* Translation: a walk of two references, a 1G page. */
   cpu_flush_all(m->cpus[0]);
   Xlat x = { 0 };

@@ -65,6 +65,15 @@ static inline void assert_read_fails(TraceSource *src, const char *part)
   ck_assert_msg(recs == NULL, "expected an error containing '%s'", part);
   ck_assert_ptr_nonnull(err);
   ck_assert_msg(strstr(err->message, part), "message '%s' lacks '%s'", err->message, part);
+  /* A failure sticks: the next read repeats it word for word. */
+  GError *again = NULL;
+  TraceBatch *batch = g_new(TraceBatch, 1);
+  ck_assert(!trace_source_next(src, batch, &again));
+  ck_assert_ptr_nonnull(again);
+  ck_assert_str_eq(again->message, err->message);
+  ck_assert(g_error_matches(again, err->domain, err->code));
+  g_free(batch);
+  g_error_free(again);
   g_error_free(err);
 }
 
