@@ -236,7 +236,7 @@ static FaultResult huge_present(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, PtNod
     kernel_touch_fault(k, cpu, mm, va);
   } else if (kind == ACC_STORE && !(e & PTE_RW)) {
     /* The THP is ours alone: reuse it (do_huge_pmd_wp_page). */
-    n->e[idx] = e | PTE_RW | PTE_D;
+    pgtable_entry_set(n, idx, e | PTE_RW | PTE_D);
     machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + k->pmd_bytes, k->geo.shift[2]);
     *cycles += k->zero_page_cycles;
     what = "thp-wp-reuse";
@@ -264,7 +264,7 @@ static FaultResult hugetlb_fault(Kernel *k, Cpu *cpu, Mm *mm, const Vma *v, uint
   if (level == want && (e & PTE_P) && (e & PTE_PS)) {
     if (kind == ACC_STORE && !(e & PTE_RW)) {
       /* hugetlb_wp on a page this mm alone maps: reuse it. */
-      n->e[idx] = e | PTE_RW | PTE_D;
+      pgtable_entry_set(n, idx, e | PTE_RW | PTE_D);
       machine_flush_range_stride(k->m, cpu, mm, haddr, haddr + span, mm->pt.g.shift[want]);
       *cycles += k->zero_page_cycles;
       emit_fault(k, cpu, mm, "hugetlb-wp-reuse", va, kind, 0, *cycles);
@@ -365,7 +365,7 @@ static FaultResult fault_once(Kernel *k, Cpu *cpu, Mm *mm, uint64_t va, AccessKi
   } else if ((e & PTE_P) && kind == ACC_STORE && !(e & PTE_RW)) {
     /* Write to an exclusive page made read-only by mprotect: reuse it
      * (wp_page_reuse).  The handler allocates nothing, like a zero-page fault. */
-    n->e[idx] = e | PTE_RW | PTE_D;
+    pgtable_entry_set(n, idx, e | PTE_RW | PTE_D);
     machine_flush_range(k->m, cpu, mm, page_va, page_va + k->base_bytes);
     *cycles += k->zero_page_cycles;
     what = "wp-reuse";

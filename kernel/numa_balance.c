@@ -440,7 +440,7 @@ static uint64_t mark_huge(NumaBalance *nb, Cpu *cpu, PtNode *n, unsigned idx, ui
   uint64_t e = n->e[idx];
   if (!markable(e) || (start & (k->pmd_bytes - 1)) || end - start != k->pmd_bytes)
     return 0;
-  n->e[idx] = e | PTE_SW_NUMA;
+  pgtable_entry_set(n, idx, e | PTE_SW_NUMA);
   (*entries)++;
   cpu->ctr.c[CTR_NUMA_PTE_UPDATES] += k->pmd_subpages;
   cpu->ctr.c[CTR_NUMA_HUGE_PTE_UPDATES]++;
@@ -460,7 +460,7 @@ static uint64_t mark_ptes(NumaBalance *nb, Cpu *cpu, PtNode *t, uint64_t start, 
       continue;
     if (skip_node >= 0 && physmem_node_of(k->pm, pte_pfn(e)) == skip_node)
       continue;
-    t->e[i] = e | PTE_SW_NUMA;
+    pgtable_entry_set(t, i, e | PTE_SW_NUMA);
     marked++;
   }
   *entries += marked;
@@ -516,7 +516,7 @@ static uint64_t pmd_mark_pmd(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, ui
   /* The table is marked whole even when the range covers part of it (a
    * VMA smaller than 2M): the fault handles every PTE under it. */
   if (any && same) {
-    n->e[idx] = e | PTE_SW_NUMA;
+    pgtable_entry_set(n, idx, e | PTE_SW_NUMA);
     (*entries)++;
     cpu->ctr.c[CTR_NUMA_PMD_UPDATES]++;
     if (!marked)
@@ -795,7 +795,7 @@ static FaultResult pte_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, Pt
     else if (!local && migrate_base(nb, cpu, mm, va & ~(k->base_bytes - 1), FALSE, &e, cycles, s))
       moved = 1;
   }
-  t->e[i] = e;
+  pgtable_entry_set(t, i, e);
   emit_hint(k, cpu, mm, "pte", va, page_node, moved, *cycles);
   return FAULT_MAPPED;
 }
@@ -823,7 +823,7 @@ static FaultResult huge_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma *v, P
       cpu->ctr.c[CTR_NUMA_PAGES_MIGRATED] += moved;
     }
   }
-  n->e[idx] = e;
+  pgtable_entry_set(n, idx, e);
   emit_hint(k, cpu, mm, "thp", va, page_node, moved, *cycles);
   return FAULT_MAPPED;
 }
@@ -858,7 +858,7 @@ static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma 
      * under a PMD it marked whole) was never flushed: TLBs may hold it. */
     gboolean accessible = !(t->e[i] & PTE_SW_NUMA);
     uint64_t e = t->e[i] & ~PTE_SW_NUMA;
-    t->e[i] = e;
+    pgtable_entry_set(t, i, e);
     uint64_t pva = base + ((uint64_t)i << k->base_shift);
     if (group_node == cpu->node || (e & (PTE_P | PTE_SW_ZERO)) != PTE_P ||
         physmem_node_of(k->pm, pte_pfn(e)) == cpu->node)
@@ -869,11 +869,11 @@ static FaultResult pmd_group_fault(NumaBalance *nb, Cpu *cpu, Mm *mm, const Vma 
     if (!pass) {
       cpu->ctr.c[CTR_NUMA_MIGRATE_FILTERED]++;
     } else if (migrate_base(nb, cpu, mm, pva, accessible, &e, cycles, s)) {
-      t->e[i] = e;
+      pgtable_entry_set(t, i, e);
       moved++;
     }
   }
-  n->e[idx] = pmd;
+  pgtable_entry_set(n, idx, pmd);
   emit_hint(k, cpu, mm, "pmd", va, group_node, moved, *cycles);
   return FAULT_MAPPED;
 }
