@@ -22,8 +22,9 @@
  * the walkers of arch/); a range is visited with pgtable_walk(), which calls
  * PtWalkOps back per entry (Linux's walk_page_range and mm_walk_ops) and lets
  * the callback rewrite the entry it was given with pgtable_walk_set().
- * pgtable_set(), pgtable_clear_range() and pgtable_change_range() remain for
- * what needs tables allocated or freed.  Reading an entry stays direct
+ * pgtable_set(), pgtable_clear_range(), pgtable_change_range() and
+ * pgtable_take_table() remain for mapping, unmapping, mprotect and collapse
+ * (tables allocated, freed or unhooked).  Reading an entry stays direct
  * (n->e[i]): the translation hardware of arch/ reads it on its hot path, and
  * the pte_*() tests below say what a value means.
  *
