@@ -2,8 +2,8 @@
  * map.c - the address-space picture of `mmusim run --map` (see map.h).
  *
  * It reads the kernel's own state: the VMAs of each Mm and the leaves of its
- * software page table (a read-only descent of the PtNode tree restricted to
- * each VMA), and physmem_node_of() on each leaf's frame.  It leaves out what
+ * software page table (pgtable_walk() over each VMA, reading only), and
+ * physmem_node_of() on each leaf's frame.  It leaves out what
  * the page table does not say: the ppc64 hashed page table's contents, TLB
  * contents, page-cache pages.  A leaf counts as mapped when it is present or
  * is a NUMA hinting entry (present to the kernel, kernel/numa_balance.h).
@@ -67,7 +67,6 @@ const char *__lsan_default_options(void)
 
 typedef struct {
   const Machine *m;
-  const PtGeometry *g;
   int nodes;
   /* the VMA being aggregated */
   uint64_t start, size;
@@ -155,33 +154,22 @@ static void agg_add(Agg *ag, uint64_t a, uint64_t b, unsigned level, int node)
     ag->tot_node[node] += b - a;
 }
 
-/* Every leaf of the table `n` (covering from `base`) inside [lo, hi). */
-static void agg_walk(Agg *ag, const PtNode *n, uint64_t base, uint64_t lo, uint64_t hi)
+/* One entry of the walk over a VMA: a leaf mapped (present, or a NUMA
+ * hinting entry) adds its part inside the VMA, [addr, next). */
+static int agg_entry(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
 {
-  const PtGeometry *g = ag->g;
-  unsigned l = n->level;
-  uint64_t span = pgtable_entry_span(g, l);
-  unsigned count = 1u << g->bits[l];
-  unsigned i = lo > base ? (unsigned)((lo - base) / span) : 0;
-  for (; i < count; i++) {
-    uint64_t va = base + (uint64_t)i * span;
-    if (va >= hi)
-      break;
-    uint64_t e = n->e[i];
-    if (!e)
-      continue;
-    if (l == 1 || (e & PTE_PS)) {
-      if (!(e & (PTE_P | PTE_SW_NUMA)))
-        continue;
-      int node = physmem_node_of(ag->m->k->pm, pte_pfn(e));
-      if (node < 0 || node >= ag->nodes)
-        node = -1;
-      agg_add(ag, MAX(va, lo), MIN(va + span, hi), l, node);
-    } else if (n->child && n->child[i]) {
-      agg_walk(ag, n->child[i], va, lo, hi);
-    }
-  }
+  Agg *ag = w->ctx;
+  unsigned l = w->level;
+  if (pte_none(e) || !pte_leaf(e, l) || !(e & (PTE_P | PTE_SW_NUMA)))
+    return 0;
+  int node = physmem_node_of(ag->m->k->pm, pte_pfn(e));
+  if (node < 0 || node >= ag->nodes)
+    node = -1;
+  agg_add(ag, addr, next, l, node);
+  return 0;
 }
+
+static const PtWalkOps agg_ops = { .pud_entry = agg_entry, .pmd_entry = agg_entry, .pte_entry = agg_entry };
 
 static void agg_vma(Agg *ag, const Mm *mm, const Vma *v, unsigned ncol)
 {
@@ -194,8 +182,7 @@ static void agg_vma(Agg *ag, const Mm *mm, const Vma *v, unsigned ncol)
   ag->node = g_new0(uint64_t, (size_t)ag->ncol * ag->nodes);
   memset(ag->tot_cls, 0, sizeof ag->tot_cls);
   memset(ag->tot_node, 0, sizeof(uint64_t) * (size_t)ag->nodes);
-  if (mm->pt.root)
-    agg_walk(ag, mm->pt.root, 0, v->start, v->end);
+  pgtable_walk(&mm->pt, v->start, v->end, &agg_ops, ag);
 }
 
 /* Colours: page sizes from small to large; nodes spread round the hue
@@ -514,7 +501,7 @@ gboolean map_write_svg(const Machine *m, const char *title, const char *path, GE
     g_string_append_printf(desc, "%s\n", line);
   }
 
-  Agg ag = { .m = m, .g = g, .nodes = nodes, .tot_node = g_new0(uint64_t, nodes) };
+  Agg ag = { .m = m, .nodes = nodes, .tot_node = g_new0(uint64_t, nodes) };
   unsigned *class_order = g_new(unsigned, MAP_CLASSES);
   for (unsigned j = 0; j < MAP_CLASSES; j++) /* largest pages on top */
     class_order[j] = MAP_CLASSES - 1 - j;

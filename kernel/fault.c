@@ -227,7 +227,7 @@ static FaultResult huge_present(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, PtNo
     kernel_touch_fault(k, cpu, mm, va);
   } else if (kind == ACC_STORE && !(e & PTE_RW)) {
     /* The THP is ours alone: reuse it (do_huge_pmd_wp_page). */
-    n->e[idx] = e | PTE_RW | PTE_D;
+    pgtable_entry_set(n, idx, e | PTE_RW | PTE_D);
     kernel_flush_tlb(k, cpu, mm, haddr, haddr + k->pmd_bytes, k->geo.shift[2], FALSE);
     *cycles += k->zero_page_cycles;
     what = "thp-wp-reuse";
@@ -255,7 +255,7 @@ static FaultResult hugetlb_fault(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uin
   if (level == want && (e & PTE_P) && (e & PTE_PS)) {
     if (kind == ACC_STORE && !(e & PTE_RW)) {
       /* hugetlb_wp on a page this mm alone maps: reuse it. */
-      n->e[idx] = e | PTE_RW | PTE_D;
+      pgtable_entry_set(n, idx, e | PTE_RW | PTE_D);
       kernel_flush_tlb(k, cpu, mm, haddr, haddr + span, mm->pt.g.shift[want], FALSE);
       *cycles += k->zero_page_cycles;
       emit_fault(k, cpu, mm, "hugetlb-wp-reuse", va, kind, 0, *cycles);
@@ -356,7 +356,7 @@ static FaultResult fault_once(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessK
   } else if ((e & PTE_P) && kind == ACC_STORE && !(e & PTE_RW)) {
     /* Write to an exclusive page made read-only by mprotect: reuse it
      * (wp_page_reuse).  The handler allocates nothing, like a zero-page fault. */
-    n->e[idx] = e | PTE_RW | PTE_D;
+    pgtable_entry_set(n, idx, e | PTE_RW | PTE_D);
     kernel_flush_tlb_4k(k, cpu, mm, page_va, page_va + k->base_bytes);
     *cycles += k->zero_page_cycles;
     what = "wp-reuse";

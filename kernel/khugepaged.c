@@ -353,6 +353,55 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, KCpu *
   return SCAN_SUCCEED;
 }
 
+/* hpage_collapse_scan_pmd()'s walk of one PMD range: the PMD as
+ * find_pmd_or_thp_or_none() sees it, then every PTE of its table. */
+typedef struct {
+  Khugepaged *kh;
+  ScanResult r;        /* SCAN_PMD_NULL until a PTE table is found */
+  const PtNode *table; /* that table */
+  ThpRangeStats st;
+} ScanWalk;
+
+static int scan_pmd_entry(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
+{
+  ScanWalk *sw = w->ctx;
+  if (pte_huge(e, 2)) {
+    sw->r = SCAN_PMD_MAPPED;
+    return 1;
+  }
+  if (!pte_present(e) || !w->below)
+    return 1; /* no table under the PMD: SCAN_PMD_NULL or SCAN_PMD_NONE */
+  sw->r = SCAN_SUCCEED;
+  sw->table = w->below;
+  return 0;
+}
+
+/* Reading the PTEs leaves their accessed bits alone, as
+ * hpage_collapse_scan_pmd does (it tests pte_young, clears nothing). */
+static int scan_pte(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
+{
+  ScanWalk *sw = w->ctx;
+  ThpRangeStats *st = &sw->st;
+  if (pte_none(e)) {
+    st->none++;
+  } else if (!pte_present(e)) {
+    st->swap++; /* a non-present entry that is not empty: none exist without swap */
+  } else if (pte_zero_page(e)) {
+    st->zero++;
+  } else {
+    st->present++;
+    st->writable += pte_write(e);
+    st->young += pte_young(e);
+    /* st->shared stays 0: no anonymous page is mapped by two mms (no fork) */
+    int node = physmem_node_of(sw->kh->k->pm, pte_pfn(e));
+    if (node >= 0)
+      sw->kh->node_load[node]++;
+  }
+  return 0;
+}
+
+static const PtWalkOps scan_ops = { .pmd_entry = scan_pmd_entry, .pte_entry = scan_pte };
+
 /* hpage_collapse_scan_pmd() and, when the range qualifies, the collapse.
  * *collapsing tells whether collapse_huge_page ran (the kernel drops the
  * mmap lock there, which ends the mm walk). */
@@ -364,8 +413,7 @@ static ScanResult scan_range(Khugepaged *kh, CollapseControl *cc, KCpu *cpu, Mm 
   unsigned entries = 1; /* the VMA and PMD look-up */
   ScanResult r;
   const Vma *v = vma_from(mm, haddr, NULL);
-  unsigned level = 0, idx = 0;
-  PtNode *n = NULL;
+  ScanWalk sw = { .kh = kh, .r = SCAN_PMD_NULL };
   if (!v) {
     r = SCAN_VMA_CHECK; /* the kernel's SCAN_VMA_NULL */
   } else if (!thp_range_in_vma(k, v, haddr)) {
@@ -373,13 +421,9 @@ static ScanResult scan_range(Khugepaged *kh, CollapseControl *cc, KCpu *cpu, Mm 
   } else if (!collapse_vma_allowed(k, mm, v, cc)) {
     r = SCAN_VMA_CHECK;
   } else {
-    n = pgtable_lookup(&mm->pt, haddr, &level, &idx);
-    if (level == 2 && (n->e[idx] & PTE_PS))
-      r = SCAN_PMD_MAPPED;
-    else if (level != 1)
-      r = SCAN_PMD_NULL; /* no table under the PMD: SCAN_PMD_NULL or SCAN_PMD_NONE */
-    else
-      r = SCAN_SUCCEED;
+    memset(kh->node_load, 0, (gsize)physmem_nodes(k->pm) * sizeof *kh->node_load);
+    pgtable_walk(&mm->pt, haddr, haddr + kh->pmd_bytes, &scan_ops, &sw);
+    r = sw.r;
   }
   if (r != SCAN_SUCCEED) {
     charge_entries(kh, cpu, entries);
@@ -387,28 +431,8 @@ static ScanResult scan_range(Khugepaged *kh, CollapseControl *cc, KCpu *cpu, Mm 
     return r;
   }
 
-  /* The PTEs.  Reading them leaves their accessed bits alone, as
-   * hpage_collapse_scan_pmd does (it tests pte_young, clears nothing). */
-  ThpRangeStats st = { 0 };
-  memset(kh->node_load, 0, (gsize)physmem_nodes(k->pm) * sizeof *kh->node_load);
-  for (unsigned i = 0; i < kh->pmd_nr; i++) {
-    uint64_t e = n->e[i];
-    if (!e) {
-      st.none++;
-    } else if (!(e & PTE_P)) {
-      st.swap++; /* a non-present entry that is not empty: none exist without swap */
-    } else if (e & PTE_SW_ZERO) {
-      st.zero++;
-    } else {
-      st.present++;
-      st.writable += (e & PTE_RW) != 0;
-      st.young += (e & PTE_A) != 0;
-      /* st.shared stays 0: no anonymous page is mapped by two mms (no fork) */
-      int node = physmem_node_of(k->pm, pte_pfn(e));
-      if (node >= 0)
-        kh->node_load[node]++;
-    }
-  }
+  /* The PTEs, counted by the walk (scan_pte). */
+  ThpRangeStats st = sw.st;
   entries += kh->pmd_nr;
   charge_entries(kh, cpu, entries);
   if (cc->is_khugepaged)
@@ -419,7 +443,7 @@ static ScanResult scan_range(Khugepaged *kh, CollapseControl *cc, KCpu *cpu, Mm 
     r = SCAN_EXCEED_SWAP_PTE; /* swap-in is not modelled */
   if (r == SCAN_SUCCEED) {
     *collapsing = TRUE;
-    r = collapse_huge_page(kh, cc, cpu, mm, v, haddr, n, &st);
+    r = collapse_huge_page(kh, cc, cpu, mm, v, haddr, sw.table, &st);
   }
   if (r != SCAN_SUCCEED)
     cpu->ctr->c[CTR_SCAN_PMD_NULL + r]++;

@@ -440,6 +440,20 @@ gboolean numa_balance_marked_found(const PtFound *f)
 
 /* ---- the schemes ----------------------------------------------------------------- */
 
+/* The scanner's walk over one PMD range (change_pmd_range for one PMD,
+ * change_pte_range below it). */
+typedef struct {
+  NumaBalance *nb;
+  KCpu *cpu;
+  uint64_t *entries;
+  int skip_node;        /* pages already on this node stay (-1: none) */
+  gboolean whole;       /* pmd scheme: a table marked whole is left alone */
+  uint64_t huge;        /* base pages a huge PMD made PROT_NONE (mark_huge) */
+  uint64_t ptes;        /* PTEs made PROT_NONE */
+  PtNode *pmd;          /* the PMD's table, when its PTE table was entered */
+  unsigned pmd_index;
+} MarkWalk;
+
 /* change_huge_pmd(prot_numa): a huge PMD wholly in the range. */
 static uint64_t mark_huge(NumaBalance *nb, KCpu *cpu, PtNode *n, unsigned idx, uint64_t start, uint64_t end,
                           uint64_t *entries)
@@ -448,48 +462,87 @@ static uint64_t mark_huge(NumaBalance *nb, KCpu *cpu, PtNode *n, unsigned idx, u
   uint64_t e = n->e[idx];
   if (!markable(e) || (start & (k->pmd_bytes - 1)) || end - start != k->pmd_bytes)
     return 0;
-  n->e[idx] = e | PTE_SW_NUMA;
+  pgtable_entry_set(n, idx, e | PTE_SW_NUMA);
   (*entries)++;
   cpu->ctr->c[CTR_NUMA_PTE_UPDATES] += k->pmd_subpages;
   cpu->ctr->c[CTR_NUMA_HUGE_PTE_UPDATES]++;
   return k->pmd_subpages;
 }
 
-/* change_pte_range(prot_numa) over [start, end) of the PTE table t. */
-static uint64_t mark_ptes(NumaBalance *nb, KCpu *cpu, PtNode *t, uint64_t start, uint64_t end, int skip_node,
-                          uint64_t *entries)
+/* change_pte_range(prot_numa): one PTE of the range. */
+static int mark_pte(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
 {
-  Kernel *k = nb->k;
-  uint64_t marked = 0;
-  for (uint64_t va = start; va < end; va += k->base_bytes) {
-    unsigned i = pgtable_index(&k->geo, 1, va);
-    uint64_t e = t->e[i];
-    if (!markable(e))
-      continue;
-    if (skip_node >= 0 && physmem_node_of(k->pm, pte_pfn(e)) == skip_node)
-      continue;
-    t->e[i] = e | PTE_SW_NUMA;
-    marked++;
+  MarkWalk *mw = w->ctx;
+  Kernel *k = mw->nb->k;
+  if (!markable(e))
+    return 0;
+  if (mw->skip_node >= 0 && physmem_node_of(k->pm, pte_pfn(e)) == mw->skip_node)
+    return 0;
+  pgtable_walk_set(w, e | PTE_SW_NUMA);
+  mw->ptes++;
+  return 0;
+}
+
+/* The PMD of the range: a huge one is marked whole, a table's PTEs one by
+ * one (pmd scheme: unless the table is marked whole already). */
+static int mark_pmd_entry(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
+{
+  MarkWalk *mw = w->ctx;
+  if (!pte_present(e)) {
+    w->action = PT_WALK_SKIP;
+  } else if (pte_huge(e, 2)) {
+    mw->huge += mark_huge(mw->nb, mw->cpu, w->table, w->index, addr, next, mw->entries);
+  } else if (w->below && mw->whole && (e & PTE_SW_NUMA)) {
+    w->action = PT_WALK_SKIP;
+  } else if (w->below) {
+    mw->pmd = w->table;
+    mw->pmd_index = w->index;
   }
+  return 0;
+}
+
+static const PtWalkOps mark_ops = { .pmd_entry = mark_pmd_entry, .pte_entry = mark_pte };
+
+/* Walk [start, end) of mm with mw and count the PTEs it marked (a huge
+ * PMD counts in mark_huge). */
+static void mark_range(KCpu *cpu, Mm *mm, uint64_t start, uint64_t end, MarkWalk *mw, uint64_t *entries)
+{
+  pgtable_walk(&mm->pt, start, end, &mark_ops, mw);
+  uint64_t marked = mw->ptes;
   *entries += marked;
   cpu->ctr->c[CTR_NUMA_PTE_UPDATES] += marked;
-  return marked;
 }
 
 static uint64_t pte_mark_pmd(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
                              uint64_t *entries)
 {
   (void)v;
-  unsigned idx;
-  PtNode *n = pmd_table(&mm->pt, start, &idx);
-  if (!n || !(n->e[idx] & PTE_P))
-    return 0;
-  if (n->e[idx] & PTE_PS)
-    return mark_huge(nb, cpu, n, idx, start, end, entries);
-  if (!n->child[idx])
-    return 0;
-  return mark_ptes(nb, cpu, n->child[idx], start, end, nb->scan_node, entries);
+  MarkWalk mw = { .nb = nb, .cpu = cpu, .entries = entries, .skip_node = nb->scan_node };
+  mark_range(cpu, mm, start, end, &mw, entries);
+  return mw.huge + mw.ptes;
 }
+
+/* The pmd scheme's look at a whole PTE table: the node of its pages, while
+ * they share one; stops at the first page elsewhere. */
+typedef struct {
+  const Kernel *k;
+  int node;
+  gboolean same, any;
+} SameNode;
+
+static int same_node_pte(PtWalk *w, uint64_t pe, uint64_t addr, uint64_t next)
+{
+  SameNode *sn = w->ctx;
+  if ((pe & (PTE_P | PTE_SW_ZERO)) != PTE_P)
+    return 0;
+  int nd = physmem_node_of(sn->k->pm, pte_pfn(pe));
+  sn->same = sn->node < 0 || nd == sn->node;
+  sn->node = nd;
+  sn->any = TRUE;
+  return sn->same ? 0 : 1;
+}
+
+static const PtWalkOps same_node_ops = { .pte_entry = same_node_pte };
 
 /* The 2012 scheme: a table whose pages all sit on one node is marked at
  * the PMD as well as at each PTE (change_pmd_protnuma after
@@ -499,32 +552,22 @@ static uint64_t pmd_mark_pmd(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, u
 {
   (void)v;
   Kernel *k = nb->k;
-  unsigned idx;
-  PtNode *n = pmd_table(&mm->pt, start, &idx);
-  if (!n || !(n->e[idx] & PTE_P))
-    return 0;
+  MarkWalk mw = { .nb = nb, .cpu = cpu, .entries = entries, .skip_node = -1, .whole = TRUE };
+  mark_range(cpu, mm, start, end, &mw, entries);
+  if (!mw.pmd)
+    return mw.huge;
+  PtNode *n = mw.pmd;
+  unsigned idx = mw.pmd_index;
   uint64_t e = n->e[idx];
-  if (e & PTE_PS)
-    return mark_huge(nb, cpu, n, idx, start, end, entries);
-  if (!n->child[idx] || (e & PTE_SW_NUMA))
-    return 0;
-  PtNode *t = n->child[idx];
-  int node = -1;
-  gboolean same = TRUE, any = FALSE;
-  for (unsigned i = 0; i < k->pmd_subpages && same; i++) {
-    uint64_t pe = t->e[i];
-    if ((pe & (PTE_P | PTE_SW_ZERO)) != PTE_P)
-      continue;
-    int nd = physmem_node_of(k->pm, pte_pfn(pe));
-    same = node < 0 || nd == node;
-    node = nd;
-    any = TRUE;
-  }
-  uint64_t marked = mark_ptes(nb, cpu, t, start, end, -1, entries);
+  uint64_t base = start & ~(k->pmd_bytes - 1);
+  SameNode sn = { .k = k, .node = -1, .same = TRUE };
+  pgtable_walk(&mm->pt, base, base + k->pmd_bytes, &same_node_ops, &sn);
+  gboolean same = sn.same, any = sn.any;
+  uint64_t marked = mw.ptes;
   /* The table is marked whole even when the range covers part of it (a
    * VMA smaller than 2M): the fault handles every PTE under it. */
   if (any && same) {
-    n->e[idx] = e | PTE_SW_NUMA;
+    pgtable_entry_set(n, idx, e | PTE_SW_NUMA);
     (*entries)++;
     cpu->ctr->c[CTR_NUMA_PMD_UPDATES]++;
     if (!marked)
@@ -808,7 +851,7 @@ static FaultResult pte_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, P
     else if (!local && migrate_base(nb, cpu, mm, va & ~(k->base_bytes - 1), FALSE, &e, cycles, s))
       moved = 1;
   }
-  t->e[i] = e;
+  pgtable_entry_set(t, i, e);
   emit_hint(k, cpu, mm, "pte", va, page_node, moved, *cycles);
   return FAULT_MAPPED;
 }
@@ -836,7 +879,7 @@ static FaultResult huge_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, 
       cpu->ctr->c[CTR_NUMA_PAGES_MIGRATED] += moved;
     }
   }
-  n->e[idx] = e;
+  pgtable_entry_set(n, idx, e);
   emit_hint(k, cpu, mm, "thp", va, page_node, moved, *cycles);
   return FAULT_MAPPED;
 }
@@ -871,7 +914,7 @@ static FaultResult pmd_group_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma
      * under a PMD it marked whole) was never flushed: TLBs may hold it. */
     gboolean accessible = !(t->e[i] & PTE_SW_NUMA);
     uint64_t e = t->e[i] & ~PTE_SW_NUMA;
-    t->e[i] = e;
+    pgtable_entry_set(t, i, e);
     uint64_t pva = base + ((uint64_t)i << k->base_shift);
     if (group_node == cpu->node || (e & (PTE_P | PTE_SW_ZERO)) != PTE_P ||
         physmem_node_of(k->pm, pte_pfn(e)) == cpu->node)
@@ -882,11 +925,11 @@ static FaultResult pmd_group_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma
     if (!pass) {
       cpu->ctr->c[CTR_NUMA_MIGRATE_FILTERED]++;
     } else if (migrate_base(nb, cpu, mm, pva, accessible, &e, cycles, s)) {
-      t->e[i] = e;
+      pgtable_entry_set(t, i, e);
       moved++;
     }
   }
-  n->e[idx] = pmd;
+  pgtable_entry_set(n, idx, pmd);
   emit_hint(k, cpu, mm, "pmd", va, group_node, moved, *cycles);
   return FAULT_MAPPED;
 }

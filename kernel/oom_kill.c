@@ -35,35 +35,27 @@ typedef struct {
   uint64_t rss;
 } RssWalk;
 
-/* Frames get_mm_rss counts under table n (a read-only descent). */
-static void rss_walk(RssWalk *w, const PageTable *pt, const PtNode *n)
+/* Frames get_mm_rss counts for one entry of the walk: a leaf present (a
+ * NUMA hinting entry keeps PTE_P), not a zero page, not a hugetlb page. */
+static int rss_entry(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
 {
-  unsigned entries = 1u << pt->g.bits[n->level];
-  for (unsigned i = 0; i < entries; i++) {
-    uint64_t e = n->e[i];
-    if (!e)
-      continue;
-    if (n->level > 1 && !(e & PTE_PS)) {
-      if (n->child && n->child[i])
-        rss_walk(w, pt, n->child[i]);
-      continue;
-    }
-    /* A leaf: present (a NUMA hinting entry keeps PTE_P), not a zero page,
-     * not a hugetlb page. */
-    if (!(e & PTE_P) || (e & PTE_SW_ZERO))
-      continue;
-    if (n->level > 1 && hugetlb_owns(w->k->hugetlb, pte_pfn(e), NULL))
-      continue;
-    w->rss += pgtable_entry_span(&pt->g, n->level) >> 12;
-  }
+  RssWalk *rw = w->ctx;
+  if (!pte_leaf(e, w->level) || !pte_present(e) || pte_zero_page(e))
+    return 0;
+  if (w->level > 1 && hugetlb_owns(rw->k->hugetlb, pte_pfn(e), NULL))
+    return 0;
+  rw->rss += pgtable_entry_span(&w->pt->g, w->level) >> 12;
+  return 0;
 }
+
+static const PtWalkOps rss_ops = { .pud_entry = rss_entry, .pmd_entry = rss_entry, .pte_entry = rss_entry };
 
 uint64_t oom_badness(const Kernel *k, const Mm *mm, uint64_t *rss, uint64_t *pgtables)
 {
   RssWalk w = { k, 0 };
   uint64_t tables = 0;
   if (!mm->oom_killed && mm->pt.root) {
-    rss_walk(&w, &mm->pt, mm->pt.root);
+    pgtable_walk(&mm->pt, 0, UINT64_MAX, &rss_ops, &w);
     /* mm_pgtables_bytes counts the tables below the PGD, a deposited one
      * too (mm_inc_nr_ptes when a huge PMD deposits it). */
     tables = mm->pt.tables - 1 + mm_deposited_count(mm);

@@ -2,12 +2,13 @@
  * pgtable.c - the radix page table of one address space.
  *
  * Models: table pages allocated from simulated physical memory, entry values
- * in the x86-64 layout, leaves at any level, freeing of emptied tables (as
+ * in the generic layout of pgtable.h (x86-64's bits), leaves at any level, freeing of emptied tables (as
  * free_pgtables() does on munmap), unhooking a table whole for a collapse
- * (the mm keeps the deposited page, kernel/mm.c).  Leaves out: the split
- * page-table locks, and 5-level folding at run time (the level count is
- * fixed per machine).
- * Sources: arch/x86/include/asm/pgtable_types.h, mm/memory.c.
+ * (the mm keeps the deposited page, kernel/mm.c), and the range walker
+ * every kernel scan of the table goes through (pgtable_walk, after
+ * walk_page_range).  Leaves out: the split page-table locks, and 5-level
+ * folding at run time (the level count is fixed per machine).
+ * Sources: arch/x86/include/asm/pgtable_types.h, mm/memory.c, mm/pagewalk.c.
  */
 #include "config.h"
 #include "pgtable.h"
@@ -114,14 +115,26 @@ static PtNode *node_struct_new(PageTable *pt)
 static void node_host_free(PageTable *pt, PtNode *n)
 {
   unsigned entries = 1u << pt->g.bits[n->level];
-  array_free(pt, n->e, entries);
-  array_free(pt, n->child, entries);
+  array_free(pt, (void *)n->e, entries);
+  array_free(pt, (void *)n->child, entries);
   n->child = (PtNode **)pt->host.free_nodes;
   pt->host.free_nodes = n;
   pt->host.nodes_freed++;
 }
 
 /* ---- tables -------------------------------------------------------------------- */
+
+/* The entries and children are const to every other file (pgtable.h): these
+ * and pgtable_entry_set() are where they are written. */
+static inline void entry_write(PtNode *n, unsigned i, uint64_t entry)
+{
+  ((uint64_t *)n->e)[i] = entry;
+}
+
+static inline void child_set(PtNode *n, unsigned i, PtNode *c)
+{
+  ((PtNode **)n->child)[i] = c;
+}
 
 static PtNode *node_new(PageTable *pt, unsigned level)
 {
@@ -180,11 +193,6 @@ void pgtable_destroy(PageTable *pt)
   pt->host.nodes_freed = freed;
 }
 
-static gboolean is_leaf(uint64_t e, unsigned level)
-{
-  return level == 1 || (e & PTE_PS);
-}
-
 void pgtable_find(const PageTable *pt, uint64_t va, PtFound *f)
 {
   PtNode *n = pt->root;
@@ -192,7 +200,7 @@ void pgtable_find(const PageTable *pt, uint64_t va, PtFound *f)
   for (unsigned l = pt->g.levels;; l--) {
     unsigned i = pgtable_index(&pt->g, l, va);
     uint64_t e = n->e[i];
-    if (l == 1 || !(e & PTE_P) || is_leaf(e, l) || !n->child[i]) {
+    if (l == 1 || !(e & PTE_P) || pte_leaf(e, l) || !n->child[i]) {
       *f = (PtFound){ .table = n, .level = l, .index = i, .up_entry = up, .nodes_freed = pt->host.nodes_freed };
       return;
     }
@@ -226,10 +234,10 @@ PtNode *pgtable_ensure(PageTable *pt, uint64_t va, unsigned level, unsigned *all
         return NULL;
       if (allocated)
         (*allocated)++;
-      n->child[i] = c;
+      child_set(n, i, c);
       /* Linux makes user table entries present, writable and user; the leaf
        * decides the real permission. */
-      n->e[i] = pte_make(c->pfn, PTE_P | PTE_RW | PTE_US);
+      entry_write(n, i, pte_make(c->pfn, PTE_P | PTE_RW | PTE_US));
       n->used++;
     }
     n = n->child[i];
@@ -237,14 +245,14 @@ PtNode *pgtable_ensure(PageTable *pt, uint64_t va, unsigned level, unsigned *all
   return n;
 }
 
-/* Entry i of n becomes `entry`, n->used kept. */
+/* Entry i of n becomes `entry`, n->used kept (no table hangs there). */
 static inline void entry_store(PtNode *n, unsigned i, uint64_t entry)
 {
   if (n->e[i] == 0 && entry != 0)
     n->used++;
   else if (n->e[i] != 0 && entry == 0)
     n->used--;
-  n->e[i] = entry;
+  entry_write(n, i, entry);
 }
 
 gboolean pgtable_set(PageTable *pt, uint64_t va, unsigned level, uint64_t entry, unsigned *allocated)
@@ -287,12 +295,12 @@ static gboolean clear_rec(PageTable *pt, PtNode *n, uint64_t base, uint64_t star
     uint64_t e = n->e[i];
     if (!e)
       continue;
-    if (is_leaf(e, l)) {
+    if (pte_leaf(e, l)) {
       if (lo < start || hi > end)
         g_warning("pgtable_clear_range: huge leaf at %#" G_GINT64_MODIFIER "x only partly in range", lo);
       if ((e & PTE_P) && fn)
         fn(ctx, lo, l, e);
-      n->e[i] = 0;
+      entry_write(n, i, 0);
       n->used--;
       continue;
     }
@@ -300,8 +308,8 @@ static gboolean clear_rec(PageTable *pt, PtNode *n, uint64_t base, uint64_t star
     if (c && clear_rec(pt, c, lo, MAX(start, lo), MIN(end, hi), fn, ctx, freed)) {
       node_free(pt, c);
       (*freed)++;
-      n->child[i] = NULL;
-      n->e[i] = 0;
+      child_set(n, i, NULL);
+      entry_write(n, i, 0);
       n->used--;
     }
   }
@@ -329,8 +337,8 @@ static void change_rec(PageTable *pt, PtNode *n, uint64_t base, uint64_t start, 
     uint64_t e = n->e[i];
     if (!(e & PTE_P))
       continue;
-    if (is_leaf(e, l))
-      n->e[i] = (e & ~clear) | set;
+    if (pte_leaf(e, l))
+      entry_write(n, i, (e & ~clear) | set);
     else if (n->child[i])
       change_rec(pt, n->child[i], lo, MAX(start, lo), MIN(end, lo + span), set, clear);
   }
@@ -340,6 +348,78 @@ void pgtable_change_range(PageTable *pt, uint64_t start, uint64_t end, uint64_t 
 {
   if (start < end)
     change_rec(pt, pt->root, 0, start, end, set, clear);
+}
+
+/* ---- the range walker ----------------------------------------------------------- */
+
+/* Whether ops has a callback for an entry at `level` or below: a table at
+ * that level is worth entering. */
+static gboolean walk_wants(const PtWalkOps *ops, unsigned level)
+{
+  if (ops->pte_entry)
+    return TRUE;
+  if (level >= 2 && (ops->pmd_entry || ops->pte_hole))
+    return TRUE;
+  return level >= 3 && ops->pud_entry;
+}
+
+/* [start, end) below table n, which covers from `base`: start >= base, and
+ * end within n's span. */
+static int walk_rec(PtWalk *w, PtNode *n, uint64_t base, uint64_t start, uint64_t end)
+{
+  const PtWalkOps *ops = w->ops;
+  unsigned l = n->level;
+  uint64_t span = pgtable_entry_span(&w->pt->g, l);
+  unsigned nent = 1u << w->pt->g.bits[l];
+  for (unsigned i = (unsigned)((start - base) / span); i < nent; i++) {
+    uint64_t lo = base + (uint64_t)i * span;
+    if (lo >= end)
+      break;
+    uint64_t addr = MAX(lo, start), next = MIN(lo + span, end);
+    uint64_t e = n->e[i];
+    PtNode *c = n->child ? n->child[i] : NULL;
+    w->table = n;
+    w->index = i;
+    w->level = l;
+    w->below = c;
+    int r = 0;
+    if (l == 1) {
+      r = ops->pte_entry(w, e, addr, next); /* a PTE table is entered only for it */
+    } else if (e == 0 && c == NULL) {
+      if (ops->pte_hole)
+        r = ops->pte_hole(w, addr, next, l);
+    } else {
+      w->action = PT_WALK_DESCEND;
+      if (l == 2 && ops->pmd_entry)
+        r = ops->pmd_entry(w, e, addr, next);
+      else if (l == 3 && ops->pud_entry)
+        r = ops->pud_entry(w, e, addr, next);
+      /* The callback cannot have unhooked c: pgtable_entry_set() keeps a
+       * table's entry pointing to it. */
+      if (r == 0 && c != NULL && w->action == PT_WALK_DESCEND && walk_wants(ops, l - 1))
+        r = walk_rec(w, c, lo, addr, next);
+    }
+    if (r != 0)
+      return r;
+  }
+  return 0;
+}
+
+int pgtable_walk(const PageTable *pt, uint64_t start, uint64_t end, const PtWalkOps *ops, void *ctx)
+{
+  g_return_val_if_fail(pt != NULL && ops != NULL, 0);
+  if (start >= end || pt->root == NULL)
+    return 0;
+  PtWalk w = { .pt = pt, .ops = ops, .ctx = ctx, .action = PT_WALK_DESCEND };
+  /* The root covers the whole space of its levels; beyond it nothing maps. */
+  unsigned top = pt->g.levels;
+  uint64_t limit = pt->g.shift[top] + pt->g.bits[top] >= 64 ? UINT64_MAX
+                                                             : UINT64_C(1) << (pt->g.shift[top] + pt->g.bits[top]);
+  if (start >= limit)
+    return 0;
+  if (!walk_wants(ops, top))
+    return 0;
+  return walk_rec(&w, pt->root, 0, start, MIN(end, limit));
 }
 
 gboolean pgtable_take_table(PageTable *pt, uint64_t va, unsigned level, uint64_t *pfn)
@@ -361,8 +441,8 @@ gboolean pgtable_take_table(PageTable *pt, uint64_t va, unsigned level, uint64_t
       if (t->child[j])
         return FALSE;
   *pfn = t->pfn;
-  n->child[i] = NULL;
-  n->e[i] = 0;
+  child_set(n, i, NULL);
+  entry_write(n, i, 0);
   n->used--;
   pt->tables--;
   node_host_free(pt, t);

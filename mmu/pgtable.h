@@ -9,11 +9,46 @@
  * Every table page is a real page of simulated physical memory, allocated
  * from the buddy allocator through the PtAllocator hooks, so every entry has a
  * physical address (table pfn << 12 | index * 8) that a walk sends through
- * the caches.  Entries use the x86-64 bit layout (Intel SDM vol. 3A table 4-19)
- * for every architecture; software bits 9..11 carry the kernel's own state.
+ * the caches.
  *
  * Levels are numbered from the leaf: 1 = PTE, 2 = PMD, 3 = PUD, 4 = P4D/PML4,
  * 5 = PGD of LA57.  A PS entry at level 2 or 3 is a huge leaf.
+ *
+ * The one door.  Only this file and pgtable.c write entries: PtNode.e is
+ * const to everyone else, and tests/pgtable-door.sh (make check) refuses a
+ * cast that takes the const away.  A single entry is written with
+ * pgtable_entry_set() (any change, the table's count of used entries kept)
+ * or pgtable_entry_set_flags() (the hardware's accessed and dirty bits, for
+ * the walkers of arch/); a range is visited with pgtable_walk(), which calls
+ * PtWalkOps back per entry (Linux's walk_page_range and mm_walk_ops) and lets
+ * the callback rewrite the entry it was given with pgtable_walk_set().
+ * pgtable_set(), pgtable_clear_range(), pgtable_change_range() and
+ * pgtable_take_table() remain for mapping, unmapping, mprotect and collapse
+ * (tables allocated, freed or unhooked).  Reading an entry stays direct
+ * (n->e[i]): the translation hardware of arch/ reads it on its hot path, and
+ * the pte_*() tests below say what a value means.
+ *
+ * The entry format.  Entries hold the generic software view below for every
+ * architecture: the bit positions of x86-64 (Intel SDM vol. 3A table 4-19)
+ * for P, RW, US, A, D, PS and NX, the pfn in bits 12..51, and the kernel's
+ * own state in software bits (9 and 10 here, 52..58 for NUMA balancing's
+ * last node, kernel/numa_balance.h).  Code outside arch/ uses only these
+ * names and the pte_*() tests, never a bit of a particular machine.  How an
+ * architecture maps the view onto its hardware:
+ *   x86-64  the MMU reads the entries as they are (identity); the walk
+ *           (arch/x86_64/x86_64.c) sets A and D in place, as the hardware
+ *           does, and treats PTE_SW_NUMA as not present (a protnone entry).
+ *   ppc64   the hash MMU never reads this table: the hash fault handler
+ *           (arch/ppc64/ppc64.c, pte_to_rflags) turns a generic leaf into
+ *           the HPTE's PP, N and C bits.  Linux's own ppc64 PTE has another
+ *           layout (_PAGE_PRESENT, _PAGE_READ/WRITE/EXEC, _PAGE_ACCESSED,
+ *           _PAGE_DIRTY, _PAGE_PTE of asm/book3s/64/pgtable.h); the model
+ *           keeps the generic one, which changes no count or cost, because
+ *           the software walk reads whole 8-byte entries either way.
+ * A new architecture whose hardware walks this table in another layout
+ * converts in its own walk (as ppc64 converts for the HPT), or, when the
+ * layout must be stored, gives PtGeometry a format and the pte_*() tests
+ * read it; nothing outside mmu/ and arch/ changes.
  */
 #ifndef MMUSIM_PGTABLE_H
 #define MMUSIM_PGTABLE_H
@@ -37,14 +72,64 @@
 static inline uint64_t pte_pfn(uint64_t e) { return (e & PTE_PFN_MASK) >> 12; }
 static inline uint64_t pte_make(uint64_t pfn, uint64_t flags) { return ((pfn << 12) & PTE_PFN_MASK) | flags; }
 
+/* ---- what an entry value means (mm/pgtable-generic.c, asm/pgtable.h) ---- */
+
+/* Empty: no page, no table, no software state (pte_none). */
+static inline gboolean pte_none(uint64_t e) { return e == 0; }
+/* Present to the kernel (pte_present): a NUMA hinting entry is. */
+static inline gboolean pte_present(uint64_t e) { return (e & PTE_P) != 0; }
+/* Present to the kernel but not to the MMU: PROT_NONE for NUMA hinting
+ * (pte_protnone). */
+static inline gboolean pte_protnone(uint64_t e) { return (e & (PTE_P | PTE_SW_NUMA)) == (PTE_P | PTE_SW_NUMA); }
+/* Whether the entry at `level` maps memory itself rather than a table: every
+ * PTE, and a PS entry above (present or not: a huge leaf holds its slot). */
+static inline gboolean pte_leaf(uint64_t e, unsigned level) { return level == 1 || (e & PTE_PS) != 0; }
+/* A huge leaf: a PS entry above level 1. */
+static inline gboolean pte_huge(uint64_t e, unsigned level) { return level > 1 && (e & PTE_PS) != 0; }
+/* Maps the shared zero page or the huge zero page. */
+static inline gboolean pte_zero_page(uint64_t e) { return (e & PTE_SW_ZERO) != 0; }
+static inline gboolean pte_write(uint64_t e) { return (e & PTE_RW) != 0; }
+static inline gboolean pte_young(uint64_t e) { return (e & PTE_A) != 0; }
+static inline gboolean pte_dirty(uint64_t e) { return (e & PTE_D) != 0; }
+
 typedef struct PtNode PtNode;
 struct PtNode {
   uint64_t pfn;      /* the simulated page that holds this table */
-  uint64_t *e;       /* 1 << bits entries */
-  PtNode **child;    /* next-level tables; NULL in last-level tables */
+  const uint64_t *e; /* 1 << bits entries; written only through pgtable.h */
+  PtNode *const *child; /* next-level tables; NULL in last-level tables; hooked only by pgtable.c */
   uint32_t used;     /* entries that are not zero */
   uint8_t level;
 };
+
+/* Store `entry` in slot idx of table n, keeping n->used.  A slot a lower
+ * table hangs from must keep pointing to it (the same pfn, no PTE_PS, not
+ * empty): flags may change there (a NUMA mark on a table PMD), the table may
+ * not be lost; FALSE, and nothing changed, otherwise (pgtable_clear_range()
+ * and pgtable_take_table() unhook tables). */
+static inline gboolean pgtable_entry_set(PtNode *n, unsigned idx, uint64_t entry)
+{
+  uint64_t *e = (uint64_t *)n->e; /* the door: the one place the const goes */
+  if (n->child && n->child[idx] && (entry == 0 || (entry & PTE_PS) || pte_pfn(entry) != n->child[idx]->pfn))
+    return FALSE;
+  if (e[idx] == 0 && entry != 0)
+    n->used++;
+  else if (e[idx] != 0 && entry == 0)
+    n->used--;
+  e[idx] = entry;
+  return TRUE;
+}
+
+/* OR `flags` into slot idx of table n: what the MMU does to an entry it
+ * walks (PTE_A, PTE_D).  Flags only: no pfn bit and not PTE_PS, so a table
+ * below stays pointed to; for the hot walks of arch/, no check but the
+ * used count. */
+static inline void pgtable_entry_set_flags(PtNode *n, unsigned idx, uint64_t flags)
+{
+  uint64_t *e = (uint64_t *)n->e;
+  if (G_UNLIKELY(e[idx] == 0) && flags != 0)
+    n->used++;
+  e[idx] |= flags;
+}
 
 typedef struct {
   unsigned levels;             /* 4 or 5 on x86-64 */
@@ -151,6 +236,66 @@ typedef void (*PtLeafFn)(void *ctx, uint64_t va, unsigned level, uint64_t entry)
  * tables left empty.  Huge leaves must lie wholly inside the range (split them
  * first).  Returns the number of table pages freed. */
 unsigned pgtable_clear_range(PageTable *pt, uint64_t start, uint64_t end, PtLeafFn fn, void *ctx);
+
+/* ---- walking a range (mm/pagewalk.c walk_page_range, mm_walk_ops) ---------- */
+
+typedef struct PtWalk PtWalk;
+
+/* What pgtable_walk() calls, each optional.  `e` is the entry's value,
+ * [addr, next) the part of its span inside the walk's range (so the first
+ * and the last may be cut); the entry itself is w->table->e[w->index], at
+ * w->level.  A callback returns 0 to go on; any other value stops the walk,
+ * and pgtable_walk() returns it.
+ *   pud_entry  each non-empty entry at level 3: a 1G leaf, or a table entry.
+ *   pmd_entry  each non-empty entry at level 2: a huge leaf (PTE_PS, present
+ *              or not), a table entry (w->below is its PTE table), or
+ *              another non-present entry (w->below NULL).
+ *   pte_entry  each entry at level 1 in the range, empty ones included (as
+ *              Linux's walk_pte_range); tables are entered only for it.
+ *   pte_hole   each empty entry above level 1 (no table under it): level
+ *              is that entry's level (Linux's depth).
+ * Entries above level 3 that are not empty are descended, never reported.
+ * Order: by address, an entry's callback before the entries of its table.
+ * A callback of a table entry sets w->action = PT_WALK_SKIP to leave that
+ * table out (Linux's ACTION_CONTINUE).  A callback may rewrite the entry it
+ * was given (pgtable_walk_set()) and any entry pgtable_entry_set() allows,
+ * but may not allocate or free tables (pgtable_set(), pgtable_clear_range()
+ * and pgtable_take_table() are not for callbacks). */
+typedef struct {
+  int (*pud_entry)(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next);
+  int (*pmd_entry)(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next);
+  int (*pte_entry)(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next);
+  int (*pte_hole)(PtWalk *w, uint64_t addr, uint64_t next, unsigned level);
+} PtWalkOps;
+
+typedef enum {
+  PT_WALK_DESCEND, /* enter the table under the entry (the default, ACTION_SUBTREE) */
+  PT_WALK_SKIP,    /* leave it out (ACTION_CONTINUE) */
+} PtWalkAction;
+
+/* The walk's state, as each callback sees it (Linux's struct mm_walk). */
+struct PtWalk {
+  const PageTable *pt;
+  const PtWalkOps *ops;
+  void *ctx;          /* the caller's */
+  PtNode *table;      /* the table holding the entry being visited */
+  unsigned index;     /* its index there */
+  unsigned level;     /* its level */
+  const PtNode *below; /* the table under it, NULL when none */
+  PtWalkAction action; /* reset to PT_WALK_DESCEND before each table entry's callback */
+};
+
+/* Visit [start, end) of pt with `ops`, in address order; start and end
+ * need no alignment.  Returns 0 when the range was walked to its end, else
+ * the first non-zero value a callback returned. */
+int pgtable_walk(const PageTable *pt, uint64_t start, uint64_t end, const PtWalkOps *ops, void *ctx);
+
+/* From a callback: store `entry` in the entry being visited
+ * (pgtable_entry_set()). */
+static inline gboolean pgtable_walk_set(PtWalk *w, uint64_t entry)
+{
+  return pgtable_entry_set(w->table, w->index, entry);
+}
 
 /* Apply `set`/`clear` flag masks to every present leaf in [start, end). */
 void pgtable_change_range(PageTable *pt, uint64_t start, uint64_t end, uint64_t set, uint64_t clear);

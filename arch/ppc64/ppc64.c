@@ -707,7 +707,7 @@ static XlatStatus hash_page(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, AccessK
       g_string_append(ex, "    the Linux PTE does not allow this access: a page fault\n");
     return XLAT_PROTECTION;
   }
-  n->e[idx] = e | PTE_A | (write ? PTE_D : 0);
+  pgtable_entry_set_flags(n, idx, PTE_A | (write ? PTE_D : 0));
   e = n->e[idx];
 
   /* The page the HPTE maps: the leaf's size where the hardware has it in

@@ -561,14 +561,14 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
     }
     allow_w &= e;
     allow_u &= e;
-    node->e[idx] = e | PTE_A;
+    pgtable_entry_set_flags(node, idx, PTE_A);
     if (level == 1 || (e & PTE_PS)) {
       if (!allow_u || (write && !allow_w) || (fetch && (e & PTE_NX))) {
         status = XLAT_PROTECTION;
         break;
       }
       if (write)
-        node->e[idx] |= PTE_D;
+        pgtable_entry_set_flags(node, idx, PTE_D);
       unsigned size = level - 1;
       out->size = (uint8_t)size;
       out->flags = (uint8_t)(TLBF_U | ((allow_w) ? TLBF_W : 0) | ((node->e[idx] & PTE_D) ? TLBF_D : 0) |

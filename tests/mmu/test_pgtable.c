@@ -6,6 +6,8 @@
  * records every release, so each test can count table pages and the
  * teardown can check that none leaked.  A failing check draws the path of
  * the address in question: one line per level with the index and the entry.
+ * The walker's tests compare a log of every callback (what, the clipped
+ * range, level, index, kind of entry) with one written out by hand.
  */
 #include "config.h"
 #include "testutil.h"
@@ -895,6 +897,326 @@ START_TEST(test_set_found_twin)
 }
 END_TEST
 
+/* ---- the entry accessors and setters ------------------------------------------- */
+
+START_TEST(test_pte_accessors)
+{
+  uint64_t table = pte_make(0x1234, PTE_P | PTE_RW | PTE_US);
+  uint64_t hint = pte4k(0x55) | PTE_SW_NUMA;
+  ck_assert(pte_none(0));
+  ck_assert(!pte_none(PTE_SW_NUMA)); /* software state is not empty */
+  ck_assert(pte_present(pte4k(1)));
+  ck_assert(pte_present(hint)); /* present to the kernel ... */
+  ck_assert(pte_protnone(hint)); /* ... not to the MMU */
+  ck_assert(!pte_protnone(pte4k(1)));
+  ck_assert(!pte_protnone(PTE_SW_NUMA)); /* not present at all */
+  ck_assert(!pte_present(PTE_SW_NUMA | PTE_PS));
+  /* Every PTE is a leaf; above, only PS entries, present or not. */
+  ck_assert(pte_leaf(0, 1));
+  ck_assert(pte_leaf(table, 1));
+  ck_assert(!pte_leaf(table, 2));
+  ck_assert(pte_leaf(huge(0x200), 2));
+  ck_assert(pte_leaf(PTE_SW_NUMA | PTE_PS, 3));
+  ck_assert(pte_huge(huge(0x200), 2));
+  ck_assert(!pte_huge(huge(0x200), 1)); /* bit 7 of a PTE is PAT, not a size */
+  ck_assert(!pte_huge(table, 2));
+  ck_assert(pte_zero_page(pte_make(7, PTE_P | PTE_SW_ZERO)));
+  ck_assert(!pte_zero_page(pte4k(7)));
+  ck_assert(pte_write(pte4k(1)) && pte_young(pte4k(1)) && pte_dirty(pte4k(1)));
+  ck_assert(!pte_dirty(huge(1)));
+}
+END_TEST
+
+START_TEST(test_entry_set_keeps_used)
+{
+  map4k(0x400000, 0x10);
+  unsigned l, i;
+  PtNode *t = pgtable_lookup(&pt, 0x400000, &l, &i);
+  ck_assert_uint_eq(l, 1);
+  ck_assert_uint_eq(t->used, 1);
+  /* Slot 1 (0x401000) was empty: one more used. */
+  ck_assert(pgtable_entry_set(t, 1, pte4k(0x11)));
+  ck_assert_uint_eq(t->used, 2);
+  ck_assert_uint_eq(leaf_of(0x401000, NULL), pte4k(0x11));
+  /* Overwriting is not a new entry; a software-only entry counts. */
+  ck_assert(pgtable_entry_set(t, 1, PTE_SW_NUMA));
+  ck_assert_uint_eq(t->used, 2);
+  ck_assert(pgtable_entry_set(t, 1, 0));
+  ck_assert_uint_eq(t->used, 1);
+  ck_assert(pgtable_entry_set(t, 1, 0)); /* clearing twice does not underflow */
+  ck_assert_uint_eq(t->used, 1);
+
+  /* The PMD entry above the table: flags may change, the table stays. */
+  PtNode *pd = pt.root->child[0]->child[0];
+  uint64_t up = pd->e[2];
+  ck_assert_uint_eq(up, pte_make(FIRST_PFN + 3, PTE_P | PTE_RW | PTE_US));
+  ck_assert(pgtable_entry_set(pd, 2, up | PTE_SW_NUMA));
+  ck_assert_uint_eq(pd->e[2], up | PTE_SW_NUMA);
+  ck_assert_uint_eq(pd->used, 1);
+  g_autofree char *before = draw_path(&pt, 0x400000);
+  ck_assert(!pgtable_entry_set(pd, 2, 0));                  /* would lose the table */
+  ck_assert(!pgtable_entry_set(pd, 2, huge(0x400)));        /* a leaf over it */
+  ck_assert(!pgtable_entry_set(pd, 2, pte_make(0x999, PTE_P | PTE_RW | PTE_US))); /* another table */
+  g_autofree char *after = draw_path(&pt, 0x400000);
+  ck_assert_msg(pd->e[2] == (up | PTE_SW_NUMA) && pd->used == 1 && pd->child[2] == t,
+                "a refused set changed the PMD\nbefore:\n%safter:\n%s", before, after);
+  ck_assert(pgtable_entry_set(pd, 2, up));
+  /* A PMD slot with no table under it takes anything. */
+  ck_assert(pgtable_entry_set(pd, 5, huge(0xa00)));
+  ck_assert_uint_eq(pd->used, 2);
+  ck_assert_uint_eq(leaf_of(5 * MB2 + KB4, &l), huge(0xa00));
+  ck_assert_uint_eq(l, 2);
+}
+END_TEST
+
+START_TEST(test_entry_set_flags)
+{
+  uint64_t plain = pte_make(0x10, PTE_P | PTE_RW | PTE_US);
+  ck_assert(pgtable_set(&pt, 0x400000, 1, plain, NULL));
+  unsigned l, i;
+  PtNode *t = pgtable_lookup(&pt, 0x400000, &l, &i);
+  pgtable_entry_set_flags(t, i, PTE_A);
+  ck_assert_uint_eq(t->e[i], plain | PTE_A);
+  pgtable_entry_set_flags(t, i, PTE_A | PTE_D);
+  ck_assert_uint_eq(t->e[i], plain | PTE_A | PTE_D);
+  ck_assert_uint_eq(t->used, 1);
+  /* On a table entry (the walk sets A at every level) the table stays. */
+  PtNode *pd = pt.root->child[0]->child[0];
+  uint64_t up = pd->e[2];
+  pgtable_entry_set_flags(pd, 2, PTE_A);
+  ck_assert_uint_eq(pd->e[2], up | PTE_A);
+  ck_assert_ptr_eq(pd->child[2], t);
+  /* An empty slot given flags is no longer empty: counted. */
+  pgtable_entry_set_flags(t, 7, PTE_SW_NUMA);
+  ck_assert_uint_eq(t->used, 2);
+  pgtable_entry_set_flags(t, 7, 0);
+  ck_assert_uint_eq(t->used, 2);
+}
+END_TEST
+
+/* ---- the walker ---------------------------------------------------------------- */
+
+/* What the callbacks saw, one line each (empty PTEs only counted), and
+ * what they were told to do. */
+typedef struct {
+  GString *log;
+  unsigned empty_ptes;
+  unsigned calls;
+  unsigned stop_at;     /* return 7 from this call (1-based); 0: never */
+  uint64_t skip_table;  /* pmd_entry: skip the table starting here */
+  gboolean mark;        /* pte_entry: set PTE_SW_NUMA on present PTEs */
+} WalkLog;
+
+static int log_stop(WalkLog *wl)
+{
+  return ++wl->calls == wl->stop_at ? 7 : 0;
+}
+
+static void log_entry(PtWalk *w, const char *what, uint64_t e, uint64_t addr, uint64_t next)
+{
+  WalkLog *wl = w->ctx;
+  g_string_append_printf(wl->log, "%s %#" G_GINT64_MODIFIER "x-%#" G_GINT64_MODIFIER "x L%u [%u] %s pfn %#" G_GINT64_MODIFIER "x\n",
+                         what, addr, next, w->level, w->index,
+                         pte_leaf(e, w->level) ? (pte_present(e) ? "leaf" : "leaf-np") : w->below ? "table" : "other",
+                         pte_pfn(e));
+}
+
+static int log_pud(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
+{
+  ck_assert_uint_eq(w->level, 3);
+  ck_assert_uint_eq(w->table->e[w->index], e);
+  log_entry(w, "pud", e, addr, next);
+  return log_stop(w->ctx);
+}
+
+static int log_pmd(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
+{
+  WalkLog *wl = w->ctx;
+  ck_assert_uint_eq(w->level, 2);
+  ck_assert_uint_eq(w->table->e[w->index], e);
+  ck_assert_uint_eq(w->action, PT_WALK_DESCEND);
+  log_entry(w, "pmd", e, addr, next);
+  if (wl->skip_table && addr == wl->skip_table)
+    w->action = PT_WALK_SKIP;
+  return log_stop(wl);
+}
+
+static int log_pte(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
+{
+  WalkLog *wl = w->ctx;
+  ck_assert_uint_eq(w->level, 1);
+  ck_assert_uint_eq(w->table->e[w->index], e);
+  ck_assert_ptr_null(w->below);
+  if (pte_none(e)) {
+    wl->empty_ptes++;
+    return 0;
+  }
+  log_entry(w, "pte", e, addr, next);
+  if (wl->mark && pte_present(e))
+    ck_assert(pgtable_walk_set(w, e | PTE_SW_NUMA));
+  return log_stop(wl);
+}
+
+static int log_hole(PtWalk *w, uint64_t addr, uint64_t next, unsigned level)
+{
+  WalkLog *wl = w->ctx;
+  ck_assert_uint_eq(w->level, level);
+  ck_assert_uint_eq(w->table->e[w->index], 0);
+  g_string_append_printf(wl->log, "hole %#" G_GINT64_MODIFIER "x-%#" G_GINT64_MODIFIER "x L%u [%u]\n", addr, next,
+                         level, w->index);
+  return log_stop(wl);
+}
+
+static const PtWalkOps log_all = { .pud_entry = log_pud, .pmd_entry = log_pmd, .pte_entry = log_pte, .pte_hole = log_hole };
+static const PtWalkOps log_upper = { .pud_entry = log_pud, .pmd_entry = log_pmd, .pte_hole = log_hole };
+
+/* Walk [start, end) with ops; the log must read `want`. */
+#define ck_walk(wl, start, end, ops, want, ret)                                                    \
+  do {                                                                                              \
+    g_string_truncate((wl)->log, 0);                                                                \
+    (wl)->empty_ptes = (wl)->calls = 0;                                                             \
+    int r_ = pgtable_walk(&pt, (start), (end), (ops), (wl));                                        \
+    ck_assert_msg(strcmp((wl)->log->str, (want)) == 0, "walk [%#" G_GINT64_MODIFIER "x, %#"         \
+                  G_GINT64_MODIFIER "x):\ngot:\n%swant:\n%s", (uint64_t)(start), (uint64_t)(end),   \
+                  (wl)->log->str, (want));                                                          \
+    ck_assert_int_eq(r_, (ret));                                                                    \
+  } while (0)
+
+/*   PD0[2]  PT X: 0x400000 (pfn 0x100), 0x402000 (pfn 0x102)
+ *   PD0[3]  2M leaf 0x600000 (pfn 0x600)
+ *   PD0[4]  PT Y: 0x800000 (pfn 0x800)
+ *   PDPT0[1] 1G leaf 0x40000000 (pfn 0x40000)
+ * Tables: root 0x1000, PDPT0 0x1001, PD0 0x1002, X 0x1003, Y 0x1004. */
+static void walk_scene(void)
+{
+  map4k(0x400000, 0x100);
+  map4k(0x402000, 0x102);
+  ck_assert(pgtable_set(&pt, 0x600000, 2, huge(0x600), NULL));
+  map4k(0x800000, 0x800);
+  ck_assert(pgtable_set(&pt, GB1, 3, huge(0x40000), NULL));
+  ck_assert_uint_eq(pt.tables, 5);
+}
+
+/* Order, clipping and huge leaves at the PMD: a range that starts inside
+ * X, past its first page, and ends 16K into the 2M leaf. */
+START_TEST(test_walk_order_and_clipping)
+{
+  walk_scene();
+  WalkLog wl = { .log = g_string_new(NULL) };
+  ck_walk(&wl, 0x401000, 0x604000, &log_all,
+          "pud 0x401000-0x604000 L3 [0] table pfn 0x1002\n"
+          "pmd 0x401000-0x600000 L2 [2] table pfn 0x1003\n"
+          "pte 0x402000-0x403000 L1 [2] leaf pfn 0x102\n"
+          "pmd 0x600000-0x604000 L2 [3] leaf pfn 0x600\n", 0);
+  /* X's slots 1..511 were visited, all but one of them empty. */
+  ck_assert_uint_eq(wl.empty_ptes, 510);
+
+  /* Not aligned to pages either: half of page 1 and half of page 2. */
+  ck_walk(&wl, 0x401800, 0x402800, &log_all,
+          "pud 0x401800-0x402800 L3 [0] table pfn 0x1002\n"
+          "pmd 0x401800-0x402800 L2 [2] table pfn 0x1003\n"
+          "pte 0x402000-0x402800 L1 [2] leaf pfn 0x102\n", 0);
+  ck_assert_uint_eq(wl.empty_ptes, 1); /* slot 1, cut to 0x401800-0x402000 */
+
+  /* An empty range, a range past the 48-bit space, and no callbacks. */
+  ck_walk(&wl, 0x400000, 0x400000, &log_all, "", 0);
+  ck_walk(&wl, 0x402000, 0x401000, &log_all, "", 0);
+  ck_walk(&wl, 1ULL << 48, UINT64_MAX, &log_all, "", 0);
+  PtWalkOps none = { 0 };
+  ck_assert_int_eq(pgtable_walk(&pt, 0, UINT64_MAX, &none, NULL), 0);
+  g_string_free(wl.log, TRUE);
+}
+END_TEST
+
+/* Holes at each level, a 1G leaf, and no PTE table entered without a
+ * pte_entry. */
+START_TEST(test_walk_holes)
+{
+  walk_scene();
+  WalkLog wl = { .log = g_string_new(NULL) };
+  /* PD0[0] and [1] are empty; X, the 2M leaf and Y are reported, their
+   * PTEs not. */
+  ck_walk(&wl, 0, 0xa00000, &log_upper,
+          "pud 0-0xa00000 L3 [0] table pfn 0x1002\n"
+          "hole 0-0x200000 L2 [0]\n"
+          "hole 0x200000-0x400000 L2 [1]\n"
+          "pmd 0x400000-0x600000 L2 [2] table pfn 0x1003\n"
+          "pmd 0x600000-0x800000 L2 [3] leaf pfn 0x600\n"
+          "pmd 0x800000-0xa00000 L2 [4] table pfn 0x1004\n", 0);
+  ck_assert_uint_eq(wl.calls, 6);
+  /* The last PMD of PD0, the 1G leaf, an empty PUD cut at the end. */
+  ck_walk(&wl, GB1 - MB2, 2 * GB1 + KB4, &log_all,
+          "pud 0x3fe00000-0x40000000 L3 [0] table pfn 0x1002\n"
+          "hole 0x3fe00000-0x40000000 L2 [511]\n"
+          "pud 0x40000000-0x80000000 L3 [1] leaf pfn 0x40000\n"
+          "hole 0x80000000-0x80001000 L3 [2]\n", 0);
+  /* Across the first 512G: the last PUD of PDPT0, then an empty PML4 slot. */
+  ck_walk(&wl, (1ULL << 39) - KB4, (1ULL << 39) + 2 * KB4, &log_all,
+          "hole 0x7ffffff000-0x8000000000 L3 [511]\n"
+          "hole 0x8000000000-0x8000002000 L4 [1]\n", 0);
+  g_string_free(wl.log, TRUE);
+}
+END_TEST
+
+/* A callback's non-zero value ends the walk at once and is returned; a
+ * skipped table is not entered; pgtable_walk_set() writes the entry. */
+START_TEST(test_walk_stop_skip_set)
+{
+  walk_scene();
+  WalkLog wl = { .log = g_string_new(NULL), .stop_at = 3 };
+  /* Calls: pud, pmd X, pte 0x400000 (the third: stop). */
+  ck_walk(&wl, 0x400000, 4 * GB1, &log_all,
+          "pud 0x400000-0x40000000 L3 [0] table pfn 0x1002\n"
+          "pmd 0x400000-0x600000 L2 [2] table pfn 0x1003\n"
+          "pte 0x400000-0x401000 L1 [0] leaf pfn 0x100\n", 7);
+  ck_assert_uint_eq(wl.calls, 3);
+  ck_assert_uint_eq(wl.empty_ptes, 0); /* nothing after the stop */
+
+  /* Skip X: Y's one page is the only PTE seen. */
+  wl.stop_at = 0;
+  wl.skip_table = 0x400000;
+  ck_walk(&wl, 0x400000, 0xa00000, &log_all,
+          "pud 0x400000-0xa00000 L3 [0] table pfn 0x1002\n"
+          "pmd 0x400000-0x600000 L2 [2] table pfn 0x1003\n"
+          "pmd 0x600000-0x800000 L2 [3] leaf pfn 0x600\n"
+          "pmd 0x800000-0xa00000 L2 [4] table pfn 0x1004\n"
+          "pte 0x800000-0x801000 L1 [0] leaf pfn 0x800\n", 0);
+  ck_assert_uint_eq(wl.empty_ptes, 511);
+
+  /* Marking through the walk: X's two pages, nothing else, counts kept. */
+  wl.skip_table = 0;
+  wl.mark = TRUE;
+  unsigned l, i;
+  PtNode *x = pgtable_lookup(&pt, 0x400000, &l, &i);
+  ck_walk(&wl, 0x400000, 0x600000, &log_all,
+          "pud 0x400000-0x600000 L3 [0] table pfn 0x1002\n"
+          "pmd 0x400000-0x600000 L2 [2] table pfn 0x1003\n"
+          "pte 0x400000-0x401000 L1 [0] leaf pfn 0x100\n"
+          "pte 0x402000-0x403000 L1 [2] leaf pfn 0x102\n", 0);
+  ck_assert_uint_eq(leaf_of(0x400000, NULL), pte4k(0x100) | PTE_SW_NUMA);
+  ck_assert_uint_eq(leaf_of(0x402000, NULL), pte4k(0x102) | PTE_SW_NUMA);
+  ck_assert_uint_eq(leaf_of(0x800000, NULL), pte4k(0x800));
+  ck_assert_uint_eq(leaf_of(0x600000, NULL), huge(0x600));
+  ck_assert_uint_eq(x->used, 2);
+  g_string_free(wl.log, TRUE);
+}
+END_TEST
+
+/* A non-present huge PMD and a non-present entry that is no table reach
+ * pmd_entry (Linux's pmd_none is the only hole). */
+START_TEST(test_walk_nonpresent_pmds)
+{
+  ck_assert(pgtable_set(&pt, MB2, 2, pte_make(0x200, PTE_PS | PTE_SW_NUMA), NULL));
+  ck_assert(pgtable_set(&pt, 2 * MB2, 2, pte_make(0x400, PTE_SW_NUMA), NULL));
+  WalkLog wl = { .log = g_string_new(NULL) };
+  ck_walk(&wl, MB2, 3 * MB2, &log_all,
+          "pud 0x200000-0x600000 L3 [0] table pfn 0x1002\n"
+          "pmd 0x200000-0x400000 L2 [1] leaf-np pfn 0x200\n"
+          "pmd 0x400000-0x600000 L2 [2] other pfn 0x400\n", 0);
+  g_string_free(wl.log, TRUE);
+}
+END_TEST
+
 static Suite *pgtable_suite(void)
 {
   Suite *s = suite_create("pgtable");
@@ -925,6 +1247,17 @@ static Suite *pgtable_suite(void)
   tcase_add_test(tc, test_clear_across_tables);
   tcase_add_test(tc, test_clear_nonpresent_leaf);
   tcase_add_test(tc, test_change_range);
+  suite_add_tcase(s, tc);
+
+  tc = tcase_create("door");
+  tcase_add_checked_fixture(tc, setup, teardown);
+  tcase_add_test(tc, test_pte_accessors);
+  tcase_add_test(tc, test_entry_set_keeps_used);
+  tcase_add_test(tc, test_entry_set_flags);
+  tcase_add_test(tc, test_walk_order_and_clipping);
+  tcase_add_test(tc, test_walk_holes);
+  tcase_add_test(tc, test_walk_stop_skip_set);
+  tcase_add_test(tc, test_walk_nonpresent_pmds);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("lifetime");

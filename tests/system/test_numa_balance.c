@@ -311,7 +311,7 @@ static void unmark_pte(Fx *f, uint64_t va)
   unsigned level, idx;
   PtNode *n = pgtable_lookup(&f->t->mm->pt, va, &level, &idx);
   ck_assert_uint_eq(level, 1);
-  n->e[idx] &= ~PTE_SW_NUMA;
+  pgtable_entry_set(n, idx, n->e[idx] & ~PTE_SW_NUMA);
 }
 
 /* Hinting faults of thread 1 (CPU 0, node 0) on pages [first, first + n). */
@@ -971,7 +971,7 @@ START_TEST(test_ppc64_pmd_scheme)
   /* The hash fault stops at the marked PMD. */
   unsigned level, idx;
   PtNode *n = pgtable_lookup(&f.t->mm->pt, PBASE + PAGE, &level, &idx);
-  n->e[idx] &= ~PTE_SW_NUMA;
+  pgtable_entry_set(n, idx, n->e[idx] & ~PTE_SW_NUMA);
   ck_assert_int_eq(xlat(&f, 0, PBASE + PAGE, ACC_LOAD), XLAT_NOT_PRESENT);
   ck_assert_int_eq(fault_on(&f, 0, PBASE + PAGE, ACC_LOAD), FAULT_MAPPED);
   ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS), 1);
@@ -1040,7 +1040,7 @@ START_TEST(test_marked_found)
         for (unsigned l = pt->g.levels; l > 2; l--)
           up = up->child[pgtable_index(&pt->g, l, va)];
         unsigned i = pgtable_index(&pt->g, 2, va);
-        up->e[i] = (up->e[i] & ~PTE_SW_NUMA) | numa;
+        ck_assert(pgtable_entry_set(up, i, (up->e[i] & ~PTE_SW_NUMA) | numa));
         break;
       }
       case 2: case 3: /* huge PMDs */
