@@ -6,7 +6,7 @@
  * replacement and preloading, the hash fault path end to end, flushes,
  * 16M pages in a 4K segment, and the settings ppc64 refuses (mm.base_page_size
  * on x86-64 too).  All with the 4K kernel; 64K pages and 16M THP and hugetlb
- * pages are in tests/kernel/test_base64k.c.
+ * pages are in tests/system/test_base64k.c.
  */
 #include "config.h"
 #include "fault.h"
@@ -18,7 +18,7 @@
 #define VA_256M 0x10001000ULL
 
 /* The tests below use the 4K kernel (the preset has 64K pages, tested in
- * tests/kernel/test_base64k.c). */
+ * tests/system/test_base64k.c). */
 #define KERNEL_4K "mm.base_page_size=4K", "thp.enabled=never"
 static const char *const base_4k[] = { KERNEL_4K, NULL };
 static const char *const small_hpt[] = { KERNEL_4K, "ppc64.hpt_size=256K", "ppc64.hpt_bolt_linear=false", NULL };

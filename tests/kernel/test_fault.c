@@ -12,7 +12,7 @@
 
 #define BASE 0x7f0000000000ULL
 
-/* These tests are about 4K pages: THP off (tests/kernel/test_thp.c has the rest). */
+/* These tests are about 4K pages: THP off (tests/system/test_thp.c has the rest). */
 static const char *const base_pages[] = { "thp.enabled=never", NULL };
 
 static uint64_t pte_of(Thread *t, uint64_t va)
