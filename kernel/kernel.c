@@ -148,6 +148,7 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
   k->invlpg_cycles = ns_to_cycles(k, settings_double(s, SET_TLB_INVLPG_NS));
   k->full_flush_cycles = ns_to_cycles(k, settings_double(s, SET_TLB_FULL_FLUSH_NS));
   k->flush_ceiling_pages = (unsigned)settings_int(s, SET_TLB_FLUSH_CEILING_PAGES);
+  k->l2_bytes = (uint64_t)settings_int(s, SET_CACHE_L2_SIZE);
   k->clear_4k_cycles = kernel_clear_cycles(k, 4096);
   k->clear_base_cycles = kernel_clear_cycles(k, k->base_bytes);
   k->huge_fault_cycles = ns_to_cycles(k, settings_double(s, SET_THP_HUGE_FAULT_NS));
@@ -209,7 +210,7 @@ void kernel_free(Kernel *k)
 
 static uint64_t bandwidth_cycles(const Kernel *k, uint64_t bytes, SettingId hot, SettingId stream)
 {
-  gboolean fits = bytes <= (uint64_t)settings_int(k->s, SET_CACHE_L2_SIZE);
+  gboolean fits = bytes <= k->l2_bytes;
   double bw = settings_double(k->s, fits ? hot : stream);
   return ns_to_cycles(k, (double)bytes / bw);
 }
@@ -602,6 +603,86 @@ static void split_edges(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint
     kernel_stall(k, cpu, cycles);
 }
 
+/* ---- the system calls of a trace, one function each -------------------- */
+
+/* mmap(MAP_FIXED): what was there goes, then the new VMA (vma_merge). */
+static void sys_mmap(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
+{
+  zap_range(k, cpu, mm, start, end);
+  mm_remove_range(mm, start, end);
+  Vma v = { .start = start, .end = end, .prot = r->prot, .flags = r->flags };
+  mm_insert_vma(mm, &v);
+  mm_merge_vmas(mm);
+  khugepaged_enter_vma(k->khugepaged, mm, &v);
+}
+
+static void sys_munmap(Kernel *k, KCpu *cpu, Mm *mm, uint64_t start, uint64_t end)
+{
+  zap_range(k, cpu, mm, start, end);
+  mm_remove_range(mm, start, end);
+}
+
+/* mprotect_fixup and change_protection over [start, end). */
+static void sys_mprotect(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
+{
+  guint n;
+  guint first = mm_split_range(mm, start, end, &n);
+  /* flush_tlb_range: hugetlb VMAs flush by their page size, others by
+   * the base page. */
+  unsigned stride = n && (mm_vma(mm, first)->flags & MAP_F_HUGETLB)
+                      ? (unsigned)(12 + hugetlb_order(k->hugetlb, mm_vma(mm, first)->flags & MAP_F_HUGETLB_1G ? HPAGE_1G : HPAGE_2M))
+                      : k->base_shift;
+  for (guint i = first; i < first + n; i++)
+    mm_vma_mut(mm, i)->prot = r->prot;
+  uint64_t set = 0, clear = 0;
+  if (!(r->prot & PROT_W))
+    clear |= PTE_RW;
+  if (r->prot & PROT_X)
+    clear |= PTE_NX;
+  else
+    set |= PTE_NX;
+  pgtable_change_range(&mm->pt, start, end, set, clear);
+  kernel_flush_tlb(k, cpu, mm, start, end, stride, FALSE);
+  mm_merge_vmas(mm);
+}
+
+static void sys_madvise(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
+{
+  guint n;
+  guint first = mm_split_range(mm, start, end, &n);
+  switch ((TraceAdvice)r->arg) {
+  case ADV_DONTNEED:
+    zap_range(k, cpu, mm, start, end);
+    break;
+  case ADV_HUGEPAGE:
+  case ADV_NOHUGEPAGE:
+    for (guint i = first; i < first + n; i++) {
+      mm_vma_mut(mm, i)->thp = r->arg == ADV_HUGEPAGE ? VMA_THP_HUGEPAGE : VMA_THP_NOHUGEPAGE;
+      khugepaged_enter_vma(k->khugepaged, mm, mm_vma(mm, i)); /* hugepage_madvise */
+    }
+    break;
+  case ADV_COLLAPSE:
+    khugepaged_madvise_collapse(k->khugepaged, cpu, mm, start, end);
+    break;
+  }
+  mm_merge_vmas(mm);
+}
+
+/* mbind_range: the VMAs split at the range edges take the policy; pages
+ * already placed stay (no MPOL_MF_MOVE). */
+static void sys_mbind(Mm *mm, const MemPolicy *pol, uint64_t start, uint64_t end)
+{
+  guint n;
+  guint first = mm_split_range(mm, start, end, &n);
+  for (guint i = first; i < first + n; i++) {
+    Vma *v = mm_vma_mut(mm, i);
+    v->policy = pol->mode;
+    v->policy_flags = pol->flags;
+    v->policy_nodes = pol->nodes;
+  }
+  mm_merge_vmas(mm);
+}
+
 uint64_t kernel_syscall(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r)
 {
   uint64_t before = kcpu_now(cpu);
@@ -647,76 +728,21 @@ uint64_t kernel_syscall(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r)
   }
   split_edges(k, cpu, mm, &rr, start, end);
   switch ((TraceRecordType)r->type) {
-  case REC_MMAP: {
-    zap_range(k, cpu, mm, start, end); /* MAP_FIXED replaces what was there */
-    mm_remove_range(mm, start, end);
-    Vma v = { .start = start, .end = end, .prot = r->prot, .flags = r->flags };
-    mm_insert_vma(mm, &v);
-    mm_merge_vmas(mm);
-    khugepaged_enter_vma(k->khugepaged, mm, &v);
+  case REC_MMAP:
+    sys_mmap(k, cpu, mm, r, start, end);
     break;
-  }
   case REC_MUNMAP:
-    zap_range(k, cpu, mm, start, end);
-    mm_remove_range(mm, start, end);
+    sys_munmap(k, cpu, mm, start, end);
     break;
-  case REC_MPROTECT: {
-    guint n;
-    guint first = mm_split_range(mm, start, end, &n);
-    /* flush_tlb_range: hugetlb VMAs flush by their page size, others by
-     * the base page. */
-    unsigned stride = n && (mm_vma(mm, first)->flags & MAP_F_HUGETLB)
-                        ? (unsigned)(12 + hugetlb_order(k->hugetlb, mm_vma(mm, first)->flags & MAP_F_HUGETLB_1G ? HPAGE_1G : HPAGE_2M))
-                        : k->base_shift;
-    for (guint i = first; i < first + n; i++)
-      ((Vma *)mm_vma(mm, i))->prot = r->prot;
-    uint64_t set = 0, clear = 0;
-    if (!(r->prot & PROT_W))
-      clear |= PTE_RW;
-    if (r->prot & PROT_X)
-      clear |= PTE_NX;
-    else
-      set |= PTE_NX;
-    pgtable_change_range(&mm->pt, start, end, set, clear);
-    kernel_flush_tlb(k, cpu, mm, start, end, stride, FALSE);
-    mm_merge_vmas(mm);
+  case REC_MPROTECT:
+    sys_mprotect(k, cpu, mm, r, start, end);
     break;
-  }
-  case REC_MADVISE: {
-    guint n;
-    guint first = mm_split_range(mm, start, end, &n);
-    switch ((TraceAdvice)r->arg) {
-    case ADV_DONTNEED:
-      zap_range(k, cpu, mm, start, end);
-      break;
-    case ADV_HUGEPAGE:
-    case ADV_NOHUGEPAGE:
-      for (guint i = first; i < first + n; i++) {
-        ((Vma *)mm_vma(mm, i))->thp = r->arg == ADV_HUGEPAGE ? VMA_THP_HUGEPAGE : VMA_THP_NOHUGEPAGE;
-        khugepaged_enter_vma(k->khugepaged, mm, mm_vma(mm, i)); /* hugepage_madvise */
-      }
-      break;
-    case ADV_COLLAPSE:
-      khugepaged_madvise_collapse(k->khugepaged, cpu, mm, start, end);
-      break;
-    }
-    mm_merge_vmas(mm);
+  case REC_MADVISE:
+    sys_madvise(k, cpu, mm, r, start, end);
     break;
-  }
-  case REC_MEMPOLICY: {
-    /* mbind_range: the VMAs split at the range edges take the policy;
-     * pages already placed stay (no MPOL_MF_MOVE). */
-    guint n;
-    guint first = mm_split_range(mm, start, end, &n);
-    for (guint i = first; i < first + n; i++) {
-      Vma *v = (Vma *)mm_vma(mm, i);
-      v->policy = pol.mode;
-      v->policy_flags = pol.flags;
-      v->policy_nodes = pol.nodes;
-    }
-    mm_merge_vmas(mm);
+  case REC_MEMPOLICY:
+    sys_mbind(mm, &pol, start, end);
     break;
-  }
   default:
     break;
   }

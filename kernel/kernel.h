@@ -85,6 +85,7 @@ typedef struct Kernel {
   double compact_scan_ns, compact_migrate_ns; /* per pfn scanned; per page moved, copy included */
   unsigned flush_ceiling_pages;
   double cycles_per_ns;
+  uint64_t l2_bytes;     /* cache.l2_size: a clear or copy up to this size runs at the hot rate */
 } Kernel;
 
 /* What the kernel takes from the architecture: the geometry of its page

@@ -225,6 +225,11 @@ const Vma *mm_vma(const Mm *mm, guint i)
   return &g_array_index(mm->vmas, Vma, i);
 }
 
+Vma *mm_vma_mut(Mm *mm, guint i)
+{
+  return &g_array_index(mm->vmas, Vma, i);
+}
+
 guint mm_vma_index_from(const Mm *mm, uint64_t va)
 {
   guint lo = 0, hi = mm_vma_count(mm);

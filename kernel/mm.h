@@ -112,5 +112,8 @@ void mm_deposit(Mm *mm, uint64_t haddr, uint64_t table_pfn);
 gboolean mm_withdraw(Mm *mm, uint64_t haddr, uint64_t *table_pfn);
 guint mm_deposited_count(const Mm *mm);
 const Vma *mm_vma(const Mm *mm, guint i);
+/* The same, to change the VMA's attributes in place (prot, advice,
+ * policy): never its bounds, which keep the array sorted. */
+Vma *mm_vma_mut(Mm *mm, guint i);
 
 #endif
