@@ -189,7 +189,6 @@ static Suite *map_suite(void)
 {
   Suite *s = suite_create("map");
   TCase *tc = tcase_create("core");
-  tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_x86_4k_and_2m);
   tcase_add_test(tc, test_ppc64_64k_and_16m);
   tcase_add_test(tc, test_nodes_aggregated);

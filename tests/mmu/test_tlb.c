@@ -1137,7 +1137,6 @@ static Suite *tlb_suite(void)
   tcase_add_test(tc, test_unrolled_ways_match_model);
   tcase_add_test(tc, test_indexed_ways_match_model);
   tcase_add_test(tc, test_renumbering_keeps_order);
-  tcase_set_timeout(tc, 60); /* thousands of checked steps, slow under the sanitizers */
   suite_add_tcase(s, tc);
 
   tc = tcase_create("plru");

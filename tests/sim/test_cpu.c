@@ -833,7 +833,6 @@ static Suite *cpu_suite(void)
   tc = tcase_create("l1_miss");
   tcase_add_test(tc, test_arch_l1_miss_matches);
   tcase_add_test(tc, test_ppc64_l1_miss_matches);
-  tcase_set_timeout(tc, 60);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -700,10 +700,7 @@ static Suite *dram_suite(void)
   tcase_add_test(tc, test_open_window_paths);
   tcase_add_test(tc, test_open0_stress);
   suite_add_tcase(s, tc);
-  /* 60000 requests, each followed by a pass over every flow: slow under
-   * the sanitizers. */
   tc = tcase_create("flows");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_flow_blocks);
   tcase_add_test(tc, test_flow_groups);
   suite_add_tcase(s, tc);

@@ -1002,10 +1002,7 @@ static Suite *memsys_suite(void)
   tcase_add_test(tc, test_prefetcher_none);
   tcase_add_test(tc, test_random_invariants);
   suite_add_tcase(s, tc);
-  /* Twins over many configurations and a few thousand steps: more than
-   * the default 4 s on a loaded host. */
   TCase *steps = tcase_create("steps");
-  tcase_set_timeout(steps, 60);
   tcase_add_test(steps, test_access_data_twin);
   tcase_add_test(steps, test_stream_steady_step);
   tcase_add_test(steps, test_stream_steady_shortcut);

@@ -359,7 +359,6 @@ static Suite *base64k_suite(void)
 {
   Suite *s = suite_create("base64k");
   TCase *tc = tcase_create("core");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_geometry_from_setting);
   tcase_add_test(tc, test_ingens_threshold_64k);
   tcase_add_test(tc, test_base_fault_64k);

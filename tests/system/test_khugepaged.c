@@ -737,7 +737,6 @@ static Suite *khugepaged_suite(void)
   tcase_add_test(tc, test_madvise_collapse);
   suite_add_tcase(s, tc);
   tc = tcase_create("daemon");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_rate_knobs);
   tcase_add_test(tc, test_cursor_and_full_scans);
   tcase_add_test(tc, test_cycles_on_khugepaged_cpu);

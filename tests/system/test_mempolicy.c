@@ -1002,7 +1002,6 @@ static Suite *mempolicy_suite(void)
   tcase_add_test(tc, test_bad_settings_refused);
   suite_add_tcase(s, tc);
   tc = tcase_create("place");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_fallback_order);
   tcase_add_test(tc, test_local_falls_back_nearest_first);
   tcase_add_test(tc, test_preferred);
@@ -1023,7 +1022,6 @@ static Suite *mempolicy_suite(void)
   tcase_add_test(tc, test_hugetlb_follows_policy);
   suite_add_tcase(s, tc);
   tc = tcase_create("preferred_many");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_mode_table);
   tcase_add_test(tc, test_syntax_preferred_many);
   tcase_add_test(tc, test_preferred_many_order);

@@ -1075,7 +1075,6 @@ static Suite *numa_balance_suite(void)
 {
   Suite *s = suite_create("numa_balance");
   TCase *tc = tcase_create("core");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_off_and_one_node);
   tcase_add_test(tc, test_scan_budget_and_offset);
   tcase_add_test(tc, test_scan_skips);

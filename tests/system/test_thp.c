@@ -839,7 +839,6 @@ static Suite *thp_suite(void)
   tcase_add_test(tc, test_deferred_split_runs_on_failure);
   suite_add_tcase(s, tc);
   tc = tcase_create("hugetlb");
-  tcase_set_timeout(tc, 30);
   tcase_add_test(tc, test_hugetlb_pools);
   tcase_add_test(tc, test_hugetlb_alignment);
   tcase_add_test(tc, test_hugetlb_impossible_pool);

@@ -360,7 +360,6 @@ static Suite *mtr_suite(void)
 {
   Suite *s = suite_create("mtr");
   TCase *tc = tcase_create("mtr");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, round_trip_every_kind);
   tcase_add_test(tc, several_blocks_and_start_mid_file);
   tcase_add_test(tc, summary_in_the_index);
