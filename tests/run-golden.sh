@@ -12,6 +12,11 @@ set -u
 : "${MMUSIM:=./mmusim}"
 : "${GOLDEN_DIR:=$(dirname "$0")/golden}"
 cases="$GOLDEN_DIR/cases"
+# Scratch files of this run (the diffs, each case's @TMP@), under
+# ${TMPDIR:-/tmp}, removed on exit.
+work=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-golden-run.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+trap 'exit 130' INT TERM
 pass=0
 fail=0
 only="$*"
@@ -24,7 +29,7 @@ for args in "$cases"/*.args; do
   if [ -n "$only" ]; then
     case " $only " in *" $name "*) ;; *) continue ;; esac
   fi
-  tmp=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-golden.XXXXXX")
+  tmp=$(mktemp -d "$work/case.XXXXXX")
   set -f
   # shellcheck disable=SC2046
   set -- $(sed -e "s#@DIR@#$cases#g" -e "s#@TMP@#$tmp#g" "$args" | tr '\n' ' ')
@@ -38,14 +43,14 @@ for args in "$cases"/*.args; do
     echo "updated: $name"
     continue
   fi
-  if printf '%s\n' "$out" | diff -u "$cases/$name.expected" - > "/tmp/golden-$name.diff" 2>&1; then
+  if printf '%s\n' "$out" | diff -u "$cases/$name.expected" - > "$work/$name.diff" 2>&1; then
     pass=$((pass + 1))
-    rm -f "/tmp/golden-$name.diff"
   else
     fail=$((fail + 1))
     echo "FAIL: $name"
-    cat "/tmp/golden-$name.diff"
+    cat "$work/$name.diff"
   fi
+  rm -f "$work/$name.diff"
   set --
 done
 echo "golden: $pass passed, $fail failed"
