@@ -15,7 +15,7 @@
 #include "config.h"
 #include "dram.h"
 #include "memsys.h"
-#include "testutil.h"
+#include "machine_fixture.h"
 
 #include <string.h>
 
@@ -41,10 +41,8 @@ static void fix_open(Fix *f, const char *const *extra)
   memset(f, 0, sizeof *f);
   g_autoptr(GError) err = NULL;
   f->s = settings_new();
-  for (const char *const *p = base; *p; p++)
-    ck_assert_msg(settings_set_pair(f->s, *p, "test", &err), "%s", *p);
-  for (const char *const *p = extra; p && *p; p++)
-    ck_assert_msg(settings_set_pair(f->s, *p, "test", &err), "%s: %s", *p, err ? err->message : "");
+  fixture_settings_apply(f->s, base);
+  fixture_settings_apply(f->s, extra);
   f->topo = topology_new(f->s, &err);
   ck_assert_no_error(err);
   /* 1 MiB a node keeps the addresses short. */

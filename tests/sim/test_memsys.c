@@ -13,7 +13,7 @@
 #include "config.h"
 #include "memsys.h"
 #include "memsys-hot.h"
-#include "testutil.h"
+#include "machine_fixture.h"
 
 #include <string.h>
 
@@ -34,14 +34,8 @@ static const char *const tiny_machine[] = {
 static Settings *tiny_settings(const char *const *extra)
 {
   Settings *s = settings_new();
-  for (const char *const *p = tiny_machine; *p != NULL; p++) {
-    g_autoptr(GError) err = NULL;
-    ck_assert_msg(settings_set_pair(s, *p, "test", &err), "%s: %s", *p, err ? err->message : "");
-  }
-  for (const char *const *p = extra; p != NULL && *p != NULL; p++) {
-    g_autoptr(GError) err = NULL;
-    ck_assert_msg(settings_set_pair(s, *p, "test", &err), "%s: %s", *p, err ? err->message : "");
-  }
+  fixture_settings_apply(s, tiny_machine);
+  fixture_settings_apply(s, extra);
   return s;
 }
 

@@ -104,9 +104,7 @@ static void populate(Fx *f, int cpu, uint64_t start, uint64_t len)
 
 static uint64_t ctr(Fx *f, CounterId id)
 {
-  Counters c;
-  machine_counters(f->m, &c);
-  return c.c[id];
+  return fixture_ctr(f->m, id);
 }
 
 static uint64_t ms(Fx *f, double v)
