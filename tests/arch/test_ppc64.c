@@ -28,12 +28,6 @@ static void map_page(Thread *t, uint64_t va, uint64_t pfn, uint64_t flags)
   ck_assert(pgtable_set(&t->mm->pt, va & ~0xfffULL, 1, pte_make(pfn, PTE_P | PTE_US | PTE_A | flags), NULL));
 }
 
-static XlatStatus xlat(Machine *m, Thread *t, uint64_t va, AccessKind k, Xlat *x)
-{
-  memset(x, 0, sizeof *x);
-  return m->arch->translate(m->cpus[0], t->mm, va, k, x, NULL);
-}
-
 /* The primary hash of va in t's context with 4K pages. */
 static uint64_t hash_of(Machine *m, Thread *t, uint64_t va)
 {
@@ -211,7 +205,7 @@ START_TEST(test_hash_fault_end_to_end)
   Cpu *cpu = m->cpus[0];
   fixture_vma(t, VA_1T & ~0xfffffULL, 1 << 20, PROT_R | PROT_W);
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, VA_1T, ACC_LOAD, &x), XLAT_NOT_PRESENT);
+  ck_assert_int_eq(fixture_xlat(m, t, VA_1T, ACC_LOAD, &x), XLAT_NOT_PRESENT);
   ck_assert_uint_eq(cpu->ctr.c[CTR_SLB_MISSES], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HASH_FAULTS], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HPTE_INSERTS], 0);
@@ -220,7 +214,7 @@ START_TEST(test_hash_fault_end_to_end)
   ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS], 2);
   uint64_t cost;
   ck_assert_int_eq(fault_handle(m->k, &cpu->kc, t->mm, VA_1T, ACC_LOAD, &cost), FAULT_MAPPED);
-  ck_assert_int_eq(xlat(m, t, VA_1T, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA_1T, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HASH_FAULTS], 2);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HPTE_INSERTS], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], 3); /* search, search, the retry's search */
@@ -249,7 +243,7 @@ START_TEST(test_hash_fault_end_to_end)
   ck_assert(n->e[idx] & PTE_A);
   /* Now the TLB has it: no walk. */
   uint64_t walks = cpu->ctr.c[CTR_PAGE_WALKS];
-  ck_assert_int_eq(xlat(m, t, VA_1T, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA_1T, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks);
   ck_assert_uint_eq(x.walks, 0);
   ck_assert_uint_eq(cpu->ctr.c[CTR_STLB_HITS], 1);
@@ -266,11 +260,11 @@ START_TEST(test_store_updates_in_place)
   Cpu *cpu = m->cpus[0];
   map_page(t, VA_256M, 0x30000, PTE_RW | PTE_NX); /* writable, not dirty, no execute */
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, VA_256M, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA_256M, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.flags & TLBF_W, 0);
   uint64_t g = hash_of(m, t, VA_256M) & ppc64_hpt_mask(ppc64_cpu_hpt(cpu));
   ck_assert_uint_eq(ppc64_hpt_get(ppc64_cpu_hpt(cpu), g, 0).r & HPTE_R_PP, 3);
-  ck_assert_int_eq(xlat(m, t, VA_256M, ACC_STORE, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA_256M, ACC_STORE, &x), XLAT_OK);
   ck_assert_uint_eq(x.flags & (TLBF_W | TLBF_D), TLBF_W | TLBF_D);
   Ppc64Hpte e = ppc64_hpt_get(ppc64_cpu_hpt(cpu), g, 0);
   ck_assert_uint_eq(e.r & HPTE_R_PP, 2);
@@ -280,7 +274,7 @@ START_TEST(test_store_updates_in_place)
   PtNode *n = pgtable_lookup(&t->mm->pt, VA_256M, &level, &idx);
   ck_assert(n->e[idx] & PTE_D);
   /* An instruction fetch from a no-execute page is the kernel's business. */
-  ck_assert_int_eq(xlat(m, t, VA_256M, ACC_IFETCH, &x), XLAT_PROTECTION);
+  ck_assert_int_eq(fixture_xlat(m, t, VA_256M, ACC_IFETCH, &x), XLAT_PROTECTION);
   machine_free(m);
 }
 END_TEST
@@ -309,7 +303,7 @@ START_TEST(test_eviction_and_stale_tlb)
   map_page(t, b, 0x32000, PTE_RW | PTE_D);
 
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, a, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, a, ACC_LOAD, &x), XLAT_OK);
   uint64_t prim = ha & mask, sec = ~ha & mask;
   ck_assert_int_eq(ppc64_hpt_find(h, prim, ppc64_hpt_get(h, prim, 0).v), 0);
   /* The rest of both groups bolted. */
@@ -318,7 +312,7 @@ START_TEST(test_eviction_and_stale_tlb)
   ck_assert_uint_eq(ppc64_hpt_valid_in(h, prim, NULL), 8);
   ck_assert_uint_eq(ppc64_hpt_valid_in(h, sec, NULL), 8);
 
-  ck_assert_int_eq(xlat(m, t, b, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, b, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HPTE_EVICTIONS], 1);
   ck_assert_uint_eq(x.pfn, 0x32000);
   Ppc64Hpte e = ppc64_hpt_get(h, prim, 0); /* B took A's slot */
@@ -331,14 +325,14 @@ START_TEST(test_eviction_and_stale_tlb)
 
   /* A has no HPTE any more, yet the TLB still translates it. */
   uint64_t faults = cpu->ctr.c[CTR_HASH_FAULTS], walks = cpu->ctr.c[CTR_PAGE_WALKS];
-  ck_assert_int_eq(xlat(m, t, a, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, a, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 0);
   ck_assert_uint_eq(x.pfn, 0x31000);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HASH_FAULTS], faults);
   /* tlbie: the stale entry goes; the next access hash-faults and evicts B. */
   cpu_flush_page(cpu, t->mm->asid, a);
-  ck_assert_int_eq(xlat(m, t, a, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, a, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_ne(x.walks, 0);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HASH_FAULTS], faults + 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HPTE_EVICTIONS], 2);
@@ -360,7 +354,7 @@ static void evict_once(uint64_t *pteg_out, unsigned *slot_out)
   fill_group(h, ~ha & mask, FALSE, HPTE_V_SECONDARY);
   map_page(t, VA_256M, 0x33000, PTE_RW | PTE_D);
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, VA_256M, ACC_STORE, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA_256M, ACC_STORE, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HPTE_EVICTIONS], 1);
   ck_assert_uint_eq(ppc64_hpt_valid_in(h, ha & mask, NULL) + ppc64_hpt_valid_in(h, ~ha & mask, NULL), 16);
   ck_assert_uint_eq(ppc64_hpt_owner_valid(h, t->mm->asid), 1);
@@ -399,16 +393,16 @@ START_TEST(test_slb_replacement)
   ck_assert_uint_eq(slb->n, 32);
   Xlat x;
   for (uint64_t s = 1; s <= 30; s++) {
-    xlat(m, t, s << 28, ACC_LOAD, &x);
+    fixture_xlat(m, t, s << 28, ACC_LOAD, &x);
     ck_assert_int_eq(ppc64_slb_lookup(slb, s << 28), (int)(s + 1)); /* segment s in entry s + 1 */
   }
   ck_assert_uint_eq(cpu->ctr.c[CTR_SLB_MISSES], 30);
   ck_assert_uint_eq(ppc64_slb_valid_user(slb), 30);
   /* Full: round-robin from SLB_NUM_BOLTED. */
-  xlat(m, t, 31ULL << 28, ACC_LOAD, &x);
+  fixture_xlat(m, t, 31ULL << 28, ACC_LOAD, &x);
   ck_assert_int_eq(ppc64_slb_lookup(slb, 31ULL << 28), 2);
   ck_assert_int_eq(ppc64_slb_lookup(slb, 1ULL << 28), -1); /* segment 1 was in entry 2 */
-  xlat(m, t, 32ULL << 28, ACC_LOAD, &x);
+  fixture_xlat(m, t, 32ULL << 28, ACC_LOAD, &x);
   ck_assert_int_eq(ppc64_slb_lookup(slb, 32ULL << 28), 3);
   /* The bolted linear-map entry is still there, entry 1 still reserved. */
   ck_assert(slb->e[0].valid && slb->e[0].kernel);
@@ -416,16 +410,16 @@ START_TEST(test_slb_replacement)
   ck_assert(slb->e[1].kernel);
   /* A hit costs no miss. */
   uint64_t misses = cpu->ctr.c[CTR_SLB_MISSES];
-  xlat(m, t, 31ULL << 28, ACC_LOAD, &x);
+  fixture_xlat(m, t, 31ULL << 28, ACC_LOAD, &x);
   ck_assert_uint_eq(cpu->ctr.c[CTR_SLB_MISSES], misses);
   /* Wrap: segments 33..60 take entries 4..31, then entry 2 again. */
   for (uint64_t s = 33; s <= 60; s++)
-    xlat(m, t, s << 28, ACC_LOAD, &x);
+    fixture_xlat(m, t, s << 28, ACC_LOAD, &x);
   ck_assert_int_eq(ppc64_slb_lookup(slb, 60ULL << 28), 31);
-  xlat(m, t, 61ULL << 28, ACC_LOAD, &x);
+  fixture_xlat(m, t, 61ULL << 28, ACC_LOAD, &x);
   ck_assert_int_eq(ppc64_slb_lookup(slb, 61ULL << 28), 2);
   /* A 1T segment above 1T. */
-  xlat(m, t, VA_1T, ACC_LOAD, &x);
+  fixture_xlat(m, t, VA_1T, ACC_LOAD, &x);
   int e = ppc64_slb_lookup(slb, VA_1T);
   ck_assert_int_ge(e, 2);
   ck_assert_uint_eq(slb->e[e].ssize, PPC64_SEG_1T);
@@ -444,10 +438,10 @@ START_TEST(test_slb_switch_and_preload)
   Ppc64Slb *slb = ppc64_cpu_slb(cpu);
   Xlat x;
   for (uint64_t s = 1; s <= 3; s++)
-    xlat(m, t1, s << 28, ACC_LOAD, &x);
+    fixture_xlat(m, t1, s << 28, ACC_LOAD, &x);
   ck_assert_uint_eq(cpu->ctr.c[CTR_SLB_MISSES], 3);
   Thread *t2 = fixture_thread(m, 2);
-  xlat(m, t2, 5ULL << 28, ACC_LOAD, &x);
+  fixture_xlat(m, t2, 5ULL << 28, ACC_LOAD, &x);
   ck_assert_uint_eq(cpu->ctr.c[CTR_SLB_MISSES], 4);
   ck_assert_uint_eq(ppc64_slb_valid_user(slb), 1);
   ck_assert_int_eq(ppc64_slb_lookup(slb, 1ULL << 28), -1);
@@ -455,7 +449,7 @@ START_TEST(test_slb_switch_and_preload)
   cpu->kc.cur = t1;
   cpu->cur_asid = t1->mm->asid;
   for (uint64_t s = 1; s <= 3; s++)
-    xlat(m, t1, s << 28, ACC_LOAD, &x);
+    fixture_xlat(m, t1, s << 28, ACC_LOAD, &x);
   ck_assert_uint_eq(cpu->ctr.c[CTR_SLB_MISSES], 4);
   ck_assert_uint_eq(ppc64_slb_valid_user(slb), 3);
   /* Different contexts, different VSIDs for the same EA. */
@@ -477,11 +471,11 @@ START_TEST(test_flushes)
   Xlat x;
   for (unsigned i = 0; i < 4; i++) {
     map_page(t1, VA_256M + i * 4096ULL, 0x40000 + i, PTE_RW | PTE_D);
-    ck_assert_int_eq(xlat(m, t1, VA_256M + i * 4096ULL, ACC_LOAD, &x), XLAT_OK);
+    ck_assert_int_eq(fixture_xlat(m, t1, VA_256M + i * 4096ULL, ACC_LOAD, &x), XLAT_OK);
   }
   Thread *t2 = fixture_thread(m, 2);
   map_page(t2, VA_256M, 0x50000, PTE_RW | PTE_D);
-  ck_assert_int_eq(xlat(m, t2, VA_256M, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t2, VA_256M, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(ppc64_hpt_owner_valid(h, t1->mm->asid), 4);
   ck_assert_uint_eq(ppc64_hpt_owner_valid(h, t2->mm->asid), 1);
   /* One page of process 1, flushed from the other CPU: the HPTE goes. */
@@ -499,7 +493,7 @@ START_TEST(test_flushes)
   cpu->kc.cur = t1;
   cpu->cur_asid = t1->mm->asid;
   uint64_t faults = cpu->ctr.c[CTR_HASH_FAULTS];
-  ck_assert_int_eq(xlat(m, t1, VA_256M, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t1, VA_256M, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_ne(x.walks, 0);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HASH_FAULTS], faults + 1);
   machine_free(m);
@@ -608,11 +602,11 @@ START_TEST(test_tlb_probe_order_and_refill)
     tlb_insert(tlb, k16, 0x40000, TLBF_U, PPC64_16M);
     tlb_insert(tlb, k4, 0x41000, TLBF_U, PPC64_4K);
     Xlat x;
-    ck_assert_int_eq(xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
+    ck_assert_int_eq(fixture_xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
     ck_assert_uint_eq(x.size, PPC64_4K);
     ck_assert_uint_eq(x.pfn, 0x41000);
     ck_assert(tlb_invalidate(tlb, k4));
-    ck_assert_int_eq(xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
+    ck_assert_int_eq(fixture_xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
     ck_assert_uint_eq(x.size, PPC64_16M);
     ck_assert_uint_eq(x.pfn, 0x40000);
     ck_assert_uint_eq(cpu->ctr.c[CTR_STLB_HITS], 2);
@@ -632,7 +626,7 @@ START_TEST(test_tlb_probe_order_and_refill)
     ck_assert_ptr_nonnull(tlb_lookup(tlb, other[0]));
     ck_assert_ptr_nonnull(tlb_lookup(tlb, other[1]));
     map_page(t, va, 0x42000, PTE_RW | PTE_D);
-    ck_assert_int_eq(xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
+    ck_assert_int_eq(fixture_xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
     ck_assert_uint_ne(x.walks, 0);
     ck_assert_uint_eq(x.pfn, 0x42000);
     ck_assert_uint_eq(cpu->ctr.c[CTR_HPTE_INSERTS], 1);

@@ -16,12 +16,6 @@ static void map_leaf(Thread *t, uint64_t va, unsigned level, uint64_t pfn, uint6
   ck_assert(pgtable_set(&t->mm->pt, va, level, e, NULL));
 }
 
-static XlatStatus xlat(Machine *m, Thread *t, uint64_t va, AccessKind k, Xlat *x)
-{
-  memset(x, 0, sizeof *x);
-  return m->arch->translate(m->cpus[0], t->mm, va, k, x, NULL);
-}
-
 START_TEST(test_canonical_limits)
 {
   ck_assert_uint_eq(x86_64_user_limit(4), 1ULL << 47);
@@ -29,14 +23,14 @@ START_TEST(test_canonical_limits)
   Machine *m = fixture_machine("skylake", NULL);
   Thread *t = fixture_thread(m, 1);
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, 1ULL << 47, ACC_LOAD, &x), XLAT_NONCANONICAL);
-  ck_assert_int_eq(xlat(m, t, (1ULL << 47) - 4096, ACC_LOAD, &x), XLAT_NOT_PRESENT);
+  ck_assert_int_eq(fixture_xlat(m, t, 1ULL << 47, ACC_LOAD, &x), XLAT_NONCANONICAL);
+  ck_assert_int_eq(fixture_xlat(m, t, (1ULL << 47) - 4096, ACC_LOAD, &x), XLAT_NOT_PRESENT);
   machine_free(m);
   const char *la57[] = { "x86.paging_levels=5", NULL };
   m = fixture_machine("skylake", la57);
   t = fixture_thread(m, 1);
-  ck_assert_int_eq(xlat(m, t, 1ULL << 47, ACC_LOAD, &x), XLAT_NOT_PRESENT);
-  ck_assert_int_eq(xlat(m, t, 1ULL << 56, ACC_LOAD, &x), XLAT_NONCANONICAL);
+  ck_assert_int_eq(fixture_xlat(m, t, 1ULL << 47, ACC_LOAD, &x), XLAT_NOT_PRESENT);
+  ck_assert_int_eq(fixture_xlat(m, t, 1ULL << 56, ACC_LOAD, &x), XLAT_NONCANONICAL);
   machine_free(m);
 }
 END_TEST
@@ -49,7 +43,7 @@ static void check_refs(const char *const *sets, unsigned level, unsigned want_re
   map_leaf(t, VA & ~((1ULL << (12 + 9 * (level - 1))) - 1), level, 0x40000, PTE_RW);
   Xlat x;
   Cpu *cpu = m->cpus[0];
-  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS], want_refs);
   ck_assert_uint_eq(x.size, level - 1);
@@ -78,22 +72,22 @@ START_TEST(test_pwc_shortens_walks)
   map_leaf(t, VA + (1ULL << 30), 1, 0x50003, PTE_RW); /* same PDPT page: PML4E cache */
   Xlat x;
   uint64_t r0 = cpu->ctr.c[CTR_WALK_REFS];
-  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS] - r0, 4);
   r0 = cpu->ctr.c[CTR_WALK_REFS];
-  ck_assert_int_eq(xlat(m, t, VA + 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA + 4096, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS] - r0, 1);
   r0 = cpu->ctr.c[CTR_WALK_REFS];
-  ck_assert_int_eq(xlat(m, t, VA + (1ULL << 21), ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA + (1ULL << 21), ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS] - r0, 2);
   r0 = cpu->ctr.c[CTR_WALK_REFS];
-  ck_assert_int_eq(xlat(m, t, VA + (1ULL << 30), ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA + (1ULL << 30), ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS] - r0, 3);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PWC_HITS], 3);
   /* A context flush drops the walk caches too. */
   cpu_flush_asid(cpu, t->mm->asid);
   r0 = cpu->ctr.c[CTR_WALK_REFS];
-  ck_assert_int_eq(xlat(m, t, VA + 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA + 4096, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS] - r0, 4);
   X86PwcInfo info;
   x86_64_pwc_info(cpu, &info);
@@ -112,7 +106,7 @@ static uint64_t pde_probe(Machine *m, Thread *t, uint64_t base, unsigned region,
   map_leaf(t, va, 1, 0x60000 + i, PTE_RW);
   Xlat x;
   uint64_t r0 = m->cpus[0]->ctr.c[CTR_WALK_REFS];
-  ck_assert_int_eq(xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
   return m->cpus[0]->ctr.c[CTR_WALK_REFS] - r0;
 }
 
@@ -221,9 +215,9 @@ START_TEST(test_stlb_fill_and_sizes)
   Cpu *cpu = m->cpus[0];
   map_leaf(t, VA & ~((1ULL << 21) - 1), 2, 0x60000, PTE_RW);
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 1);
-  ck_assert_int_eq(xlat(m, t, VA + 8192, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA + 8192, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 0); /* Skylake's STLB holds 2M pages */
   ck_assert_uint_eq(cpu->ctr.c[CTR_STLB_HITS], 1);
   ck_assert_uint_eq(x.cycles, 9);
@@ -233,8 +227,8 @@ START_TEST(test_stlb_fill_and_sizes)
   m = fixture_machine("westmere", NULL);
   t = fixture_thread(m, 1);
   map_leaf(t, VA & ~((1ULL << 21) - 1), 2, 0x60000, PTE_RW);
-  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
-  ck_assert_int_eq(xlat(m, t, VA + 8192, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA + 8192, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 1);
   machine_free(m);
 }
@@ -250,14 +244,14 @@ START_TEST(test_second_level_4k_fill)
   Machine *m = fixture_machine("zen4", NULL);
   Thread *t = fixture_thread(m, 1);
   map_leaf(t, VA, 1, 0x70000, PTE_RW);
-  ck_assert_int_eq(xlat(m, t, VA, ACC_IFETCH, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_IFETCH, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 1);
-  ck_assert_int_eq(xlat(m, t, VA + 64, ACC_IFETCH, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA + 64, ACC_IFETCH, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 0); /* the L2 ITLB */
   ck_assert_uint_eq(x.pfn, 0x70000);
-  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 1); /* not in the STLB */
-  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 0);
   ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_STLB_HITS], 2);
   machine_free(m);
@@ -265,9 +259,9 @@ START_TEST(test_second_level_4k_fill)
   m = fixture_machine("skylake", NULL);
   t = fixture_thread(m, 1);
   map_leaf(t, VA, 1, 0x70000, PTE_RW);
-  ck_assert_int_eq(xlat(m, t, VA, ACC_IFETCH, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_IFETCH, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 1);
-  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 0); /* the STLB holds the fetch's page */
   ck_assert_uint_eq(x.pfn, 0x70000);
   ck_assert_uint_eq(x.size, X86_4K);
@@ -278,7 +272,7 @@ START_TEST(test_second_level_4k_fill)
   t = fixture_thread(m, 1);
   map_leaf(t, VA, 1, 0x70000, PTE_RW);
   for (int i = 0; i < 2; i++) {
-    ck_assert_int_eq(xlat(m, t, VA, i ? ACC_IFETCH : ACC_LOAD, &x), XLAT_OK);
+    ck_assert_int_eq(fixture_xlat(m, t, VA, i ? ACC_IFETCH : ACC_LOAD, &x), XLAT_OK);
     ck_assert_uint_eq(x.walks, 1);
   }
   ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_STLB_HITS], 0);
@@ -293,7 +287,7 @@ START_TEST(test_accessed_dirty_and_permissions)
   map_leaf(t, VA, 1, 0x70000, PTE_RW | PTE_NX);
   map_leaf(t, VA + 4096, 1, 0x70001, 0); /* read-only */
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
   unsigned level, idx;
   PtNode *n = pgtable_lookup(&t->mm->pt, VA, &level, &idx);
   ck_assert_uint_eq(level, 1);
@@ -301,13 +295,13 @@ START_TEST(test_accessed_dirty_and_permissions)
   ck_assert(!(n->e[idx] & PTE_D));
   ck_assert(!(x.flags & TLBF_D));
   ck_assert(t->mm->pt.root->e[pgtable_index(&t->mm->pt.g, 4, VA)] & PTE_A);
-  ck_assert_int_eq(xlat(m, t, VA, ACC_STORE, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_STORE, &x), XLAT_OK);
   ck_assert(n->e[idx] & PTE_D);
   ck_assert(x.flags & TLBF_D);
-  ck_assert_int_eq(xlat(m, t, VA, ACC_IFETCH, &x), XLAT_PROTECTION);     /* NX */
-  ck_assert_int_eq(xlat(m, t, VA + 4096, ACC_STORE, &x), XLAT_PROTECTION); /* RO */
-  ck_assert_int_eq(xlat(m, t, VA + 4096, ACC_LOAD, &x), XLAT_OK);
-  ck_assert_int_eq(xlat(m, t, VA + 8192, ACC_LOAD, &x), XLAT_NOT_PRESENT);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_IFETCH, &x), XLAT_PROTECTION);     /* NX */
+  ck_assert_int_eq(fixture_xlat(m, t, VA + 4096, ACC_STORE, &x), XLAT_PROTECTION); /* RO */
+  ck_assert_int_eq(fixture_xlat(m, t, VA + 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA + 8192, ACC_LOAD, &x), XLAT_NOT_PRESENT);
   machine_free(m);
 }
 END_TEST
@@ -318,17 +312,17 @@ START_TEST(test_pcid_isolation)
   Thread *a = fixture_thread(m, 1);
   map_leaf(a, VA, 1, 0x80000, PTE_RW);
   Xlat x;
-  ck_assert_int_eq(xlat(m, a, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, a, VA, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.pfn, 0x80000);
   Thread *b = fixture_thread(m, 2);
   ck_assert_uint_ne(a->mm->asid, b->mm->asid);
   map_leaf(b, VA, 1, 0x90000, PTE_RW);
-  ck_assert_int_eq(xlat(m, b, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, b, VA, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 1); /* a's STLB entry is not b's */
   ck_assert_uint_eq(x.pfn, 0x90000);
   /* Back to a: its entry survived in the STLB. */
   fixture_thread(m, 1);
-  ck_assert_int_eq(xlat(m, a, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, a, VA, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 0);
   ck_assert_uint_eq(x.pfn, 0x80000);
   machine_free(m);
@@ -342,11 +336,11 @@ START_TEST(test_walk_refs_use_caches)
   Cpu *cpu = m->cpus[0];
   map_leaf(t, VA, 1, 0xa0000, PTE_RW);
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS_DRAM], 4); /* cold */
   cpu_flush_all(cpu);
   uint64_t l1 = cpu->ctr.c[CTR_WALK_REFS_L1];
-  ck_assert_int_eq(xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS_L1] - l1, 4); /* entries now in L1D */
   /* 4 L1 hits at 4 cycles plus the overhead. */
   ck_assert_uint_eq(x.walk_cycles, 4 * 4 + (uint32_t)settings_int(m->s, SET_WALK_OVERHEAD_CYCLES));
@@ -376,11 +370,11 @@ START_TEST(test_coalesced_entries)
   for (unsigned i = 0; i < 4; i++) /* group 3: contiguous, one page never accessed */
     map_leaf(t, base + (12 + i) * 4096, 1, 0x70000 + i, i == 3 ? PTE_RW : PTE_RW | PTE_A);
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, base + 2 * 4096 + 8, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, base + 2 * 4096 + 8, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 1);
   ck_assert_uint_eq(x.pfn, 0x40002);
   for (unsigned i = 0; i < 4; i++) { /* every page of the group hits, with its own frame */
-    ck_assert_int_eq(xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
+    ck_assert_int_eq(fixture_xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
     ck_assert_uint_eq(x.walks, 0);
     ck_assert_uint_eq(x.size, 0);
     ck_assert_uint_eq(x.pfn, 0x40000 + i);
@@ -389,30 +383,30 @@ START_TEST(test_coalesced_entries)
   ck_assert_uint_eq(cpu->ctr.c[CTR_STLB_HITS], 4);
   /* A store needs the dirty bit the entry lacks: a walk sets it on its page
    * alone, so the group differs and that page is held at 4K. */
-  ck_assert_int_eq(xlat(m, t, base + 4096, ACC_STORE, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, base + 4096, ACC_STORE, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 1);
-  ck_assert_int_eq(xlat(m, t, base + 4096, ACC_STORE, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, base + 4096, ACC_STORE, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 0);
   /* Invalidating page 3 drops the group's entry: page 0 walks again. */
   m->arch->flush_page(cpu, t->mm->asid, base + 3 * 4096);
-  ck_assert_int_eq(xlat(m, t, base, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, base, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 1);
   /* Not aligned, not alike, or not all accessed (the walk of a page sets
    * its own bit, so group 3 coalesces at the walk of its fourth page, and
    * not before): 4K entries, one walk per page. */
   uint64_t walks = cpu->ctr.c[CTR_PAGE_WALKS];
   for (unsigned i = 4; i < 15; i++)
-    ck_assert_int_eq(xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
+    ck_assert_int_eq(fixture_xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks + 11);
-  ck_assert_int_eq(xlat(m, t, base + 15 * 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, base + 15 * 4096, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 1);
-  ck_assert_int_eq(xlat(m, t, base + 12 * 4096 + 16, ACC_LOAD, &x), XLAT_OK); /* its 4K entry */
+  ck_assert_int_eq(fixture_xlat(m, t, base + 12 * 4096 + 16, ACC_LOAD, &x), XLAT_OK); /* its 4K entry */
   ck_assert_uint_eq(x.walks, 0);
   /* Fetches neither probe nor fill coalesced entries: page 15 is held only
    * by group 3's coalesced entry, which a load hits and a fetch walks past. */
-  ck_assert_int_eq(xlat(m, t, base + 15 * 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, base + 15 * 4096, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 0);
-  ck_assert_int_eq(xlat(m, t, base + 15 * 4096, ACC_IFETCH, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, base + 15 * 4096, ACC_IFETCH, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 1);
   machine_free(m);
   /* Off (the default on Intel presets): one walk per page. */
@@ -422,7 +416,7 @@ START_TEST(test_coalesced_entries)
   for (unsigned i = 0; i < 4; i++)
     map_leaf(t, base + i * 4096, 1, 0x40000 + i, PTE_RW | PTE_A);
   for (unsigned i = 0; i < 4; i++)
-    ck_assert_int_eq(xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
+    ck_assert_int_eq(fixture_xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_PAGE_WALKS], 4);
   machine_free(m);
 }
@@ -451,12 +445,12 @@ static void coalesced_counter_steps(Machine *m, Thread *t)
     map_leaf(t, base + (4 + i) * 4096, 1, 0x50001 + i, PTE_RW | PTE_A);
   }
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, base + 2 * 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, base + 2 * 4096, ACC_LOAD, &x), XLAT_OK);
   for (unsigned i = 0; i < 8; i++)
-    ck_assert_int_eq(xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
-  ck_assert_int_eq(xlat(m, t, base + 4 * 4096, ACC_LOAD, &x), XLAT_OK);
-  ck_assert_int_eq(xlat(m, t, base + 1 * 4096, ACC_IFETCH, &x), XLAT_OK);
-  ck_assert_int_eq(xlat(m, t, base, ACC_STORE, &x), XLAT_OK);
+    ck_assert_int_eq(fixture_xlat(m, t, base + i * 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, base + 4 * 4096, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, base + 1 * 4096, ACC_IFETCH, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, base, ACC_STORE, &x), XLAT_OK);
 }
 
 START_TEST(test_coalesced_counters)

@@ -18,17 +18,6 @@
 
 /* ---- helpers ----------------------------------------------------------------- */
 
-static void run_text(Machine *m, const char *text)
-{
-  GError *err = NULL;
-  g_autoptr(TraceSource) src = text_source_from_string("t.txt", text, &err);
-  ck_assert_no_error(err);
-  EngineOptions eo = { 0 };
-  EngineResult res;
-  ck_assert_msg(engine_run(m, src, &eo, &res, &err), "%s", err ? err->message : "");
-  ck_assert(!res.oom);
-}
-
 typedef struct {
   GString *desc;      /* text of <desc> */
   gboolean in_desc;
@@ -94,7 +83,7 @@ START_TEST(test_x86_4k_and_2m)
 {
   const char *sets[] = { "thp.enabled=madvise", NULL };
   Machine *m = fixture_machine("skylake", sets);
-  run_text(m, "process 1\n"
+  ck_assert(!fixture_run_text(m, "process 1\n"
               "mmap 0x7f0000000000 8M rw\n"
               "madvise 0x7f0000000000 8M hugepage\n"
               "mmap 0x7f1000000000 64K rw\n"
@@ -106,7 +95,7 @@ START_TEST(test_x86_4k_and_2m)
               "W 0x7ffff00ff000 8\n"
               "process 2\n"
               "mmap 0x400000 64K rx\n"
-              "X 0x400000 4\n");
+              "X 0x400000 4\n", FALSE));
   /* Adjacent VMAs alike but for their range (as on-demand mapping makes
    * them) are one region of the picture. */
   Thread *t = fixture_thread(m, 3);
@@ -134,10 +123,10 @@ START_TEST(test_ppc64_64k_and_16m)
 {
   const char *sets[] = { "thp.enabled=always", NULL };
   Machine *m = fixture_machine("power9-hash", sets);
-  run_text(m, "mmap 0x7f0000000000 32M rw\n"
+  ck_assert(!fixture_run_text(m, "mmap 0x7f0000000000 32M rw\n"
               "W 0x7f0000000000 8\n"
               "mmap 0x7f1000000000 1M rw\n"
-              "W 0x7f1000000000 8\n");
+              "W 0x7f1000000000 8\n", FALSE));
   gsize bytes;
   Parsed p = draw_and_parse(m, &bytes);
   assert_has(p.desc, "ppc64");
@@ -159,7 +148,7 @@ START_TEST(test_nodes_aggregated)
   for (uint64_t va = 0; va < (64u << 20); va += 4096)
     g_string_append_printf(t, "thread %u cpu %u\nW 0x%" G_GINT64_MODIFIER "x 8\n", (unsigned)(va / 4096 % 2) + 1,
                            (unsigned)(va / 4096 % 2), UINT64_C(0x7f0000000000) + va);
-  run_text(m, t->str);
+  ck_assert(!fixture_run_text(m, t->str, FALSE));
   g_string_free(t, TRUE);
   gsize bytes;
   Parsed p = draw_and_parse(m, &bytes);
@@ -175,7 +164,7 @@ END_TEST
 START_TEST(test_unwritable)
 {
   Machine *m = fixture_machine("skylake", NULL);
-  run_text(m, "mmap 0x7f0000000000 64K rw\nW 0x7f0000000000 8\n");
+  ck_assert(!fixture_run_text(m, "mmap 0x7f0000000000 64K rw\nW 0x7f0000000000 8\n", FALSE));
   GError *err = NULL;
   ck_assert(!map_write_svg(m, "t", "/nonexistent-dir/map.svg", &err));
   ck_assert(g_error_matches(err, MMUSIM_MAP_ERROR, MAP_ERROR_WRITE));
@@ -189,7 +178,6 @@ static Suite *map_suite(void)
 {
   Suite *s = suite_create("map");
   TCase *tc = tcase_create("core");
-  tcase_set_timeout(tc, 120);
   tcase_add_test(tc, test_x86_4k_and_2m);
   tcase_add_test(tc, test_ppc64_64k_and_16m);
   tcase_add_test(tc, test_nodes_aggregated);

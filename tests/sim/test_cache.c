@@ -518,7 +518,6 @@ static Suite *cache_suite(void)
   tcase_add_test(tc, test_random_turns_wide);
   tcase_add_test(tc, test_layouts_agree);
   tcase_add_test(tc, test_host_set);
-  tcase_set_timeout(tc, 60);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -24,12 +24,6 @@ static Machine *setup(const char *const *sets, Thread **t)
   return m;
 }
 
-static void do_access(Machine *m, Thread *t, AccessKind k, uint64_t va)
-{
-  TraceRecord r = { .type = REC_ACCESS, .kind = k, .addr = va, .size = 8 };
-  cpu_access(m->cpus[0], t, &r);
-}
-
 static uint32_t dram_cycles(Machine *m)
 {
   return memsys_level_cycles(m->cpus[0]->mem, MEM_DRAM);
@@ -91,12 +85,12 @@ static uint64_t eight_loads(const char *const *sets, AccessKind k)
   Thread *t;
   Machine *m = setup(sets, &t);
   Cpu *cpu = m->cpus[0];
-  do_access(m, t, ACC_LOAD, BASE);     /* translate and warm the TLB */
+  fixture_access(m, t, ACC_LOAD, BASE);     /* translate and warm the TLB */
   cpu_drain(cpu);
   memsys_flush(cpu->mem);
   uint64_t t0 = cpu->clock;
   for (int i = 1; i <= 8; i++)
-    do_access(m, t, k, BASE + 64 * (uint64_t)i * 7);
+    fixture_access(m, t, k, BASE + 64 * (uint64_t)i * 7);
   cpu_drain(cpu);
   uint64_t elapsed = cpu->clock - t0;
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], 1); /* the shortcut served the rest */
@@ -128,12 +122,12 @@ START_TEST(test_dirty_assist)
   Cpu *cpu = m->cpus[0];
   fixture_vma(t, BASE, 1 << 20, PROT_R | PROT_W);
   ck_assert(pgtable_set(&t->mm->pt, BASE, 1, pte_make(0x12345, PTE_P | PTE_RW | PTE_US), NULL));
-  do_access(m, t, ACC_LOAD, BASE);
-  do_access(m, t, ACC_STORE, BASE + 8);
+  fixture_access(m, t, ACC_LOAD, BASE);
+  fixture_access(m, t, ACC_STORE, BASE + 8);
   ck_assert_uint_eq(cpu->ctr.c[CTR_DIRTY_BIT_ASSISTS], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], 2);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_FAULTS], 0);
-  do_access(m, t, ACC_STORE, BASE + 16);
+  fixture_access(m, t, ACC_STORE, BASE + 16);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], 2);
   ck_assert_uint_eq(cpu->ctr.c[CTR_LOADS], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_STORES], 2);
@@ -150,15 +144,15 @@ START_TEST(test_fault_then_retry)
   t = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
   fixture_vma(t, BASE, 1 << 20, PROT_R | PROT_W);
-  do_access(m, t, ACC_LOAD, BASE);   /* zero page */
-  do_access(m, t, ACC_STORE, BASE);  /* copy-on-write */
-  do_access(m, t, ACC_LOAD, BASE + 64);
+  fixture_access(m, t, ACC_LOAD, BASE);   /* zero page */
+  fixture_access(m, t, ACC_STORE, BASE);  /* copy-on-write */
+  fixture_access(m, t, ACC_LOAD, BASE + 64);
   ck_assert_uint_eq(cpu->ctr.c[CTR_FAULTS_ZERO_PAGE], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_FAULTS_COW], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_FAULTS], 2);
   ck_assert_uint_ge(cpu->ctr.c[CTR_FAULT_CYCLES], m->k->zero_page_cycles + m->k->anon_cycles);
   ck_assert_uint_ge(cpu->clock, cpu->ctr.c[CTR_FAULT_CYCLES]);
-  do_access(m, t, ACC_LOAD, BASE + (2 << 20)); /* outside the VMA */
+  fixture_access(m, t, ACC_LOAD, BASE + (2 << 20)); /* outside the VMA */
   ck_assert_uint_eq(cpu->ctr.c[CTR_SEGV], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_ACCESSES], 4);
   /* Each fault's access looks the TLB up and walks twice (the walk that
@@ -189,19 +183,19 @@ START_TEST(test_large_page_after_base_pages)
   fixture_vma(t, BASE, 4 << 20, PROT_R | PROT_W);
   ck_assert(pgtable_set(&t->mm->pt, BASE, 1, pte_make(0x12345, PTE_P | PTE_RW | PTE_US | PTE_A | PTE_D), NULL));
   ck_assert(pgtable_set(&t->mm->pt, huge, 2, pte_make(0x40000, PTE_P | PTE_RW | PTE_US | PTE_A | PTE_D | PTE_PS), NULL));
-  do_access(m, t, ACC_LOAD, BASE);
-  do_access(m, t, ACC_LOAD, BASE + 4096 * 3); /* not present: a fault, a 4K page */
+  fixture_access(m, t, ACC_LOAD, BASE);
+  fixture_access(m, t, ACC_LOAD, BASE + 4096 * 3); /* not present: a fault, a 4K page */
   uint64_t walks = cpu->ctr.c[CTR_PAGE_WALKS];
-  do_access(m, t, ACC_LOAD, huge);
+  fixture_access(m, t, ACC_LOAD, huge);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks + 1);
   /* Another 4K granule of the 2M page: an L1 hit. */
   uint64_t l1_misses = cpu->ctr.c[CTR_L1_TLB_MISSES];
-  do_access(m, t, ACC_LOAD, huge + 4096 * 5);
+  fixture_access(m, t, ACC_LOAD, huge + 4096 * 5);
   ck_assert_uint_eq(cpu->ctr.c[CTR_L1_TLB_MISSES], l1_misses);
   /* With the L1 arrays emptied, an STLB hit. */
   cpu_flush_l1(cpu);
   uint64_t stlb_hits = cpu->ctr.c[CTR_STLB_HITS];
-  do_access(m, t, ACC_LOAD, huge + 4096 * 9);
+  fixture_access(m, t, ACC_LOAD, huge + 4096 * 9);
   ck_assert_uint_eq(cpu->ctr.c[CTR_L1_TLB_MISSES], l1_misses + 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_STLB_HITS], stlb_hits + 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks + 1);
@@ -226,14 +220,14 @@ static void check_refill_after_fault(const char *preset, uint64_t base, uint64_t
   if (huge_first) {
     ck_assert(pgtable_set(&t->mm->pt, base + (4 << 20), 2,
                           pte_make(0x40000, PTE_P | PTE_RW | PTE_US | PTE_A | PTE_D | PTE_PS), NULL));
-    do_access(m, t, ACC_LOAD, base + (4 << 20));
-    do_access(m, t, ACC_IFETCH, base + (4 << 20));
+    fixture_access(m, t, ACC_LOAD, base + (4 << 20));
+    fixture_access(m, t, ACC_IFETCH, base + (4 << 20));
   }
   static const AccessKind kinds[] = { ACC_STORE, ACC_LOAD, ACC_IFETCH };
   for (unsigned i = 0; i < G_N_ELEMENTS(kinds); i++) {
     uint64_t va = base + (2 * i + 1) * page;
     uint64_t faults = cpu->ctr.c[CTR_PAGE_FAULTS];
-    do_access(m, t, kinds[i], va);
+    fixture_access(m, t, kinds[i], va);
     ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_FAULTS], faults + 1);
     /* The walks of every kind, the faulting ones included, are the
      * second level's misses. */
@@ -243,9 +237,9 @@ static void check_refill_after_fault(const char *preset, uint64_t base, uint64_t
                   "%s huge_first %d kind %d: %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " walks %" G_GUINT64_FORMAT " stlb misses %" G_GUINT64_FORMAT, preset, huge_first, kinds[i],
                   cpu->ctr.c[CTR_DTLB_LOAD_MISSES], cpu->ctr.c[CTR_DTLB_STORE_MISSES], cpu->ctr.c[CTR_ITLB_LOAD_MISSES], cpu->ctr.c[CTR_PAGE_WALKS], cpu->ctr.c[CTR_STLB_MISSES]);
     uint64_t misses = cpu->ctr.c[CTR_L1_TLB_MISSES];
-    do_access(m, t, kinds[i], va + 64);
+    fixture_access(m, t, kinds[i], va + 64);
     ck_assert_msg(cpu->ctr.c[CTR_L1_TLB_MISSES] == misses, "%s, kind %d: the refill missed its page", preset, kinds[i]);
-    do_access(m, t, kinds[i], va + page);
+    fixture_access(m, t, kinds[i], va + page);
     ck_assert_msg(cpu->ctr.c[CTR_L1_TLB_MISSES] > misses, "%s, kind %d: the next page hit", preset, kinds[i]);
   }
   machine_free(m);
@@ -278,7 +272,7 @@ START_TEST(test_walkers_limit_overlap)
     memsys_flush(cpu->mem);
     uint64_t t0 = cpu->clock;
     for (int i = 0; i < 8; i++)
-      do_access(m, t, ACC_LOAD, BASE + ((uint64_t)i << 22));
+      fixture_access(m, t, ACC_LOAD, BASE + ((uint64_t)i << 22));
     cpu_drain(cpu);
     elapsed[w] = cpu->clock - t0;
     if (w == 0)
@@ -299,14 +293,14 @@ START_TEST(test_rob_bounds_runahead)
     Thread *t;
     Machine *m = setup(sets, &t);
     Cpu *cpu = m->cpus[0];
-    do_access(m, t, ACC_LOAD, BASE);
-    do_access(m, t, ACC_LOAD, BASE + 64);
+    fixture_access(m, t, ACC_LOAD, BASE);
+    fixture_access(m, t, ACC_LOAD, BASE + 64);
     cpu_drain(cpu);
     memsys_flush(cpu->mem);
-    do_access(m, t, ACC_LOAD, BASE + 64); /* miss: L1 was flushed */
+    fixture_access(m, t, ACC_LOAD, BASE + 64); /* miss: L1 was flushed */
     uint64_t t0 = cpu->clock;
     for (int i = 0; i < 64; i++)
-      do_access(m, t, ACC_LOAD, BASE + 64); /* hits */
+      fixture_access(m, t, ACC_LOAD, BASE + 64); /* hits */
     clock[big] = cpu->clock - t0;
     machine_free(m);
   }
@@ -623,7 +617,7 @@ START_TEST(test_prefetch_slots)
   check_slot(t, pf, pos++, BASE + MB2 + 0x5000);
   /* The page of the last access is not prefetched, nor is a record that is
    * no access, nor one past the end; the nearer stages then find nothing. */
-  do_access(m, t, ACC_LOAD, BASE);
+  fixture_access(m, t, ACC_LOAD, BASE);
   cpu_prefetch_clear(pf);
   prefetch_at(m, t, pf, pos, BASE + 0x40);
   ck_assert_ptr_null(pf->ring[pos++ & (CPU_PREFETCH_RING - 1)].e);
@@ -833,7 +827,6 @@ static Suite *cpu_suite(void)
   tc = tcase_create("l1_miss");
   tcase_add_test(tc, test_arch_l1_miss_matches);
   tcase_add_test(tc, test_ppc64_l1_miss_matches);
-  tcase_set_timeout(tc, 60);
   suite_add_tcase(s, tc);
   return s;
 }

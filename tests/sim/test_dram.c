@@ -15,7 +15,7 @@
 #include "config.h"
 #include "dram.h"
 #include "memsys.h"
-#include "testutil.h"
+#include "machine_fixture.h"
 
 #include <string.h>
 
@@ -41,10 +41,8 @@ static void fix_open(Fix *f, const char *const *extra)
   memset(f, 0, sizeof *f);
   g_autoptr(GError) err = NULL;
   f->s = settings_new();
-  for (const char *const *p = base; *p; p++)
-    ck_assert_msg(settings_set_pair(f->s, *p, "test", &err), "%s", *p);
-  for (const char *const *p = extra; p && *p; p++)
-    ck_assert_msg(settings_set_pair(f->s, *p, "test", &err), "%s: %s", *p, err ? err->message : "");
+  fixture_settings_apply(f->s, base);
+  fixture_settings_apply(f->s, extra);
   f->topo = topology_new(f->s, &err);
   ck_assert_no_error(err);
   /* 1 MiB a node keeps the addresses short. */
@@ -545,10 +543,10 @@ static void stress_open0(const char *const *extra, gboolean one_node)
       uint64_t span = g_rand_boolean(r) ? (uint64_t)g_rand_int_range(r, 0, 4 * W)
                                         : (uint64_t)g_rand_int_range(r, 0, 2 * DRAM_WINDOWS) * W;
       uint64_t qa = dram_bulk_span(a.d, node, home, bytes, t, span, &a.ctr);
-      ck_assert_uint_eq(qa, dram_bulk_span(b.d, node, home, bytes, t, span, &b.ctr));
+      loop_assert_uint_eq(qa, dram_bulk_span(b.d, node, home, bytes, t, span, &b.ctr));
     } else if (what < 5) {
       uint64_t qa = dram_bulk(a.d, node, home, 8192, t, &a.ctr);
-      ck_assert_uint_eq(qa, dram_bulk(b.d, node, home, 8192, t, &b.ctr));
+      loop_assert_uint_eq(qa, dram_bulk(b.d, node, home, 8192, t, &b.ctr));
     } else if (what < 50) {
       /* The caller's node is 0 when an open path is taken (memsys's). */
       if (node == 0 && dram_prefetch_open(a.d, t))
@@ -562,16 +560,16 @@ static void stress_open0(const char *const *extra, gboolean one_node)
         taken++;
       else
         ca = dram_access(a.d, node, pa, t, &a.ctr);
-      ck_assert_msg(ca == dram_access(b.d, node, pa, t, &b.ctr), "step %u", i);
+      loop_assert_msg(ca == dram_access(b.d, node, pa, t, &b.ctr), "step %u", i);
     }
     assert_open0(a.d, i);
   }
-  ck_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
+  loop_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
   ck_assert_uint_gt(a.ctr.c[CTR_DRAM_QUEUE_CYCLES], 0);
   if (one_node)
     ck_assert_uint_gt(taken, 10000);
   else
-    ck_assert_uint_eq(taken, 0);
+    loop_assert_uint_eq(taken, 0);
   g_rand_free(r);
   fix_close(&a);
   fix_close(&b);
@@ -619,19 +617,19 @@ START_TEST(test_flow_blocks)
                     : len < 95 ? (uint64_t)g_rand_int_range(r, 1, 40 * W)
                                : (uint64_t)g_rand_int_range(r, 1, 3 * DRAM_WINDOWS) * W;
       uint64_t qa = dram_bulk_span(a.d, node, home, bytes, t, span, &a.ctr);
-      ck_assert_msg(qa == dram_bulk_span(b.d, node, home, bytes, t, span, &b.ctr), "step %u", i);
+      loop_assert_msg(qa == dram_bulk_span(b.d, node, home, bytes, t, span, &b.ctr), "step %u", i);
       bulks++;
     } else if (what < 40) {
       dram_prefetch(a.d, node, pa, t);
       dram_prefetch(b.d, node, pa, t);
     } else {
       uint32_t ca = dram_access(a.d, node, pa, t, &a.ctr);
-      ck_assert_msg(ca == dram_access(b.d, node, pa, t, &b.ctr), "step %u", i);
+      loop_assert_msg(ca == dram_access(b.d, node, pa, t, &b.ctr), "step %u", i);
     }
-    ck_assert_msg(dram_flow_bounds_hold(a.d), "step %u", i);
-    ck_assert_msg(dram_same_flows(a.d, b.d), "step %u", i);
+    loop_assert_msg(dram_flow_bounds_hold(a.d), "step %u", i);
+    loop_assert_msg(dram_same_flows(a.d, b.d), "step %u", i);
   }
-  ck_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
+  loop_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
   ck_assert_uint_gt(a.ctr.c[CTR_DRAM_QUEUE_CYCLES], 0);
   ck_assert_uint_gt(bulks, 10000);
   g_rand_free(r);
@@ -663,17 +661,17 @@ START_TEST(test_flow_groups)
     uint64_t span = what < 2 ? (uint64_t)g_rand_int_range(r, 1, 2 * DRAM_WINDOWS) * W
                              : (uint64_t)g_rand_int_range(r, W, 4 * W);
     uint64_t qa = dram_bulk_span(a.d, 0, 0, 4096, t, span, &a.ctr);
-    ck_assert_msg(qa == dram_bulk_span(b.d, 0, 0, 4096, t, span, &b.ctr), "step %u", i);
+    loop_assert_msg(qa == dram_bulk_span(b.d, 0, 0, 4096, t, span, &b.ctr), "step %u", i);
     for (unsigned k = 0; what >= 90 && k < 8; k++) {
       uint64_t pa = NODE_PA(0, (uint64_t)g_rand_int_range(r, 0, MB_PAGES * 64) * 64);
       uint32_t ca = dram_access(a.d, 0, pa, now + k, &a.ctr);
-      ck_assert_msg(ca == dram_access(b.d, 0, pa, now + k, &b.ctr), "step %u", i);
+      loop_assert_msg(ca == dram_access(b.d, 0, pa, now + k, &b.ctr), "step %u", i);
     }
-    ck_assert_msg(dram_flow_bounds_hold(a.d), "step %u", i);
-    ck_assert_msg(dram_same_flows(a.d, b.d), "step %u", i);
+    loop_assert_msg(dram_flow_bounds_hold(a.d), "step %u", i);
+    loop_assert_msg(dram_same_flows(a.d, b.d), "step %u", i);
     most = MAX(most, dram_flows_held(a.d, 0));
   }
-  ck_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
+  loop_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
   ck_assert_uint_gt(most, 400);
   g_rand_free(r);
   fix_close(&a);
@@ -700,10 +698,7 @@ static Suite *dram_suite(void)
   tcase_add_test(tc, test_open_window_paths);
   tcase_add_test(tc, test_open0_stress);
   suite_add_tcase(s, tc);
-  /* 60000 requests, each followed by a pass over every flow: slow under
-   * the sanitizers. */
   tc = tcase_create("flows");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_flow_blocks);
   tcase_add_test(tc, test_flow_groups);
   suite_add_tcase(s, tc);

@@ -381,18 +381,6 @@ START_TEST(test_shootdown_targets_and_costs)
 END_TEST
 
 /* Run a text trace on m, counting all of it. */
-static void run_text(Machine *m, const char *text)
-{
-  GError *err = NULL;
-  TraceSource *src = text_source_from_string("t.txt", text, &err);
-  ck_assert_no_error(err);
-  EngineOptions opt = { .whole = TRUE };
-  EngineResult res;
-  ck_assert(engine_run(m, src, &opt, &res, &err));
-  engine_result_clear(&res);
-  trace_source_free(src);
-}
-
 /* The two processes of tests/golden/cases/oom-twoproc.txt, process 1 on
  * CPU 1 and process 2 on CPU 0: process 2's faults run out of memory on a
  * 64M machine (48M kept by the kernel).  Under fail the run stops; under
@@ -465,7 +453,7 @@ START_TEST(test_oom_kill_next_thread_switches)
     Machine *m = fixture_machine("skylake", sets);
     g_autofree char *trace = oom_trace();
     g_autofree char *text = g_strconcat(trace, "process 3\nthread 1 cpu 1\ncompute 100\n", NULL);
-    run_text(m, text);
+    fixture_run_text(m, text, TRUE);
     Cpu *c1 = m->cpus[1];
     ck_assert_uint_eq(m->k->oom_kill_count, 1);
     ck_assert_uint_eq(c1->kc.cur->pid, 3);
@@ -488,7 +476,7 @@ START_TEST(test_new_thread_starts_at_creation)
   static const char *sets[] = { "machine.cpus_per_node=2", "sched.placement=fill", NULL };
   Machine *m = fixture_machine("skylake", sets);
   const char *text = "thread 1 cpu 0\ncompute 1000000\nthread 2 cpu 1\ncompute 10\n";
-  run_text(m, text);
+  fixture_run_text(m, text, TRUE);
   Cpu *c0 = m->cpus[0], *c1 = m->cpus[1];
   ck_assert_uint_ge(c1->clock, c0->clock);          /* started after 1M instructions of thread 1 */
   ck_assert_uint_eq(c1->idle_cycles, c0->clock);    /* idled until then */
@@ -514,7 +502,7 @@ START_TEST(test_cpumask_trimmed_on_switch)
                      "process 2\nthread 1 cpu 1\nmmap 0x7f0000000000 4K rw\nW 0x7f0000000000 8\n"
                      "process 1\nthread 1 cpu 0\nmprotect 0x7f0000000000 4K r\n" /* CPU 1 is not a target */
                      "thread 2 cpu 1\nR 0x7f0000000000 8\n";  /* back on CPU 1: its stale entries go */
-  run_text(m, text);
+  fixture_run_text(m, text, TRUE);
   Cpu *c0 = m->cpus[0], *c1 = m->cpus[1];
   ck_assert_uint_eq(c0->ctr.c[CTR_NR_TLB_REMOTE_FLUSH], 0);
   ck_assert_uint_eq(c1->ctr.c[CTR_NR_TLB_REMOTE_FLUSH_RECEIVED], 0);
@@ -576,7 +564,7 @@ START_TEST(test_thread_cache_never_mixes_threads)
     thread_cache_pin(t, run + 1);
     thread_cache_round(t, 1);
     thread_cache_round(t, 2);
-    run_text(m, t->str);
+    fixture_run_text(m, t->str, TRUE);
     for (unsigned j = 0; j < CACHE_THREADS; j++) {
       want[(j + run) % CACHE_THREADS] += 1000 * (uint64_t)(j + 1);
       want[(j + run + 1) % CACHE_THREADS] += 2000 * (uint64_t)(j + 1);
@@ -612,7 +600,7 @@ static void run_stays(gboolean queued, Counters *sum)
     for (unsigned k = 0; k < 40; k++)
       g_string_append_printf(t, "%c 0x7f0000000%03x 8\n", k % 3 ? 'R' : 'W', 8 * ((i + k) % 512));
   }
-  run_text(m, t->str);
+  fixture_run_text(m, t->str, TRUE);
   machine_counters(m, sum);
   machine_free(m);
 }

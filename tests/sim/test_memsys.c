@@ -13,7 +13,7 @@
 #include "config.h"
 #include "memsys.h"
 #include "memsys-hot.h"
-#include "testutil.h"
+#include "machine_fixture.h"
 
 #include <string.h>
 
@@ -34,14 +34,8 @@ static const char *const tiny_machine[] = {
 static Settings *tiny_settings(const char *const *extra)
 {
   Settings *s = settings_new();
-  for (const char *const *p = tiny_machine; *p != NULL; p++) {
-    g_autoptr(GError) err = NULL;
-    ck_assert_msg(settings_set_pair(s, *p, "test", &err), "%s: %s", *p, err ? err->message : "");
-  }
-  for (const char *const *p = extra; p != NULL && *p != NULL; p++) {
-    g_autoptr(GError) err = NULL;
-    ck_assert_msg(settings_set_pair(s, *p, "test", &err), "%s: %s", *p, err ? err->message : "");
-  }
+  fixture_settings_apply(s, tiny_machine);
+  fixture_settings_apply(s, extra);
   return s;
 }
 
@@ -702,14 +696,14 @@ START_TEST(test_random_invariants)
       uint32_t cyc = memsys_access(t.h, pa, kind, &lv);
       served[kind][lv]++;
       uint32_t want = lv == MEM_L1 && kind == MREQ_IFETCH ? (uint32_t)L1I_CYC : memsys_level_cycles(t.h, lv);
-      ck_assert_uint_eq(cyc, want);
+      loop_assert_uint_eq(cyc, want);
       /* The line is now in every level it passed on the way. */
-      ck_assert(memsys_holds(t.h, pa, kind, MEM_L1));
+      loop_assert(memsys_holds(t.h, pa, kind, MEM_L1));
       if (lv >= MEM_L2)
-        ck_assert(memsys_holds(t.h, pa, kind, MEM_L2));
+        loop_assert(memsys_holds(t.h, pa, kind, MEM_L2));
       if (lv >= MEM_LLC && memsys_has_llc(t.h))
-        ck_assert(memsys_holds(t.h, pa, kind, MEM_LLC));
-      ck_assert(lv != MEM_LLC || memsys_has_llc(t.h));
+        loop_assert(memsys_holds(t.h, pa, kind, MEM_LLC));
+      loop_assert(lv != MEM_LLC || memsys_has_llc(t.h));
     }
     const uint64_t *n = t.ctr.c;
     uint64_t loads = 0, stores = 0, below_l2 = 0, dram = 0;
@@ -721,20 +715,20 @@ START_TEST(test_random_invariants)
       below_l2 += served[k][MEM_LLC] + served[k][MEM_DRAM];
       dram += served[k][MEM_DRAM];
     }
-    ck_assert_uint_eq(n[CTR_L1_DCACHE_LOADS], loads);
-    ck_assert_uint_eq(n[CTR_L1_DCACHE_LOAD_MISSES], loads - served[MREQ_LOAD][MEM_L1]);
-    ck_assert_uint_eq(n[CTR_L1_DCACHE_STORES], stores);
-    ck_assert_uint_eq(n[CTR_L1_DCACHE_STORE_MISSES], stores - served[MREQ_STORE][MEM_L1]);
-    ck_assert_uint_eq(n[CTR_L1_ICACHE_LOAD_MISSES],
+    loop_assert_uint_eq(n[CTR_L1_DCACHE_LOADS], loads);
+    loop_assert_uint_eq(n[CTR_L1_DCACHE_LOAD_MISSES], loads - served[MREQ_LOAD][MEM_L1]);
+    loop_assert_uint_eq(n[CTR_L1_DCACHE_STORES], stores);
+    loop_assert_uint_eq(n[CTR_L1_DCACHE_STORE_MISSES], stores - served[MREQ_STORE][MEM_L1]);
+    loop_assert_uint_eq(n[CTR_L1_ICACHE_LOAD_MISSES],
                       served[MREQ_IFETCH][MEM_L2] + served[MREQ_IFETCH][MEM_LLC] + served[MREQ_IFETCH][MEM_DRAM]);
-    ck_assert_uint_eq(n[CTR_L2_MISSES], below_l2);
-    ck_assert_uint_eq(n[CTR_LLC_LOADS], memsys_has_llc(t.h) ? below_l2 : 0);
-    ck_assert_uint_eq(n[CTR_LLC_LOAD_MISSES], memsys_has_llc(t.h) ? dram : 0);
+    loop_assert_uint_eq(n[CTR_L2_MISSES], below_l2);
+    loop_assert_uint_eq(n[CTR_LLC_LOADS], memsys_has_llc(t.h) ? below_l2 : 0);
+    loop_assert_uint_eq(n[CTR_LLC_LOAD_MISSES], memsys_has_llc(t.h) ? dram : 0);
     ck_assert_uint_gt(n[CTR_PREFETCHES], 0);
     ck_assert_uint_gt(n[CTR_PREFETCH_PAGE_STOPS], 0);
     for (int l = MEM_L1; l <= MEM_DRAM; l++)
       if (l != MEM_LLC || memsys_has_llc(t.h))
-        ck_assert_msg(served[MREQ_LOAD][l] > 0, "no load served by %s", memsys_level_name(l));
+        loop_assert_msg(served[MREQ_LOAD][l] > 0, "no load served by %s", memsys_level_name(l));
     g_rand_free(rng);
     tiny_close(&t);
   }
@@ -786,7 +780,7 @@ START_TEST(test_access_data_twin)
     if (cfgs[c].dram) {
       g_autoptr(GError) err = NULL;
       /* 32 cycles a line: the misses queue. */
-      ck_assert(settings_set_pair(a.s, "dram.bandwidth_gbps=2", "test", &err));
+      loop_assert(settings_set_pair(a.s, "dram.bandwidth_gbps=2", "test", &err));
       topo = topology_new(a.s, &err);
       ck_assert_no_error(err);
       da = dram_new(a.s, topo, 1024, 64, 1.0, &err);
@@ -820,17 +814,17 @@ START_TEST(test_access_data_twin)
       } else {
         cb = memsys_access(b.h, pa, kind, &lb);
       }
-      ck_assert_msg(la == lb, "cfg %u ref %d: level %d against %d", c, i, (int)la, (int)lb);
-      ck_assert_msg(ca == cb, "cfg %u ref %d: %u cycles against %u", c, i, ca, cb);
+      loop_assert_msg(la == lb, "cfg %u ref %d: level %d against %d", c, i, (int)la, (int)lb);
+      loop_assert_msg(ca == cb, "cfg %u ref %d: %u cycles against %u", c, i, ca, cb);
     }
-    ck_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
+    loop_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
     if (strcmp(cfgs[c].sets[0], "cache.prefetcher=none") != 0)
       ck_assert_uint_gt(a.ctr.c[CTR_PREFETCHES], 0);
     if (cfgs[c].dram)
       ck_assert_uint_gt(a.ctr.c[CTR_DRAM_QUEUE_CYCLES], 0);
     for (uint64_t line = 0; line < 64 * 1024 / 8; line++)
       for (int l = MEM_L1; l <= MEM_LLC; l++)
-        ck_assert(memsys_holds(a.h, LINE(line), MREQ_LOAD, (MemLevel)l) ==
+        loop_assert(memsys_holds(a.h, LINE(line), MREQ_LOAD, (MemLevel)l) ==
                   memsys_holds(b.h, LINE(line), MREQ_LOAD, (MemLevel)l));
     g_rand_free(rng);
     tiny_close(&a);
@@ -878,7 +872,7 @@ START_TEST(test_stream_steady_step)
                       xs[i] + dir * (degrees[d] + 1) >= 0 && xs[i] + dir * (degrees[d] + 1) < 64;
             memsys_stream_follow_dir(a.h, &sa, x, dir);
             memsys_stream_follow_far(b.h, &sb, x, dir);
-            ck_assert_msg(sa.last == sb.last && sa.frontier == sb.frontier && sa.win_lo == sb.win_lo &&
+            loop_assert_msg(sa.last == sb.last && sa.frontier == sb.frontier && sa.win_lo == sb.win_lo &&
                             sa.win_span == sb.win_span && sa.hit_lo == sb.hit_lo && sa.hit_span == sb.hit_span &&
                             sa.dir == sb.dir && sa.valid == sb.valid,
                           "degree %" G_GINT64_FORMAT " x %" G_GUINT64_FORMAT " dir %d ahead %" G_GINT64_FORMAT
@@ -888,10 +882,10 @@ START_TEST(test_stream_steady_step)
                           "+%" G_GUINT64_FORMAT,
                           degrees[d], x, dir, ahead, sa.frontier, sb.frontier, sa.win_lo, sa.win_span, sb.win_lo,
                           sb.win_span, sa.hit_lo, sa.hit_span, sb.hit_lo, sb.hit_span);
-            ck_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
+            loop_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
             for (uint64_t line = x - MIN(x, 80); line < x + 80; line++)
               for (int l = MEM_L2; l <= MEM_LLC; l++)
-                ck_assert(memsys_holds(a.h, LINE(line), MREQ_LOAD, (MemLevel)l) ==
+                loop_assert(memsys_holds(a.h, LINE(line), MREQ_LOAD, (MemLevel)l) ==
                           memsys_holds(b.h, LINE(line), MREQ_LOAD, (MemLevel)l));
           }
     tiny_close(&a);
@@ -950,18 +944,18 @@ START_TEST(test_stream_steady_shortcut)
       b.h->stream_steady_x = MEMSYS_STREAM_UNSTEADY;
       MemLevel la, lb;
       uint32_t ca = memsys_access_data(a.h, run[k], kind, &la), cb = memsys_access_data(b.h, run[k], kind, &lb);
-      ck_assert_msg(la == lb && ca == cb, "cfg %u ref %d: level %d against %d, %u cycles against %u", c, i, (int)la,
+      loop_assert_msg(la == lb && ca == cb, "cfg %u ref %d: level %d against %d, %u cycles against %u", c, i, (int)la,
                     (int)lb, ca, cb);
-      ck_assert_msg(memcmp(a.h->streams, b.h->streams, sizeof a.h->streams) == 0, "cfg %u ref %d: streams differ",
+      loop_assert_msg(memcmp(a.h->streams, b.h->streams, sizeof a.h->streams) == 0, "cfg %u ref %d: streams differ",
                     c, i);
-      ck_assert_mem_eq(a.h->stream_page, b.h->stream_page, sizeof a.h->stream_page);
-      ck_assert_int_eq(a.h->stream_hot - a.h->streams[0].way, b.h->stream_hot - b.h->streams[0].way);
-      ck_assert_int_eq(a.h->stream_hot_first - a.h->streams[0].way, b.h->stream_hot_first - b.h->streams[0].way);
+      loop_assert_mem_eq(a.h->stream_page, b.h->stream_page, sizeof a.h->stream_page);
+      loop_assert_int_eq(a.h->stream_hot - a.h->streams[0].way, b.h->stream_hot - b.h->streams[0].way);
+      loop_assert_int_eq(a.h->stream_hot_first - a.h->streams[0].way, b.h->stream_hot_first - b.h->streams[0].way);
     }
-    ck_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
+    loop_assert_mem_eq(a.ctr.c, b.ctr.c, sizeof a.ctr.c);
     for (uint64_t line = PAGE_P / 64; line < PAGE_P / 64 + 16 * 1024 + 64; line++)
       for (int l = MEM_L1; l <= MEM_LLC; l++)
-        ck_assert(memsys_holds(a.h, LINE(line), MREQ_LOAD, (MemLevel)l) ==
+        loop_assert(memsys_holds(a.h, LINE(line), MREQ_LOAD, (MemLevel)l) ==
                   memsys_holds(b.h, LINE(line), MREQ_LOAD, (MemLevel)l));
     g_rand_free(rng);
     tiny_close(&a);
@@ -1002,10 +996,7 @@ static Suite *memsys_suite(void)
   tcase_add_test(tc, test_prefetcher_none);
   tcase_add_test(tc, test_random_invariants);
   suite_add_tcase(s, tc);
-  /* Twins over many configurations and a few thousand steps: more than
-   * the default 4 s on a loaded host. */
   TCase *steps = tcase_create("steps");
-  tcase_set_timeout(steps, 60);
   tcase_add_test(steps, test_access_data_twin);
   tcase_add_test(steps, test_stream_steady_step);
   tcase_add_test(steps, test_stream_steady_shortcut);

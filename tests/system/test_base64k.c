@@ -27,34 +27,6 @@ static uint64_t leaf_of(Thread *t, uint64_t va, unsigned *level)
   return n->e[idx];
 }
 
-static void sys(Machine *m, Thread *t, TraceRecordType type, uint64_t addr, uint64_t len, int prot_or_arg,
-                uint8_t flags)
-{
-  TraceRecord r = { .type = (uint8_t)type, .addr = addr, .len = len, .pid = t->pid, .tid = t->tid, .flags = flags };
-  if (type == REC_MMAP || type == REC_MPROTECT)
-    r.prot = (uint8_t)prot_or_arg;
-  else
-    r.arg = prot_or_arg;
-  kernel_syscall(m->k, &m->cpus[0]->kc, t->mm, &r);
-}
-
-static FaultResult fault(Machine *m, Thread *t, uint64_t va, AccessKind kind, uint64_t *cycles)
-{
-  uint64_t c;
-  return fault_handle(m->k, &m->cpus[0]->kc, t->mm, va, kind, cycles ? cycles : &c);
-}
-
-static uint64_t ctr(Machine *m, CounterId id)
-{
-  return m->cpus[0]->ctr.c[id];
-}
-
-static XlatStatus xlat(Machine *m, Thread *t, uint64_t va, AccessKind kind, Xlat *x)
-{
-  memset(x, 0, sizeof *x);
-  return m->arch->translate(m->cpus[0], t->mm, va, kind, x, NULL);
-}
-
 /* The HPTE of the 64K page holding va, or v = 0 when there is none. */
 static Ppc64Hpte hpte_of(Machine *m, Thread *t, uint64_t va)
 {
@@ -122,38 +94,38 @@ START_TEST(test_base_fault_64k)
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
   uint64_t free0 = fixture_free_pages(k);
-  sys(m, t, REC_MMAP, BASE, 1 * MB, PROT_R | PROT_W, 0);
+  fixture_syscall(m, t, REC_MMAP, BASE, 1 * MB, PROT_R | PROT_W, 0);
   uint64_t cycles;
-  ck_assert_int_eq(fault(m, t, BASE + 0x12345, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 0x12345, ACC_STORE, &cycles), FAULT_MAPPED);
   unsigned level;
   uint64_t e = leaf_of(t, BASE + 0x10000, &level);
   ck_assert_uint_eq(level, 1);
   ck_assert(e & PTE_P);
   ck_assert_uint_eq(pte_pfn(e) & 15, 0); /* an order-4 block of 4K frames */
-  ck_assert_uint_eq(ctr(m, CTR_FAULTS_ANON), 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 64 * KB);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 64 * KB);
-  ck_assert_uint_eq(ctr(m, CTR_ZEROING_CYCLES), kernel_clear_cycles(k, 64 * KB));
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_FAULTS_ANON), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 64 * KB);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_TOUCHED_BYTES), 64 * KB);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_ZEROING_CYCLES), kernel_clear_cycles(k, 64 * KB));
   ck_assert_uint_gt(kernel_clear_cycles(k, 64 * KB), k->clear_4k_cycles);
   ck_assert_uint_eq(t->mm->rss_pages, 16);
   /* The same 64K page elsewhere: already mapped. */
-  ck_assert_int_eq(fault(m, t, BASE + 0x1fff8, ACC_STORE, &cycles), FAULT_MAPPED);
-  ck_assert_uint_eq(ctr(m, CTR_FAULTS_ANON), 1);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 0x1fff8, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_FAULTS_ANON), 1);
   /* A read of the next page maps the zero page. */
-  ck_assert_int_eq(fault(m, t, BASE + 0x20000, ACC_LOAD, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 0x20000, ACC_LOAD, &cycles), FAULT_MAPPED);
   ck_assert_uint_eq(pte_pfn(leaf_of(t, BASE + 0x20000, &level)), k->zero_pfn);
   /* The hash MMU translates the page as a 64K page. */
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, BASE + 0x12345, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, BASE + 0x12345, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.size, PPC64_64K);
   ck_assert_uint_eq(x.pfn, pte_pfn(e));
   Ppc64Hpte h = hpte_of(m, t, BASE + 0x10000);
   ck_assert(h.v & HPTE_V_LARGE);
   ck_assert_uint_eq(ppc64_hpte_page_shift(16, h.v, h.r), 16);
   /* munmap gives the order-4 block and the tables back. */
-  sys(m, t, REC_MUNMAP, BASE, 1 * MB, 0, 0);
+  fixture_syscall(m, t, REC_MUNMAP, BASE, 1 * MB, 0, 0);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 0);
   ck_assert_uint_eq(hpte_of(m, t, BASE + 0x10000).v, 0);
   fixture_check_buddy(k);
   machine_free(m);
@@ -165,15 +137,15 @@ START_TEST(test_alignment_64k)
   Machine *m = fixture_machine("power7", thp_never);
   Thread *t = fixture_thread(m, 1);
   /* mmap, mprotect, munmap need 64K-aligned addresses; lengths round up. */
-  sys(m, t, REC_MMAP, BASE + 0x1000, 64 * KB, PROT_R | PROT_W, 0);
-  ck_assert_uint_eq(ctr(m, CTR_SEGV), 1);
+  fixture_syscall(m, t, REC_MMAP, BASE + 0x1000, 64 * KB, PROT_R | PROT_W, 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 1);
   ck_assert_ptr_null(mm_find_vma(t->mm, BASE + 0x1000));
-  sys(m, t, REC_MMAP, BASE, 0x1000, PROT_R | PROT_W, 0);
+  fixture_syscall(m, t, REC_MMAP, BASE, 0x1000, PROT_R | PROT_W, 0);
   const Vma *v = mm_find_vma(t->mm, BASE);
   ck_assert_ptr_nonnull(v);
   ck_assert_uint_eq(v->end - v->start, 64 * KB);
-  sys(m, t, REC_MPROTECT, BASE + 0x8000, 64 * KB, PROT_R, 0);
-  ck_assert_uint_eq(ctr(m, CTR_SEGV), 2);
+  fixture_syscall(m, t, REC_MPROTECT, BASE + 0x8000, 64 * KB, PROT_R, 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 2);
   machine_free(m);
 }
 END_TEST
@@ -188,25 +160,25 @@ START_TEST(test_thp_16m_fault_and_lazy_hptes)
   Cpu *cpu = m->cpus[0];
   Ppc64Hpt *hpt = ppc64_cpu_hpt(cpu);
   uint64_t free0 = fixture_free_pages(k);
-  sys(m, t, REC_MMAP, BASE, 64 * MB, PROT_R | PROT_W, 0);
+  fixture_syscall(m, t, REC_MMAP, BASE, 64 * MB, PROT_R | PROT_W, 0);
   const uint64_t huge = BASE + 16 * MB;
-  ck_assert_int_eq(fault(m, t, huge + 0x1234, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, huge + 0x1234, ACC_STORE, NULL), FAULT_MAPPED);
   unsigned level;
   uint64_t e = leaf_of(t, huge, &level);
   ck_assert_uint_eq(level, 2);
   ck_assert(e & PTE_PS);
   ck_assert_uint_eq(pte_pfn(e) & 4095, 0); /* order 12 */
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 16 * MB);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 64 * KB);
-  ck_assert_uint_eq(ctr(m, CTR_ZEROING_CYCLES), kernel_clear_cycles(k, 16 * MB));
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 16 * MB);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_TOUCHED_BYTES), 64 * KB);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_ZEROING_CYCLES), kernel_clear_cycles(k, 16 * MB));
   ck_assert_uint_eq(t->mm->rss_pages, 4096);
   ck_assert_uint_eq(thp_page_count(k), 1);
 
   /* The hash fault inserts the HPTE of the touched 64K subpage only,
    * encoding 16M (LP 0x8 with a 64K base). */
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, huge + 0x1234, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, huge + 0x1234, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.size, PPC64_16M);
   ck_assert_uint_eq(x.pfn, pte_pfn(e));
   ck_assert_uint_eq(ppc64_hpt_owner_valid(hpt, t->mm->asid), 1);
@@ -216,24 +188,24 @@ START_TEST(test_thp_16m_fault_and_lazy_hptes)
   ck_assert_uint_eq(h0.r & HPTE_R_RPN, (pte_pfn(e) << 12) | (0x8ULL << 12));
   ck_assert_uint_eq(hpte_of(m, t, huge + 0x50000).v, 0);
   /* The TLB's 16M entry covers the other subpages... */
-  ck_assert_int_eq(xlat(m, t, huge + 0x50000, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, huge + 0x50000, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.walks, 0);
   /* ...until it is gone: then each subpage missed gets its own HPTE. */
   m->arch->flush_all(cpu);
-  ck_assert_int_eq(xlat(m, t, huge + 0x50000, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, huge + 0x50000, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.size, PPC64_16M);
   ck_assert_uint_eq(ppc64_hpt_owner_valid(hpt, t->mm->asid), 2);
   ck_assert_uint_eq(hpte_of(m, t, huge + 0x50000).v != 0, 1);
   m->arch->flush_all(cpu);
-  ck_assert_int_eq(xlat(m, t, huge + 0xff0000, ACC_STORE, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, huge + 0xff0000, ACC_STORE, &x), XLAT_OK);
   ck_assert_uint_eq(ppc64_hpt_owner_valid(hpt, t->mm->asid), 3);
 
   /* munmap of the 16M page removes every HPTE of it and frees it whole. */
-  sys(m, t, REC_MUNMAP, huge, 16 * MB, 0, 0);
+  fixture_syscall(m, t, REC_MUNMAP, huge, 16 * MB, 0, 0);
   ck_assert_uint_eq(ppc64_hpt_owner_valid(hpt, t->mm->asid), 0);
   ck_assert_uint_eq(thp_page_count(k), 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
-  sys(m, t, REC_MUNMAP, BASE, 64 * MB, 0, 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 0);
+  fixture_syscall(m, t, REC_MUNMAP, BASE, 64 * MB, 0, 0);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
   fixture_check_buddy(k);
   machine_free(m);
@@ -248,17 +220,17 @@ START_TEST(test_thp_16m_split_and_deferred)
   Cpu *cpu = m->cpus[0];
   Ppc64Hpt *hpt = ppc64_cpu_hpt(cpu);
   uint64_t free0 = fixture_free_pages(k);
-  sys(m, t, REC_MMAP, BASE, 32 * MB, PROT_R | PROT_W, 0);
-  ck_assert_int_eq(fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
+  fixture_syscall(m, t, REC_MMAP, BASE, 32 * MB, PROT_R | PROT_W, 0);
+  ck_assert_int_eq(fixture_fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
   unsigned level;
   uint64_t head = pte_pfn(leaf_of(t, BASE, &level));
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, BASE + 0x30000, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, BASE + 0x30000, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(ppc64_hpt_owner_valid(hpt, t->mm->asid), 1);
   /* munmap of the second half splits the PMD into 256 64K PTEs (the 16M
    * HPTE goes with the split) and queues the half-mapped THP. */
-  sys(m, t, REC_MUNMAP, BASE + 8 * MB, 8 * MB, 0, 0);
-  ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 1);
+  fixture_syscall(m, t, REC_MUNMAP, BASE + 8 * MB, 8 * MB, 0, 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_SPLIT_PMD), 1);
   ck_assert_uint_eq(ppc64_hpt_owner_valid(hpt, t->mm->asid), 0);
   for (unsigned i = 0; i < 128; i += 37) {
     uint64_t e = leaf_of(t, BASE + (uint64_t)i * 64 * KB, &level);
@@ -267,20 +239,20 @@ START_TEST(test_thp_16m_split_and_deferred)
   }
   ck_assert_uint_eq(leaf_of(t, BASE + 8 * MB, &level) & PTE_P, 0);
   ck_assert_uint_eq(thp_deferred_count(k), 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 16 * MB); /* nothing freed yet */
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 16 * MB); /* nothing freed yet */
   /* A translation now maps a 64K page of the split THP. */
-  ck_assert_int_eq(xlat(m, t, BASE + 0x30000, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, BASE + 0x30000, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.size, PPC64_64K);
   ck_assert_uint_eq(x.pfn, head + 0x30);
   /* The deferred split frees the unmapped half as 64K pages. */
   uint64_t cycles = 0;
   ck_assert_uint_eq(thp_deferred_split_scan(k, &cpu->kc, &cycles), 2048);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 8 * MB);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 8 * MB);
   ck_assert_uint_eq(thp_page_count(k), 0);
   fixture_check_buddy(k);
   /* The remaining subpages are order-4 blocks that munmap frees one by one. */
-  sys(m, t, REC_MUNMAP, BASE, 32 * MB, 0, 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
+  fixture_syscall(m, t, REC_MUNMAP, BASE, 32 * MB, 0, 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 0);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
   fixture_check_buddy(k);
   machine_free(m);
@@ -293,30 +265,30 @@ START_TEST(test_collapse_16m)
   Machine *m = fixture_machine("power7", sets);
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
-  sys(m, t, REC_MMAP, BASE, 16 * MB, PROT_R | PROT_W, 0);
+  fixture_syscall(m, t, REC_MMAP, BASE, 16 * MB, PROT_R | PROT_W, 0);
   /* Three 64K pages written, the rest empty: a base-page VMA. */
   for (unsigned i = 0; i < 3; i++)
-    ck_assert_int_eq(fault(m, t, BASE + (uint64_t)i * 5 * MB, ACC_STORE, NULL), FAULT_MAPPED);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 3 * 64 * KB);
+    ck_assert_int_eq(fixture_fault(m, t, BASE + (uint64_t)i * 5 * MB, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 3 * 64 * KB);
   /* Two of them hashed: 64K HPTEs that the collapse must remove. */
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, BASE, ACC_LOAD, &x), XLAT_OK);
-  ck_assert_int_eq(xlat(m, t, BASE + 5 * MB, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, BASE, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, BASE + 5 * MB, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.size, PPC64_64K);
   Ppc64Hpt *hpt = ppc64_cpu_hpt(m->cpus[0]);
   ck_assert_uint_eq(ppc64_hpt_owner_valid(hpt, t->mm->asid), 2);
-  sys(m, t, REC_MADVISE, BASE, 16 * MB, ADV_COLLAPSE, 0);
+  fixture_syscall(m, t, REC_MADVISE, BASE, 16 * MB, ADV_COLLAPSE, 0);
   ck_assert_uint_eq(ppc64_hpt_owner_valid(hpt, t->mm->asid), 0);
   unsigned level;
   uint64_t e = leaf_of(t, BASE, &level);
   ck_assert_uint_eq(level, 2);
   ck_assert(e & PTE_PS);
   ck_assert_uint_eq(pte_pfn(e) & 4095, 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 16 * MB);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 16 * MB);
   ck_assert_uint_eq(t->mm->rss_pages, 4096);
   ck_assert_uint_eq(thp_page_count(k), 1);
   /* The next miss inserts a 16M-encoding HPTE. */
-  ck_assert_int_eq(xlat(m, t, BASE + 5 * MB, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, BASE + 5 * MB, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.size, PPC64_16M);
   ck_assert_uint_eq(x.pfn, pte_pfn(e));
   fixture_check_buddy(k);
@@ -335,20 +307,20 @@ START_TEST(test_hugetlb_16m)
   ck_assert_uint_eq(hugetlb_order(k->hugetlb, HPAGE_2M), 12); /* the PMD size: 16M */
   ck_assert_uint_eq(hugetlb_total(k->hugetlb, HPAGE_2M), 2);
   /* An 8M hugetlb mapping is not a multiple of the 16M page: EINVAL. */
-  sys(m, t, REC_MMAP, BASE, 8 * MB, PROT_R | PROT_W, MAP_F_HUGETLB);
-  ck_assert_uint_eq(ctr(m, CTR_SEGV), 1);
-  sys(m, t, REC_MMAP, BASE, 32 * MB, PROT_R | PROT_W, MAP_F_HUGETLB);
-  ck_assert_uint_eq(ctr(m, CTR_SEGV), 1);
-  ck_assert_int_eq(fault(m, t, BASE + 16 * MB + 0x777, ACC_STORE, NULL), FAULT_MAPPED);
+  fixture_syscall(m, t, REC_MMAP, BASE, 8 * MB, PROT_R | PROT_W, MAP_F_HUGETLB);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 1);
+  fixture_syscall(m, t, REC_MMAP, BASE, 32 * MB, PROT_R | PROT_W, MAP_F_HUGETLB);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 1);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 16 * MB + 0x777, ACC_STORE, NULL), FAULT_MAPPED);
   unsigned level;
   uint64_t e = leaf_of(t, BASE + 16 * MB, &level);
   ck_assert_uint_eq(level, 2);
   ck_assert_uint_eq(pte_pfn(e) & 4095, 0);
   ck_assert_uint_eq(hugetlb_free_count(k->hugetlb, HPAGE_2M), 1);
   Xlat x;
-  ck_assert_int_eq(xlat(m, t, BASE + 16 * MB + 0x777, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_int_eq(fixture_xlat(m, t, BASE + 16 * MB + 0x777, ACC_LOAD, &x), XLAT_OK);
   ck_assert_uint_eq(x.size, PPC64_16M);
-  sys(m, t, REC_MUNMAP, BASE, 32 * MB, 0, 0);
+  fixture_syscall(m, t, REC_MUNMAP, BASE, 32 * MB, 0, 0);
   ck_assert_uint_eq(hugetlb_free_count(k->hugetlb, HPAGE_2M), 2);
   ck_assert_uint_eq(ppc64_hpt_owner_valid(ppc64_cpu_hpt(m->cpus[0]), t->mm->asid), 0);
   machine_free(m);
@@ -359,7 +331,6 @@ static Suite *base64k_suite(void)
 {
   Suite *s = suite_create("base64k");
   TCase *tc = tcase_create("core");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_geometry_from_setting);
   tcase_add_test(tc, test_ingens_threshold_64k);
   tcase_add_test(tc, test_base_fault_64k);

@@ -56,13 +56,6 @@ static void populate(Machine *m, Thread *t, uint64_t start, uint64_t len, uint64
     ck_assert_int_eq(fault_handle(m->k, &m->cpus[t->cpu]->kc, t->mm, va, ACC_STORE, &cycles), FAULT_MAPPED);
 }
 
-static uint64_t ctr(Machine *m, CounterId id)
-{
-  Counters c;
-  machine_counters(m, &c);
-  return c.c[id];
-}
-
 /* The PMD entry of va, or 0 when the walk stops above level 2. */
 static uint64_t pmd_of(Thread *t, uint64_t va)
 {
@@ -87,12 +80,6 @@ static gboolean pfn_free(Kernel *k, uint64_t pfn)
       return buddy_is_free(zone, pfn);
   }
   return FALSE;
-}
-
-static void do_access(Machine *m, Thread *t, AccessKind kind, uint64_t va)
-{
-  TraceRecord r = { .type = REC_ACCESS, .kind = kind, .addr = va, .size = 8 };
-  cpu_access(m->cpus[t->cpu], t, &r);
 }
 
 /* Run exactly one wake of the daemon (the one due next). */
@@ -259,20 +246,20 @@ START_TEST(test_collapse_replaces_ptes)
   uint64_t old_table = pte_pfn(pmd_of(t, BASE));
   ck_assert(!pfn_free(k, old_pfn));
   /* A 4K translation in the TLB that the collapse must shoot down. */
-  do_access(m, t, ACC_LOAD, BASE);
+  fixture_access(m, t, ACC_LOAD, BASE);
   uint64_t walks = cpu->ctr.c[CTR_PAGE_WALKS];
-  do_access(m, t, ACC_LOAD, BASE);
+  fixture_access(m, t, ACC_LOAD, BASE);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks);
 
   uint64_t free_before = physmem_free_pages(k->pm, 0);
   uint64_t tables_before = t->mm->pt.tables;
-  uint64_t used_before = ctr(m, CTR_MEM_USED_BYTES);
+  uint64_t used_before = fixture_ctr(m, CTR_MEM_USED_BYTES);
   advise(m, t, BASE, PMD, ADV_HUGEPAGE);
   uint64_t full_before = cpu->ctr.c[CTR_TLB_FLUSH_FULL];
   wake_once(m);
 
-  ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);
-  ck_assert_uint_eq(ctr(m, CTR_PAGES_COLLAPSED), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_PAGES_COLLAPSED), 1);
   uint64_t pmd = pmd_of(t, BASE);
   ck_assert((pmd & (PTE_P | PTE_PS | PTE_RW | PTE_A | PTE_D | PTE_NX)) == (PTE_P | PTE_PS | PTE_RW | PTE_A | PTE_D | PTE_NX));
   ck_assert_uint_eq(pte_pfn(pmd) & 511, 0); /* 2M-aligned frame */
@@ -288,21 +275,21 @@ START_TEST(test_collapse_replaces_ptes)
   ck_assert_uint_eq(t->mm->pt.tables, tables_before - 1);
   ck_assert_uint_eq(physmem_free_pages(k->pm, 0), free_before);
   ck_assert_uint_eq(t->mm->rss_pages, 512);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), used_before); /* nothing was a hole */
+  ck_assert_uint_eq(fixture_ctr(m, CTR_MEM_USED_BYTES), used_before); /* nothing was a hole */
   ck_assert_uint_gt(cpu->ctr.c[CTR_TLB_FLUSH_FULL], full_before); /* 512 pages > the flush ceiling */
-  ck_assert_uint_gt(ctr(m, CTR_COLLAPSE_CYCLES), 0);
+  ck_assert_uint_gt(fixture_ctr(m, CTR_COLLAPSE_CYCLES), 0);
 
   /* The same address now walks three levels to a 2M leaf... */
   uint64_t refs = cpu->ctr.c[CTR_WALK_REFS];
   walks = cpu->ctr.c[CTR_PAGE_WALKS];
-  do_access(m, t, ACC_LOAD, BASE);
+  fixture_access(m, t, ACC_LOAD, BASE);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks + 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS], refs + 3);
   /* ...and the rest of the 2M range hits that one TLB entry. */
-  do_access(m, t, ACC_LOAD, BASE + 300 * 4096);
-  do_access(m, t, ACC_STORE, BASE + PMD - 8);
+  fixture_access(m, t, ACC_LOAD, BASE + 300 * 4096);
+  fixture_access(m, t, ACC_STORE, BASE + PMD - 8);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_WALKS], walks + 1);
-  ck_assert_uint_eq(ctr(m, CTR_PAGE_FAULTS), 512); /* the populate faults only */
+  ck_assert_uint_eq(fixture_ctr(m, CTR_PAGE_FAULTS), 512); /* the populate faults only */
   machine_free(m);
 }
 END_TEST
@@ -317,16 +304,16 @@ START_TEST(test_munmap_after_collapse)
   populate(m, t, BASE, 2 * PMD, 4096);
   advise(m, t, BASE, 2 * PMD, ADV_HUGEPAGE);
   wake_once(m);
-  ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 2);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC), 2);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 2);
   /* munmap frees the huge pages, the deposited tables and the tables above. */
-  uint64_t freed = ctr(m, CTR_PGTABLE_PAGES_FREED);
+  uint64_t freed = fixture_ctr(m, CTR_PGTABLE_PAGES_FREED);
   syscall_rec(m, t, REC_MUNMAP, BASE, 2 * PMD, 0, 0);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 0);
-  ck_assert_uint_eq(ctr(m, CTR_PGTABLE_PAGES_FREED) - freed, 2 + 2); /* 2 deposited, PD and PDPT */
+  ck_assert_uint_eq(fixture_ctr(m, CTR_PGTABLE_PAGES_FREED) - freed, 2 + 2); /* 2 deposited, PD and PDPT */
   ck_assert_uint_eq(physmem_free_pages(k->pm, 0), free0);
   ck_assert_uint_eq(t->mm->rss_pages, 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_MEM_USED_BYTES), 0);
   /* The same range mapped, written and collapsed again. */
   map_rw(m, t, BASE, PMD);
   populate(m, t, BASE, PMD, 4096);
@@ -347,22 +334,22 @@ START_TEST(test_max_ptes_none_and_bloat)
     Machine *m = setup(sets, &t);
     map_rw(m, t, BASE, PMD);
     populate(m, t, BASE, PMD, 8 * 4096);
-    uint64_t used = ctr(m, CTR_MEM_USED_BYTES);
+    uint64_t used = fixture_ctr(m, CTR_MEM_USED_BYTES);
     uint64_t free_before = physmem_free_pages(m->k->pm, 0);
     ck_assert_uint_eq(used, 64 * 4096);
     advise(m, t, BASE, PMD, ADV_HUGEPAGE);
     wake_once(m);
     if (allow) {
-      ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);
+      ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);
       ck_assert(pmd_of(t, BASE) & PTE_PS);
-      ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), used + 448 * 4096); /* the bloat */
-      ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), PMD);
+      ck_assert_uint_eq(fixture_ctr(m, CTR_MEM_USED_BYTES), used + 448 * 4096); /* the bloat */
+      ck_assert_uint_eq(fixture_ctr(m, CTR_MEM_USED_BYTES), PMD);
       ck_assert_uint_eq(free_before - physmem_free_pages(m->k->pm, 0), 448);
       ck_assert_uint_eq(t->mm->rss_pages, 512);
     } else {
-      ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 0);
-      ck_assert_uint_eq(ctr(m, CTR_SCAN_EXCEED_NONE_PTE), 1);
-      ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), used);
+      ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC), 0);
+      ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_EXCEED_NONE_PTE), 1);
+      ck_assert_uint_eq(fixture_ctr(m, CTR_MEM_USED_BYTES), used);
     }
     machine_free(m);
   }
@@ -379,12 +366,12 @@ START_TEST(test_zero_page_ptes_are_holes)
   /* 256 pages written, 256 only read (the zero page). */
   for (uint64_t va = BASE; va < BASE + PMD; va += 4096)
     fault_handle(m->k, &m->cpus[0]->kc, t->mm, va, (va >> 12) & 1 ? ACC_LOAD : ACC_STORE, &cycles);
-  uint64_t used = ctr(m, CTR_MEM_USED_BYTES);
+  uint64_t used = fixture_ctr(m, CTR_MEM_USED_BYTES);
   uint64_t free_before = physmem_free_pages(m->k->pm, 0);
   advise(m, t, BASE, PMD, ADV_HUGEPAGE);
   wake_once(m);
   ck_assert(pmd_of(t, BASE) & PTE_PS);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), used + 256 * 4096);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_MEM_USED_BYTES), used + 256 * 4096);
   ck_assert_uint_eq(free_before - physmem_free_pages(m->k->pm, 0), 256); /* the zero page stays */
   ck_assert(!pfn_free(m->k, m->k->zero_pfn));
   ck_assert_uint_eq(t->mm->rss_pages, 512);
@@ -433,15 +420,15 @@ START_TEST(test_refusals_by_reason)
   ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 64 * PMD, FALSE), SCAN_ADDRESS_RANGE);
   ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 65 * PMD, FALSE), SCAN_PMD_NULL);
 
-  ck_assert_uint_eq(ctr(m, CTR_SCAN_PMD_NULL), 2);
-  ck_assert_uint_eq(ctr(m, CTR_SCAN_PMD_MAPPED), 1);
-  ck_assert_uint_eq(ctr(m, CTR_SCAN_VMA_CHECK), 2);
-  ck_assert_uint_eq(ctr(m, CTR_SCAN_ADDRESS_RANGE), 1);
-  ck_assert_uint_eq(ctr(m, CTR_SCAN_PAGE_RO), 1);
-  ck_assert_uint_eq(ctr(m, CTR_SCAN_LACK_REFERENCED_PAGE), 1);
-  ck_assert_uint_eq(ctr(m, CTR_SCAN_EXCEED_SWAP_PTE), 1);
-  ck_assert_uint_eq(ctr(m, CTR_SCAN_EXCEED_NONE_PTE), 0);
-  ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PMD_NULL), 2);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PMD_MAPPED), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_VMA_CHECK), 2);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_ADDRESS_RANGE), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PAGE_RO), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_LACK_REFERENCED_PAGE), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_EXCEED_SWAP_PTE), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_EXCEED_NONE_PTE), 0);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);
   /* The scan cleared no accessed bit where it read them. */
   ck_assert(pte_of(t, BASE + 4 * PMD) & PTE_A);
   /* The names the counters and events use. */
@@ -483,19 +470,19 @@ START_TEST(test_alloc_fail_and_alloc_sleep)
   /* First failure: the wake stops for alloc_sleep_millisecs. */
   uint64_t start = kcpu_now(khugepaged_cpu(kh));
   khugepaged_run(kh, start);
-  ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC_FAILED), 1);
-  ck_assert_uint_eq(ctr(m, CTR_SCAN_ALLOC_HUGE_PAGE_FAIL), 1);
-  ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 0);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC_FAILED), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_ALLOC_HUGE_PAGE_FAIL), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC), 0);
   uint64_t w = khugepaged_next_wake(kh);
   ck_assert_uint_ge(w - start, 50 * ms);
   ck_assert_uint_lt(w - start, 51 * ms);
   khugepaged_run(kh, start + 49 * ms); /* still asleep */
-  ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC_FAILED), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC_FAILED), 1);
 
   /* The wake resumes at the next range; failing again ends it, and the
    * daemon sleeps scan_sleep_millisecs. */
   khugepaged_run(kh, w);
-  ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC_FAILED), 2);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC_FAILED), 2);
   uint64_t w2 = khugepaged_next_wake(kh);
   ck_assert_uint_ge(w2 - w, ms);
   ck_assert_uint_lt(w2 - w, 2 * ms);
@@ -507,9 +494,9 @@ START_TEST(test_alloc_fail_and_alloc_sleep)
    * head. */
   release_blocks(k, blocks);
   khugepaged_run(kh, w2);
-  ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 4);
-  ck_assert_uint_eq(ctr(m, CTR_FULL_SCANS), 2);
-  ck_assert_uint_eq(ctr(m, CTR_SCAN_PMD_MAPPED), 2);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC), 4);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_FULL_SCANS), 2);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PMD_MAPPED), 2);
   for (int r = 0; r < 4; r++)
     ck_assert(pmd_of(t, BASE + r * PMD) & PTE_PS);
   machine_free(m);
@@ -527,10 +514,10 @@ START_TEST(test_ingens_policy)
   populate(m, t, BASE + PMD, 461 * 4096, 4096);
   advise(m, t, BASE, 2 * PMD, ADV_HUGEPAGE);
   wake_once(m);
-  ck_assert_uint_eq(ctr(m, CTR_SCAN_POLICY), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_POLICY), 1);
   ck_assert(!(pmd_of(t, BASE) & PTE_PS));
   ck_assert(pmd_of(t, BASE + PMD) & PTE_PS);
-  ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);
   machine_free(m);
 }
 END_TEST
@@ -555,8 +542,8 @@ START_TEST(test_madvise_collapse)
   ck_assert_uint_eq(cpu->ctr.c[CTR_THP_COLLAPSE_ALLOC], 2);
   ck_assert_uint_eq(cpu->ctr.c[CTR_SCAN_PAGE_RO], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_SCAN_PMD_NULL], 1);
-  ck_assert_uint_eq(ctr(m, CTR_PAGES_COLLAPSED), 0); /* the daemon's count only */
-  ck_assert_uint_eq(ctr(m, CTR_KHUGEPAGED_CYCLES), 0);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_PAGES_COLLAPSED), 0); /* the daemon's count only */
+  ck_assert_uint_eq(fixture_ctr(m, CTR_KHUGEPAGED_CYCLES), 0);
   ck_assert_uint_ge(cpu->clock - before, cpu->ctr.c[CTR_COLLAPSE_CYCLES]); /* paid by the caller */
   ck_assert_uint_gt(cpu->ctr.c[CTR_COLLAPSE_CYCLES], 0);
   ck_assert_uint_eq(m->cpus[1]->clock, 0);
@@ -583,8 +570,8 @@ static uint64_t collapses_in(const char *pages, const char *sleep, double ms)
   populate(m, t, BASE, 16 * PMD, 4096);
   advise(m, t, BASE, 16 * PMD, ADV_HUGEPAGE);
   run_for_ms(m, m->cpus[0]->clock, ms);
-  uint64_t n = ctr(m, CTR_PAGES_COLLAPSED);
-  ck_assert_uint_eq(n, ctr(m, CTR_THP_COLLAPSE_ALLOC));
+  uint64_t n = fixture_ctr(m, CTR_PAGES_COLLAPSED);
+  ck_assert_uint_eq(n, fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC));
   machine_free(m);
   return n;
 }
@@ -620,14 +607,14 @@ START_TEST(test_cursor_and_full_scans)
    * 5 finds mm 2 done: a full scan, and on to mm 1 again. */
   for (int w = 1; w <= 4; w++) {
     wake_once(m);
-    ck_assert_uint_eq(ctr(m, CTR_FULL_SCANS), 0);
-    ck_assert_uint_eq(ctr(m, CTR_SCAN_PMD_NULL), (uint64_t)w);
+    ck_assert_uint_eq(fixture_ctr(m, CTR_FULL_SCANS), 0);
+    ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PMD_NULL), (uint64_t)w);
   }
   wake_once(m);
-  ck_assert_uint_eq(ctr(m, CTR_FULL_SCANS), 1);
-  ck_assert_uint_eq(ctr(m, CTR_SCAN_PMD_NULL), 5);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_FULL_SCANS), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PMD_NULL), 5);
   /* Charged: 1 per visit of an mm, 512 per range. */
-  ck_assert_uint_eq(ctr(m, CTR_KHUGEPAGED_PAGES_SCANNED), 513 + 513 + (1 + 513) + 513 + (1 + 513));
+  ck_assert_uint_eq(fixture_ctr(m, CTR_KHUGEPAGED_PAGES_SCANNED), 513 + 513 + (1 + 513) + 513 + (1 + 513));
   machine_free(m);
 
   /* With a budget larger than everything, one wake is one full pass. */
@@ -640,11 +627,11 @@ START_TEST(test_cursor_and_full_scans)
   map_rw(m, t2, BASE, 2 * PMD);
   advise(m, t2, BASE, 2 * PMD, ADV_HUGEPAGE);
   wake_once(m);
-  ck_assert_uint_eq(ctr(m, CTR_FULL_SCANS), 1);
-  ck_assert_uint_eq(ctr(m, CTR_SCAN_PMD_NULL), 4);
-  ck_assert_uint_eq(ctr(m, CTR_KHUGEPAGED_PAGES_SCANNED), (1 + 1024 + 1) + (1 + 1024));
+  ck_assert_uint_eq(fixture_ctr(m, CTR_FULL_SCANS), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PMD_NULL), 4);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_KHUGEPAGED_PAGES_SCANNED), (1 + 1024 + 1) + (1 + 1024));
   wake_once(m);
-  ck_assert_uint_eq(ctr(m, CTR_FULL_SCANS), 2);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_FULL_SCANS), 2);
   machine_free(m);
 }
 END_TEST
@@ -663,7 +650,7 @@ START_TEST(test_cycles_on_khugepaged_cpu)
     ck_assert_ptr_eq(khugepaged_cpu(m->k->khugepaged), &kcpu->kc);
     uint64_t kclock = kcpu->clock, oclock = other->clock;
     wake_once(m);
-    ck_assert_uint_eq(ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);
+    ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);
     ck_assert_uint_gt(kcpu->ctr.c[CTR_KHUGEPAGED_CYCLES], 0);
     ck_assert_uint_eq(kcpu->ctr.c[CTR_KHUGEPAGED_CYCLES], kcpu->clock - kclock);
     ck_assert_uint_eq(kcpu->ctr.c[CTR_THP_COLLAPSE_ALLOC], 1);
@@ -737,7 +724,6 @@ static Suite *khugepaged_suite(void)
   tcase_add_test(tc, test_madvise_collapse);
   suite_add_tcase(s, tc);
   tc = tcase_create("daemon");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_rate_knobs);
   tcase_add_test(tc, test_cursor_and_full_scans);
   tcase_add_test(tc, test_cycles_on_khugepaged_cpu);

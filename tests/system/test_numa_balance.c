@@ -104,9 +104,7 @@ static void populate(Fx *f, int cpu, uint64_t start, uint64_t len)
 
 static uint64_t ctr(Fx *f, CounterId id)
 {
-  Counters c;
-  machine_counters(f->m, &c);
-  return c.c[id];
+  return fixture_ctr(f->m, id);
 }
 
 static uint64_t ms(Fx *f, double v)
@@ -1075,7 +1073,6 @@ static Suite *numa_balance_suite(void)
 {
   Suite *s = suite_create("numa_balance");
   TCase *tc = tcase_create("core");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_off_and_one_node);
   tcase_add_test(tc, test_scan_budget_and_offset);
   tcase_add_test(tc, test_scan_skips);

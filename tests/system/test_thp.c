@@ -39,31 +39,10 @@ static uint64_t pte_of(Thread *t, uint64_t va)
   return l == 1 ? e : 0;
 }
 
-static void sys(Machine *m, Thread *t, TraceRecordType type, uint64_t addr, uint64_t len, int prot_or_arg)
-{
-  TraceRecord r = { .type = (uint8_t)type, .addr = addr, .len = len, .pid = t->pid, .tid = t->tid };
-  if (type == REC_MMAP || type == REC_MPROTECT)
-    r.prot = (uint8_t)prot_or_arg;
-  else
-    r.arg = prot_or_arg;
-  kernel_syscall(m->k, &m->cpus[0]->kc, t->mm, &r);
-}
-
 static void mmap_flags(Machine *m, Thread *t, uint64_t addr, uint64_t len, uint8_t flags)
 {
   TraceRecord r = { .type = REC_MMAP, .addr = addr, .len = len, .prot = PROT_R | PROT_W, .flags = flags };
   kernel_syscall(m->k, &m->cpus[0]->kc, t->mm, &r);
-}
-
-static FaultResult fault(Machine *m, Thread *t, uint64_t va, AccessKind kind, uint64_t *cycles)
-{
-  uint64_t c;
-  return fault_handle(m->k, &m->cpus[0]->kc, t->mm, va, kind, cycles ? cycles : &c);
-}
-
-static uint64_t ctr(Machine *m, CounterId id)
-{
-  return m->cpus[0]->ctr.c[id];
 }
 
 /* Take every free order-9 block; the pages stay allocated. */
@@ -87,33 +66,33 @@ START_TEST(test_huge_fault_write)
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
   uint64_t free0 = fixture_free_pages(k);
-  sys(m, t, REC_MMAP, BASE, 8 * MB, PROT_R | PROT_W);
+  fixture_syscall(m, t, REC_MMAP, BASE, 8 * MB, PROT_R | PROT_W, 0);
   uint64_t cycles;
-  ck_assert_int_eq(fault(m, t, BASE + 2 * MB + 0x1234, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 2 * MB + 0x1234, ACC_STORE, &cycles), FAULT_MAPPED);
   uint64_t e = pmd_of(t, BASE + 2 * MB);
   ck_assert((e & (PTE_P | PTE_PS | PTE_RW | PTE_D | PTE_A | PTE_US)) == (PTE_P | PTE_PS | PTE_RW | PTE_D | PTE_A | PTE_US));
   ck_assert(!(e & PTE_SW_ZERO));
   ck_assert_uint_eq(pte_pfn(e) & 511, 0);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 0);
-  ck_assert_uint_eq(ctr(m, CTR_FAULTS_ANON), 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 2 * MB);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 4096);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_FALLBACK), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_FAULTS_ANON), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 2 * MB);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_TOUCHED_BYTES), 4096);
   ck_assert_uint_eq(t->mm->rss_pages, 512);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 1);
   ck_assert_uint_eq(thp_page_count(k), 1);
   /* PDPT, PD and the deposited table; 512 data pages. */
-  ck_assert_uint_eq(ctr(m, CTR_PGTABLE_PAGES_ALLOC), 3);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_PGTABLE_PAGES_ALLOC), 3);
   ck_assert_uint_eq(free0 - fixture_free_pages(k), 512 + 3);
   /* Costs: thp.huge_fault_ns, clearing 2M, three table pages. */
   uint64_t clear2m = kernel_clear_cycles(k, 2 * MB);
-  ck_assert_uint_eq(ctr(m, CTR_ZEROING_CYCLES), clear2m);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_ZEROING_CYCLES), clear2m);
   ck_assert_uint_eq(cycles, k->huge_fault_cycles + clear2m + 3 * (k->ptpage_cycles + k->clear_4k_cycles));
   ck_assert_uint_gt(k->huge_fault_cycles, 0);
   /* A second fault elsewhere in the page finds it mapped: spurious. */
-  ck_assert_int_eq(fault(m, t, BASE + 3 * MB, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 3 * MB, ACC_STORE, &cycles), FAULT_MAPPED);
   ck_assert_uint_eq(cycles, k->zero_page_cycles);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 1);
   fixture_check_buddy(k);
   machine_free(m);
 }
@@ -125,20 +104,20 @@ START_TEST(test_vma_edge_uses_base_pages)
 {
   Machine *m = thp_machine(NULL);
   Thread *t = fixture_thread(m, 1);
-  sys(m, t, REC_MMAP, BASE + 4096, 4 * MB, PROT_R | PROT_W); /* [BASE+4K, BASE+4M+4K) */
-  ck_assert_int_eq(fault(m, t, BASE + 8192, ACC_STORE, NULL), FAULT_MAPPED);
+  fixture_syscall(m, t, REC_MMAP, BASE + 4096, 4 * MB, PROT_R | PROT_W, 0); /* [BASE+4K, BASE+4M+4K) */
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 8192, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert(pte_of(t, BASE + 8192) & PTE_P);
-  ck_assert_uint_eq(ctr(m, CTR_FAULTS_ANON), 1);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 0);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_FAULTS_ANON), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_FALLBACK), 0);
   /* [BASE+4M, BASE+6M) sticks out of the VMA too; [BASE+2M, BASE+4M) fits. */
-  ck_assert_int_eq(fault(m, t, BASE + 4 * MB, ACC_STORE, NULL), FAULT_MAPPED);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 0);
-  ck_assert_int_eq(fault(m, t, BASE + 3 * MB, ACC_STORE, NULL), FAULT_MAPPED);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 4 * MB, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 0);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 3 * MB, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 1);
   ck_assert(pmd_of(t, BASE + 2 * MB) & PTE_PS);
   /* A PMD with a PTE table under it is not empty: base pages there. */
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_FALLBACK), 0);
   machine_free(m);
 }
 END_TEST
@@ -160,15 +139,15 @@ START_TEST(test_enabled_and_advice)
   const char *sets[] = { set, NULL };
   Machine *m = thp_machine(sets);
   Thread *t = fixture_thread(m, 1);
-  sys(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W);
+  fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
   if (enabled_cases[_i].advice >= 0)
-    sys(m, t, REC_MADVISE, BASE, 4 * MB, enabled_cases[_i].advice);
-  ck_assert_int_eq(fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
+    fixture_syscall(m, t, REC_MADVISE, BASE, 4 * MB, enabled_cases[_i].advice, 0);
+  ck_assert_int_eq(fixture_fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
   gboolean huge = (pmd_of(t, BASE) & PTE_PS) != 0;
   ck_assert_msg(huge == enabled_cases[_i].huge, "enabled=%s advice=%d: huge=%d", enabled_cases[_i].enabled,
                 enabled_cases[_i].advice, huge);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), huge ? 1 : 0);
-  ck_assert_uint_eq(ctr(m, CTR_FAULTS_ANON), huge ? 0 : 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), huge ? 1 : 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_FAULTS_ANON), huge ? 0 : 1);
   machine_free(m);
 }
 END_TEST
@@ -179,21 +158,21 @@ START_TEST(test_prctl_per_process)
   Machine *m = thp_machine(NULL);
   Thread *a = fixture_thread(m, 1);
   Thread *b = machine_thread(m, 2, 1, 0);
-  sys(m, a, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W);
-  sys(m, b, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W);
+  fixture_syscall(m, a, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
+  fixture_syscall(m, b, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
   TraceRecord off = { .type = REC_PRCTL, .arg = PRCTL_THP_DISABLE, .arg2 = 1 };
   kernel_syscall(m->k, &m->cpus[0]->kc, a->mm, &off);
   ck_assert(a->mm->thp_disable);
   ck_assert(!b->mm->thp_disable);
-  ck_assert_int_eq(fault(m, a, BASE, ACC_STORE, NULL), FAULT_MAPPED);
-  ck_assert_int_eq(fault(m, b, BASE, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, a, BASE, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, b, BASE, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert(!(pmd_of(a, BASE) & PTE_PS));
   ck_assert(pte_of(a, BASE) & PTE_P);
   ck_assert(pmd_of(b, BASE) & PTE_PS);
   /* Clearing it again gives process 1 huge pages in a fresh range. */
   off.arg2 = 0;
   kernel_syscall(m->k, &m->cpus[0]->kc, a->mm, &off);
-  ck_assert_int_eq(fault(m, a, BASE + 2 * MB, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, a, BASE + 2 * MB, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert(pmd_of(a, BASE + 2 * MB) & PTE_PS);
   ck_assert(!b->mm->thp_disable);
   machine_free(m);
@@ -205,11 +184,11 @@ START_TEST(test_policy_ingens_faults_base_pages)
   const char *sets[] = { "thp.policy=ingens", NULL };
   Machine *m = thp_machine(sets);
   Thread *t = fixture_thread(m, 1);
-  sys(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W);
-  ck_assert_int_eq(fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
+  fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
+  ck_assert_int_eq(fixture_fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert(pte_of(t, BASE) & PTE_P);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 0);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_FALLBACK), 0);
   machine_free(m);
 }
 END_TEST
@@ -221,40 +200,40 @@ START_TEST(test_huge_zero_page_read_then_write)
   Machine *m = thp_machine(NULL);
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
-  sys(m, t, REC_MMAP, BASE, 8 * MB, PROT_R | PROT_W);
+  fixture_syscall(m, t, REC_MMAP, BASE, 8 * MB, PROT_R | PROT_W, 0);
   uint64_t cycles;
-  ck_assert_int_eq(fault(m, t, BASE + 0x10, ACC_LOAD, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 0x10, ACC_LOAD, &cycles), FAULT_MAPPED);
   uint64_t e = pmd_of(t, BASE);
   ck_assert((e & (PTE_P | PTE_PS | PTE_SW_ZERO)) == (PTE_P | PTE_PS | PTE_SW_ZERO));
   ck_assert(!(e & PTE_RW));
   uint64_t zero_pfn = pte_pfn(e);
-  ck_assert_uint_eq(ctr(m, CTR_THP_ZERO_PAGE_ALLOC), 1);
-  ck_assert_uint_eq(ctr(m, CTR_THP_ZERO_PAGE_MAPPED), 1);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_ZERO_PAGE_ALLOC), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_ZERO_PAGE_MAPPED), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 0);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 1);
   uint64_t clear2m = kernel_clear_cycles(k, 2 * MB);
   ck_assert_uint_eq(cycles, clear2m + k->zero_page_cycles + 3 * (k->ptpage_cycles + k->clear_4k_cycles));
   /* Another range shares the same huge zero page, allocated once. */
-  ck_assert_int_eq(fault(m, t, BASE + 2 * MB, ACC_LOAD, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 2 * MB, ACC_LOAD, &cycles), FAULT_MAPPED);
   ck_assert_uint_eq(pte_pfn(pmd_of(t, BASE + 2 * MB)), zero_pfn);
-  ck_assert_uint_eq(ctr(m, CTR_THP_ZERO_PAGE_ALLOC), 1);
-  ck_assert_uint_eq(ctr(m, CTR_THP_ZERO_PAGE_MAPPED), 2);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_ZERO_PAGE_ALLOC), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_ZERO_PAGE_MAPPED), 2);
   ck_assert_uint_eq(cycles, k->zero_page_cycles + k->ptpage_cycles + k->clear_4k_cycles);
   /* A write replaces it with a THP (do_huge_zero_wp_pmd). */
-  ck_assert_int_eq(fault(m, t, BASE + 0x5000, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 0x5000, ACC_STORE, &cycles), FAULT_MAPPED);
   e = pmd_of(t, BASE);
   ck_assert((e & (PTE_P | PTE_PS | PTE_RW | PTE_D)) == (PTE_P | PTE_PS | PTE_RW | PTE_D));
   ck_assert(!(e & PTE_SW_ZERO));
   ck_assert_uint_ne(pte_pfn(e), zero_pfn);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
-  ck_assert_uint_eq(ctr(m, CTR_FAULTS_COW), 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 2 * MB);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_FAULTS_COW), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 2 * MB);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 2);
   ck_assert_uint_eq(cycles, k->huge_fault_cycles + clear2m);
-  ck_assert_uint_eq(ctr(m, CTR_TLB_FLUSH_PAGES), 1); /* the huge translation, one INVLPG */
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_TLB_FLUSH_PAGES), 1); /* the huge translation, one INVLPG */
   /* Two granules touched in that range: the read and the write. */
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 3 * 4096);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_TOUCHED_BYTES), 3 * 4096);
   machine_free(m);
 }
 END_TEST
@@ -264,13 +243,13 @@ START_TEST(test_no_zero_page_when_disabled)
   const char *sets[] = { "thp.use_zero_page=false", NULL };
   Machine *m = thp_machine(sets);
   Thread *t = fixture_thread(m, 1);
-  sys(m, t, REC_MMAP, BASE, 2 * MB, PROT_R);
-  ck_assert_int_eq(fault(m, t, BASE, ACC_LOAD, NULL), FAULT_MAPPED);
+  fixture_syscall(m, t, REC_MMAP, BASE, 2 * MB, PROT_R, 0);
+  ck_assert_int_eq(fixture_fault(m, t, BASE, ACC_LOAD, NULL), FAULT_MAPPED);
   uint64_t e = pmd_of(t, BASE);
   ck_assert((e & (PTE_P | PTE_PS | PTE_D)) == (PTE_P | PTE_PS | PTE_D));
   ck_assert(!(e & PTE_RW)); /* a read-only VMA gets a read-only PMD */
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
-  ck_assert_uint_eq(ctr(m, CTR_THP_ZERO_PAGE_ALLOC), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_ZERO_PAGE_ALLOC), 0);
   machine_free(m);
 }
 END_TEST
@@ -282,13 +261,13 @@ START_TEST(test_huge_zero_write_fallback_splits)
   Machine *m = thp_machine(NULL);
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
-  sys(m, t, REC_MMAP, BASE, 2 * MB, PROT_R | PROT_W);
-  ck_assert_int_eq(fault(m, t, BASE, ACC_LOAD, NULL), FAULT_MAPPED);
+  fixture_syscall(m, t, REC_MMAP, BASE, 2 * MB, PROT_R | PROT_W, 0);
+  ck_assert_int_eq(fixture_fault(m, t, BASE, ACC_LOAD, NULL), FAULT_MAPPED);
   exhaust_order9(k);
-  ck_assert_int_eq(fault(m, t, BASE + 5 * 4096, ACC_STORE, NULL), FAULT_MAPPED);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 1);
-  ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 1);
-  ck_assert_uint_eq(ctr(m, CTR_FAULTS_COW), 1);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 5 * 4096, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_FALLBACK), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_SPLIT_PMD), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_FAULTS_COW), 1);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 0);
   for (unsigned i = 0; i < 512; i++) {
     uint64_t e = pte_of(t, BASE + i * 4096ULL);
@@ -312,19 +291,19 @@ START_TEST(test_fallback_when_no_order9)
   Machine *m = thp_machine(NULL);
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
-  sys(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W);
+  fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
   exhaust_order9(k);
   uint64_t cycles;
-  ck_assert_int_eq(fault(m, t, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 1);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 0);
-  ck_assert_uint_eq(ctr(m, CTR_FAULTS_ANON), 1);
+  ck_assert_int_eq(fixture_fault(m, t, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_FALLBACK), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_FAULTS_ANON), 1);
   ck_assert(pte_of(t, BASE) & PTE_P);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 4096);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 4096);
   /* A read falls back too when the huge zero page cannot be had. */
-  ck_assert_int_eq(fault(m, t, BASE + 2 * MB, ACC_LOAD, NULL), FAULT_MAPPED);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 2);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 2 * MB, ACC_LOAD, NULL), FAULT_MAPPED);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_FALLBACK), 2);
   ck_assert_uint_eq(pte_pfn(pte_of(t, BASE + 2 * MB)), k->zero_pfn);
   fixture_check_buddy(k);
   machine_free(m);
@@ -358,8 +337,8 @@ END_TEST
 /* A THP at BASE with a write at BASE: returns its first pfn. */
 static uint64_t one_thp(Machine *m, Thread *t)
 {
-  sys(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W);
-  ck_assert_int_eq(fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
+  fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
+  ck_assert_int_eq(fixture_fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
   uint64_t e = pmd_of(t, BASE);
   ck_assert(e & PTE_PS);
   return pte_pfn(e);
@@ -383,11 +362,11 @@ START_TEST(test_split_on_partial_munmap)
   uint64_t pmd = pmd_of(t, BASE);
   uint64_t free1 = fixture_free_pages(k);
   uint64_t clock = m->cpus[0]->clock;
-  sys(m, t, REC_MUNMAP, BASE + 4096, 4096, 0);
+  fixture_syscall(m, t, REC_MUNMAP, BASE + 4096, 4096, 0, 0);
   /* split, one INVLPG for the huge page, one for the 4K page unmapped */
   ck_assert_uint_eq(m->cpus[0]->clock - clock, k->split_cycles + 2 * k->invlpg_cycles);
-  ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 1);
-  ck_assert_uint_eq(ctr(m, CTR_THP_DEFERRED_SPLIT_PAGE), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_SPLIT_PMD), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_DEFERRED_SPLIT_PAGE), 1);
   ck_assert_uint_eq(thp_deferred_count(k), 1);
   ck_assert_uint_eq(mm_deposited_count(t->mm), 0);
   /* The deposited table now holds the PTEs: same flags, A and D kept. */
@@ -407,7 +386,7 @@ START_TEST(test_split_on_partial_munmap)
   }
   /* Nothing is freed before the queue is processed. */
   ck_assert_uint_eq(fixture_free_pages(k), free1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 2 * MB);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 2 * MB);
   fixture_check_buddy(k);
   uint64_t cycles = 0;
   ck_assert_uint_eq(thp_deferred_split_scan(k, &m->cpus[0]->kc, &cycles), 1);
@@ -415,12 +394,12 @@ START_TEST(test_split_on_partial_munmap)
   ck_assert_uint_eq(fixture_free_pages(k), free1 + 1);
   ck_assert(buddy_is_free(physmem_zone(k->pm, 0, ZONE_DMA32), head + 1));
   ck_assert_uint_eq(thp_page_count(k), 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 2 * MB - 4096);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 2 * MB - 4096);
   fixture_check_buddy(k);
   /* The other 511 pages are base pages now, freed one by one. */
-  sys(m, t, REC_MUNMAP, BASE, 4 * MB, 0);
+  fixture_syscall(m, t, REC_MUNMAP, BASE, 4 * MB, 0, 0);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 0);
   fixture_check_buddy(k);
   machine_free(m);
 }
@@ -435,16 +414,16 @@ START_TEST(test_partly_unmapped_then_rest)
   Kernel *k = m->k;
   uint64_t free0 = fixture_free_pages(k);
   one_thp(m, t);
-  sys(m, t, REC_MADVISE, BASE + 1 * MB, 1 * MB, ADV_DONTNEED);
-  ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 1);
+  fixture_syscall(m, t, REC_MADVISE, BASE + 1 * MB, 1 * MB, ADV_DONTNEED, 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_SPLIT_PMD), 1);
   ck_assert_uint_eq(thp_deferred_count(k), 1);
   ck_assert_uint_eq(pte_of(t, BASE + 1 * MB), 0);
   ck_assert(pte_of(t, BASE + 1 * MB - 4096) & PTE_P);
-  sys(m, t, REC_MADVISE, BASE, 1 * MB, ADV_DONTNEED);
+  fixture_syscall(m, t, REC_MADVISE, BASE, 1 * MB, ADV_DONTNEED, 0);
   ck_assert_uint_eq(thp_deferred_count(k), 0);
   ck_assert_uint_eq(thp_page_count(k), 0);
-  ck_assert_uint_eq(ctr(m, CTR_THP_DEFERRED_SPLIT_PAGE), 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_DEFERRED_SPLIT_PAGE), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 0);
   /* The VMA stays; its emptied tables went, so all memory is back. */
   ck_assert_uint_eq(mm_vma_count(t->mm), 1);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
@@ -459,9 +438,9 @@ START_TEST(test_split_on_partial_mprotect)
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
   uint64_t head = one_thp(m, t);
-  sys(m, t, REC_MPROTECT, BASE, 1 * MB, PROT_R);
-  ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 1);
-  ck_assert_uint_eq(ctr(m, CTR_THP_DEFERRED_SPLIT_PAGE), 0);
+  fixture_syscall(m, t, REC_MPROTECT, BASE, 1 * MB, PROT_R, 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_SPLIT_PMD), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_DEFERRED_SPLIT_PAGE), 0);
   for (unsigned i = 0; i < 512; i++) {
     uint64_t e = pte_of(t, BASE + i * 4096ULL);
     ck_assert_uint_eq(pte_pfn(e), head + i);
@@ -470,9 +449,9 @@ START_TEST(test_split_on_partial_mprotect)
   }
   /* A whole PTE-mapped THP unmapped in one call is freed at order 9. */
   uint64_t free1 = fixture_free_pages(k);
-  sys(m, t, REC_MUNMAP, BASE, 2 * MB, 0);
+  fixture_syscall(m, t, REC_MUNMAP, BASE, 2 * MB, 0, 0);
   ck_assert_uint_eq(thp_deferred_count(k), 0);
-  ck_assert_uint_eq(ctr(m, CTR_THP_DEFERRED_SPLIT_PAGE), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_DEFERRED_SPLIT_PAGE), 0);
   ck_assert_uint_eq(fixture_free_pages(k), free1 + 512 + 3); /* and the PT, PD and PDPT pages */
   fixture_check_buddy(k);
   machine_free(m);
@@ -486,21 +465,21 @@ START_TEST(test_mprotect_whole_keeps_pmd)
   Machine *m = thp_machine(NULL);
   Thread *t = fixture_thread(m, 1);
   one_thp(m, t);
-  sys(m, t, REC_MPROTECT, BASE + 4096, 4096, PROT_R | PROT_W);
-  ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 0);
-  sys(m, t, REC_MPROTECT, BASE, 2 * MB, PROT_R);
+  fixture_syscall(m, t, REC_MPROTECT, BASE + 4096, 4096, PROT_R | PROT_W, 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_SPLIT_PMD), 0);
+  fixture_syscall(m, t, REC_MPROTECT, BASE, 2 * MB, PROT_R, 0);
   uint64_t e = pmd_of(t, BASE);
   ck_assert(e & PTE_PS);
   ck_assert(!(e & PTE_RW));
-  ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 0);
-  ck_assert_uint_eq(ctr(m, CTR_TLB_FLUSH_FULL), 1); /* 512 4K pages: above the ceiling, as Linux */
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_SPLIT_PMD), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_TLB_FLUSH_FULL), 1); /* 512 4K pages: above the ceiling, as Linux */
   /* Writable again, the next write reuses the THP. */
-  sys(m, t, REC_MPROTECT, BASE, 2 * MB, PROT_R | PROT_W);
+  fixture_syscall(m, t, REC_MPROTECT, BASE, 2 * MB, PROT_R | PROT_W, 0);
   uint64_t pfn = pte_pfn(pmd_of(t, BASE));
-  ck_assert_int_eq(fault(m, t, BASE + 8, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 8, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert(pmd_of(t, BASE) & PTE_RW);
   ck_assert_uint_eq(pte_pfn(pmd_of(t, BASE)), pfn);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 1);
   machine_free(m);
 }
 END_TEST
@@ -511,22 +490,22 @@ START_TEST(test_munmap_whole_frees_order9)
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
   uint64_t free0 = fixture_free_pages(k);
-  sys(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W);
-  ck_assert_int_eq(fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
-  ck_assert_int_eq(fault(m, t, BASE + 2 * MB, ACC_STORE, NULL), FAULT_MAPPED);
+  fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
+  ck_assert_int_eq(fixture_fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 2 * MB, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert_uint_eq(free0 - fixture_free_pages(k), 1024 + 2 + 2);
-  uint64_t freed0 = ctr(m, CTR_PGTABLE_PAGES_FREED);
-  sys(m, t, REC_MUNMAP, BASE, 4 * MB, 0);
+  uint64_t freed0 = fixture_cpu0_ctr(m, CTR_PGTABLE_PAGES_FREED);
+  fixture_syscall(m, t, REC_MUNMAP, BASE, 4 * MB, 0, 0);
   ck_assert_uint_eq(fixture_free_pages(k), free0);
-  ck_assert_uint_eq(ctr(m, CTR_PGTABLE_PAGES_FREED) - freed0, 4); /* two deposited, PD, PDPT */
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_PGTABLE_PAGES_FREED) - freed0, 4); /* two deposited, PD, PDPT */
   ck_assert_uint_eq(mm_deposited_count(t->mm), 0);
   ck_assert_uint_eq(thp_page_count(k), 0);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 0);
   ck_assert_uint_eq(t->mm->rss_pages, 0);
-  ck_assert_uint_eq(ctr(m, CTR_TLB_FLUSH_PAGES), 2); /* one INVLPG per huge page */
-  ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_TLB_FLUSH_PAGES), 2); /* one INVLPG per huge page */
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_SPLIT_PMD), 0);
   fixture_check_buddy(k);
-  ck_assert_int_eq(fault(m, t, BASE, ACC_LOAD, NULL), FAULT_SEGV);
+  ck_assert_int_eq(fixture_fault(m, t, BASE, ACC_LOAD, NULL), FAULT_SEGV);
   machine_free(m);
 }
 END_TEST
@@ -538,15 +517,15 @@ START_TEST(test_deferred_split_runs_on_failure)
   Thread *t = fixture_thread(m, 1);
   Kernel *k = m->k;
   one_thp(m, t);
-  sys(m, t, REC_MUNMAP, BASE + 4096, 4096, 0);
+  fixture_syscall(m, t, REC_MUNMAP, BASE + 4096, 4096, 0, 0);
   ck_assert_uint_eq(thp_deferred_count(k), 1);
   exhaust_order9(k);
   uint64_t free1 = fixture_free_pages(k);
-  ck_assert_int_eq(fault(m, t, BASE + 2 * MB, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 2 * MB, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert_uint_eq(thp_deferred_count(k), 0);
   /* Its freed page and one more went to the 4K fault: the page and its PTE table. */
   ck_assert_uint_eq(fixture_free_pages(k), free1 + 1 - 2);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_FALLBACK), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_FALLBACK), 1);
   fixture_check_buddy(k);
   machine_free(m);
 }
@@ -559,23 +538,23 @@ START_TEST(test_translation_through_huge_pmd)
   Machine *m = thp_machine(NULL);
   Thread *t = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
-  sys(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W);
+  fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
   TraceRecord w = { .type = REC_ACCESS, .kind = ACC_STORE, .addr = BASE + 0x40, .size = 8, .pid = 1, .tid = 1 };
   cpu_access(cpu, t, &w);
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 1);
   cpu_flush_all(cpu);
-  uint64_t refs = ctr(m, CTR_WALK_REFS), walks = ctr(m, CTR_PAGE_WALKS);
+  uint64_t refs = fixture_cpu0_ctr(m, CTR_WALK_REFS), walks = fixture_cpu0_ctr(m, CTR_PAGE_WALKS);
   TraceRecord r = { .type = REC_ACCESS, .kind = ACC_LOAD, .addr = BASE + 0x123000, .size = 8, .pid = 1, .tid = 1 };
   cpu_access(cpu, t, &r);
-  ck_assert_uint_eq(ctr(m, CTR_PAGE_WALKS) - walks, 1);
-  ck_assert_uint_eq(ctr(m, CTR_WALK_REFS) - refs, 3); /* PML4E, PDPTE, PDE: no PTE */
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_PAGE_WALKS) - walks, 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_WALK_REFS) - refs, 3); /* PML4E, PDPTE, PDE: no PTE */
   /* The second level holds a 2M entry: another 4K page of it hits there. */
   Xlat x = { 0 };
   ck_assert_int_eq(cpu->arch->translate(cpu, t->mm, BASE + 0x1ff000, ACC_LOAD, &x, NULL), XLAT_OK);
   ck_assert_uint_eq(x.walks, 0);
   ck_assert_uint_eq(x.size, 1);
   ck_assert_uint_eq(x.pfn, pte_pfn(pmd_of(t, BASE)));
-  ck_assert_uint_eq(ctr(m, CTR_PAGE_WALKS) - walks, 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_PAGE_WALKS) - walks, 1);
   machine_free(m);
 }
 END_TEST
@@ -592,32 +571,32 @@ START_TEST(test_touch_bitmap)
   ck_assert_uint_eq(k->touch_maps, 0);
   kernel_touch_any(k, &cpu->kc, t->mm, BASE + 8); /* no bitmap: nothing counted */
   one_thp(m, t);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 4096);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_TOUCHED_BYTES), 4096);
   ck_assert_uint_eq(k->touch_maps, g_hash_table_size(k->touched));
   ck_assert_uint_eq(k->touch_maps, 1);
   kernel_touch_any(k, &cpu->kc, t->mm, BASE + 0x3000); /* kernel_touch_any counts as kernel_touch */
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 2 * 4096);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_TOUCHED_BYTES), 2 * 4096);
   kernel_touch(k, &cpu->kc, t->mm, BASE + 8);          /* the faulting granule */
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 2 * 4096);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_TOUCHED_BYTES), 2 * 4096);
   kernel_touch(k, &cpu->kc, t->mm, BASE + 0x7000);
   kernel_touch(k, &cpu->kc, t->mm, BASE + 0x7ff8);
   kernel_touch(k, &cpu->kc, t->mm, BASE + 2 * MB - 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 4 * 4096);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_TOUCHED_BYTES), 4 * 4096);
   kernel_touch(k, &cpu->kc, u->mm, BASE + 0x9000);      /* another mm: no huge mapping there */
   kernel_touch(k, &cpu->kc, t->mm, BASE + 2 * MB + 8); /* not mapped huge */
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 4 * 4096);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_TOUCHED_BYTES), 4 * 4096);
   /* After a split and a partial unmap, a refault of an unmapped granule
    * counts again; a 4K fault on a granule counted already does not. */
-  sys(m, t, REC_MADVISE, BASE, 0x8000, ADV_DONTNEED);
-  ck_assert_int_eq(fault(m, t, BASE + 0x7000, ACC_STORE, NULL), FAULT_MAPPED);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 5 * 4096);
+  fixture_syscall(m, t, REC_MADVISE, BASE, 0x8000, ADV_DONTNEED, 0);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 0x7000, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_TOUCHED_BYTES), 5 * 4096);
   kernel_touch(k, &cpu->kc, t->mm, BASE + 0x8000);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 6 * 4096);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_TOUCHED_BYTES), 6 * 4096);
   ck_assert_uint_eq(k->touch_maps, 1);
   /* munmap of the whole range forgets it. */
-  sys(m, t, REC_MUNMAP, BASE, 4 * MB, 0);
+  fixture_syscall(m, t, REC_MUNMAP, BASE, 4 * MB, 0, 0);
   kernel_touch(k, &cpu->kc, t->mm, BASE + 0x9000);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 6 * 4096);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_TOUCHED_BYTES), 6 * 4096);
   ck_assert_uint_eq(g_hash_table_size(k->touched), 0);
   ck_assert_uint_eq(k->touch_maps, 0);
   machine_free(m);
@@ -631,7 +610,7 @@ START_TEST(test_touch_from_accesses)
   Machine *m = thp_machine(NULL);
   Thread *t = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];
-  sys(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W);
+  fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
   static const uint64_t offs[] = { 0x40, 0x1000, 0x1008, 0x5000, 0x1000, 0x40, 0x1ff000 };
   for (unsigned i = 0; i < G_N_ELEMENTS(offs); i++) {
     TraceRecord r = { .type = REC_ACCESS, .kind = i ? ACC_LOAD : ACC_STORE, .addr = BASE + offs[i], .size = 8,
@@ -640,10 +619,10 @@ START_TEST(test_touch_from_accesses)
     if (i == 3)
       cpu_flush_all(cpu); /* the next ones walk again */
   }
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 1);
   /* 0x0000, 0x1000, 0x5000, 0x1ff000: four base pages */
-  ck_assert_uint_eq(ctr(m, CTR_MEM_TOUCHED_BYTES), 4 * 4096);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 2 * MB);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_TOUCHED_BYTES), 4 * 4096);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 2 * MB);
   machine_free(m);
 }
 END_TEST
@@ -677,54 +656,54 @@ START_TEST(test_hugetlb_pools)
   mmap_flags(m, t, BASE, 4 * MB, MAP_F_HUGETLB);
   mmap_flags(m, t, BASE + GB, 2 * GB, MAP_F_HUGETLB | MAP_F_HUGETLB_1G);
   uint64_t cycles;
-  ck_assert_int_eq(fault(m, t, BASE + 0x10, ACC_LOAD, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 0x10, ACC_LOAD, &cycles), FAULT_MAPPED);
   uint64_t e = pmd_of(t, BASE);
   ck_assert((e & (PTE_P | PTE_PS)) == (PTE_P | PTE_PS));
   ck_assert(!(e & (PTE_RW | PTE_SW_ZERO))); /* private, read: read-only, no zero page */
-  ck_assert_uint_eq(ctr(m, CTR_HUGETLB_FAULTS), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_HUGETLB_FAULTS), 1);
   ck_assert_uint_eq(hugetlb_free_count(h, HPAGE_2M), 2);
   ck_assert_uint_eq(hugetlb_free_on(h, HPAGE_2M, 0), 1); /* from the CPU's node */
   ck_assert_uint_eq(cycles, k->anon_cycles + kernel_clear_cycles(k, 2 * MB) + 2 * (k->ptpage_cycles + k->clear_4k_cycles));
-  ck_assert_uint_eq(ctr(m, CTR_THP_FAULT_ALLOC), 0);
-  ck_assert_uint_eq(ctr(m, CTR_THP_ZERO_PAGE_ALLOC), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_ZERO_PAGE_ALLOC), 0);
   /* The write reuses it. */
-  ck_assert_int_eq(fault(m, t, BASE + 0x10, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 0x10, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert(pmd_of(t, BASE) & PTE_RW);
-  ck_assert_uint_eq(ctr(m, CTR_HUGETLB_FAULTS), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_HUGETLB_FAULTS), 1);
   /* 1G pages: a PUD leaf. */
-  ck_assert_int_eq(fault(m, t, BASE + GB + 5 * MB, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + GB + 5 * MB, ACC_STORE, &cycles), FAULT_MAPPED);
   unsigned level;
   e = leaf_of(t, BASE + GB, &level);
   ck_assert_uint_eq(level, 3);
   ck_assert((e & (PTE_P | PTE_PS | PTE_RW)) == (PTE_P | PTE_PS | PTE_RW));
   ck_assert_uint_eq(pte_pfn(e) & (262144 - 1), 0);
   ck_assert_uint_eq(hugetlb_free_count(h, HPAGE_1G), 1);
-  ck_assert_uint_eq(ctr(m, CTR_MEM_USED_BYTES), 2 * MB + GB);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MEM_USED_BYTES), 2 * MB + GB);
   /* Translation: a walk of two references, a 1G page. */
   cpu_flush_all(m->cpus[0]);
   Xlat x = { 0 };
-  uint64_t refs = ctr(m, CTR_WALK_REFS);
+  uint64_t refs = fixture_cpu0_ctr(m, CTR_WALK_REFS);
   ck_assert_int_eq(m->arch->translate(m->cpus[0], t->mm, BASE + GB + 7 * MB, ACC_LOAD, &x, NULL), XLAT_OK);
-  ck_assert_uint_eq(ctr(m, CTR_WALK_REFS) - refs, 2);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_WALK_REFS) - refs, 2);
   ck_assert_uint_eq(x.size, 2);
   /* Exhaust the 2M pool: the third 2M fault is a SIGBUS. */
   mmap_flags(m, t, BASE + 4 * MB, 4 * MB, MAP_F_HUGETLB);
-  ck_assert_int_eq(fault(m, t, BASE + 2 * MB, ACC_STORE, NULL), FAULT_MAPPED);
-  ck_assert_int_eq(fault(m, t, BASE + 4 * MB, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 2 * MB, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 4 * MB, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert_uint_eq(hugetlb_free_count(h, HPAGE_2M), 0);
-  uint64_t segv = ctr(m, CTR_SEGV);
-  ck_assert_int_eq(fault(m, t, BASE + 6 * MB, ACC_STORE, &cycles), FAULT_SEGV);
+  uint64_t segv = fixture_cpu0_ctr(m, CTR_SEGV);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 6 * MB, ACC_STORE, &cycles), FAULT_SEGV);
   ck_assert_uint_eq(cycles, k->segv_cycles);
-  ck_assert_uint_eq(ctr(m, CTR_HUGETLB_ALLOC_FAIL), 1);
-  ck_assert_uint_eq(ctr(m, CTR_SEGV) - segv, 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_HUGETLB_ALLOC_FAIL), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV) - segv, 1);
   /* munmap gives pages back to the pool, not to the buddy allocator. */
   uint64_t free1 = fixture_free_pages(k);
-  sys(m, t, REC_MUNMAP, BASE, 2 * MB, 0);
+  fixture_syscall(m, t, REC_MUNMAP, BASE, 2 * MB, 0, 0);
   ck_assert_uint_eq(hugetlb_free_count(h, HPAGE_2M), 1);
-  sys(m, t, REC_MUNMAP, BASE + GB, 2 * GB, 0);
+  fixture_syscall(m, t, REC_MUNMAP, BASE + GB, 2 * GB, 0, 0);
   ck_assert_uint_eq(hugetlb_free_count(h, HPAGE_1G), 2);
   ck_assert_uint_eq(fixture_free_pages(k), free1); /* the tables still map BASE + 2M.. */
-  ck_assert_int_eq(fault(m, t, BASE + 6 * MB, ACC_STORE, NULL), FAULT_MAPPED);
+  ck_assert_int_eq(fixture_fault(m, t, BASE + 6 * MB, ACC_STORE, NULL), FAULT_MAPPED);
   fixture_check_buddy(k);
   machine_free(m);
 }
@@ -737,24 +716,24 @@ START_TEST(test_hugetlb_alignment)
   Machine *m = fixture_machine("skylake", sets);
   Thread *t = fixture_thread(m, 1);
   mmap_flags(m, t, BASE + 4096, 2 * MB, MAP_F_HUGETLB); /* misaligned address */
-  ck_assert_uint_eq(ctr(m, CTR_SEGV), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 1);
   ck_assert_uint_eq(mm_vma_count(t->mm), 0);
   mmap_flags(m, t, BASE, 3 * MB, MAP_F_HUGETLB); /* misaligned length */
-  ck_assert_uint_eq(ctr(m, CTR_SEGV), 2);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 2);
   mmap_flags(m, t, BASE, 4 * MB, MAP_F_HUGETLB);
   ck_assert_uint_eq(mm_vma_count(t->mm), 1);
-  ck_assert_int_eq(fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
-  sys(m, t, REC_MUNMAP, BASE + 4096, 4096, 0); /* inside a hugetlb page */
-  ck_assert_uint_eq(ctr(m, CTR_SEGV), 3);
-  sys(m, t, REC_MPROTECT, BASE, 1 * MB, PROT_R);
-  ck_assert_uint_eq(ctr(m, CTR_SEGV), 4);
+  ck_assert_int_eq(fixture_fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
+  fixture_syscall(m, t, REC_MUNMAP, BASE + 4096, 4096, 0, 0); /* inside a hugetlb page */
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 3);
+  fixture_syscall(m, t, REC_MPROTECT, BASE, 1 * MB, PROT_R, 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 4);
   ck_assert(pmd_of(t, BASE) & PTE_PS); /* untouched */
   ck_assert(pmd_of(t, BASE) & PTE_RW);
-  ck_assert_uint_eq(ctr(m, CTR_THP_SPLIT_PMD), 0);
-  sys(m, t, REC_MPROTECT, BASE, 2 * MB, PROT_R); /* whole pages: fine */
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_SPLIT_PMD), 0);
+  fixture_syscall(m, t, REC_MPROTECT, BASE, 2 * MB, PROT_R, 0); /* whole pages: fine */
   ck_assert(!(pmd_of(t, BASE) & PTE_RW));
-  ck_assert_uint_eq(ctr(m, CTR_SEGV), 4);
-  ck_assert_uint_eq(ctr(m, CTR_TLB_FLUSH_PAGES), 1); /* one 2M page, one INVLPG */
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 4);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_TLB_FLUSH_PAGES), 1); /* one 2M page, one INVLPG */
   machine_free(m);
 }
 END_TEST
@@ -839,7 +818,6 @@ static Suite *thp_suite(void)
   tcase_add_test(tc, test_deferred_split_runs_on_failure);
   suite_add_tcase(s, tc);
   tc = tcase_create("hugetlb");
-  tcase_set_timeout(tc, 30);
   tcase_add_test(tc, test_hugetlb_pools);
   tcase_add_test(tc, test_hugetlb_alignment);
   tcase_add_test(tc, test_hugetlb_impossible_pool);

@@ -103,10 +103,13 @@ static GArray *many_accesses(unsigned n)
   return a;
 }
 
+/* About 130,000 of these records fill a block (1 MiB raw): 300,000 make
+ * three, and the starts fall in the first block, on the last record (in
+ * the last block), at the end and past it. */
 START_TEST(several_blocks_and_start_mid_file)
 {
   g_autofree char *path = temp_path(".mtr");
-  GArray *in = many_accesses(400000);
+  GArray *in = many_accesses(300000);
   write_mtr(path, in);
   GArray *got = read_mtr(path, 0);
   assert_same_records(in, got);
@@ -116,18 +119,18 @@ START_TEST(several_blocks_and_start_mid_file)
   GError *err = NULL;
   ck_assert(mtr_read_info(path, &info, &err));
   ck_assert_no_error(err);
-  ck_assert_uint_gt(info.blocks, 1);
+  ck_assert_uint_ge(info.blocks, 3);
   ck_assert_uint_eq(info.summary.records, in->len);
   ck_assert_uint_eq(info.summary.threads->len, 2);
   mtr_info_clear(&info);
 
-  const uint64_t starts[] = { 1, 123457, 399999, 400000, 500000 };
+  const uint64_t starts[] = { 1, 123457, 299999, 300000, 350000 };
   for (unsigned k = 0; k < G_N_ELEMENTS(starts); k++) {
     got = read_mtr(path, starts[k]);
     uint64_t want = starts[k] < in->len ? in->len - starts[k] : 0;
     ck_assert_uint_eq(got->len, want);
     for (guint i = 0; i < got->len; i++)
-      ck_assert_msg(memcmp(REC(got, i), REC(in, starts[k] + i), sizeof(TraceRecord)) == 0, "start %" G_GUINT64_FORMAT
+      loop_assert_msg(memcmp(REC(got, i), REC(in, starts[k] + i), sizeof(TraceRecord)) == 0, "start %" G_GUINT64_FORMAT
                     ": record %u differs", starts[k], i);
     g_array_free(got, TRUE);
   }
@@ -360,7 +363,6 @@ static Suite *mtr_suite(void)
 {
   Suite *s = suite_create("mtr");
   TCase *tc = tcase_create("mtr");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, round_trip_every_kind);
   tcase_add_test(tc, several_blocks_and_start_mid_file);
   tcase_add_test(tc, summary_in_the_index);

@@ -262,7 +262,6 @@ static Suite *readahead_suite(void)
 {
   Suite *s = suite_create("readahead");
   TCase *tc = tcase_create("core");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_same_batches);
   tcase_add_test(tc, test_workload_same_records);
   tcase_add_test(tc, test_error_after_good_batches);

@@ -308,7 +308,6 @@ static Suite *shared_source_suite(void)
 {
   Suite *s = suite_create("shared_source");
   TCase *tc = tcase_create("core");
-  tcase_set_timeout(tc, 60);
   tcase_add_test(tc, test_same_batches_decoded_once);
   tcase_add_test(tc, test_ring_bounds_the_lead);
   tcase_add_test(tc, test_active_bound);

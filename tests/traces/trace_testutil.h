@@ -54,7 +54,7 @@ static inline void assert_same_records(GArray *a, GArray *b)
 {
   ck_assert_uint_eq(a->len, b->len);
   for (guint i = 0; i < a->len; i++)
-    ck_assert_msg(memcmp(REC(a, i), REC(b, i), sizeof(TraceRecord)) == 0, "record %u differs", i);
+    loop_assert_msg(memcmp(REC(a, i), REC(b, i), sizeof(TraceRecord)) == 0, "record %u differs", i);
 }
 
 /* Assert that reading `src` fails with a message containing `part`. */
