@@ -587,12 +587,14 @@ const NumaBalancePolicy numa_balance_pte = {
   .help = "the scanner makes PTEs and huge PMDs PROT_NONE; each hinting fault handles one page (Linux 3.8 on)",
   .source = "kernel/sched/fair.c task_numa_work, mm/mprotect.c change_prot_numa, mm/memory.c do_numa_page",
   .mark_pmd = pte_mark_pmd,
+  .skip_local_single_thread = TRUE,
 };
 const NumaBalancePolicy numa_balance_pmd = {
   .name = "pmd",
   .help = "a page table whose pages share a node is marked at its PMD; one fault handles them as a group",
   .source = "the 2012 scheme of seed 003: change_pmd_protnuma, do_pmd_numa_page (removed in Linux 3.13)",
   .mark_pmd = pmd_mark_pmd,
+  .filter_local_faults = TRUE,
 };
 
 /* ---- the scanner ------------------------------------------------------------------ */
@@ -652,7 +654,7 @@ static void scan(NumaBalance *nb, KCpu *cpu, NumaTask *p)
   NumaMm *s = p->mm;
   Mm *mm = s->mm;
   s->next_scan = kcpu_now(cpu) + p->period_cycles;
-  nb->scan_node = nb->pol == &numa_balance_pte && mm_threads(mm) == 1 ? cpu->node : -1;
+  nb->scan_node = nb->pol->skip_local_single_thread && mm_threads(mm) == 1 ? cpu->node : -1;
 
   int64_t pages = (int64_t)nb->budget_pages;
   int64_t virt = pages * NUMA_VIRT_SCAN_FACTOR;
@@ -744,15 +746,15 @@ static MisplacedRule misplaced_rule(const Mm *mm, const Vma *v, int node)
 }
 
 /* Whether the filter is asked about a hinting fault (should_numa_migrate_
- * memory, which also records the faulting node), under rule r.  The 2012
- * scheme keeps its own time's rule (Linux 3.8's mpol_misplaced: the
- * default policy's MPOL_F_MORON step records the node of every fault,
- * local or not); the pte scheme today's (since Linux 5.14 the default is
- * MPOL_PREFERRED on the CPU's node, and a page already there is not
- * misplaced). */
+ * memory, which also records the faulting node), under rule r, by the
+ * scheme's filter_local_faults: the 2012 scheme keeps its own time's rule
+ * (Linux 3.8's mpol_misplaced: the default policy's MPOL_F_MORON step
+ * records the node of every fault, local or not); the pte scheme today's
+ * (since Linux 5.14 the default is MPOL_PREFERRED on the CPU's node, and a
+ * page already there is not misplaced). */
 static gboolean misplaced_asks_filter(const NumaBalance *nb, MisplacedRule r, gboolean local)
 {
-  if (nb->pol != &numa_balance_pte)
+  if (nb->pol->filter_local_faults)
     return r != MISPLACED_NEVER;
   return r == MISPLACED_MASK || (r == MISPLACED_PREFERRED && !local);
 }
