@@ -126,11 +126,13 @@ static gboolean draw_map(const Machine *m, const char *workload, void *data, GEr
 static int cmd_run(int argc, char **argv)
 {
   RunOpts o = { .repeat = 1 };
+  g_autofree char *formats = trace_format_choices();
+  g_autofree char *format_help = g_strconcat("trace format: ", formats, NULL);
   GOptionEntry entries[] = {
     { "machine", 'm', 0, G_OPTION_ARG_STRING, &o.machine, "machine preset or .ini file (default " DEFAULT_MACHINE ")", "MACHINE" },
     { "workload", 'w', 0, G_OPTION_ARG_STRING, &o.workload, "generator spec, e.g. ptrchase:size=1G,accesses=1M", "WORKLOAD" },
     { "trace", 't', 0, G_OPTION_ARG_FILENAME, &o.trace, "trace file ('-' for standard input)", "TRACE" },
-    { "format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "trace format: auto (default), text, lackey, mtr, champsim", "FORMAT" },
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &o.format, format_help, "FORMAT" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o.set, "override a setting (repeatable)", "KEY=VALUE" },
     { "repeat", 'r', 0, G_OPTION_ARG_INT, &o.repeat, "run N times with different seeds; report mean and stddev", "N" },
     { "seed", 0, 0, G_OPTION_ARG_STRING, &o.seed_text, "seed of the generator (and of the first repeat)", "N" },
@@ -240,11 +242,13 @@ out:
 static int cmd_explain(int argc, char **argv)
 {
   RunOpts o = { 0 };
+  g_autofree char *formats = trace_format_choices();
+  g_autofree char *format_help = g_strconcat("trace format: ", formats, NULL);
   GOptionEntry entries[] = {
     { "machine", 'm', 0, G_OPTION_ARG_STRING, &o.machine, "machine preset or .ini file", "MACHINE" },
     { "workload", 'w', 0, G_OPTION_ARG_STRING, &o.workload, "run this generator first", "WORKLOAD" },
     { "trace", 't', 0, G_OPTION_ARG_FILENAME, &o.trace, "run this trace first", "TRACE" },
-    { "format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "trace format: auto (default), text, lackey, mtr, champsim", "FORMAT" },
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &o.format, format_help, "FORMAT" },
     { "set", 's', 0, G_OPTION_ARG_STRING_ARRAY, &o.set, "override a setting", "KEY=VALUE" },
     { NULL },
   };
@@ -683,8 +687,10 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
 static int cmd_trace(int argc, char **argv)
 {
   TraceOpts o = { .count = 10 };
+  g_autofree char *formats = trace_format_choices();
+  g_autofree char *format_help = g_strconcat("input format: ", formats, NULL);
   GOptionEntry entries[] = {
-    { "format", 'f', 0, G_OPTION_ARG_STRING, &o.format, "input format: auto (default), text, lackey, mtr, champsim", "FORMAT" },
+    { "format", 'f', 0, G_OPTION_ARG_STRING, &o.format, format_help, "FORMAT" },
     { "workload", 'w', 0, G_OPTION_ARG_STRING, &o.workload, "convert: write this generator's stream", "WORKLOAD" },
     { "seed", 0, 0, G_OPTION_ARG_STRING, &o.seed_text, "convert -w: seed of the generator", "N" },
     { "lines", 'n', 0, G_OPTION_ARG_INT64, &o.count, "head: how many records (default 10)", "N" },

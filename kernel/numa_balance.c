@@ -5,8 +5,12 @@
  * mm/huge_memory.c do_huge_pmd_numa_page), the two-stage migration filter
  * (should_numa_migrate_memory, mpol_misplaced's MPOL_F_MORON), the migration
  * (mm/migrate.c migrate_misplaced_folio) and the adaptation of the scan
- * period (update_task_scan_period).  The pmd scheme is the 2012 one of seed
- * 003 (change_pmd_protnuma / do_pmd_numa_page, removed in Linux 3.13).
+ * period (update_task_scan_period).  What the scanner marks in one PMD
+ * range is the scheme's (numa.balancing): each is a file of its own,
+ * numa_balance_pte.c (Linux 3.8 on) and numa_balance_pmd.c (the 2012 scheme
+ * of seed 003: change_pmd_protnuma / do_pmd_numa_page, removed in Linux
+ * 3.13), on the shared walk of numa_balance_impl.h; the hinting fault here
+ * handles whatever they marked.
  *
  * Timing, per task as Linux keeps it (init_numa_balancing, task_tick_numa,
  * task_numa_work): a task's scan comes due by its own run time (cycles it
@@ -42,9 +46,10 @@
  * have at least one present PTE that is not already PTE-numa"), applied
  * per PMD range.  One TLB flush per VMA piece scanned, charged to the
  * scanning CPU with the scan itself (numa.scan_pte_ns per entry written).
- * What the pte scheme skips, as change_pte_range / change_huge_pmd do: the
- * zero page and the huge zero page, entries already PROT_NONE, and, in a
- * process with one thread, pages already on the node that thread runs on.
+ * What the scanner's walk skips, as change_pte_range / change_huge_pmd do:
+ * the zero page and the huge zero page, entries already PROT_NONE, and,
+ * for a scheme with skip_local_single_thread (pte) in a process with one
+ * thread, pages already on the node that thread runs on.
  *
  * The period (task_numa_placement, update_task_scan_period): at a task's
  * first hinting fault after a pass over its address space ended, before
@@ -92,6 +97,7 @@
 #include "config.h"
 #include "errors.h"
 #include "numa_balance.h"
+#include "numa_balance_impl.h"
 
 #include "mempolicy.h"
 
@@ -162,9 +168,25 @@ static uint64_t ms_to_cycles(const Kernel *k, double ms)
   return (uint64_t)llround(ms * 1e6 * k->cycles_per_ns);
 }
 
+Kernel *numa_balance_kernel(const NumaBalance *nb)
+{
+  return nb->k;
+}
+
+/* No scheme: balancing is off, the scanner never runs. */
+static const NumaBalancePolicy numa_balance_off = {
+  .name = "off",
+  .help = "nothing is scanned, no hinting fault is taken",
+  .source = "kernel.numa_balancing=0 (Documentation/admin-guide/sysctl/kernel.rst)",
+  .mark_pmd = NULL,
+};
+
 /* The registry of schemes (base/registry.h), in the order of
- * numa.balancing's choices in settings.def; the rows are below, with
- * their hooks. */
+ * numa.balancing's choices in settings.def.  A scheme is one file,
+ * numa_balance_NAME.c defining numa_balance_NAME, and one row here: its
+ * extern and its place in the table. */
+extern const NumaBalancePolicy numa_balance_pte;
+extern const NumaBalancePolicy numa_balance_pmd;
 static const NumaBalancePolicy *const numa_balance_rows[] = {
   &numa_balance_off,
   &numa_balance_pte,
@@ -438,7 +460,7 @@ gboolean numa_balance_marked_found(const PtFound *f)
   return (f->level == 1 && (f->up_entry & PTE_SW_NUMA)) || (e & marked) == marked;
 }
 
-/* ---- the schemes ----------------------------------------------------------------- */
+/* ---- the scanner's walk, shared by the schemes (numa_balance_impl.h) ---- */
 
 /* The scanner's walk over one PMD range (change_pmd_range for one PMD,
  * change_pte_range below it). */
@@ -503,97 +525,20 @@ static int mark_pmd_entry(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
 
 static const PtWalkOps mark_ops = { .pmd_entry = mark_pmd_entry, .pte_entry = mark_pte };
 
-/* Walk [start, end) of mm with mw and count the PTEs it marked (a huge
- * PMD counts in mark_huge). */
-static void mark_range(KCpu *cpu, Mm *mm, uint64_t start, uint64_t end, MarkWalk *mw, uint64_t *entries)
+/* Walk [start, end) of mm and count the PTEs it marked (a huge PMD counts
+ * in mark_huge). */
+void numa_balance_mark_range(NumaBalance *nb, KCpu *cpu, Mm *mm, uint64_t start, uint64_t end,
+                             gboolean skip_marked_table, uint64_t *entries, NumaMarked *out)
 {
-  pgtable_walk(&mm->pt, start, end, &mark_ops, mw);
-  uint64_t marked = mw->ptes;
+  MarkWalk mw = {
+    .nb = nb, .cpu = cpu, .entries = entries, .skip_node = nb->scan_node, .whole = skip_marked_table,
+  };
+  pgtable_walk(&mm->pt, start, end, &mark_ops, &mw);
+  uint64_t marked = mw.ptes;
   *entries += marked;
   cpu->ctr->c[CTR_NUMA_PTE_UPDATES] += marked;
+  *out = (NumaMarked){ .huge = mw.huge, .ptes = mw.ptes, .pmd = mw.pmd, .pmd_index = mw.pmd_index };
 }
-
-static uint64_t pte_mark_pmd(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
-                             uint64_t *entries)
-{
-  (void)v;
-  MarkWalk mw = { .nb = nb, .cpu = cpu, .entries = entries, .skip_node = nb->scan_node };
-  mark_range(cpu, mm, start, end, &mw, entries);
-  return mw.huge + mw.ptes;
-}
-
-/* The pmd scheme's look at a whole PTE table: the node of its pages, while
- * they share one; stops at the first page elsewhere. */
-typedef struct {
-  const Kernel *k;
-  int node;
-  gboolean same, any;
-} SameNode;
-
-static int same_node_pte(PtWalk *w, uint64_t pe, uint64_t addr, uint64_t next)
-{
-  SameNode *sn = w->ctx;
-  if ((pe & (PTE_P | PTE_SW_ZERO)) != PTE_P)
-    return 0;
-  int nd = physmem_node_of(sn->k->pm, pte_pfn(pe));
-  sn->same = sn->node < 0 || nd == sn->node;
-  sn->node = nd;
-  sn->any = TRUE;
-  return sn->same ? 0 : 1;
-}
-
-static const PtWalkOps same_node_ops = { .pte_entry = same_node_pte };
-
-/* The 2012 scheme: a table whose pages all sit on one node is marked at
- * the PMD as well as at each PTE (change_pmd_protnuma after
- * change_pte_range found all_same_node); other tables PTE by PTE. */
-static uint64_t pmd_mark_pmd(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
-                             uint64_t *entries)
-{
-  (void)v;
-  Kernel *k = nb->k;
-  MarkWalk mw = { .nb = nb, .cpu = cpu, .entries = entries, .skip_node = -1, .whole = TRUE };
-  mark_range(cpu, mm, start, end, &mw, entries);
-  if (!mw.pmd)
-    return mw.huge;
-  PtNode *n = mw.pmd;
-  unsigned idx = mw.pmd_index;
-  uint64_t e = n->e[idx];
-  uint64_t base = start & ~(k->pmd_bytes - 1);
-  SameNode sn = { .k = k, .node = -1, .same = TRUE };
-  pgtable_walk(&mm->pt, base, base + k->pmd_bytes, &same_node_ops, &sn);
-  gboolean same = sn.same, any = sn.any;
-  uint64_t marked = mw.ptes;
-  /* The table is marked whole even when the range covers part of it (a
-   * VMA smaller than 2M): the fault handles every PTE under it. */
-  if (any && same) {
-    pgtable_entry_set(n, idx, e | PTE_SW_NUMA);
-    (*entries)++;
-    cpu->ctr->c[CTR_NUMA_PMD_UPDATES]++;
-    if (!marked)
-      marked = 1; /* its pages were marked already: the PMD mark is the update */
-  }
-  return marked;
-}
-
-const NumaBalancePolicy numa_balance_off = {
-  .name = "off",
-  .help = "nothing is scanned, no hinting fault is taken",
-  .source = "kernel.numa_balancing=0 (Documentation/admin-guide/sysctl/kernel.rst)",
-  .mark_pmd = NULL,
-};
-const NumaBalancePolicy numa_balance_pte = {
-  .name = "pte",
-  .help = "the scanner makes PTEs and huge PMDs PROT_NONE; each hinting fault handles one page (Linux 3.8 on)",
-  .source = "kernel/sched/fair.c task_numa_work, mm/mprotect.c change_prot_numa, mm/memory.c do_numa_page",
-  .mark_pmd = pte_mark_pmd,
-};
-const NumaBalancePolicy numa_balance_pmd = {
-  .name = "pmd",
-  .help = "a page table whose pages share a node is marked at its PMD; one fault handles them as a group",
-  .source = "the 2012 scheme of seed 003: change_pmd_protnuma, do_pmd_numa_page (removed in Linux 3.13)",
-  .mark_pmd = pmd_mark_pmd,
-};
 
 /* ---- the scanner ------------------------------------------------------------------ */
 
@@ -652,7 +597,7 @@ static void scan(NumaBalance *nb, KCpu *cpu, NumaTask *p)
   NumaMm *s = p->mm;
   Mm *mm = s->mm;
   s->next_scan = kcpu_now(cpu) + p->period_cycles;
-  nb->scan_node = nb->pol == &numa_balance_pte && mm_threads(mm) == 1 ? cpu->node : -1;
+  nb->scan_node = nb->pol->skip_local_single_thread && mm_threads(mm) == 1 ? cpu->node : -1;
 
   int64_t pages = (int64_t)nb->budget_pages;
   int64_t virt = pages * NUMA_VIRT_SCAN_FACTOR;
@@ -744,15 +689,15 @@ static MisplacedRule misplaced_rule(const Mm *mm, const Vma *v, int node)
 }
 
 /* Whether the filter is asked about a hinting fault (should_numa_migrate_
- * memory, which also records the faulting node), under rule r.  The 2012
- * scheme keeps its own time's rule (Linux 3.8's mpol_misplaced: the
- * default policy's MPOL_F_MORON step records the node of every fault,
- * local or not); the pte scheme today's (since Linux 5.14 the default is
- * MPOL_PREFERRED on the CPU's node, and a page already there is not
- * misplaced). */
+ * memory, which also records the faulting node), under rule r, by the
+ * scheme's filter_local_faults: the 2012 scheme keeps its own time's rule
+ * (Linux 3.8's mpol_misplaced: the default policy's MPOL_F_MORON step
+ * records the node of every fault, local or not); the pte scheme today's
+ * (since Linux 5.14 the default is MPOL_PREFERRED on the CPU's node, and a
+ * page already there is not misplaced). */
 static gboolean misplaced_asks_filter(const NumaBalance *nb, MisplacedRule r, gboolean local)
 {
-  if (nb->pol != &numa_balance_pte)
+  if (nb->pol->filter_local_faults)
     return r != MISPLACED_NEVER;
   return r == MISPLACED_MASK || (r == MISPLACED_PREFERRED && !local);
 }

@@ -10,6 +10,7 @@
  *   pmd  the 2012 scheme of seed 003: a page table whose present pages all
  *        sit on one node is marked at the PMD, and one fault restores all its
  *        PTEs and handles them as one group.
+ * Each scheme is a file of its own (numa_balance_pte.c, numa_balance_pmd.c).
  * A PROT_NONE entry keeps its frame and PTE_P, and carries PTE_SW_NUMA;
  * the hardware walkers (arch/) treat PTE_P | PTE_SW_NUMA as not present,
  * the kernel's own code as present (pte_present() is true for protnone).
@@ -40,18 +41,26 @@ typedef struct NumaBalance NumaBalance;
  * [start, end) of v (change_pmd_range for one PMD).  It marks what the
  * scheme marks, adds the entries it wrote to *entries and the counters of
  * cpu, and returns the base pages it made PROT_NONE (0: nothing was).
- * NULL for off.  A scheme is a row of the registry in numa_balance.c
- * (base/registry.h): one table and one row there, in the order of
- * numa.balancing's choices. */
+ * NULL for off.  A scheme is one file, numa_balance_NAME.c, on the shared
+ * walk of numa_balance_impl.h, and one row of the registry in
+ * numa_balance.c (base/registry.h), in the order of numa.balancing's
+ * choices. */
 typedef struct {
   REGISTRY_ROW; /* name: the choice of numa.balancing */
   uint64_t (*mark_pmd)(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
                        uint64_t *entries);
+  /* The scanner leaves alone the pages already on the node of a process
+   * that runs one thread (change_pte_range's target_node test, Linux 3.8
+   * on); FALSE: it marks them too. */
+  gboolean skip_local_single_thread;
+  /* The hinting fault's rule for a page on the faulting CPU's node under
+   * the default policy.  FALSE: the page is not misplaced and the two-stage
+   * filter is not asked (Linux 5.14 on: MPOL_PREFERRED on the CPU's node);
+   * TRUE: the filter is asked, and records the node, on every fault the
+   * policy could move, local or not (Linux 3.8's mpol_misplaced, whose
+   * MPOL_F_MORON step ran for every fault). */
+  gboolean filter_local_faults;
 } NumaBalancePolicy;
-
-extern const NumaBalancePolicy numa_balance_off;
-extern const NumaBalancePolicy numa_balance_pte;
-extern const NumaBalancePolicy numa_balance_pmd;
 
 /* The registry's rows, in the order of numa.balancing's choices (*n of
  * them). */

@@ -47,8 +47,11 @@ struct ThpState {
 };
 
 /* The registry of THP policies (base/registry.h), in the order of
- * thp.policy's choices in settings.def.  A policy is one file (thp_NAME.c)
- * and one row here. */
+ * thp.policy's choices in settings.def.  A policy is one file, thp_NAME.c
+ * defining thp_policy_NAME, and one row here: its extern and its place in
+ * the table. */
+extern const ThpPolicy thp_policy_linux;
+extern const ThpPolicy thp_policy_ingens;
 static const ThpPolicy *const thp_policy_rows[] = {
   &thp_policy_linux,
   &thp_policy_ingens,

@@ -64,7 +64,10 @@ typedef struct {
   unsigned swap;      /* swapped out: always 0, no swap is modelled */
 } ThpRangeStats;
 
-/* A THP policy: one row of the registry in thp.c (base/registry.h). */
+/* A THP policy: one file, thp_NAME.c defining thp_policy_NAME, and one
+ * row of the registry in thp.c (base/registry.h); code outside them reaches
+ * a policy through the registry (thp_policies(), thp_policy_from_settings(),
+ * Kernel.thp), never by its symbol. */
 typedef struct {
   REGISTRY_ROW; /* name: the choice of thp.policy */
   /* Fault in an allowed range [haddr, haddr + 2M) of v: TRUE to try a huge
@@ -74,9 +77,6 @@ typedef struct {
    * SCAN_SUCCEED to collapse it, else the reason not to. */
   ScanResult (*collapse_check)(const Kernel *k, const Mm *mm, const Vma *v, const ThpRangeStats *st);
 } ThpPolicy;
-
-extern const ThpPolicy thp_policy_linux;
-extern const ThpPolicy thp_policy_ingens;
 
 /* The registry's rows, in the order of thp.policy's choices (*n of them). */
 const ThpPolicy *const *thp_policies(unsigned *n);

@@ -30,6 +30,7 @@
 #include "champsim.h"
 #include "insnstream.h"
 #include "reader.h"
+#include "trace_format.h"
 
 #include <string.h>
 
@@ -164,3 +165,17 @@ TraceSource *champsim_source_open(const char *path, GError **error)
   TraceInput *in = trace_input_open(path, TRUE, error);
   return in ? champsim_source_from_input(in) : NULL;
 }
+
+/* The row of the registry of readers (trace_format.c): -f champsim. */
+static TraceSource *champsim_open(TraceInput *in, GError **error)
+{
+  (void)error;
+  return champsim_source_from_input(in);
+}
+
+const TraceFormatRow champsim_reader = {
+  .name = "champsim",
+  .help = "ChampSim binary instruction traces (64-byte input_instr records)",
+  .source = "ChampSim inc/trace_instruction.h; doc/trace-format.md, ChampSim traces",
+  .open = champsim_open,
+};

@@ -27,6 +27,7 @@
 #include "lackey.h"
 #include "insnstream.h"
 #include "reader.h"
+#include "trace_format.h"
 
 #include <string.h>
 
@@ -254,3 +255,17 @@ uint64_t lackey_source_instructions(TraceSource *src)
   g_return_val_if_fail(src != NULL && src->ops == &lackey_ops.source, 0);
   return ((LackeySource *)src)->st.instructions;
 }
+
+/* The row of the registry of readers (trace_format.c): -f lackey. */
+static TraceSource *lackey_open(TraceInput *in, GError **error)
+{
+  (void)error;
+  return lackey_source_from_input(in);
+}
+
+const TraceFormatRow lackey_reader = {
+  .name = "lackey",
+  .help = "valgrind --tool=lackey --trace-mem=yes output: instruction fetches, loads, stores, modifies",
+  .source = "valgrind lackey/lk_main.c; doc/trace-format.md, lackey traces",
+  .open = lackey_open,
+};

@@ -47,6 +47,7 @@
 #include "mempolicy_mode.h"
 #include "mempolicy_syntax.h"
 #include "reader.h"
+#include "trace_format.h"
 #include "varint.h"
 
 #include <errno.h>
@@ -1016,3 +1017,11 @@ void mtr_info_clear(MtrInfo *info)
   trace_summary_clear(&info->summary);
   memset(info, 0, sizeof *info);
 }
+
+/* The row of the registry of readers (trace_format.c): -f mtr. */
+const TraceFormatRow mtr_reader = {
+  .name = "mtr",
+  .help = "mmusim's native binary format: checksummed blocks of delta-coded records, an index",
+  .source = "doc/trace-format.md, The .mtr format (version 1)",
+  .open = mtr_source_from_input,
+};

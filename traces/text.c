@@ -47,6 +47,7 @@
 #include "mempolicy_syntax.h"
 #include "reader.h"
 #include "settings.h"
+#include "trace_format.h"
 
 #include <string.h>
 
@@ -821,3 +822,17 @@ void text_writer_write(TextWriter *w, const TraceRecord *r, GString *out)
   w->pid = r->pid;
   w->tid = r->tid;
 }
+
+/* The row of the registry of readers (trace_format.c): -f text. */
+static TraceSource *text_open(TraceInput *in, GError **error)
+{
+  (void)error;
+  return text_source_from_input(in);
+}
+
+const TraceFormatRow text_reader = {
+  .name = "text",
+  .help = "mmusim's text format v1: one record a line",
+  .source = "doc/trace-format.md, Text format v1",
+  .open = text_open,
+};

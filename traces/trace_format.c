@@ -18,7 +18,6 @@
  */
 #include "config.h"
 #include "trace_format.h"
-#include "champsim.h"
 #include "lackey.h"
 #include "mtr.h"
 #include "text.h"
@@ -29,60 +28,25 @@
 
 /* ---- the registry of readers (base/registry.h) --------------------------- */
 
-static TraceSource *open_text(TraceInput *in, GError **error)
-{
-  (void)error;
-  return text_source_from_input(in);
-}
-
-static TraceSource *open_lackey(TraceInput *in, GError **error)
-{
-  (void)error;
-  return lackey_source_from_input(in);
-}
-
-static TraceSource *open_champsim(TraceInput *in, GError **error)
-{
-  (void)error;
-  return champsim_source_from_input(in);
-}
-
-static const TraceFormatRow reader_text = {
-  .name = "text",
-  .help = "mmusim's text format v1: one record a line",
-  .source = "doc/trace-format.md, Text format v1",
-  .open = open_text,
-};
-
-static const TraceFormatRow reader_lackey = {
-  .name = "lackey",
-  .help = "valgrind --tool=lackey --trace-mem=yes output: instruction fetches, loads, stores, modifies",
-  .source = "valgrind lackey/lk_main.c; doc/trace-format.md, lackey traces",
-  .open = open_lackey,
-};
-
-static const TraceFormatRow reader_mtr = {
-  .name = "mtr",
-  .help = "mmusim's native binary format: checksummed blocks of delta-coded records, an index",
-  .source = "doc/trace-format.md, The .mtr format (version 1)",
-  .open = mtr_source_from_input,
-};
-
-static const TraceFormatRow reader_champsim = {
-  .name = "champsim",
-  .help = "ChampSim binary instruction traces (64-byte input_instr records)",
-  .source = "ChampSim inc/trace_instruction.h; doc/trace-format.md, ChampSim traces",
-  .open = open_champsim,
-};
-
-/* In TraceFormat order: row i is format i + 1.  A reader is one file and
- * one row here. */
-static const TraceFormatRow *const readers[] = { &reader_text, &reader_lackey, &reader_mtr, &reader_champsim };
+/* In TraceFormat order: row i is format i + 1.  A reader is one file,
+ * NAME.c defining NAME_reader, and one row here: its extern and its place
+ * at the end of the table. */
+extern const TraceFormatRow text_reader;
+extern const TraceFormatRow lackey_reader;
+extern const TraceFormatRow mtr_reader;
+extern const TraceFormatRow champsim_reader;
+static const TraceFormatRow *const readers[] = { &text_reader, &lackey_reader, &mtr_reader, &champsim_reader };
 
 const TraceFormatRow *const *trace_format_readers(unsigned *n)
 {
   *n = G_N_ELEMENTS(readers);
   return readers;
+}
+
+char *trace_format_choices(void)
+{
+  g_autofree char *names = registry_names(REGISTRY_ROWS(readers), G_N_ELEMENTS(readers), ", ", ", ");
+  return g_strconcat("auto (default), ", names, NULL);
 }
 
 gboolean trace_format_parse(const char *name, TraceFormat *out, GError **error)

@@ -31,6 +31,9 @@ typedef struct {
 /* The registry's rows, in format order (*n of them). */
 const TraceFormatRow *const *trace_format_readers(unsigned *n);
 
+/* What -f takes, for a help line: "auto (default), text, lackey, ...",
+ * the readers in format order.  Free it with g_free. */
+char *trace_format_choices(void);
 /* "auto" or a reader's name. */
 gboolean trace_format_parse(const char *name, TraceFormat *out, GError **error);
 const char *trace_format_name(TraceFormat f);

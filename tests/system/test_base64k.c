@@ -80,10 +80,11 @@ START_TEST(test_ingens_threshold_64k)
   Thread *t = fixture_thread(m, 1);
   Vma v = { .start = 0, .end = 16 * MB, .prot = PROT_R | PROT_W };
   ThpRangeStats st = { .present = 231, .none = 25, .writable = 231, .young = 231 };
-  ck_assert_int_eq(thp_policy_ingens.collapse_check(m->k, t->mm, &v, &st), SCAN_SUCCEED);
+  ck_assert_str_eq(m->k->thp->name, "ingens");
+  ck_assert_int_eq(m->k->thp->collapse_check(m->k, t->mm, &v, &st), SCAN_SUCCEED);
   st.present = st.writable = st.young = 230;
   st.none = 26;
-  ck_assert_int_eq(thp_policy_ingens.collapse_check(m->k, t->mm, &v, &st), SCAN_POLICY);
+  ck_assert_int_eq(m->k->thp->collapse_check(m->k, t->mm, &v, &st), SCAN_POLICY);
   machine_free(m);
 }
 END_TEST
