@@ -514,6 +514,8 @@ static int trace_head(const TraceOpts *o, const char *path)
     trace_source_free(probe);
     if (d == TRACE_FORMAT_MTR) { /* seek through the index */
       src = mtr_source_open(path, skip, &err);
+      if (!src) /* a damaged index: said, not read past (err is set) */
+        return fail(err);
       skip = 0;
     }
   }
