@@ -146,5 +146,17 @@ if command -v xmllint > /dev/null && ! xmllint --noout map.svg 2> map.xml; then
   echo "FAIL: --map wrote SVG that is not XML:"; head -3 map.xml; fail=1
 fi
 
+# ---- 5. out of host memory under ulimit -v: a message and exit 1, not a
+# GLib abort.  (Skipped where the limit stops the program from starting,
+# as under AddressSanitizer.)
+if (ulimit -v 60000 && "$MMUSIM" --version) > /dev/null 2>&1; then
+  status=0
+  (ulimit -v 60000; exec "$MMUSIM" run -w seq:size=16G,accesses=4M,stride=4K,thp=disable \
+    -s machine.mem_per_node=64G) > oom.stdout 2> oom.stderr || status=$?
+  if [ "$status" -ne 1 ] || [ "$(wc -l < oom.stderr)" -ne 1 ] || ! grep -q '^mmusim: out of host memory' oom.stderr; then
+    echo "FAIL: out of host memory: exit $status:"; cat oom.stderr; fail=1
+  fi
+fi
+
 [ "$fail" -eq 0 ] && echo "hostile-input: passed"
 exit "$fail"
