@@ -150,10 +150,20 @@ static unsigned ini_key_line(const char *data, gsize len, const char *group, con
  * semicolons instead, as workload specs hold commas. */
 static char **split_values(const char *text)
 {
-  char **v = g_strsplit(text, strchr(text, ';') ? ";" : ",", -1);
-  for (char **p = v; *p; p++)
-    g_strstrip(*p);
-  return v;
+  /* By hand, one pass: an axis may be a line of a million values. */
+  char sep = strchr(text, ';') ? ';' : ',';
+  GPtrArray *v = g_ptr_array_new();
+  for (const char *p = text;; p++) {
+    const char *end = p;
+    while (*end && *end != sep)
+      end++;
+    g_ptr_array_add(v, g_strstrip(g_strndup(p, (gsize)(end - p))));
+    if (!*end)
+      break;
+    p = end;
+  }
+  g_ptr_array_add(v, NULL);
+  return (char **)g_ptr_array_free(v, FALSE);
 }
 
 /* The identity of a configuration: everything that decides its result, as
