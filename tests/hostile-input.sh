@@ -149,7 +149,7 @@ fi
 # ---- 5. out of host memory under ulimit -v: a message and exit 1, not a
 # GLib abort.  (Skipped where the limit stops the program from starting,
 # as under AddressSanitizer.)
-if (ulimit -v 60000 && "$MMUSIM" --version) > /dev/null 2>&1; then
+if { sh -c 'ulimit -v 60000 && exec "$0" --version' "$MMUSIM"; } > /dev/null 2>&1; then
   status=0
   (ulimit -v 60000; exec "$MMUSIM" run -w seq:size=16G,accesses=4M,stride=4K,thp=disable \
     -s machine.mem_per_node=64G) > oom.stdout 2> oom.stderr || status=$?
