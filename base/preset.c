@@ -88,7 +88,18 @@ static gboolean apply_keyfile(Settings *s, GKeyFile *kf, const char *origin, int
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s: 'inherit' chain is too deep (a loop?)", origin);
     return FALSE;
   }
-  g_autofree char *parent = g_key_file_get_string(kf, "machine", "inherit", NULL);
+  g_autofree char *parent = NULL;
+  if (g_key_file_has_key(kf, "machine", "inherit", NULL)) {
+    /* NULL with an error for a value that is not UTF-8 (settings_ini_check
+     * refuses those in files first): never a preset dropped in silence. */
+    g_autoptr(GError) err = NULL;
+    parent = g_key_file_get_string(kf, "machine", "inherit", &err);
+    if (!parent) {
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s [machine] inherit: %s; write a preset name or path",
+                  origin, err ? err->message : "no value");
+      return FALSE;
+    }
+  }
   if (parent) {
     g_autofree char *porigin = NULL;
     g_autoptr(GKeyFile) pkf = load_keyfile(g_strstrip(parent), &porigin, error);

@@ -444,6 +444,21 @@ static char *ini_shown(const char *line)
   return g_string_free(out, FALSE);
 }
 
+/* GKeyFile gives no string of a value that is not UTF-8 (and a header or a
+ * key is matched byte for byte): such a line is refused here, with its
+ * number and the offset of its first bad byte.  Comments may hold anything. */
+static gboolean ini_utf8(const char *origin, int line_no, const char *line, GQuark domain, int code, GError **error)
+{
+  const char *bad;
+  if (g_utf8_validate(line, -1, &bad))
+    return TRUE;
+  g_autofree char *shown = ini_shown(line);
+  g_set_error(error, domain, code,
+              "%s:%d: '%s' is not valid UTF-8 (byte 0x%02x): save the file as UTF-8 (or ASCII)", origin, line_no,
+              shown, (unsigned char)*bad);
+  return FALSE;
+}
+
 /* Check the lines of an .ini file the way GKeyFile reads them, so that a
  * malformed one is reported with its file and line number (GKeyFile's
  * messages have neither).  Lines are quoted short and escaped: the file
@@ -484,6 +499,8 @@ gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQu
         return FALSE;
       }
       in_group = TRUE;
+      if (!ini_utf8(origin, i + 1, line, domain, code, error))
+        return FALSE;
       continue;
     }
     if (!strchr(line, '=')) {
@@ -499,6 +516,8 @@ gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQu
                   shown, group_hint);
       return FALSE;
     }
+    if (!ini_utf8(origin, i + 1, line, domain, code, error))
+      return FALSE;
   }
   return TRUE;
 }

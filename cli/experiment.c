@@ -52,6 +52,29 @@ void experiment_free(Experiment *e)
   g_free(e);
 }
 
+gboolean experiment_name_valid(const char *name, GError **error)
+{
+  const char *why = NULL;
+  if (!*name)
+    why = "it is empty";
+  else if (strlen(name) > EXPERIMENT_MAX_NAME)
+    why = "it is longer than " G_STRINGIFY(EXPERIMENT_MAX_NAME) " bytes";
+  else if (*name == '.')
+    why = "it starts with '.'";
+  else if (strpbrk(name, "/\\"))
+    why = "it holds a '/' or '\\'";
+  for (const char *p = name; !why && *p; p++)
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      why = "it holds a control character";
+  if (!why)
+    return TRUE;
+  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE,
+              "%s; the name makes the output folder NAME.sweep in the current folder, so give one of letters, digits, "
+              "spaces and punctuation other than '/' and '\\', not starting with '.'",
+              why);
+  return FALSE;
+}
+
 /* A machine .ini or trace named relative to the experiment file. */
 static char *relative_to(const char *exp_path, const char *value)
 {
@@ -66,15 +89,36 @@ static char *resolve_machine(const char *exp_path, const char *value)
   return g_str_has_suffix(value, ".ini") ? relative_to(exp_path, value) : g_strdup(value);
 }
 
+/* The value of key in [group], stripped, in *out; NULL when the key is
+ * absent.  FALSE, naming the file, group and key, when GKeyFile cannot give
+ * it (a value that is not UTF-8: settings_ini_check refuses those first). */
+static gboolean get_string(GKeyFile *kf, const char *path, const char *group, const char *key, char **out,
+                           GError **error)
+{
+  GError *err = NULL;
+  *out = NULL;
+  if (!g_key_file_has_key(kf, group, key, NULL))
+    return TRUE;
+  *out = g_key_file_get_string(kf, group, key, &err);
+  if (!*out) {
+    exp_error(error, path, "[%s] %s: %s; write the value in UTF-8", group, key, err ? err->message : "no value");
+    g_clear_error(&err);
+    return FALSE;
+  }
+  g_strstrip(*out);
+  return TRUE;
+}
+
 /* An optional unsigned integer key of [experiment]. */
 static gboolean get_uint(GKeyFile *kf, const char *path, const char *key, uint64_t def, uint64_t *out, GError **error)
 {
-  g_autofree char *text = g_key_file_get_string(kf, EXP_GROUP, key, NULL);
+  g_autofree char *text = NULL;
+  if (!get_string(kf, path, EXP_GROUP, key, &text, error))
+    return FALSE;
   if (!text) {
     *out = def;
     return TRUE;
   }
-  g_strstrip(text);
   if (!settings_parse_count(text, out))
     return exp_error(error, path, "[experiment] %s = '%s': give a whole number", key, text);
   return TRUE;
@@ -106,10 +150,20 @@ static unsigned ini_key_line(const char *data, gsize len, const char *group, con
  * semicolons instead, as workload specs hold commas. */
 static char **split_values(const char *text)
 {
-  char **v = g_strsplit(text, strchr(text, ';') ? ";" : ",", -1);
-  for (char **p = v; *p; p++)
-    g_strstrip(*p);
-  return v;
+  /* By hand, one pass: an axis may be a line of a million values. */
+  char sep = strchr(text, ';') ? ';' : ',';
+  GPtrArray *v = g_ptr_array_new();
+  for (const char *p = text;; p++) {
+    const char *end = p;
+    while (*end && *end != sep)
+      end++;
+    g_ptr_array_add(v, g_strstrip(g_strndup(p, (gsize)(end - p))));
+    if (!*end)
+      break;
+    p = end;
+  }
+  g_ptr_array_add(v, NULL);
+  return (char **)g_ptr_array_free(v, FALSE);
 }
 
 /* The identity of a configuration: everything that decides its result, as
@@ -142,8 +196,8 @@ static gboolean is_special_axis(const char *key)
 }
 
 /* Build configuration number `pick` given the index into each axis. */
-static ExpConfig *make_config(Experiment *e, GKeyFile *kf, char **axes, char ***values, const guint *index,
-                              const char *base_machine, const char *base_workload, GError **error)
+static ExpConfig *make_config(Experiment *e, char **fixed, char **fixed_values, char **axes, char ***values,
+                              const guint *index, const char *base_machine, const char *base_workload)
 {
   ExpConfig *c = g_new0(ExpConfig, 1);
   GPtrArray *set = g_ptr_array_new();
@@ -155,11 +209,9 @@ static ExpConfig *make_config(Experiment *e, GKeyFile *kf, char **axes, char ***
   c->machine = g_strdup(base_machine);
   c->workload = g_strdup(base_workload);
 
-  g_auto(GStrv) fixed = g_key_file_get_keys(kf, "settings", NULL, NULL);
-  for (char **k = fixed; k && *k; k++) {
-    g_autofree char *v = g_key_file_get_string(kf, "settings", *k, NULL);
-    g_ptr_array_add(set, g_strdup_printf("%s=%s", *k, g_strstrip(v)));
-    g_ptr_array_add(set_origin, g_strdup_printf("%s [settings] %s", e->path, *k));
+  for (guint k = 0; fixed[k]; k++) {
+    g_ptr_array_add(set, g_strdup_printf("%s=%s", fixed[k], fixed_values[k]));
+    g_ptr_array_add(set_origin, g_strdup_printf("%s [settings] %s", e->path, fixed[k]));
   }
   for (guint a = 0; a < n_axes; a++) {
     const char *v = values[a][index[a]];
@@ -266,23 +318,30 @@ Experiment *experiment_load(const char *path, GError **error)
   g_autofree char *base = g_path_get_basename(path);
   if (g_str_has_suffix(base, ".ini"))
     base[strlen(base) - 4] = '\0';
-  e->name = g_key_file_get_string(kf, EXP_GROUP, "name", NULL);
+  g_autofree char *machine = NULL, *workload = NULL, *trace = NULL, *combine = NULL;
+  if (!get_string(kf, path, EXP_GROUP, "name", &e->name, error) ||
+      !get_string(kf, path, EXP_GROUP, "machine", &machine, error) ||
+      !get_string(kf, path, EXP_GROUP, "workload", &workload, error) ||
+      !get_string(kf, path, EXP_GROUP, "trace", &trace, error) ||
+      !get_string(kf, path, EXP_GROUP, "format", &e->format, error) ||
+      !get_string(kf, path, EXP_GROUP, "metric", &e->metric, error) ||
+      !get_string(kf, path, EXP_GROUP, "combine", &combine, error))
+    return NULL;
   if (!e->name)
     e->name = g_strdup(base);
-  g_strstrip(e->name);
-  g_autofree char *machine = g_key_file_get_string(kf, EXP_GROUP, "machine", NULL);
-  g_autofree char *workload = g_key_file_get_string(kf, EXP_GROUP, "workload", NULL);
-  g_autofree char *trace = g_key_file_get_string(kf, EXP_GROUP, "trace", NULL);
-  e->format = g_key_file_get_string(kf, EXP_GROUP, "format", NULL);
-  if (machine)
-    g_strstrip(machine);
-  if (workload)
-    g_strstrip(workload);
-  if (e->format)
-    g_strstrip(e->format);
+  if (!experiment_name_valid(e->name, error)) {
+    g_autoptr(GString) shown = g_string_new(NULL);
+    settings_append_shown(shown, e->name, 60);
+    if (g_key_file_has_key(kf, EXP_GROUP, "name", NULL))
+      g_prefix_error(error, "%s:%u: [experiment] name = '%s': ", path, ini_key_line(data, data_len, EXP_GROUP, "name"),
+                     shown->str);
+    else
+      g_prefix_error(error, "%s: the name '%s' taken from the file's name: ", path, shown->str);
+    return NULL;
+  }
   if (trace) {
     e->trace_line = ini_key_line(data, data_len, EXP_GROUP, "trace");
-    e->trace = relative_to(path, g_strstrip(trace));
+    e->trace = relative_to(path, trace);
     if (strcmp(e->trace, "-") == 0) {
       exp_error(error, path, "[experiment] trace = -: a sweep reads its trace once per configuration; give a file");
       return NULL;
@@ -308,8 +367,8 @@ Experiment *experiment_load(const char *path, GError **error)
     return NULL;
   }
   e->repeat = (unsigned)repeat;
-  e->metric = g_key_file_get_string(kf, EXP_GROUP, "metric", NULL);
-  e->metric = e->metric ? g_strstrip(e->metric) : g_strdup("ns_per_access");
+  if (!e->metric)
+    e->metric = g_strdup("ns_per_access");
   e->metric_id = -1;
   for (int i = 0; i < N_COUNTERS; i++)
     if (strcmp(counter_def((CounterId)i)->name, e->metric) == 0)
@@ -318,10 +377,8 @@ Experiment *experiment_load(const char *path, GError **error)
     exp_error(error, path, "[experiment] metric = %s: not a counter (see `mmusim list counters`)", e->metric);
     return NULL;
   }
-  g_autofree char *combine = g_key_file_get_string(kf, EXP_GROUP, "combine", NULL);
   gboolean zip = FALSE;
   if (combine) {
-    g_strstrip(combine);
     if (strcmp(combine, "zip") == 0)
       zip = TRUE;
     else if (strcmp(combine, "product") != 0) {
@@ -329,6 +386,15 @@ Experiment *experiment_load(const char *path, GError **error)
       return NULL;
     }
   }
+
+  /* The fixed settings, the same in every configuration. */
+  g_auto(GStrv) fixed = g_key_file_get_keys(kf, "settings", NULL, NULL);
+  if (!fixed)
+    fixed = g_new0(char *, 1);
+  g_auto(GStrv) fixed_values = g_new0(char *, g_strv_length(fixed) + 1);
+  for (guint k = 0; fixed[k]; k++)
+    if (!get_string(kf, path, "settings", fixed[k], &fixed_values[k], error))
+      return NULL;
 
   /* The axes. */
   g_auto(GStrv) axes = g_key_file_get_keys(kf, "vary", NULL, NULL);
@@ -340,7 +406,11 @@ Experiment *experiment_load(const char *path, GError **error)
   guint *len = g_new0(guint, n + 1);
   gboolean ok = TRUE;
   for (guint a = 0; a < n && ok; a++) {
-    g_autofree char *text = g_key_file_get_string(kf, "vary", axes[a], NULL);
+    g_autofree char *text = NULL;
+    if (!get_string(kf, path, "vary", axes[a], &text, error)) {
+      ok = FALSE;
+      break;
+    }
     values[a] = split_values(text);
     len[a] = g_strv_length(values[a]);
     if (len[a] == 0 || (len[a] == 1 && !*values[a][0]))
@@ -365,12 +435,35 @@ Experiment *experiment_load(const char *path, GError **error)
   if (ok && (workload || g_strv_contains((const char *const *)axes, "workload")) && e->trace)
     ok = exp_error(error, path, "[experiment] gives both a workload and a trace; keep one");
 
+  /* How many configurations: refused above EXPERIMENT_MAX_CONFIGS, before
+   * the product can wrap or anything is built. */
+  guint total = 1;
+  if (ok && n && zip)
+    total = len[0];
+  else if (ok) {
+    uint64_t product = 1;
+    for (guint a = 0; a < n && ok; a++) {
+      if (product > EXPERIMENT_MAX_CONFIGS / len[a]) {
+        GString *sizes = g_string_new(NULL);
+        for (guint b = 0; b < n; b++)
+          g_string_append_printf(sizes, "%s%s %u", b ? " x " : "", axes[b], len[b]);
+        ok = exp_error(error, path,
+                       "[vary] gives more than %u configurations (%s); a sweep runs at most %u: split it into "
+                       "several experiments, or pair the values with combine = zip",
+                       EXPERIMENT_MAX_CONFIGS, sizes->str, EXPERIMENT_MAX_CONFIGS);
+        g_string_free(sizes, TRUE);
+      }
+      product *= len[a];
+    }
+    total = (guint)product;
+  }
+  if (ok && total > EXPERIMENT_MAX_CONFIGS)
+    ok = exp_error(error, path, "[vary] gives %u configurations; a sweep runs at most %u: split it into several "
+                   "experiments", total, EXPERIMENT_MAX_CONFIGS);
+
   e->configs = g_ptr_array_new_with_free_func(config_free);
   if (ok) {
     guint *index = g_new0(guint, n + 1);
-    guint total = 1;
-    for (guint a = 0; a < n; a++)
-      total = zip ? len[0] : total * len[a];
     for (guint c = 0; c < total && ok; c++) {
       if (zip) {
         for (guint a = 0; a < n; a++)
@@ -382,8 +475,8 @@ Experiment *experiment_load(const char *path, GError **error)
           rest /= len[a];
         }
       }
-      ExpConfig *cfg = make_config(e, kf, axes, values, index, machine ? machine : RUNNER_DEFAULT_MACHINE,
-                                   workload, error);
+      ExpConfig *cfg = make_config(e, fixed, fixed_values, axes, values, index,
+                                   machine ? machine : RUNNER_DEFAULT_MACHINE, workload);
       g_ptr_array_add(e->configs, cfg);
       ok = finish_config(e, cfg, error);
       for (guint k = 0; ok && k + 1 < e->configs->len; k++)

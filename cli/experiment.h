@@ -55,6 +55,19 @@ typedef struct {
   GPtrArray *configs;  /* of ExpConfig* */
 } Experiment;
 
+/* The most configurations an experiment may give (the product of its axes,
+ * or the values of one with combine = zip): each is a machine built and
+ * checked before anything runs, and a result file. */
+#define EXPERIMENT_MAX_CONFIGS 1000000u
+/* The longest name, in bytes. */
+#define EXPERIMENT_MAX_NAME 200
+
+/* Whether name can name an experiment: it becomes the default output folder
+ * NAME.sweep, in the current folder.  Not empty, at most
+ * EXPERIMENT_MAX_NAME bytes, no '/' or '\\', no control character, not
+ * starting with '.'; anything else (UTF-8, spaces) is allowed. */
+gboolean experiment_name_valid(const char *name, GError **error);
+
 /* Parse and check an experiment file: every configuration's settings are
  * resolved once here, so a bad key or value is reported (naming the file,
  * the section and the key) before anything runs. */

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include "engine.h"
 #include "events.h"
 #include "explain.h"
@@ -518,6 +519,8 @@ static int trace_head(const TraceOpts *o, const char *path)
     trace_source_free(probe);
     if (d == TRACE_FORMAT_MTR) { /* seek through the index */
       src = mtr_source_open(path, skip, &err);
+      if (!src) /* a damaged index: said, not read past (err is set) */
+        return fail(err);
       skip = 0;
     }
   }
@@ -815,9 +818,36 @@ static void usage(FILE *f)
           "`mmusim COMMAND --help` for the options of a command; man mmusim for the rest.\n");
 }
 
+/* The host ran out of memory (a machine too large for it, or a ulimit -v):
+ * g_malloc and its kin report it with g_error, which would abort (SIGTRAP),
+ * as do the few allocations of our own that cannot go through them (their
+ * messages say "out of host memory").  Every allocation ends in one of
+ * them, so this handler turns each into a message and exit status 1, as a
+ * simulated machine's out-of-memory is.  It runs with no memory to spare:
+ * it allocates nothing.  Other fatal messages (a bug) keep GLib's own
+ * handling. */
+static void host_oom_handler(const char *domain, GLogLevelFlags level, const char *message, gpointer data)
+{
+  gboolean ours = message && strstr(message, "out of host memory");
+  if (ours || (message && strstr(message, "failed to allocate"))) {
+    const char *parts[] = { ours ? "mmusim: " : "mmusim: out of host memory (", message,
+                            ours ? "" : ")",
+                            ": the host or its limit (ulimit -v) cannot hold this run; give it more memory, or "
+                            "simulate less memory or a shorter workload\n" };
+    fflush(stdout);
+    for (unsigned i = 0; i < G_N_ELEMENTS(parts); i++)
+      if (write(STDERR_FILENO, parts[i], strlen(parts[i])) < 0)
+        break; /* stderr is gone: the status says it */
+    _exit(1);
+  }
+  g_log_default_handler(domain, level, message, data);
+}
+
 int main(int argc, char **argv)
 {
   setlocale(LC_ALL, "");
+  g_log_set_handler("GLib", G_LOG_LEVEL_ERROR | G_LOG_FLAG_FATAL, host_oom_handler, NULL);
+  g_log_set_handler(NULL, G_LOG_LEVEL_ERROR | G_LOG_FLAG_FATAL, host_oom_handler, NULL);
   if (argc < 2) {
     usage(stderr);
     return 2;

@@ -272,10 +272,24 @@ static int compare_mm(gconstpointer a, gconstpointer b)
   return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
+/* Text from the user (a workload spec, a file name) as the picture shows
+ * it: valid UTF-8 (cairo refuses other text, XML too) without control
+ * characters but newline and tab (XML 1.0 has no way to write them);
+ * g_markup_escape_text then quotes the rest. */
+static char *map_text_safe(const char *text)
+{
+  char *s = g_utf8_make_valid(text, -1);
+  for (char *p = s; *p; p++)
+    if (((unsigned char)*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+      *p = ' ';
+  return s;
+}
+
 static void text_at(cairo_t *cr, double x, double y, const char *s)
 {
+  g_autofree char *safe = map_text_safe(s); /* a cut label too may end mid-character */
   cairo_move_to(cr, x, y);
-  cairo_show_text(cr, s);
+  cairo_show_text(cr, safe);
 }
 
 /* The first VMA after i that does not continue it (adjacent, same
@@ -443,8 +457,9 @@ static void desc_line(GString *d, const Machine *m, const PtGeometry *g, const A
   g_string_append_c(d, '\n');
 }
 
-gboolean map_write_svg(const Machine *m, const char *title, const char *path, GError **error)
+gboolean map_write_svg(const Machine *m, const char *raw_title, const char *path, GError **error)
 {
+  g_autofree char *title = map_text_safe(raw_title);
   const Kernel *k = m->k;
   const PtGeometry *g = &k->geo;
   int nodes = MAX(1, physmem_nodes(k->pm));
@@ -569,7 +584,8 @@ gboolean map_write_svg(const Machine *m, const char *title, const char *path, GE
                 cairo_status_to_string(st));
   } else {
     /* The description goes in right after the opening <svg ...> tag. */
-    g_autofree char *esc = g_markup_escape_text(desc->str, (gssize)desc->len);
+    g_autofree char *safe_desc = map_text_safe(desc->str);
+    g_autofree char *esc = g_markup_escape_text(safe_desc, -1);
     const char *open = strstr(sink.buf->str, "<svg");
     const char *gt = open ? strchr(open, '>') : NULL;
     if (gt) {

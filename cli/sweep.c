@@ -59,21 +59,81 @@ static char *result_path(const Sweep *sw, const ExpConfig *c)
   return g_build_filename(sw->dir, "results", name, NULL);
 }
 
-/* The stored result of c, or NULL when there is none with its id. */
-static JsonNode *load_result(const Sweep *sw, const ExpConfig *c)
+static gboolean bad_result(GError **error, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
+static gboolean bad_result(GError **error, const char *path, const char *fmt, ...)
+{
+  va_list ap;
+  va_start(ap, fmt);
+  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
+  va_end(ap);
+  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, "%s: %s", path, msg);
+  return FALSE;
+}
+
+static gboolean is_number(JsonNode *n)
+{
+  if (!n || !JSON_NODE_HOLDS_VALUE(n))
+    return FALSE;
+  GType t = json_node_get_value_type(n);
+  return t == G_TYPE_INT64 || t == G_TYPE_DOUBLE;
+}
+
+/* Every member of the object `group` of o is a number (a counter's mean or
+ * relative stddev); the object is required or optional. */
+static gboolean check_numbers(JsonObject *o, const char *path, const char *group, gboolean required, GError **error)
+{
+  JsonNode *g = json_object_get_member(o, group);
+  if (!g)
+    return !required || bad_result(error, path, "no \"%s\" object", group);
+  if (!JSON_NODE_HOLDS_OBJECT(g))
+    return bad_result(error, path, "\"%s\" is not an object of counters", group);
+  JsonObjectIter it;
+  const char *name;
+  JsonNode *v;
+  json_object_iter_init(&it, json_node_get_object(g));
+  while (json_object_iter_next(&it, &name, &v))
+    if (!is_number(v))
+      return bad_result(error, path, "\"%s\".\"%s\" is not a number", group, name);
+  return TRUE;
+}
+
+/* A result file is input like any other: someone may have edited, cut or
+ * copied it from another sweep.  Check every field the table, results.csv
+ * and plot.dat read, so that they read no default in silence. */
+static gboolean check_result(JsonNode *root, const char *path, const ExpConfig *c, GError **error)
+{
+  if (!root || !JSON_NODE_HOLDS_OBJECT(root))
+    return bad_result(error, path, "not a JSON object");
+  JsonObject *o = json_node_get_object(root);
+  JsonNode *id = json_object_get_member(o, "id");
+  if (!id || !JSON_NODE_HOLDS_VALUE(id) || json_node_get_value_type(id) != G_TYPE_STRING)
+    return bad_result(error, path, "no \"id\" string");
+  if (strcmp(json_node_get_string(id), c->id) != 0)
+    return bad_result(error, path, "\"id\" is %s, not %s (the configuration %s)", json_node_get_string(id), c->id,
+                      c->label);
+  JsonNode *oom = json_object_get_member(o, "oom");
+  if (!oom || !JSON_NODE_HOLDS_VALUE(oom) || json_node_get_value_type(oom) != G_TYPE_BOOLEAN)
+    return bad_result(error, path, "\"oom\" is not true or false");
+  return check_numbers(o, path, "counters", TRUE, error) && check_numbers(o, path, "stddev", FALSE, error);
+}
+
+/* The stored result of c: NULL and no error when there is none; NULL and
+ * an error naming the file and the field when it is not a result of c. */
+static JsonNode *load_result(const Sweep *sw, const ExpConfig *c, GError **error)
 {
   g_autofree char *path = result_path(sw, c);
   if (!g_file_test(path, G_FILE_TEST_EXISTS))
     return NULL;
   g_autoptr(JsonParser) p = json_parser_new();
-  if (!json_parser_load_from_file(p, path, NULL))
+  GError *err = NULL;
+  if (!json_parser_load_from_file(p, path, &err)) {
+    bad_result(error, path, "%s", err->message);
+    g_error_free(err);
     return NULL;
+  }
   JsonNode *root = json_parser_get_root(p);
-  if (!root || !JSON_NODE_HOLDS_OBJECT(root))
-    return NULL;
-  JsonObject *o = json_node_get_object(root);
-  const char *id = json_object_has_member(o, "id") ? json_object_get_string_member(o, "id") : NULL;
-  if (!id || strcmp(id, c->id) != 0)
+  if (!check_result(root, path, c, error))
     return NULL;
   return json_node_copy(root);
 }
@@ -167,10 +227,10 @@ static void run_one(gpointer data, gpointer user)
   run_outcome_clear(&out);
 }
 
+/* Of a result check_result passed. */
 static gboolean result_oom(JsonNode *res)
 {
-  JsonObject *o = json_node_get_object(res);
-  return json_object_has_member(o, "oom") && json_object_get_boolean_member(o, "oom");
+  return json_object_get_boolean_member(json_node_get_object(res), "oom");
 }
 
 /* Names on stderr the configurations of res[0..n) whose machine ran out of
@@ -192,11 +252,11 @@ static int report_oom(const ExpConfig *const *c, JsonNode *const *res, guint n)
   return failed ? 1 : 0;
 }
 
+/* A counter of a result check_result passed; NaN when the result has none
+ * (it does not apply to the machine, or its setting was off). */
 static double member_double(JsonObject *o, const char *group, const char *name)
 {
-  if (!json_object_has_member(o, group))
-    return NAN;
-  JsonObject *g = json_object_get_object_member(o, group);
+  JsonObject *g = json_object_get_object_member(o, group); /* checked: an object or absent */
   if (!g || !json_object_has_member(g, name))
     return NAN;
   return json_object_get_double_member(g, name);
@@ -231,7 +291,7 @@ static void print_table(const Experiment *e, JsonNode *const *res, FILE *f)
     if (i == 0)
       first = v;
     char val[64], noise[32], ratio[32];
-    if (oom)
+    if (oom || isnan(v))
       g_snprintf(val, sizeof val, "-");
     else if (derived && v != 0 && fabs(v) < 1)
       g_snprintf(val, sizeof val, "%.4g", v); /* four digits of small values (seconds of short runs) */
@@ -254,7 +314,7 @@ static void print_table(const Experiment *e, JsonNode *const *res, FILE *f)
 
 static char *csv_field(const char *s)
 {
-  if (!strpbrk(s, ",\"\n"))
+  if (!strpbrk(s, ",\"\n\r"))
     return g_strdup(s);
   GString *out = g_string_new("\"");
   for (const char *p = s; *p; p++) {
@@ -316,6 +376,34 @@ static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
   return ok;
 }
 
+/* s as a gnuplot string: single-quoted, where gnuplot reads no escape and
+ * substitutes no `command` (it does both in double quotes), a quote written
+ * twice; a line break would end the command, so control characters become
+ * spaces.  The terminals are noenhanced: no markup in titles and labels. */
+static void gp_string(GString *out, const char *s)
+{
+  g_string_append_c(out, '\'');
+  for (const char *p = s; *p; p++) {
+    if (*p == '\'')
+      g_string_append(out, "''");
+    else if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      g_string_append_c(out, ' ');
+    else
+      g_string_append_c(out, *p);
+  }
+  g_string_append_c(out, '\'');
+}
+
+/* s as a quoted column of plot.dat: gnuplot's data files know no escape, so
+ * a double quote becomes a single one, a control character a space. */
+static void dat_string(GString *out, const char *s)
+{
+  g_string_append_c(out, '"');
+  for (const char *p = s; *p; p++)
+    g_string_append_c(out, *p == '"' ? '\'' : ((unsigned char)*p < 0x20 || *p == 0x7f) ? ' ' : *p);
+  g_string_append_c(out, '"');
+}
+
 /* plot.dat: one row per configuration (index, label, mean, stddev); against
  * the axis when there is one numeric axis.  plot.gp draws it with error
  * bars; gnuplot, when installed, renders plot.svg and plot.png. */
@@ -336,40 +424,39 @@ static gboolean write_plot(const Sweep *sw, JsonNode *const *res, GError **error
     JsonObject *o = json_node_get_object(res[k]);
     double v = member_double(o, "counters", e->metric);
     double rsd = member_double(o, "stddev", e->metric);
-    g_autofree char *label = g_strdelimit(g_strdup(c->label), "\"", '\'');
     g_autofree char *x = numeric ? g_strdup(c->vary_values[0]) : g_strdup_printf("%u", k);
-    if (result_oom(res[k])) /* gnuplot leaves out a point whose value is NaN */
-      g_string_append_printf(dat, "%s \"%s\" NaN NaN\n", x, label);
+    g_string_append_printf(dat, "%s ", x);
+    dat_string(dat, c->label);
+    if (result_oom(res[k]) || isnan(v)) /* gnuplot leaves out a point whose value is NaN */
+      g_string_append(dat, " NaN NaN\n");
     else
-      g_string_append_printf(dat, "%s \"%s\" %.17g %.17g\n", x, label, v, isnan(rsd) ? 0.0 : fabs(v * rsd));
+      g_string_append_printf(dat, " %.17g %.17g\n", v, isnan(rsd) ? 0.0 : fabs(v * rsd));
   }
   g_autofree char *dat_path = g_build_filename(sw->dir, "plot.dat", NULL);
   gboolean ok = g_file_set_contents(dat_path, dat->str, (gssize)dat->len, error);
   g_string_free(dat, TRUE);
   if (!ok)
     return FALSE;
-  GString *gp = g_string_new(NULL);
-  g_string_append_printf(gp,
-                         "# gnuplot script written by mmusim sweep; run it in this folder\n"
-                         "set title \"%s\"\n"
-                         "set ylabel \"%s\"\n"
-                         "set grid ytics\n"
-                         "set key off\n"
-                         "set yrange [0:*]\n",
-                         e->name, e->metric);
+  GString *gp = g_string_new("# gnuplot script written by mmusim sweep; run it in this folder\nset title ");
+  gp_string(gp, e->name);
+  g_string_append(gp, "\nset ylabel ");
+  gp_string(gp, e->metric);
+  g_string_append(gp, "\nset grid ytics\nset key off\nset yrange [0:*]\n");
   if (numeric) {
     const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
-    g_string_append_printf(gp, "set xlabel \"%s\"\n", c0->vary_keys[0]);
+    g_string_append(gp, "set xlabel ");
+    gp_string(gp, c0->vary_keys[0]);
+    g_string_append_c(gp, '\n');
   } else {
     g_string_append(gp, "set style fill solid 0.5\nset boxwidth 0.6\nset xtics rotate by -30\n");
   }
   for (int t = 0; t < 2; t++) {
-    g_string_append_printf(gp, "set terminal %s\nset output \"plot.%s\"\n",
+    g_string_append_printf(gp, "set terminal %s noenhanced\nset output 'plot.%s'\n",
                            t == 0 ? "svg size 800,500 dynamic" : "pngcairo size 800,500", t == 0 ? "svg" : "png");
     if (numeric)
-      g_string_append(gp, "plot \"plot.dat\" using 1:3:4 with yerrorlines lw 2 pt 7\n");
+      g_string_append(gp, "plot 'plot.dat' using 1:3:4 with yerrorlines lw 2 pt 7\n");
     else
-      g_string_append(gp, "plot \"plot.dat\" using 1:3:xtic(2) with boxes, \"\" using 1:3:4 with yerrorbars lw 2 pt 0\n");
+      g_string_append(gp, "plot 'plot.dat' using 1:3:xtic(2) with boxes, '' using 1:3:4 with yerrorbars lw 2 pt 0\n");
   }
   g_autofree char *gp_path = g_build_filename(sw->dir, "plot.gp", NULL);
   ok = g_file_set_contents(gp_path, gp->str, (gssize)gp->len, error);
@@ -458,10 +545,17 @@ int sweep_main(int argc, char **argv, const char *self)
     ExpConfig *c = g_ptr_array_index(e->configs, i);
     if (only && strcmp(only, c->id) != 0)
       continue;
-    JsonNode *have = collect ? NULL : load_result(&sw, c);
+    if (collect)
+      continue;
+    GError *bad = NULL;
+    JsonNode *have = load_result(&sw, c, &bad);
+    if (bad) { /* resume: a damaged result is one not there yet */
+      fprintf(stderr, "mmusim: sweep: %s; running configuration %s again\n", bad->message, c->label);
+      g_clear_error(&bad);
+    }
     if (have)
       json_node_unref(have);
-    else if (!collect)
+    else
       g_ptr_array_add(todo, c);
   }
   if (only && todo->len == 0) {
@@ -529,7 +623,11 @@ int sweep_main(int argc, char **argv, const char *self)
   if (only) {
     for (guint i = 0; i < e->configs->len; i++) {
       const ExpConfig *c = g_ptr_array_index(e->configs, i);
-      JsonNode *node = strcmp(c->id, only) == 0 ? load_result(&sw, c) : NULL;
+      JsonNode *node = strcmp(c->id, only) == 0 ? load_result(&sw, c, &err) : NULL;
+      if (err) {
+        g_prefix_error(&err, "sweep: ");
+        goto fail;
+      }
       if (node) {
         rc = report_oom(&c, &node, 1);
         json_node_unref(node);
@@ -543,7 +641,15 @@ int sweep_main(int argc, char **argv, const char *self)
   GString *missing = g_string_new(NULL);
   for (guint i = 0; i < e->configs->len; i++) {
     ExpConfig *c = g_ptr_array_index(e->configs, i);
-    res[i] = load_result(&sw, c);
+    res[i] = load_result(&sw, c, &err);
+    if (err) { /* the table would read a default for it: refused */
+      g_string_free(missing, TRUE);
+      fprintf(stderr, "mmusim: sweep: %s; it is not the result of configuration %s: delete it and run that "
+              "configuration again (mmusim sweep %s -o %s)\n", err->message, c->label, argv[1], sw.dir);
+      g_clear_error(&err);
+      rc = 2;
+      goto out;
+    }
     if (!res[i])
       g_string_append_printf(missing, "\n  %s (%s)", c->id, c->label);
   }

@@ -89,7 +89,7 @@ Cache *cache_new(const char *name, uint64_t size_bytes, unsigned ways, unsigned 
   c->tag_shift = MIN(c->set_shift, CACHE_TAG_SHIFT);
   void *mem = NULL;
   if (posix_memalign(&mem, CACHE_HOST_LINE, sets * ways * sizeof *c->tags32) != 0)
-    g_error("%s: out of memory for %" G_GUINT64_FORMAT " tags", name, sets * ways);
+    g_error("%s: out of host memory for %" G_GUINT64_FORMAT " tags", name, sets * ways);
   c->tags32 = mem;
   c->tag_limit = CACHE_EMPTY32;
   c->line_limit = c->set_mask != CACHE_SETS_DIVIDE && c->tag_shift == CACHE_TAG_SHIFT

@@ -127,7 +127,7 @@ static int place_thread(Machine *m)
 
 Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu)
 {
-  int64_t key = ((int64_t)pid << 32) | tid;
+  uint64_t key = (uint64_t)pid << 32 | tid; /* pids and tids use all 32 bits */
   Thread *t = g_hash_table_lookup(m->threads, &key);
   if (t) {
     if (cpu >= 0)
@@ -148,8 +148,7 @@ Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu)
   t->mm = mm;
   t->cpu = on;
   mm->users++;
-  int64_t *k = g_new(int64_t, 1);
-  *k = key;
+  uint64_t *k = g_memdup2(&key, sizeof key);
   g_hash_table_insert(m->threads, k, t);
   return t;
 }

@@ -61,8 +61,8 @@ echo "sweep: resumed and distributed sweeps agree with a sweep run at once ($don
 rows=$(grep -vc '^#' "$tmp/jobs/plot.dat")
 [ "$rows" -eq 4 ] || { echo "FAIL: plot.dat has $rows rows, not 4"; exit 1; }
 grep -q '^# index label ns_per_access stddev$' "$tmp/jobs/plot.dat" || { echo "FAIL: plot.dat header"; exit 1; }
-grep -q '^plot "plot.dat" using 1:3:xtic(2) with boxes' "$tmp/jobs/plot.gp" || { echo "FAIL: plot.gp does not plot plot.dat"; exit 1; }
-grep -q '^set output "plot.svg"$' "$tmp/jobs/plot.gp" || { echo "FAIL: plot.gp writes no SVG"; exit 1; }
+grep -q "^plot 'plot.dat' using 1:3:xtic(2) with boxes" "$tmp/jobs/plot.gp" || { echo "FAIL: plot.gp does not plot plot.dat"; exit 1; }
+grep -q "^set output 'plot.svg'$" "$tmp/jobs/plot.gp" || { echo "FAIL: plot.gp writes no SVG"; exit 1; }
 echo "sweep: --plot wrote plot.dat (4 rows) and plot.gp"
 
 # A configuration whose machine runs out of memory: every result, the table

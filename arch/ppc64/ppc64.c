@@ -395,7 +395,7 @@ static Ppc64Preload *preload_of(Ppc64Cpu *st, const Thread *t)
     return NULL;
   if (st->preload_owner == t)
     return st->preload;
-  int64_t key = ((int64_t)t->pid << 32) | t->tid;
+  uint64_t key = (uint64_t)t->pid << 32 | t->tid; /* pids and tids use all 32 bits */
   Ppc64Preload *p = g_hash_table_lookup(st->sh->preload, &key);
   if (!p) {
     p = g_new0(Ppc64Preload, 1);

@@ -580,6 +580,27 @@ START_TEST(test_ini_check_quotes_binary_short)
 }
 END_TEST
 
+/* GKeyFile returns no string for a value that is not UTF-8: such a line, in
+ * a value, a key or a header, is refused with its line; a comment is not. */
+START_TEST(test_ini_check_refuses_bad_utf8)
+{
+  static const char *const bad[] = { "[vary]\n# caf\xe9 ok\nmachine = sky\xff" "lake\n", "[vary]\nma\xc3" "chine = x\n",
+                                     "[va\x80" "ry]\nx = 1\n", NULL };
+  for (unsigned i = 0; bad[i]; i++) {
+    GError *err = NULL;
+    ck_assert(!settings_ini_check("u.ini", bad[i], strlen(bad[i]), MMUSIM_SETTINGS_ERROR, SETTINGS_ERROR_BAD_VALUE,
+                                  "[x]", &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "is not valid UTF-8"));
+    ck_assert_ptr_nonnull(strstr(err->message, i == 0 ? "u.ini:3: 'machine = sky\\xfflake'" : i == 1 ? "u.ini:2:" : "u.ini:1:"));
+    g_clear_error(&err);
+  }
+  static const char ok[] = "[machine]\n# \xff in a comment\nname = caf\xc3\xa9\n";
+  GError *err = NULL;
+  ck_assert(settings_ini_check("ok.ini", ok, strlen(ok), MMUSIM_SETTINGS_ERROR, SETTINGS_ERROR_BAD_VALUE, "[x]", &err));
+  ck_assert_ptr_null(err);
+}
+END_TEST
+
 static Suite *settings_suite(void)
 {
   Suite *s = suite_create("settings");
@@ -617,6 +638,7 @@ static Suite *settings_suite(void)
   tcase_add_test(tc, test_format_size);
   tcase_add_test(tc, test_format_size_round_trip);
   tcase_add_test(tc, test_ini_check_quotes_binary_short);
+  tcase_add_test(tc, test_ini_check_refuses_bad_utf8);
   suite_add_tcase(s, tc);
   return s;
 }

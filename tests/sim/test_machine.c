@@ -177,6 +177,26 @@ START_TEST(test_impossible_machines)
 }
 END_TEST
 
+/* Process and thread ids are 1..2^32-1 (doc/trace-format.md):
+ * the thread table's key holds both whole, with no signed shift. */
+START_TEST(test_thread_keys_use_all_32_bits)
+{
+  Machine *m = fixture_machine("skylake", NULL);
+  Thread *low = machine_thread(m, 1, 1, -1);
+  Thread *high = machine_thread(m, 0x80000000u, 1, -1);
+  Thread *top = machine_thread(m, UINT32_MAX, UINT32_MAX, -1);
+  ck_assert_ptr_nonnull(high);
+  ck_assert_ptr_nonnull(top);
+  ck_assert_ptr_ne(low, high);
+  ck_assert_ptr_ne(high, top);
+  ck_assert_uint_eq(high->pid, 0x80000000u);
+  ck_assert_uint_eq(top->tid, UINT32_MAX);
+  ck_assert_ptr_eq(machine_thread(m, 0x80000000u, 1, -1), high);
+  ck_assert_ptr_eq(machine_thread(m, UINT32_MAX, UINT32_MAX, -1), top);
+  machine_free(m);
+}
+END_TEST
+
 START_TEST(test_threads_and_shootdown)
 {
   const char *two[] = { "machine.cpus_per_node=2", NULL };
@@ -623,6 +643,7 @@ static Suite *machine_suite(void)
   Suite *s = suite_create("machine");
   TCase *tc = tcase_create("presets");
   tcase_add_test(tc, test_presets_build);
+  tcase_add_test(tc, test_thread_keys_use_all_32_bits);
   tcase_add_test(tc, test_unknown_preset);
   tcase_add_test(tc, test_ini_file_inherit_and_errors);
   tcase_add_test(tc, test_ini_file_syntax_errors);
