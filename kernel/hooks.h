@@ -9,7 +9,7 @@
  * works on is a KCpu, a handle with what the kernel may know of a CPU (its
  * id, node, clock, counters, and the task it runs), never the machine's
  * Cpu.  So the kernel (kernel/) includes nothing of sim/ or arch/, and its
- * unit tests link a stub of these hooks (tests/kernel/kernel_stub.h) and no
+ * unit tests link a stub of these hooks (tests/kernel_fixture.h) and no
  * machine.
  *
  * The machine embeds each CPU's KCpu in its Cpu and reaches the Cpu back

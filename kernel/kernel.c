@@ -482,7 +482,7 @@ uint64_t kernel_exit_mmap(Kernel *k, KCpu *cpu, Mm *mm)
   unsigned tables = (unsigned)mm->pt.tables - 1 + mm_deposited_count(mm);
   mm_release_tables(mm); /* the root and anything deposited (__mmdrop's pgd_free) */
   cpu->ctr->c[CTR_PGTABLE_PAGES_FREED] += tables;
-  kernel_flush_tlb(k, cpu, mm, 0, 0, 12, TRUE); /* no range: the walk caches only */
+  kernel_flush_tlb(k, cpu, mm, 0, 0, PAGE_SHIFT_4K, TRUE); /* no range: the walk caches only */
   return free_frames(k) - before;
 }
 

@@ -116,7 +116,7 @@ static inline void kernel_flush_tlb(Kernel *k, KCpu *cpu, Mm *mm, uint64_t start
 /* The same for a range of base pages, one INVLPG per 4K granule. */
 static inline void kernel_flush_tlb_4k(Kernel *k, KCpu *cpu, Mm *mm, uint64_t start, uint64_t end)
 {
-  kernel_flush_tlb(k, cpu, mm, start, end, 12, FALSE);
+  kernel_flush_tlb(k, cpu, mm, start, end, PAGE_SHIFT_4K, FALSE);
 }
 /* A clear or copy of `bytes` at pfn, `after` cycles past cpu's clock:
  * the cycles DRAM queueing adds to span_cycles. */

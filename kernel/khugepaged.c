@@ -300,7 +300,7 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, KCpu *
     return SCAN_PMD_NULL;
   }
   /* The old table goes: no walk cache may point at it. */
-  kernel_flush_tlb(k, cpu, mm, haddr, haddr + kh->pmd_bytes, 12, TRUE);
+  kernel_flush_tlb(k, cpu, mm, haddr, haddr + kh->pmd_bytes, PAGE_SHIFT_4K, TRUE);
 
   /* __collapse_huge_page_copy: copy what is mapped, clear the rest.  The
    * copy reads the old pages and writes the new one; both are charged to

@@ -15,6 +15,7 @@
 #define MMUSIM_CPU_H
 
 #include <glib.h>
+#include <stddef.h> /* offsetof, cpu_of */
 #include <stdint.h>
 #include "arch.h"
 #include "hooks.h"
