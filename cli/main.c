@@ -28,6 +28,7 @@
 #include "recorder.h"
 #include "summary.h"
 #include "text.h"
+#include "version.h"
 #include "trace_format.h"
 #include "workload.h"
 
@@ -329,6 +330,16 @@ static void list_settings(GString *out)
     if (d->choices)
       g_string_append_printf(out, " [%s]", d->choices);
     g_string_append_printf(out, " (source: %s)\n", d->source);
+  }
+  g_string_append(out, "\nkernel.version: the releases offered\n");
+  for (unsigned i = 0; kernel_version_nth(i); i++)
+    g_string_append_printf(out, "  %-6s %s\n", kernel_version_nth(i)->name, kernel_version_nth(i)->why);
+  g_string_append(out, "\nkernel.version: the rules that change with it\n");
+  for (int r = 0; r < N_KERNEL_RULES; r++) {
+    const KernelRuleDef *d = kernel_rule_def((KernelRule)r);
+    g_string_append_printf(out, "  %s (%s, since %s)\n    before %s: %s\n    since %s: %s\n", d->name,
+                           d->function, d->since_name, d->since_name, d->before_text, d->since_name,
+                           d->since_text);
   }
 }
 

@@ -107,6 +107,7 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
 {
   Kernel *k = g_new0(Kernel, 1);
   k->s = s;
+  k->version = kernel_version_of(s);
   k->hooks = hooks;
   k->hw = hw;
   k->arch_name = arch->name;
@@ -701,6 +702,10 @@ uint64_t kernel_syscall(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r)
      * policy left without nodes is EINVAL. */
     if (!mempolicy_from_record(k, r, &pol)) {
       einval(k, cpu, mm, r, "no-such-node");
+      return 0;
+    }
+    if (!mempolicy_in_kernel(k, &pol)) {
+      einval(k, cpu, mm, r, "not-in-this-kernel");
       return 0;
     }
     rr.arg2 = pol.nodes;

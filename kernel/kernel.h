@@ -18,6 +18,7 @@
 #include "settings.h"
 #include "task.h"
 #include "thp.h"
+#include "version.h"
 
 typedef struct Hugetlb Hugetlb;
 typedef struct ThpState ThpState;
@@ -25,6 +26,7 @@ typedef struct EventLog EventLog;
 
 typedef struct Kernel {
   const Settings *s;
+  uint32_t version;      /* kernel.version as KV(): ask kernel_has(), never compare */
   /* The hardware: the hooks the machine implements and its pointer
    * (kernel/hooks.h), and its CPUs once it has made them. */
   const KernelHooks *hooks;
@@ -103,6 +105,12 @@ void kernel_free(Kernel *k);
 /* The machine's CPUs, once made (the kernel boots before them): the OOM
  * killer takes a victim's threads off them, khugepaged runs on one. */
 void kernel_attach_cpus(Kernel *k, KCpu **cpus, unsigned n_cpus);
+
+/* Whether this kernel follows rule r's newer behaviour (kernel/version.def). */
+static inline gboolean kernel_has(const Kernel *k, KernelRule r)
+{
+  return kernel_version_has(k->version, r);
+}
 
 /* ---- the hooks, as the kernel calls them ------------------------------- */
 

@@ -116,12 +116,37 @@ gboolean mempolicy_parse_weights(const char *text, unsigned nodes, const char *w
   return TRUE;
 }
 
+/* Whether this kernel has policy p's mode and flags (kernel/version.def):
+ * mpol_new and sanitize_mpol_flags of an older release refuse what it
+ * lacks with EINVAL.  NULL when it has them, else the rule it lacks. */
+static const KernelRuleDef *policy_missing(const Kernel *k, const MemPolicy *p)
+{
+  KernelRule r = N_KERNEL_RULES;
+  if (p->mode == MPOL_PREFERRED_MANY)
+    r = KR_MPOL_PREFERRED_MANY;
+  else if (p->mode == MPOL_WEIGHTED_INTERLEAVE)
+    r = KR_MPOL_WEIGHTED_INTERLEAVE;
+  if (r == N_KERNEL_RULES && (p->flags & MEMPOLICY_F_BALANCING))
+    r = KR_MPOL_F_NUMA_BALANCING;
+  return r == N_KERNEL_RULES || kernel_has(k, r) ? NULL : kernel_rule_def(r);
+}
+
 gboolean mempolicy_init(Kernel *k, GError **error)
 {
   unsigned nodes = (unsigned)physmem_nodes(k->pm);
   MemPolicy p;
   if (!mempolicy_parse(settings_str(k->s, SET_NUMA_MEMPOLICY), nodes, "setting 'numa.mempolicy'", &p, error))
     return FALSE;
+  const KernelRuleDef *missing = policy_missing(k, &p);
+  if (missing) {
+    char v[16];
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "setting 'numa.mempolicy' '%s': Linux %s has no %s (it came in %s); "
+                "set kernel.version=%s, or choose another policy",
+                settings_str(k->s, SET_NUMA_MEMPOLICY), kernel_version_name(k->version, v), missing->name,
+                missing->since_name, kernel_version_first_with(missing->id));
+    return FALSE;
+  }
   k->mpol_mode = p.mode;
   k->mpol_flags = p.flags;
   k->mpol_nodes = p.nodes;
@@ -142,6 +167,11 @@ gboolean mempolicy_from_record(const Kernel *k, const TraceRecord *r, MemPolicy 
     return r->arg2 == 0; /* MPOL_DEFAULT takes no nodes */
   out->nodes = r->arg2 & all_nodes((unsigned)physmem_nodes(k->pm));
   return out->nodes != 0;
+}
+
+gboolean mempolicy_in_kernel(const Kernel *k, const MemPolicy *p)
+{
+  return policy_missing(k, p) == NULL;
 }
 
 MemPolicy mempolicy_effective(const Mm *mm, const Vma *v, gboolean *is_vma)

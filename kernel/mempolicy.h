@@ -64,6 +64,9 @@ gboolean mempolicy_init(Kernel *k, GError **error);
  * mask cut to the machine's nodes.  FALSE when that leaves a policy that
  * needs nodes without any (EINVAL). */
 gboolean mempolicy_from_record(const Kernel *k, const TraceRecord *r, MemPolicy *out);
+/* Whether the kernel's release has p's mode and flags (kernel.version):
+ * set_mempolicy and mbind of one that lacks them fail with EINVAL. */
+gboolean mempolicy_in_kernel(const Kernel *k, const MemPolicy *p);
 
 /* The policy in force for a fault in v (NULL: none): the VMA's unless it is
  * local/default, else the process's.  *is_vma tells which (may be NULL). */
