@@ -869,7 +869,12 @@ int main(int argc, char **argv)
     return 0;
   }
   if (strcmp(cmd, "--version") == 0) {
-    printf("mmusim %s\n", PACKAGE_VERSION);
+    /* As GNU tools print it: the licence is part of the version. */
+    printf("mmusim %s\n"
+           "License GPL-2.0-or-later: GNU GPL version 2 or later <https://www.gnu.org/licenses/>.\n"
+           "This is free software: you are free to change and redistribute it.\n"
+           "There is NO WARRANTY, to the extent permitted by law.\n",
+           PACKAGE_VERSION);
     return 0;
   }
   if (strcmp(cmd, "run") == 0)
