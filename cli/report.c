@@ -386,9 +386,15 @@ void report_text(const RunReport *r, FILE *out)
                   fmt_double(b, "%.9f", r->mean.v[CTR_SECONDS]));
   print_noise(out, line, r, r->rel_stddev.v[CTR_SECONDS]);
   print_oom_kills(r, out);
+  if (r->partial)
+    fprintf(out, "\n (partial: %s)\n", r->partial);
+  fputc('\n', out);
+}
 
+void report_host_text(const RunReport *r, FILE *out)
+{
   NumBuf secs, rate, roi_rate, rss;
-  fprintf(out, "\n host: %s s, %s M accesses/s (%s M/s counted), peak RSS %s MiB\n\n",
+  fprintf(out, " host: %s s, %s M accesses/s (%s M/s counted), peak RSS %s MiB\n",
           fmt_double(secs, "%.2f", r->host_seconds), fmt_double(rate, "%.1f", r->host_accesses_per_second / 1e6),
           fmt_double(roi_rate, "%.1f", r->host_roi_accesses_per_second / 1e6),
           fmt_double(rss, "%.0f", (double)r->host_peak_rss_bytes / (1024.0 * 1024.0)));
@@ -513,6 +519,10 @@ JsonNode *report_json_node(const RunReport *r)
   json_add_counters(jb, "stddev", r, &r->rel_stddev, FALSE);
   if (report_shows(r, CTR_OOM_KILL)) /* mem.oom_policy=kill */
     json_add_oom_kills(jb, r);
+  if (r->partial) {
+    json_builder_set_member_name(jb, "partial");
+    json_builder_add_string_value(jb, r->partial);
+  }
 
   json_builder_set_member_name(jb, "host");
   json_builder_begin_object(jb);

@@ -258,9 +258,18 @@ START_TEST(test_text_single_run)
   /* zero denominators leave the note out */
   assert_has_line(text, "                 0      dTLB-store-misses");
   assert_has_line(text, "                 0      L1-dcache-load-misses");
-  /* footer, then the host line apart from it */
+  /* the footer; nothing of the host: that is report_host_text's line */
   assert_has_line(text, "       0.050000000 seconds time elapsed (simulated)");
-  ck_assert_msg(strstr(text, "(simulated)\n\n host: 1.23 s, 12.3 M accesses/s (4.6 M/s counted), peak RSS 45 MiB\n") != NULL, "%s", text);
+  ck_assert_ptr_null(strstr(text, "host"));
+  ck_assert_ptr_null(strstr(text, "partial"));
+  g_autofree char *host = render(report_host_text, &f.r);
+  ck_assert_str_eq(host, " host: 1.23 s, 12.3 M accesses/s (4.6 M/s counted), peak RSS 45 MiB\n");
+  /* a partial run says so */
+  f.r.partial = "stopped by SIGINT after 12 records";
+  g_autofree char *part = render(report_text, &f.r);
+  ck_assert_ptr_nonnull(strstr(part, "(simulated)\n\n (partial: stopped by SIGINT after 12 records)\n"));
+  g_autofree char *json = render(report_json, &f.r);
+  ck_assert_ptr_nonnull(strstr(json, "\"partial\" : \"stopped by SIGINT after 12 records\""));
   /* one run: no noise column */
   ck_assert_ptr_null(strstr(text, "( +-"));
   ck_assert_ptr_null(strstr(text, "runs)"));
