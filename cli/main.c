@@ -901,7 +901,7 @@ static void usage(FILE *f)
           "       mmusim --help | --version   this summary | the version\n\n"
           "  run      [-m MACHINE] (-w WORKLOAD | -t TRACE [-f FORMAT]) [-s KEY=VALUE]...\n"
           "           [-r REPEAT] [--seed N] [--warmup N] [--whole] [--json | --csv] [--events FILE]\n"
-          "           [--map FILE.svg] [-j N]\n"
+          "           [--map FILE.svg] [-j N] [-q]\n"
           "  explain  [-m MACHINE] [-s KEY=VALUE]... [-w WORKLOAD | -t TRACE [-f FORMAT]] ADDRESS...\n"
           "  sweep    [-o DIR] [-j N] [--emit-jobs | --only ID | --collect DIR] [--plot] EXPERIMENT.ini\n"
           "  record   -o OUT.mtr [--start-after N] [--lackey-copy FILE] [-q] -- COMMAND [ARGS]...\n"
@@ -959,6 +959,9 @@ int main(int argc, char **argv)
            PACKAGE_VERSION);
     return 0;
   }
+  /* Each command's --help and messages name it as typed: "mmusim run". */
+  g_autofree char *prgname = g_strdup_printf("mmusim %s", cmd);
+  g_set_prgname(prgname);
   if (strcmp(cmd, "run") == 0)
     return cmd_run(argc - 1, argv + 1);
   if (strcmp(cmd, "explain") == 0)
