@@ -403,12 +403,16 @@ out:
   return rc;
 }
 
-static void list_settings(GString *out)
+/* Every setting with its default, or with its value on machine `s` (list
+ * settings -m NAME) and where that value came from. */
+static void list_settings(GString *out, const Settings *s)
 {
   for (int i = 0; i < N_SETTINGS; i++) {
     const SettingDef *d = settings_def((SettingId)i);
-    g_string_append_printf(out, "%-32s %-6s %-10s %-12s %s", d->name, settings_type_name(d->type), d->def,
-                           d->unit, d->help);
+    g_string_append_printf(out, "%-32s %-6s %-10s %-12s %s", d->name, settings_type_name(d->type),
+                           s ? settings_str(s, (SettingId)i) : d->def, d->unit, d->help);
+    if (s && settings_origin(s, (SettingId)i))
+      g_string_append_printf(out, " (set by %s; default %s)", settings_origin(s, (SettingId)i), d->def);
     if (d->choices)
       g_string_append_printf(out, " [%s]", d->choices);
     g_string_append_printf(out, " (source: %s)\n", d->source);
@@ -441,19 +445,41 @@ static void list_counters(GString *out)
 
 static int cmd_list(int argc, char **argv)
 {
-  /* No options of its own: the context is there for --help. */
-  g_autoptr(GOptionContext) ctx = g_option_context_new("machines | workloads | settings | counters - list what the program knows");
+  g_autofree char *machine = NULL;
+  GOptionEntry entries[] = {
+    { "machine", 'm', 0, G_OPTION_ARG_STRING, &machine, "list settings: the values of this preset or .ini file", "MACHINE" },
+    { NULL },
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("machines [NAME] | workloads | settings | counters - list what the program knows");
+  g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
-    "machines   the built-in machine presets, a line each\n"
+    "machines   the built-in machine presets, a line each; with NAME, that preset's machine file\n"
     "workloads  the generators with their parameters and defaults\n"
-    "settings   every setting: name, type, default, unit, help, choices, source of the default\n"
+    "settings   every setting: name, type, default, unit, help, choices, source of the default;\n"
+    "           with -m MACHINE, that machine's value of each and what set it\n"
     "counters   every counter, a line each, with the setting that turns on one reported only with it");
   GError *err = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err))
     return fail(err);
   const char *what = argc > 1 ? argv[1] : "";
-  if (argc > 2)
-    return usage_error("list: one thing at a time: machines, workloads, settings or counters (not '%s' too)", argv[2]);
+  gboolean named_machine = strcmp(what, "machines") == 0 && argc == 3;
+  if (argc > 2 && !named_machine)
+    return usage_error("list: one thing at a time: machines [NAME], workloads, settings or counters (not '%s' too)", argv[2]);
+  if (machine && strcmp(what, "settings") != 0)
+    return usage_error("list: -m MACHINE goes with settings (list settings -m %s)", machine);
+  g_autoptr(Settings) s = NULL;
+  if (machine) {
+    s = settings_new();
+    if (!preset_load(s, machine, &err))
+      return fail(err);
+  }
+  if (named_machine) {
+    g_autofree char *text = preset_text(argv[2], &err);
+    if (!text)
+      return fail(err);
+    fputs(text, stdout);
+    return 0;
+  }
   GString *out = g_string_new(NULL);
   int rc = 0;
   if (strcmp(what, "machines") == 0)
@@ -461,7 +487,7 @@ static int cmd_list(int argc, char **argv)
   else if (strcmp(what, "workloads") == 0)
     workload_list(out);
   else if (strcmp(what, "settings") == 0)
-    list_settings(out);
+    list_settings(out, s);
   else if (strcmp(what, "counters") == 0)
     list_counters(out);
   else
