@@ -20,13 +20,14 @@
  *   thread does not run.
  * - One range (hpage_collapse_scan_pmd): the VMA checks of
  *   hugepage_vma_revalidate (SCAN_ADDRESS_RANGE, SCAN_VMA_CHECK), the PMD
- *   (SCAN_PMD_NULL, SCAN_PMD_MAPPED), the 512 PTEs summed in ThpRangeStats,
+ *   (SCAN_PMD_NULL, SCAN_PMD_NONE, SCAN_PMD_MAPPED), the 512 PTEs summed in
+ *   ThpRangeStats,
  *   then the THP policy's verdict.  MADV_COLLAPSE ignores the sysfs knobs
  *   (thp.enabled, max_ptes_*, the young-page rule and the policy) and needs
  *   only one writable page, as with cc->is_khugepaged false.
- * - The collapse (collapse_huge_page): an order-9 page on the node holding
- *   most source pages (hpage_collapse_find_target_node, ties balanced by the
- *   last target) and only there (__GFP_THISNODE), compacting when
+ * - The collapse (collapse_huge_page): an order-9 page from the node holding
+ *   most source pages or a node tied with it (hpage_collapse_find_target_node,
+ *   alloc_charge_folio; 3.8: the first page's node), compacting when
  *   khugepaged.defrag is set (always for MADV_COLLAPSE); the PMD cleared
  *   with its PTE table unhooked and a TLB shootdown of the 2M range
  *   (pmdp_collapse_flush); the present pages copied, holes and zero-page
