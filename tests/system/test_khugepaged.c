@@ -105,19 +105,24 @@ static void run_for_ms(Machine *m, uint64_t from, double ms)
 
 /* Allocate every free page (huge blocks first) so that no order-9 block is
  * left; returns the blocks, to give them back. */
+static void fill_node_into(Kernel *k, int node, GArray *blocks)
+{
+  uint64_t b[2];
+  for (unsigned order = 9;; order = 0) {
+    while (physmem_alloc_on(k->pm, node, order, MT_UNMOVABLE, &b[0])) {
+      b[1] = order;
+      g_array_append_vals(blocks, b, 1);
+    }
+    if (order == 0)
+      break;
+  }
+}
+
 static GArray *fill_memory(Kernel *k)
 {
   GArray *blocks = g_array_new(FALSE, FALSE, sizeof(uint64_t) * 2);
-  uint64_t b[2];
   for (int n = 0; n < physmem_nodes(k->pm); n++)
-    for (unsigned order = 9;; order = 0) {
-      while (physmem_alloc_on(k->pm, n, order, MT_UNMOVABLE, &b[0])) {
-        b[1] = order;
-        g_array_append_vals(blocks, b, 1);
-      }
-      if (order == 0)
-        break;
-    }
+    fill_node_into(k, n, blocks);
   return blocks;
 }
 
@@ -653,15 +658,7 @@ static void populate_from(Machine *m, Thread *t, unsigned cpu, uint64_t start, u
 static GArray *fill_node(Kernel *k, int node)
 {
   GArray *blocks = g_array_new(FALSE, FALSE, sizeof(uint64_t) * 2);
-  uint64_t b[2];
-  for (unsigned order = 9;; order = 0) {
-    while (physmem_alloc_on(k->pm, node, order, MT_UNMOVABLE, &b[0])) {
-      b[1] = order;
-      g_array_append_vals(blocks, b, 1);
-    }
-    if (order == 0)
-      break;
-  }
+  fill_node_into(k, node, blocks);
   return blocks;
 }
 
