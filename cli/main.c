@@ -224,6 +224,10 @@ static int cmd_run(int argc, char **argv)
     fprintf(stderr, "mmusim: %s: skipped %" G_GUINT64_FORMAT " lines that are not lackey records (valgrind's own messages)\n",
             res.workload, res.skipped_lines);
   run_outcome_warn_warmup(&res, res.workload, "--warmup", o.warmup);
+  if (res.no_accesses) {
+    g_autofree char *what = run_outcome_no_accesses(&spec, &res);
+    fprintf(stderr, "mmusim: warning: %s: every counter of the report is zero\n", what);
+  }
   if (res.oom) {
     gboolean killer = strcmp(settings_str(res.settings, SET_MEM_OOM_POLICY), "kill") == 0;
     fprintf(stderr, "mmusim: simulated machine ran out of memory after %" G_GUINT64_FORMAT " records%s; give it more "

@@ -743,6 +743,23 @@ START_TEST(test_counter_gates)
 }
 END_TEST
 
+/* OWASP's CSV injection rule: text that a spreadsheet would evaluate is
+ * made text; numbers stay numbers; RFC 4180 quoting as before. */
+START_TEST(test_csv_quote)
+{
+  static const struct { const char *in, *out; } cases[] = {
+    { "plain", "plain" }, { "-5", "-5" }, { "+1.5e3", "+1.5e3" }, { "-0.25", "-0.25" }, { "", "" },
+    { "=1+1", "\"'=1+1\"" }, { "+cmd", "\"'+cmd\"" }, { "-2+3", "\"'-2+3\"" }, { "@SUM(A1)", "\"'@SUM(A1)\"" },
+    { "\tx", "\"'\tx\"" }, { "\rx", "\"'\rx\"" }, { "=\"a\",b", "\"'=\"\"a\"\",b\"" },
+    { "a,b", "\"a,b\"" }, { "say \"hi\"", "\"say \"\"hi\"\"\"" }, { "x=1", "x=1" },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *q = report_csv_quote(cases[i].in);
+    ck_assert_str_eq(q, cases[i].out);
+  }
+}
+END_TEST
+
 /* ---- events ----------------------------------------------------------------- */
 
 static char *temp_path(void)
@@ -931,6 +948,7 @@ static Suite *report_suite(void)
 
   tc = tcase_create("events");
   tcase_add_test(tc, test_events_lines);
+  tcase_add_test(tc, test_csv_quote);
   tcase_add_test(tc, test_events_reopen_truncates);
   tcase_add_test(tc, test_events_close_keeps_old);
   tcase_add_test(tc, test_events_disabled);
