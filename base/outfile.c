@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -108,6 +109,8 @@ void out_file_put_stdout(const char *s, size_t n)
 {
   if (n && fwrite(s, 1, n, stdout) != n && !stdout_errno)
     stdout_errno = errno ? errno : EIO;
+  if (fflush(stdout) != 0 && !stdout_errno)
+    stdout_errno = errno ? errno : EIO;
 }
 
 gboolean out_file_write(OutFile *f, const void *p, size_t n, GError **error)
@@ -168,6 +171,22 @@ gboolean out_file_set_contents(const char *path, const char *data, size_t len, G
     return FALSE;
   out_file_write(f, data, len, NULL); /* a failure is remembered: commit reports it */
   return out_file_commit(f, error);
+}
+
+FILE *out_text_begin(OutText *t)
+{
+  *t = (OutText){ 0 };
+  if (!(t->fp = open_memstream(&t->buf, &t->len)))
+    g_error("out of host memory (open_memstream)");
+  return t->fp;
+}
+
+void out_text_to_stdout(OutText *t)
+{
+  fclose(t->fp);
+  out_file_put_stdout(t->buf, t->len);
+  free(t->buf);
+  *t = (OutText){ 0 };
 }
 
 int out_file_close_stdout(int rc)

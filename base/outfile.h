@@ -52,9 +52,22 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(OutFile, out_file_abort)
 /* The whole of `path` at once: open, write, commit. */
 gboolean out_file_set_contents(const char *path, const char *data, size_t len, GError **error);
 
-/* Print n bytes of s on standard output, remembering the errno of a failed
- * write for out_file_close_stdout() (stdio forgets it). */
+/* Print n bytes of s on standard output and flush it, remembering the errno
+ * of a failed write for out_file_close_stdout() (stdio forgets it). */
 void out_file_put_stdout(const char *s, size_t n);
+
+/* Text printed through a FILE * (report_json and its kin) that goes to
+ * standard output whole, by out_file_put_stdout(), so that a write error
+ * keeps its errno. */
+typedef struct {
+  FILE *fp;
+  char *buf;
+  size_t len;
+} OutText;
+/* The stream to print to (an open_memstream). */
+FILE *out_text_begin(OutText *t);
+/* Print what was printed to t on standard output and free it. */
+void out_text_to_stdout(OutText *t);
 
 /* The command is done with standard output: flush and close it and report
  * a write error (a full disk, /dev/full) on stderr.  Returns rc, or 1 when

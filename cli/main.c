@@ -13,7 +13,6 @@
 #include <errno.h>
 #include <locale.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -241,20 +240,15 @@ static int cmd_run(int argc, char **argv)
   RunReport r;
   runner_report(&res, peak_rss_bytes(), &r);
   /* Printed whole, so that a write error keeps its errno for the message. */
-  char *text = NULL;
-  size_t text_len = 0;
-  FILE *mem = open_memstream(&text, &text_len);
-  if (!mem)
-    g_error("out of host memory (open_memstream)");
+  OutText text;
+  FILE *mem = out_text_begin(&text);
   if (o.json)
     report_json(&r, mem);
   else if (o.csv)
     report_csv(&r, mem);
   else
     report_text(&r, mem);
-  fclose(mem);
-  out_file_put_stdout(text, text_len);
-  free(text);
+  out_text_to_stdout(&text);
   run_outcome_clear(&res);
   if (!ev_ok)
     rc = fail(ev_err);

@@ -250,7 +250,7 @@ static int report_oom(const ExpConfig *const *c, JsonNode *const *res, guint n)
       g_string_append_printf(names, "%s%s (%s)", failed ? "; " : "", c[i]->label, c[i]->id);
       failed++;
     }
-  fflush(stdout); /* after the table, also when both go to one file */
+  out_file_put_stdout("", 0); /* flush: after the table, also when both go to one file */
   if (failed)
     fprintf(stderr, "mmusim: sweep: %u of %u configuration%s ran out of simulated memory and could not complete: %s\n",
             failed, n, n == 1 ? "" : "s", names->str);
@@ -653,7 +653,9 @@ int sweep_main(int argc, char **argv, const char *self)
     goto out;
   }
   g_string_free(missing, TRUE);
-  print_table(e, res, stdout);
+  OutText table;
+  print_table(e, res, out_text_begin(&table));
+  out_text_to_stdout(&table);
   JsonNode *all = json_node_new(JSON_NODE_ARRAY);
   JsonArray *arr = json_array_new();
   for (guint i = 0; i < e->configs->len; i++)
