@@ -158,5 +158,20 @@ if { sh -c 'ulimit -v 60000 && exec "$0" --version' "$MMUSIM"; } > /dev/null 2>&
   fi
 fi
 
+# ---- a decoder's limit is not corruption: the message says which limit
+# and how to read the file.  A zstd window of 1 GiB (--long=30) is more
+# than the 128 MiB the reader allows; an xz dictionary of 1.5 GiB is more
+# than ulimit -v leaves.
+"$MMUSIM" trace convert -w "$W" small.txt
+if command -v zstd > /dev/null; then
+  zstd -q --long=30 -c < small.txt > long.txt.zst
+  refused zwindow 'long.txt.zst: this zstd frame needs a window larger than the 128 MiB' "$MMUSIM" trace info long.txt.zst
+fi
+if command -v xz > /dev/null && { sh -c 'ulimit -v 400000 && exec "$0" --version' "$MMUSIM"; } > /dev/null 2>&1 &&
+   xz -q --lzma2=dict=1536MiB -c < small.txt > dict.txt.xz 2> /dev/null; then
+  refused xzmem 'dict.txt.xz: out of host memory: liblzma cannot allocate the 1536 MiB' \
+    sh -c 'ulimit -v 400000 && exec "$0" trace info dict.txt.xz' "$MMUSIM"
+fi
+
 [ "$fail" -eq 0 ] && echo "hostile-input: passed"
 exit "$fail"
