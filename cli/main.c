@@ -822,10 +822,10 @@ static int cmd_record(int argc, char **argv)
   ro.progress = !quiet;
   ro.lackey_copy = lackey_copy;
   rc = recorder_run(&ro, &err);
-  if (rc == 2 && err)
-    rc = fail(err);
-  else if (err)
+  if (err) {
+    fprintf(stderr, "mmusim: %s\n", err->message);
     g_error_free(err);
+  }
 out:
   g_free(output);
   g_free(lackey_copy);
