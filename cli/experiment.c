@@ -174,7 +174,9 @@ static char **split_values(const char *text)
  * twice: each is read with the setting's own parser and a repeat refused,
  * naming both spellings.  A value the parser refuses is left for the
  * configuration's own check (finish_config), with its message; machine and
- * workload values are compared as written. */
+ * workload values are compared as written.  Not with combine = zip, where
+ * one axis repeats a value to pair it with others (a repeated pair is the
+ * repeated configuration id below). */
 static gboolean axis_repeats(const char *path, unsigned line, const char *axis, char *const *values, GError **error)
 {
   const SettingDef *d = settings_lookup(axis);
@@ -461,7 +463,7 @@ Experiment *experiment_load(const char *path, GError **error)
       ok = exp_error(error, path, "%s; an axis is a setting, machine or workload", why ? why->message : axes[a]);
       g_clear_error(&why);
     }
-    else if (!axis_repeats(path, ini_key_line(data, data_len, "vary", axes[a]), axes[a], values[a], error))
+    else if (!zip && !axis_repeats(path, ini_key_line(data, data_len, "vary", axes[a]), axes[a], values[a], error))
       ok = FALSE;
     else if (zip && a > 0 && len[a] != len[0])
       ok = exp_error(error, path, "[vary] combine = zip needs as many values on every axis (%s has %u, %s has %u)",
