@@ -14,7 +14,8 @@ GQuark mmusim_sim_error_quark(void);
 typedef enum {
   SIM_ERROR_MACHINE,  /* impossible machine description */
   SIM_ERROR_USAGE,    /* bad command line */
-  SIM_ERROR_IO,       /* cannot write output */
+  SIM_ERROR_IO,       /* cannot create an output file (the name is at fault) */
+  SIM_ERROR_WRITE,    /* output written in part: a write, flush, close or rename failed */
 } SimError;
 
 #endif

@@ -5,7 +5,10 @@
  * writes millions of events costs one write(2) per buffer, not per line.
  * Nothing is sorted or merged: lines appear in the order the simulator emits
  * them, which is simulated-time order per CPU.  Write errors are remembered and
- * reported once by events_flush(); the simulation itself never stops for them.
+ * reported once by events_flush() or events_finish(); the simulation itself
+ * never stops for them.  The file is written under a temporary name
+ * (base/outfile.h) and renamed by events_finish(): a run that fails leaves
+ * no events file cut short.
  * Left out: binary formats and filtering by event kind (grep does that).
  */
 #include "config.h"
@@ -17,14 +20,14 @@
 #include <string.h>
 
 #include "errors.h"
+#include "outfile.h"
 
 /* key=value text longer than this is formatted on the heap. */
 #define EVENTS_LINE_BYTES 512
 
 struct EventLog {
-  FILE *out;
-  char *path;      /* as given, for messages */
-  gboolean owned;  /* FALSE for standard output */
+  OutFile *file;
+  FILE *out;       /* its stream */
   int write_errno; /* first write error, 0 if none */
   uint64_t lines;
 };
@@ -33,35 +36,33 @@ struct EventLog {
 EventLog *events_open(const char *path, GError **error)
 {
   g_return_val_if_fail(path != NULL, NULL);
-  FILE *out;
-  gboolean owned = strcmp(path, "-") != 0;
-  if (owned) {
-    out = fopen(path, "w");
-    if (!out) {
-      int err = errno;
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_IO, "cannot open events file '%s' for writing: %s", path,
-                  g_strerror(err));
-      return NULL;
-    }
-  } else {
-    out = stdout;
+  OutFile *f = out_file_open(path, error);
+  if (!f) {
+    g_prefix_error(error, "events file: ");
+    return NULL;
   }
   EventLog *log = g_new0(EventLog, 1);
-  log->out = out;
-  log->path = g_strdup(owned ? path : "standard output");
-  log->owned = owned;
+  log->file = f;
+  log->out = out_file_stream(f);
   return log;
+}
+
+gboolean events_finish(EventLog *log, GError **error)
+{
+  if (!log)
+    return TRUE;
+  if (log->write_errno)
+    out_file_failed(log->file, log->write_errno);
+  gboolean ok = out_file_commit(log->file, error);
+  g_free(log);
+  return ok;
 }
 
 void events_close(EventLog *log)
 {
   if (!log)
     return;
-  if (log->owned)
-    fclose(log->out);
-  else
-    fflush(log->out);
-  g_free(log->path);
+  out_file_abort(log->file);
   g_free(log);
 }
 
@@ -119,7 +120,7 @@ gboolean events_flush(EventLog *log, GError **error)
   if (fflush(log->out) != 0 && !log->write_errno)
     log->write_errno = errno ? errno : EIO;
   if (log->write_errno) {
-    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_IO, "cannot write events to '%s': %s", log->path,
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_WRITE, "cannot write '%s': %s", out_file_name(log->file),
                 g_strerror(log->write_errno));
     return FALSE;
   }

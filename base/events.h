@@ -20,10 +20,16 @@
 
 typedef struct EventLog EventLog;
 
-/* Open `path` for writing ("-" is standard output).  On failure sets an
+/* Open `path` for writing ("-" is standard output); the file is written
+ * under a temporary name until events_finish().  On failure sets an
  * MMUSIM_SIM_ERROR / SIM_ERROR_IO error naming the path. */
 EventLog *events_open(const char *path, GError **error);
-/* Flush and close (standard output is flushed, not closed).  Accepts NULL. */
+/* The run is complete: flush, close and give the file its name; FALSE with
+ * a SIM_ERROR_WRITE error naming the file when any line could not be
+ * written (then no file is left).  Frees log; TRUE for NULL. */
+gboolean events_finish(EventLog *log, GError **error);
+/* Give up (the run failed): no file is left, standard output is flushed.
+ * Accepts NULL. */
 void events_close(EventLog *log);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(EventLog, events_close)
 
@@ -39,7 +45,8 @@ void events_emitv(EventLog *log, uint64_t sim_ns, int cpu, uint32_t pid, uint32_
                   const char *fmt, va_list ap) G_GNUC_PRINTF(7, 0);
 
 /* Flush what was written and report the first write error since the log was
- * opened (a full disk), naming the path.  TRUE for NULL. */
+ * opened (a full disk): a SIM_ERROR_WRITE error naming the path.  TRUE for
+ * NULL. */
 gboolean events_flush(EventLog *log, GError **error);
 /* Lines written so far (0 for NULL). */
 uint64_t events_count(const EventLog *log);

@@ -459,6 +459,31 @@ static gboolean ini_utf8(const char *origin, int line_no, const char *line, GQua
   return FALSE;
 }
 
+/* `what` ("group" or "group\nkey") seen for the first time at line_no;
+ * else an error naming both lines. */
+static gboolean ini_once(GHashTable *seen, const char *what, const char *origin, int line_no, GQuark domain,
+                         int code, GError **error)
+{
+  gpointer first;
+  if (!g_hash_table_lookup_extended(seen, what, NULL, &first)) {
+    g_hash_table_insert(seen, g_strdup(what), GINT_TO_POINTER(line_no));
+    return TRUE;
+  }
+  const char *nl = strchr(what, '\n');
+  g_autofree char *group = g_strndup(what, nl ? (gsize)(nl - what) : strlen(what));
+  g_autoptr(GString) shown = g_string_new(NULL);
+  settings_append_shown(shown, nl ? nl + 1 : what, SETTINGS_INI_SHOWN_CHARS);
+  if (nl)
+    g_set_error(error, domain, code,
+                "%s:%d: %s is given twice in [%s] (first at line %d): only one would count; keep one", origin,
+                line_no, shown->str, group, GPOINTER_TO_INT(first));
+  else
+    g_set_error(error, domain, code,
+                "%s:%d: [%s] is given twice (first at line %d): write each group once, its keys together", origin,
+                line_no, shown->str, GPOINTER_TO_INT(first));
+  return FALSE;
+}
+
 /* Check the lines of an .ini file the way GKeyFile reads them, so that a
  * malformed one is reported with its file and line number (GKeyFile's
  * messages have neither).  Lines are quoted short and escaped: the file
@@ -479,6 +504,11 @@ gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQu
   g_autofree char *copy = g_strndup(data, len);
   g_auto(GStrv) lines = g_strsplit(copy, "\n", -1);
   gboolean in_group = FALSE;
+  /* GKeyFile merges a group written twice and keeps the last of a key
+   * written twice in a group, in silence: both are refused, with the lines.
+   * Keys: "group\nkey" -> its line; groups: "group" -> its line. */
+  g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  g_autofree char *group = NULL;
   for (int i = 0; lines[i]; i++) {
     char *line = g_strstrip(lines[i]);
     if (!*line || *line == '#')
@@ -501,6 +531,10 @@ gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQu
       in_group = TRUE;
       if (!ini_utf8(origin, i + 1, line, domain, code, error))
         return FALSE;
+      g_free(group);
+      group = g_strndup(line + 1, (gsize)(close - line - 1));
+      if (!ini_once(seen, group, origin, i + 1, domain, code, error))
+        return FALSE;
       continue;
     }
     if (!strchr(line, '=')) {
@@ -517,6 +551,10 @@ gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQu
       return FALSE;
     }
     if (!ini_utf8(origin, i + 1, line, domain, code, error))
+      return FALSE;
+    g_autofree char *key = g_strndup(line, (gsize)(strchr(line, '=') - line));
+    g_autofree char *where = g_strdup_printf("%s\n%s", group, g_strstrip(key));
+    if (!ini_once(seen, where, origin, i + 1, domain, code, error))
       return FALSE;
   }
   return TRUE;

@@ -169,6 +169,45 @@ static char **split_values(const char *text)
 /* The identity of a configuration: everything that decides its result, as
  * written in the experiment (paths as given, so the id is the same on every
  * host). */
+/* Two values of one axis that are one value written two ways ("1, 01",
+ * "10, 0xa", "2M, 2097152", "yes, true") would run one configuration
+ * twice: each is read with the setting's own parser and a repeat refused,
+ * naming both spellings.  A value the parser refuses is left for the
+ * configuration's own check (finish_config), with its message; machine and
+ * workload values are compared as written.  Not with combine = zip, where
+ * one axis repeats a value to pair it with others (a repeated pair is the
+ * repeated configuration id below). */
+static gboolean axis_repeats(const char *path, unsigned line, const char *axis, char *const *values, GError **error)
+{
+  const SettingDef *d = settings_lookup(axis);
+  g_autoptr(Settings) scratch = settings_new();
+  g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  for (guint i = 0; values[i]; i++) {
+    char *key;
+    if (!d)
+      key = g_strdup(values[i]);
+    else if (!settings_set(scratch, axis, values[i], "[vary]", NULL))
+      continue;
+    else if (d->type == SETTING_DOUBLE)
+      key = g_strdup_printf("%.17g", settings_double(scratch, d->id));
+    else if (d->type == SETTING_STRING)
+      key = g_strdup(settings_str(scratch, d->id));
+    else /* INT, SIZE, BOOL, ENUM (its index) */
+      key = g_strdup_printf("%" G_GINT64_FORMAT, settings_int(scratch, d->id));
+    gpointer first;
+    if (g_hash_table_lookup_extended(seen, key, NULL, &first)) {
+      const char *a = values[GPOINTER_TO_UINT(first)];
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE,
+                  "%s:%u: [vary] %s gives one value twice: '%s' and '%s'%s, which would run one configuration "
+                  "twice; keep one", path, line, axis, a, values[i], strcmp(a, values[i]) ? " are the same" : "");
+      g_free(key);
+      return FALSE;
+    }
+    g_hash_table_insert(seen, key, GUINT_TO_POINTER(i));
+  }
+  return TRUE;
+}
+
 static char *config_id(const Experiment *e, const char *machine, const char *workload, char **set)
 {
   GString *canon = g_string_new(NULL);
@@ -424,6 +463,8 @@ Experiment *experiment_load(const char *path, GError **error)
       ok = exp_error(error, path, "%s; an axis is a setting, machine or workload", why ? why->message : axes[a]);
       g_clear_error(&why);
     }
+    else if (!zip && !axis_repeats(path, ini_key_line(data, data_len, "vary", axes[a]), axes[a], values[a], error))
+      ok = FALSE;
     else if (zip && a > 0 && len[a] != len[0])
       ok = exp_error(error, path, "[vary] combine = zip needs as many values on every axis (%s has %u, %s has %u)",
                      axes[0], len[0], axes[a], len[a]);

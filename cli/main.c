@@ -2,8 +2,11 @@
  * main.c - the mmusim command line: run, explain, record, trace, list.
  *
  * Exit status: 0 success; 1 the simulation could not complete (simulated out
- * of memory); 2 bad usage, setting or input, with a message naming the file,
- * line or setting at fault.
+ * of memory) or its output could not be written (a full disk: the message
+ * names the file and the errno text); 2 bad usage, setting or input, with a
+ * message naming the file, line or setting at fault.  Every file is written
+ * through base/outfile.h (a temporary name, renamed when complete) and
+ * standard output is checked at exit.
  */
 #include "config.h"
 
@@ -13,12 +16,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "engine.h"
 #include "events.h"
 #include "explain.h"
 #include "machine.h"
 #include "map.h"
+#include "outfile.h"
 #include "report.h"
 #include "runner.h"
 #include "settings.h"
@@ -35,11 +40,14 @@
 
 #define DEFAULT_MACHINE RUNNER_DEFAULT_MACHINE
 
+/* Report err; the exit status: 1 for output that could not be written, 2
+ * for bad usage or input. */
 static int fail(GError *err)
 {
+  int rc = out_file_exit_status(err);
   fprintf(stderr, "mmusim: %s\n", err->message);
   g_error_free(err);
-  return 2;
+  return rc;
 }
 
 static int usage_error(const char *fmt, const char *arg)
@@ -242,17 +250,15 @@ static int cmd_run(int argc, char **argv)
     rc = fail(err);
     goto out;
   }
-  gboolean map_created = FALSE;
   if (o.map) {
-    /* Fail before a long run, not after it. */
-    map_created = !g_file_test(o.map, G_FILE_TEST_EXISTS);
-    FILE *f = fopen(o.map, "w");
+    /* Fail before a long run, not after it; nothing is left behind. */
+    OutFile *f = out_file_open(o.map, &err);
     if (!f) {
-      fprintf(stderr, "mmusim: run: --map %s: cannot write: %s\n", o.map, g_strerror(errno));
-      rc = 2;
+      g_prefix_error(&err, "run: --map: ");
+      rc = fail(err);
       goto out;
     }
-    fclose(f);
+    out_file_abort(f);
   }
   RunSpec spec = spec_of(&o);
   spec.events = ev;
@@ -277,15 +283,21 @@ static int cmd_run(int argc, char **argv)
     fputs("\r\033[K", stderr);
   if (!ran) {
     run_outcome_clear(&res);
-    if (map_created)
-      remove(o.map); /* no picture: leave no empty file behind */
     rc = fail(err);
     goto out;
   }
+  /* The events of a complete run (one that ran out of memory too) are kept;
+   * one that could not be written is said after the report. */
+  GError *ev_err = NULL;
+  gboolean ev_ok = events_finish(g_steal_pointer(&ev), &ev_err);
   if (res.skipped_lines)
     fprintf(stderr, "mmusim: %s: skipped %" G_GUINT64_FORMAT " lines that are not lackey records (valgrind's own messages)\n",
             res.workload, res.skipped_lines);
   run_outcome_warn_warmup(&res, res.workload, "--warmup", o.warmup);
+  if (res.no_accesses) {
+    g_autofree char *what = run_outcome_no_accesses(&spec, &res);
+    fprintf(stderr, "mmusim: warning: %s: every counter of the report is zero\n", what);
+  }
   if (res.oom) {
     gboolean killer = strcmp(settings_str(res.settings, SET_MEM_OOM_POLICY), "kill") == 0;
     fprintf(stderr, "mmusim: simulated machine ran out of memory after %" G_GUINT64_FORMAT " records%s; give it more "
@@ -293,7 +305,7 @@ static int cmd_run(int argc, char **argv)
             killer ? " and the OOM killer found no process whose death would free memory" : "",
             killer ? "" : ", or let the OOM killer free some (-s mem.oom_policy=kill)");
     run_outcome_clear(&res);
-    rc = 1;
+    rc = ev_ok ? 1 : fail(ev_err);
     goto out;
   }
   RunReport r;
@@ -307,16 +319,21 @@ static int cmd_run(int argc, char **argv)
     fprintf(stderr, "mmusim: run %s\n", partial);
     rc = 128 + (sig ? sig : SIGINT);
   }
+  /* Printed whole, so that a write error keeps its errno for the message. */
+  OutText text;
+  FILE *mem = out_text_begin(&text);
   if (o.json)
-    report_json(&r, stdout);
+    report_json(&r, mem);
   else if (o.csv)
-    report_csv(&r, stdout);
-  else {
-    report_text(&r, stdout);
-    fflush(stdout);
+    report_csv(&r, mem);
+  else
+    report_text(&r, mem);
+  out_text_to_stdout(&text);
+  if (!o.json && !o.csv)
     report_host_text(&r, stderr);
-  }
   run_outcome_clear(&res);
+  if (!ev_ok)
+    rc = fail(ev_err);
 out:
   events_close(ev);
   run_opts_clear(&o);
@@ -395,7 +412,7 @@ static int cmd_explain(int argc, char **argv)
     }
     explain_address(m, t, va, kind, out);
   }
-  fputs(out->str, stdout);
+  out_file_put_stdout(out->str, out->len);
   g_string_free(out, TRUE);
 out:
   machine_free(m);
@@ -492,7 +509,7 @@ static int cmd_list(int argc, char **argv)
     list_counters(out);
   else
     rc = usage_error("list: say what to list: machines, workloads, settings or counters (not '%s')", what);
-  fputs(out->str, stdout);
+  out_file_put_stdout(out->str, out->len);
   g_string_free(out, TRUE);
   return rc;
 }
@@ -614,7 +631,7 @@ static int trace_info(const TraceOpts *o, const char *path)
                              lackey_source_skipped(src));
     trace_summary_print(&sum, out);
   }
-  fputs(out->str, stdout);
+  out_file_put_stdout(out->str, out->len);
 out:
   trace_summary_clear(&sum);
   g_string_free(out, TRUE);
@@ -655,7 +672,7 @@ static int trace_head(const TraceOpts *o, const char *path)
   int rc = 0;
   while (left) {
     if (!trace_source_next(src, batch, &err)) {
-      fputs(out->str, stdout);
+      out_file_put_stdout(out->str, out->len);
       g_string_truncate(out, 0);
       rc = fail(err);
       break;
@@ -671,7 +688,7 @@ static int trace_head(const TraceOpts *o, const char *path)
       left--;
     }
   }
-  fputs(out->str, stdout);
+  out_file_put_stdout(out->str, out->len);
   g_string_free(out, TRUE);
   return rc;
 }
@@ -751,11 +768,9 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
       return fail(err);
     return 0;
   }
-  FILE *fp = strcmp(out_path, "-") == 0 ? stdout : fopen(out_path, "w");
-  if (!fp) {
-    fprintf(stderr, "mmusim: cannot create '%s': %s\n", out_path, g_strerror(errno));
-    return 2;
-  }
+  OutFile *of = out_file_open(out_path, &err);
+  if (!of)
+    return fail(err);
   InsnWriterFormat insn_format;
   gboolean insn = insn_format_of(out_path, &insn_format);
   GString *out = g_string_new(NULL);
@@ -770,10 +785,8 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
     text_writer_init(&tw);
   }
   for (;;) {
-    if (!trace_source_next(src, batch, &err)) {
-      rc = fail(err);
+    if (!trace_source_next(src, batch, &err))
       break;
-    }
     if (batch->n == 0)
       break;
     for (unsigned i = 0; i < batch->n; i++) {
@@ -783,13 +796,19 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
         text_writer_write(&tw, &batch->rec[i], out);
     }
     if (out->len > (1u << 20)) {
-      fwrite(out->str, 1, out->len, fp);
+      if (!out_file_write(of, out->str, out->len, &err))
+        break;
       g_string_truncate(out, 0);
     }
   }
-  if (insn)
+  if (!err && insn)
     insn_writer_finish(&iw, out);
-  fwrite(out->str, 1, out->len, fp);
+  if (err || !out_file_write(of, out->str, out->len, &err)) {
+    /* Bad input or a full disk half way: no half file is left. */
+    g_string_free(out, TRUE);
+    out_file_abort(of);
+    return fail(err);
+  }
   g_string_free(out, TRUE);
   if (insn && insn_writer_dropped(&iw))
     fprintf(stderr, "mmusim: trace convert: note: dropped %" G_GUINT64_FORMAT " mapping, policy, thread or roi "
@@ -799,11 +818,18 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
     fprintf(stderr, "mmusim: trace convert: note: dropped %" G_GUINT64_FORMAT " access%s to address 0, which ChampSim "
                     "cannot hold (0 marks an unused operand); their instructions stay\n", insn_writer_dropped_zero(&iw),
             insn_writer_dropped_zero(&iw) == 1 ? "" : "es");
-  if ((fp == stdout ? fflush(fp) : fclose(fp)) != 0 && rc == 0) {
-    fprintf(stderr, "mmusim: write error on '%s': %s\n", out_path, g_strerror(errno));
-    rc = 2;
-  }
+  if (!out_file_commit(of, &err))
+    rc = fail(err);
   return rc;
+}
+
+/* OUT is IN itself, or a hard or symbolic link to it (one device and
+ * inode): writing it would destroy the input being read. */
+static gboolean same_file(const char *in, const char *out)
+{
+  struct stat a, b;
+  return strcmp(in, "-") != 0 && strcmp(out, "-") != 0 && stat(in, &a) == 0 && stat(out, &b) == 0 &&
+         a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
 static int cmd_trace(int argc, char **argv)
@@ -848,6 +874,10 @@ static int cmd_trace(int argc, char **argv)
   } else if (strcmp(what, "convert") == 0 && o.workload && argc == 3) {
     g_autoptr(TraceSource) src = workload_open(o.workload, seed_given ? &seed : NULL, &err);
     rc = src ? convert_to(src, src->description, "workload", argv[2]) : fail(err);
+  } else if (strcmp(what, "convert") == 0 && !o.workload && argc == 4 && same_file(argv[2], argv[3])) {
+    fprintf(stderr, "mmusim: trace convert: '%s' is the input '%s' itself (or a link to it): converting would "
+                    "destroy it; write to another name and rename it afterwards\n", argv[3], argv[2]);
+    rc = 2;
   } else if (strcmp(what, "convert") == 0 && !o.workload && argc == 4) {
     TraceFormat f;
     g_autoptr(TraceSource) src = trace_open_opts(&o, argv[2], &f, &err);
@@ -910,10 +940,10 @@ static int cmd_record(int argc, char **argv)
   ro.progress = !quiet;
   ro.lackey_copy = lackey_copy;
   rc = recorder_run(&ro, &err);
-  if (rc == 2 && err)
-    rc = fail(err);
-  else if (err)
+  if (err) {
+    fprintf(stderr, "mmusim: %s\n", err->message);
     g_error_free(err);
+  }
 out:
   g_free(output);
   g_free(lackey_copy);
@@ -962,11 +992,8 @@ static void host_oom_handler(const char *domain, GLogLevelFlags level, const cha
   g_log_default_handler(domain, level, message, data);
 }
 
-int main(int argc, char **argv)
+static int dispatch(int argc, char **argv)
 {
-  setlocale(LC_ALL, "");
-  g_log_set_handler("GLib", G_LOG_LEVEL_ERROR | G_LOG_FLAG_FATAL, host_oom_handler, NULL);
-  g_log_set_handler(NULL, G_LOG_LEVEL_ERROR | G_LOG_FLAG_FATAL, host_oom_handler, NULL);
   if (argc < 2) {
     usage(stderr);
     return 2;
@@ -1003,4 +1030,14 @@ int main(int argc, char **argv)
   fprintf(stderr, "mmusim: unknown command '%s'\n", cmd);
   usage(stderr);
   return 2;
+}
+
+int main(int argc, char **argv)
+{
+  setlocale(LC_ALL, "");
+  g_log_set_handler("GLib", G_LOG_LEVEL_ERROR | G_LOG_FLAG_FATAL, host_oom_handler, NULL);
+  g_log_set_handler(NULL, G_LOG_LEVEL_ERROR | G_LOG_FLAG_FATAL, host_oom_handler, NULL);
+  /* Whatever went to standard output is checked here, once: a report or a
+   * trace cut short by a full disk is an error, not a success. */
+  return out_file_close_stdout(dispatch(argc, argv));
 }

@@ -21,6 +21,7 @@
 #include <cairo.h>
 #include <math.h>
 #include <string.h>
+#include "outfile.h"
 #include "physmem.h"
 
 G_DEFINE_QUARK(mmusim-map-error-quark, mmusim_map_error)
@@ -607,12 +608,9 @@ gboolean map_write_svg(const Machine *m, const char *raw_title, const char *path
       g_autofree char *ins = g_strdup_printf("\n<title>%s</title>\n<desc>\n%s</desc>", title_esc, esc);
       g_string_insert(sink.buf, (gssize)at, ins);
     }
-    GError *werr = NULL;
-    ok = g_file_set_contents(path, sink.buf->str, (gssize)sink.buf->len, &werr);
-    if (!ok) {
-      g_set_error(error, MMUSIM_MAP_ERROR, MAP_ERROR_WRITE, "--map: cannot write %s: %s", path, werr->message);
-      g_error_free(werr);
-    }
+    ok = out_file_set_contents(path, sink.buf->str, sink.buf->len, error);
+    if (!ok)
+      g_prefix_error(error, "--map: ");
   }
   g_string_free(sink.buf, TRUE);
   g_string_free(desc, TRUE);

@@ -24,7 +24,7 @@
 #define MMUSIM_MAP_ERROR (mmusim_map_error_quark())
 GQuark mmusim_map_error_quark(void);
 typedef enum {
-  MAP_ERROR_WRITE, /* the file cannot be written */
+  MAP_ERROR_WRITE, /* the picture cannot be drawn (writing it: base/outfile.h) */
 } MapError;
 
 /* Draw every address space of m to an SVG file at path.  `title` heads the

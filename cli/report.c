@@ -563,25 +563,40 @@ void report_json(const RunReport *r, FILE *out)
 
 /* ---- CSV --------------------------------------------------------------- */
 
-/* RFC 4180: a field holding a comma, a quote or a line break is quoted, and
- * quotes inside it are doubled. */
+/* A whole number or a decimal one, as the C locale reads it ("-5", "1e3"). */
+static gboolean is_number(const char *s)
+{
+  char *end;
+  g_ascii_strtod(s, &end);
+  return end != s && *end == '\0' && !g_ascii_isspace(*s);
+}
+
+char *report_csv_quote(const char *s)
+{
+  /* OWASP, "CSV Injection": a cell that begins with = + - @, a tab or a
+   * carriage return is a formula to a spreadsheet; a leading ' makes it
+   * text.  Numbers ("-5") are left as they are. */
+  gboolean formula = strchr("=+-@\t\r", *s) && *s && !is_number(s);
+  if (!formula && !strpbrk(s, ",\"\r\n"))
+    return g_strdup(s);
+  GString *q = g_string_new(formula ? "\"'" : "\"");
+  for (const char *p = s; *p; p++) {
+    if (*p == '"')
+      g_string_append_c(q, '"');
+    g_string_append_c(q, *p);
+  }
+  g_string_append_c(q, '"');
+  return g_string_free(q, FALSE);
+}
+
 static void csv_field(FILE *out, const char *s, gboolean first)
 {
   if (!first)
     fputc(',', out);
-  if (!s)
-    return;
-  if (!strpbrk(s, ",\"\r\n")) {
-    fputs(s, out);
-    return;
+  if (s) {
+    g_autofree char *q = report_csv_quote(s);
+    fputs(q, out);
   }
-  fputc('"', out);
-  for (const char *p = s; *p; p++) {
-    if (*p == '"')
-      fputc('"', out);
-    fputc(*p, out);
-  }
-  fputc('"', out);
 }
 
 void report_csv_header(const RunReport *r, FILE *out)

@@ -69,6 +69,12 @@ void report_host_text(const RunReport *r, FILE *out);
 JsonNode *report_json_node(const RunReport *r);
 void report_json(const RunReport *r, FILE *out);
 /* Header line then one row: machine,workload,runs,<counter>...,<counter>_rsd... */
+/* s as one CSV field, newly allocated: quoted as RFC 4180 says when it holds
+ * a comma, a quote or a line break (quotes doubled), and, as OWASP's "CSV
+ * Injection" page recommends, prefixed with ' and quoted when it begins
+ * with = + - @, a tab or a carriage return and is not a number, so that a
+ * spreadsheet shows it rather than evaluating it.  Numbers stay numbers. */
+char *report_csv_quote(const char *s);
 void report_csv_header(const RunReport *r, FILE *out);
 void report_csv_row(const RunReport *r, FILE *out);
 void report_csv(const RunReport *r, FILE *out);

@@ -77,6 +77,11 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
     gboolean ok = engine_run(m, src, &eo, &res, error);
     if (ok && spec->inspect && (i + 1 == spec->repeat || res.oom))
       ok = spec->inspect(m, src->description, spec->inspect_data, error);
+    if (ok && i == 0 && !res.oom) {
+      Counters all; /* the whole input, not only the counted region */
+      machine_counters(m, &all);
+      out->no_accesses = all.c[CTR_ACCESSES] == 0;
+    }
     machine_free(m);
     g_free(out->oom_kills); /* the last repeat's are kept */
     out->oom_kills = g_steal_pointer(&res.oom_kills);
@@ -154,4 +159,12 @@ void run_outcome_warn_warmup(const RunOutcome *out, const char *who, const char 
   fprintf(stderr, "mmusim: warning: %s: %s %" G_GUINT64_FORMAT " is more than the %" G_GUINT64_FORMAT
                   " accesses of the counted region, so nothing was counted; give a smaller %s\n",
           who, option, warmup, out->warmup_seen, option);
+}
+
+char *run_outcome_no_accesses(const RunSpec *spec, const RunOutcome *out)
+{
+  if (spec->trace)
+    return g_strdup_printf("trace %s holds no memory accesses",
+                           strcmp(spec->trace, "-") == 0 ? "on standard input" : spec->trace);
+  return g_strdup_printf("workload %s makes no memory accesses", out->workload ? out->workload : "");
 }

@@ -82,6 +82,9 @@ typedef struct {
    * (records_read records of its input were simulated). */
   gboolean interrupted;
   uint64_t records_read;
+  /* The input held no memory access at all (an empty trace, one of
+   * mappings only): the counters are all zero and say nothing. */
+  gboolean no_accesses;
 } RunOutcome;
 
 /* The settings of spec: preset, then the pairs in order (origin spec->set_origin or "-s"). */
@@ -105,5 +108,9 @@ void run_outcome_clear(RunOutcome *out);
  * knob the user gave (--warmup, the experiment's warmup key).  Nothing when
  * the warmup finished. */
 void run_outcome_warn_warmup(const RunOutcome *out, const char *who, const char *option, uint64_t warmup);
+
+/* What an outcome with no_accesses says: "trace FILE holds no memory
+ * accesses" (or the workload's description), newly allocated. */
+char *run_outcome_no_accesses(const RunSpec *spec, const RunOutcome *out);
 
 #endif

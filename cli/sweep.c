@@ -41,6 +41,7 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include "experiment.h"
+#include "outfile.h"
 #include "report.h"
 #include "runner.h"
 #include "shared_source.h"
@@ -162,9 +163,9 @@ static gboolean write_json(const char *path, JsonNode *node, GError **error)
   json_generator_set_root(gen, node);
   gsize len;
   g_autofree char *text = json_generator_to_data(gen, &len);
-  /* g_file_set_contents writes a temporary file and renames it: a reader
-   * sees the whole result or none. */
-  return g_file_set_contents(path, text, (gssize)len, error);
+  /* A temporary file renamed into place: a reader sees the whole result or
+   * none, and a full disk leaves none. */
+  return out_file_set_contents(path, text, len, error);
 }
 
 /* One configuration to run; `shared` when its chunk shares a decoding pass. */
@@ -202,6 +203,11 @@ static void run_one(gpointer data, gpointer user)
   gboolean ok = runner_run(&spec, &out, &err);
   if (j->shared)
     shared_trace_leave(j->shared, j->idx);
+  if (ok && out.no_accesses) { /* all zero: failed, not a result to compare */
+    g_autofree char *what = run_outcome_no_accesses(&spec, &out);
+    g_set_error(&err, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, "%s", what);
+    ok = FALSE;
+  }
   if (ok) {
     JsonNode *node = result_node(c, &out);
     g_autofree char *path = result_path(sw, c);
@@ -244,7 +250,7 @@ static int report_oom(const ExpConfig *const *c, JsonNode *const *res, guint n)
       g_string_append_printf(names, "%s%s (%s)", failed ? "; " : "", c[i]->label, c[i]->id);
       failed++;
     }
-  fflush(stdout); /* after the table, also when both go to one file */
+  out_file_put_stdout("", 0); /* flush: after the table, also when both go to one file */
   if (failed)
     fprintf(stderr, "mmusim: sweep: %u of %u configuration%s ran out of simulated memory and could not complete: %s\n",
             failed, n, n == 1 ? "" : "s", names->str);
@@ -312,20 +318,6 @@ static void print_table(const Experiment *e, JsonNode *const *res, FILE *f)
   fputc('\n', f);
 }
 
-static char *csv_field(const char *s)
-{
-  if (!strpbrk(s, ",\"\n\r"))
-    return g_strdup(s);
-  GString *out = g_string_new("\"");
-  for (const char *p = s; *p; p++) {
-    if (*p == '"')
-      g_string_append_c(out, '"');
-    g_string_append_c(out, *p);
-  }
-  g_string_append_c(out, '"');
-  return g_string_free(out, FALSE);
-}
-
 static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
 {
   const Experiment *e = sw->e;
@@ -349,10 +341,10 @@ static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
   for (guint k = 0; k < e->configs->len; k++) {
     const ExpConfig *c = g_ptr_array_index(e->configs, k);
     JsonObject *o = json_node_get_object(res[k]);
-    g_autofree char *label = csv_field(c->label);
+    g_autofree char *label = report_csv_quote(c->label);
     g_string_append_printf(out, "%s,%s", c->id, label);
     for (guint a = 0; c->vary_values[a]; a++) {
-      g_autofree char *v = csv_field(c->vary_values[a]);
+      g_autofree char *v = report_csv_quote(c->vary_values[a]);
       g_string_append_printf(out, ",%s", v);
     }
     /* A run that ran out of memory counted nothing worth reading: empty
@@ -371,7 +363,7 @@ static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
     g_string_append_c(out, '\n');
   }
   g_autofree char *path = g_build_filename(sw->dir, "results.csv", NULL);
-  gboolean ok = g_file_set_contents(path, out->str, (gssize)out->len, error);
+  gboolean ok = out_file_set_contents(path, out->str, out->len, error);
   g_string_free(out, TRUE);
   return ok;
 }
@@ -433,7 +425,7 @@ static gboolean write_plot(const Sweep *sw, JsonNode *const *res, GError **error
       g_string_append_printf(dat, " %.17g %.17g\n", v, isnan(rsd) ? 0.0 : fabs(v * rsd));
   }
   g_autofree char *dat_path = g_build_filename(sw->dir, "plot.dat", NULL);
-  gboolean ok = g_file_set_contents(dat_path, dat->str, (gssize)dat->len, error);
+  gboolean ok = out_file_set_contents(dat_path, dat->str, dat->len, error);
   g_string_free(dat, TRUE);
   if (!ok)
     return FALSE;
@@ -459,7 +451,7 @@ static gboolean write_plot(const Sweep *sw, JsonNode *const *res, GError **error
       g_string_append(gp, "plot 'plot.dat' using 1:3:xtic(2) with boxes, '' using 1:3:4 with yerrorbars lw 2 pt 0\n");
   }
   g_autofree char *gp_path = g_build_filename(sw->dir, "plot.gp", NULL);
-  ok = g_file_set_contents(gp_path, gp->str, (gssize)gp->len, error);
+  ok = out_file_set_contents(gp_path, gp->str, gp->len, error);
   g_string_free(gp, TRUE);
   if (!ok)
     return FALSE;
@@ -616,9 +608,9 @@ int sweep_main(int argc, char **argv, const char *self)
     g_free(jobs_of);
   }
   g_ptr_array_free(todo, TRUE);
-  if (sw.first_error) {
-    err = g_steal_pointer(&sw.first_error);
-    goto fail;
+  if (sw.first_error) { /* said by run_one, once: only the status is left */
+    rc = out_file_exit_status(sw.first_error);
+    goto out;
   }
   if (only) {
     for (guint i = 0; i < e->configs->len; i++) {
@@ -661,7 +653,9 @@ int sweep_main(int argc, char **argv, const char *self)
     goto out;
   }
   g_string_free(missing, TRUE);
-  print_table(e, res, stdout);
+  OutText table;
+  print_table(e, res, out_text_begin(&table));
+  out_text_to_stdout(&table);
   JsonNode *all = json_node_new(JSON_NODE_ARRAY);
   JsonArray *arr = json_array_new();
   for (guint i = 0; i < e->configs->len; i++)
@@ -677,8 +671,8 @@ int sweep_main(int argc, char **argv, const char *self)
 
 fail:
   fprintf(stderr, "mmusim: %s\n", err->message);
+  rc = out_file_exit_status(err); /* 1: an output could not be written */
   g_error_free(err);
-  rc = 2;
 out:
   if (res && e)
     for (guint i = 0; i < e->configs->len; i++)

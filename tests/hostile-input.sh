@@ -158,5 +158,41 @@ if { sh -c 'ulimit -v 60000 && exec "$0" --version' "$MMUSIM"; } > /dev/null 2>&
   fi
 fi
 
+# ---- a key or a group given twice: GKeyFile would keep the last, merge
+# the groups, in silence.  Experiment and machine files alike.
+printf '[experiment]\nworkload = %s\nworkload = seq:size=2M\n' "$W" > dupkey.ini
+refused dupkey 'dupkey.ini:3: workload is given twice in [experiment] (first at line 2)' "$MMUSIM" sweep dupkey.ini -o dupkey.out
+printf '[experiment]\nworkload = %s\n[vary]\ncpu.mshrs = 1, 2\n[vary]\ncpu.mshrs = 3\n' "$W" > dupgroup.ini
+refused dupgroup 'dupgroup.ini:5: [vary] is given twice (first at line 3)' "$MMUSIM" sweep dupgroup.ini -o dupgroup.out
+printf '[experiment]\nworkload = %s\n[vary]\ncpu.mshrs = 1, 2\ncpu.mshrs = 3\n' "$W" > dupaxis.ini
+refused dupaxis 'dupaxis.ini:5: cpu.mshrs is given twice in [vary] (first at line 4)' "$MMUSIM" sweep dupaxis.ini -o dupaxis.out
+printf '[cpu]\nmshrs = 4\n[tlb]\nstlb_entries = 64\n[cpu]\nmshrs = 5\n' > dupmachine.ini
+refused dupmachine 'dupmachine.ini:5: [cpu] is given twice (first at line 1)' "$MMUSIM" run -m dupmachine.ini -w "$W"
+# One value written two ways in an axis: one configuration run twice.
+same() { # NAME AXIS VALUES FIRST SECOND
+  printf '[experiment]\nworkload = %s\n[vary]\n%s = %s\n' "$W" "$2" "$3" > "$1.ini"
+  refused "$1" "$1.ini:4: [vary] $2 gives one value twice: '$4' and '$5'" "$MMUSIM" sweep "$1.ini" -o "$1.out"
+}
+same same-zero cpu.mshrs '1, 01' 1 01
+same same-hex cpu.mshrs '8, 10, 0xa' 10 0xa
+same same-size machine.mem_per_node '1G, 64M, 67108864' 64M 67108864
+same same-bool tlb.pcid 'yes, true' yes true
+same same-text cpu.mshrs '4, 4' 4 4
+
+# ---- a decoder's limit is not corruption: the message says which limit
+# and how to read the file.  A zstd window of 1 GiB (--long=30) is more
+# than the 128 MiB the reader allows; an xz dictionary of 1.5 GiB is more
+# than ulimit -v leaves.
+"$MMUSIM" trace convert -w "$W" small.txt
+if command -v zstd > /dev/null; then
+  zstd -q --long=30 -c < small.txt > long.txt.zst
+  refused zwindow 'long.txt.zst: this zstd frame needs a window larger than the 128 MiB' "$MMUSIM" trace info long.txt.zst
+fi
+if command -v xz > /dev/null && { sh -c 'ulimit -v 400000 && exec "$0" --version' "$MMUSIM"; } > /dev/null 2>&1 &&
+   xz -q --lzma2=dict=1536MiB -c < small.txt > dict.txt.xz 2> /dev/null; then
+  refused xzmem 'dict.txt.xz: out of host memory: liblzma cannot allocate the 1536 MiB' \
+    sh -c 'ulimit -v 400000 && exec "$0" trace info dict.txt.xz' "$MMUSIM"
+fi
+
 [ "$fail" -eq 0 ] && echo "hostile-input: passed"
 exit "$fail"

@@ -21,11 +21,17 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#include <zstd_errors.h>
 
 #define INPUT_OBUF_BYTES (256u * 1024) /* decompressed bytes; at least 2x TRACE_INPUT_PEEK_MAX */
 #define INPUT_CBUF_BYTES (128u * 1024) /* compressed bytes */
 #define INPUT_MAGIC_BYTES 6            /* the longest magic number (xz) */
 #define INPUT_GATHER_BYTES (64u * 1024) /* a read shorter than this: wait before the next */
+/* The largest zstd window the reader accepts: 2^27 = 128 MiB, zstd's own
+ * default (ZSTD_WINDOWLOG_LIMIT_DEFAULT in lib/zstd.h), which `zstd -d`
+ * also accepts without --long or --memory; a frame made with --long=28 or
+ * more is refused with a message saying how to read it. */
+#define INPUT_ZSTD_WINDOW_LOG 27
 #define INPUT_GATHER_WAIT_US 2000      /* 2 ms: ~25 KB of lackey output at valgrind's pace */
 
 struct TraceInput {
@@ -195,6 +201,25 @@ static gboolean refill_compressed(TraceInput *in, GError **error)
   return TRUE;
 }
 
+/* Not corrupt: a limit of the decoder was hit.  Says which and how to
+ * read the file all the same. */
+static gboolean too_large(TraceInput *in, GError **error)
+{
+  if (in->comp == INPUT_ZSTD)
+    g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN,
+                "%s: this zstd frame needs a window larger than the %u MiB the reader allows (zstd's default "
+                "limit; the file was compressed with zstd --long=%u or more): decompress it first, e.g. "
+                "zstd -d --long=31 -c FILE | mmusim run -t -", in->name, (1u << INPUT_ZSTD_WINDOW_LOG) >> 20,
+                INPUT_ZSTD_WINDOW_LOG + 1);
+  else
+    g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN,
+                "%s: out of host memory: liblzma cannot allocate the %" G_GUINT64_FORMAT " MiB this xz stream "
+                "needs (its dictionary); give the program more memory (ulimit -v), or recompress the file with "
+                "a smaller dictionary (xz -6 needs 9 MiB to decompress)", in->name,
+                (guint64)(lzma_memusage(&in->x) >> 20));
+  return FALSE;
+}
+
 static gboolean corrupt(TraceInput *in, GError **error, const char *what)
 {
   g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
@@ -232,6 +257,7 @@ static gboolean start(TraceInput *in, GError **error)
     in->comp = INPUT_ZSTD;
     in->zs = ZSTD_createDStream();
     ZSTD_initDStream(in->zs);
+    ZSTD_DCtx_setParameter(in->zs, ZSTD_d_windowLogMax, INPUT_ZSTD_WINDOW_LOG);
   }
   return TRUE;
 }
@@ -284,6 +310,8 @@ static gssize decode(TraceInput *in, size_t cap, GError **error)
           return (gssize)made;
         return 0;
       }
+      if (rc == LZMA_MEM_ERROR || rc == LZMA_MEMLIMIT_ERROR) /* no limit is set: memory the host refused */
+        return in->cpos += used, too_large(in, error), -1;
       if (rc != LZMA_OK)
         return in->cpos += used, corrupt(in, error, rc == LZMA_FORMAT_ERROR ? "not xz" : rc == LZMA_DATA_ERROR ? "data error" : rc == LZMA_BUF_ERROR ? "truncated" : "liblzma error"), -1;
       break;
@@ -299,6 +327,8 @@ static gssize decode(TraceInput *in, size_t cap, GError **error)
       size_t rc = ZSTD_decompressStream(in->zs, &ob, &ib);
       used = ib.pos;
       made = ob.pos;
+      if (ZSTD_isError(rc) && ZSTD_getErrorCode(rc) == ZSTD_error_frameParameter_windowTooLarge)
+        return in->cpos += used, too_large(in, error), -1;
       if (ZSTD_isError(rc))
         return in->cpos += used, corrupt(in, error, ZSTD_getErrorName(rc)), -1;
       in->dec_end = rc == 0; /* a frame is complete */

@@ -41,8 +41,27 @@ typedef struct {
   gboolean eof, finished;
   gboolean allow_empty;   /* lackey_source_allow_empty */
   uint64_t line_no, skipped;
+  /* The pids of valgrind's `==PID==` lines: a program that forks without
+   * exec goes on under valgrind in the child, whose accesses come down the
+   * same log, unmarked; its `==PID==` lines are the sign. */
+  uint64_t first_pid;
+  unsigned processes;
   InsnStream st;
 } LackeySource;
+
+/* A `==PID==` line of valgrind's: count the pids. */
+static void note_pid(LackeySource *l, const char *line, size_t len)
+{
+  if (len < 4 || line[0] != '=' || line[1] != '=' || !g_ascii_isdigit(line[2]))
+    return;
+  uint64_t pid = 0;
+  for (size_t i = 2; i < len && g_ascii_isdigit(line[i]) && pid < G_MAXUINT32; i++)
+    pid = pid * 10 + (uint64_t)(line[i] - '0');
+  if (!l->processes)
+    l->first_pid = pid, l->processes = 1;
+  else if (pid != l->first_pid && l->processes == 1)
+    l->processes = 2; /* more than one: what matters */
+}
 
 static inline int hexval(unsigned char c)
 {
@@ -183,6 +202,7 @@ static gboolean lackey_fill(TraceReader *rd, TraceBatch *batch, GError **error)
     char k = line_kind(line, len);
     if (!k) {
       l->skipped++;
+      note_pid(l, line, len);
       continue;
     }
     uint64_t addr;
@@ -248,6 +268,12 @@ uint64_t lackey_source_skipped(TraceSource *src)
 {
   g_return_val_if_fail(src != NULL && src->ops == &lackey_ops.source, 0);
   return ((LackeySource *)src)->skipped;
+}
+
+unsigned lackey_source_processes(TraceSource *src)
+{
+  g_return_val_if_fail(src != NULL && src->ops == &lackey_ops.source, 0);
+  return ((LackeySource *)src)->processes;
 }
 
 uint64_t lackey_source_instructions(TraceSource *src)

@@ -21,6 +21,9 @@ TraceSource *lackey_source_open(const char *path, GError **error);
 /* Lines skipped so far: valgrind's own `==PID==` lines and other text that is
  * not a lackey record.  Also the instructions seen. */
 uint64_t lackey_source_skipped(TraceSource *src);
+/* How many processes valgrind's `==PID==` lines name so far: 0 (none
+ * read), 1, or 2 for two and more (a program that forked). */
+unsigned lackey_source_processes(TraceSource *src);
 uint64_t lackey_source_instructions(TraceSource *src);
 /* Whether a line looks like lackey output (format detection). */
 gboolean lackey_line_matches(const char *line, size_t len);

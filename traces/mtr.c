@@ -44,6 +44,7 @@
  */
 #include "config.h"
 #include "mtr.h"
+#include "outfile.h"
 #include "mempolicy_mode.h"
 #include "mempolicy_syntax.h"
 #include "reader.h"
@@ -144,8 +145,7 @@ static void codec_reset(CodecState *c)
 /* ====================================================================== */
 
 struct MtrWriter {
-  FILE *fp;
-  gboolean close_fp;
+  OutFile *out;          /* a temporary name until mtr_writer_close() */
   char *name;
   GString *meta;
   gboolean header_done;
@@ -165,19 +165,12 @@ struct MtrWriter {
 MtrWriter *mtr_writer_open(const char *path, GError **error)
 {
   g_return_val_if_fail(path != NULL, NULL);
-  FILE *fp;
-  gboolean is_stdout = strcmp(path, "-") == 0;
-  if (is_stdout) {
-    fp = stdout;
-  } else if (!(fp = fopen(path, "wb"))) {
-    int e = errno;
-    g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "cannot create '%s': %s", path, g_strerror(e));
+  OutFile *f = out_file_open(path, error);
+  if (!f)
     return NULL;
-  }
   MtrWriter *w = g_new0(MtrWriter, 1);
-  w->fp = fp;
-  w->close_fp = !is_stdout;
-  w->name = g_strdup(is_stdout ? "<stdout>" : path);
+  w->out = f;
+  w->name = g_strdup(out_file_name(f));
   w->meta = g_string_new(NULL);
   codec_reset(&w->st);
   w->raw = g_malloc(MTR_BLOCK_RAW_BYTES + MTR_RECORD_MAX_BYTES);
@@ -203,11 +196,8 @@ void mtr_writer_set_meta(MtrWriter *w, const char *key, const char *value)
 
 static gboolean out(MtrWriter *w, const void *p, size_t n, GError **error)
 {
-  if (n && fwrite(p, 1, n, w->fp) != n) {
-    int e = errno;
-    g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "%s: write error: %s", w->name, g_strerror(e));
+  if (!out_file_write(w->out, p, n, error))
     return FALSE;
-  }
   w->offset += n;
   return TRUE;
 }
@@ -374,10 +364,6 @@ uint64_t mtr_writer_bytes(const MtrWriter *w)
 
 static void writer_free(MtrWriter *w)
 {
-  if (w->close_fp)
-    fclose(w->fp);
-  else
-    fflush(w->fp);
   g_free(w->name);
   g_string_free(w->meta, TRUE);
   g_free(w->raw);
@@ -420,19 +406,19 @@ gboolean mtr_writer_close(MtrWriter *w, GError **error)
     memcpy(f + 12, "MTRE", 4);
     ok = ok && out(w, f, sizeof f, error);
   }
-  if (ok && fflush(w->fp) != 0) {
-    int e = errno;
-    g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "%s: write error: %s", w->name, g_strerror(e));
-    ok = FALSE;
-  }
+  if (ok)
+    ok = out_file_commit(g_steal_pointer(&w->out), error); /* renamed to its name only now */
+  out_file_abort(w->out);
   writer_free(w);
   return ok;
 }
 
 void mtr_writer_abort(MtrWriter *w)
 {
-  if (w)
+  if (w) {
+    out_file_abort(w->out); /* the temporary file goes: no file cut short */
     writer_free(w);
+  }
 }
 
 /* ====================================================================== */

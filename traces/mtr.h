@@ -25,7 +25,9 @@
 /* ---- writing ---- */
 typedef struct MtrWriter MtrWriter;
 
-/* Create `path` ("-" is standard output). */
+/* Create `path` ("-" is standard output).  The file is written under a
+ * temporary name beside it (base/outfile.h) and gets its name only when
+ * mtr_writer_close() succeeds. */
 MtrWriter *mtr_writer_open(const char *path, GError **error);
 /* Add a metadata line; only before the first record.  Keys are [a-z_0-9]+,
  * values one line of text. */
@@ -35,9 +37,12 @@ gboolean mtr_writer_write(MtrWriter *w, const TraceRecord *r, GError **error);
 uint64_t mtr_writer_records(const MtrWriter *w);
 /* Bytes written so far (compressed blocks; the header once written). */
 uint64_t mtr_writer_bytes(const MtrWriter *w);
-/* Write the last block, the index and the footer; close and free. */
+/* Write the last block, the index and the footer; close, rename to the
+ * file's name and free.  A failed write is a MMUSIM_SIM_ERROR /
+ * SIM_ERROR_WRITE error naming the file, and leaves no file. */
 gboolean mtr_writer_close(MtrWriter *w, GError **error);
-/* Free without finishing the file (after an error). */
+/* Free without finishing the file (after an error): the temporary file is
+ * removed, an older file of that name stays. */
 void mtr_writer_abort(MtrWriter *w);
 
 /* ---- reading ---- */

@@ -21,24 +21,40 @@
  *
  * Ctrl-C stops the program, not the recorder: valgrind ends the program and
  * closes the pipe, and the recorder writes the index as at a normal end, so
- * a long run can be cut short and what was recorded replayed.  The progress
- * line appears only when standard error is a terminal.
+ * a long run can be cut short and what was recorded replayed.  SIGTERM sent
+ * to the recorder is passed on to valgrind to the same end.  A recorder
+ * killed outright (SIGKILL) takes valgrind and the program with it
+ * (PR_SET_PDEATHSIG) and leaves only its temporary OUT.XXXXXX.partial.  The
+ * progress line appears only when standard error is a terminal.
  *
- * A recording that fails (valgrind cannot run the command, the trace cannot
- * be read or written) leaves no output file: there is nothing in it to
- * replay, a file cut off before its index being unreadable.  The trace is
- * written beside OUT as OUT.PID.partial and renamed when it is complete, so
- * a failed recording also leaves an older OUT as it was.  The lackey copy
- * stays (it shows what lackey wrote) unless lackey never ran.  A program that
- * crashes is not a failure of the recording: what it did is kept.
+ * Checked before the program runs: valgrind and the command can be found
+ * and the command is executable; OUT and the lackey copy can be created
+ * (not a folder, not a missing or read-only one).  A recording that fails
+ * (valgrind cannot start its tool or the command, not one access came, the
+ * trace cannot be read or written) leaves no output file: there is nothing
+ * in it to replay, a file cut off before its index being unreadable.  The
+ * trace is written under a temporary name beside OUT (base/outfile.h) and
+ * renamed when it is complete, so a failed recording also leaves an older
+ * OUT as it was; neither it nor the pipe is inherited by the program
+ * (close-on-exec).  The lackey copy is kept when lackey ran (it shows what
+ * lackey wrote).  A program that crashes is not a failure of the
+ * recording: what it did is kept.
+ *
+ * Children: valgrind runs without --trace-children, so a program a child
+ * runs by exec is not recorded, and a child that forks without exec goes on
+ * under lackey and writes to the same log with nothing to tell its accesses
+ * apart: they are recorded as process 1's.  valgrind's `==PID==` lines name
+ * the child, and the recorder warns that the trace merges them.
  *
  * Left out: multi-threaded programs are recorded as one thread (lackey does
- * not say which thread made an access); attaching to a running process.
+ * not say which thread made an access); attaching to a running process;
+ * recording each child as a process of its own.
  */
 #include "config.h"
 #include "recorder.h"
 #include "lackey.h"
 #include "mtr.h"
+#include "outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,45 +62,74 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #define RECORDER_PROGRESS_US 1000000 /* a progress line a second */
 #define RECORDER_EXEC_FAILED 127     /* the shell's status for "command not found" */
+#define RECORDER_NOT_EXECUTABLE 126  /* the shell's status for "found but cannot run" */
 #define RECORDER_PIPE_BYTES (1 << 20) /* F_SETPIPE_SZ; the default 64K costs a wakeup per 64K */
 
-/* The trace is written to OUT.PID.partial beside OUT and renamed to OUT
- * when the recording succeeds, so that a failed one leaves an older OUT as
- * it was; standard output is written directly.  The name, newly allocated. */
-static char *partial_name(const RecorderOptions *o)
+/* The child valgrind runs in, for the SIGTERM handler; 0 when none. */
+static volatile sig_atomic_t recorder_child;
+
+/* SIGTERM stops the recording as Ctrl-C does: valgrind and the program get
+ * it, valgrind closes the pipe, and what was recorded is written whole. */
+static void forward_sigterm(int sig)
 {
-  if (strcmp(o->output, "-") == 0)
-    return g_strdup(o->output);
-  return g_strdup_printf("%s.%d.partial", o->output, (int)getpid());
+  if (recorder_child > 0)
+    kill((pid_t)recorder_child, sig);
 }
 
-/* The output of a failed recording: opened, so ours to remove. */
-static void remove_output(const RecorderOptions *o, const char *partial)
+/* What can be checked before anything runs: the command and valgrind can
+ * be found and run (exit 127 and 126 otherwise, after the output was
+ * made).  NULL when fine, else the message, newly allocated. */
+static char *check_command(const RecorderOptions *o)
 {
-  if (strcmp(o->output, "-") != 0)
-    g_unlink(partial);
+  const char *valgrind = o->valgrind ? o->valgrind : "valgrind";
+  g_autofree char *vg = g_find_program_in_path(valgrind);
+  if (!vg)
+    return g_strdup_printf("record: %s is not installed or not executable (Debian: apt-get install valgrind)",
+                           valgrind);
+  g_autofree char *cmd = g_find_program_in_path(o->argv[0]);
+  if (!cmd && strchr(o->argv[0], '/') && access(o->argv[0], F_OK) == 0)
+    return g_strdup_printf("record: %s is not executable: chmod +x it, or give its interpreter "
+                           "(record -- sh %s)", o->argv[0], o->argv[0]);
+  if (!cmd)
+    return g_strdup_printf("record: %s: command not found (give its path, or put it on PATH)", o->argv[0]);
+  return NULL;
 }
 
 int recorder_run(const RecorderOptions *o, GError **error)
 {
   g_return_val_if_fail(o != NULL && o->output != NULL && o->argv != NULL && o->argv[0] != NULL, 2);
+  g_autofree char *bad = check_command(o);
+  if (bad) {
+    g_set_error_literal(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, bad);
+    return 2;
+  }
+  /* The outputs first: a name that cannot be written is refused before
+   * the program runs.  Both have temporary names until they are complete
+   * (base/outfile.h), opened close-on-exec: the program inherits neither. */
+  OutFile *copy = NULL;
+  if (o->lackey_copy && !(copy = out_file_open(o->lackey_copy, error))) {
+    g_prefix_error(error, "record: --lackey-copy: ");
+    return 2;
+  }
+  MtrWriter *w = mtr_writer_open(o->output, error);
+  if (!w) {
+    g_prefix_error(error, "record: -o: ");
+    out_file_abort(copy);
+    return 2;
+  }
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
     int e = errno;
     g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "record: pipe: %s", g_strerror(e));
-    return 2;
-  }
-  g_autofree char *partial = partial_name(o);
-  MtrWriter *w = mtr_writer_open(partial, error);
-  if (!w) {
-    close(fds[0]);
-    close(fds[1]);
+    mtr_writer_abort(w);
+    out_file_abort(copy);
     return 2;
   }
   g_autofree char *log_fd = g_strdup_printf("--log-fd=%d", fds[1]);
@@ -98,9 +143,16 @@ int recorder_run(const RecorderOptions *o, GError **error)
   g_ptr_array_add(args, NULL);
 
   fflush(NULL);
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid == 0) {
-    /* The child: the write end stays open across exec, the read end not. */
+    /* The child: a recorder killed outright (SIGKILL cannot be caught)
+     * takes valgrind and the program with it.  The write end of the pipe
+     * stays open across exec for valgrind (which moves it out of the
+     * program's way), the read end and the outputs not. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+      _exit(RECORDER_EXEC_FAILED); /* it died before the line above */
     fcntl(fds[1], F_SETFD, 0);
     execvp((const char *)args->pdata[0], (char **)args->pdata);
     fprintf(stderr, "mmusim record: cannot run %s: %s\n", (const char *)args->pdata[0], g_strerror(errno));
@@ -108,15 +160,22 @@ int recorder_run(const RecorderOptions *o, GError **error)
   }
   int fork_errno = errno;
   /* Ctrl-C reaches the program (valgrind ends it and closes the pipe); the
-   * recorder carries on to write the index, so what was recorded is kept. */
+   * recorder carries on to write the index, so what was recorded is kept.
+   * SIGTERM, sent to the recorder alone, is passed on to do the same. */
   void (*old_int)(int) = signal(SIGINT, SIG_IGN);
+  struct sigaction term = { .sa_handler = forward_sigterm, .sa_flags = SA_RESTART }, old_term;
+  sigemptyset(&term.sa_mask);
+  recorder_child = pid;
+  sigaction(SIGTERM, &term, &old_term);
   close(fds[1]);
   if (pid < 0) {
+    recorder_child = 0;
+    sigaction(SIGTERM, &old_term, NULL);
     signal(SIGINT, old_int);
     g_ptr_array_free(args, TRUE);
     close(fds[0]);
     mtr_writer_abort(w);
-    remove_output(o, partial);
+    out_file_abort(copy);
     g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "record: fork: %s", g_strerror(fork_errno));
     return 2;
   }
@@ -146,25 +205,11 @@ int recorder_run(const RecorderOptions *o, GError **error)
   TraceInput *in = trace_input_from_fd(fds[0], "<lackey pipe>", FALSE);
   trace_input_own_fd(in);
   trace_input_gather(in);
-  FILE *copy = NULL;
-  if (o->lackey_copy && !(copy = fopen(o->lackey_copy, "w"))) {
-    int e = errno;
-    g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "record: cannot create '%s': %s", o->lackey_copy, g_strerror(e));
-    kill(pid, SIGTERM); /* the child we started */
-    waitpid(pid, NULL, 0);
-    signal(SIGINT, old_int);
-    trace_input_free(in);
-    mtr_writer_abort(w);
-    remove_output(o, partial);
-    g_ptr_array_free(args, TRUE);
-    g_string_free(cmd, TRUE);
-    return 2;
-  }
-  trace_input_set_tee(in, copy);
+  trace_input_set_tee(in, copy ? out_file_stream(copy) : NULL);
   TraceSource *src = lackey_source_from_input(in);
   lackey_source_allow_empty(src); /* valgrind's exit status says why there is nothing */
   TraceBatch *batch = g_new(TraceBatch, 1);
-  uint64_t to_drop = o->start_after, accesses = 0;
+  uint64_t to_drop = o->start_after, accesses = 0, seen = 0;
   gint64 t0 = g_get_monotonic_time(), next_progress = t0 + RECORDER_PROGRESS_US;
   gboolean shown = FALSE, ok = TRUE;
   gboolean progress_line = o->progress && isatty(STDERR_FILENO); /* not in logs */
@@ -178,6 +223,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
       break;
     for (unsigned i = 0; i < batch->n && ok; i++) {
       const TraceRecord *r = &batch->rec[i];
+      seen += r->type == REC_ACCESS;
       if (to_drop && (r->type == REC_ACCESS || r->type == REC_COMPUTE)) {
         if (r->type == REC_ACCESS)
           to_drop--;
@@ -194,55 +240,60 @@ int recorder_run(const RecorderOptions *o, GError **error)
     }
   }
   uint64_t skipped = lackey_source_skipped(src), insns = lackey_source_instructions(src);
+  unsigned processes = lackey_source_processes(src);
   trace_source_free(src); /* closes the read end: a valgrind still writing gets SIGPIPE */
-  if (copy && fclose(copy) != 0 && ok) {
-    int e = errno;
-    g_set_error(&err, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "cannot write '%s': %s", o->lackey_copy, g_strerror(e));
-    ok = FALSE;
-  }
   g_free(batch);
+  if (!ok) /* stop valgrind and the program: nothing more can be kept */
+    kill(pid, SIGTERM);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
     ;
+  recorder_child = 0;
+  sigaction(SIGTERM, &old_term, NULL);
   signal(SIGINT, old_int);
-  if (ok)
+  /* Not one access: valgrind, its tool or the command could not start
+   * (exit 126, 127, or valgrind's own message above). */
+  gboolean no_run = ok && seen == 0;
+  if (ok && !no_run)
     ok = mtr_writer_close(w, &err);
   else
-    mtr_writer_abort(w);
-  /* valgrind could not run the command: nothing was recorded. */
-  gboolean no_run = ok && WIFEXITED(status) && WEXITSTATUS(status) == RECORDER_EXEC_FAILED && accesses == 0;
-  if (ok && !no_run && strcmp(o->output, "-") != 0 && g_rename(partial, o->output) != 0) {
-    int e = errno;
-    g_set_error(&err, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "cannot rename '%s' to '%s': %s", partial, o->output,
-                g_strerror(e));
-    ok = FALSE;
-  }
+    mtr_writer_abort(w); /* no file: an older OUT stays as it was */
+  if (copy && (ok || !no_run) && !out_file_commit(g_steal_pointer(&copy), ok ? &err : NULL))
+    ok = FALSE; /* the copy shows what lackey wrote, also of a failed recording */
+  out_file_abort(copy); /* lackey never ran: an empty copy says nothing */
   g_ptr_array_free(args, TRUE);
   if (shown)
     fputc('\n', stderr);
   int rc = 0;
   if (!ok) {
+    rc = out_file_exit_status(err);
     g_propagate_prefixed_error(error, err, "record: ");
-    rc = 2;
   } else if (no_run) {
+    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN,
-                "record: valgrind could not run the command (see the message above; is valgrind installed? Debian: apt-get install valgrind)");
+                "record: nothing recorded, no file written: %s (see the message above)",
+                code == RECORDER_EXEC_FAILED ? "valgrind or the command was not found (exit 127)"
+                : code == RECORDER_NOT_EXECUTABLE ? "the command is not executable (exit 126)"
+                : WIFSIGNALED(status) ? "valgrind was killed before the program started"
+                : "valgrind could not start its tool or the command");
     rc = 2;
-    if (o->lackey_copy)
-      g_unlink(o->lackey_copy); /* empty: lackey never ran */
-  } else if (o->progress) {
-    fprintf(stderr, "mmusim record: %s: %" G_GUINT64_FORMAT " accesses, %" G_GUINT64_FORMAT " instructions, %"
-                    G_GUINT64_FORMAT " lines of valgrind skipped; %s",
-            o->output, accesses, insns, skipped, cmd->str);
-    if (WIFEXITED(status))
-      fprintf(stderr, " exited with status %d\n", WEXITSTATUS(status));
-    else if (WIFSIGNALED(status))
-      fprintf(stderr, " was killed by signal %d\n", WTERMSIG(status));
-    else
-      fputc('\n', stderr);
+  } else {
+    if (processes > 1)
+      fprintf(stderr, "mmusim record: warning: %s forked: the accesses of its child processes are in %s as "
+                      "process 1's (lackey does not say which process made an access); programs a child runs "
+                      "by exec are not recorded\n", cmd->str, o->output);
+    if (o->progress) {
+      fprintf(stderr, "mmusim record: %s: %" G_GUINT64_FORMAT " accesses, %" G_GUINT64_FORMAT " instructions, %"
+                      G_GUINT64_FORMAT " lines of valgrind skipped; %s",
+              o->output, accesses, insns, skipped, cmd->str);
+      if (WIFEXITED(status))
+        fprintf(stderr, " exited with status %d\n", WEXITSTATUS(status));
+      else if (WIFSIGNALED(status))
+        fprintf(stderr, " was killed by signal %d\n", WTERMSIG(status));
+      else
+        fputc('\n', stderr);
+    }
   }
-  if (rc != 0)
-    remove_output(o, partial); /* never renamed: an older OUT stays */
   g_string_free(cmd, TRUE);
   return rc;
 }

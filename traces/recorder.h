@@ -18,8 +18,12 @@ typedef struct {
 } RecorderOptions;
 
 /* Returns the exit status for mmusim: 0 recorded (whatever the program's
- * own status, which is reported), 2 with *error set when valgrind could not
- * run or the trace could not be read or written. */
+ * own status, which is reported); 2 with *error set when the output cannot
+ * be created, valgrind or the command cannot be found or started (nothing
+ * recorded: no file written, an older one kept) or lackey's output cannot
+ * be read; 1 with *error set when the trace could not be written (a full
+ * disk).  Both outputs are written under temporary names and renamed when
+ * complete. */
 int recorder_run(const RecorderOptions *o, GError **error);
 
 #endif

@@ -198,7 +198,16 @@ START_TEST(test_errors)
   assert_rejected("[experiment]\nworkload = seq\ntrace = x.txt\n", "both a workload and a trace");
   assert_rejected("[experiment]\nworkload = seq\ncombine = zip\n[vary]\ncpu.mshrs = 4, 8\ncpu.cpi = 1\n", "as many values");
   assert_rejected("[experiment]\nworkload = seq\ncombine = cross\n", "combine = cross");
-  assert_rejected("[experiment]\nworkload = seq\n[vary]\ncpu.mshrs = 4, 4\n", "same run");
+  assert_rejected("[experiment]\nworkload = seq\n[vary]\ncpu.mshrs = 4, 4\n", "bad.ini:4: [vary] cpu.mshrs gives one value twice: '4' and '4'");
+  /* one value spelled two ways, read by the setting's own parser */
+  assert_rejected("[experiment]\nworkload = seq\n[vary]\ncpu.mshrs = 10, 0xa\n", "'10' and '0xa' are the same");
+  assert_rejected("[experiment]\nworkload = seq\n[vary]\ncpu.mshrs = 1, 2, 01\n", "'1' and '01' are the same");
+  assert_rejected("[experiment]\nworkload = seq\n[vary]\ntlb.pcid = on, 1\n", "'on' and '1' are the same");
+  assert_rejected("[experiment]\nworkload = seq\n[vary]\nmachine.mem_per_node = 1G, 1024M\n", "'1G' and '1024M'");
+  /* a key or a group twice: GKeyFile would keep the last in silence */
+  assert_rejected("[experiment]\nworkload = seq\nworkload = gups\n", "bad.ini:3: workload is given twice in [experiment] (first at line 2)");
+  assert_rejected("[experiment]\nworkload = seq\n[vary]\ncpu.mshrs = 4\n[vary]\ncpu.cpi = 1\n", "bad.ini:5: [vary] is given twice (first at line 3)");
+  assert_rejected("[experiment]\nworkload = seq\n[vary]\ncpu.mshrs = 4\n cpu.mshrs=8\n", "bad.ini:5: cpu.mshrs is given twice in [vary]");
   assert_rejected("[experiment]\nworkload = seq\n[axes]\ncpu.mshrs = 4\n", "unknown group [axes]");
   assert_rejected("[experiment\nworkload = seq\n", "bad.ini:1: group header '[experiment' has no closing ']'");
   /* Malformed lines are named by file and line, as in machine files. */

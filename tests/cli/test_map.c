@@ -9,6 +9,8 @@
  * unwritable path is an error, not a crash.
  */
 #include "config.h"
+#include <errno.h>
+#include "errors.h"
 #include <glib/gstdio.h>
 #include <string.h>
 #include "engine.h"
@@ -167,9 +169,16 @@ START_TEST(test_unwritable)
   ck_assert(!fixture_run_text(m, "mmap 0x7f0000000000 64K rw\nW 0x7f0000000000 8\n", FALSE));
   GError *err = NULL;
   ck_assert(!map_write_svg(m, "t", "/nonexistent-dir/map.svg", &err));
-  ck_assert(g_error_matches(err, MMUSIM_MAP_ERROR, MAP_ERROR_WRITE));
+  ck_assert(g_error_matches(err, MMUSIM_SIM_ERROR, SIM_ERROR_IO)); /* the name is at fault */
   ck_assert(strstr(err->message, "/nonexistent-dir/map.svg") != NULL);
-  g_error_free(err);
+  g_clear_error(&err);
+  /* A full disk: a run-time failure, named as such. */
+  if (g_file_test("/dev/full", G_FILE_TEST_EXISTS)) {
+    ck_assert(!map_write_svg(m, "t", "/dev/full", &err));
+    ck_assert(g_error_matches(err, MMUSIM_SIM_ERROR, SIM_ERROR_WRITE));
+    ck_assert_msg(strstr(err->message, "/dev/full") && strstr(err->message, g_strerror(ENOSPC)), "%s", err->message);
+    g_clear_error(&err);
+  }
   machine_free(m);
 }
 END_TEST

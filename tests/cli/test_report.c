@@ -6,6 +6,7 @@
  * are worked out by hand (the comments show the arithmetic).
  */
 #include "config.h"
+#include <errno.h>
 #include "testutil.h"
 
 #include <fcntl.h>
@@ -755,6 +756,23 @@ START_TEST(test_counter_gates)
 }
 END_TEST
 
+/* OWASP's CSV injection rule: text that a spreadsheet would evaluate is
+ * made text; numbers stay numbers; RFC 4180 quoting as before. */
+START_TEST(test_csv_quote)
+{
+  static const struct { const char *in, *out; } cases[] = {
+    { "plain", "plain" }, { "-5", "-5" }, { "+1.5e3", "+1.5e3" }, { "-0.25", "-0.25" }, { "", "" },
+    { "=1+1", "\"'=1+1\"" }, { "+cmd", "\"'+cmd\"" }, { "-2+3", "\"'-2+3\"" }, { "@SUM(A1)", "\"'@SUM(A1)\"" },
+    { "\tx", "\"'\tx\"" }, { "\rx", "\"'\rx\"" }, { "=\"a\",b", "\"'=\"\"a\"\",b\"" },
+    { "a,b", "\"a,b\"" }, { "say \"hi\"", "\"say \"\"hi\"\"\"" }, { "x=1", "x=1" },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *q = report_csv_quote(cases[i].in);
+    ck_assert_str_eq(q, cases[i].out);
+  }
+}
+END_TEST
+
 /* ---- events ----------------------------------------------------------------- */
 
 static char *temp_path(void)
@@ -781,7 +799,8 @@ START_TEST(test_events_lines)
   ck_assert_int_eq(events_count(log), 4);
   ck_assert(events_flush(log, &err));
   ck_assert_no_error(err);
-  events_close(log);
+  ck_assert(events_finish(log, &err));
+  ck_assert_no_error(err);
 
   g_autofree char *text = NULL;
   ck_assert(g_file_get_contents(path, &text, NULL, &err));
@@ -801,11 +820,37 @@ START_TEST(test_events_reopen_truncates)
   g_autoptr(EventLog) log = events_open(path, NULL);
   ck_assert_ptr_nonnull(log);
   events_emit(log, 1, 0, 1, 1, "fault", "va=0x1000");
-  g_clear_pointer(&log, events_close);
+  ck_assert(events_finish(g_steal_pointer(&log), NULL));
   g_autofree char *text = NULL;
   ck_assert(g_file_get_contents(path, &text, NULL, NULL));
   ck_assert_str_eq(text, "1 cpu=0 pid=1 tid=1 fault va=0x1000\n");
   g_unlink(path);
+}
+END_TEST
+
+/* A run that failed: events_close() leaves the older file as it was and no
+ * temporary file beside it. */
+START_TEST(test_events_close_keeps_old)
+{
+  g_autofree char *dir = g_dir_make_tmp("mmusim-events-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(dir);
+  g_autofree char *path = g_build_filename(dir, "ev.txt", NULL);
+  ck_assert(g_file_set_contents(path, "old\n", -1, NULL));
+  EventLog *log = events_open(path, NULL);
+  ck_assert_ptr_nonnull(log);
+  events_emit(log, 1, 0, 1, 1, "fault", "va=0x1000");
+  events_close(log);
+  g_autofree char *text = NULL;
+  ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+  ck_assert_str_eq(text, "old\n");
+  GDir *d = g_dir_open(dir, 0, NULL);
+  unsigned n = 0;
+  while (g_dir_read_name(d))
+    n++;
+  g_dir_close(d);
+  ck_assert_uint_eq(n, 1);
+  g_unlink(path);
+  g_rmdir(dir);
 }
 END_TEST
 
@@ -841,8 +886,13 @@ START_TEST(test_events_write_error)
   for (int i = 0; i < 10000; i++) /* more than one stdio buffer */
     events_emit(log, (uint64_t)i, 0, 1, 1, "walk", "va=0x%x", i);
   ck_assert(!events_flush(log, &err));
-  ck_assert(g_error_matches(err, MMUSIM_SIM_ERROR, SIM_ERROR_IO));
+  ck_assert(g_error_matches(err, MMUSIM_SIM_ERROR, SIM_ERROR_WRITE));
   ck_assert_msg(strstr(err->message, "/dev/full") != NULL, "%s", err->message);
+  g_clear_error(&err);
+  /* and once more when the run finishes: the status is 1, not success */
+  ck_assert(!events_finish(g_steal_pointer(&log), &err));
+  ck_assert(g_error_matches(err, MMUSIM_SIM_ERROR, SIM_ERROR_WRITE));
+  ck_assert_msg(strstr(err->message, g_strerror(ENOSPC)) != NULL, "%s", err->message);
 }
 END_TEST
 
@@ -861,7 +911,7 @@ START_TEST(test_events_stdout)
   EventLog *log = events_open("-", &err);
   ck_assert_no_error(err);
   events_emit(log, 42, 2, 7, 8, "tlb_flush", "pages=%d", 33);
-  events_close(log); /* flushes, leaves standard output open */
+  ck_assert(events_finish(log, NULL)); /* flushes, leaves standard output open */
   gboolean still_open = fcntl(STDOUT_FILENO, F_GETFD) != -1;
 
   dup2(saved, STDOUT_FILENO);
@@ -911,7 +961,9 @@ static Suite *report_suite(void)
 
   tc = tcase_create("events");
   tcase_add_test(tc, test_events_lines);
+  tcase_add_test(tc, test_csv_quote);
   tcase_add_test(tc, test_events_reopen_truncates);
+  tcase_add_test(tc, test_events_close_keeps_old);
   tcase_add_test(tc, test_events_disabled);
   tcase_add_test(tc, test_events_open_error);
   tcase_add_test(tc, test_events_write_error);
