@@ -56,10 +56,8 @@ static GKeyFile *load_keyfile(const char *name_or_path, char **origin, GError **
   } else if (g_file_test(name_or_path, G_FILE_TEST_EXISTS)) {
     g_autofree char *data = NULL;
     gsize len = 0;
-    if (!g_file_get_contents(name_or_path, &data, &len, &err)) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s", err->message);
+    if (!settings_read_file(name_or_path, "machine file", MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, &data, &len, error))
       return NULL;
-    }
     if (!settings_ini_check(name_or_path, data, len, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "[cache] for cache.* settings", error))
       return NULL;
     if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &err)) {

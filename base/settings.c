@@ -10,9 +10,11 @@
 #include "settings.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SETTINGS_INI_SHOWN_CHARS 60 /* an .ini line is cut to this in messages */
 
@@ -488,6 +490,58 @@ static gboolean ini_once(GHashTable *seen, const char *what, const char *origin,
  * malformed one is reported with its file and line number (GKeyFile's
  * messages have neither).  Lines are quoted short and escaped: the file
  * may be a binary one given by mistake. */
+gboolean settings_read_file(const char *path, const char *what, GQuark domain, int code, char **data, gsize *len,
+                            GError **error)
+{
+  *data = NULL;
+  *len = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno;
+    g_set_error(error, domain, code, "cannot open %s '%s': %s", what, path, g_strerror(e));
+    return FALSE;
+  }
+  /* One byte past the limit tells a file at the limit from a longer one;
+   * an endless stream stops there. */
+  gsize cap = SETTINGS_FILE_MAX_BYTES + 1, got = 0, size = 4096;
+  char *buf = g_malloc(size + 1);
+  gboolean failed = FALSE;
+  for (;;) {
+    if (got == size) {
+      size = MIN(size * 2, cap);
+      buf = g_realloc(buf, size + 1);
+    }
+    ssize_t n = read(fd, buf + got, size - got);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      int e = errno;
+      g_set_error(error, domain, code, "cannot read %s '%s': %s", what, path, g_strerror(e));
+      failed = TRUE;
+      break;
+    }
+    got += (gsize)n;
+    if (n == 0 || got == cap)
+      break;
+  }
+  close(fd);
+  if (failed) {
+    g_free(buf);
+    return FALSE;
+  }
+  if (got > SETTINGS_FILE_MAX_BYTES) {
+    g_free(buf);
+    g_set_error(error, domain, code,
+                "%s '%s' is larger than %u MiB, the limit of such files (or an endless stream): give the .ini file itself",
+                what, path, SETTINGS_FILE_MAX_BYTES / (1024 * 1024));
+    return FALSE;
+  }
+  buf[got] = '\0';
+  *data = buf;
+  *len = got;
+  return TRUE;
+}
+
 gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQuark domain, int code,
                             const char *group_hint, GError **error)
 {

@@ -76,6 +76,20 @@ gboolean settings_is_set(const Settings *s, SettingId id);
  * file (`origin`) and line number, which GKeyFile's messages lack: error
  * `domain` / `code`; `group_hint` completes "put it under one,
  * such as ..." for a line before any group. */
+/* The most bytes a machine file, an experiment file or a stored result may
+ * have (16 MiB; doc/performance.md, Limits): room for a zip axis of the
+ * 1,000,000 configurations a sweep may have (EXPERIMENT_MAX_CONFIGS) at up
+ * to 15 characters a value, while the shipped files are a few KB; a path
+ * such as /dev/zero or a pipe that never ends must not be read for ever. */
+#define SETTINGS_FILE_MAX_BYTES (16u * 1024 * 1024)
+
+/* Read the whole of `path`, at most SETTINGS_FILE_MAX_BYTES, into *data
+ * (NUL-terminated, g_free) and *len.  `what` names the file in messages
+ * ("machine file"); a longer input is refused with error `domain` / `code`
+ * naming the limit, without reading past it. */
+gboolean settings_read_file(const char *path, const char *what, GQuark domain, int code, char **data, gsize *len,
+                            GError **error);
+
 gboolean settings_ini_check(const char *origin, const char *data, gsize len, GQuark domain, int code,
                             const char *group_hint, GError **error);
 

@@ -320,11 +320,8 @@ Experiment *experiment_load(const char *path, GError **error)
   GError *err = NULL;
   g_autofree char *data = NULL;
   gsize data_len = 0;
-  if (!g_file_get_contents(path, &data, &data_len, &err)) {
-    exp_error(error, path, "%s", err->message);
-    g_error_free(err);
+  if (!settings_read_file(path, "experiment file", MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, &data, &data_len, error))
     return NULL;
-  }
   if (!settings_ini_check(path, data, data_len, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, "[experiment], [settings] or [vary]", error))
     return NULL;
   if (!g_key_file_load_from_data(kf, data, data_len, G_KEY_FILE_NONE, &err)) {

@@ -128,7 +128,10 @@ static JsonNode *load_result(const Sweep *sw, const ExpConfig *c, GError **error
     return NULL;
   g_autoptr(JsonParser) p = json_parser_new();
   GError *err = NULL;
-  if (!json_parser_load_from_file(p, path, &err)) {
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  if (!settings_read_file(path, "result file", MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, &data, &len, &err) ||
+      !json_parser_load_from_data(p, data, (gssize)len, &err)) {
     bad_result(error, path, "%s", err->message);
     g_error_free(err);
     return NULL;

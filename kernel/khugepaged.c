@@ -12,7 +12,9 @@
  *   range), 512 for each 2M range scanned.  After a range went on to a
  *   collapse (the mmap lock was dropped) the mm walk returns and the wake
  *   calls it again with the budget left: a wake goes on after a collapse.
- * - Sleeps: khugepaged.scan_sleep_millisecs after each wake;
+ * - Sleeps: khugepaged.scan_sleep_millisecs after each wake, and from the
+ *   start of one wake to the next at least khugepaged.min_wake_gap_us (a
+ *   scheduler tick: at 0 ms khugepaged_wait_work does not sleep);
  *   khugepaged.alloc_sleep_millisecs in the middle of a wake at its first
  *   failed huge allocation, after which the wake resumes where it stopped;
  *   a second failure in the same wake ends it.  The first mm registered on
@@ -80,6 +82,7 @@ struct Khugepaged {
   gboolean running;       /* thp.enabled is not never: the kthread exists */
   unsigned pages_to_scan;
   uint64_t scan_sleep_cycles, alloc_sleep_cycles;
+  uint64_t min_gap_cycles;  /* khugepaged.min_wake_gap_us, at least 1 */
   double entry_cycles;    /* khugepaged.scan_pte_ns in cycles */
 
   gboolean defrag;
@@ -121,6 +124,7 @@ Khugepaged *khugepaged_new(Kernel *k, GError **error)
   kh->pages_to_scan = (unsigned)settings_int(s, SET_KHUGEPAGED_PAGES_TO_SCAN);
   kh->scan_sleep_cycles = ms_to_cycles(k, settings_int(s, SET_KHUGEPAGED_SCAN_SLEEP_MS));
   kh->alloc_sleep_cycles = ms_to_cycles(k, settings_int(s, SET_KHUGEPAGED_ALLOC_SLEEP_MS));
+  kh->min_gap_cycles = MAX((uint64_t)llround((double)settings_int(s, SET_KHUGEPAGED_MIN_WAKE_GAP_US) * 1e3 * k->cycles_per_ns), 1);
   kh->entry_cycles = settings_double(s, SET_KHUGEPAGED_PAGE_SCAN_NS) * k->cycles_per_ns;
   kh->defrag = settings_bool(s, SET_KHUGEPAGED_DEFRAG);
   kh->cpu = (unsigned)(cpu < 0 ? n_cpus - 1 : cpu);
@@ -668,9 +672,13 @@ void khugepaged_run(Khugepaged *kh, uint64_t now)
     uint64_t work = kcpu_now(cpu) - before;
     cpu->ctr->c[CTR_KHUGEPAGED_CYCLES] += work;
     uint64_t sleep = alloc_sleep ? kh->alloc_sleep_cycles : kh->scan_sleep_cycles;
-    /* A wake that cost nothing and sleeps 0 ms still moves time on by a
-     * cycle, so that the loop ends. */
-    kh->next_wake = start + MAX(work + sleep, 1);
+    /* The next wake is after the work of this one and the sleep.  With
+     * scan_sleep_millisecs=0 khugepaged_wait_work() (mm/khugepaged.c, Linux
+     * 6.6) returns at once, and the nice-19 kthread runs again once the
+     * scheduler gives it the CPU: not before the next tick
+     * (khugepaged.min_wake_gap_us), so that a daemon with little to scan
+     * does not wake every cycle and starve the run. */
+    kh->next_wake = start + MAX(work + sleep, kh->min_gap_cycles);
     if (events_enabled(kh->k->ev)) /* at the end of the wake, after its collapses */
       events_emit(kh->k->ev, (uint64_t)((double)(start + work) / kh->k->cycles_per_ns), cpu->id, 0, 0, "khugepaged",
                   "start_ns=%" G_GUINT64_FORMAT " cycles=%" G_GUINT64_FORMAT " sleep_ms=%" G_GINT64_FORMAT " mms=%u",

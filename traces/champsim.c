@@ -20,8 +20,10 @@
  * matters only for accesses that cross a page (ChampSim itself moves whole
  * 64-byte blocks).  Traces are usually .xz or .gz, which TraceInput undoes.
  * A file whose length is not a multiple of 64 ends with an error naming the
- * offset of the partial record; an address at or beyond 2^57 is an error
- * naming the record's offset.
+ * offset of the partial record; an address at or beyond 2^57, or an ip of
+ * 0 (no instruction: Linux keeps the first pages unmapped, vm.mmap_min_addr
+ * in mm/Kconfig DEFAULT_MMAP_MIN_ADDR), is an error naming the record's
+ * offset, so an endless stream of zeros stops at its first record.
  *
  * Left out: the "cloudsuite" variant (with ASIDs, 80-byte records), branch
  * outcomes and register dependences.
@@ -75,6 +77,16 @@ void champsim_encode(const ChampsimInstr *ins, uint8_t out[CHAMPSIM_RECORD_BYTES
     put_le64(out + 32 + 8 * i, ins->src_mem[i]);
 }
 
+gboolean champsim_plausible(const uint8_t *b, size_t n)
+{
+  for (size_t at = 0; at + CHAMPSIM_RECORD_BYTES <= n; at += CHAMPSIM_RECORD_BYTES) {
+    uint64_t ip = le64(b + at);
+    if (ip == 0 || ip >= CHAMPSIM_VA_LIMIT)
+      return FALSE;
+  }
+  return TRUE;
+}
+
 static gboolean fail_at(ChampsimSource *c, GError **error, uint64_t offset, const char *what, const char *expected)
 {
   g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE, "%s: offset %" G_GUINT64_FORMAT " (instruction %" G_GUINT64_FORMAT
@@ -123,6 +135,10 @@ static gboolean champsim_fill(TraceReader *rd, TraceBatch *batch, GError **error
     uint64_t at = c->offset + c->pos;
     c->pos += CHAMPSIM_RECORD_BYTES;
     uint64_t ip = le64(p);
+    if (ip == 0) {
+      fail_at(c, error, at, "instruction pointer 0 (zeros, not a ChampSim record?)", "the address of an instruction");
+      break;
+    }
     if (!check_addr(c, error, at, ip, CHAMPSIM_INSN_BYTES))
       break;
     insn_stream_instruction(&c->st, batch, ip, CHAMPSIM_INSN_BYTES);

@@ -26,6 +26,12 @@ TraceSource *champsim_source_from_input(TraceInput *in);
 TraceSource *champsim_source_open(const char *path, GError **error);
 /* Encode one instruction as its 64 bytes (little-endian, as x86-64 ChampSim
  * tracers write them). */
+/* TRUE when every whole record of the first `n` bytes at `b` could be an
+ * instruction: its ip is neither 0 (no code is mapped at page 0; mmap_min_addr
+ * keeps it unmapped in Linux) nor beyond the 57-bit virtual address space.
+ * Format detection asks it, so that zeros or other binary junk are not run
+ * as an endless ChampSim trace. */
+gboolean champsim_plausible(const uint8_t *b, size_t n);
 void champsim_encode(const ChampsimInstr *ins, uint8_t out[CHAMPSIM_RECORD_BYTES]);
 
 #endif

@@ -8,7 +8,9 @@
  * command-line tools do.  Decompressed bytes go to one buffer that also
  * serves peeking, so detection never consumes input.
  *
- * Left out: seeking (readers that seek open the path again), bzip2 and lz4.
+ * Left out: seeking (readers that seek open the path again, and only when it
+ * is a regular file: a FIFO opened twice blocks, a pipe read twice has lost
+ * what the first read took), bzip2 and lz4.
  */
 #include "config.h"
 #include "input.h"
@@ -18,6 +20,7 @@
 #include <fcntl.h>
 #include <lzma.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -85,10 +88,18 @@ TraceInput *trace_input_open(const char *path, gboolean decompress, GError **err
     return NULL;
   }
   TraceInput *in = input_new(path, decompress);
-  in->path = g_strdup(path);
+  struct stat st;
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    in->path = g_strdup(path);
   in->fd = fd;
   in->close_fd = TRUE;
   return in;
+}
+
+gboolean trace_path_regular(const char *path)
+{
+  struct stat st;
+  return strcmp(path, "-") != 0 && stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
 TraceInput *trace_input_from_fd(int fd, const char *name, gboolean decompress)

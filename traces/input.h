@@ -22,6 +22,11 @@ typedef struct TraceInput TraceInput;
 /* Open `path` ("-" is standard input).  With `decompress`, a gzip, xz or zstd
  * stream is decompressed transparently. */
 TraceInput *trace_input_open(const char *path, gboolean decompress, GError **error);
+/* TRUE when `path` names a regular file (not "-", a pipe, a FIFO, a device
+ * or /dev/stdin): only such a path may be opened a second time, to seek or
+ * to read an index, without blocking or finding the stream consumed.  It
+ * does not open the path, so it does not block on a FIFO. */
+gboolean trace_path_regular(const char *path);
 /* Read from a file descriptor the caller owns (it is not closed). */
 TraceInput *trace_input_from_fd(int fd, const char *name, gboolean decompress);
 /* Copy every byte read from the underlying file or pipe (before any
@@ -53,8 +58,9 @@ gssize trace_input_read_full(TraceInput *in, void *buf, size_t n, GError **error
 uint64_t trace_input_offset(const TraceInput *in);
 const char *trace_input_name(const TraceInput *in);
 InputCompression trace_input_compression(const TraceInput *in);
-/* The path given to trace_input_open (NULL for stdin, fds and memory): a
- * reader of a plain regular file may open it again to seek (the .mtr index). */
+/* The path given to trace_input_open when it is a regular file (NULL for
+ * stdin, pipes, FIFOs, devices, fds and memory): a reader of a plain regular
+ * file may open it again to seek (the .mtr index). */
 const char *trace_input_path(const TraceInput *in);
 
 #endif

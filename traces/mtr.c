@@ -847,10 +847,24 @@ typedef struct {
   uint64_t file_bytes;
 } MtrIndex;
 
+/* The index is at the end: only a regular file may be opened again for it. */
+static gboolean not_seekable(const char *path, GError **error)
+{
+  g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN,
+              "'%s' is not a regular file: its index cannot be read without seeking; give a file, or read the "
+              "trace from its start in one pass", path);
+  return FALSE;
+}
+
 /* Read header, footer and index of a file through `m` (positioned after the
  * header), with pread on its own descriptor. */
 static gboolean load_index(MtrSource *m, const char *path, MtrIndex *ix, GError **error)
 {
+  /* A pipe or FIFO cannot be opened again: it would block, or start where
+   * the first reader stopped. */
+  if (!trace_path_regular(path)) {
+    return not_seekable(path, error);
+  }
   int fd = open(path, O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno;
@@ -978,6 +992,9 @@ gboolean mtr_read_info(const char *path, MtrInfo *info, GError **error)
   memset(info, 0, sizeof *info);
   trace_summary_init(&info->summary);
   info->meta = g_ptr_array_new_with_free_func(g_free);
+  if (!trace_path_regular(path)) { /* before opening: a FIFO would block */
+    return not_seekable(path, error);
+  }
   TraceInput *in = trace_input_open(path, FALSE, error);
   if (!in)
     return FALSE;

@@ -7,9 +7,12 @@
  *     a first line that is the text header (TEXT_TRACE_HEADER) -> text
  *     (whatever follows: the text reader reports a NUL byte or a bad
  *     line with its line number, not as an address of ChampSim's)
- *  2. a NUL byte or another control character than tab, CR, LF, FF, VT
- *                                                              -> champsim
+ *  2. a NUL byte or another control character than tab, CR, LF, FF, VT,
+ *     and every whole 64-byte record in the window names an instruction
+ *     (champsim_plausible: ip neither 0 nor beyond 2^57)        -> champsim
  *     (ChampSim traces have no magic number; they are the binary format)
+ *     otherwise binary bytes go to the text reader, which reports the
+ *     first one with its line: /dev/zero is no trace of any format
  *  3. a line in lackey's shape (`==PID==`, `I  HEX,N`, ` L HEX,N`, ...)
  *     among the first lines                                   -> lackey
  *  4. anything else, an empty input included                  -> text
@@ -18,6 +21,7 @@
  */
 #include "config.h"
 #include "trace_format.h"
+#include "champsim.h"
 #include "lackey.h"
 #include "mtr.h"
 #include "text.h"
@@ -87,7 +91,7 @@ int trace_format_detect(TraceInput *in, GError **error)
     return TRACE_FORMAT_TEXT;
   for (gssize i = 0; i < n; i++)
     if (b[i] < 0x20 && b[i] != '\t' && b[i] != '\n' && b[i] != '\r' && b[i] != '\f' && b[i] != '\v')
-      return TRACE_FORMAT_CHAMPSIM;
+      return champsim_plausible(b, (size_t)n) ? TRACE_FORMAT_CHAMPSIM : TRACE_FORMAT_TEXT;
   const char *s = (const char *)b, *end = s + n;
   while (s < end) {
     const char *nl = memchr(s, '\n', (size_t)(end - s));

@@ -6,6 +6,8 @@
 #include "testutil.h"
 
 #include <string.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
 
 #include "settings.h"
 
@@ -33,6 +35,33 @@ static void assert_contains(const char *text, const char *part)
 }
 
 /* ---- the table ---------------------------------------------------------- */
+
+/* Whole-file reads of configs stop at SETTINGS_FILE_MAX_BYTES: /dev/zero is
+ * refused, not read for ever. */
+START_TEST(test_read_file_capped)
+{
+  char *data = NULL;
+  gsize len = 0;
+  GError *err = NULL;
+  ck_assert(!settings_read_file("/dev/zero", "machine file", G_FILE_ERROR, 0, &data, &len, &err));
+  ck_assert_ptr_null(data);
+  ck_assert_ptr_nonnull(strstr(err->message, "machine file '/dev/zero' is larger than 16 MiB"));
+  g_clear_error(&err);
+  ck_assert(!settings_read_file("/nonexistent/m.ini", "machine file", G_FILE_ERROR, 0, &data, &len, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "cannot open machine file '/nonexistent/m.ini'"));
+  g_clear_error(&err);
+  g_autofree char *path = NULL;
+  int fd = g_file_open_tmp("mmusim-read-XXXXXX.ini", &path, NULL);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+  ck_assert(g_file_set_contents(path, "[cache]\nl2_ways = 4\n", -1, NULL));
+  ck_assert(settings_read_file(path, "machine file", G_FILE_ERROR, 0, &data, &len, &err));
+  ck_assert_uint_eq(len, 20);
+  ck_assert_str_eq(data, "[cache]\nl2_ways = 4\n");
+  g_free(data);
+  g_unlink(path);
+}
+END_TEST
 
 START_TEST(test_table_consistent)
 {
@@ -606,6 +635,7 @@ static Suite *settings_suite(void)
   Suite *s = suite_create("settings");
   TCase *tc = tcase_create("defaults");
   tcase_add_test(tc, test_table_consistent);
+  tcase_add_test(tc, test_read_file_capped);
   tcase_add_test(tc, test_defaults_every_setting);
   tcase_add_test(tc, test_defaults_known_values);
   tcase_add_test(tc, test_normalised_text_reads_back);

@@ -752,6 +752,45 @@ START_TEST(test_rate_knobs)
 }
 END_TEST
 
+/* Wakes of the daemon from `from` until `from + ms`, each run when it is due. */
+static unsigned wakes_in(Machine *m, uint64_t from, double ms)
+{
+  Khugepaged *kh = m->k->khugepaged;
+  uint64_t end = from + (uint64_t)(ms * m->k->cycles_per_ns * 1e6), now = from;
+  unsigned wakes = 0;
+  khugepaged_run(kh, now); /* the wake the first mm asked for */
+  while (wakes < 1000000 && khugepaged_next_wake(kh) <= end) {
+    now = MAX(now, khugepaged_next_wake(kh));
+    khugepaged_run(kh, now);
+    wakes++;
+  }
+  return wakes;
+}
+
+START_TEST(test_zero_sleep_is_bounded)
+{
+  /* scan_sleep_millisecs=0 is allowed: with one small mm each wake costs a
+   * few hundred cycles, yet the daemon wakes at most once a tick
+   * (khugepaged.min_wake_gap_us), not every cycle. */
+  static const char *sets[] = { "thp.enabled=always", "khugepaged.scan_sleep_millisecs=0", NULL };
+  Thread *t;
+  Machine *m = setup(sets, &t);
+  map_rw(m, t, BASE, PMD);
+  populate(m, t, BASE, PMD, 64 * 4096);
+  unsigned wakes = wakes_in(m, m->cpus[0]->clock, 10);
+  ck_assert_uint_ge(wakes, 9);
+  ck_assert_uint_le(wakes, 10);
+  machine_free(m);
+  /* A longer floor: fewer wakes. */
+  static const char *slow[] = { "thp.enabled=always", "khugepaged.scan_sleep_millisecs=0",
+                                "khugepaged.min_wake_gap_us=5000", NULL };
+  m = setup(slow, &t);
+  map_rw(m, t, BASE, PMD);
+  ck_assert_uint_le(wakes_in(m, m->cpus[0]->clock, 10), 2);
+  machine_free(m);
+}
+END_TEST
+
 START_TEST(test_cursor_and_full_scans)
 {
   static const char *sets[] = { "thp.enabled=madvise", "khugepaged.pages_to_scan=512", NULL };
@@ -890,6 +929,7 @@ static Suite *khugepaged_suite(void)
   suite_add_tcase(s, tc);
   tc = tcase_create("daemon");
   tcase_add_test(tc, test_rate_knobs);
+  tcase_add_test(tc, test_zero_sleep_is_bounded);
   tcase_add_test(tc, test_cursor_and_full_scans);
   tcase_add_test(tc, test_cycles_on_khugepaged_cpu);
   tcase_add_test(tc, test_engine_wakes_daemon);

@@ -265,6 +265,13 @@ START_TEST(champsim_errors_name_the_offset)
   assert_read_fails(src, "cs: offset 576 (instruction 9): file ends inside an instruction record");
   trace_source_free(src);
   ChampsimInstr far = { .ip = 0x400000, .dst_mem = { 0, 1ULL << 57 } };
+  ChampsimInstr none = { .ip = 0 };
+  champsim_encode(&none, b->data + 2 * CHAMPSIM_RECORD_BYTES);
+  src = champsim_source_from_input(trace_input_from_memory("cs", b->data, b->len, TRUE));
+  assert_read_fails(src, "cs: offset 128 (instruction 2): instruction pointer 0");
+  trace_source_free(src);
+  ChampsimInstr near = { .ip = 0x400000 };
+  champsim_encode(&near, b->data + 2 * CHAMPSIM_RECORD_BYTES);
   champsim_encode(&far, b->data + 3 * CHAMPSIM_RECORD_BYTES);
   src = champsim_source_from_input(trace_input_from_memory("cs", b->data, b->len, TRUE));
   assert_read_fails(src, "cs: offset 192 (instruction 3): address 0x200000000000000 beyond the 57-bit");
@@ -420,6 +427,14 @@ START_TEST(detection)
   unsigned l, s;
   GByteArray *cs = champsim_trace(3, &l, &s);
   ck_assert_int_eq(detect(cs->data, cs->len), TRACE_FORMAT_CHAMPSIM);
+  /* Zeros (/dev/zero) and a record with ip 0 are no ChampSim trace: the
+   * text reader reports them rather than the run going on for ever. */
+  g_autofree uint8_t *zeros = g_malloc0(4096);
+  ck_assert_int_eq(detect(zeros, 4096), TRACE_FORMAT_TEXT);
+  ck_assert(!champsim_plausible(zeros, 64));
+  ck_assert(champsim_plausible(cs->data, cs->len));
+  memset(cs->data + CHAMPSIM_RECORD_BYTES, 0, 8);
+  ck_assert_int_eq(detect(cs->data, cs->len), TRACE_FORMAT_TEXT);
   GByteArray *lk = g_byte_array_new();
   g_byte_array_append(lk, (const guint8 *)LACKEY_SAMPLE, strlen(LACKEY_SAMPLE));
   GByteArray *gz = gzip_compress(lk), *zs = zstd_compress(lk);
