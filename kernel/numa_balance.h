@@ -49,17 +49,6 @@ typedef struct {
   REGISTRY_ROW; /* name: the choice of numa.balancing */
   uint64_t (*mark_pmd)(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
                        uint64_t *entries);
-  /* The scanner leaves alone the pages already on the node of a process
-   * that runs one thread (change_pte_range's target_node test, Linux 3.8
-   * on); FALSE: it marks them too. */
-  gboolean skip_local_single_thread;
-  /* The hinting fault's rule for a page on the faulting CPU's node under
-   * the default policy.  FALSE: the page is not misplaced and the two-stage
-   * filter is not asked (Linux 5.14 on: MPOL_PREFERRED on the CPU's node);
-   * TRUE: the filter is asked, and records the node, on every fault the
-   * policy could move, local or not (Linux 3.8's mpol_misplaced, whose
-   * MPOL_F_MORON step ran for every fault). */
-  gboolean filter_local_faults;
 } NumaBalancePolicy;
 
 /* The registry's rows, in the order of numa.balancing's choices (*n of
@@ -111,6 +100,7 @@ typedef struct {
   double period_ms;      /* its scan period */
   uint64_t mm_next_scan; /* its address space's next scan time (cycles; UINT64_MAX before it started) */
   uint64_t mm_seq;       /* passes over the address space */
+  double scan_min_ms, scan_max_ms; /* task_scan_min and task_scan_max now (6.12) */
 } NumaTaskInfo;
 gboolean numa_balance_task_info(NumaBalance *nb, const Thread *t, NumaTaskInfo *info);
 

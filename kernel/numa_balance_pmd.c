@@ -73,5 +73,4 @@ const NumaBalancePolicy numa_balance_pmd = {
   .help = "a page table whose pages share a node is marked at its PMD; one fault handles them as a group",
   .source = "the 2012 scheme of seed 003: change_pmd_protnuma, do_pmd_numa_page (removed in Linux 3.13)",
   .mark_pmd = pmd_mark_pmd,
-  .filter_local_faults = TRUE,
 };

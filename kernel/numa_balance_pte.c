@@ -26,5 +26,4 @@ const NumaBalancePolicy numa_balance_pte = {
   .help = "the scanner makes PTEs and huge PMDs PROT_NONE; each hinting fault handles one page (Linux 3.8 on)",
   .source = "kernel/sched/fair.c task_numa_work, mm/mprotect.c change_prot_numa, mm/memory.c do_numa_page",
   .mark_pmd = pte_mark_pmd,
-  .skip_local_single_thread = TRUE,
 };
