@@ -51,24 +51,19 @@
  * for a scheme with skip_local_single_thread (pte) in a process with one
  * thread, pages already on the node that thread runs on.
  *
- * The period (task_numa_placement, update_task_scan_period): at a task's
- * first hinting fault after a pass over its address space ended, before
- * the fault is counted, the task adapts its period from its own faults
- * since it last did: none at all, or a failed migration, doubles it (up to
- * scan_period_max_ms) and pushes the address space's next scan to now plus
- * the new period, keeping the counts (the kernel returns before clearing
- * them, so a failed migration keeps slowing the task down); otherwise, with
- * lr = local * 10 / (local + remote) (NUMA_PERIOD_SLOTS) and t =
- * numa.period_threshold * 10, it grows by max(lr - t, 1) tenths when
- * lr >= t and shrinks by (t - lr) tenths when not, clamped to
- * [scan_period_min_ms, scan_period_max_ms], and the counts start again.
- * A task that takes no hinting fault keeps its period.
+ * The period (task_numa_fault, task_numa_placement, update_task_scan_period,
+ * kernel/sched/fair.c of Linux 6.12, read for this model): each hinting
+ * fault is counted for its task as private or shared (the page's
+ * last_cpupid, kept in physmem) and local or remote; at the task's first
+ * fault after a pass ended the period doubles or moves by the private and
+ * local ratios, between task_scan_min and task_scan_max, which scale with
+ * the RSS.  Under kernel.version=3.8 (KR_NUMA_SCAN_PERIOD_ADAPT) Linux
+ * 3.8's task_numa_fault step and numa_next_reset instead.  doc/numa.md
+ * states the rules.
  *
- * The filter: the entry keeps the node of the page's last hinting fault
- * (NUMA_LAST_* in numa_balance.h).  A misplaced page migrates only when the
- * previous fault came from the faulting CPU's node: the first fault from a
- * node never migrates, as in Linux 3.8 where last_nid starts at -1 (newer
- * kernels let a page whose last_cpupid is unset through at once).
+ * The filter: should_numa_migrate_memory of 6.12 on the page's
+ * last_cpupid (KR_NUMA_LAST_CPUPID), or 3.8's page_xchg_last_nid; the pmd
+ * scheme's group keeps its node in the table's PMD (NUMA_LAST_*).
  *
  * Migration: a base page or a PMD-mapped THP whole, to a page of the
  * faulting CPU's node only (__GFP_THISNODE, no reclaim or compaction),
@@ -88,11 +83,10 @@
  * (local) and preferred migrate towards the faulting CPU, bind and
  * interleave do not (no MPOL_F_MORON).
  *
- * Leaves out: task placement and numa_group (no task moves to its memory),
- * the shared/private fault statistics (ps_ratio), the scaling of the period
- * bounds with the size of the address space (task_scan_min/max), the
- * scheduler tick, rate limiting of migrations,
- * memory tiering, and the per-VMA access history of recent kernels.
+ * Leaves out: task placement and numa_group (no task moves to its memory;
+ * a task only knows whether it has a preferred node), the scheduler tick,
+ * rate limiting of migrations, memory tiering, and the per-VMA access
+ * history of recent kernels.
  */
 #include "config.h"
 #include "errors.h"
