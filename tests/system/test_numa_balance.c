@@ -408,6 +408,15 @@ START_TEST(test_period_doubles_without_local_or_shared)
   next_scan_now(&f);
   hint_range(&f, 10, 1);
   ck_assert_double_eq_tol(period_ms(&f), 4000, 1e-9);
+  /* One local fault among 20 remote private ones (the doubling kept the
+   * locality counts): lr_ratio = 10/21 = 0, but ps_ratio = 10 >= 7: the
+   * period grows by 3 slots of 400 (the remote rule alone would shrink it
+   * by 7). */
+  hint_range(&f, 0, 1);
+  hint_range(&f, 11, 9);
+  next_scan_now(&f);
+  hint_range(&f, 12, 1);
+  ck_assert_double_eq_tol(period_ms(&f), 5200, 1e-9);
   /* Up to numa_scan_period_max, task_scan_max at the placement (60000). */
   for (unsigned i = 0; i < 6; i++) {
     next_scan_now(&f);
