@@ -51,24 +51,19 @@
  * for a scheme with skip_local_single_thread (pte) in a process with one
  * thread, pages already on the node that thread runs on.
  *
- * The period (task_numa_placement, update_task_scan_period): at a task's
- * first hinting fault after a pass over its address space ended, before
- * the fault is counted, the task adapts its period from its own faults
- * since it last did: none at all, or a failed migration, doubles it (up to
- * scan_period_max_ms) and pushes the address space's next scan to now plus
- * the new period, keeping the counts (the kernel returns before clearing
- * them, so a failed migration keeps slowing the task down); otherwise, with
- * lr = local * 10 / (local + remote) (NUMA_PERIOD_SLOTS) and t =
- * numa.period_threshold * 10, it grows by max(lr - t, 1) tenths when
- * lr >= t and shrinks by (t - lr) tenths when not, clamped to
- * [scan_period_min_ms, scan_period_max_ms], and the counts start again.
- * A task that takes no hinting fault keeps its period.
+ * The period (task_numa_fault, task_numa_placement, update_task_scan_period,
+ * kernel/sched/fair.c of Linux 6.12, read for this model): each hinting
+ * fault is counted for its task as private or shared (the page's
+ * last_cpupid, kept in physmem) and local or remote; at the task's first
+ * fault after a pass ended the period doubles or moves by the private and
+ * local ratios, between task_scan_min and task_scan_max, which scale with
+ * the RSS.  Under kernel.version=3.8 (KR_NUMA_SCAN_PERIOD_ADAPT) Linux
+ * 3.8's task_numa_fault step and numa_next_reset instead.  doc/numa.md
+ * states the rules.
  *
- * The filter: the entry keeps the node of the page's last hinting fault
- * (NUMA_LAST_* in numa_balance.h).  A misplaced page migrates only when the
- * previous fault came from the faulting CPU's node: the first fault from a
- * node never migrates, as in Linux 3.8 where last_nid starts at -1 (newer
- * kernels let a page whose last_cpupid is unset through at once).
+ * The filter: should_numa_migrate_memory of 6.12 on the page's
+ * last_cpupid (KR_NUMA_LAST_CPUPID), or 3.8's page_xchg_last_nid; the pmd
+ * scheme's group keeps its node in the table's PMD (NUMA_LAST_*).
  *
  * Migration: a base page or a PMD-mapped THP whole, to a page of the
  * faulting CPU's node only (__GFP_THISNODE, no reclaim or compaction),
@@ -88,11 +83,10 @@
  * (local) and preferred migrate towards the faulting CPU, bind and
  * interleave do not (no MPOL_F_MORON).
  *
- * Leaves out: task placement and numa_group (no task moves to its memory),
- * the shared/private fault statistics (ps_ratio), the scaling of the period
- * bounds with the size of the address space (task_scan_min/max), the
- * scheduler tick, rate limiting of migrations,
- * memory tiering, and the per-VMA access history of recent kernels.
+ * Leaves out: task placement and numa_group (no task moves to its memory;
+ * a task only knows whether it has a preferred node), the scheduler tick,
+ * rate limiting of migrations, memory tiering, and the per-VMA access
+ * history of recent kernels.
  */
 #include "config.h"
 #include "errors.h"
@@ -121,6 +115,7 @@ typedef struct {
   uint64_t next_scan;     /* cycles */
   uint64_t offset;        /* va where the next scan starts */
   uint64_t seq;           /* passes over the address space */
+  uint64_t next_reset;    /* Linux 3.8's numa_next_reset (cycles): the next reset of the scan period */
   unsigned tasks;         /* tasks seen (mm_users) */
   struct NumaTask *leader; /* its first task */
 } NumaMm;
@@ -132,8 +127,15 @@ typedef struct NumaTask {
   uint64_t node_stamp;    /* run time, cycles */
   double period_ms;       /* set by set_period only */
   uint64_t period_cycles; /* ms_to_cycles(period_ms): set_due runs at every switch-in, llround costs ~40 */
-  uint64_t seq;           /* the mm's pass count when it last adapted */
-  uint64_t local, remote, failed; /* base pages, since it last adapted */
+  uint64_t seq;           /* the mm's pass count when it last adapted (p->numa_scan_seq) */
+  /* numa_faults_locality[]: remote, local and failed-migration base pages
+   * since the period last moved by the ratios (the doubling keeps them). */
+  uint64_t local, remote, failed;
+  /* Private and shared fault pages since the last placement (the
+   * NUMA_MEMBUF part of numa_faults, summed over nodes). */
+  uint64_t priv, shared;
+  double period_max_ms;   /* numa_scan_period_max: task_scan_max at the last placement */
+  gboolean preferred;     /* numa_preferred_nid is set: a placement saw faults */
 } NumaTask;
 
 /* task_find's cache of the tasks of recent threads, direct-mapped by the
@@ -157,6 +159,15 @@ struct NumaBalance {
   NumaMm *last;           /* lookup cache */
   gboolean filter;
   double delay_ms, min_ms, max_ms, threshold_slots;
+  double scan_size_mb, window_mb_s, reset_ms, step_ms;
+  /* The period's settings are whole milliseconds, as the kernel's unsigned
+   * ints are: its divisions round down (ms_div).  A fractional one (a scaled
+   * experiment) makes them exact. */
+  gboolean integral_ms;
+  /* kernel_has(KR_NUMA_SCAN_PERIOD_ADAPT), asked once: 6.12's
+   * update_task_scan_period; FALSE: Linux 3.8's task_numa_fault step and
+   * numa_next_reset. */
+  gboolean adapt;
   uint64_t budget_pages;  /* numa.scan_size_mb in base pages */
   double pte_cycles;      /* per entry written */
   uint64_t hint_cycles, migrate_cycles;
@@ -219,6 +230,15 @@ NumaBalance *numa_balance_new(Kernel *k, GError **error)
                          REGISTRY_ROWS(numa_balance_rows), G_N_ELEMENTS(numa_balance_rows), scheme);
     return NULL;
   }
+  /* change_pmd_protnuma and do_pmd_numa_page were removed in Linux 3.13. */
+  if (numa_balance_rows[row] == &numa_balance_pmd && kernel_has(k, KR_NUMA_PTE_ONLY)) {
+    g_autofree char *bal_w = settings_blame(s, SET_NUMA_BALANCING);
+    g_autofree char *ver_w = settings_blame(s, SET_KERNEL_VERSION);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s: the PMD-granular scheme was in Linux 3.8 to 3.12, not in %s; set kernel.version=3.8 or "
+                "numa.balancing=pte", bal_w, ver_w);
+    return NULL;
+  }
   NumaBalance *nb = g_new0(NumaBalance, 1);
   nb->k = k;
   nb->pol = numa_balance_rows[row];
@@ -230,7 +250,16 @@ NumaBalance *numa_balance_new(Kernel *k, GError **error)
   nb->min_ms = min_ms;
   nb->max_ms = max_ms;
   nb->threshold_slots = settings_double(s, SET_NUMA_PERIOD_THRESHOLD) * NUMA_PERIOD_SLOTS;
-  double bytes = settings_double(s, SET_NUMA_SCAN_SIZE_MB) * 1024.0 * 1024.0;
+  nb->scan_size_mb = settings_double(s, SET_NUMA_SCAN_SIZE_MB);
+  nb->window_mb_s = settings_double(s, SET_NUMA_MAX_SCAN_WINDOW_MB_S);
+  nb->reset_ms = settings_double(s, SET_NUMA_SCAN_PERIOD_RESET_MS);
+  nb->step_ms = settings_double(s, SET_NUMA_PERIOD_STEP_MS);
+  nb->adapt = kernel_has(k, KR_NUMA_SCAN_PERIOD_ADAPT);
+  nb->integral_ms = TRUE;
+  const double whole[] = { nb->delay_ms, min_ms, max_ms, nb->scan_size_mb, nb->window_mb_s, nb->threshold_slots };
+  for (unsigned i = 0; i < G_N_ELEMENTS(whole); i++)
+    nb->integral_ms = nb->integral_ms && whole[i] == floor(whole[i]);
+  double bytes = nb->scan_size_mb * 1024.0 * 1024.0;
   nb->budget_pages = MAX(UINT64_C(1), (uint64_t)(bytes / (double)k->base_bytes));
   nb->pte_cycles = settings_double(s, SET_NUMA_SCAN_PTE_NS) * k->cycles_per_ns;
   nb->hint_cycles = kernel_ns_to_cycles(k, settings_double(s, SET_NUMA_HINT_FAULT_NS));
@@ -313,9 +342,54 @@ static void set_period(NumaBalance *nb, NumaTask *p, double ms)
   p->period_cycles = ms_to_cycles(nb->k, ms);
 }
 
-/* init_numa_balancing: the first task of an address space starts at once
- * (node_stamp 0); a later one, cloned by `creator` (its leader when the
- * creator is of another address space), is staggered. */
+/* a / b as the kernel divides its unsigned int milliseconds (rounding
+ * down), or exactly when a setting is fractional (integral_ms). */
+static double ms_div(const NumaBalance *nb, double a, double b)
+{
+  return nb->integral_ms ? floor(a / b) : a / b;
+}
+
+/* task_nr_scan_windows (kernel/sched/fair.c, 6.12): the address space's
+ * RSS (get_mm_rss) in numa.scan_size_mb windows, rounded up; at least one. */
+static uint64_t scan_windows(const NumaBalance *nb, const NumaMm *s)
+{
+  uint64_t win = nb->budget_pages, rss = s->mm->rss_pages;
+  if (!rss)
+    rss = win;
+  return (rss + win - 1) / win;
+}
+
+/* task_scan_min (6.12): numa.scan_period_min_ms shared among the windows,
+ * but no faster than MAX_SCAN_WINDOW MB/s (numa.max_scan_window_mb_s). */
+static double task_scan_min(const NumaBalance *nb, const NumaMm *s)
+{
+  double windows = 1;
+  if (nb->scan_size_mb < nb->window_mb_s)
+    windows = ms_div(nb, nb->window_mb_s, nb->scan_size_mb);
+  double floor_ms = ms_div(nb, 1000, windows);
+  double scan = ms_div(nb, nb->min_ms, (double)scan_windows(nb, s));
+  return MAX(floor_ms, scan);
+}
+
+/* task_scan_max (6.12) without a numa_group (whose shared faults scale it
+ * up): numa.scan_period_max_ms shared among the windows, not below the
+ * minimum. */
+static double task_scan_max(const NumaBalance *nb, const NumaMm *s)
+{
+  double smin = task_scan_min(nb, s);
+  double smax = ms_div(nb, nb->max_ms, (double)scan_windows(nb, s));
+  return MAX(smin, smax);
+}
+
+/* init_numa_balancing (6.12): the first task of an address space starts at
+ * once (node_stamp 0); a later one, cloned by `creator` (its leader when
+ * the creator is of another address space), is staggered by
+ *   min_t(unsigned int, task_scan_max(current),
+ *         current->numa_scan_period * mm_users * NSEC_PER_MSEC)
+ * nanoseconds, as the source reads: task_scan_max's milliseconds count as
+ * nanoseconds there, and the product is cut to 32 bits (the two ticks the
+ * kernel adds are left out with the tick).  Linux 3.8's sched_fork had no
+ * stagger (not modelled: list under doc/model.md's version table). */
 static NumaTask *task_new(NumaBalance *nb, const Thread *t, const Thread *creator)
 {
   NumaMm *s = state_of(nb, t->mm);
@@ -328,7 +402,12 @@ static NumaTask *task_new(NumaBalance *nb, const Thread *t, const Thread *creato
   if (s->tasks) {
     NumaTask *c = creator && creator->mm == t->mm ? task_find(nb, creator) : NULL;
     double creator_ms = (c ? c : s->leader)->period_ms;
-    p->node_stamp = ms_to_cycles(nb->k, MIN(nb->max_ms, creator_ms * s->tasks));
+    /* mm_users before copy_mm takes the new thread's reference: the tasks there. */
+    double product_ns = creator_ms * (double)s->tasks * 1e6;
+    if (nb->integral_ms)
+      product_ns = (double)(uint32_t)(uint64_t)product_ns;
+    double delay_ns = MIN(task_scan_max(nb, s), product_ns);
+    p->node_stamp = kernel_ns_to_cycles(nb->k, delay_ns);
   } else {
     s->leader = p;
   }
@@ -375,6 +454,7 @@ void numa_balance_switch_in(NumaBalance *nb, KCpu *cpu, const Thread *t)
   if (!p->mm->started) { /* init_numa_balancing of the address space */
     p->mm->started = TRUE;
     p->mm->next_scan = kcpu_now(cpu) + ms_to_cycles(nb->k, nb->delay_ms);
+    p->mm->next_reset = kcpu_now(cpu); /* Linux 3.8 __sched_fork */
   }
   set_due(nb, cpu, t, p);
 }
@@ -388,6 +468,8 @@ gboolean numa_balance_task_info(NumaBalance *nb, const Thread *t, NumaTaskInfo *
   info->period_ms = p->period_ms;
   info->mm_next_scan = p->mm->next_scan;
   info->mm_seq = p->mm->seq;
+  info->scan_min_ms = task_scan_min(nb, p->mm);
+  info->scan_max_ms = task_scan_max(nb, p->mm);
   return TRUE;
 }
 
@@ -542,27 +624,127 @@ void numa_balance_mark_range(NumaBalance *nb, KCpu *cpu, Mm *mm, uint64_t start,
 
 /* ---- the scanner ------------------------------------------------------------------ */
 
-/* task_numa_placement / update_task_scan_period, without the
- * shared/private ratio: p's first hinting fault since a pass ended. */
-static void adapt_period(NumaBalance *nb, KCpu *cpu, NumaTask *p)
+/* update_task_scan_period (kernel/sched/fair.c, 6.12), from p's
+ * numa_faults_locality and the shared and private fault pages its
+ * placement gathered.  No local and no shared fault, or a failed
+ * migration: the period doubles up to numa_scan_period_max and the address
+ * space's next scan moves to now plus the new period, the counts kept
+ * (the kernel returns before clearing them).  Otherwise, with
+ * period_slot = DIV_ROUND_UP(period, NUMA_PERIOD_SLOTS), lr_ratio and
+ * ps_ratio the local and private tenths and T = NUMA_PERIOD_THRESHOLD:
+ * ps_ratio >= T grows it by max(ps_ratio - T, 1) slots, else lr_ratio >= T
+ * by max(lr_ratio - T, 1) slots, else it shrinks by T - max(lr_ratio,
+ * ps_ratio) slots; clamped to [task_scan_min, task_scan_max], and the
+ * locality counts start again. */
+static void update_task_scan_period(NumaBalance *nb, KCpu *cpu, NumaTask *p, uint64_t shared, uint64_t priv)
 {
-  p->seq = p->mm->seq;
-  if (p->local + p->remote == 0 || p->failed) {
-    set_period(nb, p, MIN(nb->max_ms, p->period_ms * 2));
+  uint64_t remote = p->remote, local = p->local;
+  if (local + shared == 0 || p->failed) {
+    set_period(nb, p, MIN(p->period_max_ms, p->period_ms * 2));
     p->mm->next_scan = kcpu_now(cpu) + p->period_cycles;
-    return; /* the kernel returns before clearing the counts */
+    return;
   }
-  double slot = p->period_ms / NUMA_PERIOD_SLOTS;
-  double lr = (double)((p->local * NUMA_PERIOD_SLOTS) / (p->local + p->remote));
+  double t = nb->threshold_slots;
+  double period_slot = nb->integral_ms ? ceil(p->period_ms / NUMA_PERIOD_SLOTS) : p->period_ms / NUMA_PERIOD_SLOTS;
+  double lr_ratio = (double)(local * NUMA_PERIOD_SLOTS / (local + remote));
+  /* priv + shared > 0 here: the placement runs at a fault, counted after
+   * it, so every placement but the first has one (the first has local 0). */
+  double ps_ratio = priv + shared ? (double)(priv * NUMA_PERIOD_SLOTS / (priv + shared)) : 0;
   double diff;
-  if (lr >= nb->threshold_slots) {
-    double slots = lr - nb->threshold_slots;
-    diff = (slots < 1 ? 1 : slots) * slot;
+  if (ps_ratio >= t) {
+    double slot = ps_ratio - t;
+    diff = (slot == 0 ? 1 : slot) * period_slot;
+  } else if (lr_ratio >= t) {
+    double slot = lr_ratio - t;
+    diff = (slot == 0 ? 1 : slot) * period_slot;
   } else {
-    diff = -(nb->threshold_slots - lr) * slot;
+    diff = -(t - MAX(lr_ratio, ps_ratio)) * period_slot;
   }
-  set_period(nb, p, CLAMP(p->period_ms + diff, nb->min_ms, nb->max_ms));
+  set_period(nb, p, CLAMP(p->period_ms + diff, task_scan_min(nb, p->mm), task_scan_max(nb, p->mm)));
   p->local = p->remote = p->failed = 0;
+}
+
+/* task_numa_placement (6.12) as far as the model has it, at p's first
+ * hinting fault after a pass over its address space ended (the kernel asks
+ * at each fault once numa_migrate_retry has passed, and returns while
+ * numa_scan_seq is unchanged): numa_scan_period_max = task_scan_max, the
+ * buffered shared and private faults go to update_task_scan_period, and a
+ * task that has taken faults has a preferred node from then on (the node
+ * itself is not modelled: no task moves to its memory). */
+static void task_numa_placement(NumaBalance *nb, KCpu *cpu, NumaTask *p)
+{
+  if (p->seq == p->mm->seq)
+    return;
+  p->seq = p->mm->seq;
+  p->period_max_ms = task_scan_max(nb, p->mm);
+  uint64_t shared = p->shared, priv = p->priv;
+  p->shared = p->priv = 0;
+  if (shared + priv)
+    p->preferred = TRUE;
+  update_task_scan_period(nb, cpu, p, shared, priv);
+}
+
+/* What a hinting fault tells task_numa_fault. */
+typedef struct {
+  uint64_t pages;       /* base pages of the folio (of the pmd scheme's group) */
+  gboolean local;       /* TNF_FAULT_LOCAL: it was on the faulting CPU's node */
+  gboolean failed;      /* TNF_MIGRATE_FAIL */
+  uint16_t last_cpupid; /* the page's last_cpupid before the fault */
+  /* Linux 3.8: calls of task_numa_fault for pages that did not move (one
+   * for a page or THP fault; the pmd scheme's group calls per misplaced
+   * page it tried). */
+  uint64_t unmoved_calls;
+} NumaFaultInfo;
+
+/* cpupid as the model keeps it in a page (physmem_xchg_last_cpupid): the
+ * node of the faulting CPU (cpupid_to_nid) in the high byte and the low
+ * 8 bits of the task's pid (LAST__PID_SHIFT 8) in the low one; all ones
+ * is the kernel's -1, unset. */
+#define CPUPID_PID_MASK 0xffu
+static inline uint16_t cpupid_make(int node, uint32_t pid)
+{
+  return (uint16_t)(((unsigned)node & 0xffu) << 8 | (pid & CPUPID_PID_MASK));
+}
+static inline gboolean cpupid_pid_unset(uint16_t c)
+{
+  return (c & CPUPID_PID_MASK) == CPUPID_PID_MASK;
+}
+static inline int cpupid_to_nid(uint16_t c)
+{
+  return c >> 8;
+}
+static inline gboolean cpupid_match_pid(uint32_t pid, uint16_t c)
+{
+  return (pid & CPUPID_PID_MASK) == (c & CPUPID_PID_MASK);
+}
+
+/* task_numa_fault (kernel/sched/fair.c) for the task p of the faulting
+ * thread, pid its pid.  6.12: the placement first, then the fault is
+ * private when the page's last_cpupid was unset or names this pid
+ * (cpupid_match_pid; task_numa_group, which may make a shared fault count
+ * otherwise, is not modelled), and its pages go to the private or shared
+ * count and to numa_faults_locality (local or remote, failed).  Linux 3.8:
+ * each call that migrated nothing adds numa.period_step_ms to the period,
+ * up to numa.scan_period_max_ms, and the placement only notes the pass. */
+static void task_numa_fault(NumaBalance *nb, KCpu *cpu, NumaTask *p, uint32_t pid, const NumaFaultInfo *fi)
+{
+  if (!nb->adapt) {
+    if (fi->unmoved_calls)
+      set_period(nb, p, MIN(nb->max_ms, p->period_ms + (double)fi->unmoved_calls * nb->step_ms));
+    p->seq = p->mm->seq;
+    return;
+  }
+  task_numa_placement(nb, cpu, p);
+  if (cpupid_pid_unset(fi->last_cpupid) || cpupid_match_pid(pid, fi->last_cpupid))
+    p->priv += fi->pages;
+  else
+    p->shared += fi->pages;
+  if (fi->failed)
+    p->failed += fi->pages;
+  if (fi->local)
+    p->local += fi->pages;
+  else
+    p->remote += fi->pages;
 }
 
 /* Threads of mm (mm_users): the scanner skips pages already on the node of
@@ -597,7 +779,8 @@ static void scan(NumaBalance *nb, KCpu *cpu, NumaTask *p)
   NumaMm *s = p->mm;
   Mm *mm = s->mm;
   s->next_scan = kcpu_now(cpu) + p->period_cycles;
-  nb->scan_node = nb->pol->skip_local_single_thread && mm_threads(mm) == 1 ? cpu->node : -1;
+  /* change_pte_range's target_node (Linux 4.9 on). */
+  nb->scan_node = kernel_has(k, KR_NUMA_SCAN_SKIP_LOCAL) && mm_threads(mm) == 1 ? cpu->node : -1;
 
   int64_t pages = (int64_t)nb->budget_pages;
   int64_t virt = pages * NUMA_VIRT_SCAN_FACTOR;
@@ -654,11 +837,19 @@ void numa_balance_tick(NumaBalance *nb, KCpu *cpu, Thread *t)
     return;
   uint64_t period = p->period_cycles;
   if (thread_runtime(t, cpu) > p->node_stamp + period) { /* task_tick_numa */
-    if (!p->node_stamp)
-      set_period(nb, p, nb->min_ms); /* task_scan_start */
+    if (!p->node_stamp) /* task_scan_start (6.12), sysctl_numa_balancing_scan_period_min (3.8) */
+      set_period(nb, p, nb->adapt ? task_scan_min(nb, p->mm) : nb->min_ms);
     p->node_stamp += period;
-    if (kcpu_now(cpu) >= p->mm->next_scan)
+    if (kcpu_now(cpu) >= p->mm->next_scan) {
+      if (!nb->adapt && kcpu_now(cpu) > p->mm->next_reset) {
+        /* Linux 3.8 task_numa_work: "Reset the scan period if enough time
+         * has gone by" (numa_next_reset starts at the fork, so the first
+         * scan resets). */
+        set_period(nb, p, nb->min_ms);
+        p->mm->next_reset = kcpu_now(cpu) + ms_to_cycles(nb->k, nb->reset_ms);
+      }
       scan(nb, cpu, p);
+    }
   }
   set_due(nb, cpu, t, p);
 }
@@ -688,26 +879,70 @@ static MisplacedRule misplaced_rule(const Mm *mm, const Vma *v, int node)
   return mpol_mof(p) && (p.nodes >> node & 1) ? MISPLACED_MASK : MISPLACED_NEVER;
 }
 
-/* Whether the filter is asked about a hinting fault (should_numa_migrate_
- * memory, which also records the faulting node), under rule r, by the
- * scheme's filter_local_faults: the 2012 scheme keeps its own time's rule
- * (Linux 3.8's mpol_misplaced: the default policy's MPOL_F_MORON step
- * records the node of every fault, local or not); the pte scheme today's
- * (since Linux 5.14 the default is MPOL_PREFERRED on the CPU's node, and a
- * page already there is not misplaced). */
+/* Whether the filter is asked about a hinting fault (it records the
+ * faulting CPU in the page as it decides), under rule r.  Since Linux 5.14
+ * (KR_NUMA_MISPLACED_LOCAL) the default policy is MPOL_PREFERRED on the
+ * CPU's node and mpol_misplaced leaves a page already there before the
+ * filter; before, the default policy's MPOL_F_MORON step ran for every
+ * fault, local or not (Linux 3.8's mpol_misplaced). */
 static gboolean misplaced_asks_filter(const NumaBalance *nb, MisplacedRule r, gboolean local)
 {
-  if (nb->pol->filter_local_faults)
+  if (!kernel_has(nb->k, KR_NUMA_MISPLACED_LOCAL))
     return r != MISPLACED_NEVER;
   return r == MISPLACED_MASK || (r == MISPLACED_PREFERRED && !local);
 }
 
-/* The two-stage filter on entry *e (its last-node field is updated). */
+/* The two-stage filter on the last-node field of entry *e, which it
+ * updates: the pmd scheme's group, whose node Linux 3.8 to 3.12 kept per
+ * page table (the model keeps it in the table's PMD). */
 static gboolean filter_passes(NumaBalance *nb, uint64_t *e, int node)
 {
   int last = last_node(*e);
   *e = with_last_node(*e, node);
   return !nb->filter || last == node;
+}
+
+/* The migrate filter on the folio whose first frame is `folio`, for a
+ * fault of thread pid (task p, NULL when the thread has none) from a CPU
+ * of `node`; the folio's last_cpupid becomes this fault's.
+ *
+ * 6.12 (KR_NUMA_LAST_CPUPID), should_numa_migrate_memory without memory
+ * tiering: a task without a preferred node, or in its first passes
+ * (p->numa_scan_seq <= 4), migrates a page at a first or private fault at
+ * once; otherwise a page whose last fault came from another node stays
+ * (the two-stage filter), a private fault migrates, and a shared one too:
+ * "A shared fault, but p->numa_group has not been set up yet" (numa_group
+ * is not modelled, so the group rules after it are never reached).
+ *
+ * Linux 3.8, mpol_misplaced's MPOL_F_MORON step: page_xchg_last_nid, and
+ * the page moves when its last fault came from this node (never at the
+ * first, whose last_nid is -1).
+ *
+ * numa.migrate_filter=false keeps the recording and lets every misplaced
+ * page through. */
+static gboolean should_numa_migrate(NumaBalance *nb, const NumaTask *p, uint32_t pid, uint64_t folio, int node)
+{
+  PhysMem *pm = nb->k->pm;
+  if (!kernel_has(nb->k, KR_NUMA_LAST_CPUPID)) {
+    uint16_t last = physmem_xchg_last_cpupid(pm, folio, cpupid_make(node, CPUPID_PID_MASK));
+    return !nb->filter || (last != PHYSMEM_CPUPID_UNSET && cpupid_to_nid(last) == node);
+  }
+  uint16_t last = physmem_xchg_last_cpupid(pm, folio, cpupid_make(node, pid));
+  if (!nb->filter)
+    return TRUE;
+  gboolean young = !p || !p->preferred || p->seq <= 4;
+  if (young && (cpupid_pid_unset(last) || cpupid_match_pid(pid, last)))
+    return TRUE;
+  if (!cpupid_pid_unset(last) && cpupid_to_nid(last) != node)
+    return FALSE;
+  return TRUE; /* private (cpupid_match_pid), or shared without a numa_group */
+}
+
+/* The first frame of the folio holding pfn: the THP's head, or pfn. */
+static uint64_t folio_of(const Kernel *k, uint64_t pfn)
+{
+  uint64_t head;
+  return thp_page_of(k, pfn, &head) ? head : pfn;
 }
 
 /* migrate_misplaced_folio: a page of 2^order frames from `old` to the
@@ -718,15 +953,16 @@ static gboolean filter_passes(NumaBalance *nb, uint64_t *e, int node)
  * at the fault's start, where each would queue behind all the others.
  * FALSE (counted, and for task s) when the node has none. */
 static gboolean migrate_alloc(NumaBalance *nb, KCpu *cpu, unsigned order, uint64_t old, uint64_t *pfn,
-                              uint64_t *cycles, NumaTask *s)
+                              uint64_t *cycles, NumaFaultInfo *fi)
 {
   Kernel *k = nb->k;
   if (!physmem_alloc_on(k->pm, cpu->node, order, MT_MOVABLE, pfn)) {
     cpu->ctr->c[CTR_PGMIGRATE_FAIL]++;
-    if (s)
-      s->failed++; /* TNF_MIGRATE_FAIL: the task's period doubles */
+    fi->failed = TRUE; /* TNF_MIGRATE_FAIL: the task's period doubles */
     return FALSE;
   }
+  /* folio_migrate_flags: the new folio takes the old one's last_cpupid. */
+  physmem_xchg_last_cpupid(k->pm, *pfn, physmem_last_cpupid(k->pm, old));
   uint64_t bytes = UINT64_C(4096) << order;
   uint64_t copy = kernel_copy_cycles(k, bytes);
   copy += kernel_dram_bulk(k, cpu, old, bytes, *cycles, copy);
@@ -741,13 +977,13 @@ static gboolean migrate_alloc(NumaBalance *nb, KCpu *cpu, unsigned order, uint64
  * shoots it down before the old frame is freed.  Returns TRUE when it
  * moved. */
 static gboolean migrate_base(NumaBalance *nb, KCpu *cpu, Mm *mm, uint64_t va, gboolean accessible, uint64_t *e,
-                             uint64_t *cycles, NumaTask *s)
+                             uint64_t *cycles, NumaFaultInfo *fi)
 {
   Kernel *k = nb->k;
   uint64_t old = pte_pfn(*e), pfn;
   if (thp_page_of(k, old, NULL))
     return FALSE;
-  if (!migrate_alloc(nb, cpu, k->base_order, old, &pfn, cycles, s))
+  if (!migrate_alloc(nb, cpu, k->base_order, old, &pfn, cycles, fi))
     return FALSE;
   if (accessible)
     kernel_flush_tlb_4k(k, cpu, mm, va, va + k->base_bytes);
@@ -757,17 +993,14 @@ static gboolean migrate_base(NumaBalance *nb, KCpu *cpu, Mm *mm, uint64_t va, gb
   return TRUE;
 }
 
-static void count_fault(KCpu *cpu, NumaTask *s, gboolean local, uint64_t pages)
+/* numa_migrate_check's vm events, and what task_numa_fault will be told. */
+static void count_fault(KCpu *cpu, NumaFaultInfo *fi, gboolean local, uint64_t pages)
 {
   cpu->ctr->c[CTR_NUMA_HINT_FAULTS]++;
   if (local)
     cpu->ctr->c[CTR_NUMA_HINT_FAULTS_LOCAL]++;
-  if (s) {
-    if (local)
-      s->local += pages;
-    else
-      s->remote += pages;
-  }
+  fi->local = local;
+  fi->pages = pages;
 }
 
 static void emit_hint(Kernel *k, KCpu *cpu, Mm *mm, const char *what, uint64_t va, int page_node, uint64_t moved,
@@ -780,22 +1013,25 @@ static void emit_hint(Kernel *k, KCpu *cpu, Mm *mm, const char *what, uint64_t v
 
 /* do_numa_page */
 static FaultResult pte_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, PtNode *t, uint64_t va,
-                             uint64_t *cycles, NumaTask *s)
+                             uint64_t *cycles, NumaTask *s, uint32_t pid, NumaFaultInfo *fi)
 {
   Kernel *k = nb->k;
   unsigned i = pgtable_index(&k->geo, 1, va);
   uint64_t e = t->e[i] & ~PTE_SW_NUMA;
+  uint64_t folio = folio_of(k, pte_pfn(e));
   int page_node = physmem_node_of(k->pm, pte_pfn(e));
   gboolean local = page_node == cpu->node;
-  count_fault(cpu, s, local, UINT64_C(1));
+  count_fault(cpu, fi, local, UINT64_C(1));
+  fi->last_cpupid = physmem_last_cpupid(k->pm, folio);
   uint64_t moved = 0;
   if (misplaced_asks_filter(nb, misplaced_rule(mm, v, cpu->node), local)) {
-    gboolean pass = filter_passes(nb, &e, cpu->node);
+    gboolean pass = should_numa_migrate(nb, s, pid, folio, cpu->node);
     if (!local && !pass)
       cpu->ctr->c[CTR_NUMA_MIGRATE_FILTERED]++;
-    else if (!local && migrate_base(nb, cpu, mm, va & ~(k->base_bytes - 1), FALSE, &e, cycles, s))
+    else if (!local && migrate_base(nb, cpu, mm, va & ~(k->base_bytes - 1), FALSE, &e, cycles, fi))
       moved = 1;
   }
+  fi->unmoved_calls = !moved;
   pgtable_entry_set(t, i, e);
   emit_hint(k, cpu, mm, "pte", va, page_node, moved, *cycles);
   return FAULT_MAPPED;
@@ -803,20 +1039,21 @@ static FaultResult pte_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, P
 
 /* do_huge_pmd_numa_page: the THP moves whole. */
 static FaultResult huge_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx,
-                              uint64_t va, uint64_t *cycles, NumaTask *s)
+                              uint64_t va, uint64_t *cycles, NumaTask *s, uint32_t pid, NumaFaultInfo *fi)
 {
   Kernel *k = nb->k;
   uint64_t e = n->e[idx] & ~PTE_SW_NUMA;
   uint64_t old = pte_pfn(e);
   int page_node = physmem_node_of(k->pm, old);
   gboolean local = page_node == cpu->node;
-  count_fault(cpu, s, local, k->pmd_subpages);
+  count_fault(cpu, fi, local, k->pmd_subpages);
+  fi->last_cpupid = physmem_last_cpupid(k->pm, old);
   uint64_t moved = 0, pfn;
   if (misplaced_asks_filter(nb, misplaced_rule(mm, v, cpu->node), local)) {
-    gboolean pass = filter_passes(nb, &e, cpu->node);
+    gboolean pass = should_numa_migrate(nb, s, pid, old, cpu->node);
     if (!local && !pass) {
       cpu->ctr->c[CTR_NUMA_MIGRATE_FILTERED]++;
-    } else if (!local && migrate_alloc(nb, cpu, k->pmd_order, old, &pfn, cycles, s)) {
+    } else if (!local && migrate_alloc(nb, cpu, k->pmd_order, old, &pfn, cycles, fi)) {
       thp_unmap_pmd(k, old); /* frees the old THP and its registration */
       thp_page_add(k, pfn);
       e = pte_make(pfn, e & ~PTE_PFN_MASK);
@@ -824,6 +1061,7 @@ static FaultResult huge_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, 
       cpu->ctr->c[CTR_NUMA_PAGES_MIGRATED] += moved;
     }
   }
+  fi->unmoved_calls = !moved;
   pgtable_entry_set(n, idx, e);
   emit_hint(k, cpu, mm, "thp", va, page_node, moved, *cycles);
   return FAULT_MAPPED;
@@ -835,7 +1073,7 @@ static FaultResult huge_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, 
  * the policy of its own VMA, and a page the scan left unmarked may sit in
  * TLBs, so migrate_base shoots it down. */
 static FaultResult pmd_group_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx,
-                                   uint64_t va, uint64_t *cycles, NumaTask *s)
+                                   uint64_t va, uint64_t *cycles, NumaFaultInfo *fi)
 {
   Kernel *k = nb->k;
   uint64_t pmd = n->e[idx] & ~PTE_SW_NUMA;
@@ -851,7 +1089,7 @@ static FaultResult pmd_group_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma
     pages += (e & (PTE_P | PTE_SW_ZERO)) == PTE_P;
   }
   *cycles += (uint64_t)llround((double)restored * nb->pte_cycles);
-  count_fault(cpu, s, group_node == cpu->node, MAX(pages, UINT64_C(1)));
+  count_fault(cpu, fi, group_node == cpu->node, MAX(pages, UINT64_C(1)));
   gboolean pass = filter_passes(nb, &pmd, cpu->node);
   uint64_t moved = 0;
   for (unsigned i = 0; i < k->pmd_subpages; i++) {
@@ -869,9 +1107,11 @@ static FaultResult pmd_group_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma
       continue;
     if (!pass) {
       cpu->ctr->c[CTR_NUMA_MIGRATE_FILTERED]++;
-    } else if (migrate_base(nb, cpu, mm, pva, accessible, &e, cycles, s)) {
+    } else if (migrate_base(nb, cpu, mm, pva, accessible, &e, cycles, fi)) {
       pgtable_entry_set(t, i, e);
       moved++;
+    } else {
+      fi->unmoved_calls++; /* do_pmd_numa_page: task_numa_fault(curr_nid, 1, false) */
     }
   }
   pgtable_entry_set(n, idx, pmd);
@@ -886,23 +1126,30 @@ FaultResult numa_balance_fault(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint6
   NumaBalance *nb = k->numa_balance;
   uint64_t before = *cycles;
   *cycles += nb->hint_cycles;
-  /* The faulting task (task_numa_fault): it adapts its period first when
-   * a pass ended since it last did. */
+  /* The faulting task (current): its pid goes into the page's last_cpupid. */
   NumaTask *s = cpu->cur && cpu->cur->mm == mm ? task_find(nb, cpu->cur) : NULL;
-  if (s && s->seq != s->mm->seq) {
-    adapt_period(nb, cpu, s);
-    set_due(nb, cpu, cpu->cur, s); /* by the new period */
-  }
+  uint32_t pid = cpu->cur ? cpu->cur->tid : mm->pid;
+  NumaFaultInfo fi = { .last_cpupid = PHYSMEM_CPUPID_UNSET };
   unsigned idx;
   PtNode *n = pmd_table(&mm->pt, va, &idx);
   FaultResult r = FAULT_MAPPED;
+  gboolean handled = TRUE;
   if (n && is_huge(n->e[idx]) && (n->e[idx] & PTE_SW_NUMA))
-    r = huge_fault(nb, cpu, mm, v, n, idx, va, cycles, s);
+    r = huge_fault(nb, cpu, mm, v, n, idx, va, cycles, s, pid, &fi);
   else if (n && (n->e[idx] & PTE_P) && (n->e[idx] & PTE_SW_NUMA) && n->child[idx])
-    r = pmd_group_fault(nb, cpu, mm, v, n, idx, va, cycles, s);
+    r = pmd_group_fault(nb, cpu, mm, v, n, idx, va, cycles, &fi);
   else if (n && (n->e[idx] & PTE_P) && n->child[idx] &&
            (n->child[idx]->e[pgtable_index(&k->geo, 1, va)] & (PTE_P | PTE_SW_NUMA)) == (PTE_P | PTE_SW_NUMA))
-    r = pte_fault(nb, cpu, mm, v, n->child[idx], va, cycles, s);
+    r = pte_fault(nb, cpu, mm, v, n->child[idx], va, cycles, s, pid, &fi);
+  else
+    handled = FALSE;
+  /* task_numa_fault, after the migration as do_numa_page calls it. */
+  if (s && handled) {
+    double period = s->period_ms;
+    task_numa_fault(nb, cpu, s, pid, &fi);
+    if (s->period_ms != period)
+      set_due(nb, cpu, cpu->cur, s); /* by the new period */
+  }
   cpu->ctr->c[CTR_NUMA_CYCLES] += *cycles - before;
   return r;
 }

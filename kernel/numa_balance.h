@@ -7,7 +7,8 @@
  *        memory PROT_NONE (change_prot_numa), one PTE or huge PMD at a time;
  *        the next access takes a hinting fault that restores the entry and
  *        may migrate the page (a THP whole) to the faulting CPU's node;
- *   pmd  the 2012 scheme of seed 003: a page table whose present pages all
+ *   pmd  the scheme of Linux 3.8 to 3.12 (kernel.version=3.8 only) and
+ *        seed 003: a page table whose present pages all
  *        sit on one node is marked at the PMD, and one fault restores all its
  *        PTEs and handles them as one group.
  * Each scheme is a file of its own (numa_balance_pte.c, numa_balance_pmd.c).
@@ -18,8 +19,9 @@
  * Scanning runs in simulated time, per task as in Linux: a task comes due
  * by its own run time (the cycles it ran), first numa.scan_delay_ms after
  * it started, then every scan period, which starts at
- * numa.scan_period_min_ms and adapts between min and max to the share of
- * local hinting faults the task took (numa.period_threshold); it scans its
+ * task_scan_min and adapts between task_scan_min and task_scan_max to the
+ * private and local hinting faults the task took (numa.period_threshold); it
+ * scans its
  * address space when that one's next scan time has come.  The scanner's
  * work is charged to the CPU of the task that scans, its TLB flush is a
  * shootdown.
@@ -49,31 +51,17 @@ typedef struct {
   REGISTRY_ROW; /* name: the choice of numa.balancing */
   uint64_t (*mark_pmd)(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end,
                        uint64_t *entries);
-  /* The scanner leaves alone the pages already on the node of a process
-   * that runs one thread (change_pte_range's target_node test, Linux 3.8
-   * on); FALSE: it marks them too. */
-  gboolean skip_local_single_thread;
-  /* The hinting fault's rule for a page on the faulting CPU's node under
-   * the default policy.  FALSE: the page is not misplaced and the two-stage
-   * filter is not asked (Linux 5.14 on: MPOL_PREFERRED on the CPU's node);
-   * TRUE: the filter is asked, and records the node, on every fault the
-   * policy could move, local or not (Linux 3.8's mpol_misplaced, whose
-   * MPOL_F_MORON step ran for every fault). */
-  gboolean filter_local_faults;
 } NumaBalancePolicy;
 
 /* The registry's rows, in the order of numa.balancing's choices (*n of
  * them). */
 const NumaBalancePolicy *const *numa_balance_policies(unsigned *n);
 
-/* Where the 2-stage filter keeps the node of a page's last hinting fault:
- * software bits 52..58 of the PTE or huge PMD that maps it (of the table
- * PMD for a pmd-mode group), node + 1, 0 when no fault was seen.  Linux
- * keeps it in the page (last_cpupid in page->flags); a private anonymous
- * page has one mapping, so the entry is the same thing, and the value goes
- * away with the mapping when the page is freed (as page_cpupid_reset_last
- * does at allocation).  It moves with a migrated page and is copied to the
- * PTEs of a split THP, as the kernel copies last_cpupid. */
+/* Where the pmd scheme's group filter (Linux 3.8 to 3.12) keeps the node
+ * of the table's last hinting fault: software bits 52..58 of the table's
+ * PMD, node + 1, 0 when no fault was seen.  A page's own last_cpupid is
+ * kept in physmem (physmem_xchg_last_cpupid), as Linux keeps it in the
+ * page. */
 #define NUMA_LAST_SHIFT 52
 #define NUMA_LAST_MASK (UINT64_C(0x7f) << NUMA_LAST_SHIFT)
 
@@ -111,6 +99,7 @@ typedef struct {
   double period_ms;      /* its scan period */
   uint64_t mm_next_scan; /* its address space's next scan time (cycles; UINT64_MAX before it started) */
   uint64_t mm_seq;       /* passes over the address space */
+  double scan_min_ms, scan_max_ms; /* task_scan_min and task_scan_max now (6.12) */
 } NumaTaskInfo;
 gboolean numa_balance_task_info(NumaBalance *nb, const Thread *t, NumaTaskInfo *info);
 

@@ -5,9 +5,8 @@
  * does, and a table whose present pages all sit on one node is marked at
  * its PMD as well, so that one hinting fault restores every PTE under it
  * and handles its pages as one group (pmd_group_fault in numa_balance.c).
- * Pages on the scanning thread's node are marked too, and the filter keeps
- * Linux 3.8's rule: it is asked, and records the node, on every fault the
- * policy could move, local or not.
+ * The scheme left Linux in 3.13: numa_balance_new refuses it unless
+ * kernel.version=3.8.
  */
 #include "config.h"
 #include "numa_balance_impl.h"
@@ -73,5 +72,4 @@ const NumaBalancePolicy numa_balance_pmd = {
   .help = "a page table whose pages share a node is marked at its PMD; one fault handles them as a group",
   .source = "the 2012 scheme of seed 003: change_pmd_protnuma, do_pmd_numa_page (removed in Linux 3.13)",
   .mark_pmd = pmd_mark_pmd,
-  .filter_local_faults = TRUE,
 };

@@ -3,11 +3,9 @@
  * (mm/mprotect.c change_prot_numa, change_pte_range, change_huge_pmd): the
  * scanner makes each present PTE, and each huge PMD whole, PROT_NONE; the
  * hinting fault then handles one page or one THP (mm/memory.c do_numa_page,
- * mm/huge_memory.c do_huge_pmd_numa_page, in numa_balance.c).  In a process
- * that runs one thread, pages already on that thread's node are left alone
- * (change_pte_range's target_node).  The filter follows today's
- * mpol_misplaced: a page already on the faulting CPU's node under the
- * default policy is not misplaced, and the filter is not asked.
+ * mm/huge_memory.c do_huge_pmd_numa_page, in numa_balance.c).  Which pages
+ * the scan skips and how the fault decides follow kernel.version
+ * (numa_balance.c).
  */
 #include "config.h"
 #include "numa_balance_impl.h"
@@ -26,5 +24,4 @@ const NumaBalancePolicy numa_balance_pte = {
   .help = "the scanner makes PTEs and huge PMDs PROT_NONE; each hinting fault handles one page (Linux 3.8 on)",
   .source = "kernel/sched/fair.c task_numa_work, mm/mprotect.c change_prot_numa, mm/memory.c do_numa_page",
   .mark_pmd = pte_mark_pmd,
-  .skip_local_single_thread = TRUE,
 };

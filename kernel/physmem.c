@@ -56,7 +56,14 @@ struct PhysMem {
   CompactZone *compact;  /* [node * N_ZONE_TYPES + type]: deferral and scanner positions */
   int extfrag_threshold; /* compact.extfrag_threshold */
   uint64_t *lowmem_reserve; /* [node * N_ZONE_TYPES + type]: free pages an allocation must leave there */
+  /* last_cpupid of each base page (physmem_xchg_last_cpupid), in chunks of
+   * CPUPID_CHUNK pages made when a page of theirs is first given one. */
+  uint16_t **cpupid;
+  uint64_t cpupid_chunks;
 };
+
+/* Pages per chunk of PhysMem.cpupid. */
+#define CPUPID_CHUNK_SHIFT 16
 
 static void place_background(PhysMem *pm, double fraction, double movable);
 static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gboolean this_node, uint64_t *pfn,
@@ -184,6 +191,9 @@ void physmem_free(PhysMem *pm)
   g_free(pm->zones);
   topology_free(pm->topo);
   g_free(pm->lowmem_reserve);
+  for (uint64_t i = 0; i < pm->cpupid_chunks; i++)
+    g_free(pm->cpupid[i]);
+  g_free(pm->cpupid);
   g_free(pm->compact);
   g_free(pm);
 }
@@ -222,9 +232,46 @@ gboolean physmem_alloc_range(PhysMem *pm, uint64_t pfn, unsigned order, MigrateT
   return TRUE;
 }
 
+/* page_cpupid_reset_last of the pages freed (free_pages_prepare). */
+static void cpupid_reset(PhysMem *pm, uint64_t pfn, unsigned order)
+{
+  if (!pm->cpupid)
+    return;
+  for (uint64_t p = pfn; p < pfn + (UINT64_C(1) << order); p++) {
+    uint16_t *c = pm->cpupid[p >> CPUPID_CHUNK_SHIFT];
+    if (c)
+      c[p & ((UINT64_C(1) << CPUPID_CHUNK_SHIFT) - 1)] = 0;
+  }
+}
+
+uint16_t physmem_last_cpupid(const PhysMem *pm, uint64_t pfn)
+{
+  const uint16_t *c = pm->cpupid && (pfn >> CPUPID_CHUNK_SHIFT) < pm->cpupid_chunks
+                        ? pm->cpupid[pfn >> CPUPID_CHUNK_SHIFT] : NULL;
+  /* Kept inverted, so that a page never given one reads all ones (-1). */
+  return c ? (uint16_t)~c[pfn & ((UINT64_C(1) << CPUPID_CHUNK_SHIFT) - 1)] : PHYSMEM_CPUPID_UNSET;
+}
+
+uint16_t physmem_xchg_last_cpupid(PhysMem *pm, uint64_t pfn, uint16_t cpupid)
+{
+  uint16_t last = physmem_last_cpupid(pm, pfn);
+  uint64_t chunk = pfn >> CPUPID_CHUNK_SHIFT;
+  if (!pm->cpupid) {
+    uint64_t pages = (uint64_t)pm->nodes * pm->pages_per_node;
+    pm->cpupid_chunks = (pages >> CPUPID_CHUNK_SHIFT) + 1;
+    pm->cpupid = g_new0(uint16_t *, pm->cpupid_chunks);
+  }
+  g_return_val_if_fail(chunk < pm->cpupid_chunks, last);
+  if (!pm->cpupid[chunk])
+    pm->cpupid[chunk] = g_new0(uint16_t, UINT64_C(1) << CPUPID_CHUNK_SHIFT);
+  pm->cpupid[chunk][pfn & ((UINT64_C(1) << CPUPID_CHUNK_SHIFT) - 1)] = (uint16_t)~cpupid;
+  return last;
+}
+
 void physmem_release_range(PhysMem *pm, uint64_t pfn, unsigned order)
 {
   g_return_if_fail(pm != NULL && order < 64);
+  cpupid_reset(pm, pfn, order);
   BuddyZone *z = zone_of(pm, pfn);
   if (!z) {
     g_critical("physmem_release_range: pfn %#" G_GINT64_MODIFIER "x is in no zone", pfn);
@@ -310,6 +357,7 @@ void physmem_release(PhysMem *pm, uint64_t pfn, unsigned order)
     g_critical("physmem_release: pfn %#" G_GINT64_MODIFIER "x is in no zone", pfn);
     return;
   }
+  cpupid_reset(pm, pfn, order);
   buddy_free(z, pfn, order);
 }
 

@@ -79,6 +79,17 @@ BuddyZone *physmem_zone(const PhysMem *pm, int node, ZoneType t);
 void physmem_buddyinfo(const PhysMem *pm, GString *out);
 uint64_t physmem_host_bytes(const PhysMem *pm);
 
+/* The last_cpupid Linux keeps in each page's flags (include/linux/mm.h
+ * folio_last_cpupid, folio_xchg_last_cpupid; 6.12) for NUMA balancing:
+ * 16 bits whose meaning is the caller's (kernel/numa_balance.c), all ones
+ * (PHYSMEM_CPUPID_UNSET, the kernel's -1) for a page never given one.  A
+ * freed page goes back to unset (free_pages_prepare calls
+ * page_cpupid_reset_last). */
+#define PHYSMEM_CPUPID_UNSET UINT16_C(0xffff)
+uint16_t physmem_last_cpupid(const PhysMem *pm, uint64_t pfn);
+/* Gives the page at pfn `cpupid`, returns its previous one. */
+uint16_t physmem_xchg_last_cpupid(PhysMem *pm, uint64_t pfn, uint16_t cpupid);
+
 /* A naturally aligned run of 2^order pages on `node` for boot-time tables
  * (the ppc64 hashed page table); order may exceed buddy.max_order.  FALSE
  * when no zone of the node holds such a run free. */

@@ -31,7 +31,13 @@
 
 #define TWO_NODES "machine.nodes=2", "machine.cpus_per_node=1"
 /* Scaled time: the first scan 1 ms after the start, periods of 1 to 4 ms. */
-#define FAST "numa.scan_delay_ms=1", "numa.scan_period_min_ms=1", "numa.scan_period_max_ms=4"
+/* Scaled time: the first scan 1 ms after the start, periods of 1 to 4 ms,
+ * and MAX_SCAN_WINDOW scaled with them, so that task_scan_min's floor
+ * (1000 ms / (window / scan size)) stays below the minimum. */
+#define FAST "numa.scan_delay_ms=1", "numa.scan_period_min_ms=1", "numa.scan_period_max_ms=4", \
+  "numa.max_scan_window_mb_s=2560000"
+/* The release of the PMD-granular scheme and of the last_nid filter. */
+#define V38 "kernel.version=3.8"
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -227,7 +233,10 @@ START_TEST(test_scan_budget_and_offset)
 {
   /* 2M a scan (512 pages) over an 8M mapping: four scans cover it, the
    * fifth finds it all marked and goes back to the start. */
-  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.scan_size_mb=2", NULL };
+  /* The 8M are four windows of 2M (task_nr_scan_windows): the bounds of
+   * the period are divided by 4, so 4 to 16 ms give FAST's 1 to 4. */
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.scan_size_mb=2",
+                                      "numa.scan_period_min_ms=4", "numa.scan_period_max_ms=16", NULL };
   Fx f;
   setup(&f, sets, TRUE);
   sys(&f, REC_MMAP, BASE, 8 * MB, 0, 0, 0);
@@ -319,67 +328,224 @@ static void hint_range(Fx *f, unsigned first, unsigned n)
     ck_assert_int_eq(fault_on(f, 0, BASE + i * PAGE, ACC_LOAD), FAULT_MAPPED);
 }
 
-START_TEST(test_period_adapts)
+/* ---- the scan period (6.12: update_task_scan_period) ------------------------- */
+
+/* The kernel's defaults (1000 to 60000 ms, 256 MB windows, MAX_SCAN_WINDOW
+ * 2560 MB/s), whole milliseconds as the kernel's: 20 pages, 0-9 on node 0
+ * and 10-19 on node 1, each half bound to its node with balancing, so
+ * nothing moves (a fault from a node outside the mask is not misplaced,
+ * and its page keeps its last_cpupid).  Returns the fixture after thread
+ * 1's first scan (its period task_scan_start, 1000 ms). */
+static void period_setup(Fx *f, const char *version)
 {
-  /* Pages 0-9 on node 0 and 10-19 on node 1, bound there with balancing
-   * (scanned, but a page moves only to a node of its policy) so that
-   * nothing moves: thread 1 on node 0 takes local faults on the first and
-   * remote ones on the others.  The scan covers all 20 pages, so each scan ends a
-   * pass, and the thread adapts at its first fault after one, from the
-   * faults it took since it last did. */
-  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.migrate_filter=true", NULL };
+  const char *sets[] = { TWO_NODES, "thp.enabled=never", version, NULL };
+  setup(f, sets, TRUE);
+  sys(f, REC_MMAP, BASE, 20 * PAGE, 0, 0, 0);
+  populate(f, 0, BASE, 10 * PAGE);
+  populate(f, 1, BASE + 10 * PAGE, 10 * PAGE);
+  sys(f, REC_MEMPOLICY, BASE, 10 * PAGE, MPOL_F_BALANCING, MPOL_BIND, 1);
+  sys(f, REC_MEMPOLICY, BASE + 10 * PAGE, 10 * PAGE, MPOL_F_BALANCING, MPOL_BIND, 2);
+  tick_at(f, 0, ms(f, 1000) + 1);
+  ck_assert_uint_eq(ctr(f, CTR_NUMA_SCANS), 1);
+  ck_assert_uint_eq(info(f, f->t).mm_seq, 1); /* the scan covered all 20 pages */
+}
+
+/* Hinting faults of the thread on CPU `cpu` on pages [first, first + n). */
+static void hint_on(Fx *f, int cpu, unsigned first, unsigned n)
+{
+  for (unsigned i = first; i < first + n; i++)
+    ck_assert_int_eq(fault_on(f, cpu, BASE + i * PAGE, ACC_LOAD), FAULT_MAPPED);
+}
+
+START_TEST(test_period_private_and_shared)
+{
+  /* update_task_scan_period (kernel/sched/fair.c, 6.12), at thread 1's
+   * first fault after each pass (task_numa_placement). */
+  Fx f;
+  period_setup(&f, "kernel.version=6.12");
+  ck_assert_double_eq_tol(period_ms(&f), 1000, 1e-9);
+  /* No fault before: local + shared == 0, doubled, next scan pushed. */
+  hint_range(&f, 0, 1);
+  ck_assert_double_eq_tol(period_ms(&f), 2000, 1e-9);
+  ck_assert_uint_eq(info(&f, f.t).mm_next_scan, f.m->cpus[0]->clock + ms(&f, 2000));
+  hint_range(&f, 1, 9); /* 10 local faults, private (last_cpupid unset, then its own) */
+  hint_on(&f, 1, 10, 10); /* thread 2 records its pid in pages 10-19 */
+  /* ps_ratio 10 >= 7: 3 slots of DIV_ROUND_UP(2000, 10) up. */
+  next_scan_now(&f);
+  hint_range(&f, 0, 1);
+  ck_assert_double_eq_tol(period_ms(&f), 2600, 1e-9);
+  /* Thread 1's window: page 0 (local, private); thread 1's remote faults
+   * on pages 10-19, which thread 2 faulted first (recording its pid: a
+   * local fault under =balancing asks the filter), are shared; page 1
+   * local private.  lr_ratio = 2*10/12 = 1, ps_ratio = 1, both below 7:
+   * 7 - 1 = 6 slots of 260 down. */
+  hint_range(&f, 10, 10);
+  hint_range(&f, 1, 1);
+  next_scan_now(&f);
+  hint_range(&f, 2, 1);
+  ck_assert_double_eq_tol(period_ms(&f), 1040, 1e-9);
+  /* Page 2 local private, 10 shared remote (pages 10-19 keep thread 2's
+   * pid: thread 1's faults from node 0, outside their mask, record
+   * nothing): lr = 10/11 = 0, ps = 0: 7 slots of 104 down, clamped to
+   * task_scan_min (1000). */
+  hint_range(&f, 10, 10);
+  next_scan_now(&f);
+  hint_range(&f, 3, 1);
+  ck_assert_double_eq_tol(period_ms(&f), 1000, 1e-9);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_period_doubles_without_local_or_shared)
+{
+  /* update_task_scan_period: "local + shared == 0" doubles the period even
+   * when the task took faults: here ten remote private ones (pages whose
+   * last_cpupid is unset count private). */
+  Fx f;
+  period_setup(&f, "kernel.version=6.12");
+  hint_range(&f, 10, 10); /* the first placement doubles: 2000 */
+  ck_assert_double_eq_tol(period_ms(&f), 2000, 1e-9);
+  next_scan_now(&f);
+  hint_range(&f, 10, 1);
+  ck_assert_double_eq_tol(period_ms(&f), 4000, 1e-9);
+  /* One local fault among 20 remote private ones (the doubling kept the
+   * locality counts): lr_ratio = 10/21 = 0, but ps_ratio = 10 >= 7: the
+   * period grows by 3 slots of 400 (the remote rule alone would shrink it
+   * by 7). */
+  hint_range(&f, 0, 1);
+  hint_range(&f, 11, 9);
+  next_scan_now(&f);
+  hint_range(&f, 12, 1);
+  ck_assert_double_eq_tol(period_ms(&f), 5200, 1e-9);
+  /* Up to numa_scan_period_max, task_scan_max at the placement (60000). */
+  for (unsigned i = 0; i < 6; i++) {
+    next_scan_now(&f);
+    hint_range(&f, 10, 1);
+  }
+  ck_assert_double_eq_tol(period_ms(&f), 60000, 1e-9);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_scan_bounds_scale_with_rss)
+{
+  /* task_scan_min and task_scan_max (6.12): the bounds divided by the RSS
+   * in numa.scan_size_mb windows (task_nr_scan_windows, rounded up), in
+   * whole milliseconds, and task_scan_min no faster than MAX_SCAN_WINDOW:
+   * 16 MB windows, 2560 / 16 = 160 of them a second, a floor of
+   * 1000 / 160 = 6 ms. */
+  static const char *const sets[] = { TWO_NODES, "thp.enabled=always", "numa.scan_size_mb=16", NULL };
+  Fx f;
+  setup(&f, sets, FALSE);
+  NumaTaskInfo i = info(&f, f.t);
+  ck_assert_double_eq_tol(i.scan_min_ms, 1000, 1e-9); /* no RSS: one window */
+  ck_assert_double_eq_tol(i.scan_max_ms, 60000, 1e-9);
+  sys(&f, REC_MMAP, BASE, 66 * MB, 0, 0, 0);
+  populate(&f, 0, BASE, 66 * MB); /* 33 THPs: 66 MB, 5 windows */
+  i = info(&f, f.t);
+  ck_assert_double_eq_tol(i.scan_min_ms, 200, 1e-9);
+  ck_assert_double_eq_tol(i.scan_max_ms, 12000, 1e-9);
+  /* task_scan_start: the first due time takes task_scan_min. */
+  tick_at(&f, 0, ms(&f, 1000) + 1);
+  ck_assert_double_eq_tol(period_ms(&f), 200, 1e-9);
+  machine_free(f.m);
+  /* The floor: the minimum of 10 ms over 5 windows (2) is below 6. */
+  static const char *const sets2[] = { TWO_NODES, "thp.enabled=always", "numa.scan_size_mb=16",
+                                       "numa.scan_period_min_ms=10", NULL };
+  setup(&f, sets2, FALSE);
+  sys(&f, REC_MMAP, BASE, 66 * MB, 0, 0, 0);
+  populate(&f, 0, BASE, 66 * MB);
+  ck_assert_double_eq_tol(info(&f, f.t).scan_min_ms, 6, 1e-9);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_should_migrate_cpupid)
+{
+  /* should_numa_migrate_memory (kernel/sched/fair.c, 6.12) without
+   * numa_group.  Thread 2 (CPU 1, node 1) faults on node-0 pages; page 3
+   * is bound to nodes 0-1 with balancing, so that a local fault records
+   * its CPU and pid there too. */
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", NULL };
   Fx f;
   setup(&f, sets, TRUE);
-  sys(&f, REC_MMAP, BASE, 20 * PAGE, 0, 0, 0);
-  populate(&f, 0, BASE, 10 * PAGE);
-  populate(&f, 1, BASE + 10 * PAGE, 10 * PAGE);
-  sys(&f, REC_MEMPOLICY, BASE, 10 * PAGE, MPOL_F_BALANCING, MPOL_BIND, 1);
-  sys(&f, REC_MEMPOLICY, BASE + 10 * PAGE, 10 * PAGE, MPOL_F_BALANCING, MPOL_BIND, 2);
+  sys(&f, REC_MMAP, BASE, 16 * PAGE, 0, 0, 0);
+  populate(&f, 0, BASE, 16 * PAGE);
+  sys(&f, REC_MEMPOLICY, BASE + 3 * PAGE, PAGE, MPOL_F_BALANCING, MPOL_BIND, 0x3);
   first_scan(&f);
-  /* The first due time sets the period to the minimum (task_scan_start). */
-  ck_assert_double_eq_tol(period_ms(&f), 1.0, 1e-6);
-  ck_assert_uint_eq(info(&f, f.t).mm_seq, 1);
-  /* The first fault adapts from no faults at all: doubled, and the
-   * address space's next scan pushed to now plus the new period. */
-  hint_range(&f, 0, 1);
-  ck_assert_double_eq_tol(period_ms(&f), 2.0, 1e-6);
-  ck_assert_uint_eq(info(&f, f.t).mm_next_scan, f.m->cpus[0]->clock + ms(&f, 2));
-  hint_range(&f, 1, 9); /* 10 local faults in this window */
-  ck_assert_double_eq_tol(period_ms(&f), 2.0, 1e-6); /* once per pass */
-  ck_assert_uint_eq(ctr(&f, CTR_NUMA_HINT_FAULTS_LOCAL), 10);
-  /* All local: lr = 10 slots, 3 above the threshold of 7: +30%. */
+  /* A young task (no preferred node): a first fault (last_cpupid unset)
+   * migrates at once. */
+  hint_on(&f, 1, 0, 1);
+  ck_assert_int_eq(node_of_va(&f, BASE), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_MIGRATE_FILTERED), 0);
+  /* Thread 1's local fault under the default policy records nothing
+   * (mpol_misplaced leaves before the filter): page 1 stays unset, and
+   * thread 2's first fault on it migrates too. */
+  hint_on(&f, 0, 1, 1);
   next_scan_now(&f);
-  hint_range(&f, 0, 7);
-  hint_range(&f, 10, 3);
-  ck_assert_double_eq_tol(period_ms(&f), 2.6, 1e-6);
-  { /* and thread 1's due time follows the new period at once */
-    Cpu *c0 = f.m->cpus[0];
-    uint64_t due = info(&f, f.t).node_stamp + ms(&f, 2.6) + 1, ran = thread_runtime(f.t, &c0->kc);
-    ck_assert_uint_gt(due, ran);
-    ck_assert_uint_eq(c0->kc.numa_due, c0->clock + (due - ran));
-  }
-  /* 7 local, 3 remote: lr = 7, at the threshold: one slot up. */
-  next_scan_now(&f);
-  hint_range(&f, 0, 2);
-  hint_range(&f, 10, 8);
-  ck_assert_double_eq_tol(period_ms(&f), 2.86, 1e-6);
-  /* Mostly remote (2 local of 10: lr = 2): 5 slots down. */
-  next_scan_now(&f);
-  hint_range(&f, 10, 10);
-  ck_assert_double_eq_tol(period_ms(&f), 1.43, 1e-6);
-  /* All remote: 7 slots down, clamped to the minimum. */
-  next_scan_now(&f);
-  hint_range(&f, 0, 4);
-  ck_assert_double_eq_tol(period_ms(&f), 1.0, 1e-6);
-  /* Local growth is clamped to the maximum (4 ms). */
-  for (unsigned i = 0; i < 8; i++) {
+  hint_on(&f, 1, 1, 1);
+  ck_assert_int_eq(node_of_va(&f, BASE + PAGE), 1);
+  /* Age thread 2: a preferred node (a placement that saw faults) and more
+   * than 4 passes (its numa_scan_seq), a fault on page 0 each. */
+  for (unsigned pass = 0; pass < 5; pass++) {
     next_scan_now(&f);
-    hint_range(&f, 0, 4);
+    hint_on(&f, 1, 0, 1);
   }
-  ck_assert_double_eq_tol(period_ms(&f), 4.0, 1e-6);
-  /* Thread 2 took no fault: it keeps the delay as its period. */
-  ck_assert_double_eq_tol(info(&f, f.t2).period_ms, 1.0, 1e-6);
+  ck_assert_uint_gt(info(&f, f.t2).mm_seq, 4);
+  /* An old task: page 2's last_cpupid is unset, so the two-stage test
+   * lets it through, and a fault that is not its own (shared) migrates
+   * without a numa_group. */
+  hint_on(&f, 1, 2, 1);
+  ck_assert_int_eq(node_of_va(&f, BASE + 2 * PAGE), 1);
+  /* Page 3: thread 1's local fault records node 0 and its pid; thread 2's
+   * fault then finds the last node 0, not its own: filtered.  Its next
+   * fault finds its own CPU and pid (private): migrated. */
+  hint_on(&f, 0, 3, 1);
+  next_scan_now(&f);
+  hint_on(&f, 1, 3, 1);
+  ck_assert_int_eq(node_of_va(&f, BASE + 3 * PAGE), 0);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_MIGRATE_FILTERED), 1);
+  next_scan_now(&f);
+  hint_on(&f, 1, 3, 1);
+  ck_assert_int_eq(node_of_va(&f, BASE + 3 * PAGE), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 4);
   machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_period_3_8)
+{
+  /* Linux 3.8 task_numa_fault: each fault that migrated nothing adds
+   * jiffies_to_msecs(10) (numa.period_step_ms) up to the maximum; the
+   * first scan resets it to the minimum (numa_next_reset), as does one
+   * numa.scan_period_reset_ms later. */
+  Fx f;
+  period_setup(&f, V38);
+  ck_assert_double_eq_tol(period_ms(&f), 1000, 1e-9);
+  hint_range(&f, 0, 10);
+  hint_range(&f, 10, 5);
+  ck_assert_double_eq_tol(period_ms(&f), 1150, 1e-9);
+  machine_free(f.m);
+}
+END_TEST
+
+START_TEST(test_pmd_refused_under_6_12)
+{
+  /* change_pmd_protnuma / do_pmd_numa_page left Linux in 3.13. */
+  g_autoptr(Settings) s = settings_new();
+  GError *err = NULL;
+  ck_assert(preset_load(s, "skylake", &err));
+  ck_assert(settings_set(s, "machine.nodes", "2", "test", &err));
+  ck_assert(settings_set(s, "numa.balancing", "pmd", "test", &err));
+  Machine *m = machine_new("skylake", s, NULL, &err);
+  ck_assert_ptr_null(m);
+  ck_assert_ptr_nonnull(strstr(err->message, "Linux 3.8 to 3.12"));
+  ck_assert_ptr_nonnull(strstr(err->message, "set kernel.version=3.8"));
+  g_clear_error(&err);
+  ck_assert(settings_set(s, "kernel.version", "3.8", "test", &err));
+  m = machine_new("skylake", s, NULL, &err);
+  ck_assert_ptr_nonnull(m);
+  machine_free(m);
 }
 END_TEST
 
@@ -398,19 +564,18 @@ START_TEST(test_task_timing)
   ck_assert_uint_eq(i1.node_stamp, 0);
   ck_assert_double_eq_tol(i1.period_ms, 2.0, 1e-9); /* the delay */
   ck_assert_uint_eq(i1.mm_next_scan, ms(&f, 2));
-  /* init_numa_balancing's stagger: the creator's period times the tasks
-   * already there (1), at most the maximum period. */
-  ck_assert_uint_eq(i2.node_stamp, ms(&f, 2));
+  /* init_numa_balancing's stagger, as the 6.12 source reads:
+   * min_t(unsigned int, task_scan_max(current), period * mm_users *
+   * NSEC_PER_MSEC) nanoseconds: task_scan_max (4, in ms) taken as 4 ns. */
+  ck_assert_uint_eq(i2.node_stamp, kernel_ns_to_cycles(f.m->k, 4));
   ck_assert_double_eq_tol(i2.period_ms, 2.0, 1e-9);
   Thread *t3 = machine_thread(f.m, 1, 3, 1);
   numa_balance_task_new(f.m->k->numa_balance, t3, f.t);
-  ck_assert_uint_eq(info(&f, t3).node_stamp, ms(&f, 4)); /* 2 ms x 2 tasks */
-  Thread *t4 = machine_thread(f.m, 1, 4, 1);
-  numa_balance_task_new(f.m->k->numa_balance, t4, f.t);
-  ck_assert_uint_eq(info(&f, t4).node_stamp, ms(&f, 4)); /* 2 x 3 = 6, at most 4 */
+  ck_assert_uint_eq(info(&f, t3).node_stamp, kernel_ns_to_cycles(f.m->k, 4));
 
   /* Thread 1 scans first, 2 ms into its run; its period becomes the
-   * minimum and its stamp moves on by the delay plus 32 times the scan. */
+   * minimum (task_scan_start) and its stamp moves on by the delay plus 32
+   * times the scan. */
   ck_assert_uint_eq(f.m->cpus[0]->kc.numa_due, ms(&f, 2) + 1);
   scan_on(&f, 0);
   uint64_t spent = f.m->cpus[0]->ctr.c[CTR_NUMA_CYCLES];
@@ -419,23 +584,20 @@ START_TEST(test_task_timing)
   ck_assert_double_eq_tol(i1.period_ms, 1.0, 1e-9);
   ck_assert_uint_eq(i1.node_stamp, ms(&f, 2) + 32 * spent);
   ck_assert_uint_eq(i1.mm_next_scan, ms(&f, 2) + 1 + ms(&f, 1));
-  /* Thread 2 comes due at 4 ms of run time (stamp 2 ms + its 2 ms
-   * period) and scans, the address space's time having come: on CPU 1,
-   * and it keeps the delay as its period (a staggered task does not take
-   * task_scan_start); the next scan is due 2 ms later. */
-  ck_assert_uint_eq(f.m->cpus[1]->kc.numa_due, ms(&f, 4) + 1);
-  scan_on(&f, 1);
-  ck_assert_uint_eq(f.m->cpus[1]->ctr.c[CTR_NUMA_SCANS], 1);
+  /* Thread 2 comes due at its stamp plus its 2 ms period, before the
+   * address space's next scan: it does not scan, its stamp moves on by its
+   * period (a staggered task keeps the delay: no task_scan_start). */
+  uint64_t due2 = f.m->cpus[1]->kc.numa_due;
+  ck_assert_uint_eq(due2, kernel_ns_to_cycles(f.m->k, 4) + ms(&f, 2) + 1);
+  ck_assert_uint_lt(due2, i1.mm_next_scan);
+  tick_at(&f, 1, due2);
+  ck_assert_uint_eq(f.m->cpus[1]->ctr.c[CTR_NUMA_SCANS], 0);
   i2 = info(&f, f.t2);
+  ck_assert_uint_eq(i2.node_stamp, kernel_ns_to_cycles(f.m->k, 4) + ms(&f, 2));
   ck_assert_double_eq_tol(i2.period_ms, 2.0, 1e-9);
-  ck_assert_uint_eq(i2.mm_next_scan, ms(&f, 4) + 1 + ms(&f, 2));
-  /* Thread 1 comes due before that (its stamp + 1 ms): it does not scan,
-   * its stamp moves on by a period. */
-  uint64_t due1 = f.m->cpus[0]->kc.numa_due;
-  ck_assert_uint_lt(due1, i2.mm_next_scan);
-  tick_at(&f, 0, due1);
-  ck_assert_uint_eq(f.m->cpus[0]->ctr.c[CTR_NUMA_SCANS], 1);
-  ck_assert_uint_eq(info(&f, f.t).node_stamp, i1.node_stamp + ms(&f, 1));
+  /* Its next due time, 2 ms on, is past the address space's: it scans. */
+  scan_on(&f, 1);
+  ck_assert_uint_eq(info(&f, f.t2).mm_next_scan, f.m->cpus[1]->clock + ms(&f, 2));
 
   /* Run time, not the clock: thread 1 leaves CPU 0 for 10 ms (thread 3
    * runs there) and comes back with the run time it had. */
@@ -455,10 +617,11 @@ START_TEST(test_task_cache_never_mixes_threads)
 {
   /* More threads than the task cache has slots, switched in in a scattered
    * order, twice: each switch-in finds the thread's own task, staggered by
-   * the creator's period times the tasks before it (a maximum period far
-   * above the stagger keeps every thread's stamp distinct). */
+   * the creator's period times the tasks before it (a maximum period of
+   * 1e9 ms, 1 s as init_numa_balancing reads it in nanoseconds, keeps that
+   * product the smaller, and every thread's stamp distinct). */
   static const char *const sets[] = { TWO_NODES, "numa.scan_delay_ms=1", "numa.scan_period_min_ms=1",
-                                      "numa.scan_period_max_ms=100000", "thp.enabled=never", NULL };
+                                      "numa.scan_period_max_ms=1000000000", "thp.enabled=never", NULL };
   enum { N = 600 };
   Fx f;
   setup(&f, sets, FALSE);
@@ -524,9 +687,10 @@ START_TEST(test_hint_faults_local_remote)
 }
 END_TEST
 
+/* Linux 3.8's two-stage filter (mpol_misplaced, page_xchg_last_nid). */
 START_TEST(test_filter_two_stage)
 {
-  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", NULL };
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", V38, NULL };
   Fx f;
   setup(&f, sets, TRUE);
   sys(&f, REC_MMAP, BASE, 4 * PAGE, 0, 0, 0);
@@ -549,16 +713,15 @@ START_TEST(test_filter_two_stage)
   ck_assert_uint_eq(now & ~(PTE_PFN_MASK | NUMA_LAST_MASK), old & ~(PTE_PFN_MASK | NUMA_LAST_MASK | PTE_SW_NUMA));
   ck_assert_uint_eq(physmem_free_pages(f.m->k->pm, 1), free1 - 1);
   ck_assert_int_eq(xlat(&f, 1, BASE, ACC_LOAD), XLAT_OK);
-  /* A local fault does not ask the filter under the default policy (the
-   * page is on its preferred node, mpol_misplaced's MPOL_PREFERRED case),
-   * so it leaves the remembered node: 1, then 0 (local), then 1 moves it. */
+  /* 3.8's MPOL_F_MORON step runs for a local fault too and records its
+   * node: 1, then 0 (local), then 1 is filtered again. */
   ck_assert_int_eq(fault_on(&f, 1, BASE + PAGE, ACC_LOAD), FAULT_MAPPED);
   next_scan_now(&f);
   ck_assert_int_eq(fault_on(&f, 0, BASE + PAGE, ACC_LOAD), FAULT_MAPPED);
   next_scan_now(&f);
   ck_assert_int_eq(fault_on(&f, 1, BASE + PAGE, ACC_LOAD), FAULT_MAPPED);
-  ck_assert_int_eq(node_of_va(&f, BASE + PAGE), 1);
-  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 2);
+  ck_assert_int_eq(node_of_va(&f, BASE + PAGE), 0);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 1);
   machine_free(f.m);
 }
 END_TEST
@@ -605,13 +768,11 @@ START_TEST(test_bind_balancing)
   first_scan(&f);
   ck_assert_uint_eq(marked_ptes(&f, BASE, 4 * PAGE), 4);
   ck_assert_uint_eq(marked_ptes(&f, BASE + 4 * PAGE, 4 * PAGE), 0);
-  /* CPU 1 (node 1, in the policy): remembered, then moved. */
-  ck_assert_int_eq(fault_on(&f, 1, BASE, ACC_LOAD), FAULT_MAPPED);
-  ck_assert_int_eq(node_of_va(&f, BASE), 0);
-  ck_assert_uint_eq(ctr(&f, CTR_NUMA_MIGRATE_FILTERED), 1);
-  next_scan_now(&f);
+  /* CPU 1 (node 1, in the policy): thread 2's first fault on the page
+   * (last_cpupid unset, a young task) moves it at once. */
   ck_assert_int_eq(fault_on(&f, 1, BASE, ACC_LOAD), FAULT_MAPPED);
   ck_assert_int_eq(node_of_va(&f, BASE), 1);
+  ck_assert_uint_eq(ctr(&f, CTR_NUMA_MIGRATE_FILTERED), 0);
   ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 1);
   /* CPU 2 (node 2, outside it): a hinting fault, no filter step, no move. */
   uint64_t filtered = ctr(&f, CTR_NUMA_MIGRATE_FILTERED), hints = ctr(&f, CTR_NUMA_HINT_FAULTS);
@@ -625,9 +786,8 @@ START_TEST(test_bind_balancing)
   ck_assert_uint_eq(ctr(&f, CTR_NUMA_PAGES_MIGRATED), 1);
   /* Under =balancing a local fault asks the filter too (mpol_misplaced's
    * MPOL_BIND case breaks to the MPOL_F_MORON step), so it records its
-   * node: 1 (remote), then 0 (local), then 1 is filtered again. */
-  next_scan_now(&f);
-  ck_assert_int_eq(fault_on(&f, 1, BASE + 2 * PAGE, ACC_LOAD), FAULT_MAPPED);
+   * CPU and pid: thread 1's local fault, then thread 2's from node 1 is
+   * filtered (last node 0). */
   next_scan_now(&f);
   ck_assert_int_eq(fault_on(&f, 0, BASE + 2 * PAGE, ACC_LOAD), FAULT_MAPPED);
   next_scan_now(&f);
@@ -654,7 +814,8 @@ END_TEST
 
 START_TEST(test_thp_migration)
 {
-  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=always", NULL };
+  /* Under 3.8's filter: the first remote fault is remembered, the second moves it. */
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=always", V38, NULL };
   Fx f;
   setup(&f, sets, TRUE);
   sys(&f, REC_MMAP, BASE, PMD, 0, 0, 0);
@@ -694,13 +855,13 @@ START_TEST(test_thp_migration)
 }
 END_TEST
 
-/* A local hinting fault on a THP under the default policy: the pte scheme
- * (today's mpol_misplaced) leaves the remembered node, so remote, local,
- * remote moves the page; the 2012 scheme (Linux 3.8's MPOL_F_MORON step)
- * records the local node, so the same faults leave it where it is. */
-static uint64_t thp_remote_local_remote(const char *scheme)
+/* A THP faulted remote, local, remote.  6.12: thread 2's first fault (a
+ * young task, last_cpupid unset) moves it at once.  3.8, either scheme:
+ * the MPOL_F_MORON step records the local node, so the second remote
+ * fault is filtered and the page stays. */
+static uint64_t thp_remote_local_remote(const char *scheme, const char *version)
 {
-  const char *sets[] = { TWO_NODES, FAST, "thp.enabled=always", scheme, NULL };
+  const char *sets[] = { TWO_NODES, FAST, "thp.enabled=always", scheme, version, NULL };
   Fx f;
   setup(&f, sets, TRUE);
   sys(&f, REC_MMAP, BASE, PMD, 0, 0, 0);
@@ -720,8 +881,9 @@ static uint64_t thp_remote_local_remote(const char *scheme)
 
 START_TEST(test_thp_local_fault_filter_by_scheme)
 {
-  ck_assert_uint_eq(thp_remote_local_remote("numa.balancing=pte"), 512);
-  ck_assert_uint_eq(thp_remote_local_remote("numa.balancing=pmd"), 0);
+  ck_assert_uint_eq(thp_remote_local_remote("numa.balancing=pte", "kernel.version=6.12"), 512);
+  ck_assert_uint_eq(thp_remote_local_remote("numa.balancing=pte", V38), 0);
+  ck_assert_uint_eq(thp_remote_local_remote("numa.balancing=pmd", V38), 0);
 }
 END_TEST
 
@@ -763,7 +925,7 @@ END_TEST
 
 START_TEST(test_pmd_scheme)
 {
-  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.balancing=pmd", NULL };
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.balancing=pmd", V38, NULL };
   Fx f;
   setup(&f, sets, TRUE);
   sys(&f, REC_MMAP, BASE, 2 * PMD, 0, 0, 0);
@@ -820,7 +982,7 @@ END_TEST
  * (which grows with the square of the group). */
 START_TEST(test_pmd_group_copies_in_sequence)
 {
-  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.balancing=pmd", NULL };
+  static const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.balancing=pmd", V38, NULL };
   Fx f;
   setup(&f, sets, TRUE);
   Kernel *k = f.m->k;
@@ -867,7 +1029,7 @@ static uint64_t xlat_pfn(Fx *f, int cpu, uint64_t va)
  * freed frame.  A's pages, PROT_NONE since the scan's flush, need none. */
 static void group_migration_shoots_down(const char *machine, uint64_t base, const char *extra)
 {
-  const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.balancing=pmd",
+  const char *const sets[] = { TWO_NODES, FAST, "thp.enabled=never", "numa.balancing=pmd", V38,
                                "numa.migrate_filter=false", "numa.scan_size_mb=0.03125", extra, NULL };
   Fx f;
   setup_on(&f, machine, sets, TRUE);
@@ -958,7 +1120,7 @@ END_TEST
 START_TEST(test_ppc64_pmd_scheme)
 {
   static const char *const sets[] = { TWO_NODES, FAST, "mm.base_page_size=4K", "thp.enabled=never",
-                                      "numa.balancing=pmd", NULL };
+                                      "numa.balancing=pmd", V38, NULL };
   Fx f;
   setup_on(&f, "power7", sets, TRUE);
   sys(&f, REC_MMAP, PBASE, 8 * PAGE, 0, 0, 0);
@@ -1076,7 +1238,12 @@ static Suite *numa_balance_suite(void)
   tcase_add_test(tc, test_off_and_one_node);
   tcase_add_test(tc, test_scan_budget_and_offset);
   tcase_add_test(tc, test_scan_skips);
-  tcase_add_test(tc, test_period_adapts);
+  tcase_add_test(tc, test_period_private_and_shared);
+  tcase_add_test(tc, test_period_doubles_without_local_or_shared);
+  tcase_add_test(tc, test_scan_bounds_scale_with_rss);
+  tcase_add_test(tc, test_should_migrate_cpupid);
+  tcase_add_test(tc, test_period_3_8);
+  tcase_add_test(tc, test_pmd_refused_under_6_12);
   tcase_add_test(tc, test_task_timing);
   tcase_add_test(tc, test_task_cache_never_mixes_threads);
   tcase_add_test(tc, test_max_below_min_refused);
