@@ -78,6 +78,33 @@ START_TEST(test_write_allocates_and_cow)
 }
 END_TEST
 
+/* mm_counter: do_anonymous_page's zero-page path counts nothing, the copy
+ * of wp_page_copy counts one anon page, zap_pte_range gives back only what
+ * was counted (Linux 6.12 mm/memory.c). */
+START_TEST(test_rss_counts_no_zero_page)
+{
+  KernelFixture *m = kfix_new("skylake", base_pages);
+  Thread *t = kfix_thread(m, 1);
+  KfCpu *cpu = m->cpus[0];
+  Kernel *k = m->k;
+  TraceRecord mm = { .type = REC_MMAP, .addr = BASE, .len = 1 << 20, .prot = PROT_R | PROT_W };
+  kernel_syscall(k, &cpu->kc, t->mm, &mm);
+  uint64_t cycles;
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_LOAD, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 4096, ACC_LOAD, &cycles), FAULT_MAPPED);
+  ck_assert_uint_eq(t->mm->rss_pages, 0);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_uint_eq(t->mm->rss_pages, 1);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 8192, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_uint_eq(t->mm->rss_pages, 2);
+  /* Unmapping the copy and the zero page gives back the copy only. */
+  TraceRecord un = { .type = REC_MUNMAP, .addr = BASE, .len = 8192 };
+  kernel_syscall(k, &cpu->kc, t->mm, &un);
+  ck_assert_uint_eq(t->mm->rss_pages, 1);
+  kfix_free(m);
+}
+END_TEST
+
 START_TEST(test_segv)
 {
   KernelFixture *m = kfix_new("skylake", base_pages);
@@ -123,6 +150,100 @@ START_TEST(test_mprotect_then_write_reuses)
 }
 END_TEST
 
+/* PROT_WRITE given back: Linux 6.12's change_pte_range makes the exclusive
+ * anonymous page writable at once (MM_CP_TRY_CHANGE_WRITABLE,
+ * can_change_pte_writable), the zero page stays read-only; the flush covers
+ * the entries changed only, at 4K.  Under 3.8 the page waits for its write
+ * fault. */
+static void mprotect_back(const char *version, gboolean writable_at_once)
+{
+  const char *sets[] = { "thp.enabled=never", version, NULL };
+  KernelFixture *m = kfix_new("skylake", sets);
+  Thread *t = kfix_thread(m, 1);
+  KfCpu *cpu = m->cpus[0];
+  Kernel *k = m->k;
+  TraceRecord mm = { .type = REC_MMAP, .addr = BASE, .len = 1 << 20, .prot = PROT_R | PROT_W };
+  kernel_syscall(k, &cpu->kc, t->mm, &mm);
+  uint64_t cycles;
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 4096, ACC_STORE, &cycles), FAULT_MAPPED);
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 3 * 4096, ACC_LOAD, &cycles), FAULT_MAPPED);
+  TraceRecord ro = { .type = REC_MPROTECT, .addr = BASE, .len = 1 << 20, .prot = PROT_R };
+  kernel_syscall(k, &cpu->kc, t->mm, &ro);
+  /* The anon page lost its write bit: one flush of [BASE + 4K, BASE + 8K). */
+  ck_assert_uint_eq(m->flushes->len, 1);
+  KfFlush *fl = &g_array_index(m->flushes, KfFlush, 0);
+  ck_assert_uint_eq(fl->start, BASE + 4096);
+  ck_assert_uint_eq(fl->end, BASE + 2 * 4096);
+  ck_assert_uint_eq(fl->stride_shift, 12);
+  TraceRecord rw = { .type = REC_MPROTECT, .addr = BASE, .len = 1 << 20, .prot = PROT_R | PROT_W };
+  kernel_syscall(k, &cpu->kc, t->mm, &rw);
+  ck_assert(!(pte_of(t, BASE + 3 * 4096) & PTE_RW)); /* the zero page */
+  uint64_t faults = cpu->ctr.c[CTR_PAGE_FAULTS];
+  if (writable_at_once) {
+    ck_assert(pte_of(t, BASE + 4096) & PTE_RW);
+    ck_assert_uint_eq(m->flushes->len, 2);
+    fl = &g_array_index(m->flushes, KfFlush, 1);
+    ck_assert_uint_eq(fl->start, BASE + 4096);
+    ck_assert_uint_eq(fl->end, BASE + 2 * 4096);
+    ck_assert_uint_eq(fl->stride_shift, 12);
+  } else {
+    ck_assert(!(pte_of(t, BASE + 4096) & PTE_RW));
+    ck_assert_uint_eq(m->flushes->len, 1); /* nothing changed: nothing flushed */
+    ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 4096, ACC_STORE, &cycles), FAULT_MAPPED);
+    ck_assert(pte_of(t, BASE + 4096) & PTE_RW);
+    ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_FAULTS], faults + 1);
+  }
+  kfix_free(m);
+}
+
+START_TEST(test_mprotect_write_back_612)
+{
+  mprotect_back("kernel.version=6.12", TRUE);
+}
+END_TEST
+
+START_TEST(test_mprotect_write_back_38)
+{
+  mprotect_back("kernel.version=3.8", FALSE);
+}
+END_TEST
+
+/* change_huge_pmd (6.12): a THP's protection change is one 2M entry to
+ * flush (tlb_flush_pmd_range: stride PMD_SHIFT), and PROT_WRITE back makes
+ * it writable at once (can_change_pmd_writable). */
+START_TEST(test_mprotect_thp_flush_stride)
+{
+  const char *sets[] = { "thp.enabled=always", NULL };
+  KernelFixture *m = kfix_new("skylake", sets);
+  Thread *t = kfix_thread(m, 1);
+  KfCpu *cpu = m->cpus[0];
+  Kernel *k = m->k;
+  const uint64_t pmd = 2 << 20;
+  TraceRecord mm = { .type = REC_MMAP, .addr = BASE, .len = 2 * pmd, .prot = PROT_R | PROT_W };
+  kernel_syscall(k, &cpu->kc, t->mm, &mm);
+  uint64_t cycles;
+  ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + pmd, ACC_STORE, &cycles), FAULT_MAPPED);
+  unsigned level, idx;
+  PtNode *n = pgtable_lookup(&t->mm->pt, BASE + pmd, &level, &idx);
+  ck_assert_uint_eq(level, 2);
+  ck_assert(n->e[idx] & PTE_PS);
+  TraceRecord ro = { .type = REC_MPROTECT, .addr = BASE, .len = 2 * pmd, .prot = PROT_R };
+  kernel_syscall(k, &cpu->kc, t->mm, &ro);
+  ck_assert(!(n->e[idx] & PTE_RW));
+  ck_assert_uint_eq(m->flushes->len, 1);
+  KfFlush *fl = &g_array_index(m->flushes, KfFlush, 0);
+  ck_assert_uint_eq(fl->start, BASE + pmd);
+  ck_assert_uint_eq(fl->end, BASE + 2 * pmd);
+  ck_assert_uint_eq(fl->stride_shift, 21);
+  TraceRecord rw = { .type = REC_MPROTECT, .addr = BASE, .len = 2 * pmd, .prot = PROT_R | PROT_W };
+  kernel_syscall(k, &cpu->kc, t->mm, &rw);
+  ck_assert(n->e[idx] & PTE_RW);
+  ck_assert_uint_eq(m->flushes->len, 2);
+  ck_assert_uint_eq(g_array_index(m->flushes, KfFlush, 1).stride_shift, 21);
+  kfix_free(m);
+}
+END_TEST
+
 START_TEST(test_munmap_frees_pages_and_tables)
 {
   KernelFixture *m = kfix_new("skylake", base_pages);
@@ -160,9 +281,13 @@ static Suite *fault_suite(void)
   TCase *tc = tcase_create("anon");
   tcase_add_test(tc, test_read_maps_zero_page);
   tcase_add_test(tc, test_write_allocates_and_cow);
+  tcase_add_test(tc, test_rss_counts_no_zero_page);
   tcase_add_test(tc, test_segv);
   tcase_add_test(tc, test_mprotect_then_write_reuses);
   tcase_add_test(tc, test_munmap_frees_pages_and_tables);
+  tcase_add_test(tc, test_mprotect_write_back_612);
+  tcase_add_test(tc, test_mprotect_write_back_38);
+  tcase_add_test(tc, test_mprotect_thp_flush_stride);
   suite_add_tcase(s, tc);
   return s;
 }
