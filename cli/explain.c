@@ -34,12 +34,19 @@ void explain_address(Machine *m, Thread *t, uint64_t va, AccessKind kind, GStrin
 {
   Cpu *cpu = m->cpus[t->cpu];
   cpu->kc.cur = t;
-  cpu->cur_asid = t->mm->asid;
+  /* The tag t's translations carry on that CPU (an ASID slot is taken
+   * if it holds none, as a switch to t would). */
+  int tag = kernel_cpu_pcid(m->k, &cpu->kc, t->mm);
+  if (tag < 0) {
+    gboolean flush;
+    tag = (int)kernel_pcid_of(kernel_switch_asid(m->k, &cpu->kc, t->mm, &flush));
+  }
+  cpu->cur_asid = (unsigned)tag;
   const PtGeometry *g = &t->mm->pt.g;
   static const char *names[] = { "", "PT", "PD", "PDPT", "PML4", "PML5" };
   g_string_append_printf(out, "%s %#" G_GINT64_MODIFIER "x on %s (cpu %d, pid %u, PCID %u)\n",
                          kind == ACC_STORE ? "store to" : kind == ACC_IFETCH ? "fetch from" : "load from", va, m->name,
-                         cpu->id, t->pid, t->mm->asid);
+                         cpu->id, t->pid, cpu->cur_asid);
   g_string_append(out, "  indices:");
   for (unsigned l = g->levels; l >= 1; l--)
     g_string_append_printf(out, " %s %u", m->arch == &x86_64_ops ? names[l] : "L", pgtable_index(g, l, va));

@@ -145,6 +145,12 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
     return NULL;
   }
   k->next_asid = 1;
+  /* x86 Linux tags user translations with per-CPU PCIDs where the CPU has
+   * them (tlb.pcid) since 4.14; ppc64's context is the mm's everywhere. */
+  if (strcmp(arch->name, "x86_64") != 0)
+    k->asid_mode = KERNEL_ASID_GLOBAL;
+  else
+    k->asid_mode = settings_bool(s, SET_TLB_PCID) && kernel_has(k, KR_PCID) ? KERNEL_ASID_DYNAMIC : KERNEL_ASID_NONE;
   k->zero_page_cycles = ns_to_cycles(k, settings_double(s, SET_FAULT_ZERO_PAGE_NS));
   k->anon_cycles = ns_to_cycles(k, settings_double(s, SET_FAULT_ANON_NS));
   k->segv_cycles = ns_to_cycles(k, settings_double(s, SET_FAULT_SEGV_NS));
@@ -248,12 +254,73 @@ Mm *kernel_mm(Kernel *k, uint32_t pid)
   if (pcid)
     k->next_asid++;
   mm->serial = k->next_mm_serial++;
+  mm->ctx_id = mm->serial + 1; /* init_mm has 0 (last_mm_ctx_id) */
   mm->policy = k->mpol_mode; /* numa.mempolicy, as numactl sets it before exec */
   mm->policy_flags = k->mpol_flags;
   mm->policy_nodes = k->mpol_nodes;
   g_hash_table_insert(k->mms, GUINT_TO_POINTER(pid), mm);
   numa_balance_mm_new(k->numa_balance, mm);
   return mm;
+}
+
+/* ---- x86 dynamic ASIDs ---------------------------------------------------- */
+
+/* switch_mm_irqs_off and choose_new_asid (arch/x86/mm/tlb.c, Linux 6.12):
+ * a slot of cpu->asids[] that holds next's ctx_id is taken again, its
+ * entries flushed only when a flush of next went out since they were made
+ * current (the slot's tlb_gen behind next's); otherwise the slot next_asid
+ * names is taken, round robin over KCPU_NR_DYN_ASIDS, and flushed: the mm
+ * that held it loses its entries on this CPU. */
+unsigned kernel_switch_asid(Kernel *k, KCpu *cpu, const Mm *next, gboolean *need_flush)
+{
+  unsigned asid;
+  if (k->asid_mode != KERNEL_ASID_DYNAMIC) {
+    /* No PCID: every CR3 write flushes the TLB (before 4.14, or without
+     * the feature: choose_new_asid's !X86_FEATURE_PCID case). */
+    *need_flush = TRUE;
+    cpu->loaded_asid = 0;
+    return 0;
+  }
+  for (asid = 0; asid < KCPU_NR_DYN_ASIDS; asid++)
+    if (cpu->asids[asid].ctx_id == next->ctx_id) {
+      *need_flush = cpu->asids[asid].tlb_gen < next->tlb_gen;
+      break;
+    }
+  if (asid == KCPU_NR_DYN_ASIDS) {
+    asid = cpu->next_asid++;
+    if (asid >= KCPU_NR_DYN_ASIDS) {
+      asid = 0;
+      cpu->next_asid = 1;
+    }
+    *need_flush = TRUE;
+  }
+  if (*need_flush) {
+    cpu->asids[asid].ctx_id = next->ctx_id;
+    cpu->asids[asid].tlb_gen = next->tlb_gen;
+  }
+  cpu->loaded_asid = asid;
+  return asid;
+}
+
+int kernel_cpu_pcid(const Kernel *k, const KCpu *cpu, const Mm *mm)
+{
+  if (k->asid_mode == KERNEL_ASID_GLOBAL)
+    return mm->asid;
+  if (k->asid_mode == KERNEL_ASID_NONE)
+    return 0;
+  for (unsigned asid = 0; asid < KCPU_NR_DYN_ASIDS; asid++)
+    if (cpu->asids[asid].ctx_id == mm->ctx_id)
+      return (int)kernel_pcid_of(asid);
+  return -1;
+}
+
+void kernel_asid_flushed(const Kernel *k, KCpu *cpu, const Mm *mm)
+{
+  if (k->asid_mode != KERNEL_ASID_DYNAMIC)
+    return;
+  for (unsigned asid = 0; asid < KCPU_NR_DYN_ASIDS; asid++)
+    if (cpu->asids[asid].ctx_id == mm->ctx_id)
+      cpu->asids[asid].tlb_gen = mm->tlb_gen;
 }
 
 /* ---- touched base pages ------------------------------------------------------ */

@@ -30,7 +30,9 @@ typedef struct {
 
 typedef struct Mm {
   uint32_t pid;
-  uint16_t asid;       /* PCID tag of this address space */
+  uint16_t asid;       /* the address space's tag where it is global (ppc64's context); x86 PCIDs
+                        * are per CPU (kernel_switch_asid) */
+  uint64_t ctx_id;     /* context.ctx_id: never reused, from 1 */
   PageTable pt;
   GArray *vmas;        /* of Vma, sorted by start */
   guint last_vma;      /* index of the last VMA found (lookup cache) */

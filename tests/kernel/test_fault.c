@@ -2,7 +2,7 @@
  * Unit tests of the anonymous fault path with base pages: zero page on read,
  * zeroed page on write, copy-on-write of the zero page, reuse after
  * mprotect, SIGSEGV, page tables allocated on the way, and the cycles
- * charged for each.  Huge pages are tested in test_thp.c.  The kernel
+ * charged for each; and the x86 ASID a CPU gives a process it switches to.  Huge pages are tested in test_thp.c.  The kernel
  * alone (tests/kernel_fixture.h): the flushes it asks the hardware for are
  * checked as requests; what the machine makes of them is test_machine.c's.
  */
@@ -275,6 +275,82 @@ START_TEST(test_munmap_frees_pages_and_tables)
 }
 END_TEST
 
+/* ---- x86 dynamic ASIDs (the switch that precedes a process's faults) ---- */
+
+/* Processes 1..n, each with an mm. */
+static Mm *asid_mm(KernelFixture *f, uint32_t pid)
+{
+  Mm *mm = kernel_mm(f->k, pid);
+  ck_assert(mm != NULL);
+  return mm;
+}
+
+/* choose_new_asid (arch/x86/mm/tlb.c, Linux 6.12): 6 slots per CPU
+ * (TLB_NR_DYN_ASIDS); a new mm takes next_asid's slot round robin with a
+ * flush; an mm back on its slot flushes only when its tlb_gen moved on. */
+START_TEST(test_choose_new_asid)
+{
+  KernelFixture *f = kfix_new("skylake", base_pages);
+  Kernel *k = f->k;
+  KCpu *cpu = f->kcpus[0];
+  ck_assert_int_eq(k->asid_mode, KERNEL_ASID_DYNAMIC);
+  Mm *mm[8];
+  gboolean flush;
+  for (uint32_t i = 0; i < 7; i++)
+    mm[i] = asid_mm(f, i + 1);
+  for (unsigned i = 0; i < 6; i++) {
+    ck_assert_uint_eq(kernel_switch_asid(k, cpu, mm[i], &flush), i);
+    ck_assert(flush);
+    ck_assert_int_eq(kernel_cpu_pcid(k, cpu, mm[i]), (int)i + 1);
+  }
+  /* Back to the first: its slot, nothing missed, no flush. */
+  ck_assert_uint_eq(kernel_switch_asid(k, cpu, mm[0], &flush), 0);
+  ck_assert(!flush);
+  /* A seventh mm wraps to slot 0 (next_asid past the end: 0, then 1) and
+   * flushes it: mm 1 has no PCID on this CPU any more. */
+  ck_assert_uint_eq(kernel_switch_asid(k, cpu, mm[6], &flush), 0);
+  ck_assert(flush);
+  ck_assert_int_eq(kernel_cpu_pcid(k, cpu, mm[0]), -1);
+  ck_assert_uint_eq(kernel_switch_asid(k, cpu, mm[0], &flush), 1);
+  ck_assert(flush);
+  ck_assert_int_eq(kernel_cpu_pcid(k, cpu, mm[1]), -1);
+  /* mm 3 keeps slot 2; a flush of it while away is caught up on return. */
+  mm[2]->tlb_gen++;
+  ck_assert_uint_eq(kernel_switch_asid(k, cpu, mm[2], &flush), 2);
+  ck_assert(flush);
+  ck_assert_uint_eq(kernel_switch_asid(k, cpu, mm[3], &flush), 3);
+  ck_assert(!flush);
+  /* A flush this CPU took part in leaves the slot current. */
+  mm[2]->tlb_gen++;
+  kernel_asid_flushed(k, cpu, mm[2]);
+  ck_assert_uint_eq(kernel_switch_asid(k, cpu, mm[2], &flush), 2);
+  ck_assert(!flush);
+  kfix_free(f);
+}
+END_TEST
+
+/* Before 4.14 Linux used no PCID: tag 0, and every switch flushes. */
+START_TEST(test_no_pcid_before_414)
+{
+  const char *sets[] = { "thp.enabled=never", "kernel.version=3.8", NULL };
+  KernelFixture *f = kfix_new("skylake", sets);
+  Kernel *k = f->k;
+  ck_assert_int_eq(k->asid_mode, KERNEL_ASID_NONE);
+  Mm *a = asid_mm(f, 1), *b = asid_mm(f, 2);
+  gboolean flush = FALSE;
+  ck_assert_uint_eq(kernel_switch_asid(k, f->kcpus[0], a, &flush), 0);
+  ck_assert(flush);
+  flush = FALSE;
+  ck_assert_uint_eq(kernel_switch_asid(k, f->kcpus[0], b, &flush), 0);
+  ck_assert(flush);
+  flush = FALSE;
+  ck_assert_uint_eq(kernel_switch_asid(k, f->kcpus[0], a, &flush), 0);
+  ck_assert(flush);
+  ck_assert_int_eq(kernel_cpu_pcid(k, f->kcpus[0], a), 0);
+  kfix_free(f);
+}
+END_TEST
+
 static Suite *fault_suite(void)
 {
   Suite *s = suite_create("fault");
@@ -288,6 +364,8 @@ static Suite *fault_suite(void)
   tcase_add_test(tc, test_mprotect_write_back_612);
   tcase_add_test(tc, test_mprotect_write_back_38);
   tcase_add_test(tc, test_mprotect_thp_flush_stride);
+  tcase_add_test(tc, test_choose_new_asid);
+  tcase_add_test(tc, test_no_pcid_before_414);
   suite_add_tcase(s, tc);
   return s;
 }
