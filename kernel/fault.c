@@ -310,26 +310,23 @@ static FaultResult fault_once(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessK
   unsigned level = found.level, idx = found.index, tables = 0;
   PtNode *n = found.table;
   uint64_t e = n->e[idx];
+  gboolean fallback = FALSE; /* a huge path handed the fault to the PTE level */
   if (level == 2 && (e & PTE_P) && (e & PTE_PS)) {
-    gboolean fallback = FALSE;
     FaultResult r = huge_present(k, cpu, mm, n, idx, va, kind, cycles, &fallback);
     if (r != FAULT_MAPPED || !fallback)
       return r;
-    pgtable_find(&mm->pt, va, &found);
-    level = found.level;
-    idx = found.index;
-    n = found.table;
-    e = n->e[idx];
+  } else {
+    uint64_t haddr = va & ~(k->pmd_bytes - 1);
+    gboolean huge_ok = level >= 2 && !e && thp_vma_allowed(k, mm, v) && thp_range_in_vma(k, v, haddr);
+    if (huge_ok)
+      khugepaged_enter_vma(k->khugepaged, mm, v); /* as do_huge_pmd_anonymous_page */
+    if (huge_ok && k->thp->fault_huge(k, mm, v, haddr)) {
+      FaultResult r = huge_anonymous(k, cpu, mm, v, va, kind, cycles, &fallback);
+      if (r != FAULT_MAPPED || !fallback)
+        return r;
+    }
   }
-  uint64_t haddr = va & ~(k->pmd_bytes - 1);
-  gboolean huge_ok = level >= 2 && !e && thp_vma_allowed(k, mm, v) && thp_range_in_vma(k, v, haddr);
-  if (huge_ok)
-    khugepaged_enter_vma(k->khugepaged, mm, v); /* as do_huge_pmd_anonymous_page */
-  if (huge_ok && k->thp->fault_huge(k, mm, v, haddr)) {
-    gboolean fallback = FALSE;
-    FaultResult r = huge_anonymous(k, cpu, mm, v, va, kind, cycles, &fallback);
-    if (r != FAULT_MAPPED || !fallback)
-      return r;
+  if (fallback) {
     pgtable_find(&mm->pt, va, &found);
     level = found.level;
     idx = found.index;

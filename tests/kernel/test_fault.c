@@ -78,6 +78,13 @@ START_TEST(test_write_allocates_and_cow)
 }
 END_TEST
 
+/* A system call of t over [BASE, BASE + 1M) with prot. */
+static void call_1m(KernelFixture *f, Thread *t, TraceRecordType type, uint8_t prot)
+{
+  TraceRecord r = { .type = (uint8_t)type, .addr = BASE, .len = 1 << 20, .prot = prot };
+  kernel_syscall(f->k, &f->cpus[0]->kc, t->mm, &r);
+}
+
 /* mm_counter: do_anonymous_page's zero-page path counts nothing, the copy
  * of wp_page_copy counts one anon page, zap_pte_range gives back only what
  * was counted (Linux 6.12 mm/memory.c). */
@@ -87,8 +94,7 @@ START_TEST(test_rss_counts_no_zero_page)
   Thread *t = kfix_thread(m, 1);
   KfCpu *cpu = m->cpus[0];
   Kernel *k = m->k;
-  TraceRecord mm = { .type = REC_MMAP, .addr = BASE, .len = 1 << 20, .prot = PROT_R | PROT_W };
-  kernel_syscall(k, &cpu->kc, t->mm, &mm);
+  call_1m(m, t, REC_MMAP, PROT_R | PROT_W);
   uint64_t cycles;
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_LOAD, &cycles), FAULT_MAPPED);
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 4096, ACC_LOAD, &cycles), FAULT_MAPPED);
@@ -162,21 +168,18 @@ static void mprotect_back(const char *version, gboolean writable_at_once)
   Thread *t = kfix_thread(m, 1);
   KfCpu *cpu = m->cpus[0];
   Kernel *k = m->k;
-  TraceRecord mm = { .type = REC_MMAP, .addr = BASE, .len = 1 << 20, .prot = PROT_R | PROT_W };
-  kernel_syscall(k, &cpu->kc, t->mm, &mm);
+  call_1m(m, t, REC_MMAP, PROT_R | PROT_W);
   uint64_t cycles;
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 4096, ACC_STORE, &cycles), FAULT_MAPPED);
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 3 * 4096, ACC_LOAD, &cycles), FAULT_MAPPED);
-  TraceRecord ro = { .type = REC_MPROTECT, .addr = BASE, .len = 1 << 20, .prot = PROT_R };
-  kernel_syscall(k, &cpu->kc, t->mm, &ro);
+  call_1m(m, t, REC_MPROTECT, PROT_R);
   /* The anon page lost its write bit: one flush of [BASE + 4K, BASE + 8K). */
   ck_assert_uint_eq(m->flushes->len, 1);
   KfFlush *fl = &g_array_index(m->flushes, KfFlush, 0);
   ck_assert_uint_eq(fl->start, BASE + 4096);
   ck_assert_uint_eq(fl->end, BASE + 2 * 4096);
   ck_assert_uint_eq(fl->stride_shift, 12);
-  TraceRecord rw = { .type = REC_MPROTECT, .addr = BASE, .len = 1 << 20, .prot = PROT_R | PROT_W };
-  kernel_syscall(k, &cpu->kc, t->mm, &rw);
+  call_1m(m, t, REC_MPROTECT, PROT_R | PROT_W);
   ck_assert(!(pte_of(t, BASE + 3 * 4096) & PTE_RW)); /* the zero page */
   uint64_t faults = cpu->ctr.c[CTR_PAGE_FAULTS];
   if (writable_at_once) {

@@ -545,6 +545,40 @@ START_TEST(test_cpumask_trimmed_on_switch)
 }
 END_TEST
 
+/* One CPU, seven processes in turn: Linux 6.12 keeps 6 ASIDs per CPU
+ * (choose_new_asid), so the seventh takes slot 0 back, flushing it, and a
+ * process that lost its slot takes the next one, flushing it too. */
+START_TEST(test_asids_reused_round_robin)
+{
+  static const char *sets[] = { "tlb.pcid=true", NULL };
+  GString *text = g_string_new(NULL);
+  for (unsigned p = 1; p <= 7; p++)
+    g_string_append_printf(text, "process %u\nthread 1 cpu 0\nmmap 0x7f0000000000 4K rw\nW 0x7f0000000000 8\n", p);
+  /* Processes 2 to 7 took new slots, each flushed; 7 took slot 0 back. */
+  Machine *m = fixture_machine("skylake", sets);
+  fixture_run_text(m, text->str, TRUE);
+  Cpu *c0 = m->cpus[0];
+  ck_assert_uint_eq(c0->ctr.c[CTR_TLB_FLUSH_FULL], 6);
+  ck_assert_int_eq(kernel_cpu_pcid(m->k, &c0->kc, kernel_mm(m->k, 7)), 1);
+  ck_assert_int_eq(kernel_cpu_pcid(m->k, &c0->kc, kernel_mm(m->k, 1)), -1);
+  ck_assert_int_eq(kernel_cpu_pcid(m->k, &c0->kc, kernel_mm(m->k, 2)), 2);
+  machine_free(m);
+  /* 3 still has slot 2 (PCID 3); 1 lost slot 0 to 7 and takes slot 1
+   * (2's); 2 then takes slot 2. */
+  g_string_append(text, "process 3\nthread 1 cpu 0\nR 0x7f0000000000 8\n"
+                        "process 1\nthread 1 cpu 0\nR 0x7f0000000000 8\n"
+                        "process 2\nthread 1 cpu 0\nR 0x7f0000000000 8\n");
+  m = fixture_machine("skylake", sets);
+  fixture_run_text(m, text->str, TRUE);
+  c0 = m->cpus[0];
+  ck_assert_int_eq(kernel_cpu_pcid(m->k, &c0->kc, kernel_mm(m->k, 7)), 1);
+  ck_assert_int_eq(kernel_cpu_pcid(m->k, &c0->kc, kernel_mm(m->k, 1)), 2);
+  ck_assert_int_eq(kernel_cpu_pcid(m->k, &c0->kc, kernel_mm(m->k, 2)), 3);
+  g_string_free(text, TRUE);
+  machine_free(m);
+}
+END_TEST
+
 /* The engine finds a thread named again without a CPU in a small cache of
  * recent threads: more threads than its slots (so some share one), the same
  * tids in three processes, interleaved, each thread on a CPU of its own, so a
@@ -664,6 +698,7 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_shootdown_targets_and_costs);
   tcase_add_test(tc, test_new_thread_starts_at_creation);
   tcase_add_test(tc, test_cpumask_trimmed_on_switch);
+  tcase_add_test(tc, test_asids_reused_round_robin);
   tcase_add_test(tc, test_thread_cache_never_mixes_threads);
   tcase_add_test(tc, test_solo_stays_ticks_as_queued);
   tcase_add_test(tc, test_oom_kill_drops_the_victims_records);
