@@ -34,15 +34,23 @@ void explain_address(Machine *m, Thread *t, uint64_t va, AccessKind kind, GStrin
 {
   Cpu *cpu = m->cpus[t->cpu];
   cpu->kc.cur = t;
-  cpu->cur_asid = t->mm->asid;
+  /* The tag t's translations carry on that CPU (an ASID slot is taken
+   * if it holds none, as a switch to t would). */
+  int tag = kernel_cpu_pcid(m->k, &cpu->kc, t->mm);
+  if (tag < 0) {
+    gboolean flush;
+    tag = (int)kernel_pcid_of(kernel_switch_asid(m->k, &cpu->kc, t->mm, &flush));
+  }
+  cpu->cur_asid = (unsigned)tag;
   const PtGeometry *g = &t->mm->pt.g;
   const ArchOps *a = m->arch;
   g_string_append_printf(out, "%s %#" G_GINT64_MODIFIER "x on %s (cpu %d, pid %u",
                          kind == ACC_STORE ? "store to" : kind == ACC_IFETCH ? "fetch from" : "load from", va, m->name,
                          cpu->id, t->pid);
   if (a->asid_name)
-    g_string_append_printf(out, ", %s %u", a->asid_name, t->mm->asid);
-  g_string_append(out, ")\n  indices:");
+    g_string_append_printf(out, ", %s %u", a->asid_name, cpu->cur_asid);
+  g_string_append(out, ")
+  indices:");
   for (unsigned l = g->levels; l >= 1; l--)
     g_string_append_printf(out, " %s %u", l < G_N_ELEMENTS(a->level_name) && a->level_name[l] ? a->level_name[l] : "L",
                            pgtable_index(g, l, va));

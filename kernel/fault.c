@@ -18,9 +18,9 @@
  * cleared, mapped by the PMD writable and dirty, with a page-table page
  * deposited for a later split.  A failed allocation counts
  * thp_fault_fallback and the fault takes the 4K path.  A write to the huge
- * zero page allocates a THP in its place (do_huge_zero_wp_pmd); failing
- * that it splits the zero PMD and copies on write at 4K.  A write to a THP
- * made read-only by mprotect reuses it (do_huge_pmd_wp_page).  Faults in a
+ * zero page splits the zero PMD and copies on write at 4K
+ * (do_huge_pmd_wp_page's fallback, 6.12).  A write to a THP made read-only
+ * by mprotect reuses it (do_huge_pmd_wp_page).  Faults in a
  * hugetlb VMA take a page from its pool (hugetlb_no_page): no zero page; a
  * read of a private mapping maps it read-only, the next write reuses it
  * (hugetlb_wp); an empty pool is a SIGBUS, counted as segv with reason
@@ -175,12 +175,14 @@ static FaultResult huge_anonymous(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, ui
     return FAULT_OOM;
   }
   mm_deposit(mm, haddr, table);
-  mm->rss_pages += UINT64_C(1) << k->pmd_order;
   if (zero) {
     cpu->ctr->c[CTR_THP_ZERO_PAGE_MAPPED]++;
     *cycles += k->zero_page_cycles;
     what = "thp-zero-page";
   } else {
+    /* add_mm_counter(MM_ANONPAGES, HPAGE_PMD_NR) in
+     * __do_huge_pmd_anonymous_page; set_huge_zero_folio counts nothing. */
+    mm->rss_pages += k->pmd_bytes >> k->base_shift;
     *cycles += new_thp(k, cpu, pfn);
     what = "thp";
   }
@@ -190,41 +192,25 @@ static FaultResult huge_anonymous(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, ui
   return FAULT_MAPPED;
 }
 
-/* A fault on a present huge PMD of an anonymous VMA. */
-static FaultResult huge_present(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, PtNode *n, unsigned idx, uint64_t va,
-                                AccessKind kind, uint64_t *cycles)
+/* A fault on a present huge PMD of an anonymous VMA.  *fallback is set
+ * when the PMD was split and the PTE level must handle the fault. */
+static FaultResult huge_present(Kernel *k, KCpu *cpu, Mm *mm, PtNode *n, unsigned idx, uint64_t va,
+                                AccessKind kind, uint64_t *cycles, gboolean *fallback)
 {
   uint64_t haddr = va & ~(k->pmd_bytes - 1);
   uint64_t e = n->e[idx];
   const char *what;
   if (kind == ACC_STORE && (e & PTE_SW_ZERO)) {
-    uint64_t pfn;
-    MemPlacement place;
-    mempolicy_place(k, mm, v, haddr, k->pmd_order, cpu->node, &place);
-    if (thp_alloc(k, cpu, &place, thp_defrag_compact(k, v), &pfn, cycles)) {
-      /* do_huge_zero_wp_pmd: a THP replaces the huge zero page; the
-       * deposited table stays. */
-      pgtable_set(&mm->pt, haddr, 2, pte_make(pfn, leaf_flags(v) | PTE_PS | PTE_RW | PTE_D), NULL);
-      kernel_flush_tlb(k, cpu, mm, haddr, haddr + k->pmd_bytes, k->geo.shift[2], FALSE);
-      *cycles += new_thp(k, cpu, pfn);
-      cpu->ctr->c[CTR_FAULTS_COW]++;
-      what = "thp-zero-cow";
-    } else {
-      /* Fall back: split the zero PMD into 512 zero-page PTEs and copy the
-       * one written on write. */
-      cpu->ctr->c[CTR_THP_FAULT_FALLBACK]++;
-      if (!thp_split_pmd(k, cpu, mm, haddr, cycles))
-        return FAULT_OOM;
-      unsigned tables = 0;
-      uint64_t page_va = va & ~(k->base_bytes - 1);
-      FaultResult r = map_new_page(k, cpu, mm, v, page_va, NULL, cycles, &tables);
-      if (r != FAULT_MAPPED)
-        return r;
-      kernel_flush_tlb_4k(k, cpu, mm, page_va, page_va + k->base_bytes);
-      cpu->ctr->c[CTR_FAULTS_COW]++;
-      what = "cow";
-    }
+    /* do_huge_pmd_wp_page (Linux 6.12 mm/huge_memory.c): a write to the
+     * huge zero page goes to `fallback`, __split_huge_pmd and
+     * VM_FAULT_FALLBACK; handle_pte_fault then finds a zero-page PTE and
+     * do_wp_page copies that one base page.  (do_huge_zero_wp_pmd, which
+     * maps a new THP instead, came in 6.13.)  No event is counted. */
+    if (!thp_split_pmd(k, cpu, mm, haddr, cycles))
+      return FAULT_OOM;
     kernel_touch_fault(k, cpu, mm, va);
+    *fallback = TRUE;
+    return FAULT_MAPPED;
   } else if (kind == ACC_STORE && !(e & PTE_RW)) {
     /* The THP is ours alone: reuse it (do_huge_pmd_wp_page). */
     pgtable_entry_set(n, idx, e | PTE_RW | PTE_D);
@@ -288,7 +274,7 @@ static FaultResult hugetlb_fault(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uin
   cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr->c[CTR_HUGETLB_FAULTS]++;
   cpu->ctr->c[CTR_MEM_USED_BYTES] += span;
-  mm->rss_pages += span >> 12;
+  mm->rss_pages += span >> k->base_shift;
   kernel_touch_huge(k, cpu, mm, haddr, span, va);
   *cycles += k->anon_cycles + clear;
   charge_tables(k, cpu, tables, cycles);
@@ -324,17 +310,23 @@ static FaultResult fault_once(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessK
   unsigned level = found.level, idx = found.index, tables = 0;
   PtNode *n = found.table;
   uint64_t e = n->e[idx];
-  if (level == 2 && (e & PTE_P) && (e & PTE_PS))
-    return huge_present(k, cpu, mm, v, n, idx, va, kind, cycles);
-  uint64_t haddr = va & ~(k->pmd_bytes - 1);
-  gboolean huge_ok = level >= 2 && !e && thp_vma_allowed(k, mm, v) && thp_range_in_vma(k, v, haddr);
-  if (huge_ok)
-    khugepaged_enter_vma(k->khugepaged, mm, v); /* as do_huge_pmd_anonymous_page */
-  if (huge_ok && k->thp->fault_huge(k, mm, v, haddr)) {
-    gboolean fallback = FALSE;
-    FaultResult r = huge_anonymous(k, cpu, mm, v, va, kind, cycles, &fallback);
+  gboolean fallback = FALSE; /* a huge path handed the fault to the PTE level */
+  if (level == 2 && (e & PTE_P) && (e & PTE_PS)) {
+    FaultResult r = huge_present(k, cpu, mm, n, idx, va, kind, cycles, &fallback);
     if (r != FAULT_MAPPED || !fallback)
       return r;
+  } else {
+    uint64_t haddr = va & ~(k->pmd_bytes - 1);
+    gboolean huge_ok = level >= 2 && !e && thp_vma_allowed(k, mm, v) && thp_range_in_vma(k, v, haddr);
+    if (huge_ok)
+      khugepaged_enter_vma(k->khugepaged, mm, v); /* as do_huge_pmd_anonymous_page */
+    if (huge_ok && k->thp->fault_huge(k, mm, v, haddr)) {
+      FaultResult r = huge_anonymous(k, cpu, mm, v, va, kind, cycles, &fallback);
+      if (r != FAULT_MAPPED || !fallback)
+        return r;
+    }
+  }
+  if (fallback) {
     pgtable_find(&mm->pt, va, &found);
     level = found.level;
     idx = found.index;
@@ -351,6 +343,9 @@ static FaultResult fault_once(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessK
     if (r != FAULT_MAPPED)
       return r;
     kernel_flush_tlb_4k(k, cpu, mm, page_va, page_va + k->base_bytes);
+    /* wp_page_copy: the zero page had no folio, the copy is a new anon
+     * page (inc_mm_counter(MM_ANONPAGES), Linux 6.12 mm/memory.c). */
+    mm->rss_pages++;
     cpu->ctr->c[CTR_FAULTS_COW]++;
     what = "cow";
   } else if ((e & PTE_P) && kind == ACC_STORE && !(e & PTE_RW)) {
@@ -374,7 +369,8 @@ static FaultResult fault_once(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessK
     *cycles += k->zero_page_cycles;
     cpu->ctr->c[CTR_FAULTS_ZERO_PAGE]++;
     kernel_touch_fault(k, cpu, mm, va);
-    mm->rss_pages += UINT64_C(1) << k->base_order;
+    /* No mm counter for the zero page (do_anonymous_page's zero-page path
+     * jumps past inc_mm_counter, Linux 6.12 mm/memory.c). */
     what = "zero-page";
   } else {
     r = map_new_page(k, cpu, mm, v, page_va, &found, cycles, &tables);
@@ -382,7 +378,7 @@ static FaultResult fault_once(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessK
       return r;
     cpu->ctr->c[CTR_FAULTS_ANON]++;
     kernel_touch_fault(k, cpu, mm, va);
-    mm->rss_pages += UINT64_C(1) << k->base_order;
+    mm->rss_pages++; /* inc_mm_counter(MM_ANONPAGES): one base page */
     what = "anon";
   }
   charge_tables(k, cpu, tables, cycles);

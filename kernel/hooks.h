@@ -25,6 +25,17 @@
 typedef struct Mm Mm;
 typedef struct Thread Thread;
 
+/* TLB_NR_DYN_ASIDS (arch/x86/include/asm/tlbflush.h, Linux 4.14 to 6.12):
+ * the PCIDs a CPU keeps for user address spaces. */
+#define KCPU_NR_DYN_ASIDS 6
+
+/* One slot of cpu_tlbstate.ctxs[]: the mm whose entries the ASID tags
+ * (its ctx_id; 0: none) and the tlb_gen they are current with. */
+typedef struct {
+  uint64_t ctx_id;
+  uint64_t tlb_gen;
+} KCpuAsid;
+
 /* A CPU as the kernel sees it.  id and node never change; clock and ctr
  * point into the machine's CPU; the scheduling fields are the kernel's
  * (Linux keeps them in the runqueue and the task). */
@@ -38,6 +49,11 @@ typedef struct KCpu {
   gboolean cur_exited;    /* cur NULL because its task exited (kernel/oom_kill.c), not idle since
                            * the start: the next thread's arrival is a context switch (sim/engine.c) */
   uint64_t numa_due;      /* clock at which cur's NUMA scan tick is due (numa_balance_switch_in) */
+  /* x86 cpu_tlbstate (arch/x86/mm/tlb.c): the dynamic ASIDs, the slot the
+   * next new mm takes, the slot loaded (kernel_switch_asid). */
+  KCpuAsid asids[KCPU_NR_DYN_ASIDS];
+  unsigned next_asid;
+  unsigned loaded_asid;
 } KCpu;
 
 /* The current time on a CPU, in cycles. */

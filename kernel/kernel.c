@@ -6,7 +6,10 @@
  * or shared, stack, hugetlb with 2M or 1G pages), munmap (pages freed, TLBs
  * shot down, emptied page tables freed, as unmap_region() and
  * free_pgtables() do), mprotect (write permission removed from PTEs when it
- * is dropped; regained lazily on the next write fault), madvise(DONTNEED)
+ * is dropped; given back at once to exclusive anonymous pages, as
+ * change_protection does since 6.0, and on the next write fault under
+ * kernel.version=3.8; the flush covers the entries changed at the stride
+ * of the smallest level changed), madvise(DONTNEED)
  * (pages zapped), prctl and mempolicy recorded on the mm and VMAs.  Huge
  * pages: a range edge that falls inside a THP's PMD splits that PMD first
  * (vma_adjust_trans_huge, zap_pmd_range), a PMD wholly inside the range is
@@ -142,6 +145,12 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
     return NULL;
   }
   k->next_asid = 1;
+  /* x86 Linux tags user translations with per-CPU PCIDs where the CPU has
+   * them (tlb.pcid) since 4.14; ppc64's context is the mm's everywhere. */
+  if (strcmp(arch->name, "x86_64") != 0)
+    k->asid_mode = KERNEL_ASID_GLOBAL;
+  else
+    k->asid_mode = settings_bool(s, SET_TLB_PCID) && kernel_has(k, KR_PCID) ? KERNEL_ASID_DYNAMIC : KERNEL_ASID_NONE;
   k->zero_page_cycles = ns_to_cycles(k, settings_double(s, SET_FAULT_ZERO_PAGE_NS));
   k->anon_cycles = ns_to_cycles(k, settings_double(s, SET_FAULT_ANON_NS));
   k->segv_cycles = ns_to_cycles(k, settings_double(s, SET_FAULT_SEGV_NS));
@@ -245,12 +254,73 @@ Mm *kernel_mm(Kernel *k, uint32_t pid)
   if (pcid)
     k->next_asid++;
   mm->serial = k->next_mm_serial++;
+  mm->ctx_id = mm->serial + 1; /* init_mm has 0 (last_mm_ctx_id) */
   mm->policy = k->mpol_mode; /* numa.mempolicy, as numactl sets it before exec */
   mm->policy_flags = k->mpol_flags;
   mm->policy_nodes = k->mpol_nodes;
   g_hash_table_insert(k->mms, GUINT_TO_POINTER(pid), mm);
   numa_balance_mm_new(k->numa_balance, mm);
   return mm;
+}
+
+/* ---- x86 dynamic ASIDs ---------------------------------------------------- */
+
+/* switch_mm_irqs_off and choose_new_asid (arch/x86/mm/tlb.c, Linux 6.12):
+ * a slot of cpu->asids[] that holds next's ctx_id is taken again, its
+ * entries flushed only when a flush of next went out since they were made
+ * current (the slot's tlb_gen behind next's); otherwise the slot next_asid
+ * names is taken, round robin over KCPU_NR_DYN_ASIDS, and flushed: the mm
+ * that held it loses its entries on this CPU. */
+unsigned kernel_switch_asid(Kernel *k, KCpu *cpu, const Mm *next, gboolean *need_flush)
+{
+  unsigned asid;
+  if (k->asid_mode != KERNEL_ASID_DYNAMIC) {
+    /* No PCID: every CR3 write flushes the TLB (before 4.14, or without
+     * the feature: choose_new_asid's !X86_FEATURE_PCID case). */
+    *need_flush = TRUE;
+    cpu->loaded_asid = 0;
+    return 0;
+  }
+  for (asid = 0; asid < KCPU_NR_DYN_ASIDS; asid++)
+    if (cpu->asids[asid].ctx_id == next->ctx_id) {
+      *need_flush = cpu->asids[asid].tlb_gen < next->tlb_gen;
+      break;
+    }
+  if (asid == KCPU_NR_DYN_ASIDS) {
+    asid = cpu->next_asid++;
+    if (asid >= KCPU_NR_DYN_ASIDS) {
+      asid = 0;
+      cpu->next_asid = 1;
+    }
+    *need_flush = TRUE;
+  }
+  if (*need_flush) {
+    cpu->asids[asid].ctx_id = next->ctx_id;
+    cpu->asids[asid].tlb_gen = next->tlb_gen;
+  }
+  cpu->loaded_asid = asid;
+  return asid;
+}
+
+int kernel_cpu_pcid(const Kernel *k, const KCpu *cpu, const Mm *mm)
+{
+  if (k->asid_mode == KERNEL_ASID_GLOBAL)
+    return mm->asid;
+  if (k->asid_mode == KERNEL_ASID_NONE)
+    return 0;
+  for (unsigned asid = 0; asid < KCPU_NR_DYN_ASIDS; asid++)
+    if (cpu->asids[asid].ctx_id == mm->ctx_id)
+      return (int)kernel_pcid_of(asid);
+  return -1;
+}
+
+void kernel_asid_flushed(const Kernel *k, KCpu *cpu, const Mm *mm)
+{
+  if (k->asid_mode != KERNEL_ASID_DYNAMIC)
+    return;
+  for (unsigned asid = 0; asid < KCPU_NR_DYN_ASIDS; asid++)
+    if (cpu->asids[asid].ctx_id == mm->ctx_id)
+      cpu->asids[asid].tlb_gen = mm->tlb_gen;
 }
 
 /* ---- touched base pages ------------------------------------------------------ */
@@ -396,7 +466,12 @@ void kernel_unmap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
   if (!u->min_level || level < u->min_level)
     u->min_level = level;
   uint64_t pages = pgtable_entry_span(&mm->pt.g, level) >> 12;
-  mm->rss_pages -= MIN(mm->rss_pages, pages);
+  /* zap_pte_range / zap_huge_pmd: the zero pages have no folio and no
+   * mm counter; the others give back their base pages. */
+  if (!(entry & PTE_SW_ZERO)) {
+    uint64_t base = pgtable_entry_span(&mm->pt.g, level) >> k->base_shift;
+    mm->rss_pages -= MIN(mm->rss_pages, base);
+  }
   uint64_t table, pfn = pte_pfn(entry);
   /* zap_deposited_table: a huge PMD (THP or huge zero page) kept one. */
   if (level == 2 && mm_withdraw(mm, va, &table)) {
@@ -623,27 +698,94 @@ static void sys_munmap(Kernel *k, KCpu *cpu, Mm *mm, uint64_t start, uint64_t en
   mm_remove_range(mm, start, end);
 }
 
+/* change_protection's walk (Linux 6.12 mm/mprotect.c change_pte_range and
+ * mm/huge_memory.c change_huge_pmd): each present leaf takes the new
+ * protection (pte_modify), and the mmu_gather notes the entries whose
+ * change needs a flush (x86 pte_needs_flush: RW or NX changed). */
+typedef struct {
+  Kernel *k;
+  uint64_t set, clear;
+  gboolean try_writable; /* MM_CP_TRY_CHANGE_WRITABLE */
+  gboolean shared;       /* VM_SHARED: vm_page_prot itself carries the write bit */
+  uint64_t lo, hi;       /* the gather's range (__tlb_adjust_range) */
+  unsigned min_level;    /* the smallest level changed (tlb_get_unmap_shift); 0: none */
+} Mprotect;
+
+/* can_change_pte_writable / can_change_pmd_writable (6.12): in a private
+ * mapping only an exclusive anonymous page (PageAnonExclusive) skips the
+ * write fault.  The model has no fork, KSM or soft-dirty/uffd-wp tracking,
+ * so every anonymous page is exclusive; the zero pages are not anonymous
+ * (vm_normal_page is NULL for them), and a PROT_NONE NUMA hinting entry is
+ * never touched (pte_protnone). */
+static gboolean can_change_writable(uint64_t e)
+{
+  return !(e & PTE_SW_ZERO) && !pte_protnone(e);
+}
+
+static int mprotect_leaf(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
+{
+  Mprotect *mp = w->ctx;
+  (void)next;
+  if (!pte_present(e) || !pte_leaf(e, w->level))
+    return 0;
+  uint64_t ne = (e & ~mp->clear) | mp->set;
+  if (!(ne & PTE_RW) && (mp->shared ? !(e & PTE_SW_ZERO) : mp->try_writable && can_change_writable(e)))
+    ne |= PTE_RW;
+  if (ne == e)
+    return 0;
+  pgtable_walk_set(w, ne);
+  if ((ne ^ e) & (PTE_RW | PTE_NX)) {
+    uint64_t span = pgtable_entry_span(&w->pt->g, w->level);
+    uint64_t base = addr & ~(span - 1);
+    mp->lo = MIN(mp->lo, base);
+    mp->hi = MAX(mp->hi, base + span);
+    if (!mp->min_level || w->level < mp->min_level)
+      mp->min_level = w->level;
+  }
+  return 0;
+}
+
+static const PtWalkOps mprotect_ops = { .pud_entry = mprotect_leaf, .pmd_entry = mprotect_leaf,
+                                        .pte_entry = mprotect_leaf };
+
 /* mprotect_fixup and change_protection over [start, end). */
 static void sys_mprotect(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
 {
   guint n;
   guint first = mm_split_range(mm, start, end, &n);
-  /* flush_tlb_range: hugetlb VMAs flush by their page size, others by
-   * the base page. */
-  unsigned stride = n && (mm_vma(mm, first)->flags & MAP_F_HUGETLB)
-                      ? (unsigned)(12 + hugetlb_order(k->hugetlb, mm_vma(mm, first)->flags & MAP_F_HUGETLB_1G ? HPAGE_1G : HPAGE_2M))
-                      : k->base_shift;
   for (guint i = first; i < first + n; i++)
     mm_vma_mut(mm, i)->prot = r->prot;
-  uint64_t set = 0, clear = 0;
+  const Vma *v = n ? mm_vma(mm, first) : NULL;
+  Mprotect mp = { .k = k, .lo = UINT64_MAX };
   if (!(r->prot & PROT_W))
-    clear |= PTE_RW;
+    mp.clear |= PTE_RW;
   if (r->prot & PROT_X)
-    clear |= PTE_NX;
+    mp.clear |= PTE_NX;
   else
-    set |= PTE_NX;
-  pgtable_change_range(&mm->pt, start, end, set, clear);
-  kernel_flush_tlb(k, cpu, mm, start, end, stride, FALSE);
+    mp.set |= PTE_NX;
+  if (v && (r->prot & PROT_W)) {
+    /* vma_wants_manual_pte_write_upgrade: a private writable VMA tries
+     * (since 6.0; before it, the write fault made each page writable); a
+     * shared one (shmem, no writenotify) gets the write bit from its
+     * vm_page_prot in pte_modify, in every release.  hugetlb_change_protection
+     * has no such try: its private pages wait for hugetlb_wp. */
+    mp.shared = (v->flags & MAP_F_SHARED) != 0;
+    mp.try_writable = !mp.shared && !(v->flags & MAP_F_HUGETLB) && kernel_has(k, KR_MPROTECT_WRITABLE);
+  }
+  pgtable_walk(&mm->pt, start, end, &mprotect_ops, &mp);
+  if (v && (v->flags & MAP_F_HUGETLB)) {
+    /* hugetlb_change_protection: flush_hugetlb_tlb_range over the whole
+     * range, at the huge page size, when a page changed. */
+    if (mp.min_level)
+      kernel_flush_tlb(k, cpu, mm, start, end,
+                       (unsigned)(12 + hugetlb_order(k->hugetlb, v->flags & MAP_F_HUGETLB_1G ? HPAGE_1G : HPAGE_2M)),
+                       FALSE);
+  } else if (mp.min_level) {
+    /* tlb_finish_mmu: the gathered range at the stride of the smallest
+     * level changed (tlb_flush_pte_range / tlb_flush_pmd_range, then
+     * flush_tlb_mm_range with tlb_get_unmap_shift). */
+    kernel_flush_tlb(k, cpu, mm, mp.lo, mp.hi, k->geo.shift[mp.min_level], FALSE);
+  }
   mm_merge_vmas(mm);
 }
 

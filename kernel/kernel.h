@@ -24,6 +24,13 @@ typedef struct Hugetlb Hugetlb;
 typedef struct ThpState ThpState;
 typedef struct EventLog EventLog;
 
+/* How the kernel tags the translations of user address spaces. */
+typedef enum {
+  KERNEL_ASID_GLOBAL,  /* one tag per mm on every CPU (ppc64: its context, Mm.asid) */
+  KERNEL_ASID_DYNAMIC, /* x86 with PCIDs: per-CPU slots (choose_new_asid) */
+  KERNEL_ASID_NONE,    /* x86 without: tag 0, every switch of CR3 flushes */
+} KernelAsidMode;
+
 typedef struct Kernel {
   const Settings *s;
   uint32_t version;      /* kernel.version as KV(): ask kernel_has(), never compare */
@@ -46,6 +53,7 @@ typedef struct Kernel {
   uint64_t zero_pfn;     /* the shared zero page */
   GHashTable *mms;       /* pid -> Mm */
   unsigned next_asid;
+  KernelAsidMode asid_mode; /* how user translations are tagged (kernel_switch_asid) */
   gboolean oom;          /* simulated out of memory: the run cannot complete */
   /* mem.oom_policy=kill: a fault that finds no memory runs the OOM killer
    * (kernel/oom_kill.c), which appends each kill to oom_kills (of OomKill);
@@ -105,6 +113,23 @@ void kernel_free(Kernel *k);
 /* The machine's CPUs, once made (the kernel boots before them): the OOM
  * killer takes a victim's threads off them, khugepaged runs on one. */
 void kernel_attach_cpus(Kernel *k, KCpu **cpus, unsigned n_cpus);
+
+/* The hardware PCID of dynamic ASID slot `asid` (kern_pcid: asid + 1; PCID
+ * 0 is the tag of CR3 writes without PCID). */
+static inline unsigned kernel_pcid_of(unsigned asid)
+{
+  return asid + 1;
+}
+/* cpu switches to next (switch_mm_irqs_off): the ASID slot it loads, and
+ * whether that slot's entries must be flushed first (choose_new_asid).
+ * Without dynamic ASIDs: slot 0 and a flush. */
+unsigned kernel_switch_asid(Kernel *k, KCpu *cpu, const Mm *next, gboolean *need_flush);
+/* The tag mm's translations carry in cpu's TLB: its PCID there, -1 when no
+ * slot of cpu holds mm (nothing of it can be cached there). */
+int kernel_cpu_pcid(const Kernel *k, const KCpu *cpu, const Mm *mm);
+/* cpu flushed mm's translations: its slot of mm is current with mm's
+ * tlb_gen (flush_tlb_func). */
+void kernel_asid_flushed(const Kernel *k, KCpu *cpu, const Mm *mm);
 
 /* Whether this kernel follows rule r's newer behaviour (kernel/version.def). */
 static inline gboolean kernel_has(const Kernel *k, KernelRule r)

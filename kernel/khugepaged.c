@@ -358,7 +358,9 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, KCpu *
     freed += thp_unmap_settle(k, cpu, thps);
     g_ptr_array_free(thps, TRUE);
   }
-  mm->rss_pages += (uint64_t)(kh->pmd_nr - st->present - st->zero) << k->base_order;
+  /* __collapse_huge_page_copy_succeeded: add_mm_counter(MM_ANONPAGES, 1)
+   * for each empty or zero-page PTE (6.12); the present pages stay counted. */
+  mm->rss_pages += kh->pmd_nr - st->present;
   /* Memory in use grows by the huge page and shrinks by what was freed:
    * with only base pages before, the bloat of max_ptes_none (the holes). */
   cpu->ctr->c[CTR_MEM_USED_BYTES] += kh->pmd_nr * kh->page_bytes;

@@ -30,12 +30,14 @@ typedef struct {
 
 typedef struct Mm {
   uint32_t pid;
-  uint16_t asid;       /* PCID tag of this address space */
+  uint16_t asid;       /* the address space's tag where it is global (ppc64's context); x86 PCIDs
+                        * are per CPU (kernel_switch_asid) */
+  uint64_t ctx_id;     /* context.ctx_id: never reused, from 1 */
   PageTable pt;
   GArray *vmas;        /* of Vma, sorted by start */
   guint last_vma;      /* index of the last VMA found (lookup cache) */
   gboolean thp_disable; /* prctl(PR_SET_THP_DISABLE): MMF_DISABLE_THP */
-  uint64_t rss_pages;  /* base pages mapped (huge pages count 512) */
+  uint64_t rss_pages;  /* MM_ANONPAGES: base pages mapped, a huge page as its base pages, the zero pages not */
   unsigned users;      /* threads made for it (mm_users; machine_thread counts them) */
   /* mm_cpumask: CPUs that run this mm now, the targets of its TLB
    * shootdowns, a bitmap of cpumask_words words grown on demand.  A CPU

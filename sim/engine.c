@@ -126,7 +126,6 @@ typedef struct {
   uint64_t warmup_left;
   gboolean whole;      /* count the whole input, region marks ignored */
   uint64_t switch_cycles; /* sched.switch_ns in cycles */
-  gboolean pcid;       /* tlb.pcid */
   gboolean in_roi, roi_seen, stopped;
   Counters begin;
   uint64_t t_begin;
@@ -512,13 +511,27 @@ static G_NO_INLINE Cpu *switch_to(Engine *e, Thread *t, Cpu *cpu)
     if (cpu->kc.cur)
       mm_cpumask_leave(cpu->kc.cur->mm, (unsigned)cpu->id);
     gboolean stale = mm_cpumask_enter(t->mm, (unsigned)cpu->id);
-    if (!e->pcid && from_task) {
-      cpu_flush_all(cpu); /* no PCIDs: a CR3 write drops every translation */
-    } else if (stale) {
-      cpu_flush_asid(cpu, t->mm->asid);
-      cpu->ctr.c[CTR_TLB_FLUSH_FULL]++;
+    Kernel *k = e->m->k;
+    if (k->asid_mode == KERNEL_ASID_DYNAMIC) {
+      /* x86 PCIDs: the kernel picks this CPU's slot (choose_new_asid); a
+       * slot taken from another mm, or behind t's flushes, is flushed. */
+      gboolean flush;
+      cpu->cur_asid = kernel_pcid_of(kernel_switch_asid(k, &cpu->kc, t->mm, &flush));
+      if (flush && from_task) {
+        cpu_flush_asid(cpu, cpu->cur_asid);
+        cpu->ctr.c[CTR_TLB_FLUSH_FULL]++;
+      }
+    } else if (k->asid_mode == KERNEL_ASID_NONE) {
+      if (from_task)
+        cpu_flush_all(cpu); /* no PCIDs: a CR3 write drops every translation */
+      cpu->cur_asid = 0;
+    } else {
+      if (stale) {
+        cpu_flush_asid(cpu, t->mm->asid);
+        cpu->ctr.c[CTR_TLB_FLUSH_FULL]++;
+      }
+      cpu->cur_asid = t->mm->asid;
     }
-    cpu->cur_asid = t->mm->asid;
     cpu_forget_shortcuts(cpu);
   }
   cpu->kc.cur = t;
@@ -908,7 +921,6 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.warmup_left = e.warmup;
   e.whole = opt && opt->whole;
   e.switch_cycles = (uint64_t)(settings_double(m->s, SET_SCHED_SWITCH_NS) * m->k->cycles_per_ns);
-  e.pcid = settings_bool(m->s, SET_TLB_PCID);
   snapshot_begin(&e);
 
   /* Filled by sources that have no batches of their own (see

@@ -158,17 +158,22 @@ void machine_flush_range(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uin
   machine_flush_range_stride(m, initiator, mm, start, end, 12);
 }
 
-/* Invalidate [start, end) of mm in one CPU's TLBs. */
-static void flush_on(Cpu *c, Mm *mm, uint64_t start, uint64_t end, gboolean full, uint64_t entries)
+/* Invalidate [start, end) of mm in one CPU's TLBs, under the tag mm has
+ * there (kernel_cpu_pcid: nothing of mm is cached where it has none), and
+ * mark that CPU's ASID of mm current (flush_tlb_func). */
+static void flush_on(Machine *m, Cpu *c, Mm *mm, uint64_t start, uint64_t end, gboolean full, uint64_t entries)
 {
+  int tag = kernel_cpu_pcid(m->k, &c->kc, mm);
   if (full) {
-    cpu_flush_asid(c, mm->asid);
+    if (tag >= 0)
+      cpu_flush_asid(c, (unsigned)tag);
     c->ctr.c[CTR_TLB_FLUSH_FULL]++;
   } else {
-    for (uint64_t va = start; va < end; va += 4096)
-      cpu_flush_page(c, mm->asid, va);
+    for (uint64_t va = start; tag >= 0 && va < end; va += 4096)
+      cpu_flush_page(c, (unsigned)tag, va);
     c->ctr.c[CTR_TLB_FLUSH_PAGES] += entries;
   }
+  kernel_asid_flushed(m->k, &c->kc, mm);
 }
 
 void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end,
@@ -184,7 +189,7 @@ void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t sta
   uint64_t entries = ((end - 1) >> shift) - (start >> shift) + 1;
   gboolean full = entries > k->flush_ceiling_pages;
   mm->tlb_gen++; /* CPUs out of the mask now drop the mm's entries when they come back */
-  flush_on(initiator, mm, start, end, full, entries);
+  flush_on(m, initiator, mm, start, end, full, entries);
   /* The targets: every other CPU in mm_cpumask, found a word at a time. */
   unsigned targets = 0;
   for (unsigned w = 0; w < mm->cpumask_words; w++) {
@@ -195,7 +200,7 @@ void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t sta
       Cpu *c = m->cpus[i];
       if (c == initiator)
         continue;
-      flush_on(c, mm, start, end, full, entries);
+      flush_on(m, c, mm, start, end, full, entries);
       cpu_stall(c, m->ipi_handler_cycles);
       c->ctr.c[CTR_NR_TLB_REMOTE_FLUSH_RECEIVED]++;
       c->ctr.c[CTR_SHOOTDOWN_CYCLES] += m->ipi_handler_cycles;
@@ -228,8 +233,11 @@ uint64_t machine_dram_bulk_after(Machine *m, Cpu *cpu, uint64_t pfn, uint64_t by
 
 void machine_tables_freed(Machine *m, Mm *mm)
 {
-  for (unsigned i = 0; i < m->n_cpus; i++)
-    m->arch->tables_freed(m->cpus[i], mm->asid);
+  for (unsigned i = 0; i < m->n_cpus; i++) {
+    int tag = kernel_cpu_pcid(m->k, &m->cpus[i]->kc, mm);
+    if (tag >= 0)
+      m->arch->tables_freed(m->cpus[i], (unsigned)tag);
+  }
 }
 
 /* ---- the kernel's hooks (kernel/hooks.h) -------------------------------- */

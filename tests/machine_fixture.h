@@ -39,13 +39,25 @@ static inline Machine *fixture_machine(const char *preset, const char *const *se
   return m;
 }
 
+/* cpu tags translations with mm's ASID there, taking a slot as a switch
+ * to mm would when it has none (kernel_switch_asid). */
+static inline void fixture_load_asid(Machine *m, Cpu *cpu, Mm *mm)
+{
+  int tag = kernel_cpu_pcid(m->k, &cpu->kc, mm);
+  if (tag < 0) {
+    gboolean flush;
+    tag = (int)kernel_pcid_of(kernel_switch_asid(m->k, &cpu->kc, mm, &flush));
+  }
+  cpu->cur_asid = (unsigned)tag;
+}
+
 /* Thread 1 of process `pid` on CPU 0, made current there. */
 static inline Thread *fixture_thread(Machine *m, uint32_t pid)
 {
   Thread *t = machine_thread(m, pid, 1, 0);
   Cpu *cpu = m->cpus[0];
   cpu->kc.cur = t;
-  cpu->cur_asid = t->mm->asid;
+  fixture_load_asid(m, cpu, t->mm);
   cpu_forget_shortcuts(cpu);
   mm_cpumask_set(t->mm, 0);
   return t;

@@ -72,9 +72,11 @@ static const unsigned ppc64_shift[PPC64_N_SIZES] = { 12, 16, 24 };
  * MAX_EA_BITS_PER_CONTEXT: 46 / 49 (hash-4k.h, hash-64k.h); MAX_PHYSMEM_BITS
  * 51 with SPARSEMEM_VMEMMAP (book3s/64/mmu.h), so MAX_KERNEL_CTX_CNT =
  * 2^(51 - 46) = 32 / 2^(51 - 49) = 4, and MIN_USER_CONTEXT = MAX_KERNEL_CTX_CNT
- * + 3 (vmalloc, I/O, vmemmap) = 35 / 7 (mmu-hash.h). */
+ * + MAX_VMALLOC_CTX_CNT + MAX_IO_CTX_CNT + MAX_VMEMMAP_CTX_CNT (1 each) + 2
+ * ("the + 2 accounts for INVALID_REGION and 1 more to avoid overlap with
+ * kernel", since 5.5) = 37 / 9 (book3s/64/mmu-hash.h, Linux 6.12). */
 #define PPC64_MAX_PHYSMEM_BITS 51
-#define PPC64_KERNEL_EXTRA_CONTEXTS 3
+#define PPC64_KERNEL_EXTRA_CONTEXTS (3 + 2)
 
 /* log2 of the 4K frames of a 16M page. */
 #define PPC64_16M_ORDER 12u

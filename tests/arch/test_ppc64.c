@@ -47,14 +47,15 @@ static void fill_group(Ppc64Hpt *h, uint64_t g, gboolean bolted, uint64_t second
 
 START_TEST(test_vsid_by_hand)
 {
-  /* 1T segment, context 35 (MIN_USER_CONTEXT with 4K pages:
-   * 2^(51 - 46) + 3), EA 0x3fff00001000:
+  /* 1T segment, context 35, EA 0x3fff00001000:
    *   ESID = EA >> 40 = 0x3f
    *   proto-VSID = 35 << 9 | 0x3f = 17920 + 63 = 17983 (0x463f)
    *   17983 * 12538073 = 225472166759
    *   225472166759 mod (2^28 - 1 = 268435455): 839 * 268435455 = 225217346745,
    *   remainder 254820014 = 0xf303eae. */
-  ck_assert_uint_eq(ppc64_min_user_context(12), 35);
+  /* MIN_USER_CONTEXT with 4K pages (book3s/64/mmu-hash.h, 6.12):
+   * 2^(51 - 46) + 1 + 1 + 1 + 2. */
+  ck_assert_uint_eq(ppc64_min_user_context(12), 37);
   ck_assert_uint_eq(ppc64_protovsid(35, VA_1T, PPC64_SEG_1T), 17983);
   ck_assert_uint_eq(ppc64_vsid(35, VA_1T, PPC64_SEG_1T), 0xf303eae);
   /* 256M segment, context 35, EA 0x10001000:
@@ -67,8 +68,8 @@ START_TEST(test_vsid_by_hand)
   /* The kernel's linear map, context 1, 1T: proto-VSID 1 << 9 = 512;
    * 512 * 12538073 = 6419493376 = 23 * 268435455 + 245477911 (0xea1b217). */
   ck_assert_uint_eq(ppc64_vsid(1, 0xc000000000000000ULL, PPC64_SEG_1T), 0xea1b217);
-  /* MIN_USER_CONTEXT with 64K pages: 2^(51 - 49) + 3. */
-  ck_assert_uint_eq(ppc64_min_user_context(16), 7);
+  /* MIN_USER_CONTEXT with 64K pages: 2^(51 - 49) + 3 + 2. */
+  ck_assert_uint_eq(ppc64_min_user_context(16), 9);
 }
 END_TEST
 
@@ -209,8 +210,9 @@ START_TEST(test_hash_fault_end_to_end)
   ck_assert_uint_eq(cpu->ctr.c[CTR_SLB_MISSES], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HASH_FAULTS], 1);
   ck_assert_uint_eq(cpu->ctr.c[CTR_HPTE_INSERTS], 0);
-  /* The primary PTEG (0x3eaf, as worked out above) and the secondary
-   * (0x1c150) were read by the search: one 128-byte line each. */
+  /* The primary PTEG (0x1a2df: the mm's context is MIN_USER_CONTEXT, 37,
+   * so VSID 0xc73a2de, hash 0x18e745bf83a2df, worked out as above) and the secondary
+   * (0x5d20) were read by the search: one 128-byte line each. */
   ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS], 2);
   uint64_t cost;
   ck_assert_int_eq(fault_handle(m->k, &cpu->kc, t->mm, VA_1T, ACC_LOAD, &cost), FAULT_MAPPED);
@@ -222,20 +224,20 @@ START_TEST(test_hash_fault_end_to_end)
   ck_assert_uint_eq(x.pfn, m->k->zero_pfn); /* a read fault maps the zero page */
   ck_assert_uint_eq(x.size, PPC64_4K);
   ck_assert_uint_eq(x.flags & (TLBF_W | TLBF_X), 0); /* read-only, no-execute */
-  /* The HPTE: primary PTEG 0x3eaf slot 0, v = AVPN | V, r = RPN | R | M | N | PP 3. */
+  /* The HPTE: primary PTEG 0x1a2df slot 0, v = AVPN | V, r = RPN | R | M | N | PP 3. */
   Ppc64Hpt *h = ppc64_cpu_hpt(cpu);
-  Ppc64Hpte e = ppc64_hpt_get(h, 0x3eaf, 0);
-  ck_assert_uint_eq(e.v, 0x400f303eaeff0000ULL | HPTE_V_VALID);
+  Ppc64Hpte e = ppc64_hpt_get(h, 0x1a2df, 0);
+  ck_assert_uint_eq(e.v, 0x400c73a2deff0000ULL | HPTE_V_VALID);
   ck_assert_uint_eq(e.r, (m->k->zero_pfn << 12) | HPTE_R_R | HPTE_R_M | HPTE_R_N | 0x3);
-  ck_assert_uint_eq(ppc64_hpt_owner(h, 0x3eaf, 0), t->mm->asid);
+  ck_assert_uint_eq(ppc64_hpt_owner(h, 0x1a2df, 0), t->mm->asid);
   /* The search with the entry: the same slot and entry; no match in the
    * secondary (H set), the entry left alone. */
   Ppc64Hpte f = { 0 };
-  ck_assert_int_eq(ppc64_hpt_find_entry(h, 0x3eaf, e.v, &f), ppc64_hpt_find(h, 0x3eaf, e.v));
+  ck_assert_int_eq(ppc64_hpt_find_entry(h, 0x1a2df, e.v, &f), ppc64_hpt_find(h, 0x1a2df, e.v));
   ck_assert_uint_eq(f.v, e.v);
   ck_assert_uint_eq(f.r, e.r);
   Ppc64Hpte g = { 1, 2 };
-  ck_assert_int_eq(ppc64_hpt_find_entry(h, 0x3eaf, e.v | HPTE_V_SECONDARY, &g), -1);
+  ck_assert_int_eq(ppc64_hpt_find_entry(h, 0x1a2df, e.v | HPTE_V_SECONDARY, &g), -1);
   ck_assert_uint_eq(g.v, 1);
   /* The Linux PTE was marked accessed by hash_page. */
   unsigned level, idx;
@@ -423,7 +425,7 @@ START_TEST(test_slb_replacement)
   int e = ppc64_slb_lookup(slb, VA_1T);
   ck_assert_int_ge(e, 2);
   ck_assert_uint_eq(slb->e[e].ssize, PPC64_SEG_1T);
-  ck_assert_uint_eq(slb->e[e].vsid, 0xf303eae);
+  ck_assert_uint_eq(slb->e[e].vsid, 0xc73a2de);
   machine_free(m);
 }
 END_TEST

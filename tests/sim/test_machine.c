@@ -213,13 +213,14 @@ START_TEST(test_threads_and_shootdown)
   mm_cpumask_set(a->mm, 1);
   for (unsigned i = 0; i < 2; i++) {
     Cpu *c = m->cpus[i];
-    c->cur_asid = a->mm->asid;
-    tlb_insert(c->l1d[0], tlb_key(a->mm->asid, 0, 0x7f0000000ULL), 0x42, TLBF_W | TLBF_D, 0);
+    gboolean flush;
+    c->cur_asid = kernel_pcid_of(kernel_switch_asid(m->k, &c->kc, a->mm, &flush)); /* its PCID there */
+    tlb_insert(c->l1d[0], tlb_key(c->cur_asid, 0, 0x7f0000000ULL), 0x42, TLBF_W | TLBF_D, 0);
   }
   uint64_t before = m->cpus[0]->clock;
   machine_flush_range(m, m->cpus[0], a->mm, 0x7f0000000000ULL, 0x7f0000001000ULL);
   for (unsigned i = 0; i < 2; i++)
-    ck_assert_ptr_null(tlb_peek(m->cpus[i]->l1d[0], tlb_key(a->mm->asid, 0, 0x7f0000000ULL)));
+    ck_assert_ptr_null(tlb_peek(m->cpus[i]->l1d[0], tlb_key(m->cpus[i]->cur_asid, 0, 0x7f0000000ULL)));
   /* CPU 1 may hold the mm: an IPI round trip for one target. */
   ck_assert_uint_eq(m->cpus[0]->clock - before,
                     m->k->invlpg_cycles + m->shootdown_cycles + m->shootdown_per_cpu_cycles);
@@ -372,8 +373,11 @@ START_TEST(test_shootdown_targets_and_costs)
   ck_assert(mm_cpumask_test(mm, 127));
   ck_assert(!mm_cpumask_test(mm, 126));
   ck_assert(!mm_cpumask_test(mm, 100000)); /* past the bitmap */
-  for (unsigned i = 0; i < m->n_cpus; i++)
-    tlb_insert(m->cpus[i]->l1d[0], tlb_key(mm->asid, 0, 0x7f0000000ULL), 0x42, TLBF_W | TLBF_D, 0);
+  for (unsigned i = 0; i < m->n_cpus; i++) {
+    gboolean flush; /* every CPU has a PCID for mm: ran it once */
+    m->cpus[i]->cur_asid = kernel_pcid_of(kernel_switch_asid(m->k, &m->cpus[i]->kc, mm, &flush));
+    tlb_insert(m->cpus[i]->l1d[0], tlb_key(m->cpus[i]->cur_asid, 0, 0x7f0000000ULL), 0x42, TLBF_W | TLBF_D, 0);
+  }
   uint64_t before[128];
   for (unsigned i = 0; i < m->n_cpus; i++)
     before[i] = m->cpus[i]->clock;
@@ -384,7 +388,7 @@ START_TEST(test_shootdown_targets_and_costs)
     ck_assert_uint_eq(m->cpus[i]->ctr.c[CTR_NR_TLB_REMOTE_FLUSH_RECEIVED], target ? 1 : 0);
     ck_assert_uint_eq(m->cpus[i]->ctr.c[CTR_SHOOTDOWN_CYCLES], target ? c_ipi : 0);
     /* Targets lost the entry; CPUs that never ran the mm kept theirs. */
-    gboolean held = tlb_peek(m->cpus[i]->l1d[0], tlb_key(mm->asid, 0, 0x7f0000000ULL)) != NULL;
+    gboolean held = tlb_peek(m->cpus[i]->l1d[0], tlb_key(m->cpus[i]->cur_asid, 0, 0x7f0000000ULL)) != NULL;
     ck_assert_int_eq(held, !target);
   }
   ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_NR_TLB_REMOTE_FLUSH], 1);
@@ -526,7 +530,9 @@ START_TEST(test_cpumask_trimmed_on_switch)
   Cpu *c0 = m->cpus[0], *c1 = m->cpus[1];
   ck_assert_uint_eq(c0->ctr.c[CTR_NR_TLB_REMOTE_FLUSH], 0);
   ck_assert_uint_eq(c1->ctr.c[CTR_NR_TLB_REMOTE_FLUSH_RECEIVED], 0);
-  ck_assert_uint_eq(c1->ctr.c[CTR_TLB_FLUSH_FULL], 1);
+  /* Two on CPU 1: process 2's new ASID slot, then process 1's slot, which
+   * missed the mprotect's flush (choose_new_asid's need_flush both). */
+  ck_assert_uint_eq(c1->ctr.c[CTR_TLB_FLUSH_FULL], 2);
   Mm *p1 = kernel_mm(m->k, 1), *p2 = kernel_mm(m->k, 2);
   ck_assert(mm_cpumask_test(p1, 0) && mm_cpumask_test(p1, 1));
   ck_assert(!mm_cpumask_test(p2, 1));
@@ -535,6 +541,40 @@ START_TEST(test_cpumask_trimmed_on_switch)
   mm_cpumask_leave(p2, 1);
   ck_assert(!mm_cpumask_test(p2, 1));
   ck_assert(!mm_cpumask_enter(p2, 1));
+  machine_free(m);
+}
+END_TEST
+
+/* One CPU, seven processes in turn: Linux 6.12 keeps 6 ASIDs per CPU
+ * (choose_new_asid), so the seventh takes slot 0 back, flushing it, and a
+ * process that lost its slot takes the next one, flushing it too. */
+START_TEST(test_asids_reused_round_robin)
+{
+  static const char *sets[] = { "tlb.pcid=true", NULL };
+  GString *text = g_string_new(NULL);
+  for (unsigned p = 1; p <= 7; p++)
+    g_string_append_printf(text, "process %u\nthread 1 cpu 0\nmmap 0x7f0000000000 4K rw\nW 0x7f0000000000 8\n", p);
+  /* Processes 2 to 7 took new slots, each flushed; 7 took slot 0 back. */
+  Machine *m = fixture_machine("skylake", sets);
+  fixture_run_text(m, text->str, TRUE);
+  Cpu *c0 = m->cpus[0];
+  ck_assert_uint_eq(c0->ctr.c[CTR_TLB_FLUSH_FULL], 6);
+  ck_assert_int_eq(kernel_cpu_pcid(m->k, &c0->kc, kernel_mm(m->k, 7)), 1);
+  ck_assert_int_eq(kernel_cpu_pcid(m->k, &c0->kc, kernel_mm(m->k, 1)), -1);
+  ck_assert_int_eq(kernel_cpu_pcid(m->k, &c0->kc, kernel_mm(m->k, 2)), 2);
+  machine_free(m);
+  /* 3 still has slot 2 (PCID 3); 1 lost slot 0 to 7 and takes slot 1
+   * (2's); 2 then takes slot 2. */
+  g_string_append(text, "process 3\nthread 1 cpu 0\nR 0x7f0000000000 8\n"
+                        "process 1\nthread 1 cpu 0\nR 0x7f0000000000 8\n"
+                        "process 2\nthread 1 cpu 0\nR 0x7f0000000000 8\n");
+  m = fixture_machine("skylake", sets);
+  fixture_run_text(m, text->str, TRUE);
+  c0 = m->cpus[0];
+  ck_assert_int_eq(kernel_cpu_pcid(m->k, &c0->kc, kernel_mm(m->k, 7)), 1);
+  ck_assert_int_eq(kernel_cpu_pcid(m->k, &c0->kc, kernel_mm(m->k, 1)), 2);
+  ck_assert_int_eq(kernel_cpu_pcid(m->k, &c0->kc, kernel_mm(m->k, 2)), 3);
+  g_string_free(text, TRUE);
   machine_free(m);
 }
 END_TEST
@@ -658,6 +698,7 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_shootdown_targets_and_costs);
   tcase_add_test(tc, test_new_thread_starts_at_creation);
   tcase_add_test(tc, test_cpumask_trimmed_on_switch);
+  tcase_add_test(tc, test_asids_reused_round_robin);
   tcase_add_test(tc, test_thread_cache_never_mixes_threads);
   tcase_add_test(tc, test_solo_stays_ticks_as_queued);
   tcase_add_test(tc, test_oom_kill_drops_the_victims_records);

@@ -200,7 +200,7 @@ static XlatStatus xlat(Fx *f, int cpu, uint64_t va, AccessKind kind)
   Xlat x;
   memset(&x, 0, sizeof x);
   Cpu *c = f->m->cpus[cpu];
-  c->cur_asid = f->t->mm->asid;
+  fixture_load_asid(f->m, c, f->t->mm);
   return f->m->arch->translate(c, f->t->mm, va, kind, &x, NULL);
 }
 
@@ -1013,7 +1013,7 @@ static uint64_t xlat_pfn(Fx *f, int cpu, uint64_t va)
   Xlat x;
   memset(&x, 0, sizeof x);
   Cpu *c = f->m->cpus[cpu];
-  c->cur_asid = f->t->mm->asid;
+  fixture_load_asid(f->m, c, f->t->mm);
   if (f->m->arch->translate(c, f->t->mm, va, ACC_LOAD, &x, NULL) != XLAT_OK)
     return UINT64_MAX;
   return x.pfn + ((va >> 12) & ((UINT64_C(1) << (f->m->arch->page_shift[x.size] - 12)) - 1));
