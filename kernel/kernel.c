@@ -141,6 +141,10 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
     kernel_free(k);
     return NULL;
   }
+  if (!thp_orders_init(k, error)) {
+    kernel_free(k);
+    return NULL;
+  }
   k->next_asid = 1;
   k->zero_page_cycles = ns_to_cycles(k, settings_double(s, SET_FAULT_ZERO_PAGE_NS));
   k->anon_cycles = ns_to_cycles(k, settings_double(s, SET_FAULT_ANON_NS));
