@@ -105,6 +105,8 @@ ThpSizeMode thp_size_mode(const Kernel *k, SettingId id)
 gboolean thp_orders_init(Kernel *k, GError **error)
 {
   unsigned pmd_order = k->pmd_order - k->base_order; /* PMD_ORDER, in base pages */
+  /* Before 6.8 there are no sizes: thp.enabled alone rules the PMD's. */
+  gboolean mthp = kernel_has(k, KR_MTHP);
   k->anon_orders_always = k->anon_orders_madvise = k->anon_orders_inherit = 0;
   for (SettingId id = SET_THP_HUGEPAGES_16KB; id <= SET_THP_HUGEPAGES_16384KB; id++) {
     ThpSizeMode m = thp_size_mode(k, id);
@@ -116,9 +118,18 @@ gboolean thp_orders_init(Kernel *k, GError **error)
      * PMD_ORDER; order 1 has no room for the deferred list.  Only those
      * sizes have a hugepages-<size>kB/enabled. */
     gboolean exists = (k->base_bytes << order) == bytes && order >= 2 && order <= pmd_order;
+    g_autofree char *at = settings_prefix(k->s, id);
+    char v[16];
+    if (exists && order == pmd_order && m != THP_SIZE_INHERIT && !mthp) {
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                  "%ssetting '%s' must be inherit under kernel.version=%s: before Linux %s only thp.enabled "
+                  "chose the PMD-sized THP (set kernel.version=%s)",
+                  at, settings_def(id)->name, kernel_version_name(k->version, v), kernel_rule_def(KR_MTHP)->since_name,
+                  kernel_version_first_with(KR_MTHP));
+      return FALSE;
+    }
     if (m == THP_SIZE_NEVER)
       continue;
-    g_autofree char *at = settings_prefix(k->s, id);
     if (!exists) {
       g_autofree char *base = settings_format_size(k->base_bytes);
       g_autofree char *lo = settings_format_size(k->base_bytes << 2);
@@ -129,20 +140,10 @@ gboolean thp_orders_init(Kernel *k, GError **error)
                   at, settings_def(id)->name, k->arch_name, base, lo, hi);
       return FALSE;
     }
-    if (order < pmd_order && !kernel_has(k, KR_MTHP)) {
-      char v[16];
+    if (order < pmd_order && !mthp) {
       g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
                   "%ssetting '%s' must be never under kernel.version=%s: multi-size THP came with Linux %s "
                   "(set kernel.version=%s)",
-                  at, settings_def(id)->name, kernel_version_name(k->version, v), kernel_rule_def(KR_MTHP)->since_name,
-                  kernel_version_first_with(KR_MTHP));
-      return FALSE;
-    }
-    if (order == pmd_order && m != THP_SIZE_INHERIT && !kernel_has(k, KR_MTHP)) {
-      char v[16];
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                  "%ssetting '%s' must be inherit under kernel.version=%s: before Linux %s only thp.enabled "
-                  "chose the PMD-sized THP (set kernel.version=%s)",
                   at, settings_def(id)->name, kernel_version_name(k->version, v), kernel_rule_def(KR_MTHP)->since_name,
                   kernel_version_first_with(KR_MTHP));
       return FALSE;
