@@ -6,6 +6,12 @@
  * zero page, the split of a huge PMD into the deposited page table, and the
  * life of a THP once parts of it are unmapped (the deferred split queue).
  *
+ * Multi-size THP (Linux 6.8 on; 6.12's rules): the per-size controls
+ * thp.hugepages_<size>kB read into order masks (thp_orders_init), the
+ * orders a VMA may have (thp_vma_allowable_orders, whose PMD order's answer
+ * is thp_vma_allowed), and the allocation at any order; an mTHP folio is a
+ * registry entry like a THP, never PMD-mapped.
+ *
  * Models (mm/huge_memory.c, mm/rmap.c, mm/mempolicy.c): one registry entry
  * per THP with a bit per mapped subpage (the folio's mapcounts, with no
  * sharing between processes since there is no fork); a THP partly unmapped

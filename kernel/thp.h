@@ -129,7 +129,9 @@ const char *thp_scan_result_name(ScanResult r);
 /* ---- the mechanism (mm/huge_memory.c), kernel/thp.c -------------------------
  *
  * A THP is an order-9 block of 4K pages that the kernel allocated as one
- * (a folio).  It lives in one of these states:
+ * (a folio); an mTHP folio (multi-size THP, Linux 6.8 on) is a smaller
+ * one, mapped by PTEs from its fault on, and lives the PTE-mapped half of
+ * this life.  A THP lives in one of these states:
  *
  *   PMD-mapped --split (thp_split_pmd)--> PTE-mapped, all 512 mapped
  *        |                                     | some subpages unmapped
