@@ -108,6 +108,19 @@ ThpSizeMode thp_size_mode(const Kernel *k, SettingId id)
   return (ThpSizeMode)settings_int(k->s, id);
 }
 
+/* A size setting kernel.version's release cannot have: it must be `want`;
+ * `why` ends with the release that brought mTHP. */
+static gboolean version_refuses(const Kernel *k, SettingId id, const char *want, const char *why, GError **error)
+{
+  g_autofree char *at = settings_prefix(k->s, id);
+  char v[16];
+  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+              "%ssetting '%s' must be %s under kernel.version=%s: %s Linux %s (set kernel.version=%s)", at,
+              settings_def(id)->name, want, kernel_version_name(k->version, v), why,
+              kernel_rule_def(KR_MTHP)->since_name, kernel_version_first_with(KR_MTHP));
+  return FALSE;
+}
+
 gboolean thp_orders_init(Kernel *k, GError **error)
 {
   unsigned pmd_order = k->pmd_order - k->base_order; /* PMD_ORDER, in base pages */
@@ -124,19 +137,12 @@ gboolean thp_orders_init(Kernel *k, GError **error)
      * PMD_ORDER; order 1 has no room for the deferred list.  Only those
      * sizes have a hugepages-<size>kB/enabled. */
     gboolean exists = (k->base_bytes << order) == bytes && order >= 2 && order <= pmd_order;
-    g_autofree char *at = settings_prefix(k->s, id);
-    char v[16];
-    if (exists && order == pmd_order && m != THP_SIZE_INHERIT && !mthp) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                  "%ssetting '%s' must be inherit under kernel.version=%s: before Linux %s only thp.enabled "
-                  "chose the PMD-sized THP (set kernel.version=%s)",
-                  at, settings_def(id)->name, kernel_version_name(k->version, v), kernel_rule_def(KR_MTHP)->since_name,
-                  kernel_version_first_with(KR_MTHP));
-      return FALSE;
-    }
+    if (exists && order == pmd_order && m != THP_SIZE_INHERIT && !mthp)
+      return version_refuses(k, id, "inherit", "only thp.enabled chose the PMD-sized THP before", error);
     if (m == THP_SIZE_NEVER)
       continue;
     if (!exists) {
+      g_autofree char *at = settings_prefix(k->s, id);
       g_autofree char *base = settings_format_size(k->base_bytes);
       g_autofree char *lo = settings_format_size(k->base_bytes << 2);
       g_autofree char *hi = settings_format_size(k->pmd_bytes);
@@ -146,14 +152,8 @@ gboolean thp_orders_init(Kernel *k, GError **error)
                   at, settings_def(id)->name, k->arch_name, base, lo, hi);
       return FALSE;
     }
-    if (order < pmd_order && !mthp) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                  "%ssetting '%s' must be never under kernel.version=%s: multi-size THP came with Linux %s "
-                  "(set kernel.version=%s)",
-                  at, settings_def(id)->name, kernel_version_name(k->version, v), kernel_rule_def(KR_MTHP)->since_name,
-                  kernel_version_first_with(KR_MTHP));
-      return FALSE;
-    }
+    if (order < pmd_order && !mthp)
+      return version_refuses(k, id, "never", "multi-size THP came with", error);
     uint32_t bit = UINT32_C(1) << order;
     if (m == THP_SIZE_ALWAYS)
       k->anon_orders_always |= bit;
