@@ -166,7 +166,8 @@ END_TEST
 
 /* In 6.12 the PMD size has its own control: hugepages-2048kB=never turns
  * PMD-sized THP off under thp.enabled=always, =always turns it on under
- * thp.enabled=never (__handle_mm_fault's thp_vma_allowable_order). */
+ * thp.enabled=never (__handle_mm_fault's thp_vma_allowable_order), and
+ * khugepaged runs as it says (hugepage_pmd_enabled). */
 START_TEST(test_pmd_size_control)
 {
   const char *off[] = { "thp.hugepages_2048kB=never", NULL };
@@ -179,6 +180,7 @@ START_TEST(test_pmd_size_control)
     ck_assert_int_eq(fixture_fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
     ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), c);
     ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_ANON_FAULT_ALLOC), 0);
+    ck_assert_int_eq(thp_pmd_enabled(m->k), c); /* hugepage_pmd_enabled: khugepaged runs */
     machine_free(m);
   }
 }
