@@ -47,6 +47,14 @@ typedef struct {
   unsigned n_sizes;
   unsigned page_shift[ARCH_MAX_SIZES];   /* e.g. 12, 21, 30 */
   const char *size_name[ARCH_MAX_SIZES]; /* "4K", "2M", "1G" */
+  /* Names explain speaks: the L1 TLBs of fetches and of data ("ITLB",
+   * "DTLB"; "I-ERAT", "D-ERAT"), the levels of Linux's page table from 1
+   * (the table of leaves) up as the architecture's manuals or Linux name
+   * them, and the tag that keeps address spaces apart in the TLB ("PCID";
+   * NULL when explain shows its own, as ppc64's segment lookup does). */
+  const char *l1_itlb_name, *l1_dtlb_name;
+  const char *level_name[7];
+  const char *asid_name;
   /* Check arch-specific settings once, when the machine is built. */
   gboolean (*check)(const Settings *s, GError **error);
   void (*pgtable_geometry)(const Settings *s, PtGeometry *g);

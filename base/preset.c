@@ -134,6 +134,21 @@ gboolean preset_load(Settings *s, const char *name_or_path, GError **error)
   return kf && apply_keyfile(s, kf, origin, 0, error);
 }
 
+char *preset_text(const char *name, GError **error)
+{
+  g_autofree char *rpath = g_strconcat(PRESET_PREFIX, name, ".ini", NULL);
+  g_autoptr(GBytes) bytes = g_resource_lookup_data(mmusim_presets_get_resource(), rpath, G_RESOURCE_LOOKUP_FLAGS_NONE, NULL);
+  if (!bytes) {
+    g_auto(GStrv) names = preset_names();
+    g_autofree char *list = g_strjoinv(", ", names);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "no built-in machine '%s': the presets are %s", name, list);
+    return NULL;
+  }
+  gsize len;
+  const char *data = g_bytes_get_data(bytes, &len);
+  return g_strndup(data, len);
+}
+
 void preset_list(GString *out)
 {
   g_auto(GStrv) names = preset_names();

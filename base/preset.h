@@ -14,5 +14,8 @@ gboolean preset_load(Settings *s, const char *name_or_path, GError **error);
 char **preset_names(void);
 /* "name  description" lines for `mmusim list machines`. */
 void preset_list(GString *out);
+/* The machine file of built-in preset `name`, as shipped (its comments name
+ * the sources); NULL with an error naming the presets when there is none. */
+char *preset_text(const char *name, GError **error);
 
 #endif

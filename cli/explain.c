@@ -36,13 +36,16 @@ void explain_address(Machine *m, Thread *t, uint64_t va, AccessKind kind, GStrin
   cpu->kc.cur = t;
   cpu->cur_asid = t->mm->asid;
   const PtGeometry *g = &t->mm->pt.g;
-  static const char *names[] = { "", "PT", "PD", "PDPT", "PML4", "PML5" };
-  g_string_append_printf(out, "%s %#" G_GINT64_MODIFIER "x on %s (cpu %d, pid %u, PCID %u)\n",
+  const ArchOps *a = m->arch;
+  g_string_append_printf(out, "%s %#" G_GINT64_MODIFIER "x on %s (cpu %d, pid %u",
                          kind == ACC_STORE ? "store to" : kind == ACC_IFETCH ? "fetch from" : "load from", va, m->name,
-                         cpu->id, t->pid, t->mm->asid);
-  g_string_append(out, "  indices:");
+                         cpu->id, t->pid);
+  if (a->asid_name)
+    g_string_append_printf(out, ", %s %u", a->asid_name, t->mm->asid);
+  g_string_append(out, ")\n  indices:");
   for (unsigned l = g->levels; l >= 1; l--)
-    g_string_append_printf(out, " %s %u", m->arch == &x86_64_ops ? names[l] : "L", pgtable_index(g, l, va));
+    g_string_append_printf(out, " %s %u", l < G_N_ELEMENTS(a->level_name) && a->level_name[l] ? a->level_name[l] : "L",
+                           pgtable_index(g, l, va));
   g_string_append_printf(out, ", offset %#" G_GINT64_MODIFIER "x\n", (guint64)(va & ((1ULL << g->page_shift) - 1)));
   uint64_t before = cpu->clock;
   uint64_t pa = cpu_explain(cpu, t, va, kind, out);

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <locale.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -67,6 +68,7 @@ typedef struct {
   gboolean whole;
   char *map;
   int jobs;         /* run: host threads, 0: the host's CPUs */
+  gboolean quiet;   /* run: no progress line */
 } RunOpts;
 
 static void run_opts_clear(RunOpts *o)
@@ -118,6 +120,60 @@ static uint64_t peak_rss_bytes(void)
   return (uint64_t)ru.ru_maxrss * 1024;
 }
 
+/* ---- run: stopping early, and the progress line -------------------------
+ * SIGINT or SIGTERM during a run stops it where it is; the report of what
+ * was simulated is printed, marked partial, and run exits 128 + the signal
+ * (130, 143), as perf stat does.  The handler is installed once for the
+ * run and resets itself: a second signal ends the program at once. */
+static volatile int run_stop_signal;
+
+static void run_on_signal(int sig)
+{
+  run_stop_signal = sig;
+}
+
+static void run_catch_signals(gboolean on)
+{
+  struct sigaction sa = { 0 };
+  sa.sa_handler = on ? run_on_signal : SIG_DFL;
+  sa.sa_flags = on ? (int)SA_RESETHAND : 0;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+}
+
+/* On a terminal, stderr shows how far the run is: records read, simulated
+ * time, records per second, and the share done with an estimate of the time
+ * left when the input says how long it is (a generator's accesses).  Redrawn
+ * at most every RUN_PROGRESS_US of host time; cleared before the report. */
+#define RUN_PROGRESS_US 250000
+typedef struct {
+  gint64 t0, last;
+  gboolean drawn;
+} RunProgress;
+
+static void run_progress(void *data, uint64_t records, uint64_t expected, double sim_ns)
+{
+  RunProgress *p = data;
+  gint64 now = g_get_monotonic_time();
+  if (now - p->last < RUN_PROGRESS_US)
+    return;
+  p->last = now;
+  double secs = (double)(now - p->t0) / 1e6;
+  double rate = secs > 0 ? (double)records / secs : 0;
+  g_autoptr(GString) line = g_string_new(NULL);
+  g_string_printf(line, "mmusim: %.1f M records, %.3f ms simulated, %.1f M records/s", (double)records / 1e6,
+                  sim_ns / 1e6, rate / 1e6);
+  if (expected && rate > 0) {
+    double done = MIN((double)records / (double)expected, 0.99);
+    double left = (double)(expected > records ? expected - records : 0) / rate;
+    g_string_append_printf(line, ", %.0f%%, ETA %u:%02u", done * 100, (unsigned)(left / 60), (unsigned)left % 60);
+  }
+  fprintf(stderr, "\r%s\033[K", line->str);
+  fflush(stderr);
+  p->drawn = TRUE;
+}
+
 /* run --map: draw the machine of the last run before the runner frees it. */
 static gboolean draw_map(const Machine *m, const char *workload, void *data, GError **error)
 {
@@ -144,6 +200,7 @@ static int cmd_run(int argc, char **argv)
     { "csv", 0, 0, G_OPTION_ARG_NONE, &o.csv, "print CSV (header and one row)", NULL },
     { "events", 0, 0, G_OPTION_ARG_FILENAME, &o.events, "write faults, sampled walks and kernel events to FILE", "FILE" },
     { "map", 0, 0, G_OPTION_ARG_FILENAME, &o.map, "draw the address spaces at the end of the run to FILE.svg", "FILE.svg" },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "no progress line on a terminal", NULL },
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &o.jobs,
       "host threads (default: the host's CPUs); with 2 or more a trace read from a regular file, of any format, "
       "is decoded ahead of the model in a thread of its own (standard input and generators are not)", "N" },
@@ -204,8 +261,21 @@ static int cmd_run(int argc, char **argv)
     spec.inspect = draw_map;
     spec.inspect_data = o.map;
   }
+  RunProgress progress = { .t0 = g_get_monotonic_time() };
+  if (!o.quiet && isatty(STDERR_FILENO)) {
+    spec.progress = run_progress;
+    spec.progress_data = &progress;
+    progress.last = progress.t0;
+  }
+  run_stop_signal = 0;
+  spec.stop = &run_stop_signal;
+  run_catch_signals(TRUE);
   RunOutcome res;
-  if (!runner_run(&spec, &res, &err)) {
+  gboolean ran = runner_run(&spec, &res, &err);
+  run_catch_signals(FALSE);
+  if (progress.drawn)
+    fputs("\r\033[K", stderr);
+  if (!ran) {
     run_outcome_clear(&res);
     if (map_created)
       remove(o.map); /* no picture: leave no empty file behind */
@@ -228,12 +298,24 @@ static int cmd_run(int argc, char **argv)
   }
   RunReport r;
   runner_report(&res, peak_rss_bytes(), &r);
+  char partial[160];
+  if (res.interrupted) {
+    int sig = run_stop_signal;
+    g_snprintf(partial, sizeof partial, "stopped by %s after %" G_GUINT64_FORMAT " records; the counters are "
+               "those of the part simulated", sig == SIGTERM ? "SIGTERM" : "SIGINT", res.records_read);
+    r.partial = partial;
+    fprintf(stderr, "mmusim: run %s\n", partial);
+    rc = 128 + (sig ? sig : SIGINT);
+  }
   if (o.json)
     report_json(&r, stdout);
   else if (o.csv)
     report_csv(&r, stdout);
-  else
+  else {
     report_text(&r, stdout);
+    fflush(stdout);
+    report_host_text(&r, stderr);
+  }
   run_outcome_clear(&res);
 out:
   events_close(ev);
@@ -321,12 +403,16 @@ out:
   return rc;
 }
 
-static void list_settings(GString *out)
+/* Every setting with its default, or with its value on machine `s` (list
+ * settings -m NAME) and where that value came from. */
+static void list_settings(GString *out, const Settings *s)
 {
   for (int i = 0; i < N_SETTINGS; i++) {
     const SettingDef *d = settings_def((SettingId)i);
-    g_string_append_printf(out, "%-32s %-6s %-10s %-12s %s", d->name, settings_type_name(d->type), d->def,
-                           d->unit, d->help);
+    g_string_append_printf(out, "%-32s %-6s %-10s %-12s %s", d->name, settings_type_name(d->type),
+                           s ? settings_str(s, (SettingId)i) : d->def, d->unit, d->help);
+    if (s && settings_origin(s, (SettingId)i))
+      g_string_append_printf(out, " (set by %s; default %s)", settings_origin(s, (SettingId)i), d->def);
     if (d->choices)
       g_string_append_printf(out, " [%s]", d->choices);
     g_string_append_printf(out, " (source: %s)\n", d->source);
@@ -361,19 +447,41 @@ static void list_counters(GString *out)
 
 static int cmd_list(int argc, char **argv)
 {
-  /* No options of its own: the context is there for --help. */
-  g_autoptr(GOptionContext) ctx = g_option_context_new("machines | workloads | settings | counters - list what the program knows");
+  g_autofree char *machine = NULL;
+  GOptionEntry entries[] = {
+    { "machine", 'm', 0, G_OPTION_ARG_STRING, &machine, "list settings: the values of this preset or .ini file", "MACHINE" },
+    { NULL },
+  };
+  g_autoptr(GOptionContext) ctx = g_option_context_new("machines [NAME] | workloads | settings | counters - list what the program knows");
+  g_option_context_add_main_entries(ctx, entries, NULL);
   g_option_context_set_description(ctx,
-    "machines   the built-in machine presets, a line each\n"
+    "machines   the built-in machine presets, a line each; with NAME, that preset's machine file\n"
     "workloads  the generators with their parameters and defaults\n"
-    "settings   every setting: name, type, default, unit, help, choices, source of the default\n"
+    "settings   every setting: name, type, default, unit, help, choices, source of the default;\n"
+    "           with -m MACHINE, that machine's value of each and what set it\n"
     "counters   every counter, a line each, with the setting that turns on one reported only with it");
   GError *err = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err))
     return fail(err);
   const char *what = argc > 1 ? argv[1] : "";
-  if (argc > 2)
-    return usage_error("list: one thing at a time: machines, workloads, settings or counters (not '%s' too)", argv[2]);
+  gboolean named_machine = strcmp(what, "machines") == 0 && argc == 3;
+  if (argc > 2 && !named_machine)
+    return usage_error("list: one thing at a time: machines [NAME], workloads, settings or counters (not '%s' too)", argv[2]);
+  if (machine && strcmp(what, "settings") != 0)
+    return usage_error("list: -m MACHINE goes with settings (list settings -m %s)", machine);
+  g_autoptr(Settings) s = NULL;
+  if (machine) {
+    s = settings_new();
+    if (!preset_load(s, machine, &err))
+      return fail(err);
+  }
+  if (named_machine) {
+    g_autofree char *text = preset_text(argv[2], &err);
+    if (!text)
+      return fail(err);
+    fputs(text, stdout);
+    return 0;
+  }
   GString *out = g_string_new(NULL);
   int rc = 0;
   if (strcmp(what, "machines") == 0)
@@ -381,7 +489,7 @@ static int cmd_list(int argc, char **argv)
   else if (strcmp(what, "workloads") == 0)
     workload_list(out);
   else if (strcmp(what, "settings") == 0)
-    list_settings(out);
+    list_settings(out, s);
   else if (strcmp(what, "counters") == 0)
     list_counters(out);
   else
@@ -821,7 +929,7 @@ static void usage(FILE *f)
           "       mmusim --help | --version   this summary | the version\n\n"
           "  run      [-m MACHINE] (-w WORKLOAD | -t TRACE [-f FORMAT]) [-s KEY=VALUE]...\n"
           "           [-r REPEAT] [--seed N] [--warmup N] [--whole] [--json | --csv] [--events FILE]\n"
-          "           [--map FILE.svg] [-j N]\n"
+          "           [--map FILE.svg] [-j N] [-q]\n"
           "  explain  [-m MACHINE] [-s KEY=VALUE]... [-w WORKLOAD | -t TRACE [-f FORMAT]] ADDRESS...\n"
           "  sweep    [-o DIR] [-j N] [--emit-jobs | --only ID | --collect DIR] [--plot] EXPERIMENT.ini\n"
           "  record   -o OUT.mtr [--start-after N] [--lackey-copy FILE] [-q] -- COMMAND [ARGS]...\n"
@@ -871,9 +979,17 @@ int main(int argc, char **argv)
     return 0;
   }
   if (strcmp(cmd, "--version") == 0) {
-    printf("mmusim %s\n", PACKAGE_VERSION);
+    /* As GNU tools print it: the licence is part of the version. */
+    printf("mmusim %s\n"
+           "License GPL-2.0-or-later: GNU GPL version 2 or later <https://www.gnu.org/licenses/>.\n"
+           "This is free software: you are free to change and redistribute it.\n"
+           "There is NO WARRANTY, to the extent permitted by law.\n",
+           PACKAGE_VERSION);
     return 0;
   }
+  /* Each command's --help and messages name it as typed: "mmusim run". */
+  g_autofree char *prgname = g_strdup_printf("mmusim %s", cmd);
+  g_set_prgname(prgname);
   if (strcmp(cmd, "run") == 0)
     return cmd_run(argc - 1, argv + 1);
   if (strcmp(cmd, "explain") == 0)

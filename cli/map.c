@@ -185,8 +185,11 @@ static void agg_vma(Agg *ag, const Mm *mm, const Vma *v, unsigned ncol)
   pgtable_walk(&mm->pt, v->start, v->end, &agg_ops, ag);
 }
 
-/* Colours: page sizes from small to large; nodes spread round the hue
- * circle by the golden angle, so neighbours differ for any count. */
+/* Colours: page sizes from small to large in blue, orange, red, purple;
+ * nodes in a family of their own (greens, yellows, browns, pinks, teals),
+ * so that no node reads as a page size.  Past the eight hues, each round
+ * of eight is a shade lighter or darker, so neighbours differ for any
+ * count. */
 static void class_rgb(unsigned level, double rgb[3])
 {
   static const double c[MAP_CLASSES][3] = {
@@ -202,11 +205,21 @@ static void class_rgb(unsigned level, double rgb[3])
 
 static void node_rgb(int node, double rgb[3])
 {
-  double h = fmod(node * 0.61803398875, 1.0) * 6, s = 0.55, v = 0.80;
-  int i = (int)h;
-  double f = h - i, p = v * (1 - s), q = v * (1 - s * f), t = v * (1 - s * (1 - f));
-  double r[6][3] = { { v, t, p }, { q, v, p }, { p, v, t }, { p, q, v }, { t, p, v }, { v, p, q } };
-  memcpy(rgb, r[i % 6], sizeof r[0]);
+  static const double hue[8][3] = {
+    { 0.40, 0.65, 0.12 }, /* green */
+    { 0.93, 0.79, 0.18 }, /* yellow */
+    { 0.55, 0.34, 0.16 }, /* brown */
+    { 0.91, 0.54, 0.76 }, /* pink */
+    { 0.26, 0.70, 0.66 }, /* teal */
+    { 0.60, 0.60, 0.22 }, /* olive */
+    { 0.70, 0.86, 0.52 }, /* light green */
+    { 0.40, 0.40, 0.40 }, /* grey */
+  };
+  static const double shade[4] = { 0, 0.35, -0.30, 0.60 }; /* to white (>0) or black (<0) */
+  unsigned n = (unsigned)node;
+  double s = shade[(n / 8) % 4];
+  for (int c = 0; c < 3; c++)
+    rgb[c] = s >= 0 ? hue[n % 8][c] + (1 - hue[n % 8][c]) * s : hue[n % 8][c] * (1 + s);
 }
 
 static void set_rgb(cairo_t *cr, const double rgb[3])

@@ -182,7 +182,13 @@ static gboolean shown_as_note(CounterId id)
 
 /* Cycles per elapsed second above the clock by more than rounding error mean
  * more than one CPU ran. */
-#define CLOCK_TOLERANCE 1e-3
+/* CPU time the counted region took, summed over CPUs (perf's task-clock):
+ * the cycles at the clock of cpu.freq_mhz.  0 when unknown. */
+static double task_clock_seconds(const RunReport *r, const double *v)
+{
+  double clock_hz = r->settings ? settings_double(r->settings, SET_CPU_FREQ_MHZ) * 1e6 : 0;
+  return clock_hz > 0 ? v[CTR_CYCLES] / clock_hz : 0;
+}
 
 /* "#   81.23% of all dTLB loads": counter as a percentage of the sum of up to
  * three others. */
@@ -282,18 +288,13 @@ static void counter_note(const RunReport *r, CounterId id, GString *note)
       g_string_append_printf(note, "# %s  insn per cycle", fmt_double(b, "%8.2f", v[CTR_IPC]));
     break;
   case CTR_CYCLES: {
-    /* cycles are summed over CPUs: per elapsed second that is the clock times
-     * the CPUs that ran.  perf shows the clock; beyond one CPU's worth, show
-     * how many CPUs were busy, as perf does for task-clock. */
-    double seconds = v[CTR_SECONDS];
-    if (seconds <= 0 || v[CTR_CYCLES] <= 0)
-      break;
-    double ghz = v[CTR_CYCLES] / seconds / 1e9;
-    double clock_ghz = r->settings ? settings_double(r->settings, SET_CPU_FREQ_MHZ) / 1e3 : 0;
-    if (clock_ghz > 0 && ghz > clock_ghz * (1 + CLOCK_TOLERANCE))
-      g_string_append_printf(note, "# %s CPUs utilized", fmt_double(b, "%8.3f", ghz / clock_ghz));
-    else
-      g_string_append_printf(note, "# %s GHz", fmt_double(b, "%8.3f", ghz));
+    /* cycles are summed over CPUs: per second of CPU time (task-clock, the
+     * line above) that is the clock, as perf shows it. */
+    double cpu_seconds = task_clock_seconds(r, v);
+    if (cpu_seconds <= 0 && v[CTR_SECONDS] > 0)
+      cpu_seconds = v[CTR_SECONDS];
+    if (cpu_seconds > 0 && v[CTR_CYCLES] > 0)
+      g_string_append_printf(note, "# %s GHz", fmt_double(b, "%8.3f", v[CTR_CYCLES] / cpu_seconds / 1e9));
     break;
   }
   case CTR_PAGE_WALKS:
@@ -388,6 +389,15 @@ void report_text(const RunReport *r, FILE *out)
       fputc('\n', out);
     last_group = g;
 
+    double task = id == CTR_CYCLES ? task_clock_seconds(r, r->mean.v) : 0;
+    if (task > 0 && r->mean.v[CTR_SECONDS] > 0) {
+      /* perf stat's first line: CPU time, and how many CPUs that is per
+       * second elapsed.  Derived from cycles, so its noise is theirs. */
+      NumBuf ms, util;
+      g_string_printf(line, "%*s msec %-*s # %s CPUs utilized", COUNT_WIDTH, fmt_double(ms, "%.2f", task * 1e3),
+                      NAME_WIDTH, "task-clock", fmt_double(util, "%8.3f", task / r->mean.v[CTR_SECONDS]));
+      print_noise(out, line, r, r->rel_stddev.v[CTR_CYCLES]);
+    }
     g_string_truncate(note, 0);
     counter_note(r, id, note);
     g_string_printf(line, "%*s      %-*s", COUNT_WIDTH, fmt_count(b, r->mean.v[id]), NAME_WIDTH, counter_def(id)->name);
@@ -401,9 +411,15 @@ void report_text(const RunReport *r, FILE *out)
                   fmt_double(b, "%.9f", r->mean.v[CTR_SECONDS]));
   print_noise(out, line, r, r->rel_stddev.v[CTR_SECONDS]);
   print_oom_kills(r, out);
+  if (r->partial)
+    fprintf(out, "\n (partial: %s)\n", r->partial);
+  fputc('\n', out);
+}
 
+void report_host_text(const RunReport *r, FILE *out)
+{
   NumBuf secs, rate, roi_rate, rss;
-  fprintf(out, "\n host: %s s, %s M accesses/s (%s M/s counted), peak RSS %s MiB\n\n",
+  fprintf(out, " host: %s s, %s M accesses/s (%s M/s counted), peak RSS %s MiB\n",
           fmt_double(secs, "%.2f", r->host_seconds), fmt_double(rate, "%.1f", r->host_accesses_per_second / 1e6),
           fmt_double(roi_rate, "%.1f", r->host_roi_accesses_per_second / 1e6),
           fmt_double(rss, "%.0f", (double)r->host_peak_rss_bytes / (1024.0 * 1024.0)));
@@ -528,6 +544,10 @@ JsonNode *report_json_node(const RunReport *r)
   json_add_counters(jb, "stddev", r, &r->rel_stddev, FALSE);
   if (report_shows(r, CTR_OOM_KILL)) /* mem.oom_policy=kill */
     json_add_oom_kills(jb, r);
+  if (r->partial) {
+    json_builder_set_member_name(jb, "partial");
+    json_builder_add_string_value(jb, r->partial);
+  }
 
   json_builder_set_member_name(jb, "host");
   json_builder_begin_object(jb);

@@ -33,6 +33,10 @@ typedef struct {
   /* mem.oom_policy=kill: the processes killed (of the last run when runs > 1) */
   const OomKill *oom_kills;
   unsigned n_oom_kills;
+  /* NULL, or why the run stopped before the end of its input ("interrupted
+   * by SIGINT after 1234 records"): the counters are those of the part
+   * simulated, and every format says so. */
+  const char *partial;
 } RunReport;
 
 /* mean and relative stddev of n runs' values, counter by counter. */
@@ -60,7 +64,11 @@ typedef struct {
 /* The gate of counter id, NULL for a counter every run reports. */
 const CounterGate *report_counter_gate(CounterId id);
 
+/* The counters, as perf stat prints them.  Nothing of the host: that is
+ * report_host_text's line, which run prints on standard error so that two
+ * identical runs print the same standard output. */
 void report_text(const RunReport *r, FILE *out);
+void report_host_text(const RunReport *r, FILE *out);
 /* { "version", "machine", "workload", "runs", "settings", "counters",
  *   "stddev", "host" } as DESIGN.md specifies. */
 JsonNode *report_json_node(const RunReport *r);

@@ -72,7 +72,8 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
     if (!m)
       return FALSE;
     EngineResult res;
-    EngineOptions eo = { .warmup = spec->warmup, .whole = spec->whole };
+    EngineOptions eo = { .warmup = spec->warmup, .whole = spec->whole, .stop = spec->stop,
+                         .progress = spec->progress, .progress_data = spec->progress_data };
     gboolean ok = engine_run(m, src, &eo, &res, error);
     if (ok && spec->inspect && (i + 1 == spec->repeat || res.oom))
       ok = spec->inspect(m, src->description, spec->inspect_data, error);
@@ -101,6 +102,11 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
     records += (double)res.records;
     roi_accesses += (double)res.counted.c[CTR_ACCESSES];
     roi_secs += res.host_seconds;
+    if (res.interrupted) {
+      out->interrupted = TRUE;
+      out->records_read = res.records;
+      break;
+    }
   }
   out->host_seconds = (double)(g_get_monotonic_time() - t0) / 1e6;
   out->host_accesses_per_second = out->host_seconds > 0 ? records / out->host_seconds : 0;

@@ -13,6 +13,7 @@
 #define MMUSIM_RUNNER_H
 
 #include <glib.h>
+#include "engine.h"
 #include "events.h"
 #include "machine.h"
 #include "oom_kill.h"
@@ -50,6 +51,11 @@ typedef struct {
    * address spaces (run --map).  FALSE with error set fails the run. */
   gboolean (*inspect)(const Machine *m, const char *workload, void *data, GError **error);
   void *inspect_data;
+  /* Optional: a flag a signal handler sets to stop the run where it is
+   * (EngineOptions.stop), and a progress callback with its data. */
+  const volatile int *stop;
+  EngineProgressFn progress;
+  void *progress_data;
 } RunSpec;
 
 typedef struct {
@@ -72,6 +78,10 @@ typedef struct {
    * counted nothing): the first such, and the accesses its region had. */
   gboolean warmup_unfinished;
   uint64_t warmup_seen;
+  /* spec->stop ended the run: the last repeat counted is partial
+   * (records_read records of its input were simulated). */
+  gboolean interrupted;
+  uint64_t records_read;
 } RunOutcome;
 
 /* The settings of spec: preset, then the pairs in order (origin spec->set_origin or "-s"). */

@@ -667,7 +667,9 @@ static void sys_madvise(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint
     }
     break;
   case ADV_COLLAPSE:
-    khugepaged_madvise_collapse(k->khugepaged, cpu, mm, start, end);
+    /* MADV_COLLAPSE came with 6.1: an older kernel refuses it (EINVAL). */
+    if (kernel_has(k, KR_MADV_COLLAPSE))
+      khugepaged_madvise_collapse(k->khugepaged, cpu, mm, start, end);
     break;
   }
   mm_merge_vmas(mm);

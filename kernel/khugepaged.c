@@ -20,13 +20,14 @@
  *   thread does not run.
  * - One range (hpage_collapse_scan_pmd): the VMA checks of
  *   hugepage_vma_revalidate (SCAN_ADDRESS_RANGE, SCAN_VMA_CHECK), the PMD
- *   (SCAN_PMD_NULL, SCAN_PMD_MAPPED), the 512 PTEs summed in ThpRangeStats,
+ *   (SCAN_PMD_NULL, SCAN_PMD_NONE, SCAN_PMD_MAPPED), the 512 PTEs summed in
+ *   ThpRangeStats,
  *   then the THP policy's verdict.  MADV_COLLAPSE ignores the sysfs knobs
  *   (thp.enabled, max_ptes_*, the young-page rule and the policy) and needs
  *   only one writable page, as with cc->is_khugepaged false.
- * - The collapse (collapse_huge_page): an order-9 page on the node holding
- *   most source pages (hpage_collapse_find_target_node, ties balanced by the
- *   last target) and only there (__GFP_THISNODE), compacting when
+ * - The collapse (collapse_huge_page): an order-9 page from the node holding
+ *   most source pages or a node tied with it (hpage_collapse_find_target_node,
+ *   alloc_charge_folio; 3.8: the first page's node), compacting when
  *   khugepaged.defrag is set (always for MADV_COLLAPSE); the PMD cleared
  *   with its PTE table unhooked and a TLB shootdown of the 2M range
  *   (pmdp_collapse_flush); the present pages copied, holes and zero-page
@@ -48,19 +49,21 @@
 #include "errors.h"
 #include "khugepaged.h"
 
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 #include "events.h"
 #include "kernel.h"
+#include "mempolicy.h"
 
 /* next_wake when the daemon is due at once: the caller's `now` is the time. */
 #define KH_WAKE_NOW UINT64_C(0)
 #define KH_IDLE UINT64_MAX
 
-/* Who asks for a collapse (struct collapse_control). */
+/* Who asks for a collapse (struct collapse_control; its node_load[] is
+ * Khugepaged.node_load, its alloc_nmask is made by target_node()). */
 typedef struct {
   gboolean is_khugepaged;
-  int last_target_node; /* NUMA_NO_NODE (-1) until a first target */
 } CollapseControl;
 
 struct Khugepaged {
@@ -86,6 +89,7 @@ struct Khugepaged {
   unsigned pmd_nr, pmd_order;
   /* scratch, sized once */
   unsigned *node_load;    /* source pages per node of the range scanned */
+  int first_node;         /* node of its first mapped page, -1 before one */
   uint64_t *old;          /* the PTEs of a table being collapsed */
 };
 
@@ -112,7 +116,7 @@ Khugepaged *khugepaged_new(Kernel *k, GError **error)
   kh->mms = g_ptr_array_new();
   kh->cur = -1;
   kh->next_wake = KH_IDLE;
-  kh->cc = (CollapseControl){ .is_khugepaged = TRUE, .last_target_node = -1 };
+  kh->cc = (CollapseControl){ .is_khugepaged = TRUE };
   kh->running = thp_pmd_enabled(k);
   kh->pages_to_scan = (unsigned)settings_int(s, SET_KHUGEPAGED_PAGES_TO_SCAN);
   kh->scan_sleep_cycles = ms_to_cycles(k, settings_int(s, SET_KHUGEPAGED_SCAN_SLEEP_MS));
@@ -229,32 +233,35 @@ static gboolean collapse_vma_allowed(const Kernel *k, const Mm *mm, const Vma *v
   return !(v->flags & MAP_F_HUGETLB) && !mm->thp_disable && v->thp != VMA_THP_NOHUGEPAGE;
 }
 
-/* hpage_collapse_find_target_node(): the first node with the most source
- * pages; on a tie, the next such node after the last target. */
-static int target_node(Khugepaged *kh, CollapseControl *cc)
+/* Where the huge page of a collapse may come from.
+ * 6.12 (mm/khugepaged.c hpage_collapse_find_target_node and
+ * alloc_charge_folio, read in the 6.x source): the first node with the most
+ * source pages in node_load[]; the allocation's node mask (cc->alloc_nmask)
+ * is every node whose count equals that maximum (all nodes when the range
+ * holds no page of its own), and __folio_alloc(gfp, order, node, nmask)
+ * tries the target, then the other nodes of the mask nearest to it.
+ * 3.8 (mm/huge_memory.c khugepaged_scan_pmd and khugepaged_alloc_page): the
+ * node of the first page the scan met, passed as the local node to
+ * alloc_hugepage_vma, so the VMA's policy places the page and it may fall
+ * back to any node the policy allows. */
+static void target_node(Khugepaged *kh, Mm *mm, const Vma *v, uint64_t haddr, MemPlacement *p)
 {
-  int nodes = physmem_nodes(kh->k->pm), target = 0;
+  Kernel *k = kh->k;
+  int nodes = physmem_nodes(k->pm), target = 0;
+  if (!kernel_has(k, KR_KHUGEPAGED_TARGET_NODE)) {
+    mempolicy_place(k, mm, v, haddr, kh->pmd_order, (unsigned)MAX(kh->first_node, 0), p);
+    return;
+  }
   unsigned max = 0;
   for (int n = 0; n < nodes; n++)
     if (kh->node_load[n] > max) {
       max = kh->node_load[n];
       target = n;
     }
-  if (target <= cc->last_target_node)
-    for (int n = cc->last_target_node + 1; n < nodes; n++)
-      if (kh->node_load[n] == max) {
-        target = n;
-        break;
-      }
-  cc->last_target_node = target;
-  return target;
-}
-
-static void charge_compaction(Khugepaged *kh, KCpu *cpu, const CompactResult *cr)
-{
-  uint64_t cycles = thp_count_compaction(kh->k, cpu, cr);
-  if (cycles)
-    kernel_stall(kh->k, cpu, cycles);
+  *p = (MemPlacement){ .node = target, .from = target };
+  for (int n = 0; n < nodes; n++)
+    if (kh->node_load[n] == max)
+      p->allowed |= UINT64_C(1) << n;
 }
 
 static void emit_collapse(Khugepaged *kh, const CollapseControl *cc, KCpu *cpu, Mm *mm, uint64_t haddr, ScanResult r,
@@ -274,19 +281,24 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, KCpu *
                                      uint64_t haddr, const PtNode *table, const ThpRangeStats *st)
 {
   Kernel *k = kh->k;
-  int node = target_node(kh, cc);
-  uint64_t hpfn;
-  CompactResult cr;
-  gboolean compact = cc->is_khugepaged ? kh->defrag : TRUE; /* GFP_TRANSHUGE for MADV_COLLAPSE */
-  gboolean got = physmem_alloc_huge(k->pm, node, kh->pmd_order, TRUE, compact, &hpfn, &cr);
-  charge_compaction(kh, cpu, &cr);
+  MemPlacement where;
+  target_node(kh, mm, v, haddr, &where);
+  int node = where.node;
+  uint64_t hpfn, compact_cycles = 0;
+  /* alloc_hugepage_khugepaged_gfpmask: GFP_TRANSHUGE (direct compaction)
+   * with khugepaged.defrag, else GFP_TRANSHUGE_LIGHT; GFP_TRANSHUGE always
+   * for MADV_COLLAPSE. */
+  gboolean compact = cc->is_khugepaged ? kh->defrag : TRUE;
+  gboolean got = thp_alloc_nodemask(k, cpu, &where, compact, &hpfn, &compact_cycles);
+  if (compact_cycles)
+    kernel_stall(k, cpu, compact_cycles);
   if (!got) {
     cpu->ctr->c[CTR_THP_COLLAPSE_ALLOC_FAILED]++;
     emit_collapse(kh, cc, cpu, mm, haddr, SCAN_ALLOC_HUGE_PAGE_FAIL, st, node, 0);
     return SCAN_ALLOC_HUGE_PAGE_FAIL;
   }
   cpu->ctr->c[CTR_THP_COLLAPSE_ALLOC]++;
-  cpu->ctr->c[CTR_NUMA_HIT]++; /* __GFP_THISNODE: always on the node intended */
+  node = physmem_node_of(k->pm, hpfn);
   kernel_drain(kh->k, cpu);
   uint64_t t0 = kcpu_now(cpu);
 
@@ -357,10 +369,21 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, KCpu *
  * find_pmd_or_thp_or_none() sees it, then every PTE of its table. */
 typedef struct {
   Khugepaged *kh;
-  ScanResult r;        /* SCAN_PMD_NULL until a PTE table is found */
+  ScanResult r;        /* SCAN_PMD_NULL until the PMD is found */
   const PtNode *table; /* that table */
   ThpRangeStats st;
 } ScanWalk;
+
+/* find_pmd_or_thp_or_none() (mm/khugepaged.c, 6.12): no PMD table
+ * (mm_find_pmd finds no PUD entry) is SCAN_PMD_NULL; an empty PMD entry in
+ * a PMD table is SCAN_PMD_NONE; a PMD not present is SCAN_PMD_NULL; a huge
+ * one SCAN_PMD_MAPPED. */
+static int scan_pmd_hole(PtWalk *w, uint64_t addr, uint64_t next, unsigned level)
+{
+  ScanWalk *sw = w->ctx;
+  sw->r = level == 2 ? SCAN_PMD_NONE : SCAN_PMD_NULL;
+  return 1;
+}
 
 static int scan_pmd_entry(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
 {
@@ -370,7 +393,7 @@ static int scan_pmd_entry(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
     return 1;
   }
   if (!pte_present(e) || !w->below)
-    return 1; /* no table under the PMD: SCAN_PMD_NULL or SCAN_PMD_NONE */
+    return 1; /* not present: SCAN_PMD_NULL */
   sw->r = SCAN_SUCCEED;
   sw->table = w->below;
   return 0;
@@ -393,14 +416,19 @@ static int scan_pte(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
     st->writable += pte_write(e);
     st->young += pte_young(e);
     /* st->shared stays 0: no anonymous page is mapped by two mms (no fork) */
+    /* hpage_collapse_scan_abort() never stops the scan: it needs
+     * node_reclaim_mode, which the model does not have (its default, 0). */
     int node = physmem_node_of(sw->kh->k->pm, pte_pfn(e));
-    if (node >= 0)
+    if (node >= 0) {
       sw->kh->node_load[node]++;
+      if (sw->kh->first_node < 0)
+        sw->kh->first_node = node;
+    }
   }
   return 0;
 }
 
-static const PtWalkOps scan_ops = { .pmd_entry = scan_pmd_entry, .pte_entry = scan_pte };
+static const PtWalkOps scan_ops = { .pmd_entry = scan_pmd_entry, .pte_entry = scan_pte, .pte_hole = scan_pmd_hole };
 
 /* hpage_collapse_scan_pmd() and, when the range qualifies, the collapse.
  * *collapsing tells whether collapse_huge_page ran (the kernel drops the
@@ -422,6 +450,7 @@ static ScanResult scan_range(Khugepaged *kh, CollapseControl *cc, KCpu *cpu, Mm 
     r = SCAN_VMA_CHECK;
   } else {
     memset(kh->node_load, 0, (gsize)physmem_nodes(k->pm) * sizeof *kh->node_load);
+    kh->first_node = -1;
     pgtable_walk(&mm->pt, haddr, haddr + kh->pmd_bytes, &scan_ops, &sw);
     r = sw.r;
   }
@@ -454,38 +483,83 @@ ScanResult khugepaged_collapse(Khugepaged *kh, KCpu *cpu, Mm *mm, uint64_t haddr
 {
   g_return_val_if_fail(kh != NULL && cpu != NULL && mm != NULL, SCAN_VMA_CHECK);
   g_return_val_if_fail((haddr & (kh->pmd_bytes - 1)) == 0, SCAN_ADDRESS_RANGE);
-  CollapseControl madv = { .is_khugepaged = FALSE, .last_target_node = -1 };
+  CollapseControl madv = { .is_khugepaged = FALSE };
   gboolean collapsing;
   return scan_range(kh, madv_collapse ? &madv : &kh->cc, cpu, mm, haddr, &collapsing);
 }
 
-void khugepaged_madvise_collapse(Khugepaged *kh, KCpu *cpu, Mm *mm, uint64_t start, uint64_t end)
+/* madvise_collapse_errno() (mm/khugepaged.c, 6.12): what madvise returns
+ * when a range of the VMA was not collapsed, from the last failure. */
+static int madvise_collapse_errno(ScanResult r)
 {
-  g_return_if_fail(kh != NULL && cpu != NULL && mm != NULL);
-  CollapseControl cc = { .is_khugepaged = FALSE, .last_target_node = -1 };
+  switch (r) {
+  case SCAN_ALLOC_HUGE_PAGE_FAIL:
+    return -ENOMEM;
+  case SCAN_EXCEED_NONE_PTE:
+    return -EBUSY;
+  default:
+    return -EINVAL;
+  }
+}
+
+/* madvise_collapse() (mm/khugepaged.c, 6.12) for one VMA's part
+ * [start, end) of the advised range. */
+static int madvise_collapse_vma(Khugepaged *kh, KCpu *cpu, Mm *mm, const Vma *v, uint64_t start, uint64_t end)
+{
+  CollapseControl cc = { .is_khugepaged = FALSE };
+  /* thp_vma_allowable_order without the sysfs knobs: EINVAL before any
+   * range is looked at (counted here as a VMA-check refusal). */
+  if (!collapse_vma_allowed(kh->k, mm, v, &cc)) {
+    cpu->ctr->c[CTR_SCAN_VMA_CHECK]++;
+    return -EINVAL;
+  }
   uint64_t mask = kh->pmd_bytes - 1;
-  guint i;
-  vma_from(mm, start, &i);
-  /* madvise_walk_vmas: each VMA's part of the range, in order; a result
-   * other than those madvise_collapse lets pass ends the call. */
-  for (; i < mm_vma_count(mm) && mm_vma(mm, i)->start < end; i++) {
-    const Vma *v = mm_vma(mm, i);
-    uint64_t lo = MAX(start, v->start), hi = MIN(end, v->end);
-    uint64_t hstart = (lo + mask) & ~mask, hend = hi & ~mask;
-    for (uint64_t a = hstart; a < hend; a += kh->pmd_bytes) {
-      gboolean collapsing;
-      switch (scan_range(kh, &cc, cpu, mm, a, &collapsing)) {
-      case SCAN_SUCCEED:
-      case SCAN_PMD_MAPPED:
-      case SCAN_PMD_NULL:
-      case SCAN_PAGE_RO:
-      case SCAN_LACK_REFERENCED_PAGE:
-        break;
-      default:
-        return;
-      }
+  uint64_t hstart = (start + mask) & ~mask, hend = end & ~mask;
+  uint64_t thps = 0, ranges = hend > hstart ? (hend - hstart) / kh->pmd_bytes : 0;
+  ScanResult last_fail = SCAN_VMA_CHECK; /* the kernel's SCAN_FAIL: EINVAL */
+  for (uint64_t a = hstart; a < hend; a += kh->pmd_bytes) {
+    gboolean collapsing;
+    ScanResult r = scan_range(kh, &cc, cpu, mm, a, &collapsing);
+    switch (r) {
+    case SCAN_SUCCEED:
+    case SCAN_PMD_MAPPED:
+      thps++;
+      break;
+    /* The results after which the kernel goes on to the next range (of
+     * those the model meets; SCAN_PTE_NON_PRESENT, SCAN_PTE_UFFD_WP and
+     * the page-state ones cannot happen here). */
+    case SCAN_PMD_NULL:
+    case SCAN_PAGE_RO:
+    case SCAN_LACK_REFERENCED_PAGE:
+      last_fail = r;
+      break;
+    default: /* SCAN_PMD_NONE, SCAN_ALLOC_HUGE_PAGE_FAIL, ...: the call ends */
+      return madvise_collapse_errno(r);
     }
   }
+  return thps == ranges ? 0 : madvise_collapse_errno(last_fail);
+}
+
+int khugepaged_madvise_collapse(Khugepaged *kh, KCpu *cpu, Mm *mm, uint64_t start, uint64_t end)
+{
+  g_return_val_if_fail(kh != NULL && cpu != NULL && mm != NULL, -EINVAL);
+  guint i;
+  vma_from(mm, start, &i);
+  /* madvise_walk_vmas: each VMA's part of the range, in order; an error
+   * from one ends the call, a hole in the range is ENOMEM at the end. */
+  int unmapped = 0;
+  uint64_t at = start;
+  for (; i < mm_vma_count(mm) && mm_vma(mm, i)->start < end; i++) {
+    const Vma *v = mm_vma(mm, i);
+    if (v->start > at)
+      unmapped = -ENOMEM;
+    uint64_t lo = MAX(start, v->start), hi = MIN(end, v->end);
+    int err = madvise_collapse_vma(kh, cpu, mm, v, lo, hi);
+    if (err)
+      return err;
+    at = hi;
+  }
+  return at < end ? -ENOMEM : unmapped;
 }
 
 /* ---- the daemon ------------------------------------------------------------- */

@@ -58,10 +58,15 @@ void khugepaged_run(Khugepaged *kh, uint64_t now);
  * collapse step of a wake).  Returns SCAN_SUCCEED or the refusal, counted. */
 ScanResult khugepaged_collapse(Khugepaged *kh, KCpu *cpu, Mm *mm, uint64_t haddr, gboolean madv_collapse);
 
-/* madvise(MADV_COLLAPSE) over [start, end): khugepaged_collapse of every
- * 2M range lying inside a VMA there, on the calling CPU, stopping at the
- * first result the kernel treats as final (madvise_collapse). */
-void khugepaged_madvise_collapse(Khugepaged *kh, KCpu *cpu, Mm *mm, uint64_t start, uint64_t end);
+/* madvise(MADV_COLLAPSE) over [start, end) (madvise_collapse, 6.12):
+ * khugepaged_collapse of every 2M range lying inside a VMA there, on the
+ * calling CPU.  A VMA that may not have huge pages, or a range whose result
+ * the kernel treats as final (an empty PMD, a failed allocation), ends the
+ * call; an empty range (no PMD table) or a read-only one is passed over.
+ * Returns what madvise returns: 0 when every range is a huge page at the
+ * end, else -EINVAL, -ENOMEM (allocation failed, or a hole in the range)
+ * or -EBUSY. */
+int khugepaged_madvise_collapse(Khugepaged *kh, KCpu *cpu, Mm *mm, uint64_t start, uint64_t end);
 
 /* The CPU khugepaged's work is charged to (khugepaged.cpu resolved). */
 KCpu *khugepaged_cpu(const Khugepaged *kh);

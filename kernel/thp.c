@@ -221,7 +221,7 @@ const char *thp_scan_result_name(ScanResult r)
 {
   static const char *const names[SCAN_N_RESULTS] = {
     "pmd_null", "pmd_mapped", "vma_check", "address_range", "exceed_none_pte", "exceed_swap_pte",
-    "exceed_shared_pte", "page_ro", "lack_referenced_page", "alloc_huge_page_fail", "policy",
+    "exceed_shared_pte", "page_ro", "lack_referenced_page", "alloc_huge_page_fail", "policy", "pmd_none",
   };
   if (r == SCAN_SUCCEED)
     return "succeed";
@@ -421,6 +421,15 @@ gboolean thp_alloc_order(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned o
 gboolean thp_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn, uint64_t *cycles)
 {
   return thp_alloc_order(k, cpu, p, k->pmd_order, compact, pfn, cycles);
+}
+
+gboolean thp_alloc_nodemask(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
+                            uint64_t *cycles)
+{
+  gboolean ok = alloc_masked(k, cpu, p, k->pmd_order, compact, pfn, cycles);
+  if (ok)
+    mempolicy_count(cpu, p, physmem_node_of(k->pm, *pfn));
+  return ok;
 }
 
 gboolean thp_huge_zero_page(Kernel *k, KCpu *cpu, uint64_t *pfn, uint64_t *cycles)

@@ -50,6 +50,7 @@ typedef enum {
   SCAN_LACK_REFERENCED_PAGE,
   SCAN_ALLOC_HUGE_PAGE_FAIL,
   SCAN_POLICY,
+  SCAN_PMD_NONE, /* a PMD table is there, its entry for the range empty */
   SCAN_N_RESULTS
 } ScanResult;
 
@@ -179,6 +180,14 @@ gboolean thp_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact
  * the node-alone first try is the PMD order's only). */
 gboolean thp_alloc_order(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, gboolean compact,
                          uint64_t *pfn, uint64_t *cycles);
+/* __folio_alloc(gfp, HPAGE_PMD_ORDER, p->node, nodemask) as khugepaged and
+ * MADV_COLLAPSE call it (alloc_charge_folio, mm/khugepaged.c 6.12): p->node
+ * first, then the nodes of p->allowed nearest to p->from, then, when
+ * `compact` (GFP_TRANSHUGE), the direct compaction of each in the same
+ * order.  No __GFP_THISNODE, no first try of p->node alone.  Counts
+ * numa_hit / numa_miss against p->node and the compaction (*cycles). */
+gboolean thp_alloc_nodemask(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
+                            uint64_t *cycles);
 
 /* Count what one direct compaction did (compact_stall, _success or _fail,
  * _migrated, _cycles) on `cpu` and return its cost in cycles:

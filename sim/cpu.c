@@ -588,10 +588,11 @@ uint64_t cpu_explain(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, GString
   gboolean assist = FALSE;
   uint64_t key0 = 0;
   if (cpu_l1_probe(cpu, kind, va, &key0, &pfn, &flags, &size, &assist)) {
-    g_string_append_printf(ex, "  L1 %s hit: %u cycles\n", kind == ACC_IFETCH ? "ITLB" : "DTLB", cpu->l1_hit_cycles);
+    g_string_append_printf(ex, "  L1 %s hit: %u cycles\n", kind == ACC_IFETCH ? a->l1_itlb_name : a->l1_dtlb_name,
+                           cpu->l1_hit_cycles);
     return (pfn << 12) | (va & 0xfff);
   }
-  g_string_append_printf(ex, "  L1 %s miss%s\n", kind == ACC_IFETCH ? "ITLB" : "DTLB",
+  g_string_append_printf(ex, "  L1 %s miss%s\n", kind == ACC_IFETCH ? a->l1_itlb_name : a->l1_dtlb_name,
                          assist ? " (entry found clean: the store re-walks to set the dirty bit)" : "");
   for (unsigned attempt = 0; attempt < 4; attempt++) {
     Xlat x = { 0 };

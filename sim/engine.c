@@ -877,6 +877,14 @@ static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
   }
 }
 
+static uint64_t engine_furthest_clock(const Machine *m)
+{
+  uint64_t c = 0;
+  for (unsigned i = 0; i < m->n_cpus; i++)
+    c = MAX(c, m->cpus[i]->clock);
+  return c;
+}
+
 gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, EngineResult *res, GError **error)
 {
   memset(res, 0, sizeof *res);
@@ -909,7 +917,15 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   g_autofree TraceBatch *scratch = g_new(TraceBatch, 1);
   gboolean ok = TRUE;
   uint32_t pid = 1, tid = 1;
+  const volatile int *stop = opt ? opt->stop : NULL;
   while (!e.stopped) {
+    if (stop && *stop) {
+      res->interrupted = TRUE;
+      break;
+    }
+    if (opt && opt->progress)
+      opt->progress(opt->progress_data, res->records, src->expected_records,
+                    (double)engine_furthest_clock(m) / m->k->cycles_per_ns);
     const TraceBatch *batch = trace_source_view(src, scratch, error);
     if (batch == NULL) {
       ok = FALSE;

@@ -17,9 +17,21 @@
 #include "source.h"
 #include "stats.h"
 
+/* Where a run is, for a progress line: records read, the records the
+ * source expects in all (0: unknown), and the simulated time of the CPU
+ * furthest ahead. */
+typedef void (*EngineProgressFn)(void *data, uint64_t records, uint64_t expected, double sim_ns);
+
 typedef struct {
   uint64_t warmup; /* accesses at the start of the region left uncounted */
   gboolean whole;  /* count the whole input: setup, faults and all, region marks ignored */
+  /* Optional: when *stop becomes nonzero (a signal handler sets it), the
+   * run ends after the batch in hand, with what was simulated counted and
+   * EngineResult.interrupted set. */
+  const volatile int *stop;
+  /* Optional: called after every batch of records. */
+  EngineProgressFn progress;
+  void *progress_data;
 } EngineOptions;
 
 typedef struct {
@@ -28,6 +40,7 @@ typedef struct {
   uint64_t records;        /* records read */
   double host_seconds;     /* host time spent in the counted region */
   gboolean oom;            /* simulated out of memory: the run stopped */
+  gboolean interrupted;    /* EngineOptions.stop ended the run before its input */
   /* mem.oom_policy=kill: the processes the OOM killer killed, in order,
    * with the records of each that were dropped (NULL when none: free with
    * engine_result_clear). */

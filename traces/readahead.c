@@ -157,6 +157,7 @@ TraceSource *readahead_source_new(TraceSource *inner, unsigned ring)
   ra->base.ops = &readahead_ops;
   ra->base.unmapped = inner->unmapped;
   ra->base.description = g_strdup(inner->description);
+  ra->base.expected_records = inner->expected_records;
   ra->inner = inner;
   ra->n = ring;
   ra->refill = ring / 2; /* 1 to ring - 1 */

@@ -72,6 +72,9 @@ struct TraceSource {
   const TraceSourceOps *ops;
   UnmappedRule unmapped;
   char *description; /* "ptrchase:size=1G,..." or the file name */
+  /* Records the source will give, about (a generator's measured accesses):
+   * what run's progress line counts towards; 0 when unknown. */
+  uint64_t expected_records;
 };
 
 /* A failure sticks: a reader or an input that failed once fails with the

@@ -505,6 +505,7 @@ TraceSource *workload_open(const char *spec, const uint64_t *seed, GError **erro
     g_string_append_printf(d, "%c%s=%s", k ? ',' : ':', key, w->text[k]);
   }
   w->base.description = g_string_free(d, FALSE);
+  w->base.expected_records = c->accesses;
   return &w->base;
 
 out_free:

@@ -584,7 +584,7 @@ static int pteg_search(Cpu *cpu, Ppc64Cpu *st, uint64_t pteg, uint64_t want_v, u
   if (ex) {
     unsigned bolted, valid = ppc64_hpt_valid_in(h, pteg, &bolted);
     if (hit >= 0) {
-      g_string_append_printf(ex, "    %-9s PTEG slots 0-%d probed: slot %d matches, HPTE v %#018" G_GINT64_MODIFIER "x r %#018" G_GINT64_MODIFIER "x\n",
+      g_string_append_printf(ex, "    %-9s PTEG slots 0-%d probed: slot %d matches, HPTE v 0x%016" G_GINT64_MODIFIER "x r 0x%016" G_GINT64_MODIFIER "x\n",
                              which, hit, hit, e->v, e->r);
     } else {
       g_string_append_printf(ex, "    %-9s PTEG slots 0-7 probed: no match (%u valid, %u bolted)\n", which, valid, bolted);
@@ -664,7 +664,7 @@ static int hpte_insert(Cpu *cpu, Ppc64Cpu *st, uint64_t hash, uint64_t v, uint64
     cpu->ctr.c[CTR_HPTE_EVICTIONS]++;
     if (ex)
       g_string_append_printf(ex, "%s PTEG scanned from slot %u (timebase %#" G_GINT64_MODIFIER "x & 7): slot %d evicted "
-                             "(v %#018" G_GINT64_MODIFIER "x), no tlbie, so its translation may live on in a TLB\n",
+                             "(v 0x%016" G_GINT64_MODIFIER "x), no tlbie, so its translation may live on in a TLB\n",
                              victim == prim ? "primary" : "secondary", (unsigned)(tb2 & 7), tb2, gone, old.v);
   }
 }
@@ -702,8 +702,8 @@ static XlatStatus hash_page(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, AccessK
     *cycles += c;
     e = n->e[idx];
     if (ex)
-      g_string_append_printf(ex, "    L%u index %3u  read %#014" G_GINT64_MODIFIER "x  %-4s %3u cycles  entry %#018" G_GINT64_MODIFIER "x%s\n",
-                             level, idx, pa, memsys_level_name(where), c, e,
+      g_string_append_printf(ex, "    %-3s index %3u  read 0x%012" G_GINT64_MODIFIER "x  %-4s %3u cycles  entry 0x%016" G_GINT64_MODIFIER "x%s\n",
+                             ppc64_ops.level_name[level], idx, pa, memsys_level_name(where), c, e,
                              !(e & PTE_P) ? " [not present]" : (e & PTE_SW_NUMA) ? " [PROT_NONE for NUMA hinting]" : "");
     if (!(e & PTE_P) || (e & PTE_SW_NUMA))
       return XLAT_NOT_PRESENT;
@@ -764,7 +764,7 @@ static XlatStatus hash_page(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, AccessK
   cpu->ctr.c[CTR_HPTE_INSERTS]++;
   if (ex)
     g_string_append_printf(ex, "    HPTE inserted in the %s PTEG %#" G_GINT64_MODIFIER "x slot %d (%s page): "
-                           "v %#018" G_GINT64_MODIFIER "x r %#018" G_GINT64_MODIFIER "x, %u cycles\n",
+                           "v 0x%016" G_GINT64_MODIFIER "x r 0x%016" G_GINT64_MODIFIER "x, %u cycles\n",
                            pteg == (hash & ppc64_hpt_mask(h)) ? "primary" : "secondary", pteg, slot,
                            ppc64_ops.size_name[size_code(actual)],
                            ppc64_hpt_get(h, pteg, (unsigned)slot).v, r, *cycles - before);
@@ -1045,6 +1045,11 @@ const ArchOps ppc64_ops = {
   .n_sizes = PPC64_N_SIZES,
   .page_shift = { 12, 16, 24 },
   .size_name = { "4K", "64K", "16M" },
+  .l1_itlb_name = "I-ERAT",
+  .l1_dtlb_name = "D-ERAT",
+  /* arch/powerpc/include/asm/book3s/64/pgtable.h: pgd, pud, pmd, pte */
+  .level_name = { "", "PTE", "PMD", "PUD", "PGD" },
+  .asid_name = NULL,
   .check = ppc64_check,
   .pgtable_geometry = ppc64_pgtable_geometry,
   .user_va_limit = ppc64_user_va_limit,

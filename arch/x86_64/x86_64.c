@@ -384,7 +384,7 @@ static const char *level_name(unsigned l)
 static void explain_entry(GString *ex, unsigned l, unsigned idx, uint64_t pa, uint64_t e,
                           MemLevel where, uint32_t cyc)
 {
-  g_string_append_printf(ex, "  %-6s index %3u  read %#014" G_GINT64_MODIFIER "x  %-4s %3u cycles  entry %#018" G_GINT64_MODIFIER "x [",
+  g_string_append_printf(ex, "  %-6s index %3u  read 0x%012" G_GINT64_MODIFIER "x  %-4s %3u cycles  entry 0x%016" G_GINT64_MODIFIER "x [",
                          level_name(l), idx, pa, memsys_level_name(where), cyc, e);
   if (!(e & PTE_P) || (e & PTE_SW_NUMA)) {
     g_string_append(ex, (e & PTE_SW_NUMA) ? "PROT_NONE for NUMA hinting: not present]\n" : "not present]\n");
@@ -710,6 +710,10 @@ const ArchOps x86_64_ops = {
   .n_sizes = X86_N_SIZES,
   .page_shift = { 12, 21, 30 },
   .size_name = { "4K", "2M", "1G" },
+  .l1_itlb_name = "ITLB",
+  .l1_dtlb_name = "DTLB",
+  .level_name = { "", "PT", "PD", "PDPT", "PML4", "PML5" }, /* SDM vol. 3A 4.5 */
+  .asid_name = "PCID",
   .check = x86_check,
   .pgtable_geometry = x86_geometry,
   .user_va_limit = x86_user_va_limit,

@@ -12,6 +12,7 @@
  * the huge fault path does.
  */
 #include "config.h"
+#include <errno.h>
 #include "engine.h"
 #include "fault.h"
 #include "khugepaged.h"
@@ -104,19 +105,24 @@ static void run_for_ms(Machine *m, uint64_t from, double ms)
 
 /* Allocate every free page (huge blocks first) so that no order-9 block is
  * left; returns the blocks, to give them back. */
+static void fill_node_into(Kernel *k, int node, GArray *blocks)
+{
+  uint64_t b[2];
+  for (unsigned order = 9;; order = 0) {
+    while (physmem_alloc_on(k->pm, node, order, MT_UNMOVABLE, &b[0])) {
+      b[1] = order;
+      g_array_append_vals(blocks, b, 1);
+    }
+    if (order == 0)
+      break;
+  }
+}
+
 static GArray *fill_memory(Kernel *k)
 {
   GArray *blocks = g_array_new(FALSE, FALSE, sizeof(uint64_t) * 2);
-  uint64_t b[2];
   for (int n = 0; n < physmem_nodes(k->pm); n++)
-    for (unsigned order = 9;; order = 0) {
-      while (physmem_alloc_on(k->pm, n, order, MT_UNMOVABLE, &b[0])) {
-        b[1] = order;
-        g_array_append_vals(blocks, b, 1);
-      }
-      if (order == 0)
-        break;
-    }
+    fill_node_into(k, n, blocks);
   return blocks;
 }
 
@@ -391,7 +397,8 @@ START_TEST(test_refusals_by_reason)
   Cpu *cpu = m->cpus[0];
   Mm *mm = t->mm;
   /* Ranges, 2M each from BASE:
-   *   0 nothing faulted         4 read-only after mprotect
+   *   0 nothing faulted (its    4 read-only after mprotect
+   *     PMD table exists)
    *   1 collapsed, then again   5 accessed bits cleared
    *   2 not advised             6 one swap entry */
   map_rw(m, t, BASE, 16 * PMD);
@@ -406,7 +413,8 @@ START_TEST(test_refusals_by_reason)
   pgtable_change_range(&mm->pt, BASE + 5 * PMD, BASE + 6 * PMD, 0, PTE_A);
   ck_assert(pgtable_set(&mm->pt, BASE + 6 * PMD + 4096, 1, 0x5000 /* not present, not empty */, NULL));
 
-  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE, FALSE), SCAN_PMD_NULL);
+  /* find_pmd_or_thp_or_none: an empty entry of a PMD table is SCAN_PMD_NONE. */
+  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE, FALSE), SCAN_PMD_NONE);
   ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + PMD, FALSE), SCAN_SUCCEED);
   ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + PMD, FALSE), SCAN_PMD_MAPPED);
   ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 2 * PMD, FALSE), SCAN_VMA_CHECK);
@@ -418,9 +426,14 @@ START_TEST(test_refusals_by_reason)
   map_rw(m, t, BASE + 64 * PMD + MB, 3 * MB);
   advise(m, t, BASE + 64 * PMD + MB, 3 * MB, ADV_HUGEPAGE);
   ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 64 * PMD, FALSE), SCAN_ADDRESS_RANGE);
-  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 65 * PMD, FALSE), SCAN_PMD_NULL);
+  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 65 * PMD, FALSE), SCAN_PMD_NONE);
+  /* No PMD table at all (nothing mapped in the 1G): SCAN_PMD_NULL. */
+  map_rw(m, t, BASE + 1024 * PMD, PMD);
+  advise(m, t, BASE + 1024 * PMD, PMD, ADV_HUGEPAGE);
+  ck_assert_int_eq(khugepaged_collapse(kh, &cpu->kc, mm, BASE + 1024 * PMD, FALSE), SCAN_PMD_NULL);
 
-  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PMD_NULL), 2);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PMD_NULL), 1);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PMD_NONE), 2);
   ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PMD_MAPPED), 1);
   ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_VMA_CHECK), 2);
   ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_ADDRESS_RANGE), 1);
@@ -536,12 +549,13 @@ START_TEST(test_madvise_collapse)
   syscall_rec(m, t, REC_MPROTECT, BASE + 2 * PMD, PMD, PROT_R, 0);
   uint64_t before = cpu->clock;
   advise(m, t, BASE, 4 * PMD, ADV_COLLAPSE);
-  /* Ranges 0 and 1 collapse, 2 is read-only (allowed to go on), 3 is empty. */
+  /* Ranges 0 and 1 collapse, 2 is read-only: the error of its VMA ends the
+   * call (madvise_walk_vmas), range 3 is not looked at. */
   ck_assert(pmd_of(t, BASE) & PTE_PS);
   ck_assert(pmd_of(t, BASE + PMD) & PTE_PS);
   ck_assert_uint_eq(cpu->ctr.c[CTR_THP_COLLAPSE_ALLOC], 2);
   ck_assert_uint_eq(cpu->ctr.c[CTR_SCAN_PAGE_RO], 1);
-  ck_assert_uint_eq(cpu->ctr.c[CTR_SCAN_PMD_NULL], 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_SCAN_PMD_NONE] + cpu->ctr.c[CTR_SCAN_PMD_NULL], 0);
   ck_assert_uint_eq(fixture_ctr(m, CTR_PAGES_COLLAPSED), 0); /* the daemon's count only */
   ck_assert_uint_eq(fixture_ctr(m, CTR_KHUGEPAGED_CYCLES), 0);
   ck_assert_uint_ge(cpu->clock - before, cpu->ctr.c[CTR_COLLAPSE_CYCLES]); /* paid by the caller */
@@ -555,6 +569,153 @@ START_TEST(test_madvise_collapse)
   ck_assert_uint_eq(cpu->ctr.c[CTR_SCAN_VMA_CHECK], 1);
   ck_assert(!(pmd_of(t, BASE + 9 * PMD) & PTE_PS));
   machine_free(m);
+}
+END_TEST
+
+/* madvise_collapse (mm/khugepaged.c, 6.12) and its switch on each range's
+ * result: an empty PMD entry (SCAN_PMD_NONE) ends the call with EINVAL,
+ * where no PMD table (SCAN_PMD_NULL) and a read-only range go on; a failed
+ * allocation ends it with ENOMEM; a range already huge counts as done. */
+START_TEST(test_madvise_collapse_results)
+{
+  static const char *sets[] = { "thp.enabled=never", NULL };
+  Thread *t;
+  Machine *m = setup(sets, &t);
+  Khugepaged *kh = m->k->khugepaged;
+  KCpu *kc = &m->cpus[0]->kc;
+  Mm *mm = t->mm;
+  /* Range 0 empty (its PMD table exists through range 1), range 1 written. */
+  map_rw(m, t, BASE, 2 * PMD);
+  populate(m, t, BASE + PMD, PMD, 4096);
+  ck_assert_int_eq(khugepaged_madvise_collapse(kh, kc, mm, BASE, BASE + 2 * PMD), -EINVAL);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PMD_NONE), 1);
+  ck_assert(!(pmd_of(t, BASE + PMD) & PTE_PS)); /* the call ended at range 0 */
+  ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC), 0);
+  /* Range 1 alone collapses; asked again, it is done already (0). */
+  ck_assert_int_eq(khugepaged_madvise_collapse(kh, kc, mm, BASE + PMD, BASE + 2 * PMD), 0);
+  ck_assert(pmd_of(t, BASE + PMD) & PTE_PS);
+  ck_assert_int_eq(khugepaged_madvise_collapse(kh, kc, mm, BASE + PMD, BASE + 2 * PMD), 0);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PMD_MAPPED), 1);
+
+  /* In a 1G with nothing mapped before it there is no PMD table: the range
+   * is passed over, the next one collapses, the call says EINVAL. */
+  uint64_t far = BASE + 1024 * PMD;
+  map_rw(m, t, far - 2 * PMD, 4 * PMD);
+  populate(m, t, far, PMD, 4096);
+  ck_assert_int_eq(pmd_of(t, far - PMD), 0);
+  ck_assert_int_eq(khugepaged_madvise_collapse(kh, kc, mm, far - PMD, far + PMD), -EINVAL);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_PMD_NULL), 1);
+  ck_assert(pmd_of(t, far) & PTE_PS);
+
+  /* A range of read-only PTEs in a writable VMA is passed over too. */
+  map_rw(m, t, BASE + 8 * PMD, 2 * PMD);
+  populate(m, t, BASE + 8 * PMD, 2 * PMD, 4096);
+  pgtable_change_range(&mm->pt, BASE + 8 * PMD, BASE + 9 * PMD, 0, PTE_RW);
+  ck_assert_int_eq(khugepaged_madvise_collapse(kh, kc, mm, BASE + 8 * PMD, BASE + 10 * PMD), -EINVAL);
+  ck_assert(pmd_of(t, BASE + 9 * PMD) & PTE_PS);
+
+  /* No huge page to be had: ENOMEM at the first range, the next untouched. */
+  map_rw(m, t, BASE + 16 * PMD, 2 * PMD);
+  populate(m, t, BASE + 16 * PMD, 2 * PMD, 4096);
+  GArray *blocks = fill_memory(m->k);
+  ck_assert_int_eq(khugepaged_madvise_collapse(kh, kc, mm, BASE + 16 * PMD, BASE + 18 * PMD), -ENOMEM);
+  ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_ALLOC_HUGE_PAGE_FAIL), 1);
+  release_blocks(m->k, blocks);
+  ck_assert(!(pmd_of(t, BASE + 17 * PMD) & PTE_PS));
+  machine_free(m);
+}
+END_TEST
+
+/* MADV_COLLAPSE came with 6.1: kernel.version=3.8 refuses it. */
+START_TEST(test_madvise_collapse_version)
+{
+  for (int old = 0; old < 2; old++) {
+    const char *sets[] = { "thp.enabled=never", old ? "kernel.version=3.8" : "kernel.version=6.12", NULL };
+    Thread *t;
+    Machine *m = setup(sets, &t);
+    map_rw(m, t, BASE, PMD);
+    populate(m, t, BASE, PMD, 4096);
+    advise(m, t, BASE, PMD, ADV_COLLAPSE);
+    ck_assert_int_eq(!!(pmd_of(t, BASE) & PTE_PS), !old);
+    ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC), old ? 0 : 1);
+    machine_free(m);
+  }
+}
+END_TEST
+
+/* ---- the target node -------------------------------------------------------- */
+
+/* Write `n` pages of [start, ...) from CPU `cpu` (their node, local policy). */
+static void populate_from(Machine *m, Thread *t, unsigned cpu, uint64_t start, unsigned n)
+{
+  uint64_t cycles;
+  for (unsigned i = 0; i < n; i++)
+    ck_assert_int_eq(fault_handle(m->k, &m->cpus[cpu]->kc, t->mm, start + (uint64_t)i * 4096, ACC_STORE, &cycles),
+                     FAULT_MAPPED);
+}
+
+/* Take every free page of `node`; returns the blocks. */
+static GArray *fill_node(Kernel *k, int node)
+{
+  GArray *blocks = g_array_new(FALSE, FALSE, sizeof(uint64_t) * 2);
+  fill_node_into(k, node, blocks);
+  return blocks;
+}
+
+static int collapsed_node(Machine *m, Thread *t, uint64_t va)
+{
+  uint64_t e = pmd_of(t, va);
+  return (e & PTE_PS) ? physmem_node_of(m->k->pm, pte_pfn(e)) : -1;
+}
+
+/* hpage_collapse_find_target_node and alloc_charge_folio (mm/khugepaged.c,
+ * 6.12): the node with most pages, the allocation limited to the nodes
+ * tied with it (cc->alloc_nmask), without __GFP_THISNODE. */
+START_TEST(test_target_node)
+{
+  static const char *sets[] = { "thp.enabled=never", "machine.nodes=2", "machine.cpus_per_node=2", NULL };
+  Thread *t;
+  Machine *m = setup(sets, &t);
+  Khugepaged *kh = m->k->khugepaged;
+  KCpu *kc = &m->cpus[0]->kc;
+  map_rw(m, t, BASE, 4 * PMD);
+  /* Range 0: 200 pages on node 0 first, 312 on node 1: node 1 wins. */
+  populate_from(m, t, 0, BASE, 200);
+  populate_from(m, t, 2, BASE + 200 * 4096, 312);
+  ck_assert_int_eq(khugepaged_madvise_collapse(kh, kc, t->mm, BASE, BASE + PMD), 0);
+  ck_assert_int_eq(collapsed_node(m, t, BASE), 1);
+  /* Range 1: a tie, node 0 full: the page comes from node 1, its tie. */
+  populate_from(m, t, 0, BASE + PMD, 256);
+  populate_from(m, t, 2, BASE + PMD + 256 * 4096, 256);
+  /* Range 2: most on node 0, node 0 full: node 1 is not in the mask. */
+  populate_from(m, t, 0, BASE + 2 * PMD, 300);
+  populate_from(m, t, 2, BASE + 2 * PMD + 300 * 4096, 212);
+  GArray *blocks = fill_node(m->k, 0);
+  ck_assert_int_eq(khugepaged_madvise_collapse(kh, kc, t->mm, BASE + PMD, BASE + 2 * PMD), 0);
+  ck_assert_int_eq(collapsed_node(m, t, BASE + PMD), 1);
+  ck_assert_int_eq(khugepaged_madvise_collapse(kh, kc, t->mm, BASE + 2 * PMD, BASE + 3 * PMD), -ENOMEM);
+  release_blocks(m->k, blocks);
+  machine_free(m);
+}
+END_TEST
+
+/* kernel.version=3.8 (khugepaged_scan_pmd, khugepaged_alloc_page): the
+ * node of the first page, whatever the others; 6.12 takes the majority. */
+START_TEST(test_target_node_version)
+{
+  for (int old = 0; old < 2; old++) {
+    const char *sets[] = { "thp.enabled=madvise", "machine.nodes=2", "machine.cpus_per_node=2",
+                           old ? "kernel.version=3.8" : "kernel.version=6.12", NULL };
+    Thread *t;
+    Machine *m = setup(sets, &t);
+    map_rw(m, t, BASE, PMD);
+    populate_from(m, t, 0, BASE, 100);
+    populate_from(m, t, 2, BASE + 100 * 4096, 412);
+    advise(m, t, BASE, PMD, ADV_HUGEPAGE);
+    ck_assert_int_eq(khugepaged_collapse(m->k->khugepaged, &m->cpus[0]->kc, t->mm, BASE, FALSE), SCAN_SUCCEED);
+    ck_assert_int_eq(collapsed_node(m, t, BASE), old ? 0 : 1);
+    machine_free(m);
+  }
 }
 END_TEST
 
@@ -722,6 +883,10 @@ static Suite *khugepaged_suite(void)
   tcase_add_test(tc, test_alloc_fail_and_alloc_sleep);
   tcase_add_test(tc, test_ingens_policy);
   tcase_add_test(tc, test_madvise_collapse);
+  tcase_add_test(tc, test_madvise_collapse_results);
+  tcase_add_test(tc, test_madvise_collapse_version);
+  tcase_add_test(tc, test_target_node);
+  tcase_add_test(tc, test_target_node_version);
   suite_add_tcase(s, tc);
   tc = tcase_create("daemon");
   tcase_add_test(tc, test_rate_knobs);
