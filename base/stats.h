@@ -14,8 +14,9 @@
 /* CF_NUMA: in the text report only on machines with more than one CPU (JSON
  * and CSV carry every counter of the architecture).  CF_OOM_KILL: in every
  * report only with mem.oom_policy=kill; CF_COALESCE: only with
- * tlb.coalesce=true (the gates are report.c's report_counter_gate). */
-enum { CF_PPC64 = 1, CF_DERIVED = 2, CF_NUMA = 4, CF_OOM_KILL = 8, CF_COALESCE = 16 };
+ * tlb.coalesce=true; CF_MTHP: only when a thp.hugepages_* setting is changed
+ * from its default (the gates are report.c's report_counter_gate). */
+enum { CF_PPC64 = 1, CF_DERIVED = 2, CF_NUMA = 4, CF_OOM_KILL = 8, CF_COALESCE = 16, CF_MTHP = 32 };
 
 typedef enum {
 #define C(id, name, flags, help) CTR_##id,

@@ -460,6 +460,8 @@ static void list_counters(GString *out)
     g_string_append_printf(out, "%-26s %s", d->name, d->help);
     if (d->flags & CF_PPC64)
       g_string_append(out, " (ppc64 hash only)");
+    else if (g && g->when)
+      g_string_append_printf(out, " (reported with %s)", g->when);
     else if (g)
       g_string_append_printf(out, " (reported with %s=%s)", settings_def(g->setting)->name, g->value);
     g_string_append_c(out, '\n');

@@ -58,9 +58,20 @@ gboolean report_counter_applies(CounterId id, const char *arch)
 }
 
 /* Each gated flag of counters.def, once. */
+/* The mTHP counters: some thp.hugepages_* setting differs from its
+ * default (the rows are consecutive in settings.def). */
+static gboolean mthp_on(const Settings *s)
+{
+  for (SettingId id = SET_THP_HUGEPAGES_16KB; id <= SET_THP_HUGEPAGES_16384KB; id++)
+    if (strcmp(settings_str(s, id), settings_def(id)->def) != 0)
+      return TRUE;
+  return FALSE;
+}
+
 static const CounterGate counter_gates[] = {
-  { CF_OOM_KILL, SET_MEM_OOM_POLICY, "kill" },
-  { CF_COALESCE, SET_TLB_COALESCE, "true" },
+  { CF_OOM_KILL, SET_MEM_OOM_POLICY, "kill", NULL, NULL },
+  { CF_COALESCE, SET_TLB_COALESCE, "true", NULL, NULL },
+  { CF_MTHP, SET_THP_HUGEPAGES_64KB, "always", mthp_on, "a thp.hugepages_* setting other than its default" },
 };
 
 const CounterGate *report_counter_gate(CounterId id)
@@ -79,7 +90,11 @@ static gboolean report_shows(const RunReport *r, CounterId id)
   if (!report_counter_applies(id, r->arch))
     return FALSE;
   const CounterGate *g = report_counter_gate(id);
-  return !g || (r->settings && strcmp(settings_str(r->settings, g->setting), g->value) == 0);
+  if (!g)
+    return TRUE;
+  if (!r->settings)
+    return FALSE;
+  return g->on ? g->on(r->settings) : strcmp(settings_str(r->settings, g->setting), g->value) == 0;
 }
 
 /* ---- number formatting ------------------------------------------------- */

@@ -54,6 +54,11 @@ typedef struct {
   unsigned flag;
   SettingId setting;
   const char *value;
+  /* When set, the test instead of setting=value (which is then one
+   * example that turns the counters on), and what it asks, for `list
+   * counters`. */
+  gboolean (*on)(const Settings *s);
+  const char *when;
 } CounterGate;
 
 /* The gate of counter id, NULL for a counter every run reports. */

@@ -30,8 +30,12 @@
  * a 2M PMD on x86-64, 64K and 16M on ppc64 hash with 64K pages (order 4 and
  * order 12 buddy blocks of 4K frames).
  *
- * Leaves out: swap, file-backed memory, userfaultfd, fault-around, mTHP
- * orders between 4K and 2M, PUD-sized THP, and hugetlb reservations.
+ * Multi-size THP (mthp_anonymous): a write fault on an empty PTE may map a
+ * folio of an order between the base page's and the PMD's, as
+ * thp.hugepages_* allow (alloc_anon_folio, 6.12).
+ *
+ * Leaves out: swap, file-backed memory, userfaultfd, fault-around, shmem
+ * mTHP, PUD-sized THP, and hugetlb reservations.
  * Costs: fault.*, thp.* and mem.* settings (mmu-facts section 7).
  */
 #include "config.h"
@@ -117,6 +121,96 @@ static FaultResult map_new_page(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint
 }
 
 /* ---- transparent huge pages ---------------------------------------------- */
+
+/* ---- multi-size THP ---------------------------------------------------------
+ * alloc_anon_folio (mm/memory.c, Linux 6.12; mTHP came in 6.8) for a write
+ * fault on an empty PTE of an anonymous VMA: the orders below the PMD's
+ * that thp.hugepages_* and the VMA allow (thp_vma_allowable_orders), whose
+ * aligned range lies inside the VMA (thp_vma_suitable_orders), highest
+ * first; the first whose PTEs are all none (pte_range_none) and the lower
+ * ones are tried in turn, an allocation that fails counting
+ * anon_fault_fallback.  The folio is cleared whole and mapped by nr PTEs at
+ * once (set_ptes), accessed (x86's vm_page_prot has _PAGE_ACCESSED), dirty
+ * and writable: nr base pages of RSS for one fault (anon_fault_alloc).
+ * *mapped stays FALSE when no order applies or every one failed, and the
+ * order-0 page follows. */
+static FaultResult mthp_anonymous(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint64_t va, uint64_t *cycles,
+                                  gboolean *mapped)
+{
+  unsigned pmd_order = k->pmd_order - k->base_order; /* PMD_ORDER, in base pages */
+  uint32_t below = (UINT32_C(1) << pmd_order) - 1;
+  *mapped = FALSE;
+  if (!((k->anon_orders_always | k->anon_orders_madvise | k->anon_orders_inherit) & below))
+    return FAULT_MAPPED; /* every mTHP size never: the default */
+  if (v->flags & MAP_F_SHARED)
+    return FAULT_MAPPED; /* shmem: shmem_enabled's sizes, not modelled */
+  uint32_t orders = thp_vma_allowable_orders(k, mm, v, below);
+  /* thp_vma_suitable_orders: the aligned range inside the VMA. */
+  for (uint32_t o = orders; o; o &= o - 1) {
+    unsigned order = (unsigned)__builtin_ctz(o);
+    uint64_t size = k->base_bytes << order, addr = va & ~(size - 1);
+    if (addr < v->start || addr + size > v->end)
+      orders &= ~(UINT32_C(1) << order);
+  }
+  /* pte_range_none, highest order first: the lower ranges lie inside the
+   * first that is all none, so only it is checked. */
+  unsigned level, idx;
+  PtNode *n = pgtable_lookup(&mm->pt, va, &level, &idx);
+  while (orders && level == 1) {
+    unsigned order = 31u - (unsigned)__builtin_clz(orders), nr = 1u << order;
+    unsigned first = idx & ~(nr - 1), i;
+    for (i = first; i < first + nr && !n->e[i]; i++)
+      ;
+    if (i == first + nr)
+      break;
+    orders &= ~(UINT32_C(1) << order);
+  }
+  uint64_t pfn = 0;
+  unsigned order = 0;
+  gboolean got = FALSE;
+  while (orders && !got) {
+    order = 31u - (unsigned)__builtin_clz(orders);
+    uint64_t addr = va & ~((k->base_bytes << order) - 1);
+    MemPlacement place;
+    mempolicy_place(k, mm, v, addr, order + k->base_order, cpu->node, &place);
+    got = thp_alloc_order(k, cpu, &place, order + k->base_order, thp_defrag_compact(k, v), &pfn, cycles);
+    if (!got) {
+      cpu->ctr->c[CTR_MTHP_ANON_FAULT_FALLBACK]++;
+      orders &= ~(UINT32_C(1) << order);
+    }
+  }
+  if (!got)
+    return FAULT_MAPPED;
+  unsigned nr = 1u << order, tables = 0;
+  uint64_t size = k->base_bytes << order, addr = va & ~(size - 1);
+  uint64_t flags = leaf_flags(v) | PTE_RW | PTE_D;
+  for (unsigned i = 0; i < nr; i++)
+    if (!pgtable_set(&mm->pt, addr + ((uint64_t)i << k->base_shift), 1,
+                     pte_make(pfn + ((uint64_t)i << k->base_order), flags), &tables)) {
+      /* Only the first can fail (the PTE table); nothing is mapped yet. */
+      physmem_release(k->pm, pfn, order + k->base_order);
+      k->oom = TRUE;
+      return FAULT_OOM;
+    }
+  /* clear_huge_page of the whole folio. */
+  uint64_t clear = kernel_clear_cycles(k, size);
+  clear += kernel_dram_bulk(k, cpu, pfn, size, 0, clear);
+  cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
+  cpu->ctr->c[CTR_MEM_USED_BYTES] += size;
+  cpu->ctr->c[CTR_FAULTS_ANON]++;
+  cpu->ctr->c[CTR_MTHP_ANON_FAULT_ALLOC]++;
+  thp_folio_add(k, pfn, order + k->base_order, FALSE);
+  mm->rss_pages += (uint64_t)nr << k->base_order; /* add_mm_counter(MM_ANONPAGES, nr) */
+  kernel_touch_fault(k, cpu, mm, va);
+  *cycles += k->anon_cycles + clear;
+  charge_tables(k, cpu, tables, cycles);
+  kernel_event(k, cpu, mm->pid, "fault",
+               "kind=mthp va=%#" G_GINT64_MODIFIER "x access=W tables=%u cycles=%" G_GUINT64_FORMAT
+               " pages=%u", va, tables, *cycles, nr);
+  *mapped = TRUE;
+  return FAULT_MAPPED;
+}
+
 
 /* Clear a new THP and count it. */
 static uint64_t new_thp(Kernel *k, KCpu *cpu, uint64_t pfn)
@@ -373,6 +467,10 @@ static FaultResult fault_once(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessK
      * jumps past inc_mm_counter, Linux 6.12 mm/memory.c). */
     what = "zero-page";
   } else {
+    gboolean folio = FALSE;
+    r = mthp_anonymous(k, cpu, mm, v, va, cycles, &folio);
+    if (r != FAULT_MAPPED || folio)
+      return r;
     r = map_new_page(k, cpu, mm, v, page_va, &found, cycles, &tables);
     if (r != FAULT_MAPPED)
       return r;

@@ -144,6 +144,10 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
     kernel_free(k);
     return NULL;
   }
+  if (!thp_orders_init(k, error)) {
+    kernel_free(k);
+    return NULL;
+  }
   k->next_asid = 1;
   /* x86 Linux tags user translations with per-CPU PCIDs where the CPU has
    * them (tlb.pcid) since 4.14; ppc64's context is the mm's everywhere. */

@@ -66,6 +66,9 @@ typedef struct Kernel {
   gboolean map_on_demand; /* accesses outside any VMA map memory (lackey, ChampSim) */
   EventLog *ev;
   const ThpPolicy *thp;  /* thp.policy */
+  /* thp.hugepages_*: bit n is a folio of 2^n base pages set always,
+   * madvise or inherit (huge_anon_orders_*; thp_orders_init). */
+  uint32_t anon_orders_always, anon_orders_madvise, anon_orders_inherit;
   struct Khugepaged *khugepaged;
   struct NumaBalance *numa_balance; /* automatic NUMA balancing (kernel/numa_balance.c) */
   ThpState *thps;        /* THP pages, the deferred split queue, the huge zero page (kernel/thp.c) */

@@ -120,7 +120,7 @@ Khugepaged *khugepaged_new(Kernel *k, GError **error)
   kh->cur = -1;
   kh->next_wake = KH_IDLE;
   kh->cc = (CollapseControl){ .is_khugepaged = TRUE };
-  kh->running = settings_int(s, SET_THP_ENABLED) != THP_ENABLED_NEVER;
+  kh->running = thp_pmd_enabled(k);
   kh->pages_to_scan = (unsigned)settings_int(s, SET_KHUGEPAGED_PAGES_TO_SCAN);
   kh->scan_sleep_cycles = ms_to_cycles(k, settings_int(s, SET_KHUGEPAGED_SCAN_SLEEP_MS));
   kh->alloc_sleep_cycles = ms_to_cycles(k, settings_int(s, SET_KHUGEPAGED_ALLOC_SLEEP_MS));

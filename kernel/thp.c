@@ -6,6 +6,12 @@
  * zero page, the split of a huge PMD into the deposited page table, and the
  * life of a THP once parts of it are unmapped (the deferred split queue).
  *
+ * Multi-size THP (Linux 6.8 on; 6.12's rules): the per-size controls
+ * thp.hugepages_<size>kB read into order masks (thp_orders_init), the
+ * orders a VMA may have (thp_vma_allowable_orders, whose PMD order's answer
+ * is thp_vma_allowed), and the allocation at any order; an mTHP folio is a
+ * registry entry like a THP, never PMD-mapped.
+ *
  * Models (mm/huge_memory.c, mm/rmap.c, mm/mempolicy.c): one registry entry
  * per THP with a bit per mapped subpage (the folio's mapcounts, with no
  * sharing between processes since there is no fork); a THP partly unmapped
@@ -29,9 +35,12 @@
 
 #include <string.h>
 
-/* One THP (a large folio of order 9). */
+/* One THP: a large folio, PMD-sized (order 9 on x86-64) or an mTHP folio
+ * of a smaller order mapped by PTEs. */
 typedef struct {
   uint64_t head;                         /* first pfn; the registry key */
+  unsigned order;                        /* of 4K frames, as the buddy allocator counts */
+  unsigned nr;                           /* base subpages */
   unsigned nr_mapped;
   gboolean pmd_mapped;                   /* FALSE once split */
   gboolean in_batch;                     /* in the unmap batch being gathered */
@@ -42,6 +51,7 @@ typedef struct {
 struct ThpState {
   GHashTable *pages;      /* &ThpPage.head -> ThpPage */
   GQueue deferred;        /* of ThpPage, oldest first (ds_queue->split_queue) */
+  uint32_t orders;        /* bit n: a folio of order n (4K frames) was registered */
   gboolean zero_allocated;
   uint64_t zero_pfn;      /* the huge zero page, once allocated */
 };
@@ -75,21 +85,116 @@ const ThpPolicy *thp_policy_from_settings(const Settings *s, GError **error)
   return thp_policy_rows[i];
 }
 
+/* ---- which orders: thp.enabled and thp.hugepages_* ------------------------ */
+
+/* The size setting of a folio of `bytes`, or N_SETTINGS when none is
+ * declared (the rows run from 16kB up, doubling). */
+static SettingId size_setting(uint64_t bytes)
+{
+  SettingId id = SET_THP_HUGEPAGES_16KB;
+  for (uint64_t b = 16 * 1024; id <= SET_THP_HUGEPAGES_16384KB; b <<= 1, id++)
+    if (b == bytes)
+      return id;
+  return N_SETTINGS;
+}
+
+ThpSizeMode thp_size_mode(const Kernel *k, SettingId id)
+{
+  /* hugepage_init_sysfs (6.12): "Default to setting PMD-sized THP to
+   * inherit the global setting and disable all other sizes"; the default
+   * of settings.def is x86-64's, whose PMD size is 2048kB. */
+  if (!settings_is_set(k->s, id))
+    return size_setting(k->pmd_bytes) == id ? THP_SIZE_INHERIT : THP_SIZE_NEVER;
+  return (ThpSizeMode)settings_int(k->s, id);
+}
+
+/* A size setting kernel.version's release cannot have: it must be `want`;
+ * `why` ends with the release that brought mTHP. */
+static gboolean version_refuses(const Kernel *k, SettingId id, const char *want, const char *why, GError **error)
+{
+  g_autofree char *at = settings_prefix(k->s, id);
+  char v[16];
+  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+              "%ssetting '%s' must be %s under kernel.version=%s: %s Linux %s (set kernel.version=%s)", at,
+              settings_def(id)->name, want, kernel_version_name(k->version, v), why,
+              kernel_rule_def(KR_MTHP)->since_name, kernel_version_first_with(KR_MTHP));
+  return FALSE;
+}
+
+gboolean thp_orders_init(Kernel *k, GError **error)
+{
+  unsigned pmd_order = k->pmd_order - k->base_order; /* PMD_ORDER, in base pages */
+  /* Before 6.8 there are no sizes: thp.enabled alone rules the PMD's. */
+  gboolean mthp = kernel_has(k, KR_MTHP);
+  k->anon_orders_always = k->anon_orders_madvise = k->anon_orders_inherit = 0;
+  for (SettingId id = SET_THP_HUGEPAGES_16KB; id <= SET_THP_HUGEPAGES_16384KB; id++) {
+    ThpSizeMode m = thp_size_mode(k, id);
+    uint64_t bytes = (UINT64_C(16) * 1024) << (id - SET_THP_HUGEPAGES_16KB);
+    unsigned order = 0;
+    while ((k->base_bytes << order) < bytes)
+      order++;
+    /* THP_ORDERS_ALL_ANON (include/linux/huge_mm.h, 6.12): orders 2 to
+     * PMD_ORDER; order 1 has no room for the deferred list.  Only those
+     * sizes have a hugepages-<size>kB/enabled. */
+    gboolean exists = (k->base_bytes << order) == bytes && order >= 2 && order <= pmd_order;
+    if (exists && order == pmd_order && m != THP_SIZE_INHERIT && !mthp)
+      return version_refuses(k, id, "inherit", "only thp.enabled chose the PMD-sized THP before", error);
+    if (m == THP_SIZE_NEVER)
+      continue;
+    if (!exists) {
+      g_autofree char *at = settings_prefix(k->s, id);
+      g_autofree char *base = settings_format_size(k->base_bytes);
+      g_autofree char *lo = settings_format_size(k->base_bytes << 2);
+      g_autofree char *hi = settings_format_size(k->pmd_bytes);
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                  "%ssetting '%s' must be never on %s with %s base pages: Linux has no such anonymous THP size "
+                  "there, its sizes are %s to %s, 4 base pages to the PMD's (THP_ORDERS_ALL_ANON)",
+                  at, settings_def(id)->name, k->arch_name, base, lo, hi);
+      return FALSE;
+    }
+    if (order < pmd_order && !mthp)
+      return version_refuses(k, id, "never", "multi-size THP came with", error);
+    uint32_t bit = UINT32_C(1) << order;
+    if (m == THP_SIZE_ALWAYS)
+      k->anon_orders_always |= bit;
+    else if (m == THP_SIZE_MADVISE)
+      k->anon_orders_madvise |= bit;
+    else
+      k->anon_orders_inherit |= bit;
+  }
+  return TRUE;
+}
+
+uint32_t thp_vma_allowable_orders(const Kernel *k, const Mm *mm, const Vma *v, uint32_t orders)
+{
+  /* thp_vma_allowable_orders (include/linux/huge_mm.h, 6.12): the sizes
+   * set always, madvise ones in a VM_HUGEPAGE VMA, inherit ones as
+   * thp.enabled says (always; madvise with VM_HUGEPAGE). */
+  gboolean madvised = v->thp == VMA_THP_HUGEPAGE;
+  uint32_t mask = k->anon_orders_always | (madvised ? k->anon_orders_madvise : 0);
+  ThpEnabled global = (ThpEnabled)settings_int(k->s, SET_THP_ENABLED);
+  if (global == THP_ENABLED_ALWAYS || (madvised && global == THP_ENABLED_MADVISE))
+    mask |= k->anon_orders_inherit;
+  orders &= mask;
+  /* __thp_vma_allowable_orders: hugetlbfs has its own pool and fault path
+   * (not anonymous); VM_NOHUGEPAGE and MMF_DISABLE_THP refuse every order. */
+  if (!orders || (v->flags & MAP_F_HUGETLB) || mm->thp_disable || v->thp == VMA_THP_NOHUGEPAGE)
+    return 0;
+  return orders;
+}
+
+gboolean thp_pmd_enabled(const Kernel *k)
+{
+  /* hugepage_pmd_enabled (mm/khugepaged.c, 6.12), anonymous memory only. */
+  uint32_t pmd = UINT32_C(1) << (k->pmd_order - k->base_order);
+  return ((k->anon_orders_always | k->anon_orders_madvise) & pmd) ||
+         ((k->anon_orders_inherit & pmd) && settings_int(k->s, SET_THP_ENABLED) != THP_ENABLED_NEVER);
+}
+
 gboolean thp_vma_allowed(const Kernel *k, const Mm *mm, const Vma *v)
 {
-  if (v->flags & MAP_F_HUGETLB)
-    return FALSE; /* hugetlbfs has its own pool and fault path */
-  if (mm->thp_disable || v->thp == VMA_THP_NOHUGEPAGE)
-    return FALSE; /* MMF_DISABLE_THP, VM_NOHUGEPAGE */
-  switch ((ThpEnabled)settings_int(k->s, SET_THP_ENABLED)) {
-  case THP_ENABLED_ALWAYS:
-    return TRUE;
-  case THP_ENABLED_MADVISE:
-    return v->thp == VMA_THP_HUGEPAGE;
-  case THP_ENABLED_NEVER:
-    return FALSE;
-  }
-  return FALSE;
+  uint32_t pmd = UINT32_C(1) << (k->pmd_order - k->base_order);
+  return thp_vma_allowable_orders(k, mm, v, pmd) != 0;
 }
 
 gboolean thp_range_in_vma(const Kernel *k, const Vma *v, uint64_t haddr)
@@ -143,23 +248,42 @@ void thp_state_free(ThpState *ts)
   g_free(ts);
 }
 
+/* The folio holding pfn.  Folios never overlap, so the first registered
+ * one found whose range holds pfn is it; the orders are tried smallest
+ * first, one hash lookup when only PMD-sized THPs were made. */
 static ThpPage *page_lookup(const Kernel *k, uint64_t pfn)
 {
-  uint64_t head = pfn & ~((UINT64_C(1) << k->pmd_order) - 1);
-  return g_hash_table_lookup(k->thps->pages, &head);
+  for (uint32_t orders = k->thps->orders; orders; orders &= orders - 1) {
+    unsigned order = (unsigned)__builtin_ctz(orders);
+    uint64_t head = pfn & ~((UINT64_C(1) << order) - 1);
+    ThpPage *p = g_hash_table_lookup(k->thps->pages, &head);
+    if (p && pfn - p->head < (UINT64_C(1) << p->order))
+      return p;
+  }
+  return NULL;
+}
+
+void thp_folio_add(Kernel *k, uint64_t head_pfn, unsigned order, gboolean pmd_mapped)
+{
+  g_return_if_fail((head_pfn & ((UINT64_C(1) << order) - 1)) == 0 && order > k->base_order);
+  g_return_if_fail(!page_lookup(k, head_pfn));
+  unsigned nr = 1u << (order - k->base_order);
+  size_t words = (nr + 63) / 64;
+  ThpPage *p = g_malloc0(sizeof(ThpPage) + words * sizeof(uint64_t));
+  p->head = head_pfn;
+  p->order = order;
+  p->nr = nr;
+  for (unsigned i = 0; i < nr; i++)
+    p->mapped[i / 64] |= UINT64_C(1) << (i % 64);
+  p->nr_mapped = nr;
+  p->pmd_mapped = pmd_mapped;
+  k->thps->orders |= UINT32_C(1) << order;
+  g_hash_table_insert(k->thps->pages, &p->head, p);
 }
 
 void thp_page_add(Kernel *k, uint64_t head_pfn)
 {
-  g_return_if_fail((head_pfn & ((UINT64_C(1) << k->pmd_order) - 1)) == 0);
-  g_return_if_fail(!page_lookup(k, head_pfn));
-  size_t words = (k->pmd_subpages + 63) / 64;
-  ThpPage *p = g_malloc0(sizeof(ThpPage) + words * sizeof(uint64_t));
-  p->head = head_pfn;
-  memset(p->mapped, 0xff, words * sizeof(uint64_t));
-  p->nr_mapped = k->pmd_subpages;
-  p->pmd_mapped = TRUE;
-  g_hash_table_insert(k->thps->pages, &p->head, p);
+  thp_folio_add(k, head_pfn, k->pmd_order, TRUE);
 }
 
 gboolean thp_page_of(const Kernel *k, uint64_t pfn, uint64_t *head)
@@ -180,14 +304,15 @@ guint thp_deferred_count(const Kernel *k)
   return k->thps->deferred.length;
 }
 
-/* Forget p and give its block back at order 9. */
+/* Forget p and give its block back whole. */
 static void page_free_whole(Kernel *k, ThpPage *p)
 {
   if (p->queued)
     g_queue_delete_link(&k->thps->deferred, p->queued);
   uint64_t head = p->head;
+  unsigned order = p->order;
   g_hash_table_remove(k->thps->pages, &head); /* frees p */
-  physmem_release(k->pm, head, k->pmd_order);
+  physmem_release(k->pm, head, order);
 }
 
 /* ---- allocation ------------------------------------------------------------ */
@@ -231,17 +356,17 @@ static void count_compaction(Kernel *k, KCpu *cpu, const CompactResult *cr, uint
 /* __alloc_pages with a node mask: the allowed nodes in their order, then,
  * when `compact`, each compacted in turn (the slow path's direct compaction
  * of the zonelist, limited to the mask). */
-static gboolean alloc_masked(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
-                             uint64_t *cycles)
+static gboolean alloc_masked(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, gboolean compact,
+                             uint64_t *pfn, uint64_t *cycles)
 {
   int nodes[64];
   unsigned n = mempolicy_nodes(k, p, nodes);
   for (unsigned i = 0; i < n; i++)
-    if (physmem_alloc_on(k->pm, nodes[i], k->pmd_order, MT_MOVABLE, pfn))
+    if (physmem_alloc_on(k->pm, nodes[i], order, MT_MOVABLE, pfn))
       return TRUE;
   for (unsigned i = 0; compact && i < n; i++) {
     CompactResult cr;
-    gboolean ok = physmem_alloc_huge(k->pm, nodes[i], k->pmd_order, TRUE, TRUE, pfn, &cr);
+    gboolean ok = physmem_alloc_huge(k->pm, nodes[i], order, TRUE, TRUE, pfn, &cr);
     count_compaction(k, cpu, &cr, cycles);
     if (ok)
       return TRUE;
@@ -249,52 +374,59 @@ static gboolean alloc_masked(Kernel *k, KCpu *cpu, const MemPlacement *p, gboole
   return FALSE;
 }
 
-/* alloc_pages_mpol at HPAGE_PMD_ORDER: a policy that is not interleave and
+/* alloc_pages_mpol: at HPAGE_PMD_ORDER only (an mTHP order goes the
+ * standard way at once), a policy that is not interleave and
  * allows the node it names tries that node alone first (__GFP_THISNODE |
  * __GFP_NORETRY), and gives up there unless it may compact; then the
  * standard way over the nodes the policy allows.  A then_any placement
  * (alloc_pages_preferred_many) tries its nodes without compaction, then
  * every node the standard way.  *got is the placement the page is counted
  * against. */
-static gboolean alloc_once(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
-                           uint64_t *cycles, MemPlacement *got)
+static gboolean alloc_once(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, gboolean compact,
+                           uint64_t *pfn, uint64_t *cycles, MemPlacement *got)
 {
   CompactResult cr;
   gboolean ok;
   *got = *p;
   if (p->then_any) {
     got->then_any = FALSE;
-    if (alloc_masked(k, cpu, got, FALSE, pfn, cycles))
+    if (alloc_masked(k, cpu, got, order, FALSE, pfn, cycles))
       return TRUE;
     mempolicy_then_any(k, p, got);
-  } else if (!p->interleaved && p->node == p->from) {
-    ok = physmem_alloc_huge(k->pm, p->node, k->pmd_order, TRUE, compact, pfn, &cr);
+  } else if (order == k->pmd_order && !p->interleaved && p->node == p->from) {
+    ok = physmem_alloc_huge(k->pm, p->node, order, TRUE, compact, pfn, &cr);
     count_compaction(k, cpu, &cr, cycles);
     if (ok || !compact)
       return ok;
   }
   if (got->allowed != (UINT64_MAX >> (64 - physmem_nodes(k->pm))))
-    return alloc_masked(k, cpu, got, compact, pfn, cycles);
-  ok = physmem_alloc_huge(k->pm, got->node, k->pmd_order, FALSE, compact, pfn, &cr);
+    return alloc_masked(k, cpu, got, order, compact, pfn, cycles);
+  ok = physmem_alloc_huge(k->pm, got->node, order, FALSE, compact, pfn, &cr);
   count_compaction(k, cpu, &cr, cycles);
   return ok;
 }
 
-gboolean thp_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn, uint64_t *cycles)
+gboolean thp_alloc_order(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, gboolean compact,
+                         uint64_t *pfn, uint64_t *cycles)
 {
   MemPlacement got;
-  gboolean ok = alloc_once(k, cpu, p, compact, pfn, cycles, &got);
+  gboolean ok = alloc_once(k, cpu, p, order, compact, pfn, cycles, &got);
   if (!ok && thp_deferred_count(k) && thp_deferred_split_scan(k, cpu, cycles))
-    ok = alloc_once(k, cpu, p, compact, pfn, cycles, &got);
+    ok = alloc_once(k, cpu, p, order, compact, pfn, cycles, &got);
   if (ok)
     mempolicy_count(cpu, &got, physmem_node_of(k->pm, *pfn));
   return ok;
 }
 
+gboolean thp_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn, uint64_t *cycles)
+{
+  return thp_alloc_order(k, cpu, p, k->pmd_order, compact, pfn, cycles);
+}
+
 gboolean thp_alloc_nodemask(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
                             uint64_t *cycles)
 {
-  gboolean ok = alloc_masked(k, cpu, p, compact, pfn, cycles);
+  gboolean ok = alloc_masked(k, cpu, p, k->pmd_order, compact, pfn, cycles);
   if (ok)
     mempolicy_count(cpu, p, physmem_node_of(k->pm, *pfn));
   return ok;
@@ -404,12 +536,14 @@ uint64_t thp_unmap_settle(Kernel *k, KCpu *cpu, GPtrArray *batch)
     ThpPage *p = g_ptr_array_index(batch, i);
     p->in_batch = FALSE;
     if (!p->nr_mapped) {
+      freed += UINT64_C(1) << p->order;
       page_free_whole(k, p);
-      freed += UINT64_C(1) << k->pmd_order;
     } else if (!p->queued) {
+      /* deferred_split_folio (mm/huge_memory.c, 6.12): thp_deferred_split_page
+       * for a PMD-sized folio, the size's split_deferred for any. */
       g_queue_push_tail(&k->thps->deferred, p);
       p->queued = k->thps->deferred.tail;
-      cpu->ctr->c[CTR_THP_DEFERRED_SPLIT_PAGE]++;
+      cpu->ctr->c[p->order == k->pmd_order ? CTR_THP_DEFERRED_SPLIT_PAGE : CTR_MTHP_SPLIT_DEFERRED]++;
     }
   }
   return freed;
@@ -421,10 +555,13 @@ uint64_t thp_deferred_split_scan(Kernel *k, KCpu *cpu, uint64_t *cycles)
   ThpPage *p;
   while ((p = g_queue_pop_head(&k->thps->deferred))) {
     p->queued = NULL;
-    /* split_folio: base pages (512 of 4K, or 256 of 64K); the unmapped
-     * ones are freed. */
-    physmem_split_to(k->pm, p->head, k->pmd_order, k->base_order, MT_MOVABLE);
-    for (unsigned i = 0; i < k->pmd_subpages; i++)
+    /* split_folio: base pages (512 of 4K, or 256 of 64K, for a PMD-sized
+     * one); the unmapped ones are freed.  split_huge_page_to_list_to_order
+     * counts an mTHP folio's split in its size's stats. */
+    physmem_split_to(k->pm, p->head, p->order, k->base_order, MT_MOVABLE);
+    if (p->order != k->pmd_order)
+      cpu->ctr->c[CTR_MTHP_SPLIT]++;
+    for (unsigned i = 0; i < p->nr; i++)
       if (!(p->mapped[i / 64] & (UINT64_C(1) << (i % 64)))) {
         physmem_release(k->pm, p->head + ((uint64_t)i << k->base_order), k->base_order);
         freed += UINT64_C(1) << k->base_order;

@@ -85,10 +85,35 @@ const ThpPolicy *const *thp_policies(unsigned *n);
  * that name. */
 const ThpPolicy *thp_policy_from_settings(const Settings *s, GError **error);
 
-/* hugepage_vma_check(): may v have huge pages at all?  FALSE for hugetlb
- * VMAs, when thp.enabled is never, for madvise without MADV_HUGEPAGE, for
- * MADV_NOHUGEPAGE and for a process with PR_SET_THP_DISABLE. */
+/* The choices of thp.hugepages_<size>kB (hugepages-<size>kB/enabled). */
+typedef enum { THP_SIZE_ALWAYS, THP_SIZE_INHERIT, THP_SIZE_MADVISE, THP_SIZE_NEVER } ThpSizeMode;
+
+/* The mode of size setting id (SET_THP_HUGEPAGES_*): its value when set;
+ * unset, inherit for the PMD size and never for the others, as Linux
+ * boots (hugepage_init_sysfs). */
+ThpSizeMode thp_size_mode(const Kernel *k, SettingId id);
+
+/* Read thp.hugepages_* into k->anon_orders_* (bit n: a folio of 2^n base
+ * pages).  An error when a size that is not never does not exist on the
+ * machine (THP_ORDERS_ALL_ANON: 4 base pages to the PMD's), or when the
+ * kernel predates multi-size THP (kernel.version; the PMD size must then
+ * inherit). */
+gboolean thp_orders_init(Kernel *k, GError **error);
+
+/* thp_vma_allowable_orders (6.12, include/linux/huge_mm.h and
+ * mm/huge_memory.c): of `orders` (bit n: 2^n base pages), those v may
+ * have at a fault: the sizes set always, madvise ones with MADV_HUGEPAGE,
+ * inherit ones as thp.enabled says; none in a hugetlb VMA, with
+ * MADV_NOHUGEPAGE or PR_SET_THP_DISABLE. */
+uint32_t thp_vma_allowable_orders(const Kernel *k, const Mm *mm, const Vma *v, uint32_t orders);
+
+/* The PMD order's answer (thp_vma_allowable_order(..., PMD_ORDER)): may v
+ * have PMD-sized huge pages at all? */
 gboolean thp_vma_allowed(const Kernel *k, const Mm *mm, const Vma *v);
+
+/* hugepage_pmd_enabled (mm/khugepaged.c): may any VMA have PMD-sized THP
+ * (khugepaged runs only then)? */
+gboolean thp_pmd_enabled(const Kernel *k);
 
 /* TRUE when the PMD-aligned range [haddr, haddr + k->pmd_bytes) lies inside v. */
 gboolean thp_range_in_vma(const Kernel *k, const Vma *v, uint64_t haddr);
@@ -105,7 +130,9 @@ const char *thp_scan_result_name(ScanResult r);
 /* ---- the mechanism (mm/huge_memory.c), kernel/thp.c -------------------------
  *
  * A THP is an order-9 block of 4K pages that the kernel allocated as one
- * (a folio).  It lives in one of these states:
+ * (a folio); an mTHP folio (multi-size THP, Linux 6.8 on) is a smaller
+ * one, mapped by PTEs from its fault on, and lives the PTE-mapped half of
+ * this life.  A THP lives in one of these states:
  *
  *   PMD-mapped --split (thp_split_pmd)--> PTE-mapped, all 512 mapped
  *        |                                     | some subpages unmapped
@@ -149,6 +176,10 @@ gboolean thp_defrag_compact(const Kernel *k, const Vma *v);
  * *cycles and compact_cycles; the allocation counts numa_hit or numa_miss. */
 typedef struct MemPlacement MemPlacement;
 gboolean thp_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn, uint64_t *cycles);
+/* The same at any order of 4K frames (vma_alloc_folio of an mTHP order:
+ * the node-alone first try is the PMD order's only). */
+gboolean thp_alloc_order(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, gboolean compact,
+                         uint64_t *pfn, uint64_t *cycles);
 /* __folio_alloc(gfp, HPAGE_PMD_ORDER, p->node, nodemask) as khugepaged and
  * MADV_COLLAPSE call it (alloc_charge_folio, mm/khugepaged.c 6.12): p->node
  * first, then the nodes of p->allowed nearest to p->from, then, when
@@ -170,6 +201,9 @@ gboolean thp_huge_zero_page(Kernel *k, KCpu *cpu, uint64_t *pfn, uint64_t *cycle
 
 /* A new THP now mapped by a PMD. */
 void thp_page_add(Kernel *k, uint64_t head_pfn);
+/* A new folio of `order` 4K frames at head_pfn, every subpage mapped, by a
+ * PMD or (an mTHP folio) by PTEs. */
+void thp_folio_add(Kernel *k, uint64_t head_pfn, unsigned order, gboolean pmd_mapped);
 /* TRUE when pfn lies in a registered THP; *head gets its first page. */
 gboolean thp_page_of(const Kernel *k, uint64_t pfn, uint64_t *head);
 /* THPs alive, and those on the deferred split queue (for tests). */

@@ -286,6 +286,19 @@ static gboolean ppc64_check(const Settings *s, GError **error)
                 "huge pages there (hash__has_transparent_hugepage: a PMD maps 2M, the hash MMU's huge page is 16M)", at);
     return FALSE;
   }
+  /* hugepage_init fails there before it makes hugepages-<size>kB: no
+   * size of multi-size THP either. */
+  for (SettingId id = SET_THP_HUGEPAGES_16KB; base == 12 && id <= SET_THP_HUGEPAGES_16384KB; id++) {
+    ThpSizeMode m = (ThpSizeMode)settings_int(s, id);
+    if (settings_is_set(s, id) && m != THP_SIZE_NEVER && m != THP_SIZE_INHERIT) {
+      g_autofree char *at = settings_prefix(s, id);
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                  "%ssetting '%s' must be never on ppc64 hash with 4K base pages: Linux has no transparent "
+                  "huge pages of any size there (hash__has_transparent_hugepage; set mm.base_page_size=64K)",
+                  at, settings_def(id)->name);
+      return FALSE;
+    }
+  }
   if (base == 12 && settings_int(s, SET_HUGETLB_NR_HUGEPAGES)) {
     g_autofree char *at = settings_prefix(s, SET_HUGETLB_NR_HUGEPAGES);
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,

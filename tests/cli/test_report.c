@@ -515,7 +515,7 @@ START_TEST(test_json_ppc64)
   JsonObject *c = json_object_get_object_member(json_node_get_object(root), "counters");
   ck_assert_int_eq(json_object_get_int_member(c, "slb_misses"), 77);
   ck_assert(json_object_has_member(c, "hpte_evictions"));
-  ck_assert_int_eq(json_object_get_size(c), N_COUNTERS - 3); /* all but oom_kill and the two coalescing ones */
+  ck_assert_int_eq(json_object_get_size(c), N_COUNTERS - 7); /* all but oom_kill, the two coalescing and the four mTHP ones */
   fixture_clear(&f);
 }
 END_TEST
@@ -677,7 +677,7 @@ START_TEST(test_csv_ppc64_columns)
   f.r.arch = "ppc64";
   g_autofree char *text = render(report_csv_header, &f.r);
   g_autoptr(GPtrArray) header = csv_split(g_strchomp(text));
-  const int shown = N_COUNTERS - 3; /* all but oom_kill and the two coalescing ones */
+  const int shown = N_COUNTERS - 7; /* all but oom_kill, the two coalescing and the four mTHP ones */
   ck_assert_int_eq(header->len, 3 + 2 * shown);
   ck_assert_str_eq(g_ptr_array_index(header, 3 + shown - 1), "hpte_evictions");
   ck_assert_str_eq(g_ptr_array_index(header, header->len - 1), "hpte_evictions_rsd");
@@ -752,7 +752,19 @@ START_TEST(test_counter_gates)
     ck_assert_msg(settings_set(s, settings_def(g->setting)->name, g->value, "-s", &err), "%s", counter_def((CounterId)i)->name);
     ck_assert_str_eq(settings_str(s, g->setting), g->value);
     ck_assert_str_ne(settings_def(g->setting)->def, g->value); /* off by default: default reports do not change */
+    if (g->on) {
+      /* The example turns the counters on; the defaults do not. */
+      g_autoptr(Settings) d = settings_new();
+      ck_assert(g->on(s));
+      ck_assert(!g->on(d));
+      ck_assert_ptr_nonnull(g->when);
+    }
   }
+  /* The mTHP counters: any thp.hugepages_* changed from its default. */
+  ck_assert_ptr_nonnull(report_counter_gate(CTR_MTHP_ANON_FAULT_ALLOC)->on);
+  g_autoptr(Settings) s = settings_new();
+  ck_assert(settings_set(s, "thp.hugepages_16kB", "madvise", "-s", NULL));
+  ck_assert(report_counter_gate(CTR_MTHP_SPLIT)->on(s));
 }
 END_TEST
 
