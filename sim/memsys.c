@@ -534,6 +534,105 @@ uint64_t memsys_access_walk(MemHier *h, uint64_t pa)
   return (uint64_t)served << 32 | cycles;
 }
 
+/* ---- lines the kernel writes ------------------------------------------- */
+
+struct MemFillScratch {
+  uint64_t *set_kept;  /* per set: pass << 32 | lines it keeps in that pass */
+  unsigned n_sets;
+  uint32_t pass;       /* a set's count is of this pass when its high half is pass */
+  uint64_t *kept;      /* the lines kept, the last referenced first */
+  uint64_t kept_cap;
+};
+
+MemFillScratch *memsys_fill_scratch_new(void)
+{
+  return g_new0(MemFillScratch, 1);
+}
+
+void memsys_fill_scratch_free(MemFillScratch *sc)
+{
+  if (sc == NULL)
+    return;
+  g_free(sc->set_kept);
+  g_free(sc->kept);
+  g_free(sc);
+}
+
+/* Line `line`, met walking the fills from their end: kept when its set
+ * keeps fewer than `ways` lines so far (the LRU order of a set after a run
+ * of references holds the last `ways` distinct lines that map to it).
+ * TRUE when every set is full: nothing met earlier can stay. */
+static inline gboolean memsys_fill_keep(MemFillScratch *sc, const Cache *c, uint64_t line, unsigned ways,
+                                        uint64_t *n_kept, unsigned *full)
+{
+  uint64_t tag;
+  uint64_t s = cache_index(c, line, &tag);
+  uint64_t v = sc->set_kept[s];
+  uint32_t k = (uint32_t)(v >> 32) == sc->pass ? (uint32_t)v : 0;
+  if (k == ways)
+    return FALSE;
+  sc->kept[(*n_kept)++] = line;
+  sc->set_kept[s] = (uint64_t)sc->pass << 32 | ++k;
+  if (k == ways)
+    (*full)++;
+  return *full == cache_sets(c);
+}
+
+/* memsys_fill() in one cache: the lines that stay, found walking back from
+ * the last one referenced, then referenced in their order.  `lines`: how
+ * many the fills reference. */
+static void memsys_fill_cache(Cache *c, unsigned line_shift, const MemFill *fills, unsigned n, uint64_t lines,
+                              MemFillScratch *sc)
+{
+  unsigned sets = cache_sets(c), ways = cache_ways(c);
+  if (sc->n_sets < sets) {
+    g_free(sc->set_kept);
+    sc->set_kept = g_new0(uint64_t, sets);
+    sc->n_sets = sets;
+    sc->pass = 0;
+  }
+  if (++sc->pass == 0) { /* the passes wrapped: no count may look current */
+    memset(sc->set_kept, 0, sc->n_sets * sizeof *sc->set_kept);
+    sc->pass = 1;
+  }
+  uint64_t cap = MIN(lines, (uint64_t)sets * ways);
+  if (sc->kept_cap < cap) {
+    g_free(sc->kept);
+    sc->kept = g_new(uint64_t, cap);
+    sc->kept_cap = cap;
+  }
+  uint64_t n_kept = 0;
+  unsigned full = 0;
+  for (unsigned i = n; i-- > 0;) {
+    const MemFill *f = &fills[i];
+    uint64_t dst = f->pa >> line_shift, src = f->src_pa >> line_shift;
+    gboolean copy = f->src_pa != MEMSYS_FILL_CLEAR;
+    for (uint64_t j = f->bytes >> line_shift; j-- > 0;) {
+      if (memsys_fill_keep(sc, c, dst + j, ways, &n_kept, &full))
+        goto walked;
+      if (copy && memsys_fill_keep(sc, c, src + j, ways, &n_kept, &full))
+        goto walked;
+    }
+  }
+walked:
+  while (n_kept > 0)
+    cache_access(c, sc->kept[--n_kept]);
+}
+
+void memsys_fill(MemHier *h, const MemFill *fills, unsigned n, MemFillScratch *sc)
+{
+  g_return_if_fail(h != NULL && sc != NULL && (fills != NULL || n == 0));
+  uint64_t lines = 0;
+  for (unsigned i = 0; i < n; i++)
+    lines += (fills[i].bytes >> h->line_shift) * (fills[i].src_pa != MEMSYS_FILL_CLEAR ? 2 : 1);
+  if (lines == 0)
+    return;
+  memsys_fill_cache(h->l1d, h->line_shift, fills, n, lines, sc);
+  memsys_fill_cache(h->l2, h->line_shift, fills, n, lines, sc);
+  if (h->llc != NULL)
+    memsys_fill_cache(h->llc, h->line_shift, fills, n, lines, sc);
+}
+
 /* ---- queries ------------------------------------------------------------- */
 
 uint32_t memsys_level_cycles(const MemHier *h, MemLevel level)
