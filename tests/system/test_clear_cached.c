@@ -48,14 +48,23 @@ static unsigned lines_per_page(const Cpu *cpu)
   return (unsigned)(KB4 / memsys_line_bytes(cpu->mem));
 }
 
+/* A skylake machine with `sets`, process 1's thread on CPU 0 with 4M
+ * mapped at BASE, after a write fault at va. */
+static Machine *faulted(const char *const *sets, uint64_t va, Thread **t)
+{
+  Machine *m = fixture_machine("skylake", sets);
+  *t = fixture_thread(m, 1);
+  fixture_syscall(m, *t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
+  uint64_t cycles;
+  ck_assert_int_eq(fixture_fault(m, *t, va, ACC_STORE, &cycles), FAULT_MAPPED);
+  return m;
+}
+
 START_TEST(test_4k_fault_leaves_page_in_l1_l2)
 {
-  Machine *m = fixture_machine("skylake", no_thp);
-  Thread *t = fixture_thread(m, 1);
+  Thread *t;
+  Machine *m = faulted(no_thp, BASE + 0x3008, &t);
   Cpu *cpu = m->cpus[0];
-  fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
-  uint64_t cycles;
-  ck_assert_int_eq(fixture_fault(m, t, BASE + 0x3008, ACC_STORE, &cycles), FAULT_MAPPED);
   uint64_t pa = pa_of(t, BASE + 0x3000);
   ck_assert_uint_eq(lines_held(cpu, pa, MEM_L1), lines_per_page(cpu));
   ck_assert_uint_eq(lines_held(cpu, pa, MEM_L2), lines_per_page(cpu));
@@ -78,12 +87,9 @@ END_TEST
 
 START_TEST(test_4k_fault_off_leaves_caches)
 {
-  Machine *m = fixture_machine("skylake", no_thp_off);
-  Thread *t = fixture_thread(m, 1);
+  Thread *t;
+  Machine *m = faulted(no_thp_off, BASE + 0x3008, &t);
   Cpu *cpu = m->cpus[0];
-  fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
-  uint64_t cycles;
-  ck_assert_int_eq(fixture_fault(m, t, BASE + 0x3008, ACC_STORE, &cycles), FAULT_MAPPED);
   uint64_t pa = pa_of(t, BASE + 0x3000);
   ck_assert_uint_eq(lines_held(cpu, pa, MEM_L1), 0);
   ck_assert_uint_eq(lines_held(cpu, pa, MEM_L2), 0);
@@ -102,12 +108,10 @@ END_TEST
  * keeps all of it. */
 START_TEST(test_thp_fault_target_last)
 {
-  Machine *m = fixture_machine("skylake", thp);
-  Thread *t = fixture_thread(m, 1);
+  Thread *t;
+  uint64_t va = BASE + 2 * MB + 300 * KB4 + 0x10;
+  Machine *m = faulted(thp, va, &t);
   Cpu *cpu = m->cpus[0];
-  fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
-  uint64_t cycles, va = BASE + 2 * MB + 300 * KB4 + 0x10;
-  ck_assert_int_eq(fixture_fault(m, t, va, ACC_STORE, &cycles), FAULT_MAPPED);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 1);
   uint64_t target = pa_of(t, va), first = pa_of(t, BASE + 2 * MB);
   unsigned all = lines_per_page(cpu);
@@ -131,12 +135,10 @@ END_TEST
  * target, stays. */
 START_TEST(test_thp_fault_first_half)
 {
-  Machine *m = fixture_machine("skylake", thp);
-  Thread *t = fixture_thread(m, 1);
+  Thread *t;
+  uint64_t va = BASE + 2 * MB + 5 * KB4;
+  Machine *m = faulted(thp, va, &t);
   Cpu *cpu = m->cpus[0];
-  fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
-  uint64_t cycles, va = BASE + 2 * MB + 5 * KB4;
-  ck_assert_int_eq(fixture_fault(m, t, va, ACC_STORE, &cycles), FAULT_MAPPED);
   unsigned all = lines_per_page(cpu);
   ck_assert_uint_eq(lines_held(cpu, pa_of(t, va), MEM_L1), all);
   ck_assert_uint_eq(lines_held(cpu, pa_of(t, va - KB4), MEM_L1), all);
@@ -147,12 +149,10 @@ END_TEST
 
 START_TEST(test_thp_fault_off_leaves_caches)
 {
-  Machine *m = fixture_machine("skylake", thp_off);
-  Thread *t = fixture_thread(m, 1);
+  Thread *t;
+  uint64_t va = BASE + 2 * MB + 300 * KB4;
+  Machine *m = faulted(thp_off, va, &t);
   Cpu *cpu = m->cpus[0];
-  fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
-  uint64_t cycles, va = BASE + 2 * MB + 300 * KB4;
-  ck_assert_int_eq(fixture_fault(m, t, va, ACC_STORE, &cycles), FAULT_MAPPED);
   ck_assert_uint_eq(lines_held(cpu, pa_of(t, va), MEM_L1), 0);
   ck_assert_uint_eq(lines_held(cpu, pa_of(t, va), MEM_LLC), 0);
   machine_free(m);
