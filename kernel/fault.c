@@ -114,6 +114,7 @@ static FaultResult map_new_page(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint
   }
   uint64_t clear = k->clear_base_cycles;
   clear += kernel_dram_bulk(k, cpu, pfn, k->base_bytes, 0, clear);
+  kernel_fill_clear(k, cpu, pfn, k->base_bytes); /* clear_user_highpage: its lines stay in cpu's caches */
   cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr->c[CTR_MEM_USED_BYTES] += k->base_bytes;
   *cycles += k->anon_cycles + clear;
@@ -192,9 +193,11 @@ static FaultResult mthp_anonymous(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, ui
       k->oom = TRUE;
       return FAULT_OOM;
     }
-  /* clear_huge_page of the whole folio. */
+  /* folio_zero_user of the whole folio: process_huge_page's order, the
+   * faulting subpage last, its lines left in cpu's caches. */
   uint64_t clear = kernel_clear_cycles(k, size);
   clear += kernel_dram_bulk(k, cpu, pfn, size, 0, clear);
+  kernel_fill_clear_huge(k, cpu, pfn, size, va - addr);
   cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr->c[CTR_MEM_USED_BYTES] += size;
   cpu->ctr->c[CTR_FAULTS_ANON]++;
@@ -212,11 +215,13 @@ static FaultResult mthp_anonymous(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, ui
 }
 
 
-/* Clear a new THP and count it. */
-static uint64_t new_thp(Kernel *k, KCpu *cpu, uint64_t pfn)
+/* Clear a new THP, faulted at byte `hint` of it, and count it: the lines
+ * of the faulting subpage are cleared last (folio_zero_user). */
+static uint64_t new_thp(Kernel *k, KCpu *cpu, uint64_t pfn, uint64_t hint)
 {
   uint64_t clear = kernel_clear_cycles(k, k->pmd_bytes);
   clear += kernel_dram_bulk(k, cpu, pfn, k->pmd_bytes, 0, clear);
+  kernel_fill_clear_huge(k, cpu, pfn, k->pmd_bytes, hint);
   cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr->c[CTR_THP_FAULT_ALLOC]++;
   cpu->ctr->c[CTR_MEM_USED_BYTES] += k->pmd_bytes;
@@ -277,7 +282,7 @@ static FaultResult huge_anonymous(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, ui
     /* add_mm_counter(MM_ANONPAGES, HPAGE_PMD_NR) in
      * __do_huge_pmd_anonymous_page; set_huge_zero_folio counts nothing. */
     mm->rss_pages += k->pmd_bytes >> k->base_shift;
-    *cycles += new_thp(k, cpu, pfn);
+    *cycles += new_thp(k, cpu, pfn, va - haddr);
     what = "thp";
   }
   kernel_touch_huge(k, cpu, mm, haddr, k->pmd_bytes, va);
@@ -365,6 +370,7 @@ static FaultResult hugetlb_fault(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uin
   }
   uint64_t clear = kernel_clear_cycles(k, span);
   clear += kernel_dram_bulk(k, cpu, pfn, span, 0, clear);
+  kernel_fill_clear_huge(k, cpu, pfn, span, va - haddr); /* hugetlb_no_page: folio_zero_user */
   cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr->c[CTR_HUGETLB_FAULTS]++;
   cpu->ctr->c[CTR_MEM_USED_BYTES] += span;
@@ -490,7 +496,9 @@ FaultResult fault_handle(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessKind k
   *cycles = 0;
   for (;;) {
     uint64_t c;
+    k->pt_fill_cpu = cpu; /* the page-table pages it allocates are zeroed on cpu */
     FaultResult r = fault_once(k, cpu, mm, va, kind, &c);
+    k->pt_fill_cpu = NULL;
     *cycles += c;
     if (r != FAULT_OOM || !k->oom_kill_policy)
       return r;

@@ -62,6 +62,17 @@ static inline uint64_t kcpu_now(const KCpu *cpu)
   return *cpu->clock;
 }
 
+/* One stretch of a clear or a copy the kernel ran: `bytes` written from
+ * frame pfn on and, for a copy, read from frame src_pfn on, line by line
+ * (copy_page's loop), or nothing read for a clear (KERNEL_FILL_CLEAR).
+ * Frames are 4K, as everywhere in the kernel. */
+#define KERNEL_FILL_CLEAR UINT64_MAX
+typedef struct {
+  uint64_t pfn;
+  uint64_t src_pfn;  /* KERNEL_FILL_CLEAR: a clear */
+  uint64_t bytes;
+} KernelFill;
+
 /* What the kernel asks of the hardware.  `hw` is the machine's pointer,
  * given to kernel_new (Kernel.hw). */
 typedef struct KernelHooks {
@@ -78,6 +89,12 @@ typedef struct KernelHooks {
    * the kernel's rate: the transfer loads the DRAM of the page's node.
    * Returns the cycles queueing adds (0 on an idle machine). */
   uint64_t (*dram_bulk)(void *hw, KCpu *cpu, uint64_t pfn, uint64_t bytes, uint64_t after, uint64_t span_cycles);
+  /* The kernel on cpu cleared or copied fills[0..n), in that order: the
+   * lines its stores wrote (and its copies read) are in cpu's caches now,
+   * as write-allocate stores leave them (x86 rep stosb in clear_page_erms,
+   * ppc64 dcbz).  Costs nothing: the kernel charged the work already
+   * (its clear and copy rates, dram_bulk). */
+  void (*fill_lines)(void *hw, KCpu *cpu, const KernelFill *fills, unsigned n);
   /* Kernel work on cpu: wait for its outstanding misses (drain), then
    * `cycles` more (stall drains first). */
   void (*drain)(void *hw, KCpu *cpu);

@@ -58,6 +58,12 @@ static gboolean pt_alloc(void *ctx, unsigned level, uint64_t *pfn)
     k->oom = TRUE;
     return FALSE;
   }
+  /* pte_alloc_one and the upper levels' allocations take GFP_PGTABLE_USER,
+   * __GFP_ZERO: the faulting CPU clears the page (post_alloc_hook,
+   * kernel_init_pages; Linux 6.12), priced in the fault (fault.c
+   * charge_tables). */
+  if (k->pt_fill_cpu)
+    kernel_fill_clear(k, k->pt_fill_cpu, *pfn, 4096);
   return TRUE;
 }
 
@@ -163,6 +169,8 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
   k->full_flush_cycles = ns_to_cycles(k, settings_double(s, SET_TLB_FULL_FLUSH_NS));
   k->flush_ceiling_pages = (unsigned)settings_int(s, SET_TLB_FLUSH_CEILING_PAGES);
   k->l2_bytes = (uint64_t)settings_int(s, SET_CACHE_L2_SIZE);
+  k->clear_cached = settings_bool(s, SET_MEM_CLEAR_CACHED);
+  k->fills = g_array_new(FALSE, FALSE, sizeof(KernelFill));
   k->clear_4k_cycles = kernel_clear_cycles(k, 4096);
   k->clear_base_cycles = kernel_clear_cycles(k, k->base_bytes);
   k->huge_fault_cycles = ns_to_cycles(k, settings_double(s, SET_THP_HUGE_FAULT_NS));
@@ -219,6 +227,8 @@ void kernel_free(Kernel *k)
     g_array_free(k->oom_kills, TRUE);
   hugetlb_free(k->hugetlb, k->pm);
   physmem_free(k->pm);
+  if (k->fills)
+    g_array_free(k->fills, TRUE);
   g_free(k);
 }
 
@@ -237,6 +247,81 @@ uint64_t kernel_clear_cycles(const Kernel *k, uint64_t bytes)
 uint64_t kernel_copy_cycles(const Kernel *k, uint64_t bytes)
 {
   return bandwidth_cycles(k, bytes, SET_MEM_COPY_HOT_BYTES_PER_NS, SET_MEM_COPY_STREAM_BYTES_PER_NS);
+}
+
+/* ---- clears and copies in the caches --------------------------------------- */
+
+void kernel_fills_begin(Kernel *k)
+{
+  g_array_set_size(k->fills, 0);
+}
+
+void kernel_fills_add(Kernel *k, uint64_t pfn, uint64_t src_pfn, uint64_t bytes)
+{
+  /* A clear that continues the one before is one stretch (clear_page of
+   * one subpage after the other, ascending). */
+  if (k->fills->len && src_pfn == KERNEL_FILL_CLEAR) {
+    KernelFill *last = &g_array_index(k->fills, KernelFill, k->fills->len - 1);
+    if (last->src_pfn == KERNEL_FILL_CLEAR && last->pfn + (last->bytes >> 12) == pfn) {
+      last->bytes += bytes;
+      return;
+    }
+  }
+  KernelFill f = { pfn, src_pfn, bytes };
+  g_array_append_val(k->fills, f);
+}
+
+void kernel_fills_end(Kernel *k, KCpu *cpu)
+{
+  kernel_fill_lines(k, cpu, (const KernelFill *)(const void *)k->fills->data, k->fills->len);
+}
+
+void kernel_fill_clear(Kernel *k, KCpu *cpu, uint64_t pfn, uint64_t bytes)
+{
+  KernelFill f = { pfn, KERNEL_FILL_CLEAR, bytes };
+  kernel_fill_lines(k, cpu, &f, 1);
+}
+
+void kernel_fill_copy(Kernel *k, KCpu *cpu, uint64_t dst, uint64_t src, uint64_t bytes)
+{
+  KernelFill f = { dst, src, bytes };
+  kernel_fill_lines(k, cpu, &f, 1);
+}
+
+void kernel_fill_clear_huge(Kernel *k, KCpu *cpu, uint64_t pfn, uint64_t bytes, uint64_t hint)
+{
+  if (!k->clear_cached)
+    return;
+  /* folio_zero_user (mm/memory.c, Linux 6.12): a folio of more than
+   * MAX_ORDER_NR_PAGES (buddy.max_order) is cleared in order
+   * (clear_gigantic_page); a smaller one by process_huge_page, which
+   * clears the subpage of addr_hint last "to keep its cache lines hot":
+   * with the target n in the first half, the subpages from the end down to
+   * 2n, else those from the start up to the mirror of n; then the rest
+   * left, right, left, right towards n. */
+  if (bytes > (UINT64_C(4096) << settings_int(k->s, SET_BUDDY_MAX_ORDER))) {
+    kernel_fill_clear(k, cpu, pfn, bytes);
+    return;
+  }
+  uint64_t sub = k->base_bytes, frames = sub >> 12;
+  uint64_t nr = bytes / sub, n = MIN(hint / sub, nr - 1), base, l;
+  kernel_fills_begin(k);
+  if (2 * n <= nr) {
+    base = 0;
+    l = n;
+    for (uint64_t i = nr; i-- > 2 * n;)
+      kernel_fills_add(k, pfn + i * frames, KERNEL_FILL_CLEAR, sub);
+  } else {
+    base = nr - 2 * (nr - n);
+    l = nr - n;
+    for (uint64_t i = 0; i < base; i++)
+      kernel_fills_add(k, pfn + i * frames, KERNEL_FILL_CLEAR, sub);
+  }
+  for (uint64_t i = 0; i < l; i++) {
+    kernel_fills_add(k, pfn + (base + i) * frames, KERNEL_FILL_CLEAR, sub);
+    kernel_fills_add(k, pfn + (base + 2 * l - 1 - i) * frames, KERNEL_FILL_CLEAR, sub);
+  }
+  kernel_fills_end(k, cpu);
 }
 
 const PtAllocator kernel_pt_allocator_template = { pt_alloc, pt_release, NULL };

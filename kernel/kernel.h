@@ -63,6 +63,13 @@ typedef struct Kernel {
   unsigned oom_kill_count;
   unsigned next_mm_serial;
   int alloc_node;        /* node of the CPU in the kernel now: page tables go there */
+  /* mem.clear_cached: clears and copies leave their lines in the working
+   * CPU's caches (kernel_fill_*).  pt_fill_cpu: the CPU whose page fault
+   * is being handled, which zeroes the page-table pages it allocates
+   * (NULL outside a fault); fills: the fills of one huge clear or copy. */
+  gboolean clear_cached;
+  KCpu *pt_fill_cpu;
+  GArray *fills;         /* of KernelFill */
   gboolean map_on_demand; /* accesses outside any VMA map memory (lackey, ChampSim) */
   EventLog *ev;
   const ThpPolicy *thp;  /* thp.policy */
@@ -161,6 +168,29 @@ static inline uint64_t kernel_dram_bulk(Kernel *k, KCpu *cpu, uint64_t pfn, uint
 {
   return k->hooks->dram_bulk(k->hw, cpu, pfn, bytes, after, span_cycles);
 }
+/* The lines of clears and copies in cpu's caches (kernel/hooks.h
+ * fill_lines), as the stores ran: nothing when mem.clear_cached is off.
+ * They add no cycles (the work is priced by kernel_clear_cycles,
+ * kernel_copy_cycles and kernel_dram_bulk). */
+static inline void kernel_fill_lines(Kernel *k, KCpu *cpu, const KernelFill *fills, unsigned n)
+{
+  if (k->clear_cached)
+    k->hooks->fill_lines(k->hw, cpu, fills, n);
+}
+/* clear_page (or __GFP_ZERO) of `bytes` at pfn, in ascending order. */
+void kernel_fill_clear(Kernel *k, KCpu *cpu, uint64_t pfn, uint64_t bytes);
+/* folio_zero_user (mm/memory.c, Linux 6.12) of the huge page of `bytes` at
+ * pfn mapped at an address whose byte `hint` past the page's start was
+ * faulted: process_huge_page's order, the faulting subpage last. */
+void kernel_fill_clear_huge(Kernel *k, KCpu *cpu, uint64_t pfn, uint64_t bytes, uint64_t hint);
+/* copy_highpage of `bytes` from src to dst, subpage by subpage (folio_copy). */
+void kernel_fill_copy(Kernel *k, KCpu *cpu, uint64_t dst, uint64_t src, uint64_t bytes);
+/* A clear or copy of many stretches (khugepaged's collapse): begin, add
+ * each in the order it runs (src_pfn KERNEL_FILL_CLEAR for a clear), end
+ * on the CPU that ran them. */
+void kernel_fills_begin(Kernel *k);
+void kernel_fills_add(Kernel *k, uint64_t pfn, uint64_t src_pfn, uint64_t bytes);
+void kernel_fills_end(Kernel *k, KCpu *cpu);
 /* Kernel work: wait for cpu's outstanding misses; then `cycles`. */
 static inline void kernel_drain(Kernel *k, KCpu *cpu)
 {

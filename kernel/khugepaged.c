@@ -325,6 +325,20 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, KCpu *
   uint64_t copy = kernel_copy_cycles(k, own * kh->page_bytes) + kernel_clear_cycles(k, holes * kh->page_bytes);
   copy += kernel_dram_bulk(k, cpu, hpfn, (2 * own + holes) * kh->page_bytes, 0, copy);
   kernel_stall(kh->k, cpu, copy);
+  /* Its lines in the daemon CPU's caches: __collapse_huge_page_copy (Linux
+   * 6.12) goes up the PTEs, clear_user_highpage for a none or zero-page
+   * entry, copy_mc_user_highpage (source read, destination written) for
+   * the others. */
+  if (k->clear_cached) {
+    uint64_t frames = kh->page_bytes >> 12;
+    kernel_fills_begin(k);
+    for (unsigned i = 0; i < kh->pmd_nr; i++) {
+      uint64_t e = kh->old[i];
+      gboolean clear = !(e & PTE_P) || (e & PTE_SW_ZERO);
+      kernel_fills_add(k, hpfn + i * frames, clear ? KERNEL_FILL_CLEAR : pte_pfn(e), kh->page_bytes);
+    }
+    kernel_fills_end(k, cpu);
+  }
 
   uint64_t flags = PTE_P | PTE_US | PTE_PS | PTE_A | PTE_D;
   if (v->prot & PROT_W)

@@ -967,6 +967,7 @@ static gboolean migrate_alloc(NumaBalance *nb, KCpu *cpu, unsigned order, uint64
   uint64_t copy = kernel_copy_cycles(k, bytes);
   copy += kernel_dram_bulk(k, cpu, old, bytes, *cycles, copy);
   copy += kernel_dram_bulk(k, cpu, *pfn, bytes, *cycles, copy);
+  kernel_fill_copy(k, cpu, *pfn, old, bytes); /* migrate_folio -> folio_copy on the faulting CPU */
   *cycles += copy + nb->migrate_cycles;
   return TRUE;
 }

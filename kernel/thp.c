@@ -441,6 +441,7 @@ gboolean thp_huge_zero_page(Kernel *k, KCpu *cpu, uint64_t *pfn, uint64_t *cycle
       return FALSE;
     ts->zero_allocated = TRUE;
     uint64_t clear = kernel_clear_cycles(k, k->pmd_bytes);
+    kernel_fill_clear(k, cpu, ts->zero_pfn, k->pmd_bytes); /* __GFP_ZERO: kernel_init_pages, in order */
     cpu->ctr->c[CTR_THP_ZERO_PAGE_ALLOC]++;
     cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
     *cycles += clear;

@@ -43,6 +43,8 @@ Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError *
   m->arch = arch;
   m->ev = ev;
   m->walk_sample_left = (uint64_t)settings_int(s, SET_EVENTS_WALK_SAMPLE);
+  m->fill_scratch = memsys_fill_scratch_new();
+  m->fills = g_array_new(FALSE, FALSE, sizeof(MemFill));
   m->threads = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, thread_free);
   unsigned nodes = (unsigned)settings_int(s, SET_MACHINE_NODES);
   unsigned per = (unsigned)settings_int(s, SET_MACHINE_CPUS_PER_NODE);
@@ -108,6 +110,9 @@ void machine_free(Machine *m)
   for (unsigned n = 0; m->llc && n < nodes; n++)
     cache_free(m->llc[n]);
   g_free(m->llc);
+  memsys_fill_scratch_free(m->fill_scratch);
+  if (m->fills)
+    g_array_free(m->fills, TRUE);
   settings_free(m->s);
   g_free(m->name);
   g_free(m);
@@ -231,6 +236,18 @@ uint64_t machine_dram_bulk_after(Machine *m, Cpu *cpu, uint64_t pfn, uint64_t by
   return dram_bulk_span(m->dram, (unsigned)cpu->node, home, bytes, cpu->clock + after, span_cycles, &cpu->ctr);
 }
 
+void machine_fill_lines(Machine *m, Cpu *cpu, const KernelFill *fills, unsigned n)
+{
+  g_array_set_size(m->fills, n);
+  MemFill *f = (MemFill *)(void *)m->fills->data;
+  for (unsigned i = 0; i < n; i++) {
+    f[i].pa = fills[i].pfn << 12;
+    f[i].src_pa = fills[i].src_pfn == KERNEL_FILL_CLEAR ? MEMSYS_FILL_CLEAR : fills[i].src_pfn << 12;
+    f[i].bytes = fills[i].bytes;
+  }
+  memsys_fill(cpu->mem, f, n, m->fill_scratch);
+}
+
 void machine_tables_freed(Machine *m, Mm *mm)
 {
   for (unsigned i = 0; i < m->n_cpus; i++) {
@@ -257,6 +274,11 @@ static uint64_t hook_dram_bulk(void *hw, KCpu *cpu, uint64_t pfn, uint64_t bytes
   return machine_dram_bulk_after(hw, cpu_of(cpu), pfn, bytes, after, span_cycles);
 }
 
+static void hook_fill_lines(void *hw, KCpu *cpu, const KernelFill *fills, unsigned n)
+{
+  machine_fill_lines(hw, cpu_of(cpu), fills, n);
+}
+
 static void hook_drain(void *hw, KCpu *cpu)
 {
   (void)hw;
@@ -278,6 +300,7 @@ static void hook_forget_shortcuts(void *hw, KCpu *cpu)
 const KernelHooks machine_hooks = {
   .flush_tlb_range = hook_flush_tlb_range,
   .dram_bulk = hook_dram_bulk,
+  .fill_lines = hook_fill_lines,
   .drain = hook_drain,
   .stall = hook_stall,
   .forget_shortcuts = hook_forget_shortcuts,

@@ -37,6 +37,10 @@ struct Machine {
   uint64_t shootdown_cycles, shootdown_per_cpu_cycles, ipi_handler_cycles;
   EventLog *ev;
   uint64_t walk_sample_left; /* walks until the next one written to --events */
+  /* The kernel's clears and copies in the caches (machine_fill_lines): the
+   * host's working memory, and its fills in physical addresses (MemFill). */
+  MemFillScratch *fill_scratch;
+  GArray *fills;
 };
 
 /* Build a machine from resolved settings (takes a copy of them). */
@@ -74,6 +78,9 @@ uint64_t machine_dram_bulk(Machine *m, Cpu *cpu, uint64_t pfn, uint64_t bytes, u
  * pages of a group migrated by one NUMA hinting fault). */
 uint64_t machine_dram_bulk_after(Machine *m, Cpu *cpu, uint64_t pfn, uint64_t bytes, uint64_t after,
                                  uint64_t span_cycles);
+/* The kernel on `cpu` cleared or copied fills[0..n) in that order: their
+ * lines fill cpu's L1D, L2 and its node's LLC (memsys_fill), at no cost. */
+void machine_fill_lines(Machine *m, Cpu *cpu, const KernelFill *fills, unsigned n);
 /* Page tables of `mm` were freed: drop paging-structure caches. */
 void machine_tables_freed(Machine *m, Mm *mm);
 

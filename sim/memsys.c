@@ -534,6 +534,127 @@ uint64_t memsys_access_walk(MemHier *h, uint64_t pa)
   return (uint64_t)served << 32 | cycles;
 }
 
+/* ---- lines the kernel writes ------------------------------------------- */
+
+/* Lines ahead whose simulated set memsys_fill_cache() prefetches into the
+ * host's caches (host only, no effect on the model). */
+#define MEMSYS_FILL_HOST_AHEAD 8
+
+struct MemFillScratch {
+  /* Per set: pass << 8 | lines it keeps in that pass (cache.*_ways is at
+   * most 128: a byte).  32 bits, not 64: an LLC's array is walked for
+   * every line of a clear and should stay in the host's caches. */
+  uint32_t *set_kept;
+  unsigned n_sets;
+  uint32_t pass;       /* a set's count is of this pass when its high bits are pass */
+  uint64_t *kept;      /* the lines kept, the last referenced first */
+  uint64_t kept_cap;
+};
+#define MEMSYS_FILL_PASS_MAX (UINT32_MAX >> 8)
+
+MemFillScratch *memsys_fill_scratch_new(void)
+{
+  return g_new0(MemFillScratch, 1);
+}
+
+void memsys_fill_scratch_free(MemFillScratch *sc)
+{
+  if (sc == NULL)
+    return;
+  g_free(sc->set_kept);
+  g_free(sc->kept);
+  g_free(sc);
+}
+
+/* One pass of memsys_fill_cache(), its fields in locals (stores to kept[]
+ * would otherwise reload them on every line). */
+typedef struct {
+  const Cache *c;
+  uint32_t *set_kept;
+  uint64_t *kept;
+  uint64_t n_kept;
+  uint32_t pass, ways;
+  unsigned full, sets;
+} MemFillPass;
+
+/* Line `line`, met walking the fills from their end: kept when its set
+ * keeps fewer than `ways` lines so far (the LRU order of a set after a run
+ * of references holds the last `ways` distinct lines that map to it).
+ * TRUE when every set is full: nothing met earlier can stay. */
+static inline gboolean memsys_fill_keep(MemFillPass *p, uint64_t line)
+{
+  uint64_t tag;
+  uint64_t s = cache_index(p->c, line, &tag);
+  uint32_t v = p->set_kept[s];
+  uint32_t k = v >> 8 == p->pass ? v & 0xff : 0;
+  if (k == p->ways)
+    return FALSE;
+  p->kept[p->n_kept++] = line;
+  p->set_kept[s] = p->pass << 8 | ++k;
+  if (k == p->ways)
+    p->full++;
+  return p->full == p->sets;
+}
+
+/* memsys_fill() in one cache: the lines that stay, found walking back from
+ * the last one referenced, then referenced in their order.  `lines`: how
+ * many the fills reference. */
+static void memsys_fill_cache(Cache *c, unsigned line_shift, const MemFill *fills, unsigned n, uint64_t lines,
+                              MemFillScratch *sc)
+{
+  unsigned sets = cache_sets(c), ways = cache_ways(c);
+  if (sc->n_sets < sets) {
+    g_free(sc->set_kept);
+    sc->set_kept = g_new0(uint32_t, sets);
+    sc->n_sets = sets;
+    sc->pass = 0;
+  }
+  if (++sc->pass > MEMSYS_FILL_PASS_MAX) { /* the passes wrapped: no count may look current */
+    memset(sc->set_kept, 0, sc->n_sets * sizeof *sc->set_kept);
+    sc->pass = 1;
+  }
+  uint64_t cap = MIN(lines, (uint64_t)sets * ways);
+  if (sc->kept_cap < cap) {
+    g_free(sc->kept);
+    sc->kept = g_new(uint64_t, cap);
+    sc->kept_cap = cap;
+  }
+  MemFillPass p = { c, sc->set_kept, sc->kept, 0, sc->pass, ways, 0, sets };
+  for (unsigned i = n; i-- > 0;) {
+    const MemFill *f = &fills[i];
+    uint64_t dst = f->pa >> line_shift, src = f->src_pa >> line_shift;
+    gboolean copy = f->src_pa != MEMSYS_FILL_CLEAR;
+    for (uint64_t j = f->bytes >> line_shift; j-- > 0;) {
+      if (memsys_fill_keep(&p, dst + j))
+        goto walked;
+      if (copy && memsys_fill_keep(&p, src + j))
+        goto walked;
+    }
+  }
+walked:
+  /* Host only: each line's set is fetched a few lines ahead (a 2M clear
+   * touches 32K sets of an LLC, most of them not in the host's caches). */
+  for (uint64_t i = p.n_kept; i-- > 0;) {
+    if (i >= MEMSYS_FILL_HOST_AHEAD)
+      cache_host_prefetch(c, p.kept[i - MEMSYS_FILL_HOST_AHEAD]);
+    cache_access(c, p.kept[i]);
+  }
+}
+
+void memsys_fill(MemHier *h, const MemFill *fills, unsigned n, MemFillScratch *sc)
+{
+  g_return_if_fail(h != NULL && sc != NULL && (fills != NULL || n == 0));
+  uint64_t lines = 0;
+  for (unsigned i = 0; i < n; i++)
+    lines += (fills[i].bytes >> h->line_shift) * (fills[i].src_pa != MEMSYS_FILL_CLEAR ? 2 : 1);
+  if (lines == 0)
+    return;
+  memsys_fill_cache(h->l1d, h->line_shift, fills, n, lines, sc);
+  memsys_fill_cache(h->l2, h->line_shift, fills, n, lines, sc);
+  if (h->llc != NULL)
+    memsys_fill_cache(h->llc, h->line_shift, fills, n, lines, sc);
+}
+
 /* ---- queries ------------------------------------------------------------- */
 
 uint32_t memsys_level_cycles(const MemHier *h, MemLevel level)

@@ -84,6 +84,38 @@ unsigned memsys_line_bytes(const MemHier *h);
  * streams (used by tests and by `explain` for a cold start). */
 void memsys_flush(MemHier *h);
 
+/* ---- lines the kernel writes: memsys_fill -------------------------------
+ * A clear or a copy by the kernel (sim/machine.c's fill_lines hook) runs
+ * on the CPU: its stores allocate their lines, write-allocate as every
+ * store here, and a copy's loads allocate the source's.  One MemFill is a
+ * stretch of it: `bytes` written from `pa` on and, for a copy, read from
+ * `src_pa` on, line by line, each source line just before the destination
+ * line it goes to (copy_page's loop). */
+#define MEMSYS_FILL_CLEAR UINT64_MAX /* MemFill.src_pa of a clear */
+typedef struct {
+  uint64_t pa;
+  uint64_t src_pa;  /* MEMSYS_FILL_CLEAR: nothing is read */
+  uint64_t bytes;
+} MemFill;
+
+/* The host's working memory of memsys_fill(), shared by every CPU of a
+ * machine (fills run one at a time). */
+typedef struct MemFillScratch MemFillScratch;
+MemFillScratch *memsys_fill_scratch_new(void);
+void memsys_fill_scratch_free(MemFillScratch *sc);
+
+/* The lines of fills[0..n), in that order, referenced as the kernel's
+ * stores and loads reference them: the L1D, the L2 and the LLC end as
+ * they would after every line was looked up and filled in turn (LRU, the
+ * victims evicted), but only the lines that stay are looked up: those a
+ * set keeps, the last `ways` of the lines that map to it (a 2M clear
+ * leaves its last 1.25M in a 1.25M L2, its last 48K in a 48K L1D).  The
+ * lines of a fill are distinct.  No cycles, no counters and no
+ * prefetcher training: the kernel priced the work (mem.clear_*,
+ * mem.copy_*, dram_bulk), and the model has no dirty bit, so written lines
+ * and read ones are filled alike and an eviction writes nothing back. */
+void memsys_fill(MemHier *h, const MemFill *fills, unsigned n, MemFillScratch *sc);
+
 /* FALSE when the hierarchy has no LLC (cache.llc_size 0); then MEM_LLC never
  * serves a reference and memsys_level_cycles(h, MEM_LLC) is 0. */
 gboolean memsys_has_llc(const MemHier *h);

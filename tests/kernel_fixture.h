@@ -45,6 +45,8 @@ typedef struct {
   GArray *flushes;      /* of KfFlush, every flush_tlb_range in order */
   unsigned dram_bulks, drains, forgets;
   uint64_t dram_bulk_bytes;
+  unsigned fill_calls;  /* fill_lines: calls, and bytes written */
+  uint64_t fill_bytes;
 } KernelFixture;
 
 G_GNUC_UNUSED static void kfix_flush(void *hw, KCpu *initiator, Mm *mm, uint64_t start, uint64_t end, unsigned stride_shift,
@@ -63,6 +65,15 @@ G_GNUC_UNUSED static uint64_t kfix_dram_bulk(void *hw, KCpu *cpu, uint64_t pfn, 
   f->dram_bulks++;
   f->dram_bulk_bytes += bytes;
   return 0; /* an idle DRAM: no queueing */
+}
+
+G_GNUC_UNUSED static void kfix_fill_lines(void *hw, KCpu *cpu, const KernelFill *fills, unsigned n)
+{
+  KernelFixture *f = hw;
+  (void)cpu;
+  f->fill_calls++;
+  for (unsigned i = 0; i < n; i++)
+    f->fill_bytes += fills[i].bytes;
 }
 
 G_GNUC_UNUSED static void kfix_drain(void *hw, KCpu *cpu)
@@ -86,6 +97,7 @@ G_GNUC_UNUSED static void kfix_forget(void *hw, KCpu *cpu)
 G_GNUC_UNUSED static const KernelHooks kfix_hooks = {
   .flush_tlb_range = kfix_flush,
   .dram_bulk = kfix_dram_bulk,
+  .fill_lines = kfix_fill_lines,
   .drain = kfix_drain,
   .stall = kfix_stall,
   .forget_shortcuts = kfix_forget,

@@ -965,6 +965,100 @@ START_TEST(test_stream_steady_shortcut)
 }
 END_TEST
 
+/* ---- memsys_fill: the kernel's clears and copies ------------------------- */
+
+/* The lines of fills[0..n) referenced one by one, in order, in each level
+ * of t: what memsys_fill() must leave behind. */
+static void fill_one_by_one(Tiny *t, const MemFill *fills, unsigned n)
+{
+  Cache *levels[] = { t->h->l1d, t->h->l2, t->h->llc };
+  for (unsigned i = 0; i < n; i++)
+    for (uint64_t j = 0; j < fills[i].bytes / 64; j++)
+      for (unsigned l = 0; l < G_N_ELEMENTS(levels); l++) {
+        if (fills[i].src_pa != MEMSYS_FILL_CLEAR)
+          cache_access(levels[l], fills[i].src_pa / 64 + j);
+        cache_access(levels[l], fills[i].pa / 64 + j);
+      }
+}
+
+/* Every line below `lines` is in the same levels of a and b. */
+static void assert_same_lines(const Tiny *a, const Tiny *b, uint64_t lines)
+{
+  for (uint64_t x = 0; x < lines; x++)
+    for (MemLevel l = MEM_L1; l <= MEM_LLC; l++)
+      ck_assert_msg(memsys_holds(a->h, LINE(x), MREQ_LOAD, l) == memsys_holds(b->h, LINE(x), MREQ_LOAD, l),
+                    "line %" G_GUINT64_FORMAT " in %s: %d after the fill, %d one by one", x, memsys_level_name(l),
+                    memsys_holds(a->h, LINE(x), MREQ_LOAD, l), memsys_holds(b->h, LINE(x), MREQ_LOAD, l));
+}
+
+/* A fill of stretches in no simple order, larger than the L1D and the L2
+ * (a copy among them), over caches holding other lines: looking up only
+ * the lines that stay leaves each level as referencing every line in turn
+ * does, down to the LRU order (the same references afterwards evict the
+ * same lines).  And it counts nothing. */
+START_TEST(test_fill_as_one_by_one)
+{
+  Tiny a, b;
+  tiny_open(&a, NULL);
+  tiny_open(&b, NULL);
+  GRand *r = g_rand_new_with_seed(7);
+  for (unsigned i = 0; i < 400; i++) {
+    uint64_t pa = LINE(g_rand_int_range(r, 0, 4000));
+    memsys_access(a.h, pa, MREQ_LOAD, NULL);
+    memsys_access(b.h, pa, MREQ_LOAD, NULL);
+  }
+  Counters before = a.ctr;
+  const MemFill fills[] = {
+    { LINE(2048), MEMSYS_FILL_CLEAR, 1024 },  /* 16 lines, every L1D set once */
+    { LINE(1024), LINE(3000), 2048 },         /* a copy: 32 lines read, 32 written */
+    { LINE(512), MEMSYS_FILL_CLEAR, 64 * 3 }, /* a partial page */
+    { LINE(4096), MEMSYS_FILL_CLEAR, 8192 },  /* twice the L2 */
+    { LINE(100), MEMSYS_FILL_CLEAR, 4096 },   /* the L2's size, the last */
+  };
+  MemFillScratch *sc = memsys_fill_scratch_new();
+  memsys_fill(a.h, fills, G_N_ELEMENTS(fills), sc);
+  fill_one_by_one(&b, fills, G_N_ELEMENTS(fills));
+  ck_assert_mem_eq(&before, &a.ctr, sizeof before);
+  assert_same_lines(&a, &b, 5000);
+  /* The LRU order too: new references evict the same lines from both. */
+  for (unsigned i = 0; i < 200; i++) {
+    uint64_t pa = LINE(g_rand_int_range(r, 0, 5000));
+    memsys_access(a.h, pa, MREQ_LOAD, NULL);
+    memsys_access(b.h, pa, MREQ_LOAD, NULL);
+  }
+  assert_same_lines(&a, &b, 5000);
+  /* A second fill reuses the scratch (its counts of the last pass are stale). */
+  memsys_fill(a.h, fills + 3, 2, sc);
+  fill_one_by_one(&b, fills + 3, 2);
+  assert_same_lines(&a, &b, 5000);
+  memsys_fill_scratch_free(sc);
+  g_rand_free(r);
+  tiny_close(&a);
+  tiny_close(&b);
+}
+END_TEST
+
+/* A clear of the L1D's size leaves every one of its lines in the L1D, the
+ * last line most recently used; a clear of twice the L2 leaves only its
+ * second half in the L2 and the last 1K in the L1D. */
+START_TEST(test_fill_keeps_the_last)
+{
+  Tiny t;
+  tiny_open(&t, NULL);
+  MemFillScratch *sc = memsys_fill_scratch_new();
+  MemFill f = { LINE(64), MEMSYS_FILL_CLEAR, 8192 }; /* lines 64 .. 191 */
+  memsys_fill(t.h, &f, 1, sc);
+  for (uint64_t x = 64; x < 192; x++) {
+    ck_assert_int_eq(memsys_holds(t.h, LINE(x), MREQ_LOAD, MEM_L1), x >= 192 - 16);
+    ck_assert_int_eq(memsys_holds(t.h, LINE(x), MREQ_LOAD, MEM_L2), x >= 192 - 64);
+    ck_assert(memsys_holds(t.h, LINE(x), MREQ_LOAD, MEM_LLC));
+  }
+  ACCESS(t.h, LINE(191), MREQ_STORE, MEM_L1, L1D_CYC);
+  memsys_fill_scratch_free(sc);
+  tiny_close(&t);
+}
+END_TEST
+
 static Suite *memsys_suite(void)
 {
   Suite *s = suite_create("memsys");
@@ -1001,6 +1095,10 @@ static Suite *memsys_suite(void)
   tcase_add_test(steps, test_stream_steady_step);
   tcase_add_test(steps, test_stream_steady_shortcut);
   suite_add_tcase(s, steps);
+  TCase *fill = tcase_create("fill");
+  tcase_add_test(fill, test_fill_as_one_by_one);
+  tcase_add_test(fill, test_fill_keeps_the_last);
+  suite_add_tcase(s, fill);
   return s;
 }
 
