@@ -98,12 +98,19 @@ static uint64_t eight_loads(const char *const *sets, AccessKind k)
   return elapsed;
 }
 
-START_TEST(test_dependent_loads_serialise)
+/* The DRAM latency of the quiet machine. */
+static uint32_t quiet_dram_cycles(void)
 {
   Thread *t;
   Machine *m = setup(quiet, &t);
   uint32_t dram = dram_cycles(m);
   machine_free(m);
+  return dram;
+}
+
+START_TEST(test_dependent_loads_serialise)
+{
+  uint32_t dram = quiet_dram_cycles();
   uint64_t dep = eight_loads(quiet, ACC_DEP_LOAD);
   uint64_t indep = eight_loads(quiet, ACC_LOAD);
   ck_assert_uint_ge(dep, 8 * (uint64_t)dram);
@@ -137,10 +144,7 @@ static uint64_t dependent_after(int32_t distance)
 
 START_TEST(test_dependent_load_waits_for_its_producer)
 {
-  Thread *t;
-  Machine *m = setup(quiet, &t);
-  uint64_t dram = dram_cycles(m);
-  machine_free(m);
+  uint64_t dram = quiet_dram_cycles();
   /* On the miss two loads back: both DRAM latencies in a row. */
   ck_assert_uint_ge(dependent_after(1), 2 * dram);
   /* On the L1 hit just before (a D line of the text format): one. */
