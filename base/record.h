@@ -31,7 +31,7 @@ typedef enum {
 typedef enum {
   ACC_LOAD,     /* R */
   ACC_STORE,    /* W */
-  ACC_DEP_LOAD, /* D: address depends on the previous load */
+  ACC_DEP_LOAD, /* D: address depends on an earlier load (arg: which, below) */
   ACC_IFETCH,   /* X */
 } AccessKind;
 
@@ -63,6 +63,17 @@ typedef enum {
  * MPOL_F_NUMA_BALANCING (a mode that takes it: kernel/mempolicy_mode.h) */
 enum { MPOL_F_PROCESS = 1, MPOL_F_BALANCING = 2 };
 
+/* The load an ACC_DEP_LOAD waits for, in its record's arg: how many loads
+ * (R and D records of the thread) lie between that load and this one.  0
+ * is the previous load, what a D line of the text format and a D record of
+ * .mtr always mean; the ChampSim reader, which follows register
+ * dependences, gives more (traces/champsim.c).  A CPU remembers when each
+ * of its last TRACE_DEP_LOADS loads completes (sim/cpu.h); a load further
+ * back is taken as complete, and a reader gives no distance beyond
+ * TRACE_DEP_MAX_DISTANCE, writing a plain load instead. */
+#define TRACE_DEP_LOADS 256
+#define TRACE_DEP_MAX_DISTANCE (TRACE_DEP_LOADS - 1)
+
 typedef struct {
   uint8_t type;   /* TraceRecordType */
   uint8_t kind;   /* AccessKind for REC_ACCESS */
@@ -72,7 +83,8 @@ typedef struct {
   uint32_t pid;
   uint32_t tid;
   uint32_t gap;   /* non-memory instructions before an access */
-  int32_t arg;    /* advice, prctl option, policy, cpu */
+  int32_t arg;    /* advice, prctl option, policy, cpu; for ACC_DEP_LOAD the
+                   * loads between its producer and it (above) */
   uint64_t addr;
   uint64_t len;   /* bytes of a mapping event; instructions of REC_COMPUTE */
   uint64_t arg2;  /* prctl value, node mask */

@@ -221,7 +221,7 @@ void cpu_compute(Cpu *cpu, uint64_t n)
  * completed by the clock at its retirement, and clocks never go back. */
 void cpu_drain(Cpu *cpu)
 {
-  uint64_t t = MAX(cpu->clock, cpu->last_load_done);
+  uint64_t t = cpu_load_dep_ready(cpu, cpu->clock, 0);
   const uint64_t *done = cpu->mshr_done;
   unsigned n = cpu->n_mshr, i = cpu->mshr_tail;
   for (unsigned left = cpu->mshr_count; left; left--) {
@@ -525,7 +525,7 @@ static inline G_ALWAYS_INLINE void cpu_access_kind(Cpu *cpu, Thread *th, const T
     ukey = &cpu->ui_key, upfn = &cpu->ui_pfn, uflags = &cpu->ui_flags;
     break;
   case ACC_DEP_LOAD:
-    t = MAX(t, cpu->last_load_done);
+    t = cpu_load_dep_ready(cpu, t, r->arg < 0 ? 0 : (uint32_t)r->arg);
     /* fall through */
   default:
     ctr->c[CTR_LOADS]++;
@@ -542,6 +542,8 @@ static inline G_ALWAYS_INLINE void cpu_access_kind(Cpu *cpu, Thread *th, const T
   } else {
     uint8_t flags;
     if (!cpu->l1_miss(cpu, th, va, kind, &t, &pfn, &flags)) { /* the slow path (cpu_translate_miss) */
+      if (mk == MREQ_LOAD)
+        cpu_load_push(cpu, t); /* dropped, but counted: the loads after it keep their numbers */
       *ukey = NO_KEY;
       cpu_quick_keys(cpu);
       return;
@@ -558,7 +560,7 @@ static inline G_ALWAYS_INLINE void cpu_access_kind(Cpu *cpu, Thread *th, const T
   uint32_t lat = memsys_access(cpu->mem, (pfn << 12) | (va & 0xfff), mk, &lvl);
   uint64_t done = lvl != MEM_L1 ? cpu_mshr_push(cpu, t, lat) : t + lat;
   if (mk == MREQ_LOAD)
-    cpu->last_load_done = done;
+    cpu_load_push(cpu, done);
   else if (mk == MREQ_IFETCH && done > cpu->clock)
     cpu->clock = done; /* the front end waits for its instructions */
 }

@@ -103,8 +103,14 @@ struct Cpu {
   unsigned n_walkers;
   uint64_t *walker_free;
   unsigned rob_size;
-  uint64_t last_load_done;
   unsigned cur_asid;
+  /* When each of the last TRACE_DEP_LOADS loads completes (base/record.h),
+   * by load number modulo that: a dependent load waits for the one its
+   * record names (cpu_load_dep_ready).  `loads` counts every load issued,
+   * dropped ones (a fault that killed the process) included, so that the
+   * numbers stay those of the trace. */
+  uint64_t loads;
+  uint64_t load_done[TRACE_DEP_LOADS];
 };
 
 Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error);
@@ -195,6 +201,26 @@ static inline void cpu_issue_insns(Cpu *cpu, uint64_t n)
     cpu_issue_fixed(cpu, n);
   else
     cpu_issue_float(cpu, n);
+}
+
+/* A load issued: it completes at `done`. */
+static inline void cpu_load_push(Cpu *cpu, uint64_t done)
+{
+  cpu->load_done[cpu->loads % TRACE_DEP_LOADS] = done;
+  cpu->loads++;
+}
+
+/* The earliest a load that depends on the load `distance` loads before the
+ * previous one (base/record.h; 0: the previous load) may start, given that
+ * it could start at t: t, or that load's completion if it is later.  A
+ * load never issued, or one too far back to be remembered, does not hold
+ * it. */
+static inline uint64_t cpu_load_dep_ready(const Cpu *cpu, uint64_t t, uint32_t distance)
+{
+  if (distance >= TRACE_DEP_LOADS || distance >= cpu->loads)
+    return t;
+  uint64_t done = cpu->load_done[(cpu->loads - 1 - distance) % TRACE_DEP_LOADS];
+  return MAX(t, done);
 }
 
 /* A data reference that missed the L1, issued at `t` with latency `lat`,
@@ -314,7 +340,7 @@ static inline G_ALWAYS_INLINE gboolean cpu_access_quick(Cpu *cpu, const TraceRec
     done = cpu_mshr_push(cpu, t, lat);
   }
   if (kind == ACC_LOAD)
-    cpu->last_load_done = done;
+    cpu_load_push(cpu, done);
   return TRUE;
 }
 

@@ -588,26 +588,26 @@ uint32_t dram_access(Dram *d, unsigned node, uint64_t pa, uint64_t now, Counters
   return d->idle[node * d->nodes + home] + q;
 }
 
-static __attribute__((noinline)) void dram_prefetch_path(Dram *d, unsigned node, unsigned home, uint64_t b)
+static __attribute__((noinline)) uint32_t dram_prefetch_path(Dram *d, unsigned node, unsigned home, uint64_t b)
 {
-  queue_line(d, &d->mc[home], b, d->hot.mc_line_cycles);
+  double wait = queue_line(d, &d->mc[home], b, d->hot.mc_line_cycles);
   if (home != node) {
-    queue_line(d, &d->out[home], b, d->link_line_cycles);
-    queue_line(d, &d->in[node], b, d->link_line_cycles);
+    wait += queue_line(d, &d->out[home], b, d->link_line_cycles);
+    wait += queue_line(d, &d->in[node], b, d->link_line_cycles);
   }
+  return d->idle[node * d->nodes + home] + dram_round_cycles(wait);
 }
 
 /* In full: dram_prefetch_open() in dram.h is the common case. */
-void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now)
+uint32_t dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now)
 {
   unsigned home = dram_node_of(d, pa);
   uint64_t b = dram_window(d, now);
   DramWindow *w = &d->mc[home].win[b % DRAM_WINDOWS];
-  if (G_UNLIKELY(home != node || w->tag != b + 1)) {
-    dram_prefetch_path(d, node, home, b);
-    return;
-  }
+  if (G_UNLIKELY(home != node || w->tag != b + 1))
+    return dram_prefetch_path(d, node, home, b);
   w->work += d->hot.mc_line_cycles;  /* queue_line() */
+  return d->idle[node * d->nodes + home] + dram_round_cycles(w->wait);
 }
 
 uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, uint64_t now, uint64_t span_cycles,

@@ -104,9 +104,11 @@ uint64_t dram_bulk(Dram *d, unsigned node, unsigned home, uint64_t bytes, uint64
 uint64_t dram_bulk_span(Dram *d, unsigned node, unsigned home, uint64_t bytes, uint64_t now, uint64_t span_cycles,
                         Counters *ctr);
 /* A line of pa that a prefetcher of a CPU on `node` brings in at `now`: it
- * loads the queues like dram_access but waits for nothing and counts
- * nothing (prefetches are timely in sim/memsys.c). */
-void dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now);
+ * loads the queues like dram_access and counts nothing.  Returns the
+ * cycles of its DRAM part as dram_access does (idle latency by distance
+ * plus queueing), which the timed prefetch model waits for and the ideal
+ * one ignores (sim/memsys.c). */
+uint32_t dram_prefetch(Dram *d, unsigned node, uint64_t pa, uint64_t now);
 /* The common case of dram_prefetch(), inline (below). */
 static inline gboolean dram_prefetch_open(Dram *d, uint64_t now);
 /* The common case of dram_access(), inline (below). */

@@ -159,6 +159,15 @@ struct MemHier {
    * hit then tests one line against it and stores what changes, where the
    * tests took some 20 instructions. */
   uint64_t stream_steady_x;
+  /* Timed prefetches (cache.prefetch_model=timed, once a clock is attached:
+   * memsys_attach_dram): the line each of pf_slots slots fetches and the
+   * cycle it arrives; a slot whose line has arrived is free.
+   * pf_busy_until is the latest arrival (0: ideal prefetches, or none yet),
+   * so that a reference while nothing is in flight tests one number. */
+  gboolean pf_timed, pf_want_timed; /* the model in use, the one asked for */
+  unsigned pf_slots;
+  uint64_t *pf_line, *pf_ready;
+  uint64_t pf_busy_until;
   uint64_t sink;                /* counts that are not counted (walk lookups) */
   Counters own_ctr;             /* used when no counters were given */
 };
@@ -168,6 +177,8 @@ struct MemHier {
  * a stream that starts or was overtaken, and a stream that may leave its
  * page. */
 void memsys_prefetch_dram(MemHier *h, uint64_t line);
+void memsys_prefetch_timed(MemHier *h, uint64_t line);
+uint32_t memsys_prefetch_wait(MemHier *h, uint64_t line, uint32_t cycles);
 uint64_t memsys_stream_issue_ahead(MemHier *h, uint64_t f, uint64_t page_lo, uint64_t page_hi, int64_t n, int dir);
 void memsys_stream_follow_cross(MemHier *h, MemStream *st, uint64_t x);
 void memsys_stream_follow_far(MemHier *h, MemStream *st, uint64_t x, int dir);
@@ -180,10 +191,22 @@ static inline gboolean memsys_same_page(const MemHier *h, uint64_t a, uint64_t b
   return ((a ^ b) & h->page_bits) == 0;
 }
 
+/* TRUE when a timed prefetch may still be in flight: a reference that
+ * hits the L2 or the LLC then asks memsys_prefetch_wait() whether its line
+ * is one of them. */
+static inline gboolean memsys_prefetch_busy(const MemHier *h)
+{
+  return h->pf_busy_until != 0 && h->pf_busy_until > *h->clock;
+}
+
 /* Inline in the prefetcher's loop: a call per prefetched line (one per
  * access of a sequential run) cost its prologue and the reloads of h. */
 static inline __attribute__((always_inline)) void memsys_prefetch_line(MemHier *h, uint64_t line)
 {
+  if (h->pf_timed) {
+    memsys_prefetch_timed(h, line);
+    return;
+  }
   if (!cache_fill_likely(h->l2, line, MEMSYS_L2_WAYS_USUAL))
     return; /* already there */
   gboolean from_dram = h->llc == NULL || cache_fill_likely(h->llc, line, MEMSYS_LLC_WAYS_USUAL);
@@ -474,6 +497,8 @@ static inline __attribute__((always_inline)) gboolean memsys_near(MemHier *h, co
       memsys_stream_hit(h, line);
     *level = MEM_L2;
     *cycles = h->l2_cycles;
+    if (G_UNLIKELY(memsys_prefetch_busy(h)))
+      *cycles = memsys_prefetch_wait(h, line, *cycles);
     return TRUE;
   }
   return FALSE;

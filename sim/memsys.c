@@ -23,10 +23,29 @@
  * queueing at loaded controllers and links, timed by the CPU's clock.
  *
  * Left out: coherence between the private levels of different CPUs, dirty
- * lines and the bandwidth of write-backs, MSHR occupancy and queueing.
- * Overlap of independent misses is the core model's business (sim/cpu.c).
- * Prefetches are timely: they fill the L2 and the LLC at once and cost no
- * cycles; lines they bring from DRAM load the Dram's queues.
+ * lines and the bandwidth of write-backs, demand MSHR occupancy and
+ * queueing.  Overlap of independent misses is the core model's business
+ * (sim/cpu.c).
+ *
+ * Prefetch timing (cache.prefetch_model).  timed, the default, after
+ * ChampSim's L2 (src/cache.cc: a prefetch waits in the PQ for an MSHR,
+ * fills when its miss returns, and a demand to a line in the MSHR merges
+ * with it): a prefetch takes one of cache.prefetch_slots slots, or is
+ * dropped when all are in flight (prefetch_drops); it fills the L2 and the
+ * LLC at once, as the ideal model does, but its line arrives only after
+ * the LLC hit cycles, or the DRAM latency with the queueing of the moment
+ * (dram_prefetch), so a prefetch issued while memory is busy arrives late;
+ * a reference that hits the L2 (or the LLC) on a line still in flight
+ * waits for the rest of it (prefetch_late), and its latency is then the
+ * larger of the level's and the rest.  Times are the CPU's clock when the
+ * prefetch is issued and when the reference looks up, as DRAM's queueing
+ * takes them.  Left out: demand misses taking the same slots (the core's
+ * cpu.mshrs bound those), an L1 hit on a line whose prefetch a first
+ * reference already waited for (it is there for the core from then on).
+ * ideal: prefetches are timely, fill at once and cost no cycles; lines
+ * they bring from DRAM still load the Dram's queues.  Without a clock
+ * (memsys_attach_dram not called: unit tests of the caches) prefetches
+ * are ideal.
  *
  * Prefetchers (cache.prefetcher), after the Intel Optimization Reference
  * Manual's L2 streamer and adjacent-line prefetcher:
@@ -213,6 +232,10 @@ MemHier *memsys_new(const Settings *s, Cache *llc, Counters *ctr, GError **error
   h->prefetch_cross_page = settings_bool(s, SET_CACHE_PREFETCH_CROSS_PAGE);
   h->page_bits = h->prefetch_cross_page ? 0 : ~((UINT64_C(1) << h->page_line_shift) - 1);
   h->stream_pages = (unsigned)settings_int(s, SET_CACHE_PREFETCH_PAGES); /* <= MEMSYS_STREAM_SETS (settings.def) */
+  h->pf_slots = (unsigned)settings_int(s, SET_CACHE_PREFETCH_SLOTS);
+  h->pf_line = g_new0(uint64_t, h->pf_slots);
+  h->pf_ready = g_new0(uint64_t, h->pf_slots);
+  h->pf_want_timed = strcmp(settings_str(s, SET_CACHE_PREFETCH_MODEL), "timed") == 0;
   memsys_stream_reset(h);
 
   uint64_t *c = h->ctr->c;
@@ -230,6 +253,7 @@ void memsys_attach_dram(MemHier *h, Dram *d, unsigned node, const uint64_t *cloc
   h->dram = d;
   h->node = node;
   h->clock = clock;
+  h->pf_timed = h->pf_want_timed && clock != NULL;
 }
 
 void memsys_free(MemHier *h)
@@ -239,6 +263,8 @@ void memsys_free(MemHier *h)
   cache_free(h->l1i);
   cache_free(h->l1d);
   cache_free(h->l2);
+  g_free(h->pf_line);
+  g_free(h->pf_ready);
   g_free(h);
 }
 
@@ -249,6 +275,55 @@ void memsys_free(MemHier *h)
 __attribute__((noinline)) void memsys_prefetch_dram(MemHier *h, uint64_t line)
 {
   dram_prefetch(h->dram, h->node, line << h->line_shift, *h->clock);
+}
+
+/* A prefetch of `line` in the timed model (see the top of this file):
+ * nothing when the L2 holds it, dropped when every slot is in flight, else
+ * filled with the time it arrives in a free slot. */
+__attribute__((noinline)) void memsys_prefetch_timed(MemHier *h, uint64_t line)
+{
+  if (cache_contains(h->l2, line))
+    return;
+  uint64_t now = *h->clock, busy = 0;
+  unsigned slot = h->pf_slots;
+  for (unsigned i = 0; i < h->pf_slots; i++) {
+    if (h->pf_ready[i] <= now) {
+      if (slot == h->pf_slots)
+        slot = i;
+    } else {
+      busy = MAX(busy, h->pf_ready[i]);
+    }
+  }
+  if (slot == h->pf_slots) {
+    h->ctr->c[CTR_PREFETCH_DROPS]++;
+    return;
+  }
+  cache_fill(h->l2, line);
+  uint32_t cycles;
+  if (h->llc != NULL && !cache_fill(h->llc, line))
+    cycles = h->llc_cycles;
+  else if (h->dram != NULL)
+    cycles = h->dram_base + dram_prefetch(h->dram, h->node, line << h->line_shift, now);
+  else
+    cycles = h->dram_cycles;
+  h->pf_line[slot] = line;
+  h->pf_ready[slot] = now + cycles;
+  h->pf_busy_until = MAX(busy, now + cycles);
+  h->ctr->c[CTR_PREFETCHES]++;
+}
+
+/* A reference that found `line` in the L2 or the LLC, at `cycles`, while
+ * timed prefetches are in flight: if its line is one of them, it waits for
+ * the rest. */
+__attribute__((noinline)) uint32_t memsys_prefetch_wait(MemHier *h, uint64_t line, uint32_t cycles)
+{
+  uint64_t now = *h->clock;
+  for (unsigned i = 0; i < h->pf_slots; i++)
+    if (h->pf_line[i] == line && h->pf_ready[i] > now) {
+      h->ctr->c[CTR_PREFETCH_LATE]++;
+      return (uint32_t)MAX((uint64_t)cycles, h->pf_ready[i] - now);
+    }
+  return cycles;
 }
 
 /* The lines a stream that has seen one miss, line st->last, may match: its
@@ -475,7 +550,7 @@ static inline __attribute__((always_inline)) uint32_t memsys_beyond_l2(MemHier *
     }
   }
   if (*served == MEM_LLC)
-    cycles = h->llc_cycles;
+    cycles = G_UNLIKELY(memsys_prefetch_busy(h)) ? memsys_prefetch_wait(h, line, h->llc_cycles) : h->llc_cycles;
   else if (h->dram != NULL)
     cycles = h->dram_base + memsys_dram(h, pa);
   else
@@ -714,4 +789,6 @@ void memsys_flush(MemHier *h)
   if (h->llc != NULL)
     cache_invalidate_all(h->llc);
   memsys_stream_reset(h);
+  memset(h->pf_ready, 0, h->pf_slots * sizeof *h->pf_ready);
+  h->pf_busy_until = 0;
 }

@@ -25,8 +25,43 @@
  * in mm/Kconfig DEFAULT_MMAP_MIN_ADDR), is an error naming the record's
  * offset, so an endless stream of zeros stops at its first record.
  *
- * Left out: the "cloudsuite" variant (with ASIDs, 80-byte records), branch
- * outcomes and register dependences.
+ * Register dependences.  A load whose address registers carry, through any
+ * instructions between, the value of an earlier load waits for that load,
+ * as the D record of the text format does (base/record.h: the record names
+ * the producing load by its distance back).  ChampSim forms the same waits
+ * by renaming (src/ooo_cpu.cc, do_scheduling; src/register_allocator.cc):
+ * an instruction executes when every source register's producer has
+ * completed, and its loads issue then.  The reader follows, for each of the
+ * 256 architectural register numbers, the latest load whose value it
+ * carries (0: none), by the rules below, read from ChampSim's
+ * inc/instruction.h, inc/trace_instruction.h and src/ooo_cpu.cc (release
+ * of May 2025, commit 2ff2501):
+ *  - register 0 is no register (ChampSim drops it, ooo_model_instr);
+ *  - every load of an instruction depends on the latest of the loads its
+ *    source registers carry (ChampSim waits for all its sources: the latest
+ *    load stands for them, the only one a record can name);
+ *  - a destination register then carries the instruction's last load if it
+ *    makes one, else the latest load of its sources (a non-load instruction
+ *    passes its inputs' dependence on);
+ *  - stack-pointer folding (do_stack_pointer_folding): an instruction that
+ *    writes REG_STACK_POINTER (6) leaves it as it was when it is a branch,
+ *    makes a memory access, or reads no register but the stack pointer,
+ *    the flags (25) and the instruction pointer (26): push, pop, call and
+ *    ret change it by a constant the decoder knows;
+ *  - REG_INSTRUCTION_POINTER (26) carries nothing: the front end predicts
+ *    branches (mmusim models no mispredictions), so a load that reads the
+ *    instruction pointer (RIP-relative) waits for no branch.  ChampSim
+ *    renames it like any register, so there a RIP-relative load after a
+ *    branch that depended on a load waits for that load; here it does not.
+ * Limits: one producer per load (the latest by trace order, which is not
+ * always the last to complete); no dependence through memory (a load that
+ * reads what a store wrote waits for nothing; ChampSim forwards stores to
+ * loads, lq_depend_on_me); a producer more than TRACE_DEP_MAX_DISTANCE loads
+ * back is taken as complete (a plain load); the latency of the non-load
+ * instructions between is not added (the core model charges cpu.cpi each).
+ *
+ * Left out: the "cloudsuite" variant (with ASIDs, 80-byte records) and
+ * branch outcomes.
  */
 #include "config.h"
 #include "champsim.h"
@@ -40,6 +75,11 @@
 #define CHAMPSIM_DATA_BYTES 8  /* no size in the trace: one word */
 #define CHAMPSIM_VA_LIMIT (1ULL << 57)
 #define CHAMPSIM_READ_RECORDS 512 /* records read at a time */
+/* ChampSim's special registers (inc/trace_instruction.h). */
+#define CHAMPSIM_REG_STACK_POINTER 6
+#define CHAMPSIM_REG_FLAGS 25
+#define CHAMPSIM_REG_INSTRUCTION_POINTER 26
+#define CHAMPSIM_REGS 256 /* register numbers are bytes */
 
 typedef struct {
   TraceReader rd;
@@ -48,6 +88,8 @@ typedef struct {
   uint64_t offset;  /* of buf[0] in the stream */
   gboolean eof, finished;
   InsnStream st;
+  uint64_t loads;                     /* made so far */
+  uint64_t reg_load[CHAMPSIM_REGS];   /* per register: number + 1 of the latest load it carries, 0 none */
 } ChampsimSource;
 
 static uint64_t le64(const uint8_t *p)
@@ -103,6 +145,39 @@ static gboolean check_addr(ChampsimSource *c, GError **error, uint64_t offset, u
   return TRUE;
 }
 
+/* The latest load (number + 1, 0: none) the source registers of the
+ * instruction at p carry. */
+static uint64_t champsim_source_load(const ChampsimSource *c, const uint8_t *p)
+{
+  uint64_t latest = 0;
+  for (int i = 0; i < 4; i++) {
+    uint8_t r = p[12 + i];
+    if (r != 0 && r != CHAMPSIM_REG_INSTRUCTION_POINTER)
+      latest = MAX(latest, c->reg_load[r]);
+  }
+  return latest;
+}
+
+/* After the instruction at p: its destination registers carry `value`
+ * (number + 1 of a load, or 0), but for the stack pointer when ChampSim
+ * folds it (do_stack_pointer_folding). */
+static void champsim_write_regs(ChampsimSource *c, const uint8_t *p, gboolean has_mem, uint64_t value)
+{
+  gboolean reads_other = FALSE;
+  for (int i = 0; i < 4; i++) {
+    uint8_t r = p[12 + i];
+    if (r != 0 && r != CHAMPSIM_REG_STACK_POINTER && r != CHAMPSIM_REG_FLAGS && r != CHAMPSIM_REG_INSTRUCTION_POINTER)
+      reads_other = TRUE;
+  }
+  gboolean fold_sp = p[8] /* is_branch */ || has_mem || !reads_other;
+  for (int i = 0; i < 2; i++) {
+    uint8_t r = p[10 + i];
+    if (r == 0 || r == CHAMPSIM_REG_INSTRUCTION_POINTER || (r == CHAMPSIM_REG_STACK_POINTER && fold_sp))
+      continue;
+    c->reg_load[r] = value;
+  }
+}
+
 static gboolean champsim_fill(TraceReader *rd, TraceBatch *batch, GError **error)
 {
   ChampsimSource *c = (ChampsimSource *)rd;
@@ -142,19 +217,31 @@ static gboolean champsim_fill(TraceReader *rd, TraceBatch *batch, GError **error
     if (!check_addr(c, error, at, ip, CHAMPSIM_INSN_BYTES))
       break;
     insn_stream_instruction(&c->st, batch, ip, CHAMPSIM_INSN_BYTES);
-    gboolean ok = TRUE;
+    gboolean ok = TRUE, has_mem = FALSE;
+    uint64_t producer = champsim_source_load(c, p), loads_before = c->loads;
     for (int i = 0; i < CHAMPSIM_SRC_MEM && ok; i++) {
       uint64_t a = le64(p + 32 + 8 * i);
-      if (a && (ok = check_addr(c, error, at, a, CHAMPSIM_DATA_BYTES)))
+      if (!a || !(ok = check_addr(c, error, at, a, CHAMPSIM_DATA_BYTES)))
+        continue;
+      has_mem = TRUE;
+      /* Loads before this one since the producer, number producer - 1. */
+      uint64_t distance = c->loads - producer;
+      if (producer != 0 && distance <= TRACE_DEP_MAX_DISTANCE)
+        insn_stream_dep_load(&c->st, batch, a, CHAMPSIM_DATA_BYTES, (uint32_t)distance);
+      else
         insn_stream_access(&c->st, batch, ACC_LOAD, a, CHAMPSIM_DATA_BYTES);
+      c->loads++;
     }
     for (int i = 0; i < CHAMPSIM_DST_MEM && ok; i++) {
       uint64_t a = le64(p + 16 + 8 * i);
-      if (a && (ok = check_addr(c, error, at, a, CHAMPSIM_DATA_BYTES)))
+      if (a && (ok = check_addr(c, error, at, a, CHAMPSIM_DATA_BYTES))) {
+        has_mem = TRUE;
         insn_stream_access(&c->st, batch, ACC_STORE, a, CHAMPSIM_DATA_BYTES);
+      }
     }
     if (!ok)
       break;
+    champsim_write_regs(c, p, has_mem, c->loads != loads_before ? c->loads : producer);
   }
   return *error == NULL;
 }

@@ -80,6 +80,12 @@ void insn_stream_access(InsnStream *s, TraceBatch *b, AccessKind kind, uint64_t 
   emit(s, b, kind, addr, size);
 }
 
+void insn_stream_dep_load(InsnStream *s, TraceBatch *b, uint64_t addr, uint32_t size, uint32_t distance)
+{
+  emit(s, b, ACC_DEP_LOAD, addr, size);
+  b->rec[b->n - 1].arg = (int32_t)distance; /* emit's last record is the access */
+}
+
 void insn_stream_finish(InsnStream *s, TraceBatch *b)
 {
   if (!s->c.pending)

@@ -84,6 +84,9 @@ void insn_stream_clear(InsnStream *s);
 void insn_stream_instruction(InsnStream *s, TraceBatch *b, uint64_t ip, uint32_t size);
 /* A data access of the current instruction. */
 void insn_stream_access(InsnStream *s, TraceBatch *b, AccessKind kind, uint64_t addr, uint32_t size);
+/* A load of the current instruction whose address depends on the load
+ * `distance` loads before the previous one (an ACC_DEP_LOAD, base/record.h). */
+void insn_stream_dep_load(InsnStream *s, TraceBatch *b, uint64_t addr, uint32_t size, uint32_t distance);
 /* At the end of the trace: a compute record for instructions still pending. */
 void insn_stream_finish(InsnStream *s, TraceBatch *b);
 

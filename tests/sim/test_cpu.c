@@ -98,12 +98,19 @@ static uint64_t eight_loads(const char *const *sets, AccessKind k)
   return elapsed;
 }
 
-START_TEST(test_dependent_loads_serialise)
+/* The DRAM latency of the quiet machine. */
+static uint32_t quiet_dram_cycles(void)
 {
   Thread *t;
   Machine *m = setup(quiet, &t);
   uint32_t dram = dram_cycles(m);
   machine_free(m);
+  return dram;
+}
+
+START_TEST(test_dependent_loads_serialise)
+{
+  uint32_t dram = quiet_dram_cycles();
   uint64_t dep = eight_loads(quiet, ACC_DEP_LOAD);
   uint64_t indep = eight_loads(quiet, ACC_LOAD);
   ck_assert_uint_ge(dep, 8 * (uint64_t)dram);
@@ -111,6 +118,44 @@ START_TEST(test_dependent_loads_serialise)
   const char *one_mshr[] = { "cache.prefetcher=none", "cpu.mshrs=1", NULL };
   uint64_t serial = eight_loads(one_mshr, ACC_LOAD);
   ck_assert_uint_ge(serial, 8 * (uint64_t)dram);
+}
+END_TEST
+
+/* A load that misses to DRAM, one that hits the L1, then a dependent load
+ * whose record names one of them by its distance (base/record.h): how long
+ * after the first load was issued the dependent one completes. */
+static uint64_t dependent_after(int32_t distance)
+{
+  Thread *t;
+  Machine *m = setup(quiet, &t);
+  Cpu *cpu = m->cpus[0];
+  fixture_access(m, t, ACC_LOAD, BASE); /* translate; the line stays in the L1 */
+  cpu_drain(cpu);
+  uint64_t t0 = cpu->clock;
+  fixture_access(m, t, ACC_LOAD, BASE + 64 * 9);  /* DRAM */
+  fixture_access(m, t, ACC_LOAD, BASE);           /* L1 hit */
+  TraceRecord r = { .type = REC_ACCESS, .kind = ACC_DEP_LOAD, .addr = BASE + 64 * 20, .size = 8, .arg = distance };
+  cpu_access(cpu, t, &r);
+  ck_assert_uint_eq(cpu->loads, 4);
+  uint64_t done = cpu->load_done[(cpu->loads - 1) % TRACE_DEP_LOADS] - t0;
+  machine_free(m);
+  return done;
+}
+
+START_TEST(test_dependent_load_waits_for_its_producer)
+{
+  uint64_t dram = quiet_dram_cycles();
+  /* On the miss two loads back: both DRAM latencies in a row. */
+  ck_assert_uint_ge(dependent_after(1), 2 * dram);
+  /* On the L1 hit just before (a D line of the text format): one. */
+  ck_assert_uint_lt(dependent_after(0), 2 * dram);
+  ck_assert_uint_ge(dependent_after(0), dram);
+  /* On the warming load, complete before: nothing to wait for; nor on a
+   * load before the first, or one too far back to be remembered. */
+  uint64_t free_to_go = dependent_after(2);
+  ck_assert_uint_le(free_to_go, dependent_after(0));
+  ck_assert_uint_eq(dependent_after(3), free_to_go);
+  ck_assert_uint_eq(dependent_after(TRACE_DEP_LOADS), free_to_go);
 }
 END_TEST
 
@@ -364,7 +409,7 @@ START_TEST(test_mshr_head_cache)
     stalled |= cpu->ctr.c[CTR_MSHR_STALL_CYCLES] > stall;
     check_mshr_head(cpu);
     if (i % 5 == 4) { /* cpu_drain, which looks at the outstanding misses only, against every slot of the ring */
-      uint64_t all = MAX(cpu->clock, cpu->last_load_done);
+      uint64_t all = cpu_load_dep_ready(cpu, cpu->clock, 0);
       for (unsigned j = 0; j < cpu->n_mshr; j++)
         all = MAX(all, cpu->mshr_done[j]);
       drains_waited += all > cpu->clock;
@@ -452,8 +497,8 @@ static void check_quick(const char *cpi_setting, gboolean expect_quick)
       diff = "clock";
     else if (ca->insns != cb->insns)
       diff = "insns";
-    else if (ca->last_load_done != cb->last_load_done)
-      diff = "last_load_done";
+    else if (ca->loads != cb->loads || memcmp(ca->load_done, cb->load_done, sizeof ca->load_done) != 0)
+      diff = "load_done";
     else if (memcmp(ca->ctr.c, cb->ctr.c, sizeof ca->ctr.c) != 0)
       diff = "counters";
     else if (na != nb || memcmp(da, db, na * sizeof *da) != 0 || memcmp(ia, ib, na * sizeof *ia) != 0)
@@ -809,6 +854,7 @@ static Suite *cpu_suite(void)
   tcase_add_test(tc, test_cpi);
   tcase_add_test(tc, test_cpi_integer_clock_is_exact);
   tcase_add_test(tc, test_dependent_loads_serialise);
+  tcase_add_test(tc, test_dependent_load_waits_for_its_producer);
   tcase_add_test(tc, test_l1_refill_after_fault);
   tcase_add_test(tc, test_dirty_assist);
   tcase_add_test(tc, test_fault_then_retry);

@@ -1,10 +1,12 @@
 /*
  * Unit tests of machine presets and building: every preset loads and builds,
  * inheritance, errors that name the preset, group and key, impossible
- * machines rejected with the setting named.
+ * machines rejected with the setting named; a ChampSim trace's register
+ * dependences replayed as its text form's D records are.
  */
 #include "config.h"
 #include <glib/gstdio.h>
+#include "champsim.h"
 #include "engine.h"
 #include "machine_fixture.h"
 #include "text.h"
@@ -424,6 +426,134 @@ static char *oom_trace(void)
   return g_string_free(t, FALSE);
 }
 
+/* ---- ChampSim register dependences, end to end ---------------------------- */
+
+#define CHASE_BASE UINT64_C(0x7f0000000000)
+#define CHASE_LINES (1u << 20) /* 64M of 64-byte nodes: far beyond the LLC */
+#define CHASE_HOPS 4000u
+enum { CHASE_RAX = 56, CHASE_RCX = 58, CHASE_FLAGS = 25, CHASE_IP = 26 };
+
+/* Node i of a chase through every line of the region in a scattered order
+ * (a full-period LCG modulo 2^20: a * i + c with a % 4 == 1, c odd). */
+static uint64_t chase_next(uint64_t i)
+{
+  return (i * 1103515245u + 12345u) % CHASE_LINES;
+}
+
+/* The pointer chase `while (p) p = *p;` as a ChampSim trace, three
+ * instructions a hop: mov rax, [rax]; test rax, rax; jne.  With `chained`
+ * FALSE the load's address register is one no load writes (rcx): the same
+ * addresses, each load independent. */
+static GByteArray *chase_champsim(gboolean chained)
+{
+  GByteArray *b = g_byte_array_new();
+  uint64_t node = 0;
+  uint8_t addr_reg = chained ? CHASE_RAX : CHASE_RCX;
+  for (unsigned h = 0; h < CHASE_HOPS; h++) {
+    ChampsimInstr hop[3] = {
+      { .ip = 0x400000, .src_regs = { addr_reg }, .dst_regs = { CHASE_RAX }, .src_mem = { CHASE_BASE + 64 * node } },
+      { .ip = 0x400003, .src_regs = { CHASE_RAX }, .dst_regs = { CHASE_FLAGS } },
+      { .ip = 0x400006, .is_branch = 1, .branch_taken = 1, .src_regs = { CHASE_IP, CHASE_FLAGS }, .dst_regs = { CHASE_IP } },
+    };
+    for (int k = 0; k < 3; k++) {
+      uint8_t rec[CHAMPSIM_RECORD_BYTES];
+      champsim_encode(&hop[k], rec);
+      g_byte_array_append(b, rec, sizeof rec);
+    }
+    node = chase_next(node);
+  }
+  return b;
+}
+
+/* The same chase in the text format: a D record a hop, the test and the
+ * branch its two other instructions (the first hop's fetch stands for its
+ * load's instruction: the last hop's two come at the end). */
+static char *chase_text(void)
+{
+  GString *t = g_string_new("mmap 0x400000 2M rx\nmmap 0x7f0000000000 64M rw\nX 0x400000 4\n");
+  uint64_t node = 0;
+  for (unsigned h = 0; h < CHASE_HOPS; h++) {
+    g_string_append_printf(t, "D %#" G_GINT64_MODIFIER "x 8 +%d\n", CHASE_BASE + 64 * node, h == 0 ? 0 : 2);
+    node = chase_next(node);
+  }
+  g_string_append(t, "compute 1\n");
+  return g_string_free(t, FALSE);
+}
+
+/* Run src (taken) on a fresh skylake machine: the whole run's counters and
+ * cycles. */
+static uint64_t chase_run(TraceSource *src, Counters *ctr)
+{
+  Machine *m = fixture_machine("skylake", NULL);
+  GError *err = NULL;
+  EngineOptions opt = { .whole = TRUE };
+  EngineResult res;
+  ck_assert_msg(engine_run(m, src, &opt, &res, &err), "%s", err ? err->message : "");
+  trace_source_free(src);
+  *ctr = res.counted;
+  uint64_t cycles = res.elapsed_cycles;
+  engine_result_clear(&res);
+  machine_free(m);
+  return cycles;
+}
+
+static uint64_t chase_run_champsim(gboolean chained, Counters *ctr)
+{
+  g_autoptr(GByteArray) b = chase_champsim(chained);
+  return chase_run(champsim_source_from_input(trace_input_from_memory("chase.champsim", b->data, b->len, TRUE)), ctr);
+}
+
+START_TEST(test_champsim_chase_costs_what_d_records_cost)
+{
+  Counters cs, txt, indep;
+  uint64_t c_cs = chase_run_champsim(TRUE, &cs);
+  g_autofree char *text = chase_text();
+  GError *err = NULL;
+  TraceSource *src = text_source_from_string("chase.txt", text, &err);
+  ck_assert_no_error(err);
+  uint64_t c_txt = chase_run(src, &txt);
+  uint64_t c_indep = chase_run_champsim(FALSE, &indep);
+  ck_assert_uint_eq(cs.c[CTR_LOADS], CHASE_HOPS);
+  ck_assert_uint_eq(txt.c[CTR_LOADS], CHASE_HOPS);
+  ck_assert_uint_eq(cs.c[CTR_INSTRUCTIONS], 3 * CHASE_HOPS);
+  ck_assert_uint_eq(txt.c[CTR_INSTRUCTIONS], 3 * CHASE_HOPS);
+  /* Within 10% of each other: the mappings differ (the reader's 2M
+   * on-demand regions, the text's one mapping), the chase does not. */
+  double ratio = (double)c_cs / (double)c_txt;
+  ck_assert_msg(ratio > 0.9 && ratio < 1.1, "ChampSim chase %" G_GUINT64_FORMAT " cycles, D records %" G_GUINT64_FORMAT,
+                c_cs, c_txt);
+  /* Every hop pays a miss to DRAM at least ... */
+  Machine *m = fixture_machine("skylake", NULL);
+  uint64_t dram = memsys_level_cycles(m->cpus[0]->mem, MEM_DRAM);
+  machine_free(m);
+  ck_assert_uint_ge(c_cs, (uint64_t)CHASE_HOPS * dram);
+  /* ... where the same loads, independent, overlap. */
+  ck_assert_uint_lt(c_indep * 2, c_cs);
+}
+END_TEST
+
+/* A ChampSim trace whose loads depend on no load replays exactly as with
+ * its registers left out (all 0), as it did before the reader followed
+ * registers. */
+START_TEST(test_champsim_independent_loads_unchanged)
+{
+  g_autoptr(GByteArray) b = chase_champsim(FALSE);
+  g_autoptr(GByteArray) bare = g_byte_array_new();
+  for (guint off = 0; off < b->len; off += CHAMPSIM_RECORD_BYTES) {
+    uint8_t rec[CHAMPSIM_RECORD_BYTES];
+    memcpy(rec, b->data + off, sizeof rec);
+    memset(rec + 10, 0, 6); /* destination and source registers */
+    g_byte_array_append(bare, rec, sizeof rec);
+  }
+  Counters with, without;
+  uint64_t c_with = chase_run_champsim(FALSE, &with);
+  uint64_t c_without =
+    chase_run(champsim_source_from_input(trace_input_from_memory("bare.champsim", bare->data, bare->len, TRUE)), &without);
+  ck_assert_uint_eq(c_with, c_without);
+  ck_assert_mem_eq(with.c, without.c, sizeof with.c);
+}
+END_TEST
+
 START_TEST(test_oom_kill_drops_the_victims_records)
 {
   for (int kill = 0; kill < 2; kill++) {
@@ -702,6 +832,8 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_thread_cache_never_mixes_threads);
   tcase_add_test(tc, test_solo_stays_ticks_as_queued);
   tcase_add_test(tc, test_oom_kill_drops_the_victims_records);
+  tcase_add_test(tc, test_champsim_chase_costs_what_d_records_cost);
+  tcase_add_test(tc, test_champsim_independent_loads_unchanged);
   tcase_add_test(tc, test_oom_kill_next_thread_switches);
   suite_add_tcase(s, tc);
   return s;

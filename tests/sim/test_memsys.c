@@ -660,6 +660,94 @@ START_TEST(test_nextline)
 }
 END_TEST
 
+/* cache.prefetch_model=timed (the default) once a clock is attached: a
+ * prefetched line arrives after its DRAM latency, a demand that finds it
+ * in flight waits for the rest, and a prefetch that finds every slot in
+ * flight is dropped; ideal: there at once. */
+START_TEST(test_prefetch_timed)
+{
+  static const char *const timed[] = { PF_MACHINE, "cache.prefetcher=nextline", NULL };
+  Tiny t;
+  uint64_t clock = 0;
+  tiny_open(&t, timed);
+  memsys_attach_dram(t.h, NULL, 0, &clock);
+  ACCESS(t.h, pline(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* prefetches 1: there at 70 */
+  clock = 10;
+  ACCESS(t.h, pline(1), MREQ_LOAD, MEM_L2, DRAM_CYC - 10); /* waits for the rest */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_LATE], 1);
+  clock = 100;
+  ACCESS(t.h, pline(2), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* prefetches 3: there at 170 */
+  clock = 170;
+  ACCESS(t.h, pline(3), MREQ_LOAD, MEM_L2, L2_CYC);      /* arrived */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_LATE], 1);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 2);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_DROPS], 0);
+  /* A flush forgets what is in flight. */
+  ACCESS(t.h, pline(10), MREQ_LOAD, MEM_DRAM, DRAM_CYC); /* prefetches 11 */
+  memsys_flush(t.h);
+  ACCESS(t.h, pline(11), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  tiny_close(&t);
+
+  /* One slot: the second prefetch while the first is in flight is dropped,
+   * and its line then comes on demand. */
+  static const char *const one_slot[] = { PF_MACHINE, "cache.prefetcher=nextline", "cache.prefetch_slots=1", NULL };
+  tiny_open(&t, one_slot);
+  clock = 0;
+  memsys_attach_dram(t.h, NULL, 0, &clock);
+  ACCESS(t.h, pline(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* prefetches 1 */
+  ACCESS(t.h, pline(4), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* 5: no slot */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 1);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_DROPS], 1);
+  ACCESS(t.h, pline(5), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  clock = DRAM_CYC;                                       /* the slot is free again */
+  ACCESS(t.h, pline(8), MREQ_LOAD, MEM_DRAM, DRAM_CYC);  /* prefetches 9 */
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCHES], 2);
+  tiny_close(&t);
+
+  /* ideal: the prefetched line is there at once. */
+  static const char *const ideal[] = { PF_MACHINE, "cache.prefetcher=nextline", "cache.prefetch_model=ideal", NULL };
+  tiny_open(&t, ideal);
+  clock = 0;
+  memsys_attach_dram(t.h, NULL, 0, &clock);
+  ACCESS(t.h, pline(0), MREQ_LOAD, MEM_DRAM, DRAM_CYC);
+  ACCESS(t.h, pline(1), MREQ_LOAD, MEM_L2, L2_CYC);
+  ck_assert_uint_eq(t.ctr.c[CTR_PREFETCH_LATE], 0);
+  tiny_close(&t);
+}
+END_TEST
+
+/* A timed prefetch from DRAM takes DRAM's queueing of the moment: on a
+ * loaded controller it arrives later than on an idle one. */
+START_TEST(test_prefetch_timed_queues)
+{
+  static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=nextline", "dram.bandwidth_gbps=1", NULL };
+  uint32_t wait[2];
+  for (int loaded = 0; loaded < 2; loaded++) {
+    Tiny t;
+    tiny_open(&t, cfg);
+    g_autoptr(GError) err = NULL;
+    Topology *topo = topology_new(t.s, &err);
+    ck_assert_no_error(err);
+    Dram *d = dram_new(t.s, topo, 1 << 20, 64, 1.5, &err);
+    ck_assert_no_error(err);
+    uint64_t clock = 0;
+    memsys_attach_dram(t.h, d, 0, &clock);
+    if (loaded) /* other lines just before load the controller */
+      for (int i = 0; i < 200; i++)
+        memsys_access(t.h, (uint64_t)(1 << 20) + 4096ULL * (uint64_t)i, MREQ_WALK, NULL);
+    clock = 3000; /* two windows of dram.window_ns (1500 cycles here) later: the backlog is carried in */
+    memsys_access(t.h, pline(0), MREQ_WALK, NULL); /* a walk trains nothing ... */
+    memsys_access(t.h, pline(2), MREQ_LOAD, NULL); /* ... a load prefetches 3 */
+    wait[loaded] = memsys_access(t.h, pline(3), MREQ_LOAD, NULL);
+    ck_assert_uint_gt(wait[loaded], L2_CYC);
+    dram_free(d);
+    topology_free(topo);
+    tiny_close(&t);
+  }
+  ck_assert_uint_gt(wait[1], wait[0]);
+}
+END_TEST
+
 START_TEST(test_prefetcher_none)
 {
   static const char *const cfg[] = { PF_MACHINE, "cache.prefetcher=none", NULL };
@@ -1087,6 +1175,8 @@ static Suite *memsys_suite(void)
   tcase_add_test(tc, test_stream_table_64_pages);
   tcase_add_test(tc, test_prefetch_ignores_walks_and_ifetches);
   tcase_add_test(tc, test_nextline);
+  tcase_add_test(tc, test_prefetch_timed);
+  tcase_add_test(tc, test_prefetch_timed_queues);
   tcase_add_test(tc, test_prefetcher_none);
   tcase_add_test(tc, test_random_invariants);
   suite_add_tcase(s, tc);

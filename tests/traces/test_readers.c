@@ -187,6 +187,129 @@ static void count_kinds(GArray *r, unsigned *loads, unsigned *stores, unsigned *
     }
 }
 
+/* The loads (R and D records) a ChampSim trace of `n` instructions makes,
+ * in order. */
+static GArray *champsim_loads(const ChampsimInstr *ins, unsigned n)
+{
+  GByteArray *b = g_byte_array_new();
+  for (unsigned i = 0; i < n; i++) {
+    uint8_t rec[CHAMPSIM_RECORD_BYTES];
+    champsim_encode(&ins[i], rec);
+    g_byte_array_append(b, rec, sizeof rec);
+  }
+  GError *err = NULL;
+  TraceSource *src = champsim_source_from_input(trace_input_from_memory("cs", b->data, b->len, TRUE));
+  GArray *all = read_all(src, &err);
+  ck_assert_no_error(err);
+  trace_source_free(src);
+  g_byte_array_free(b, TRUE);
+  GArray *loads = g_array_new(FALSE, FALSE, sizeof(TraceRecord));
+  for (guint i = 0; i < all->len; i++)
+    if (REC(all, i)->type == REC_ACCESS && (REC(all, i)->kind == ACC_LOAD || REC(all, i)->kind == ACC_DEP_LOAD))
+      g_array_append_val(loads, *REC(all, i));
+  g_array_free(all, TRUE);
+  return loads;
+}
+
+/* Load i of `loads` is plain (dist < 0) or depends on the load dist before
+ * the previous one. */
+static void check_dep(GArray *loads, guint i, int dist)
+{
+  ck_assert_uint_lt(i, loads->len);
+  const TraceRecord *r = REC(loads, i);
+  if (dist < 0) {
+    ck_assert_msg(r->kind == ACC_LOAD, "load %u: kind %u, expected a plain load", i, r->kind);
+  } else {
+    ck_assert_msg(r->kind == ACC_DEP_LOAD, "load %u: kind %u, expected a dependent load", i, r->kind);
+    ck_assert_int_eq(r->arg, dist);
+  }
+}
+
+enum { RAX = 56, RBX = 57, RCX = 58, RDX = 59, SP = 6, FLAGS = 25, IP = 26 };
+#define DATA(i) (0x7f0000000000ULL + 64ULL * (i))
+
+/* The dependences of ChampSim's renaming (traces/champsim.c): through
+ * registers and the instructions between, the latest producer, the stack
+ * pointer's folding, no wait on the instruction pointer, none too far back. */
+START_TEST(champsim_register_dependences)
+{
+  ChampsimInstr ins[] = {
+    /* 0: mov rax, [rax]: no load before, a plain load */
+    { .ip = 0x400000, .src_regs = { RAX }, .dst_regs = { RAX }, .src_mem = { DATA(0) } },
+    /* add rbx, rax (no access): rbx carries load 0 */
+    { .ip = 0x400004, .src_regs = { RBX, RAX }, .dst_regs = { RBX } },
+    /* 1: mov rcx, [rdx]: independent */
+    { .ip = 0x400008, .src_regs = { RDX }, .dst_regs = { RCX }, .src_mem = { DATA(1) } },
+    /* 2: mov rdx, [rbx + 8]: on load 0 through the add, one load between */
+    { .ip = 0x40000c, .src_regs = { RBX }, .dst_regs = { RDX }, .src_mem = { DATA(2) } },
+    /* 3: mov rax, [rcx + rdx]: the latest of loads 1 and 2, the previous one */
+    { .ip = 0x400010, .src_regs = { RCX, RDX }, .dst_regs = { RAX }, .src_mem = { DATA(3) } },
+    /* mov rsp, rax (no access, reads another register): rsp carries load 3 */
+    { .ip = 0x400014, .src_regs = { RAX }, .dst_regs = { SP } },
+    /* 4: pop rbx: on load 3 through rsp; the pop's own change of rsp is
+     * folded, so rsp still carries load 3 */
+    { .ip = 0x400018, .src_regs = { SP }, .dst_regs = { RBX, SP }, .src_mem = { DATA(4) } },
+    /* 5: mov rcx, [rsp + 8]: on load 3, one load between */
+    { .ip = 0x40001c, .src_regs = { SP }, .dst_regs = { RCX }, .src_mem = { DATA(5) } },
+    /* cmp rcx, 0 then jne: the flags carry load 5, the branch writes the
+     * instruction pointer, which carries nothing */
+    { .ip = 0x400020, .src_regs = { RCX }, .dst_regs = { FLAGS } },
+    { .ip = 0x400024, .is_branch = 1, .branch_taken = 1, .src_regs = { IP, FLAGS }, .dst_regs = { IP } },
+    /* 6: mov rdx, [rip + x]: waits for no branch */
+    { .ip = 0x400028, .src_regs = { IP }, .dst_regs = { RDX }, .src_mem = { DATA(6) } },
+    /* 7: a flags-reading load (cmov from memory): on load 5 */
+    { .ip = 0x40002c, .src_regs = { FLAGS }, .dst_regs = { RDX }, .src_mem = { DATA(7) } },
+    /* 8, 9: two loads of one instruction on rdx (load 7), the previous
+     * one for both; rbx then carries the second */
+    { .ip = 0x400030, .src_regs = { RDX }, .dst_regs = { RBX }, .src_mem = { DATA(8), 0, DATA(9) } },
+    /* 10: on rbx: load 9, the previous */
+    { .ip = 0x400034, .src_regs = { RBX }, .dst_regs = { RAX }, .src_mem = { DATA(10) } },
+  };
+  g_autoptr(GArray) loads = champsim_loads(ins, G_N_ELEMENTS(ins));
+  ck_assert_uint_eq(loads->len, 11);
+  const int want[] = { -1, -1, 1, 0, 0, 1, -1, 1, 0, 1, 0 };
+  for (guint i = 0; i < G_N_ELEMENTS(want); i++)
+    check_dep(loads, i, want[i]);
+}
+END_TEST
+
+/* A producer further back than a CPU remembers makes a plain load; a push
+ * that writes the stack pointer from another register (not folded) passes
+ * that register's load on. */
+START_TEST(champsim_far_producer_and_unfolded_sp)
+{
+  const unsigned between = TRACE_DEP_MAX_DISTANCE;
+  GArray *ins = g_array_new(FALSE, TRUE, sizeof(ChampsimInstr));
+  ChampsimInstr first = { .ip = 0x400000, .src_regs = { RAX }, .dst_regs = { RAX }, .src_mem = { DATA(0) } };
+  g_array_append_val(ins, first);
+  for (unsigned i = 0; i < between; i++) {
+    ChampsimInstr other = { .ip = 0x400004, .src_regs = { RCX }, .dst_regs = { RCX }, .src_mem = { DATA(1 + i) } };
+    g_array_append_val(ins, other);
+  }
+  /* On load 0 with TRACE_DEP_MAX_DISTANCE loads between: still named. */
+  ChampsimInstr edge = { .ip = 0x400008, .src_regs = { RAX }, .dst_regs = { RBX }, .src_mem = { DATA(9000) } };
+  g_array_append_val(ins, edge);
+  /* One more between: too far, a plain load. */
+  ChampsimInstr far = { .ip = 0x40000c, .src_regs = { RAX }, .dst_regs = { RBX }, .src_mem = { DATA(9001) } };
+  g_array_append_val(ins, far);
+  /* and rsp, rcx (align the stack by a register: not folded), then a load
+   * through rsp waits for rcx's load, the one two before. */
+  ChampsimInstr and_sp = { .ip = 0x400010, .src_regs = { SP, RCX }, .dst_regs = { SP, FLAGS } };
+  g_array_append_val(ins, and_sp);
+  ChampsimInstr via_sp = { .ip = 0x400014, .src_regs = { SP }, .dst_regs = { RDX }, .src_mem = { DATA(9002) } };
+  g_array_append_val(ins, via_sp);
+  g_autoptr(GArray) loads = champsim_loads((const ChampsimInstr *)(void *)ins->data, ins->len);
+  g_array_free(ins, TRUE);
+  ck_assert_uint_eq(loads->len, between + 4);
+  check_dep(loads, 0, -1);
+  check_dep(loads, 1, -1);
+  check_dep(loads, 2, 0); /* rcx chains */
+  check_dep(loads, between + 1, TRACE_DEP_MAX_DISTANCE);
+  check_dep(loads, between + 2, -1);
+  check_dep(loads, between + 3, 2);
+}
+END_TEST
+
 static GByteArray *xz_compress(const GByteArray *in)
 {
   size_t cap = lzma_stream_buffer_bound(in->len), len = 0;
@@ -506,6 +629,8 @@ static Suite *readers_suite(void)
   tcase_add_test(tc, lackey_long_gap_and_no_newline);
   tcase_add_test(tc, champsim_plain_and_compressed);
   tcase_add_test(tc, champsim_errors_name_the_offset);
+  tcase_add_test(tc, champsim_register_dependences);
+  tcase_add_test(tc, champsim_far_producer_and_unfolded_sp);
   tcase_add_test(tc, writers_give_back_lackey_and_champsim_records);
   tcase_add_test(tc, writers_keep_a_streams_accesses_and_instructions);
   tcase_add_test(tc, detection);
