@@ -49,8 +49,7 @@ void explain_address(Machine *m, Thread *t, uint64_t va, AccessKind kind, GStrin
                          cpu->id, t->pid);
   if (a->asid_name)
     g_string_append_printf(out, ", %s %u", a->asid_name, cpu->cur_asid);
-  g_string_append(out, ")
-  indices:");
+  g_string_append(out, ")\n  indices:");
   for (unsigned l = g->levels; l >= 1; l--)
     g_string_append_printf(out, " %s %u", l < G_N_ELEMENTS(a->level_name) && a->level_name[l] ? a->level_name[l] : "L",
                            pgtable_index(g, l, va));
