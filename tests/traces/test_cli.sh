@@ -223,7 +223,7 @@ if [ "$short" = 2000 ] && [ ! -s "$tmp/err" ]; then ok; else bad "--warmup 1K of
 # nothing to standard error, and exit 0.
 for c in run explain sweep record trace list; do
   for h in --help -h; do
-    if "$MMUSIM" "$c" "$h" >"$tmp/out" 2>"$tmp/err" && [ ! -s "$tmp/err" ] && grep -q "^  $c \[OPTION" "$tmp/out"; then
+    if "$MMUSIM" "$c" "$h" >"$tmp/out" 2>"$tmp/err" && [ ! -s "$tmp/err" ] && grep -q "^  mmusim $c \[OPTION" "$tmp/out"; then
       ok
     else
       bad "$c $h: no usage on standard output with exit status 0"
