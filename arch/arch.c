@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * arch.c - the registry of architectures (base/registry.h): one row per
  * architecture, named by machine.arch.  Adding an architecture is its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * arch.h - ArchOps: everything architecture-specific behind one const table.
  *

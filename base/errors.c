@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * errors.c - the machine's error domain (errors.h).
  */

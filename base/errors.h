@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * errors.h - the error domain of the machine: impossible machine
  * descriptions, bad command lines, output that cannot be written.  Every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * events.h - the --events FILE writer: one line per simulated event.
  *

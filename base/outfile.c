@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * outfile.c - writing an output file whole or not at all (see outfile.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * outfile.h - writing an output file whole or not at all.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * preset.c - machine presets: GKeyFile .ini files of settings, compiled
  * into the binary (sim/machines/, a GResource) or read from a path.

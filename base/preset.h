@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * preset.h - machine presets: named sets of settings (the .ini files of sim/machines/,
  * compiled in) or a machine file given by its path.

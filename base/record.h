@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * record.h - the one trace record every reader and generator produces.
  *

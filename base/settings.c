@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * settings.c - parse, check and hold the values of the knobs in settings.def.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * stats.h - the counters of a run, named as perf and /proc/vmstat name them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * topology.c - parse and check the SLIT matrix, order nodes by distance.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * topology.h - the NUMA shape of a machine: nodes, CPUs per node and the
  * SLIT distance matrix (ACPI System Locality Information Table, as

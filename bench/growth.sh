@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The growth curve of doc/performance.md: TLB-hostile random accesses with 4K
 # pages over 1 GiB to MAX_GIB (default 64) of touched memory: accesses per
 # second (every record, and the counted region) and peak host memory, with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Run a benchmark and write its output into its block of a Markdown page, so
 # that the figures in doc/performance.md are the ones `make bench` printed,
 # with the host, the date and the commit they came from.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make bench: simulated accesses per second of fixed workloads, the median of
 # BENCH_RUNS runs (default 5) each, and the peak host memory.  Two rates per
 # workload: every record of the run (setup included) and the counted region

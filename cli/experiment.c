@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * experiment.c - experiment files (see experiment.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * experiment.h - experiment files: a base configuration and the axes to vary.
  *

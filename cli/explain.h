@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * explain.h - `mmusim explain`: one translation told step by step.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * main.c - the mmusim command line: run, explain, record, trace, list.
  *

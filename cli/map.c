@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * map.c - the address-space picture of `mmusim run --map` (see map.h).
  *

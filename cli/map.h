@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * map.h - `mmusim run --map FILE.svg`: a picture of the address spaces of a
  * machine, as the kernel leaves them at the end of a run.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * report.c - print a run's counters as `perf stat` does, or as JSON or CSV.
  *

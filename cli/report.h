@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * report.h - what a run prints: perf-stat-like text, JSON, CSV.
  *

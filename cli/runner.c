@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * runner.c - one configuration run from start to report (see runner.h).
  */

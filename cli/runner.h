@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * runner.h - one configuration run from start to report: resolve the
  * settings (preset, then KEY=VALUE pairs in order), open the input once per

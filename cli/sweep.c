@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sweep.c - `mmusim sweep`: run every configuration of an experiment file,
  * keep each result as it finishes, and compare them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * sweep.h - the `mmusim sweep` command (doc/experiments.md).
  */

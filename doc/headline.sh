@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The headline run of ./quickstart: one random pointer chase over 1 GiB on
 # two x86-64 machines and one ppc64 machine, with base pages (4K on x86-64,
 # 64K on ppc64 hash) and with transparent huge pages (2M, 16M), where the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make validate: run every experiment under doc/experiments/ with
 # `mmusim sweep`, then rewrite the generated table of doc/validation.md (the
 # lines between its "validate:begin" and "validate:end" markers) from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * buddy.c - the binary buddy allocator of one zone, after mm/page_alloc.c.
  *

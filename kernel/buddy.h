@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * buddy.h - the binary buddy allocator of one zone, as mm/page_alloc.c does it.
  *

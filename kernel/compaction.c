@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * compaction.c - direct compaction of one zone, after mm/compaction.c.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * compaction.h - direct compaction of one zone, as mm/compaction.c does it
  * for an allocation that failed: a migrate scanner from the zone's start and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fault.c - page faults on anonymous and hugetlb memory, as mm/memory.c,
  * mm/huge_memory.c and mm/hugetlb.c handle them.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fault.h - the page-fault handler for anonymous and hugetlb memory.
  *

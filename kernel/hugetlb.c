@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * hugetlb.c - the hugetlbfs pools (mm/hugetlb.c).
  *

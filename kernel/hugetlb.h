@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * hugetlb.h - the hugetlbfs pools: PMD-sized and PUD-sized pages (2M and 1G
  * on x86-64, 16M on ppc64 hash with 64K pages) set aside at start for

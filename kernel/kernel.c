@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * kernel.c - boot, address spaces and the memory system calls of a trace.
  *

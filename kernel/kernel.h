@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * kernel.h - the simulated kernel: physical memory, address spaces, the
  * system calls of the trace (mmap, munmap, mprotect, madvise, prctl,

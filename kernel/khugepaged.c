@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * khugepaged.c - the khugepaged daemon and the collapse of a 2M range into a
  * huge page, shared with madvise(MADV_COLLAPSE).

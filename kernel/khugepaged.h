@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * khugepaged.h - the khugepaged daemon in simulated time (mm/khugepaged.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mempolicy.c - NUMA memory policies: the node a new user page comes from
  * (mm/mempolicy.c, Linux 6.9) and the counters /proc/vmstat keeps of it.

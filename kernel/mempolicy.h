@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mempolicy.h - NUMA memory policies (mm/mempolicy.c): which node a new page
  * comes from.

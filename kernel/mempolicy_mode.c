@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mempolicy_mode.c - the table of memory policy modes and the five modes
  * Linux has had longest (mm/mempolicy.c, Linux 6.9, policy_nodemask and the

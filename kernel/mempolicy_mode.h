@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mempolicy_mode.h - the NUMA memory policy modes as one table: each row is
  * a mode's name, its trace code, what node list it takes and the hook that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mempolicy_preferred_many.c - MPOL_PREFERRED_MANY (Linux 5.15;
  * `preferred_many:NODES`, numactl --preferred-many): try a set of nodes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mempolicy_syntax.c - reading and writing a NUMA memory policy ("local",
  * "bind:0-3,5", "preferred:1", "interleave:0,2", "weighted_interleave:0-3",

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mempolicy_syntax.h - the written form of a NUMA memory policy, one
  * grammar for the setting numa.mempolicy and the trace records

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mm.h - an address space (mm_struct): its VMAs, page table and flags.
  *

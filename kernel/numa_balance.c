@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * numa_balance.c - automatic NUMA balancing: the scanner that makes memory
  * PROT_NONE (kernel/sched/fair.c task_numa_work, mm/mprotect.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * numa_balance.h - automatic NUMA balancing (kernel/sched/fair.c
  * task_numa_work, mm/memory.c do_numa_page, mm/migrate.c), selected by

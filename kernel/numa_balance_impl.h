@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * numa_balance_impl.h - what the balancing core (numa_balance.c) shares
  * with the schemes (numa_balance_NAME.c), and nothing else includes.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * numa_balance_pmd.c - the NUMA balancing scheme `pmd`, the 2012 one of
  * seed 003 (change_pmd_protnuma and do_pmd_numa_page, in Linux 3.8 to 3.12,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * numa_balance_pte.c - the NUMA balancing scheme `pte`, Linux 3.8 to today
  * (mm/mprotect.c change_prot_numa, change_pte_range, change_huge_pmd): the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * oom_kill.c - the OOM killer of mem.oom_policy=kill (see oom_kill.h).
  *

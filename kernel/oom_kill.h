@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * oom_kill.h - the OOM killer (mm/oom_kill.c), run when mem.oom_policy=kill
  * and a page fault finds no memory for its page or its page tables, or a

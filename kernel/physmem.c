@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * physmem.c - the machine's physical memory: nodes, their zones, and the
  * zonelist an allocation walks.

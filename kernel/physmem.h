@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * physmem.h - the physical memory of the machine: nodes, their zones, and the
  * order in which an allocation tries them (the zonelist).

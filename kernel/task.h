@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * task.h - a thread of the workload, as the kernel knows it (task_struct):
  * its ids, its address space, the CPU it runs on and the time it ran.

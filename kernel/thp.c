@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * thp.c - transparent huge pages: the rules every THP policy shares
  * (hugepage_vma_check() and transhuge_vma_suitable() of mm/huge_memory.c),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * thp.h - transparent huge pages: which VMAs may have them, and the policy
  * interface that decides fault-time page size and collapse candidates.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * thp_ingens.c - a utilisation-threshold policy after Ingens (Kwon et al.,
  * "Coordinated and Efficient Huge Page Management with Ingens", OSDI 2016):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * thp_linux.c - Linux's THP policy: a huge page at fault whenever the range
  * is allowed (do_huge_pmd_anonymous_page), and khugepaged's candidate rules

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * version.c - the releases kernel.version offers and the table of the
  * rules that change with it (version.def).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * version.h - which Linux the kernel model is: the setting kernel.version
  * and the rules that change with it (kernel/version.def).

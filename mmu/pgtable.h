@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * pgtable.h - Linux's software page table: a radix tree of table pages.
  *

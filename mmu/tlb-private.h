@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tlb-private.h - between mmu/tlb.c and its unit test (tests/mmu/test_tlb.c).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tlb.c - set-associative TLB arrays, the replacement registry and its
  * three built-in policies: LRU, FIFO and random.

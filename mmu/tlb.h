@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tlb.h - one set-associative TLB array, architecture-neutral.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * tlb_plru.c - tree pseudo-LRU replacement (tlb.replacement=plru): the
  * example of a TLB replacement policy made of hooks (struct TlbReplPolicy,

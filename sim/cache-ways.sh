@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # cache-ways.sh SETTINGS_DEF PRESET.ini... > cache-ways.h
 #
 # The way counts sim/cache.h compiles a copy of its lookup and fill for,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cache.c - one set-associative cache array: tags and LRU order, no data.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cache.h - one set-associative cache array (tags only, no data).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cpu-translate.h - private to sim/cpu.c and the architectures: the core's
  * path after a miss of the last-translation shortcut, as an inline template.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cpu.c - the core: timing model and the translation path of every access.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * cpu.h - one simulated CPU: its clock, counters, L1 TLBs, caches, the
  * architecture's translation state and the core timing model.

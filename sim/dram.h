@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * dram.h - the memory of every node and the links between nodes: idle
  * latency by SLIT distance, and queueing when a node's memory controllers

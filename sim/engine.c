@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * engine.c - the event loop: per-thread queues, clock-ordered CPUs, barriers,
  * the region of interest, and the daemons that run in simulated time.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * machine.c - building a machine, threads and their placement, TLB
  * shootdown, and the kernel's hooks (kernel/hooks.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * machine.h - a machine built from settings (a preset, base/preset.h, and
  * the user's): CPUs on nodes, their caches, the kernel, the threads that

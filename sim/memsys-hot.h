@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * memsys-hot.h - private to sim/memsys.c and the core's quick path: the
  * hierarchy's layout and the part of the reference path a data reference

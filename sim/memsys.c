@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * memsys.c - the cache hierarchy behind one CPU: private L1I, L1D and L2, the
  * shared LLC of its node, an L2 prefetcher and DRAM.

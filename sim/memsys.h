@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * memsys.h - the memory hierarchy behind one CPU: L1I, L1D, L2 (private),
  * the LLC of its node (shared), an L2 prefetcher and DRAM.

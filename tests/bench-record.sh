@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # bench-record.sh - the performance page keeps what the speed issue asks of
 # it, and bench/record.sh, which make bench writes it with, replaces only
 # its own block:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Inputs that never end or cannot be read twice: FIFOs, pipes, /dev/stdin,
 # /dev/zero as a trace, a machine file or an experiment file.  Each either
 # works in one pass or is refused with one clear line and exit status 2;

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Hostile input: experiment files, machine files, result files and traces
 # made to break the program.  Each is refused with one clear line naming the
 # file (and line, key or field) and exit status 2, and nothing is written

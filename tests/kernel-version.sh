@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Every rule of kernel/version.def is asked where it applies (kernel_has
 # or kernel_version_has of KR_ID outside version.[ch]) and has its row in
 # doc/model.md's version table (its name there, between backquotes).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * kernel_fixture.h - the kernel alone, for its unit tests: no machine.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # The layers run one way: a file may include headers of its own layer and
 # of the layers below it, never above.  Bottom to top:
 #   1 base/   2 mmu/   3 kernel/   4 traces/   5 sim/ and arch/ (the machine)   6 cli/

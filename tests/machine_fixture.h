@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * machine_fixture.h - build a small machine for unit tests, and the steps
  * many tests take on it: set settings, run a text trace, fault, translate,

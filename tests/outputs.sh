@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Nothing lost, nothing silent: every output on a full file system.
 #
 # Standard output is /dev/full (every write fails with ENOSPC); files meet a

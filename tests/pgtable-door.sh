@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # pgtable-door.sh - no file but mmu/pgtable.[ch] writes a page-table entry.
 #
 # The compiler does most of it: PtNode.e is `const uint64_t *` and

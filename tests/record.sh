@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # mmusim record: what is checked before recording, what a failed recording
 # leaves (nothing, and an older OUT as it was), SIGTERM and SIGKILL of the
 # recorder, a program that forks, what the program inherits.  The recorded

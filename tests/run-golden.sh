@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # Golden end-to-end tests: each case is tests/golden/cases/NAME.args (the
 # arguments of one mmusim command line, one per line; @DIR@ stands for the
 # cases folder, @TMP@ for a fresh scratch folder of the case) and

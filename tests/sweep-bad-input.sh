@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A sweep whose input cannot be opened (a missing trace, an unknown
 # workload) says so once, naming the experiment file (and the line of its
 # trace key) and a configuration, exits 2, and makes no output folder:

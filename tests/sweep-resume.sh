@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # A sweep's results do not depend on how it ran: interrupted and resumed,
 # run through --emit-jobs in parallel and merged with --collect, or run at
 # once, the comparison table and every counter of results.json agree; and

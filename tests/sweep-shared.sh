@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # sweep-shared.sh - configurations over one trace share its decoding and
 # still give the counters each gives alone: a sweep of four configurations
 # (two repeats each) over an .mtr and over a text trace has the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * testutil.h - shared bits of the Check unit tests.
  *

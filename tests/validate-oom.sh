@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # doc/validate.sh goes on past a sweep that runs out of simulated memory:
 # the table rows that compare one of its out-of-memory configurations say
 # so, every other row is written, and the script exits 1 after writing the

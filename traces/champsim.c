@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * champsim.c - reader of ChampSim binary instruction traces.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * champsim.h - reader (and, for tests, writer) of ChampSim's binary
  * instruction traces, plain or compressed with gzip, xz or zstd.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gen_graph.c - breadth-first search over a random graph in CSR form, the
  * access shape of Graph500's BFS kernel and of GAP's bfs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gen_gups.c - HPCC RandomAccess (GUPS): read-modify-write updates of random
  * words of a table.

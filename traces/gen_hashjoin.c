@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gen_hashjoin.c - a no-partitioning hash join: build a hash table on one
  * relation, probe it with the other (the join of Blanas et al., SIGMOD 2011,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gen_jbb.c - a SPECjbb-like Java job: warehouse threads allocating young
  * objects and working on their warehouses' data in a shared old heap.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gen_ptrchase.c - a pointer chase: dependent loads around a cyclic chain.
  *

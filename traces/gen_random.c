@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gen_random.c - independent uniformly random accesses over the buffer.
  *

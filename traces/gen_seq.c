@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gen_seq.c - sequential passes over the buffer with a fixed stride.
  *

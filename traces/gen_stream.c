@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gen_stream.c - McCalpin's STREAM: copy, scale, add and triad over three
  * arrays of 8-byte doubles (https://www.cs.virginia.edu/stream/, stream.c).

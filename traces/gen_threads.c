@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gen_threads.c - threads of one process, each working on its own chunk of
  * one shared allocation.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * gen_video.c - motion estimation of a video encoder: block matching of
  * 16x16 macroblocks against reference frames, the access shape of x264 in

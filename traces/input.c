@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * input.c - bytes of a trace from a file, a pipe or memory, decompressed.
  *

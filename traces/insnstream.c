@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * insnstream.c - instruction traces to records: fetch per 64-byte block,
  * exact instruction counts, 2M on-demand mappings (rules in insnstream.h).

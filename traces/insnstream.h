@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * insnstream.h - records from an instruction-by-instruction trace (lackey,
  * ChampSim): how instructions, fetches and data accesses become TraceRecords.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * insnwriter.c - records to lackey text or ChampSim binary, the inverse of
  * insnstream.h's rules, for `mmusim trace convert`.

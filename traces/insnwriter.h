@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * insnwriter.h - records to an instruction-by-instruction trace (lackey
  * text, ChampSim binary): the inverse of insnstream.h, for

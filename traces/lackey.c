@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * lackey.c - reader of valgrind lackey memory traces.
  *

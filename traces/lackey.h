@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * lackey.h - reader of valgrind lackey's memory traces
  * (valgrind --tool=lackey --trace-mem=yes), see doc/trace-format.md.

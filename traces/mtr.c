@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mtr.c - writer and reader of the native .mtr trace format, version 1.
  *

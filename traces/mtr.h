@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * mtr.h - the native trace format .mtr (doc/trace-format.md, ".mtr format").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * perm.c - keyed pseudo-random permutation by a Feistel network with cycle
  * walking.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * perm.h - a keyed pseudo-random permutation of [0, n) in O(1) state.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * readahead.c - a source decoded in a thread of its own (see readahead.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * readahead.h - decode a trace in a thread of its own, ahead of its reader.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * reader.c - the TraceSource operations of a trace file reader around its
  * decoder (reader.h): a failure sticks, and closing frees what every reader

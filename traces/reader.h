@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * reader.h - what every trace file reader shares: the input it decodes, the
  * name its messages give, the first error, and the TraceSource operations

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * recorder.c - recording a program: valgrind lackey through a pipe to .mtr.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * recorder.h - `mmusim record`: run a program under valgrind lackey and
  * write its memory trace as .mtr while it runs.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * shared_source.c - one decoding pass read by several consumers (see
  * shared_source.h).

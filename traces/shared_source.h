@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * shared_source.h - one decoding pass over a trace, read by several
  * consumers at once.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * source.c - the TraceSource operations every reader and generator shares.
  *

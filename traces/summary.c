@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * summary.c - counts, threads, footprint and regions of a trace.
  *

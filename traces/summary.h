@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * summary.h - what a trace holds: counts per record type and access kind,
  * per thread, the footprint in 4K pages and 2M huge pages, and the address

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * text.c - reader and writer of the text trace format v1.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * text.h - reader of the text trace format v1 (doc/trace-format.md).
  */

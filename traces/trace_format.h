@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * trace_format.h - opening a trace file of any format, named or detected:
  * the registry of trace readers.

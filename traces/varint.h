@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * varint.h - LEB128 variable-length integers and zigzag signed deltas, the
  * integer encoding of .mtr blocks and index (doc/trace-format.md).

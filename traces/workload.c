@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * workload.c - the registry of workload generators, the parsing of a spec
  * "name:key=value,..." and the record stream every generator shares.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * workload.h - workload generators: the registry and the common parameters.
  *

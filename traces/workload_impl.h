@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * workload_impl.h - between workload.c and the generators (gen_*.c).
  *

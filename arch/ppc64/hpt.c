@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * hpt.c - the hashed page table of a ppc64 machine.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * hpt.h - the ppc64 hashed page table (HPT): one per machine, shared by all
  * CPUs, living in simulated physical memory.

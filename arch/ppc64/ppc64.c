@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ppc64.c - the ppc64 Book3S hash MMU after an ERAT miss, and Linux's hash
  * fault handler behind it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * ppc64.h - the ppc64 Book3S hash MMU after an ERAT miss: SLB, TLB, the
  * hashed page table and Linux's hash fault handler (ppc64.c), with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * slb.c - ppc64 segments: VSIDs, the SLB of one CPU and a thread's preload
  * list.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * slb.h - ppc64 segments: effective to virtual addresses through the SLB.
  *

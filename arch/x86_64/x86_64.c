@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * x86_64.c - the x86-64 MMU after an L1 TLB miss.
  *

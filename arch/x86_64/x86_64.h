@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * x86_64.h - x86-64 radix translation: second-level TLB, paging-structure
  * caches and the 4- or 5-level page walk.

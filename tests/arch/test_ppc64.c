@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the ppc64 hash MMU: VSID, hash and PTEG numbers against
  * the kernel's formulas worked by hand, the HPT size rule, the native

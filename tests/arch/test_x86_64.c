@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the x86-64 translation hardware: canonical limits, walk
  * references per leaf size, paging-structure caches, STLB fills and the page

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_outfile.c - an output file is written whole or not at all: under a
  * temporary name until out_file_commit(), renamed then; a failure (a full

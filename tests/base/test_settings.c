@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_settings.c - the settings registry: defaults, parsing of every type,
  * range and choice checks, error messages, KEY=VALUE pairs, copies.

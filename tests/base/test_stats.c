@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_stats.c - the counter table: every counter's id is its visible name
  * spelled as a C constant, so that a reader who meets `mshr_stall_cycles`

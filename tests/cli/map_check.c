@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * map_check.c - helper of tests/cli/test_map_cli.sh: parse an SVG written by
  * `mmusim run --map` with GLib's GMarkup (no xmllint or Python needed),

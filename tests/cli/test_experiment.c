@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_experiment.c - experiment files: axes, their order, ids, errors.
  */

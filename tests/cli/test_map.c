@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the address-space picture (cli/map.c): a small machine state
  * built by running a text trace (VMAs with 4K and 2M pages, on x86-64; 64K

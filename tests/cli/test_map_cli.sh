@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test_map_cli.sh - `mmusim run --map` end to end: the SVG of a run is
 # well-formed XML (checked by tests/cli/map_check, GLib's parser) and
 # describes the regions the run mapped with the page sizes it used (2M with

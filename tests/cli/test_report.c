@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_report.c - the perf-stat-like text report, JSON, CSV, the repeat
  * statistics, and the --events writer.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run on a terminal shows a progress line on stderr; SIGINT and SIGTERM stop
 # a run and print the report of what was simulated, marked partial, with
 # exit status 130 and 143; off a terminal (and with -q) no progress line;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz_champsim.c - libFuzzer target: the champsim reader on arbitrary bytes, through
  * the decompressing input (so gzip, xz and zstd framing is fuzzed too).

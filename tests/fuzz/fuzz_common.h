@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz_common.h - shared by the libFuzzer targets: read a source to its end
  * or its first error.  A target must never crash, hang or leak on any input;

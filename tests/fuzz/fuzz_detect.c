@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz_detect.c - libFuzzer target: format detection, then whichever reader
  * it picks, as `mmusim run -t FILE` does with -f auto.

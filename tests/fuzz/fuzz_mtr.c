@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz_mtr.c - libFuzzer target: the .mtr reader on arbitrary bytes, both
  * streaming (every block, the index, the footer) and through the index

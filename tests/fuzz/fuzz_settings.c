@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * fuzz_settings.c - libFuzzer target: the settings parser, each line of the
  * input a KEY=VALUE pair as `-s` takes it, and the size, count and boolean

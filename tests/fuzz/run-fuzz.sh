@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # run-fuzz.sh - `make check` runs each libFuzzer target briefly on its seed
 # corpus (tests/fuzz/corpus/NAME, plus every golden trace for the readers):
 # FUZZ_RUNS inputs (default 3000) or FUZZ_SECONDS (default 5) each, whichever

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_buddy.c - the buddy allocator of one zone: split and merge by hand,
  * migratetype fallback and pageblock claiming, the fragmentation index on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_compaction.c - direct compaction of one zone: the deferral counters
  * step by step, the suitability checks (compact gap, fragmentation index

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the anonymous fault path with base pages: zero page on read,
  * zeroed page on write, copy-on-write of the zero page, reuse after

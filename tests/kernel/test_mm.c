@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_mm.c - unit tests of the VMA bookkeeping of an address space (kernel/mm.h).
  *

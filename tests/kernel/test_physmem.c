@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_physmem.c - nodes and zones of the machine: the x86-64 zone layout,
  * the kernel's reserved range, the zonelist order across nodes, the

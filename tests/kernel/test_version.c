@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_version.c - kernel.version (kernel/version.h): the releases offered
  * agree with the setting's choices, each rule answers by its release, and

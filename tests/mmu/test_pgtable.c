@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_pgtable.c - unit tests of the radix page table (mmu/pgtable.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_tlb.c - unit tests of one set-associative TLB array (mmu/tlb.h).
  *

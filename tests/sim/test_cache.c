@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_cache.c - the set-associative array: geometry checks, LRU order by
  * hand, non-power-of-two set counts, and a random sequence against a

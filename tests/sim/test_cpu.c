@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the core timing model: CPI, dependent loads that pay every
  * latency, independent misses that overlap up to cpu.mshrs, the dirty-bit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_dram.c - DRAM and NUMA timing (sim/dram.c) on a hand-made machine
  * whose numbers are worked out by hand:

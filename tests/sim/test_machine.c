@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of machine presets and building: every preset loads and builds,
  * inheritance, errors that name the preset, group and key, impossible

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_memsys.c - the per-CPU hierarchy on a tiny, hand-made machine:
  * latencies, serving levels and counters worked out by hand, the prefetchers

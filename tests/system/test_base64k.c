@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the kernel side with 64K base pages (ppc64 hash, the power7
  * preset): the base-page fault (an order-4 block, 64K cleared, the zero

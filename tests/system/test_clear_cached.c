@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the kernel's clears and copies in the caches
  * (mem.clear_cached): after a 4K fault the page's lines are in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of khugepaged and MADV_COLLAPSE: registration, every refusal
  * reason from a situation built for it, the collapse itself (PTEs replaced

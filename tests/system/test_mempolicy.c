@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of NUMA memory policies (kernel/mempolicy.c, mempolicy_syntax.c):
  * the policy syntax the setting and the trace reader share (each mode,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of multi-size THP (Linux 6.12, mTHP since 6.8): the order a
  * write fault chooses (mm/memory.c alloc_anon_folio with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of automatic NUMA balancing: the scanner's budget and its
  * offset, what it skips (zero page, hugetlb VMAs, pages already on the node

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the OOM killer (kernel/oom_kill.c): oom_badness over a
  * hand-built set of processes and select_bad_process's choice and tie rule;

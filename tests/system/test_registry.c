@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_registry.c - every registry of pluggable parts keeps the convention
  * of base/registry.h: each row has a name, a one-line help and a source;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of huge pages: the THP fault path (huge page, huge zero page,
  * fallbacks, the VMA checks and thp.enabled, prctl per process, the defrag

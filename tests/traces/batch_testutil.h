@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * batch_testutil.h - helpers of the tests of sources that hand batches
  * between threads (shared_source, readahead): a text input of n loads with

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 # make-corpus.py - writes the trace files of the golden cases trace-*
 # (tests/golden/cases/) and the seed corpus of the fuzz targets
 # (tests/fuzz/corpus/).  The files are committed; run this again only to

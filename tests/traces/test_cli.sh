@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
 # test_cli.sh - trace commands end to end, where one command's output is the
 # next one's input:
 #  - text -> .mtr -> text is exact for every text trace of the golden cases;

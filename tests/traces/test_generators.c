@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_generators.c - the video, gups, hashjoin, graph, threads and jbb
  * generators: the access shape each file header promises, addresses inside

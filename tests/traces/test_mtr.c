@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_mtr.c - the .mtr writer and reader: every record kind round trips
  * exactly, files of several blocks, starting mid-file through the index,

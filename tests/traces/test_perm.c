@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_perm.c - the keyed permutation is a bijection of [0, n) for every n,
  * depends on its key, and inverts.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the read-ahead source (traces/readahead.c): the reader sees
  * exactly the batches of the source read alone, through views and through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_readers.c - lackey and ChampSim readers, the decompressing input and
  * format detection: records made from each line or instruction, exact

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Unit tests of the shared decoding pass (traces/shared_source.c): N
  * consumers in their own threads read exactly the batches of the source

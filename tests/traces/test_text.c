@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_text.c - the text trace reader and writer: every record kind, the
  * process/thread context, error messages a user can act on, streaming from a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * test_workload.c - the workload generators: the shape of the stream (thread,
  * mmap, setup, ROI, measured accesses), determinism by seed, the chase

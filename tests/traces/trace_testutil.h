@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * trace_testutil.h - helpers of the trace reader tests: read a source to
  * the end, write temporary files, compare record arrays.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
 """Write a small synthetic YUV4MPEG2 clip for recording x264 with mmusim.
 
 A textured background pans two pixels right and one down per frame and a
