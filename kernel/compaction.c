@@ -38,11 +38,13 @@
  * allocated page (the walks skip a free buddy block in one step); a source
  * pageblock given up counts its steps up to the page that stopped it.
  *
- * One pass stands for all the compaction of one allocation's slow path: the
- * kernel tries async compaction first and, when that fails and the request
- * may retry, sync-light compaction, whose failure defers the zone
- * (try_to_compact_pages defers only after a synchronous pass); here a failed
- * pass defers the zone.
+ * Priorities (try_to_compact_pages, mm/compaction.c 6.12): every pass asks
+ * compaction_deferred first (each asking counts as an attempt), and only a
+ * synchronous pass (prio != COMPACT_PRIO_ASYNC) defers a zone it fails in;
+ * a failed async pass leaves the deferral as it was.  kernel/physmem.c runs
+ * the passes an allocation's slow path runs (an async one, then async again
+ * under __GFP_NORETRY or sync-light without it).  A sync-light pass scans
+ * and migrates as the async one does here.
  *
  * Leaves out: the synchronous priorities' own rules (a sync pass would also
  * take movable pages out of unmovable pageblocks), the pageblock
@@ -262,7 +264,7 @@ CompactStatus compact_zone(BuddyZone *z, CompactZone *cz, unsigned order, int ex
 }
 
 CompactStatus compact_zone_direct(BuddyZone *z, CompactZone *cz, unsigned order, int extfrag_threshold,
-                                  CompactResult *cr)
+                                  gboolean sync, CompactResult *cr)
 {
   g_return_val_if_fail(z != NULL && cz != NULL && cr != NULL, COMPACT_SKIPPED);
   if (compaction_deferred(cz, order))
@@ -270,7 +272,7 @@ CompactStatus compact_zone_direct(BuddyZone *z, CompactZone *cz, unsigned order,
   CompactStatus status = compact_zone(z, cz, order, extfrag_threshold, cr);
   if (status == COMPACT_SUCCESS)
     compaction_defer_reset(cz, order, FALSE);
-  else if (status == COMPACT_COMPLETE)
-    compaction_defer(cz, order);
+  else if (sync && status == COMPACT_COMPLETE)
+    compaction_defer(cz, order); /* try_to_compact_pages: prio != COMPACT_PRIO_ASYNC */
   return status;
 }

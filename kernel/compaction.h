@@ -68,10 +68,12 @@ CompactStatus compaction_suitable(const BuddyZone *z, unsigned order, int extfra
  * and adds the pfns examined and the pages moved to *cr. */
 CompactStatus compact_zone(BuddyZone *z, CompactZone *cz, unsigned order, int extfrag_threshold, CompactResult *cr);
 
-/* One zone of try_to_compact_pages: COMPACT_DEFERRED when deferred, else
- * compact_zone, deferring the zone after a failure and resetting the
- * deferral (without an allocation yet) after a success. */
+/* One zone of try_to_compact_pages (mm/compaction.c 6.12):
+ * COMPACT_DEFERRED when deferred (asked at every priority), else
+ * compact_zone, resetting the deferral (without an allocation yet) after a
+ * success and, only when `sync` (a priority other than COMPACT_PRIO_ASYNC),
+ * deferring the zone after a failure. */
 CompactStatus compact_zone_direct(BuddyZone *z, CompactZone *cz, unsigned order, int extfrag_threshold,
-                                  CompactResult *cr);
+                                  gboolean sync, CompactResult *cr);
 
 #endif

@@ -293,7 +293,7 @@ static ScanResult collapse_huge_page(Khugepaged *kh, CollapseControl *cc, KCpu *
   /* alloc_hugepage_khugepaged_gfpmask: GFP_TRANSHUGE (direct compaction)
    * with khugepaged.defrag, else GFP_TRANSHUGE_LIGHT; GFP_TRANSHUGE always
    * for MADV_COLLAPSE. */
-  gboolean compact = cc->is_khugepaged ? kh->defrag : TRUE;
+  CompactMode compact = !cc->is_khugepaged || kh->defrag ? COMPACT_MODE_SYNC : COMPACT_MODE_NONE;
   gboolean got = thp_alloc_nodemask(k, cpu, &where, compact, &hpfn, &compact_cycles);
   if (compact_cycles)
     kernel_stall(k, cpu, compact_cycles);

@@ -32,7 +32,8 @@
  * memory by its lowmem reserve).  A
  * huge allocation that fails may run direct compaction (kernel/compaction.c)
  * on the zones it tried, which migrates the movable background pages, and
- * then tries once more (__alloc_pages_direct_compact).
+ * then tries once more (__alloc_pages_direct_compact): an async pass, then
+ * a second one, sync-light unless __GFP_NORETRY (alloc_after_compaction).
  */
 #include "config.h"
 #include "physmem.h"
@@ -67,8 +68,8 @@ struct PhysMem {
 #define CPUPID_CHUNK_SHIFT 16
 
 static void place_background(PhysMem *pm, double fraction, double movable);
-static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gboolean this_node, uint64_t *pfn,
-                                       CompactResult *cr);
+static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gboolean this_node, CompactMode mode,
+                                       uint64_t *pfn, CompactResult *cr);
 
 static gboolean layout_error(GError **error, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 static gboolean layout_error(GError **error, const char *fmt, ...)
@@ -325,7 +326,7 @@ gboolean physmem_alloc(PhysMem *pm, int node, unsigned order, MigrateType mt, ui
   return FALSE;
 }
 
-gboolean physmem_alloc_huge(PhysMem *pm, int node, unsigned order, gboolean this_node, gboolean compact,
+gboolean physmem_alloc_huge(PhysMem *pm, int node, unsigned order, gboolean this_node, CompactMode mode,
                             uint64_t *pfn, CompactResult *cr)
 {
   g_return_val_if_fail(pm != NULL && pfn != NULL && cr != NULL, FALSE);
@@ -333,7 +334,7 @@ gboolean physmem_alloc_huge(PhysMem *pm, int node, unsigned order, gboolean this
   if (this_node ? physmem_alloc_on(pm, node, order, MT_MOVABLE, pfn)
                 : physmem_alloc(pm, node, order, MT_MOVABLE, pfn))
     return TRUE;
-  return compact && alloc_after_compaction(pm, node, order, this_node, pfn, cr);
+  return mode != COMPACT_MODE_NONE && alloc_after_compaction(pm, node, order, this_node, mode, pfn, cr);
 }
 
 /* The zone holding pfn, or NULL (reserved, or beyond the last node). */
@@ -493,16 +494,20 @@ static void place_background(PhysMem *pm, double fraction, double movable)
     }
 }
 
-/* try_to_compact_pages over the zones the allocation tried, in the same
- * order, stopping at the first that has a block of the order; then, if
- * compaction ran anywhere (not deferred or skipped everywhere: a
- * compact_stall), one more attempt (__alloc_pages_direct_compact). */
-static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gboolean this_node, uint64_t *pfn,
-                                       CompactResult *cr)
+/* __alloc_pages_direct_compact (mm/page_alloc.c 6.12) at one priority:
+ * try_to_compact_pages over the zones the allocation tried, in the same
+ * order, stopping at the first that has a block of the order (a
+ * synchronous pass defers each zone it fails in); then, if compaction ran
+ * anywhere (not deferred or skipped everywhere: a compact_stall), one more
+ * attempt.  Returns try_to_compact_pages's result; *got when the block was
+ * had. */
+static CompactStatus direct_compact(PhysMem *pm, int node, unsigned order, gboolean this_node, gboolean sync,
+                                    uint64_t *pfn, CompactResult *cr, gboolean *got)
 {
   CompactStatus best = COMPACT_SKIPPED;
   int n_nodes = this_node ? 1 : pm->nodes;
   const unsigned *row = topology_order(pm->topo, (unsigned)node); /* row[0] is node itself */
+  *got = FALSE;
   for (int i = 0; i < n_nodes && best != COMPACT_SUCCESS; i++) {
     for (unsigned k = 0; k < G_N_ELEMENTS(zone_try_order); k++) {
       int slot = (int)row[i] * N_ZONE_TYPES + zone_try_order[k];
@@ -510,22 +515,46 @@ static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gb
        * allocation is not worth compacting. */
       if (!pm->zones[slot] || buddy_managed_pages(pm->zones[slot]) < pm->lowmem_reserve[slot] + (UINT64_C(1) << order))
         continue;
-      CompactStatus st = compact_zone_direct(pm->zones[slot], &pm->compact[slot], order, pm->extfrag_threshold, cr);
+      CompactStatus st =
+          compact_zone_direct(pm->zones[slot], &pm->compact[slot], order, pm->extfrag_threshold, sync, cr);
       best = MAX(best, st);
       if (st == COMPACT_SUCCESS)
         break;
     }
   }
   if (best <= COMPACT_DEFERRED)
-    return FALSE;
+    return best;
   cr->ran = TRUE;
+  cr->stalls++;
   if (!(this_node ? physmem_alloc_on(pm, node, order, MT_MOVABLE, pfn)
                   : physmem_alloc(pm, node, order, MT_MOVABLE, pfn)))
-    return FALSE;
+    return best;
   cr->success = TRUE;
+  *got = TRUE;
   BuddyZone *z = zone_of(pm, *pfn);
   compaction_defer_reset(&pm->compact[buddy_node(z) * N_ZONE_TYPES + buddy_zone_type(z)], order, TRUE);
-  return TRUE;
+  return best;
+}
+
+/* The direct compaction of a costly allocation's slow path
+ * (__alloc_pages_slowpath, mm/page_alloc.c 6.12).  First an async pass
+ * (INIT_COMPACT_PRIORITY).  Under __GFP_NORETRY, when that pass was skipped
+ * or deferred everywhere the allocation fails at once; otherwise it stays
+ * async (compact_priority = INIT_COMPACT_PRIORITY).  After direct reclaim
+ * (not modelled: it frees nothing here) the retry compacts once more, async
+ * under __GFP_NORETRY, else at DEF_COMPACT_PRIORITY (sync-light); then
+ * __GFP_NORETRY, or a costly order without __GFP_RETRY_MAYFAIL, ends it. */
+static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gboolean this_node, CompactMode mode,
+                                       uint64_t *pfn, CompactResult *cr)
+{
+  gboolean got;
+  CompactStatus st = direct_compact(pm, node, order, this_node, FALSE, pfn, cr, &got);
+  if (got)
+    return TRUE;
+  if (mode == COMPACT_MODE_ASYNC && (st == COMPACT_SKIPPED || st == COMPACT_DEFERRED))
+    return FALSE;
+  direct_compact(pm, node, order, this_node, mode == COMPACT_MODE_SYNC, pfn, cr, &got);
+  return got;
 }
 
 /* ---- contiguous boot allocations (the ppc64 hashed page table) ---------- */

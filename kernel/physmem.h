@@ -55,16 +55,25 @@ void physmem_release(PhysMem *pm, uint64_t pfn, unsigned order);
 /* What one direct compaction (mm/compaction.c) did, for counters and cost. */
 typedef struct {
   gboolean ran;       /* compaction was tried (compact_stall) */
-  gboolean success;   /* it freed a block of the order (compact_success) */
+  unsigned stalls;    /* __alloc_pages_direct_compact calls that ran it: one compact_stall each */
+  gboolean success;   /* the last of them gave the block (compact_success); the others compact_fail */
   uint64_t scanned;   /* pfns the migrate and free scanners examined */
   uint64_t migrated;  /* 4K pages moved */
 } CompactResult;
 
+/* What direct compaction a costly allocation's slow path may run
+ * (__alloc_pages_slowpath, mm/page_alloc.c 6.12), from its gfp flags. */
+typedef enum {
+  COMPACT_MODE_NONE,  /* no __GFP_DIRECT_RECLAIM (GFP_TRANSHUGE_LIGHT): none */
+  COMPACT_MODE_ASYNC, /* __GFP_NORETRY: async passes only, never a deferral */
+  COMPACT_MODE_SYNC,  /* GFP_TRANSHUGE: async, then sync-light, whose failure defers */
+} CompactMode;
+
 /* A huge (order >= pageblock order) movable allocation: physmem_alloc (or
- * physmem_alloc_on when this_node), and when that fails and `compact` is
- * set, direct compaction of the zones tried, then one more attempt.
- * *cr tells what compaction did (zeroed when it did not run). */
-gboolean physmem_alloc_huge(PhysMem *pm, int node, unsigned order, gboolean this_node, gboolean compact,
+ * physmem_alloc_on when this_node), and when that fails, the direct
+ * compaction `mode` allows of the zones tried, each pass followed by one
+ * more attempt.  *cr tells what compaction did (zeroed when it did not run). */
+gboolean physmem_alloc_huge(PhysMem *pm, int node, unsigned order, gboolean this_node, CompactMode mode,
                             uint64_t *pfn, CompactResult *cr);
 
 

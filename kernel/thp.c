@@ -318,21 +318,24 @@ static void page_free_whole(Kernel *k, ThpPage *p)
 
 /* ---- allocation ------------------------------------------------------------ */
 
-gboolean thp_defrag_compact(const Kernel *k, const Vma *v)
+/* vma_thp_gfp_mask, mm/huge_memory.c 6.12: GFP_TRANSHUGE is
+ * GFP_TRANSHUGE_LIGHT | __GFP_DIRECT_RECLAIM. */
+CompactMode thp_defrag_compact(const Kernel *k, const Vma *v)
 {
   gboolean madvised = v->thp == VMA_THP_HUGEPAGE;
   switch ((ThpDefrag)settings_int(k->s, SET_THP_DEFRAG)) {
   case THP_DEFRAG_ALWAYS:
-    return TRUE; /* GFP_TRANSHUGE (madvised) or with __GFP_NORETRY: both compact */
+    /* GFP_TRANSHUGE | (vma_madvised ? 0 : __GFP_NORETRY) */
+    return madvised ? COMPACT_MODE_SYNC : COMPACT_MODE_ASYNC;
   case THP_DEFRAG_DEFER:
-    return FALSE; /* kswapd and kcompactd are woken; the fault does not wait */
-  case THP_DEFRAG_DEFER_MADVISE:
-  case THP_DEFRAG_MADVISE:
-    return madvised;
+    return COMPACT_MODE_NONE; /* GFP_TRANSHUGE_LIGHT | __GFP_KSWAPD_RECLAIM: the fault does not wait */
+  case THP_DEFRAG_DEFER_MADVISE: /* madvised: __GFP_DIRECT_RECLAIM, else __GFP_KSWAPD_RECLAIM */
+  case THP_DEFRAG_MADVISE:       /* madvised: __GFP_DIRECT_RECLAIM, else nothing */
+    return madvised ? COMPACT_MODE_SYNC : COMPACT_MODE_NONE;
   case THP_DEFRAG_NEVER:
-    return FALSE;
+    return COMPACT_MODE_NONE; /* GFP_TRANSHUGE_LIGHT */
   }
-  return FALSE;
+  return COMPACT_MODE_NONE;
 }
 
 /* Count one direct compaction and charge its work. */
@@ -340,8 +343,10 @@ uint64_t thp_count_compaction(Kernel *k, KCpu *cpu, const CompactResult *cr)
 {
   if (!cr->ran)
     return 0;
-  cpu->ctr->c[CTR_COMPACT_STALL]++;
-  cpu->ctr->c[cr->success ? CTR_COMPACT_SUCCESS : CTR_COMPACT_FAIL]++;
+  /* __alloc_pages_direct_compact counts each call that ran compaction. */
+  cpu->ctr->c[CTR_COMPACT_STALL] += cr->stalls;
+  cpu->ctr->c[CTR_COMPACT_SUCCESS] += cr->success ? 1 : 0;
+  cpu->ctr->c[CTR_COMPACT_FAIL] += cr->stalls - (cr->success ? 1 : 0);
   cpu->ctr->c[CTR_COMPACT_MIGRATED] += cr->migrated;
   uint64_t c = kernel_ns_to_cycles(k, (double)cr->scanned * k->compact_scan_ns +
                                           (double)cr->migrated * k->compact_migrate_ns);
@@ -357,7 +362,7 @@ static void count_compaction(Kernel *k, KCpu *cpu, const CompactResult *cr, uint
 /* __alloc_pages with a node mask: the allowed nodes in their order, then,
  * when `compact`, each compacted in turn (the slow path's direct compaction
  * of the zonelist, limited to the mask). */
-static gboolean alloc_masked(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, gboolean compact,
+static gboolean alloc_masked(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, CompactMode compact,
                              uint64_t *pfn, uint64_t *cycles)
 {
   int nodes[64];
@@ -365,9 +370,9 @@ static gboolean alloc_masked(Kernel *k, KCpu *cpu, const MemPlacement *p, unsign
   for (unsigned i = 0; i < n; i++)
     if (physmem_alloc_on(k->pm, nodes[i], order, MT_MOVABLE, pfn))
       return TRUE;
-  for (unsigned i = 0; compact && i < n; i++) {
+  for (unsigned i = 0; compact != COMPACT_MODE_NONE && i < n; i++) {
     CompactResult cr;
-    gboolean ok = physmem_alloc_huge(k->pm, nodes[i], order, TRUE, TRUE, pfn, &cr);
+    gboolean ok = physmem_alloc_huge(k->pm, nodes[i], order, TRUE, compact, pfn, &cr);
     count_compaction(k, cpu, &cr, cycles);
     if (ok)
       return TRUE;
@@ -383,7 +388,7 @@ static gboolean alloc_masked(Kernel *k, KCpu *cpu, const MemPlacement *p, unsign
  * (alloc_pages_preferred_many) tries its nodes without compaction, then
  * every node the standard way.  *got is the placement the page is counted
  * against. */
-static gboolean alloc_once(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, gboolean compact,
+static gboolean alloc_once(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, CompactMode compact,
                            uint64_t *pfn, uint64_t *cycles, MemPlacement *got)
 {
   CompactResult cr;
@@ -391,13 +396,14 @@ static gboolean alloc_once(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned
   *got = *p;
   if (p->then_any) {
     got->then_any = FALSE;
-    if (alloc_masked(k, cpu, got, order, FALSE, pfn, cycles))
+    if (alloc_masked(k, cpu, got, order, COMPACT_MODE_NONE, pfn, cycles))
       return TRUE;
     mempolicy_then_any(k, p, got);
   } else if (order == k->pmd_order && !p->interleaved && p->node == p->from) {
-    ok = physmem_alloc_huge(k->pm, p->node, order, TRUE, compact, pfn, &cr);
+    /* gfp | __GFP_THISNODE | __GFP_NORETRY: async compaction at most */
+    ok = physmem_alloc_huge(k->pm, p->node, order, TRUE, MIN(compact, COMPACT_MODE_ASYNC), pfn, &cr);
     count_compaction(k, cpu, &cr, cycles);
-    if (ok || !compact)
+    if (ok || compact == COMPACT_MODE_NONE)
       return ok;
   }
   if (got->allowed != (UINT64_MAX >> (64 - physmem_nodes(k->pm))))
@@ -407,7 +413,7 @@ static gboolean alloc_once(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned
   return ok;
 }
 
-gboolean thp_alloc_order(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, gboolean compact,
+gboolean thp_alloc_order(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, CompactMode compact,
                          uint64_t *pfn, uint64_t *cycles)
 {
   MemPlacement got;
@@ -419,12 +425,12 @@ gboolean thp_alloc_order(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned o
   return ok;
 }
 
-gboolean thp_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn, uint64_t *cycles)
+gboolean thp_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, CompactMode compact, uint64_t *pfn, uint64_t *cycles)
 {
   return thp_alloc_order(k, cpu, p, k->pmd_order, compact, pfn, cycles);
 }
 
-gboolean thp_alloc_nodemask(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
+gboolean thp_alloc_nodemask(Kernel *k, KCpu *cpu, const MemPlacement *p, CompactMode compact, uint64_t *pfn,
                             uint64_t *cycles)
 {
   gboolean ok = alloc_masked(k, cpu, p, k->pmd_order, compact, pfn, cycles);

@@ -160,37 +160,41 @@ ThpState *thp_state_new(void);
 /* Frees the bookkeeping, not the pages (the kernel frees physical memory). */
 void thp_state_free(ThpState *ts);
 
-/* The defrag table (thp.defrag, mmu-facts 4; vma_thp_gfp_mask): may a fault
- * in v compact memory directly?  always: yes; defer: no; defer+madvise and
- * madvise: only in a MADV_HUGEPAGE VMA; never: no. */
-gboolean thp_defrag_compact(const Kernel *k, const Vma *v);
+/* The defrag table (thp.defrag, mmu-facts 4; vma_thp_gfp_mask, 6.12): how
+ * may a fault in v compact memory directly?  always: async then sync-light
+ * in a MADV_HUGEPAGE VMA (GFP_TRANSHUGE), async only elsewhere
+ * (__GFP_NORETRY); defer+madvise and madvise: async then sync-light in a
+ * MADV_HUGEPAGE VMA, not at all elsewhere; defer and never: not at all. */
+CompactMode thp_defrag_compact(const Kernel *k, const Vma *v);
 
 /* Allocate an order-9 page for a fault on `cpu`, placed by the memory
  * policy (mempolicy_place at the PMD order; kernel/mempolicy.h), as
  * alloc_pages_mpol does: unless the policy interleaves or binds to nodes
  * without the faulting CPU's, first from its node alone (__GFP_THISNODE |
- * __GFP_NORETRY), and only when `compact` on; then from the nodes the
- * policy allows, nearest first, with direct compaction when `compact`.
+ * __GFP_NORETRY: async compaction at most), and only when `compact` allows
+ * compaction on; then from the nodes the policy allows, nearest first, with
+ * the direct compaction `compact` allows.
  * When that fails and the deferred split queue holds pages, the queue is
  * processed (the shrinker that reclaim would run) and the allocation tried
  * once more.  Compaction is counted (compact_*) and its cost added to
  * *cycles and compact_cycles; the allocation counts numa_hit or numa_miss. */
 typedef struct MemPlacement MemPlacement;
-gboolean thp_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn, uint64_t *cycles);
+gboolean thp_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, CompactMode compact, uint64_t *pfn, uint64_t *cycles);
 /* The same at any order of 4K frames (vma_alloc_folio of an mTHP order:
  * the node-alone first try is the PMD order's only). */
-gboolean thp_alloc_order(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, gboolean compact,
+gboolean thp_alloc_order(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned order, CompactMode compact,
                          uint64_t *pfn, uint64_t *cycles);
 /* __folio_alloc(gfp, HPAGE_PMD_ORDER, p->node, nodemask) as khugepaged and
  * MADV_COLLAPSE call it (alloc_charge_folio, mm/khugepaged.c 6.12): p->node
  * first, then the nodes of p->allowed nearest to p->from, then, when
- * `compact` (GFP_TRANSHUGE), the direct compaction of each in the same
+ * `compact` allows (GFP_TRANSHUGE: COMPACT_MODE_SYNC), the direct compaction of each in the same
  * order.  No __GFP_THISNODE, no first try of p->node alone.  Counts
  * numa_hit / numa_miss against p->node and the compaction (*cycles). */
-gboolean thp_alloc_nodemask(Kernel *k, KCpu *cpu, const MemPlacement *p, gboolean compact, uint64_t *pfn,
+gboolean thp_alloc_nodemask(Kernel *k, KCpu *cpu, const MemPlacement *p, CompactMode compact, uint64_t *pfn,
                             uint64_t *cycles);
 
-/* Count what one direct compaction did (compact_stall, _success or _fail,
+/* Count what one allocation's direct compaction did (a compact_stall per
+ * pass that ran, each _fail but a last _success,
  * _migrated, _cycles) on `cpu` and return its cost in cycles:
  * scanned * compact.scan_page_ns + migrated * (compact.migrate_page_ns +
  * copying 4K at mem.copy_hot_bytes_per_ns).  0 when it did not run. */

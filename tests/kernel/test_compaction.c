@@ -166,11 +166,36 @@ START_TEST(test_unmovable_pages_defeat_compaction)
   ck_assert_uint_eq(buddy_free_blocks(z, 9), 0);
   ck_assert_uint_eq(cz.migrate_pfn, 0);
   ck_assert_uint_eq(cz.free_end_pfn, 4096);
-  /* Through compact_zone_direct the failure defers the zone. */
+  /* Through compact_zone_direct a synchronous failure defers the zone. */
   CompactResult cr2 = { 0 };
-  ck_assert_int_eq(compact_zone_direct(z, &cz, 9, 500, &cr2), COMPACT_COMPLETE);
-  ck_assert_int_eq(compact_zone_direct(z, &cz, 9, 500, &cr2), COMPACT_DEFERRED);
-  ck_assert_int_eq(compact_zone_direct(z, &cz, 9, 500, &cr2), COMPACT_COMPLETE);
+  ck_assert_int_eq(compact_zone_direct(z, &cz, 9, 500, TRUE, &cr2), COMPACT_COMPLETE);
+  ck_assert_int_eq(compact_zone_direct(z, &cz, 9, 500, TRUE, &cr2), COMPACT_DEFERRED);
+  ck_assert_int_eq(compact_zone_direct(z, &cz, 9, 500, TRUE, &cr2), COMPACT_COMPLETE);
+  assert_valid(z);
+}
+END_TEST
+
+/* try_to_compact_pages (mm/compaction.c 6.12) calls defer_compaction only
+ * when prio != COMPACT_PRIO_ASYNC: async passes that fail, however many,
+ * never defer the zone, though each asks compaction_deferred (and so counts
+ * as an attempt); the first sync-light failure does. */
+START_TEST(test_async_failure_does_not_defer)
+{
+  g_autoptr(BuddyZone) z = pinned_zone(8, MT_UNMOVABLE);
+  CompactZone cz;
+  compact_zone_init(&cz, z);
+  CompactResult cr = { 0 };
+  for (unsigned i = 0; i < 10; i++)
+    ck_assert_int_eq(compact_zone_direct(z, &cz, 9, 500, FALSE, &cr), COMPACT_COMPLETE);
+  ck_assert_uint_eq(cz.defer_shift, 0);
+  ck_assert_uint_eq(cz.considered, 1);
+  ck_assert_uint_eq(cr.scanned, 10 * 8);
+  ck_assert_int_eq(compact_zone_direct(z, &cz, 9, 500, TRUE, &cr), COMPACT_COMPLETE);
+  ck_assert_uint_eq(cz.defer_shift, 1);
+  /* Deferred now for async and sync passes alike. */
+  ck_assert_int_eq(compact_zone_direct(z, &cz, 9, 500, FALSE, &cr), COMPACT_DEFERRED);
+  ck_assert_int_eq(compact_zone_direct(z, &cz, 9, 500, FALSE, &cr), COMPACT_COMPLETE);
+  ck_assert_uint_eq(cz.defer_shift, 1);
   assert_valid(z);
 }
 END_TEST
@@ -259,6 +284,7 @@ static Suite *compaction_suite(void)
   tcase_add_test(tc, test_scanners_move_one_page_per_pageblock);
   tcase_add_test(tc, test_free_scanner_passes_unmovable_pageblocks);
   tcase_add_test(tc, test_unmovable_pages_defeat_compaction);
+  tcase_add_test(tc, test_async_failure_does_not_defer);
   tcase_add_test(tc, test_workload_pages_pin_their_pageblock);
   tcase_add_test(tc, test_compaction_until_the_scanners_meet);
   suite_add_tcase(s, tc);

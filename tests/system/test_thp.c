@@ -318,12 +318,19 @@ START_TEST(test_fallback_when_no_order9)
 }
 END_TEST
 
+/* vma_thp_gfp_mask (mm/huge_memory.c 6.12): __GFP_NORETRY (async only)
+ * for a plain VMA under always, GFP_TRANSHUGE (async then sync-light) for a
+ * madvised one under always, defer+madvise and madvise, else no direct
+ * compaction. */
 static const struct {
   const char *defrag;
-  gboolean plain, madvised; /* compact for a plain VMA, for a MADV_HUGEPAGE one */
+  CompactMode plain, madvised; /* compaction for a plain VMA, for a MADV_HUGEPAGE one */
 } defrag_cases[] = {
-  { "always", TRUE, TRUE },   { "defer", FALSE, FALSE }, { "defer+madvise", FALSE, TRUE },
-  { "madvise", FALSE, TRUE }, { "never", FALSE, FALSE },
+  { "always", COMPACT_MODE_ASYNC, COMPACT_MODE_SYNC },
+  { "defer", COMPACT_MODE_NONE, COMPACT_MODE_NONE },
+  { "defer+madvise", COMPACT_MODE_NONE, COMPACT_MODE_SYNC },
+  { "madvise", COMPACT_MODE_NONE, COMPACT_MODE_SYNC },
+  { "never", COMPACT_MODE_NONE, COMPACT_MODE_NONE },
 };
 
 START_TEST(test_defrag_table)
@@ -337,6 +344,46 @@ START_TEST(test_defrag_table)
   ck_assert_int_eq(thp_defrag_compact(m->k, &plain), defrag_cases[_i].plain);
   ck_assert_int_eq(thp_defrag_compact(m->k, &madv), defrag_cases[_i].madvised);
   machine_free(m);
+}
+END_TEST
+
+/* Faults where compaction cannot help (every pageblock holds an unmovable
+ * background page) under thp.defrag=always: in a plain VMA the fault's
+ * gfp has __GFP_NORETRY (vma_thp_gfp_mask), so each of alloc_pages_mpol's
+ * two allocations (its node alone, then the zonelist) runs async passes
+ * only, two each (__alloc_pages_slowpath 6.12: a failed first async pass
+ * is followed by another at INIT_COMPACT_PRIORITY), and a failed async pass
+ * never defers (try_to_compact_pages): every fault stalls four times.  In a
+ * MADV_HUGEPAGE VMA (GFP_TRANSHUGE) the zonelist allocation goes on to
+ * sync-light, whose failure defers the zone: later faults are mostly
+ * deferred.  (An 8G node: the lowmem reserve keeps the DMA zone out.) */
+static uint64_t failed_fault_stalls(gboolean madvised, uint64_t *fallbacks)
+{
+  const char *sets[] = { "thp.defrag=always", "machine.mem_per_node=8G", "mem.fragmentation=1",
+                         "mem.fragmentation_movable=0", NULL };
+  Machine *m = thp_machine(sets);
+  Thread *t = fixture_thread(m, 1);
+  fixture_syscall(m, t, REC_MMAP, BASE, 64 * MB, PROT_R | PROT_W, 0);
+  if (madvised)
+    fixture_syscall(m, t, REC_MADVISE, BASE, 64 * MB, ADV_HUGEPAGE, 0);
+  for (uint64_t a = BASE; a < BASE + 64 * MB; a += 2 * MB)
+    ck_assert_int_eq(fixture_fault(m, t, a, ACC_STORE, NULL), FAULT_MAPPED);
+  *fallbacks = fixture_cpu0_ctr(m, CTR_THP_FAULT_FALLBACK);
+  ck_assert_uint_eq(*fallbacks, 32);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_COMPACT_SUCCESS), 0);
+  uint64_t stalls = fixture_cpu0_ctr(m, CTR_COMPACT_STALL);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_COMPACT_FAIL), stalls);
+  machine_free(m);
+  return stalls;
+}
+
+START_TEST(test_noretry_fault_never_defers)
+{
+  uint64_t fallbacks;
+  uint64_t stalls = failed_fault_stalls(FALSE, &fallbacks);
+  ck_assert_uint_eq(stalls, 4 * fallbacks);
+  stalls = failed_fault_stalls(TRUE, &fallbacks);
+  ck_assert_uint_lt(stalls, fallbacks);
 }
 END_TEST
 
@@ -821,6 +868,7 @@ static Suite *thp_suite(void)
   tcase_add_test(tc, test_huge_zero_write_fallback_splits);
   tcase_add_test(tc, test_fallback_when_no_order9);
   tcase_add_loop_test(tc, test_defrag_table, 0, G_N_ELEMENTS(defrag_cases));
+  tcase_add_test(tc, test_noretry_fault_never_defers);
   tcase_add_test(tc, test_translation_through_huge_pmd);
   tcase_add_test(tc, test_touch_bitmap);
   tcase_add_test(tc, test_touch_from_accesses);
