@@ -305,6 +305,10 @@ static int cmd_run(int argc, char **argv)
     g_autofree char *what = run_outcome_no_accesses(&spec, &res);
     fprintf(stderr, "mmusim: warning: %s: every counter of the report is zero\n", what);
   }
+  if (res.all_fatal) {
+    g_autofree char *what = run_outcome_all_fatal(&res);
+    fprintf(stderr, "mmusim: warning: %s\n", what);
+  }
   if (res.oom) {
     gboolean killer = strcmp(settings_str(res.settings, SET_MEM_OOM_POLICY), "kill") == 0;
     fprintf(stderr, "mmusim: simulated machine ran out of memory after %" G_GUINT64_FORMAT " records%s; give it more "

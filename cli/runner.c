@@ -82,6 +82,9 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
       Counters all; /* the whole input, not only the counted region */
       machine_counters(m, &all);
       out->no_accesses = all.c[CTR_ACCESSES] == 0;
+      out->all_fatal = all.c[CTR_ACCESSES] > 0 && all.c[CTR_SEGV] >= all.c[CTR_ACCESSES];
+      out->fatal_accesses = all.c[CTR_SEGV];
+      out->hugetlb_empty = all.c[CTR_HUGETLB_ALLOC_FAIL];
     }
     machine_free(m);
     g_free(out->oom_kills); /* the last repeat's are kept */
@@ -160,6 +163,19 @@ void run_outcome_warn_warmup(const RunOutcome *out, const char *who, const char 
   fprintf(stderr, "mmusim: warning: %s: %s %" G_GUINT64_FORMAT " is more than the %" G_GUINT64_FORMAT
                   " accesses of the counted region, so nothing was counted; give a smaller %s\n",
           who, option, warmup, out->warmup_seen, option);
+}
+
+char *run_outcome_all_fatal(const RunOutcome *out)
+{
+  GString *s = g_string_new(NULL);
+  g_string_printf(s, "every memory access of %s faulted fatally (%" G_GUINT64_FORMAT " SIGSEGV or SIGBUS): "
+                  "the program would have died at its first, and the report describes no run",
+                  out->workload ? out->workload : "the input", out->fatal_accesses);
+  if (out->hugetlb_empty)
+    g_string_append_printf(s, "; %" G_GUINT64_FORMAT " hugetlb faults found the pool empty: reserve huge pages "
+                           "(-s hugetlb.nr_hugepages=N, as /proc/sys/vm/nr_hugepages) or back it with backing=anon",
+                           out->hugetlb_empty);
+  return g_string_free(s, FALSE);
 }
 
 char *run_outcome_no_accesses(const RunSpec *spec, const RunOutcome *out)

@@ -86,6 +86,11 @@ typedef struct {
   /* The input held no memory access at all (an empty trace, one of
    * mappings only): the counters are all zero and say nothing. */
   gboolean no_accesses;
+  /* Every access of the input raised SIGSEGV or SIGBUS (fatal_accesses of
+   * them; hugetlb_empty of those found the hugetlb pool empty): a program
+   * that would have died at its first. */
+  gboolean all_fatal;
+  uint64_t fatal_accesses, hugetlb_empty;
 } RunOutcome;
 
 /* The settings of spec: preset, then the pairs in order (origin spec->set_origin or "-s"). */
@@ -113,5 +118,8 @@ void run_outcome_warn_warmup(const RunOutcome *out, const char *who, const char 
 /* What an outcome with no_accesses says: "trace FILE holds no memory
  * accesses" (or the workload's description), newly allocated. */
 char *run_outcome_no_accesses(const RunSpec *spec, const RunOutcome *out);
+/* What an outcome with all_fatal says, with the fix when the hugetlb pool
+ * was empty. */
+char *run_outcome_all_fatal(const RunOutcome *out);
 
 #endif

@@ -207,8 +207,8 @@ static void run_one(gpointer data, gpointer user)
   gboolean ok = runner_run(&spec, &out, &err);
   if (j->shared)
     shared_trace_leave(j->shared, j->idx);
-  if (ok && out.no_accesses) { /* all zero: failed, not a result to compare */
-    g_autofree char *what = run_outcome_no_accesses(&spec, &out);
+  if (ok && (out.no_accesses || out.all_fatal)) { /* all zero, or all fatal: failed, not a result to compare */
+    g_autofree char *what = out.no_accesses ? run_outcome_no_accesses(&spec, &out) : run_outcome_all_fatal(&out);
     g_set_error(&err, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, "%s", what);
     ok = FALSE;
   }
