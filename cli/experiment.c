@@ -13,9 +13,7 @@
 #define EXP_GROUP "experiment"
 #define EXP_ID_DIGITS 12
 
-static gboolean exp_error(GError **error, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-
-static gboolean exp_error(GError **error, const char *path, const char *fmt, ...)
+gboolean exp_error(GError **error, const char *path, const char *fmt, ...)
 {
   va_list ap;
   va_start(ap, fmt);

@@ -82,4 +82,8 @@ gboolean experiment_check_inputs(const Experiment *e, GError **error);
 void experiment_free(Experiment *e);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Experiment, experiment_free)
 
+/* Bad input in the file at `path`: *error says "PATH: message" (exit 2);
+ * returns FALSE.  Experiment files and sweep result files use it. */
+gboolean exp_error(GError **error, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+
 #endif

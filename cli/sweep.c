@@ -61,18 +61,6 @@ static char *result_path(const Sweep *sw, const ExpConfig *c)
   return g_build_filename(sw->dir, "results", name, NULL);
 }
 
-static gboolean bad_result(GError **error, const char *path, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-
-static gboolean bad_result(GError **error, const char *path, const char *fmt, ...)
-{
-  va_list ap;
-  va_start(ap, fmt);
-  g_autofree char *msg = g_strdup_vprintf(fmt, ap);
-  va_end(ap);
-  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, "%s: %s", path, msg);
-  return FALSE;
-}
-
 static gboolean is_number(JsonNode *n)
 {
   if (!n || !JSON_NODE_HOLDS_VALUE(n))
@@ -87,16 +75,16 @@ static gboolean check_numbers(JsonObject *o, const char *path, const char *group
 {
   JsonNode *g = json_object_get_member(o, group);
   if (!g)
-    return !required || bad_result(error, path, "no \"%s\" object", group);
+    return !required || exp_error(error, path, "no \"%s\" object", group);
   if (!JSON_NODE_HOLDS_OBJECT(g))
-    return bad_result(error, path, "\"%s\" is not an object of counters", group);
+    return exp_error(error, path, "\"%s\" is not an object of counters", group);
   JsonObjectIter it;
   const char *name;
   JsonNode *v;
   json_object_iter_init(&it, json_node_get_object(g));
   while (json_object_iter_next(&it, &name, &v))
     if (!is_number(v))
-      return bad_result(error, path, "\"%s\".\"%s\" is not a number", group, name);
+      return exp_error(error, path, "\"%s\".\"%s\" is not a number", group, name);
   return TRUE;
 }
 
@@ -106,17 +94,17 @@ static gboolean check_numbers(JsonObject *o, const char *path, const char *group
 static gboolean check_result(JsonNode *root, const char *path, const ExpConfig *c, GError **error)
 {
   if (!root || !JSON_NODE_HOLDS_OBJECT(root))
-    return bad_result(error, path, "not a JSON object");
+    return exp_error(error, path, "not a JSON object");
   JsonObject *o = json_node_get_object(root);
   JsonNode *id = json_object_get_member(o, "id");
   if (!id || !JSON_NODE_HOLDS_VALUE(id) || json_node_get_value_type(id) != G_TYPE_STRING)
-    return bad_result(error, path, "no \"id\" string");
+    return exp_error(error, path, "no \"id\" string");
   if (strcmp(json_node_get_string(id), c->id) != 0)
-    return bad_result(error, path, "\"id\" is %s, not %s (the configuration %s)", json_node_get_string(id), c->id,
+    return exp_error(error, path, "\"id\" is %s, not %s (the configuration %s)", json_node_get_string(id), c->id,
                       c->label);
   JsonNode *oom = json_object_get_member(o, "oom");
   if (!oom || !JSON_NODE_HOLDS_VALUE(oom) || json_node_get_value_type(oom) != G_TYPE_BOOLEAN)
-    return bad_result(error, path, "\"oom\" is not true or false");
+    return exp_error(error, path, "\"oom\" is not true or false");
   return check_numbers(o, path, "counters", TRUE, error) && check_numbers(o, path, "stddev", FALSE, error);
 }
 
@@ -133,7 +121,7 @@ static JsonNode *load_result(const Sweep *sw, const ExpConfig *c, GError **error
   gsize len = 0;
   if (!settings_read_file(path, "result file", MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, &data, &len, &err) ||
       !json_parser_load_from_data(p, data, (gssize)len, &err)) {
-    bad_result(error, path, "%s", err->message);
+    exp_error(error, path, "%s", err->message);
     g_error_free(err);
     return NULL;
   }
