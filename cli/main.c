@@ -29,6 +29,7 @@
 #include "runner.h"
 #include "settings.h"
 #include "sweep.h"
+#include "compress_out.h"
 #include "insnwriter.h"
 #include "lackey.h"
 #include "mtr.h"
@@ -718,21 +719,6 @@ static gboolean has_suffix_mtr(const char *path)
   return g_str_has_suffix(path, ".mtr");
 }
 
-/* The name OUT would have if it were a compressed file, which convert does
- * not write, else NULL: such a file would otherwise get an uncompressed
- * trace under a name that promises something else. */
-static const char *unwritable_format(const char *path)
-{
-  static const struct { const char *suffix, *what; } formats[] = {
-    { ".xz", "an xz-compressed file" }, { ".gz", "a gzip-compressed file" }, { ".zst", "a zstd-compressed file" },
-    { ".bz2", "a bzip2-compressed file" },
-  };
-  for (unsigned i = 0; i < G_N_ELEMENTS(formats); i++)
-    if (g_str_has_suffix(path, formats[i].suffix))
-      return formats[i].what;
-  return NULL;
-}
-
 /* The instruction trace format OUT's name asks for; FALSE for text or .mtr. */
 static gboolean insn_format_of(const char *path, InsnWriterFormat *format)
 {
@@ -752,12 +738,19 @@ static gboolean insn_format_of(const char *path, InsnWriterFormat *format)
 static int convert_to(TraceSource *src, const char *in_name, const char *in_format, const char *out_path)
 {
   GError *err = NULL;
-  const char *what = unwritable_format(out_path);
-  if (what) {
-    fprintf(stderr, "mmusim: trace convert: '%s' names %s, which convert does not write: it writes text (any other "
-                    "name, '-' for standard output), .mtr, .lackey, .champsim or .champsimtrace; to compress, pipe "
-                    "text: mmusim trace convert IN - | xz > OUT.xz, or compress OUT after convert: xz OUT\n",
-            out_path, what);
+  size_t inner_len;
+  gboolean bz2;
+  InputCompression kind = compress_out_kind(out_path, &inner_len, &bz2);
+  g_autofree char *inner = g_strndup(out_path, inner_len); /* the name that says the format */
+  if (bz2) {
+    fprintf(stderr, "mmusim: trace convert: '%s' names a bzip2-compressed file, which convert does not write (nor "
+                    "read): name it .xz, .gz or .zst, or pipe text: mmusim trace convert IN - | bzip2 > OUT.bz2\n",
+            out_path);
+    return 2;
+  }
+  if (kind != INPUT_PLAIN && has_suffix_mtr(inner)) {
+    fprintf(stderr, "mmusim: trace convert: '%s': an .mtr is compressed inside (zstd blocks, and its index needs a "
+                    "file it can seek); name it %s\n", out_path, inner);
     return 2;
   }
   g_autofree TraceBatch *batch = g_new(TraceBatch, 1);
@@ -788,11 +781,11 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
       return fail(err);
     return 0;
   }
-  OutFile *of = out_file_open(out_path, &err);
+  CompressOut *of = compress_out_open(out_path, kind, &err);
   if (!of)
     return fail(err);
   InsnWriterFormat insn_format;
-  gboolean insn = insn_format_of(out_path, &insn_format);
+  gboolean insn = insn_format_of(inner, &insn_format);
   GString *out = g_string_new(NULL);
   InsnWriter iw;
   TextWriter tw;
@@ -816,17 +809,17 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
         text_writer_write(&tw, &batch->rec[i], out);
     }
     if (out->len > (1u << 20)) {
-      if (!out_file_write(of, out->str, out->len, &err))
+      if (!compress_out_write(of, out->str, out->len, &err))
         break;
       g_string_truncate(out, 0);
     }
   }
   if (!err && insn)
     insn_writer_finish(&iw, out);
-  if (err || !out_file_write(of, out->str, out->len, &err)) {
+  if (err || !compress_out_write(of, out->str, out->len, &err)) {
     /* Bad input or a full disk half way: no half file is left. */
     g_string_free(out, TRUE);
-    out_file_abort(of);
+    compress_out_abort(of);
     return fail(err);
   }
   g_string_free(out, TRUE);
@@ -838,7 +831,7 @@ static int convert_to(TraceSource *src, const char *in_name, const char *in_form
     fprintf(stderr, "mmusim: trace convert: note: dropped %" G_GUINT64_FORMAT " access%s to address 0, which ChampSim "
                     "cannot hold (0 marks an unused operand); their instructions stay\n", insn_writer_dropped_zero(&iw),
             insn_writer_dropped_zero(&iw) == 1 ? "" : "es");
-  if (!out_file_commit(of, &err))
+  if (!compress_out_commit(of, &err))
     rc = fail(err);
   return rc;
 }
@@ -872,7 +865,8 @@ static int cmd_trace(int argc, char **argv)
     "info     counts per record type, per thread, footprint and regions touched\n"
     "convert  any readable format to text ('-' is standard output), or by OUT's ending to .mtr, to lackey\n"
     "         (.lackey) or to ChampSim (.champsim, .champsimtrace); lackey and ChampSim keep the accesses and\n"
-    "         instructions and drop mappings, threads and roi marks; compressed OUT is refused: pipe text\n"
+    "         instructions and drop mappings, threads and roi marks; OUT ending .gz, .xz or .zst is written\n"
+    "         compressed (gzip -6, xz -6, zstd -3), the format named by the rest of its name\n"
     "head     the first records as text lines");
   GError *err = NULL;
   int rc;

@@ -9,6 +9,7 @@
 #    the lackey text of the same run piped into `mmusim run -t - -f lackey`,
 #    and the .mtr is much smaller than that text (skipped without valgrind);
 #  - conversion to lackey and ChampSim keeps loads, stores and instructions;
+#  - compressed conversion (.gz, .xz, .zst) is what gzip, xz and zstd read;
 #  - `trace head --from` on .mtr starts where the full listing has it;
 #  - every command's --help is its usage, on standard output, exit status 0.
 set -u
@@ -130,9 +131,28 @@ if "$MMUSIM" trace convert "$lk" "$tmp/tiny.txt" && "$MMUSIM" trace convert "$tm
 else
   bad "convert $lk to lackey and ChampSim"
 fi
-# Compressed output stays refused, with the pipe to use instead.
-msg=$("$MMUSIM" trace convert "$lk" "$tmp/x.lackey.gz" 2>&1); rc=$?
-case "$rc:$msg" in "2:"*"gzip-compressed"*"| xz"*) ok ;; *) bad "convert to .lackey.gz: exit $rc, '$msg'" ;; esac
+# Compressed output: OUT.gz/.xz/.zst is the format its inner name says,
+# compressed so that the tools themselves read it back byte for byte, and
+# mmusim replays it to the plain file's counters.
+for z in gz xz zst; do
+  case $z in gz) unz="gzip -dc" ;; xz) unz="xz -dc" ;; zst) unz="zstd -qdc" ;; esac
+  for f in txt lackey champsimtrace; do
+    if ! "$MMUSIM" trace convert "$lk" "$tmp/c.$f" || ! "$MMUSIM" trace convert "$lk" "$tmp/c.$f.$z"; then
+      bad "convert to .$f.$z"
+      continue
+    fi
+    if command -v "${unz%% *}" >/dev/null 2>&1; then
+      if $unz "$tmp/c.$f.$z" | cmp -s - "$tmp/c.$f"; then ok; else bad ".$f.$z does not decompress to .$f"; fi
+    fi
+    if [ "$(counters -t "$tmp/c.$f")" = "$(counters -t "$tmp/c.$f.$z")" ]; then ok; else bad ".$f.$z replays differently"; fi
+  done
+done
+# What cannot be written is refused before anything is read, and nothing is left.
+msg=$("$MMUSIM" trace convert "$lk" "$tmp/x.lackey.bz2" 2>&1); rc=$?
+case "$rc:$msg" in "2:"*"bzip2"*".xz, .gz or .zst"*) ok ;; *) bad "convert to .bz2: exit $rc, '$msg'" ;; esac
+msg=$("$MMUSIM" trace convert "$lk" "$tmp/x.mtr.zst" 2>&1); rc=$?
+case "$rc:$msg" in "2:"*"name it $tmp/x.mtr"*) ok ;; *) bad "convert to .mtr.zst: exit $rc, '$msg'" ;; esac
+if ls "$tmp"/x.* >/dev/null 2>&1; then bad "a refused conversion left $(ls "$tmp"/x.*)"; else ok; fi
 
 # The golden cases pin a generator and its committed .mtr copy: the two
 # expected reports differ in the name of the input only.
