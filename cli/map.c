@@ -50,8 +50,7 @@ const char *__lsan_default_options(void)
 #define MAP_GAP_W 36.0         /* the compressed gap between two VMAs */
 /* A process with more regions than this is drawn compact: narrow boxes,
  * only the first of each row labelled (with its start), narrow gaps; its
- * <desc> still lists every region.  Labels are glyphs, the bulk of the
- * file: 2000 labelled regions would take 7 MB, compact ones 2 MB. */
+ * <desc> still lists every region, and the picture stays readable. */
 #define MAP_LABEL_MAX 200
 #define MAP_COMPACT_BOX_MIN_W 20.0
 #define MAP_COMPACT_GAP_W 8.0
@@ -300,11 +299,35 @@ static char *map_text_safe(const char *text)
   return s;
 }
 
+/* Text is written as SVG <text> elements, not drawn: cairo's SVG surface
+ * draws every glyph as an outline, which a reader can neither select nor
+ * search, a screen reader cannot read, and which was the bulk of the file.
+ * The cairo context still measures the text (cairo_text_extents, for the
+ * layout) and holds the font, size and colour of the next text_at(); the
+ * elements collect in a GString attached to it and go in after cairo's
+ * drawing, so they lie on top of the boxes. */
+static const cairo_user_data_key_t map_text_key;
+
 static void text_at(cairo_t *cr, double x, double y, const char *s)
 {
+  GString *out = cairo_get_user_data(cr, &map_text_key);
   g_autofree char *safe = map_text_safe(s); /* a cut label too may end mid-character */
-  cairo_move_to(cr, x, y);
-  cairo_show_text(cr, safe);
+  g_autofree char *esc = g_markup_escape_text(safe, -1);
+  cairo_font_face_t *face = cairo_get_font_face(cr);
+  const char *family = cairo_font_face_get_type(face) == CAIRO_FONT_TYPE_TOY ? cairo_toy_font_face_get_family(face)
+                                                                             : "sans-serif";
+  gboolean bold = cairo_font_face_get_type(face) == CAIRO_FONT_TYPE_TOY &&
+                  cairo_toy_font_face_get_weight(face) == CAIRO_FONT_WEIGHT_BOLD;
+  cairo_matrix_t fm;
+  cairo_get_font_matrix(cr, &fm);
+  double r = 0, g = 0, b = 0, a = 1;
+  cairo_pattern_get_rgba(cairo_get_source(cr), &r, &g, &b, &a);
+  char xs[G_ASCII_DTOSTR_BUF_SIZE], ys[G_ASCII_DTOSTR_BUF_SIZE], fs[G_ASCII_DTOSTR_BUF_SIZE];
+  g_string_append_printf(out, "<text x=\"%s\" y=\"%s\" font-family=\"%s\" font-size=\"%s\"%s fill=\"#%02x%02x%02x\""
+                              " xml:space=\"preserve\">%s</text>\n",
+                         g_ascii_formatd(xs, sizeof xs, "%.2f", x), g_ascii_formatd(ys, sizeof ys, "%.2f", y), family,
+                         g_ascii_formatd(fs, sizeof fs, "%.4g", fm.xx), bold ? " font-weight=\"bold\"" : "",
+                         (unsigned)lround(r * 255), (unsigned)lround(g * 255), (unsigned)lround(b * 255), esc);
 }
 
 /* The first VMA after i that does not continue it (adjacent, same
@@ -500,6 +523,8 @@ gboolean map_write_svg(const Machine *m, const char *raw_title, const char *path
   SvgSink sink = { g_string_new(NULL) };
   cairo_surface_t *surf = cairo_svg_surface_create_for_stream(sink_write, &sink, MAP_WIDTH, height);
   cairo_t *cr = cairo_create(surf);
+  GString *texts = g_string_new(NULL);
+  cairo_set_user_data(cr, &map_text_key, texts, NULL);
   cairo_set_source_rgb(cr, 1, 1, 1);
   cairo_paint(cr);
   cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
@@ -609,11 +634,16 @@ gboolean map_write_svg(const Machine *m, const char *raw_title, const char *path
       g_autofree char *ins = g_strdup_printf("\n<title>%s</title>\n<desc>\n%s</desc>", title_esc, esc);
       g_string_insert(sink.buf, (gssize)at, ins);
     }
+    /* The text elements before the closing tag: on top of the drawing. */
+    const char *close = g_strrstr(sink.buf->str, "</svg>");
+    if (close)
+      g_string_insert(sink.buf, close - sink.buf->str, texts->str);
     ok = out_file_set_contents(path, sink.buf->str, sink.buf->len, error);
     if (!ok)
       g_prefix_error(error, "--map: ");
   }
   g_string_free(sink.buf, TRUE);
+  g_string_free(texts, TRUE);
   g_string_free(desc, TRUE);
   g_array_free(placed, TRUE);
   g_array_free(heads, TRUE);

@@ -5,7 +5,8 @@
  * and 16M on ppc64 hash; pages on two NUMA nodes) is drawn to a temporary
  * SVG, which must be well-formed XML (GMarkup parses it) and name every
  * region with its start, size, flags and page sizes (adjacent VMAs alike
- * merged into one).  A mapping of many
+ * merged into one), its labels as <text> elements, not glyph outlines.  A
+ * mapping of many
  * small pages alternating between nodes must stay a small file; an
  * unwritable path is an error, not a crash.
  */
@@ -23,9 +24,11 @@
 
 typedef struct {
   GString *desc;      /* text of <desc> */
-  gboolean in_desc;
+  GString *texts;     /* the text of every <text> element, one a line */
+  gboolean in_desc, in_text;
   unsigned elements;  /* every element */
   unsigned shapes;    /* <path> and <rect> */
+  unsigned glyphs;    /* <symbol> or <use>: text drawn as outlines */
   gboolean saw_svg;
 } Parsed;
 
@@ -36,13 +39,19 @@ static void p_start(GMarkupParseContext *c, const char *name, const char **an, c
   p->elements++;
   p->saw_svg |= strcmp(name, "svg") == 0;
   p->in_desc = strcmp(name, "desc") == 0;
+  p->in_text = strcmp(name, "text") == 0;
   if (strcmp(name, "path") == 0 || strcmp(name, "rect") == 0)
     p->shapes++;
+  if (strcmp(name, "symbol") == 0 || strcmp(name, "use") == 0)
+    p->glyphs++;
 }
 
 static void p_end(GMarkupParseContext *c, const char *name, gpointer data, GError **error)
 {
-  ((Parsed *)data)->in_desc = FALSE;
+  Parsed *p = data;
+  if (p->in_text)
+    g_string_append_c(p->texts, '\n');
+  p->in_desc = p->in_text = FALSE;
 }
 
 static void p_text(GMarkupParseContext *c, const char *text, gsize len, gpointer data, GError **error)
@@ -50,6 +59,8 @@ static void p_text(GMarkupParseContext *c, const char *text, gsize len, gpointer
   Parsed *p = data;
   if (p->in_desc)
     g_string_append_len(p->desc, text, (gssize)len);
+  if (p->in_text)
+    g_string_append_len(p->texts, text, (gssize)len);
 }
 
 /* Draw m to a temporary SVG, parse it, return the parse; *bytes the size. */
@@ -64,7 +75,7 @@ static Parsed draw_and_parse(const Machine *m, gsize *bytes)
   ck_assert(g_file_get_contents(path, &text, bytes, &err));
   g_unlink(path);
   g_rmdir(dir);
-  Parsed p = { .desc = g_string_new(NULL) };
+  Parsed p = { .desc = g_string_new(NULL), .texts = g_string_new(NULL) };
   GMarkupParser parser = { p_start, p_end, p_text, NULL, NULL };
   GMarkupParseContext *ctx = g_markup_parse_context_new(&parser, 0, &p, NULL);
   gboolean ok = g_markup_parse_context_parse(ctx, text, (gssize)*bytes, &err) &&
@@ -117,7 +128,14 @@ START_TEST(test_x86_4k_and_2m)
   assert_has(p.desc, "pid 3 0x10000000-0x10400000 4M rw-p: unmapped 4M, 2 VMAs\n");
   assert_has(p.desc, "pid 3 0x10400000-0x10600000 2M r--p: unmapped 2M\n");
   ck_assert(p.shapes > 10);
+  /* The labels are text a reader can select and search, not outlines. */
+  ck_assert_uint_eq(p.glyphs, 0);
+  assert_has(p.texts, "test <title> & more\n");
+  assert_has(p.texts, "process 1: 3 VMAs");
+  assert_has(p.texts, "0x7f0000000000\n8M\nrw-p hugepage\n");
+  assert_has(p.texts, "2M pages\n");
   g_string_free(p.desc, TRUE);
+  g_string_free(p.texts, TRUE);
   machine_free(m);
 }
 END_TEST
@@ -136,6 +154,7 @@ START_TEST(test_ppc64_64k_and_16m)
   assert_has(p.desc, "0x7f0000000000-0x7f0002000000 32M rw-p: 16M pages 16M, unmapped 16M");
   assert_has(p.desc, "0x7f1000000000-0x7f1000100000 1M rw-p: 64K pages 64K, unmapped 960K");
   g_string_free(p.desc, TRUE);
+  g_string_free(p.texts, TRUE);
   machine_free(m);
 }
 END_TEST
@@ -160,6 +179,7 @@ START_TEST(test_nodes_aggregated)
   ck_assert_msg(bytes < 256 * 1024, "%zu bytes for one 64M mapping", (size_t)bytes);
   ck_assert_msg(p.shapes < 2000, "%u shapes", p.shapes);
   g_string_free(p.desc, TRUE);
+  g_string_free(p.texts, TRUE);
   machine_free(m);
 }
 END_TEST
