@@ -153,6 +153,9 @@ START_TEST(test_ppc64_64k_and_16m)
   assert_has(p.desc, "ppc64");
   assert_has(p.desc, "0x7f0000000000-0x7f0002000000 32M rw-p: 16M pages 16M, unmapped 16M");
   assert_has(p.desc, "0x7f1000000000-0x7f1000100000 1M rw-p: 64K pages 64K, unmapped 960K");
+  /* Resident is the pages mapped (16M + 64K), counted in 64K base pages,
+   * not 16 times more (a count of 4K units taken for 64K pages). */
+  assert_has(p.desc, "process 1: 2 VMAs, 16.1M resident");
   g_string_free(p.desc, TRUE);
   g_string_free(p.texts, TRUE);
   machine_free(m);
