@@ -543,11 +543,13 @@ int host_bench_main(int argc, char **argv)
 {
   g_autofree char *spans_text = NULL, *output = NULL;
   int repeats = HOST_BENCH_DEFAULT_REPEATS;
+  double seconds = HOST_BENCH_TARGET_S;
   gboolean json = FALSE, quiet = FALSE;
   GOptionEntry entries[] = {
     { "spans", 0, 0, G_OPTION_ARG_STRING, &spans_text, "spans to measure (default " HOST_BENCH_DEFAULT_SPANS ")",
       "LIST" },
     { "repeats", 0, 0, G_OPTION_ARG_INT, &repeats, "timed repeats of each point (default 5)", "N" },
+    { "seconds", 0, 0, G_OPTION_ARG_DOUBLE, &seconds, "host seconds per timed repeat (default 0.3)", "S" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write to FILE instead of standard output", "FILE" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "no progress lines on stderr", NULL },
@@ -563,14 +565,16 @@ int host_bench_main(int argc, char **argv)
     g_error_free(err);
     return 2;
   }
-  if (argc > 1 || repeats < 1) {
+  if (argc > 1 || repeats < 1 || !(seconds > 0 && seconds <= 60)) {
     fprintf(stderr, "mmusim: host bench: %s\n",
-            argc > 1 ? "unexpected argument; see mmusim host bench --help" : "--repeats: give 1 or more");
+            argc > 1       ? "unexpected argument; see mmusim host bench --help"
+            : repeats < 1 ? "--repeats: give 1 or more"
+                          : "--seconds: give a time above 0, at most 60");
     return 2;
   }
   HostBenchSpec spec = {
     .spans = (const uint64_t *)(void *)spans->data, .n_spans = spans->len, .repeats = (unsigned)repeats,
-    .target_s = HOST_BENCH_TARGET_S, .seed = HOST_BENCH_SEED, .progress = quiet ? NULL : stderr,
+    .target_s = seconds, .seed = HOST_BENCH_SEED, .progress = quiet ? NULL : stderr,
   };
   HostBenchResult r;
   if (!host_bench_run(&spec, &r, &err)) {

@@ -395,6 +395,7 @@ int host_validate_main(int argc, char **argv)
 {
   g_autofree char *machine_opt = NULL, *spans_text = NULL, *output = NULL;
   int repeats = HOST_BENCH_DEFAULT_REPEATS;
+  double seconds = HOST_BENCH_TARGET_S;
   gboolean json = FALSE, do_fit = FALSE, quiet = FALSE;
   GOptionEntry entries[] = {
     { "machine", 'm', 0, G_OPTION_ARG_STRING, &machine_opt,
@@ -406,6 +407,7 @@ int host_validate_main(int argc, char **argv)
       "fit dram.latency_ns on the 4K chase at the smallest and largest span; report the rest as held out", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "with --fit: write the fitted machine file to FILE.ini",
       "FILE.ini" },
+    { "seconds", 0, 0, G_OPTION_ARG_DOUBLE, &seconds, "host seconds per timed repeat (default 0.3)", "S" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "no progress lines on stderr", NULL },
     { NULL },
@@ -422,6 +424,7 @@ int host_validate_main(int argc, char **argv)
   }
   const char *bad = argc > 1      ? "unexpected argument; see mmusim host validate --help"
                     : repeats < 1 ? "--repeats: give 1 or more"
+                    : !(seconds > 0 && seconds <= 60) ? "--seconds: give a time above 0, at most 60"
                     : output && !do_fit
                       ? "-o writes the fitted machine file: give it with --fit (the table goes to standard output)"
                       : NULL;
@@ -439,7 +442,7 @@ int host_validate_main(int argc, char **argv)
   FILE *progress = quiet ? NULL : stderr;
   HostBenchSpec bs = {
     .spans = (const uint64_t *)(void *)spans->data, .n_spans = spans->len, .repeats = (unsigned)repeats,
-    .target_s = HOST_BENCH_TARGET_S, .seed = HOST_BENCH_SEED, .chase_only = TRUE, .progress = progress,
+    .target_s = seconds, .seed = HOST_BENCH_SEED, .chase_only = TRUE, .progress = progress,
   };
   HostBenchResult bench;
   if (!host_bench_run(&bs, &bench, &err)) {
