@@ -527,73 +527,104 @@ char *host_bench_json(const HostBenchResult *r)
     json_builder_add_int_value(jb, (gint64)r->skipped_spans[i]);
   json_builder_end_array(jb);
   json_builder_end_object(jb);
+  return host_bench_json_text(jb);
+}
+
+char *host_bench_json_text(JsonBuilder *jb)
+{
   g_autoptr(JsonNode) root = json_builder_get_root(jb);
   g_autoptr(JsonGenerator) gen = json_generator_new();
   json_generator_set_root(gen, root);
   json_generator_set_pretty(gen, TRUE);
-  char *text = json_generator_to_data(gen, NULL);
-  char *line = g_strconcat(text, "\n", NULL);
-  g_free(text);
-  return line;
+  g_autofree char *text = json_generator_to_data(gen, NULL);
+  return g_strconcat(text, "\n", NULL);
 }
 
 /* ---- the command ---------------------------------------------------------- */
 
+void host_bench_options_add(GOptionContext *ctx, HostBenchOptions *o)
+{
+  *o = (HostBenchOptions){ .repeats = HOST_BENCH_DEFAULT_REPEATS, .seconds = HOST_BENCH_TARGET_S };
+  GOptionEntry entries[] = {
+    { "spans", 0, 0, G_OPTION_ARG_STRING, &o->spans_text,
+      "spans to measure (default " HOST_BENCH_DEFAULT_SPANS ")", "LIST" },
+    { "repeats", 0, 0, G_OPTION_ARG_INT, &o->repeats, "timed repeats of each native point (default 5)", "N" },
+    { "seconds", 0, 0, G_OPTION_ARG_DOUBLE, &o->seconds, "host seconds per timed repeat (default 0.3)", "S" },
+    { "json", 0, 0, G_OPTION_ARG_NONE, &o->json, "print one JSON object", NULL },
+    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "no progress lines on stderr", NULL },
+    { NULL },
+  };
+  g_option_context_add_main_entries(ctx, entries, NULL);
+}
+
+int host_bench_options_parse(GOptionContext *ctx, int *argc, char ***argv, const char *cmd, HostBenchOptions *o)
+{
+  GError *err = NULL;
+  if (!g_option_context_parse(ctx, argc, argv, &err) ||
+      !host_bench_parse_spans(o->spans_text ? o->spans_text : HOST_BENCH_DEFAULT_SPANS, &o->spans, &err)) {
+    fprintf(stderr, "mmusim: host %s: %s\n", cmd, err->message);
+    g_error_free(err);
+    return 2;
+  }
+  const char *bad = *argc > 1        ? "unexpected argument; see --help"
+                    : o->repeats < 1 ? "--repeats: give 1 or more"
+                    : !(o->seconds > 0 && o->seconds <= 60) ? "--seconds: give a time above 0, at most 60"
+                                                             : NULL;
+  if (bad) {
+    fprintf(stderr, "mmusim: host %s: %s\n", cmd, bad);
+    return 2;
+  }
+  return 0;
+}
+
+HostBenchSpec host_bench_options_spec(const HostBenchOptions *o)
+{
+  return (HostBenchSpec){
+    .spans = (const uint64_t *)(void *)o->spans->data, .n_spans = o->spans->len, .repeats = (unsigned)o->repeats,
+    .target_s = o->seconds, .seed = HOST_BENCH_SEED, .progress = o->quiet ? NULL : stderr,
+  };
+}
+
+void host_bench_options_clear(HostBenchOptions *o)
+{
+  g_free(o->spans_text);
+  if (o->spans)
+    g_array_unref(o->spans);
+  memset(o, 0, sizeof *o);
+}
+
 int host_bench_main(int argc, char **argv)
 {
-  g_autofree char *spans_text = NULL, *output = NULL;
-  int repeats = HOST_BENCH_DEFAULT_REPEATS;
-  double seconds = HOST_BENCH_TARGET_S;
-  gboolean json = FALSE, quiet = FALSE;
+  g_autofree char *output = NULL;
+  HostBenchOptions o;
   GOptionEntry entries[] = {
-    { "spans", 0, 0, G_OPTION_ARG_STRING, &spans_text, "spans to measure (default " HOST_BENCH_DEFAULT_SPANS ")",
-      "LIST" },
-    { "repeats", 0, 0, G_OPTION_ARG_INT, &repeats, "timed repeats of each point (default 5)", "N" },
-    { "seconds", 0, 0, G_OPTION_ARG_DOUBLE, &seconds, "host seconds per timed repeat (default 0.3)", "S" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "write to FILE instead of standard output", "FILE" },
-    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "no progress lines on stderr", NULL },
     { NULL },
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("- time a pointer chase and random loads on this host");
+  host_bench_options_add(ctx, &o);
   g_option_context_add_main_entries(ctx, entries, NULL);
-  GError *err = NULL;
-  g_autoptr(GArray) spans = NULL;
-  if (!g_option_context_parse(ctx, &argc, &argv, &err) ||
-      !host_bench_parse_spans(spans_text ? spans_text : HOST_BENCH_DEFAULT_SPANS, &spans, &err)) {
-    fprintf(stderr, "mmusim: host bench: %s\n", err->message);
-    g_error_free(err);
-    return 2;
+  int rc = host_bench_options_parse(ctx, &argc, &argv, "bench", &o);
+  if (rc) {
+    host_bench_options_clear(&o);
+    return rc;
   }
-  if (argc > 1 || repeats < 1 || !(seconds > 0 && seconds <= 60)) {
-    fprintf(stderr, "mmusim: host bench: %s\n",
-            argc > 1       ? "unexpected argument; see mmusim host bench --help"
-            : repeats < 1 ? "--repeats: give 1 or more"
-                          : "--seconds: give a time above 0, at most 60");
-    return 2;
-  }
-  HostBenchSpec spec = {
-    .spans = (const uint64_t *)(void *)spans->data, .n_spans = spans->len, .repeats = (unsigned)repeats,
-    .target_s = seconds, .seed = HOST_BENCH_SEED, .progress = quiet ? NULL : stderr,
-  };
+  HostBenchSpec spec = host_bench_options_spec(&o);
   HostBenchResult r;
-  if (!host_bench_run(&spec, &r, &err)) {
-    host_bench_result_clear(&r);
-    fprintf(stderr, "mmusim: %s\n", err->message);
-    g_error_free(err);
-    return 1;
-  }
+  GError *err = NULL;
+  gboolean ok = host_bench_run(&spec, &r, &err);
   g_autofree char *text = NULL;
-  if (json) {
+  if (ok && o.json) {
     text = host_bench_json(&r);
-  } else {
+  } else if (ok) {
     GString *s = g_string_new(NULL);
     host_bench_print(&r, s);
     text = g_string_free(s, FALSE);
   }
   host_bench_result_clear(&r);
-  if (!out_file_set_contents(output ? output : "-", text, strlen(text), &err)) {
-    int rc = out_file_exit_status(err);
+  host_bench_options_clear(&o);
+  if (!ok || !out_file_set_contents(output ? output : "-", text, strlen(text), &err)) {
+    rc = ok ? out_file_exit_status(err) : 1;
     fprintf(stderr, "mmusim: %s\n", err->message);
     g_error_free(err);
     return rc;

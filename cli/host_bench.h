@@ -138,6 +138,28 @@ char *host_bench_json(const HostBenchResult *r);
 struct _JsonBuilder;
 void host_bench_json_host(const HostBenchResult *r, struct _JsonBuilder *jb);
 
+/* The finished builder's JSON, pretty, newline-terminated. */
+char *host_bench_json_text(struct _JsonBuilder *jb);
+
+/* ---- the options bench and validate share -------------------------------- */
+
+typedef struct {
+  char *spans_text;
+  int repeats;
+  double seconds;
+  gboolean json, quiet;
+  GArray *spans;              /* of uint64_t: --spans parsed */
+} HostBenchOptions;
+
+/* Defaults, and their option rows added to ctx's main group. */
+void host_bench_options_add(GOptionContext *ctx, HostBenchOptions *o);
+/* Parse the command line; 0, or 2 after a message "mmusim: host CMD: ..."
+ * naming the option at fault. */
+int host_bench_options_parse(GOptionContext *ctx, int *argc, char ***argv, const char *cmd, HostBenchOptions *o);
+/* The spec of the options (pointers into o). */
+HostBenchSpec host_bench_options_spec(const HostBenchOptions *o);
+void host_bench_options_clear(HostBenchOptions *o);
+
 /* `mmusim host bench ...` (argv[0] is "bench"): the exit status. */
 int host_bench_main(int argc, char **argv);
 

@@ -344,12 +344,7 @@ static char *print_json(const HostBenchResult *bench, const char *machine, const
     json_builder_end_object(jb);
   }
   json_builder_end_object(jb);
-  g_autoptr(JsonNode) root = json_builder_get_root(jb);
-  g_autoptr(JsonGenerator) gen = json_generator_new();
-  json_generator_set_root(gen, root);
-  json_generator_set_pretty(gen, TRUE);
-  g_autofree char *text = json_generator_to_data(gen, NULL);
-  return g_strconcat(text, "\n", NULL);
+  return host_bench_json_text(jb);
 }
 
 /* The machine file of --fit -o: the machine, with the fitted line. */
@@ -393,59 +388,49 @@ static int fail(GError *err)
 
 int host_validate_main(int argc, char **argv)
 {
-  g_autofree char *machine_opt = NULL, *spans_text = NULL, *output = NULL;
-  int repeats = HOST_BENCH_DEFAULT_REPEATS;
-  double seconds = HOST_BENCH_TARGET_S;
-  gboolean json = FALSE, do_fit = FALSE, quiet = FALSE;
+  g_autofree char *machine_opt = NULL, *output = NULL;
+  gboolean do_fit = FALSE;
+  HostBenchOptions o;
   GOptionEntry entries[] = {
     { "machine", 'm', 0, G_OPTION_ARG_STRING, &machine_opt,
       "machine preset or .ini file (default: by CPU vendor, zen3 or skylake)", "MACHINE" },
-    { "spans", 0, 0, G_OPTION_ARG_STRING, &spans_text, "spans to measure (default " HOST_BENCH_DEFAULT_SPANS ")",
-      "LIST" },
-    { "repeats", 0, 0, G_OPTION_ARG_INT, &repeats, "timed repeats of each native point (default 5)", "N" },
     { "fit", 0, 0, G_OPTION_ARG_NONE, &do_fit,
       "fit dram.latency_ns on the 4K chase at the smallest and largest span; report the rest as held out", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "with --fit: write the fitted machine file to FILE.ini",
       "FILE.ini" },
-    { "seconds", 0, 0, G_OPTION_ARG_DOUBLE, &seconds, "host seconds per timed repeat (default 0.3)", "S" },
-    { "json", 0, 0, G_OPTION_ARG_NONE, &json, "print one JSON object", NULL },
-    { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "no progress lines on stderr", NULL },
     { NULL },
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("- the host's native pointer chase beside the model's");
   g_option_context_add_main_entries(ctx, entries, NULL);
+  host_bench_options_add(ctx, &o);
+  int rc = host_bench_options_parse(ctx, &argc, &argv, "validate", &o);
+  if (!rc && output && !do_fit) {
+    fprintf(stderr, "mmusim: host validate: -o writes the fitted machine file: give it with --fit (the table goes "
+                    "to standard output)\n");
+    rc = 2;
+  }
+  if (rc) {
+    host_bench_options_clear(&o);
+    return rc;
+  }
   GError *err = NULL;
-  g_autoptr(GArray) spans = NULL;
-  if (!g_option_context_parse(ctx, &argc, &argv, &err) ||
-      !host_bench_parse_spans(spans_text ? spans_text : HOST_BENCH_DEFAULT_SPANS, &spans, &err)) {
-    fprintf(stderr, "mmusim: host validate: %s\n", err->message);
-    g_error_free(err);
-    return 2;
-  }
-  const char *bad = argc > 1      ? "unexpected argument; see mmusim host validate --help"
-                    : repeats < 1 ? "--repeats: give 1 or more"
-                    : !(seconds > 0 && seconds <= 60) ? "--seconds: give a time above 0, at most 60"
-                    : output && !do_fit
-                      ? "-o writes the fitted machine file: give it with --fit (the table goes to standard output)"
-                      : NULL;
-  if (bad) {
-    fprintf(stderr, "mmusim: host validate: %s\n", bad);
-    return 2;
-  }
   g_autofree char *machine = machine_opt ? g_strdup(machine_opt) : host_validate_default_machine();
   /* A bad machine file is found now, not after the native bench. */
   RunSpec check = { .machine = machine };
   Settings *s = runner_settings(&check, &err);
-  if (!s)
+  if (!s) {
+    host_bench_options_clear(&o);
     return fail(err);
+  }
   settings_free(s);
-  FILE *progress = quiet ? NULL : stderr;
-  HostBenchSpec bs = {
-    .spans = (const uint64_t *)(void *)spans->data, .n_spans = spans->len, .repeats = (unsigned)repeats,
-    .target_s = seconds, .seed = HOST_BENCH_SEED, .chase_only = TRUE, .progress = progress,
-  };
+  HostBenchSpec bs = host_bench_options_spec(&o);
+  bs.chase_only = TRUE;
+  FILE *progress = bs.progress;
+  gboolean json = o.json;
   HostBenchResult bench;
-  if (!host_bench_run(&bs, &bench, &err)) {
+  gboolean measured = host_bench_run(&bs, &bench, &err);
+  host_bench_options_clear(&o);
+  if (!measured) {
     host_bench_result_clear(&bench);
     fprintf(stderr, "mmusim: %s\n", err->message);
     g_error_free(err);
