@@ -37,7 +37,7 @@ if "$MMUSIM" host validate -m zen3 --spans 1M,64M --repeats 1 --seconds 0.02 -q 
 else
   bad "host validate --fit failed"; cat "$tmp/err"
 fi
-has "$tmp/val.txt" '^ +span +pages +native_ns +native_min-max +huge% +model_ns +error% +fitted_ns +error% +role'
+has "$tmp/val.txt" '^ +span +pages +native_ns +native_min-max +ran% +huge% +model_ns +error% +fitted_ns +error% +role'
 count "$tmp/val.txt" '^ +(1M|64M) +(4K|THP) .* (fitted|held-out) *$' 4
 count "$tmp/val.txt" '^ +(1M|64M) +4K .* fitted *$' 2
 has "$tmp/val.txt" '^# 4K/THP ratio'
