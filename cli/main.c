@@ -22,6 +22,8 @@
 #include "engine.h"
 #include "events.h"
 #include "explain.h"
+#include "host_bench.h"
+#include "host_validate.h"
 #include "machine.h"
 #include "map.h"
 #include "outfile.h"
@@ -977,7 +979,9 @@ static void usage(FILE *f)
           "  record   -o OUT.mtr [--start-after N] [--lackey-copy FILE] [-q] -- COMMAND [ARGS]...\n"
           "  trace    info [--verify] FILE | convert IN OUT | convert -w WORKLOAD OUT |\n"
           "           head [-n N] [--from K] FILE\n"
-          "  list     machines | workloads | settings | counters\n\n"
+          "  list     machines | workloads | settings | counters\n"
+          "  host     bench [--spans LIST] [--repeats N] [--json] [-o FILE] |\n"
+          "           validate [-m MACHINE] [--spans LIST] [--fit [-o FILE.ini]] [--json]\n\n"
           "`mmusim COMMAND --help` for the options of a command; man mmusim for the rest.\n");
 }
 
@@ -1041,6 +1045,15 @@ static int dispatch(int argc, char **argv)
     return cmd_record(argc - 1, argv + 1);
   if (strcmp(cmd, "trace") == 0)
     return cmd_trace(argc - 1, argv + 1);
+  /* host bench, host validate: the host's native figures, and the model's beside them. */
+  if (strcmp(cmd, "host") == 0 && argc > 2 && strcmp(argv[2], "bench") == 0) {
+    g_set_prgname("mmusim host bench");
+    return host_bench_main(argc - 2, argv + 2);
+  }
+  if (strcmp(cmd, "host") == 0 && argc > 2 && strcmp(argv[2], "validate") == 0) {
+    g_set_prgname("mmusim host validate");
+    return host_validate_main(argc - 2, argv + 2);
+  }
   fprintf(stderr, "mmusim: unknown command '%s'\n", cmd);
   usage(stderr);
   return 2;
