@@ -356,7 +356,7 @@ static uint32_t x86_host_walk(Cpu *cpu, X86Host *h, uint64_t gpa, const char *wh
   if (h->ntlb && tlb_probe(h->ntlb, key)) {
     cpu->ctr.c[CTR_NTLB_HITS]++;
     if (ex)
-      g_string_append_printf(ex, "    host: %s gPA %#" G_GINT64_MODIFIER "x: nested TLB hit (%s host page)\n", what, gpa,
+      g_string_append_printf(ex, "    gPA %#" G_GINT64_MODIFIER "x (%s): nested TLB hit (%s host page)\n", gpa, what,
                              x86_64_ops.size_name[hs]);
     return 0;
   }
@@ -370,7 +370,7 @@ static uint32_t x86_host_walk(Cpu *cpu, X86Host *h, uint64_t gpa, const char *wh
     }
   }
   if (ex) {
-    g_string_append_printf(ex, "    host: %s gPA %#" G_GINT64_MODIFIER "x: nested TLB miss, ", what, gpa);
+    g_string_append_printf(ex, "    gPA %#" G_GINT64_MODIFIER "x (%s): nested TLB miss, ", gpa, what);
     if (level < 4)
       g_string_append_printf(ex, "host %s cache hit, host walk starts at the %s\n", host_level_name(level + 1),
                              host_level_name(level));
