@@ -874,8 +874,8 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_nested(Cpu *cpu, Mm *mm, 
 
 /* x86_l1_miss of a guest (virt.nested): out of line, so that the native
  * copies stay as they were. */
-static __attribute__((noinline)) gboolean x86_l1_miss_nested(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, uint64_t *t,
-                                                   uint64_t *pfn, uint8_t *flags)
+static __attribute__((noinline)) gboolean x86_l1_miss_nested(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
+                                                               uint64_t *t, uint64_t *pfn, uint8_t *flags)
 {
   return cpu_translate_miss(cpu, th, va, kind, t, pfn, flags, x86_translate_nested);
 }
