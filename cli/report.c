@@ -73,6 +73,7 @@ static const CounterGate counter_gates[] = {
   { CF_OOM_KILL, SET_MEM_OOM_POLICY, "kill", NULL, NULL },
   { CF_COALESCE, SET_TLB_COALESCE, "true", NULL, NULL },
   { CF_MTHP, SET_THP_HUGEPAGES_64KB, "always", mthp_on, "a thp.hugepages_* setting other than its default" },
+  { CF_NESTED, SET_VIRT_NESTED, "true", NULL, NULL },
 };
 
 const CounterGate *report_counter_gate(CounterId id)

@@ -36,6 +36,15 @@ Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError *
                 at, arch_name, names);
     return NULL;
   }
+  if (settings_bool(s, SET_VIRT_NESTED) && strcmp(arch->name, "x86_64") != 0) {
+    /* Nested paging (EPT/NPT) is x86-64's two-dimensional radix walk
+     * (arch/x86_64); no other architecture models it. */
+    g_autofree char *where = settings_blame(s, SET_VIRT_NESTED);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s, but machine.arch is %s: nested paging (EPT/NPT) is modelled for x86_64 only; "
+                "set virt.nested=false (a ppc64 guest partition is virt.lpar's)", where, arch->name);
+    return NULL;
+  }
   if (arch->check && !arch->check(s, error))
     return NULL;
   Machine *m = g_new0(Machine, 1);

@@ -15,8 +15,16 @@
  *   cache hierarchy (memsys_access with MREQ_WALK); accessed bits are set on
  *   every level, the dirty bit on the leaf for stores; permission checks
  *   (present, user, writable, NX) as the SDM lists them.
- * Leaves out: nested (2-D) paging, the PDPTE registers of PAE, the walker's
- * speculative behaviour, and global pages.
+ * - nested paging (virt.nested, Intel EPT / AMD NPT; Intel SDM vol. 3C
+ *   ch. 29, AMD APM vol. 2 15.25, Bhargava et al., ASPLOS 2008): the guest
+ *   tables' addresses and the walk's final address are guest-physical, and
+ *   each is translated by a walk of the host's 4-level table, through a
+ *   nested TLB (gPA -> hPA) and host-dimension paging-structure caches
+ *   (x86_host_walk); a guest paging-structure-cache hit yields the
+ *   host-physical address of the next guest table (SDM 29.4.1, combined
+ *   mappings), so that table needs no host walk.
+ * Leaves out: the PDPTE registers of PAE, the walker's speculative
+ * behaviour, and global pages.
  */
 #include "config.h"
 #include "x86_64.h"
@@ -79,7 +87,30 @@ typedef struct {
    * x86_cpu_new, so a probe skips the sizes held as fragments at no cost). */
   struct { Tlb *t; unsigned size; } probe[2][X86_N_SIZES];
   Pwc pwc[PWC_MAX_LEVEL + 1];     /* indexed by the level of the cached entry (2..5) */
+  struct X86Host *host;           /* virt.nested: the host dimension, else NULL */
 } X86State;
+
+/* The host dimension of nested paging (virt.nested).  The host's table is
+ * not a second Linux model but a fixed map: guest-physical address g is
+ * host-physical g (so data and guest tables keep the caches' and DRAM's
+ * behaviour of a native run), backed by pages of virt.host_page_size, or
+ * 4K for the regions virt.host_huge_fraction leaves out.  Its table pages
+ * are real host-physical addresses above the guest's memory, laid out
+ * level by level (one PML4, a PDPT per 512G, a PD per 1G, a PT per 2M of
+ * guest memory), and every entry a host walk reads goes through the cache
+ * hierarchy as a guest entry does. */
+#define HOST_PWC_MAX 4
+typedef struct X86Host {
+  unsigned page_size;       /* virt.host_page_size: X86_4K, X86_2M or X86_1G */
+  uint64_t huge_below;      /* a region is backed huge when its hash is below this (of 2^32) */
+  uint64_t guest_bytes;     /* guest-physical memory: machine.nodes x machine.mem_per_node */
+  uint64_t table_pa[5];     /* by host level (1..4): host-physical address of the first table */
+  Tlb *ntlb;                /* virt.ntlb_*: gPA -> hPA at the host page size, NULL: none */
+  struct {                  /* by level (2..4): fully associative, LRU, most recent first */
+    unsigned n, valid;
+    uint64_t *tag;
+  } pwc[HOST_PWC_MAX + 1];
+} X86Host;
 
 static const unsigned x86_shift[X86_N_SIZES] = { 12, 21, 30 };
 
@@ -257,6 +288,161 @@ static inline uint64_t pwc_tag(unsigned level, uint64_t akey, uint64_t va)
   return akey | (va >> x86_level_shift(level));
 }
 
+/* ---- the host dimension of nested paging ----------------------------------- */
+
+static const char *host_level_name(unsigned l)
+{
+  static const char *names[] = { "", "hPTE", "hPDE", "hPDPTE", "hPML4E" };
+  return names[l];
+}
+
+/* The host page size backing guest-physical address gpa: virt.host_page_size,
+ * or 4K for a region left out by virt.host_huge_fraction (a multiplicative
+ * hash of the region number, fixed, so every run backs the same regions). */
+static unsigned host_size_of(const X86Host *h, uint64_t gpa)
+{
+  if (h->page_size == X86_4K)
+    return X86_4K;
+  uint64_t region = gpa >> x86_shift[h->page_size];
+  uint64_t hash = (region * 0x9e3779b97f4a7c15ULL) >> 32;
+  return hash < h->huge_below ? h->page_size : X86_4K;
+}
+
+/* Host-physical address of the host entry of `level` that maps gpa. */
+static uint64_t host_entry_pa(const X86Host *h, unsigned level, uint64_t gpa)
+{
+  uint64_t g = MIN(gpa, h->guest_bytes - 1); /* the table; a gPA past the end shares the last */
+  uint64_t table = level == 4 ? h->table_pa[4] : h->table_pa[level] + ((g >> x86_level_shift(level + 1)) << 12);
+  return table + ((uint64_t)x86_index(level, gpa) << 3);
+}
+
+/* The host-dimension paging-structure cache of a level: hit moves to the front. */
+static gboolean host_pwc_lookup(X86Host *h, unsigned level, uint64_t tag)
+{
+  __typeof__(h->pwc[0]) *p = &h->pwc[level];
+  for (unsigned i = 0; i < p->valid; i++) {
+    if (p->tag[i] == tag) {
+      memmove(p->tag + 1, p->tag, i * sizeof *p->tag);
+      p->tag[0] = tag;
+      return TRUE;
+    }
+  }
+  return FALSE;
+}
+
+static void host_pwc_fill(X86Host *h, unsigned level, uint64_t tag)
+{
+  __typeof__(h->pwc[0]) *p = &h->pwc[level];
+  if (!p->n)
+    return;
+  if (p->valid < p->n)
+    p->valid++;
+  memmove(p->tag + 1, p->tag, (p->valid - 1) * sizeof *p->tag);
+  p->tag[0] = tag;
+}
+
+/* Translate guest-physical address gpa to host-physical through the nested
+ * TLB or, on a miss, a walk of the host table starting below the lowest
+ * host paging-structure cache hit; `what` names the address in `ex`.
+ * Returns the cycles of the host references; the host page size in *size.
+ * The host-physical address is gpa itself (X86Host).  A hit of the nested
+ * TLB costs no cycles beyond the walk's (its lookup is part of the walker's
+ * step, as a paging-structure-cache lookup is here). */
+static uint32_t x86_host_walk(Cpu *cpu, X86Host *h, uint64_t gpa, const char *what, GString *ex, unsigned *size)
+{
+  unsigned hs = host_size_of(h, gpa);
+  *size = hs;
+  uint64_t key = tlb_key(0, hs, gpa >> x86_shift[hs]);
+  if (h->ntlb && tlb_probe(h->ntlb, key)) {
+    cpu->ctr.c[CTR_NTLB_HITS]++;
+    if (ex)
+      g_string_append_printf(ex, "    gPA %#" G_GINT64_MODIFIER "x (%s): nested TLB hit (%s host page)\n", gpa, what,
+                             x86_64_ops.size_name[hs]);
+    return 0;
+  }
+  cpu->ctr.c[CTR_NTLB_MISSES]++;
+  unsigned leaf = hs + 1, level = 4;
+  for (unsigned l = leaf + 1; l <= HOST_PWC_MAX; l++) {
+    if (host_pwc_lookup(h, l, gpa >> x86_level_shift(l))) {
+      level = l - 1;
+      cpu->ctr.c[CTR_HOST_PWC_HITS]++;
+      break;
+    }
+  }
+  if (ex) {
+    g_string_append_printf(ex, "    gPA %#" G_GINT64_MODIFIER "x (%s): nested TLB miss, ", gpa, what);
+    if (level < 4)
+      g_string_append_printf(ex, "host %s cache hit, host walk starts at the %s\n", host_level_name(level + 1),
+                             host_level_name(level));
+    else
+      g_string_append_printf(ex, "host walk starts at the host root (EPTP/nCR3 %#" G_GINT64_MODIFIER "x)\n",
+                             h->table_pa[4]);
+  }
+  uint32_t cycles = 0;
+  for (; level >= leaf; level--) {
+    uint64_t pa = host_entry_pa(h, level, gpa);
+    MemLevel where;
+    uint32_t c = memsys_access(cpu->mem, pa, MREQ_WALK, &where);
+    cycles += c;
+    cpu->ctr.c[CTR_WALK_REFS]++;
+    cpu->ctr.c[CTR_WALK_HOST_REFS]++;
+    cpu->ctr.c[CTR_WALK_REFS_L1 + where]++;
+    if (ex)
+      g_string_append_printf(ex, "      %-6s index %3u  read 0x%012" G_GINT64_MODIFIER "x  %-4s %3u cycles%s\n",
+                             host_level_name(level), x86_index(level, gpa), pa, memsys_level_name(where), c,
+                             level == leaf ? "" : "  -> next host table");
+    if (level > leaf)
+      host_pwc_fill(h, level, gpa >> x86_level_shift(level));
+  }
+  if (ex)
+    g_string_append_printf(ex, "      -> %s host page, hPA %#" G_GINT64_MODIFIER "x\n", x86_64_ops.size_name[hs], gpa);
+  if (h->ntlb)
+    tlb_insert(h->ntlb, key, gpa >> 12, 0, (uint8_t)hs);
+  return cycles;
+}
+
+static X86Host *x86_host_new(const Settings *s, const TlbReplPolicy *repl, GError **error)
+{
+  X86Host *h = g_new0(X86Host, 1);
+  static const unsigned sizes[] = { X86_4K, X86_2M, X86_1G }; /* virt.host_page_size's choices, in order */
+  h->page_size = sizes[settings_int(s, SET_VIRT_HOST_PAGE_SIZE)];
+  h->huge_below = (uint64_t)(settings_double(s, SET_VIRT_HOST_HUGE_FRACTION) * 4294967296.0);
+  h->guest_bytes = (uint64_t)settings_int(s, SET_MACHINE_NODES) * (uint64_t)settings_int(s, SET_MACHINE_MEM_PER_NODE);
+  /* The host's tables above the guest's memory, from the next 1G on: the
+   * PML4, then the PDPTs, the PDs and the PTs, each for the whole range. */
+  uint64_t top = (h->guest_bytes + (1ULL << 30) - 1) & ~((1ULL << 30) - 1);
+  h->table_pa[4] = top;
+  for (unsigned l = 3; l >= 1; l--) {
+    uint64_t above = l == 3 ? 1 : (h->guest_bytes + (1ULL << x86_level_shift(l + 2)) - 1) >> x86_level_shift(l + 2);
+    h->table_pa[l] = h->table_pa[l + 1] + (above << 12);
+  }
+  if (settings_int(s, SET_VIRT_NTLB_ENTRIES)) {
+    h->ntlb = tlb_new_from_settings(s, SET_VIRT_NTLB_ENTRIES, SET_VIRT_NTLB_WAYS, repl, error);
+    if (!h->ntlb) {
+      g_free(h);
+      return NULL;
+    }
+  }
+  static const SettingId pwc_set[HOST_PWC_MAX + 1] = {
+    0, 0, SET_VIRT_HOST_PWC_PDE_ENTRIES, SET_VIRT_HOST_PWC_PDPT_ENTRIES, SET_VIRT_HOST_PWC_PML4_ENTRIES
+  };
+  for (unsigned l = 2; l <= HOST_PWC_MAX; l++) {
+    h->pwc[l].n = (unsigned)settings_int(s, pwc_set[l]);
+    h->pwc[l].tag = g_new0(uint64_t, MAX(h->pwc[l].n, 1u));
+  }
+  return h;
+}
+
+static void x86_host_free(X86Host *h)
+{
+  if (!h)
+    return;
+  tlb_free(h->ntlb);
+  for (unsigned l = 2; l <= HOST_PWC_MAX; l++)
+    g_free(h->pwc[l].tag);
+  g_free(h);
+}
+
 void x86_64_pwc_info(const Cpu *cpu, X86PwcInfo *info)
 {
   const X86State *st = cpu->arch_state;
@@ -310,6 +496,7 @@ static void x86_cpu_free(void *state)
   tlb_free(st->l2i);
   for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++)
     pwc_clear(&st->pwc[l]);
+  x86_host_free(st->host);
   g_free(st);
 }
 
@@ -368,6 +555,11 @@ static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
   };
   for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++)
     pwc_init(&st->pwc[l], l <= st->levels ? (unsigned)settings_int(s, pwc_set[l]) : 0);
+  if (settings_bool(s, SET_VIRT_NESTED)) {
+    st->host = x86_host_new(s, repl, error);
+    if (!st->host)
+      goto fail;
+  }
   return st;
 fail:
   x86_cpu_free(st);
@@ -458,9 +650,11 @@ static inline G_ALWAYS_INLINE XlatStatus stlb_hit(Cpu *cpu, Xlat *out, const Tlb
 
 /* The second level and the walk; `ex` (explain) collects the text of each
  * step.  Always inline: x86_translate has a copy with ex NULL, free of the
- * text's tests and of the registers they keep live. */
+ * text's tests and of the registers they keep live.  `nested` (a constant,
+ * st->host != NULL) adds the host dimension of the 2D walk: the native
+ * copies hold none of it. */
 static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out,
-                                                            GString *ex)
+                                                            GString *ex, gboolean nested)
 {
   X86State *st = cpu->arch_state;
   const uint64_t akey = tlb_key(cpu->cur_asid, 0, 0); /* x86_key */
@@ -545,9 +739,22 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
 
   XlatStatus status = XLAT_OK;
   uint64_t allow_w = PTE_RW, allow_u = PTE_US;
+  /* Nested: a guest table's address is guest-physical and needs a host
+   * walk, except the one a paging-structure-cache hit gave, whose entry
+   * holds the table's host-physical address (SDM vol. 3C 29.4.1). */
+  X86Host *host = nested ? st->host : NULL;
+  gboolean table_hpa = level < st->levels;
   for (;; level--) {
     unsigned idx = x86_index(level, va);
     uint64_t pa = (node->pfn << 12) | ((uint64_t)idx << 3);
+    if (nested) {
+      static const char *what[] = { "", "guest PTE", "guest PDE", "guest PDPTE", "guest PML4E", "guest PML5E" };
+      unsigned hs;
+      if (!table_hpa)
+        walk += x86_host_walk(cpu, host, pa, what[level], ex, &hs);
+      table_hpa = FALSE;
+      cpu->ctr.c[CTR_WALK_GUEST_REFS]++;
+    }
     MemLevel where;
     uint32_t c = memsys_access(cpu->mem, pa, MREQ_WALK, &where);
     walk += c;
@@ -571,6 +778,28 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
       if (write)
         pgtable_entry_set_flags(node, idx, PTE_D);
       unsigned size = level - 1;
+      uint64_t leaf_pfn = pte_pfn(e);
+      gboolean splinter = FALSE;
+      if (nested) {
+        /* The final guest-physical address's host walk.  A guest page
+         * larger than the host page backing it is cached at the host
+         * page's size, the combined translation's (SDM vol. 3C 29.4.1:
+         * the smaller of the two; Bhargava et al. 2008, 3.3). */
+        uint64_t gmask = (1ULL << x86_shift[size]) - 1;
+        uint64_t gpa = ((leaf_pfn << 12) & ~gmask) | (va & gmask);
+        unsigned hs;
+        walk += x86_host_walk(cpu, host, gpa, "data", ex, &hs);
+        if (hs < size) {
+          if (ex)
+            g_string_append_printf(ex, "  %s guest page on a %s host page: cached as a %s translation\n",
+                                   x86_64_ops.size_name[size], x86_64_ops.size_name[hs], x86_64_ops.size_name[hs]);
+          leaf_pfn = gpa >> 12;
+          size = hs;
+          splinter = TRUE;
+          if (size == X86_4K) /* no large entry: the core counts no touch on its refill (cpu-translate.h) */
+            kernel_touch(cpu->m->k, &cpu->kc, mm, va);
+        }
+      }
       out->size = (uint8_t)size;
       out->flags = (uint8_t)(TLBF_U | ((allow_w) ? TLBF_W : 0) | ((node->e[idx] & PTE_D) ? TLBF_D : 0) |
                              ((e & PTE_NX) ? 0 : TLBF_X));
@@ -580,9 +809,9 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
          * ITLB for a fetch when there is one (AMD), else the STLB (whose
          * home of 4K pages is 4K, x86_cpu_new), when there is one.  The
          * key is the probe's (X86_4K is code 0). */
-        out->pfn = pte_pfn(e);
+        out->pfn = leaf_pfn;
         Tlb *fill = fetch && st->l2i ? st->l2i : st->stlb;
-        if (!fetch && st->coalesce && fill && x86_coalescible(node->e, idx)) {
+        if (!fetch && st->coalesce && fill && !splinter && x86_coalescible(node->e, idx)) {
           if (ex)
             g_string_append_printf(ex, "  %s refill: a 16K coalesced entry of four 4K pages\n", fill->name);
           cpu->ctr.c[CTR_STLB_COALESCED_FILLS]++;
@@ -593,7 +822,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
         }
         break;
       }
-      out->pfn = pte_pfn(e) & ~((1ULL << (x86_shift[size] - 12)) - 1);
+      out->pfn = leaf_pfn & ~((1ULL << (x86_shift[size] - 12)) - 1);
       Tlb *fill = NULL;
       unsigned home = st->stlb_home[size]; /* 2M, 1G or none: a larger page is never held as 4K */
       if (fetch && st->l2i)
@@ -624,14 +853,31 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
  * core's hot path takes x86_l1_miss. */
 static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex)
 {
-  return x86_translate_body(cpu, mm, va, kind, out, ex);
+  if (((X86State *)cpu->arch_state)->host)
+    return x86_translate_body(cpu, mm, va, kind, out, ex, TRUE);
+  return x86_translate_body(cpu, mm, va, kind, out, ex, FALSE);
 }
 
 static inline G_ALWAYS_INLINE XlatStatus x86_translate_hot(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out,
                                                            GString *ex)
 {
   (void)ex;
-  return x86_translate_body(cpu, mm, va, kind, out, NULL);
+  return x86_translate_body(cpu, mm, va, kind, out, NULL, FALSE);
+}
+
+static inline G_ALWAYS_INLINE XlatStatus x86_translate_nested(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out,
+                                                              GString *ex)
+{
+  (void)ex;
+  return x86_translate_body(cpu, mm, va, kind, out, NULL, TRUE);
+}
+
+/* x86_l1_miss of a guest (virt.nested): out of line, so that the native
+ * copies stay as they were. */
+static __attribute__((noinline)) gboolean x86_l1_miss_nested(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
+                                                               uint64_t *t, uint64_t *pfn, uint8_t *flags)
+{
+  return cpu_translate_miss(cpu, th, va, kind, t, pfn, flags, x86_translate_nested);
 }
 
 /* ArchOps.l1_miss: the core's path after the shortcut missed with the
@@ -645,6 +891,8 @@ static gboolean x86_l1_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, 
    * kind and its flags through the walk are free.  Fetches and dependent
    * loads take the general copy (test_arch_l1_miss_matches runs all four
    * against the generic path). */
+  if (G_UNLIKELY(((const X86State *)cpu->arch_state)->host != NULL))
+    return x86_l1_miss_nested(cpu, th, va, kind, t, pfn, flags);
   if (G_LIKELY(kind == ACC_LOAD))
     return cpu_translate_miss(cpu, th, va, ACC_LOAD, t, pfn, flags, x86_translate_hot);
   if (kind == ACC_STORE)

@@ -479,6 +479,155 @@ START_TEST(test_coalesced_counters)
 }
 END_TEST
 
+/* ---- nested paging (virt.nested) ------------------------------------------ */
+
+/* Walk references of one translation of va (guest and host), and the
+ * Xlat's page size. */
+static uint64_t nested_refs(Machine *m, Thread *t, uint64_t va, unsigned *size)
+{
+  Cpu *cpu = m->cpus[0];
+  uint64_t r0 = cpu->ctr.c[CTR_WALK_REFS];
+  Xlat x;
+  ck_assert_int_eq(fixture_xlat(m, t, va, ACC_LOAD, &x), XLAT_OK);
+  ck_assert_uint_eq(x.walks, 1);
+  if (size)
+    *size = x.size;
+  return cpu->ctr.c[CTR_WALK_REFS] - r0;
+}
+
+/* A 4K guest page at DATA_PFN (512M, inside the fixture's 1G of guest
+ * memory; the guest's tables are elsewhere). */
+#define DATA_PFN 0x20000
+
+/* Without the host-dimension caches a cold 2D walk is the textbook one:
+ * 4 guest levels x (host walk + the guest entry) + the host walk of the
+ * final guest-physical address, 4 x (4 + 1) + 4 = 24 with 4K host pages,
+ * 4 x (3 + 1) + 3 = 19 with 2M, 4 x (2 + 1) + 2 = 14 with 1G. */
+static void check_nested_cold(const char *host_size, uint64_t want)
+{
+  g_autofree char *hs = g_strdup_printf("virt.host_page_size=%s", host_size);
+  const char *sets[] = { "virt.nested=true", hs, "virt.ntlb_entries=0", "virt.host_pwc_pde_entries=0",
+                         "virt.host_pwc_pdpt_entries=0", "virt.host_pwc_pml4_entries=0", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  Thread *t = fixture_thread(m, 1);
+  Cpu *cpu = m->cpus[0];
+  map_leaf(t, VA, 1, DATA_PFN, PTE_RW);
+  map_leaf(t, VA + 4096, 1, DATA_PFN + 1, PTE_RW);
+  ck_assert_uint_eq(nested_refs(m, t, VA, NULL), want);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_GUEST_REFS], 4);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_HOST_REFS], want - 4);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_NTLB_MISSES], 5);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_NTLB_HITS], 0);
+  /* The next page: the guest PDE cache gives the PT's host-physical
+   * address (no host walk for it), one guest reference and the data's
+   * host walk, uncached. */
+  ck_assert_uint_eq(nested_refs(m, t, VA + 4096, NULL), 1 + (want - 4) / 5);
+  machine_free(m);
+}
+
+START_TEST(test_nested_cold_walk)
+{
+  check_nested_cold("4K", 24);
+  check_nested_cold("2M", 19);
+  check_nested_cold("1G", 14);
+}
+END_TEST
+
+/* virt.nested=false: exactly the native references, and no host counts. */
+START_TEST(test_nested_off_is_native)
+{
+  const char *sets[] = { "virt.nested=false", "virt.host_page_size=4K", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  Thread *t = fixture_thread(m, 1);
+  map_leaf(t, VA, 1, DATA_PFN, PTE_RW);
+  ck_assert_uint_eq(nested_refs(m, t, VA, NULL), 4);
+  ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_WALK_GUEST_REFS], 0);
+  ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_WALK_HOST_REFS], 0);
+  ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_NTLB_MISSES], 0);
+  machine_free(m);
+}
+END_TEST
+
+/* With the default caches (nested TLB, host paging-structure caches) the
+ * walk's own host walks share the upper host levels: see the steps below. */
+START_TEST(test_nested_caches)
+{
+  const char *sets[] = { "virt.nested=true", "virt.host_page_size=4K", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  Thread *t = fixture_thread(m, 1);
+  Cpu *cpu = m->cpus[0];
+  map_leaf(t, VA, 1, DATA_PFN, PTE_RW);
+  map_leaf(t, VA + 4096, 1, DATA_PFN + 1, PTE_RW);
+  map_leaf(t, VA + 8192, 1, DATA_PFN, PTE_RW); /* the first page's frame again */
+  uint64_t root = t->mm->pt.root->pfn;
+  PtNode *pt = t->mm->pt.root;
+  for (unsigned l = 4; l > 1; l--)
+    pt = pt->child[(VA >> (3 + 9 * l)) & 511];
+  /* The guest's four tables share one host 2M region, away from the
+   * data's (asserted, the counts below rely on it): the root's host walk
+   * is 4 references and fills the host PML4E, PDPTE and PDE caches; the
+   * three tables below hit the host PDE cache (1 reference each); the
+   * data's gPA hits the host PDPTE cache only (2): 4 + 1 + 1 + 1 + 2
+   * host and 4 guest references, 13. */
+  ck_assert_uint_eq(root >> 9, pt->pfn >> 9);
+  ck_assert_uint_ne(root >> 9, (uint64_t)DATA_PFN >> 9);
+  ck_assert_uint_eq(root >> 18, (uint64_t)DATA_PFN >> 18);
+  ck_assert_uint_eq(nested_refs(m, t, VA, NULL), 13);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_HOST_PWC_HITS], 4);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_NTLB_MISSES], 5);
+  /* A nearby page: the guest PDE cache, then the data's host walk hits
+   * the host PDE cache: 1 + 1. */
+  ck_assert_uint_eq(nested_refs(m, t, VA + 4096, NULL), 2);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_NTLB_HITS], 0);
+  /* The first page's frame through another page: the nested TLB holds
+   * its gPA: the guest PTE alone. */
+  ck_assert_uint_eq(nested_refs(m, t, VA + 8192, NULL), 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_NTLB_HITS], 1);
+  ck_assert_uint_eq(cpu->ctr.c[CTR_WALK_REFS], cpu->ctr.c[CTR_WALK_GUEST_REFS] + cpu->ctr.c[CTR_WALK_HOST_REFS]);
+  machine_free(m);
+}
+END_TEST
+
+/* A guest page larger than the host page backing it is cached at the host
+ * page's size (the combined translation); one no larger keeps its size. */
+START_TEST(test_nested_splinter)
+{
+  static const struct { const char *host; unsigned guest_level, want_size; } cases[] = {
+    { "4K", 2, 0 }, { "2M", 2, 1 }, { "1G", 2, 1 }, { "2M", 3, 1 }, { "1G", 3, 2 },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *hs = g_strdup_printf("virt.host_page_size=%s", cases[i].host);
+    const char *sets[] = { "virt.nested=true", hs, NULL };
+    Machine *m = fixture_machine("skylake", sets);
+    Thread *t = fixture_thread(m, 1);
+    unsigned shift = 12 + 9 * (cases[i].guest_level - 1);
+    map_leaf(t, VA & ~((1ULL << shift) - 1), cases[i].guest_level, 0, PTE_RW);
+    Xlat x;
+    ck_assert_int_eq(fixture_xlat(m, t, VA, ACC_LOAD, &x), XLAT_OK);
+    ck_assert_uint_eq(x.size, cases[i].want_size);
+    /* the frame of va's page of that size */
+    uint64_t want_pfn = (VA & ((1ULL << shift) - 1)) >> 12 & ~((1ULL << (9 * cases[i].want_size)) - 1);
+    ck_assert_uint_eq(x.pfn, want_pfn);
+    machine_free(m);
+  }
+}
+END_TEST
+
+/* Only a fraction of the host's regions backed huge: those left out walk
+ * to a 4K host leaf. */
+START_TEST(test_nested_huge_fraction)
+{
+  const char *none[] = { "virt.nested=true", "virt.host_page_size=2M", "virt.host_huge_fraction=0",
+                         "virt.ntlb_entries=0", "virt.host_pwc_pde_entries=0", "virt.host_pwc_pdpt_entries=0",
+                         "virt.host_pwc_pml4_entries=0", NULL };
+  Machine *m = fixture_machine("skylake", none);
+  Thread *t = fixture_thread(m, 1);
+  map_leaf(t, VA, 1, DATA_PFN, PTE_RW);
+  ck_assert_uint_eq(nested_refs(m, t, VA, NULL), 24);
+  machine_free(m);
+}
+END_TEST
+
 static Suite *x86_suite(void)
 {
   Suite *s = suite_create("x86_64");
@@ -496,6 +645,11 @@ static Suite *x86_suite(void)
   tcase_add_test(tc, test_walk_refs_use_caches);
   tcase_add_test(tc, test_coalesced_entries);
   tcase_add_test(tc, test_coalesced_counters);
+  tcase_add_test(tc, test_nested_cold_walk);
+  tcase_add_test(tc, test_nested_off_is_native);
+  tcase_add_test(tc, test_nested_caches);
+  tcase_add_test(tc, test_nested_splinter);
+  tcase_add_test(tc, test_nested_huge_fraction);
   suite_add_tcase(s, tc);
   return s;
 }
