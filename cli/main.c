@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * main.c - the mmusim command line: run, explain, record, trace, list.
+ * main.c - the mmusim command line: run, explain, record, trace, list, host.
  *
  * Exit status: 0 success; 1 the simulation could not complete (simulated out
  * of memory) or its output could not be written (a full disk: the message
@@ -22,6 +22,7 @@
 #include "engine.h"
 #include "events.h"
 #include "explain.h"
+#include "host_detect.h"
 #include "machine.h"
 #include "map.h"
 #include "outfile.h"
@@ -970,6 +971,25 @@ out:
   return rc;
 }
 
+/* ---- host ------------------------------------------------------------------- */
+
+/* `mmusim host SUBCOMMAND`: commands about the machine mmusim runs on.
+ * Each subcommand is its own file's *_main(argc, argv), argv[0] its name. */
+static int cmd_host(int argc, char **argv)
+{
+  const char *sub = argc > 1 ? argv[1] : "";
+  g_autofree char *prgname = g_strdup_printf("mmusim host %s", sub);
+  g_set_prgname(prgname);
+  if (strcmp(sub, "detect") == 0)
+    return host_detect_main(argc - 1, argv + 1);
+  /* bench and validate go here. */
+  if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
+    printf("usage: mmusim host detect [-o FILE.ini]   a machine file for this host\n");
+    return 0;
+  }
+  return usage_error("host: %s", "expected a subcommand: detect [-o FILE.ini]");
+}
+
 static void usage(FILE *f)
 {
   fprintf(f,
@@ -983,7 +1003,8 @@ static void usage(FILE *f)
           "  record   -o OUT.mtr [--start-after N] [--lackey-copy FILE] [-q] -- COMMAND [ARGS]...\n"
           "  trace    info [--verify] FILE | convert IN OUT | convert -w WORKLOAD OUT |\n"
           "           head [-n N] [--from K] FILE\n"
-          "  list     machines | workloads | settings | counters\n\n"
+          "  list     machines | workloads | settings | counters\n"
+          "  host     detect [-o FILE.ini]\n\n"
           "`mmusim COMMAND --help` for the options of a command; man mmusim for the rest.\n");
 }
 
@@ -1047,6 +1068,8 @@ static int dispatch(int argc, char **argv)
     return cmd_record(argc - 1, argv + 1);
   if (strcmp(cmd, "trace") == 0)
     return cmd_trace(argc - 1, argv + 1);
+  if (strcmp(cmd, "host") == 0)
+    return cmd_host(argc - 1, argv + 1);
   fprintf(stderr, "mmusim: unknown command '%s'\n", cmd);
   usage(stderr);
   return 2;
