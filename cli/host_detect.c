@@ -366,18 +366,20 @@ static void amd_tlbs_and_caches(HostInfo *h, const HostCpuid *c)
       host_fact(h, "cache.l2_ways", "CPUID 0x80000006 ECX", "%u", l2w);
     }
     unsigned l3 = bits(r[3], 31, 18), l3w = amd_assoc(bits(r[3], 15, 12), 0);
-    g_autofree char *l3sz = settings_format_size((uint64_t)l3 * 512 << 10);
     if (l3 && l3w) {
+      g_autofree char *l3sz = settings_format_size((uint64_t)l3 * 512 << 10);
       host_fact(h, "cache.llc_size", "CPUID 0x80000006 EDX", "%s", l3sz);
       host_fact(h, "cache.llc_ways", "CPUID 0x80000006 EDX", "%u", l3w);
-    } else if (l3) {
-      note(h, "CPUID 0x80000006 EDX: an L3 of %s with no ways (code %u); 0x8000001D would tell them", l3sz,
-           bits(r[3], 15, 12));
     }
   }
   /* 0x8000001D, where present, gives every cache level exactly (ways the
    * codes of 0x80000006 cannot say): it wins. */
   cache_leaf(h, c, 0x8000001d);
+  if (!host_fact_get(h, "cache.llc_size") && host_cpuid_get(c, 0x80000006, 0, r) && bits(r[3], 31, 18)) {
+    g_autofree char *l3sz = settings_format_size((uint64_t)bits(r[3], 31, 18) * 512 << 10);
+    note(h, "CPUID 0x80000006 EDX: an L3 of %s whose ways it does not give (code %u) and 0x8000001D is absent: "
+            "the preset's LLC is kept", l3sz, bits(r[3], 15, 12));
+  }
 }
 
 void host_detect_cpuid(HostInfo *h, const HostCpuid *c)
@@ -385,6 +387,9 @@ void host_detect_cpuid(HostInfo *h, const HostCpuid *c)
   uint32_t r[4], v[4];
   if (!c || !host_cpuid_get(c, 0, 0, r))
     return;
+  /* CPUID answers: an x86 host (32-bit-only processors are not modelled). */
+  g_free(h->arch);
+  h->arch = g_strdup("x86_64");
   uint32_t vend[3] = { r[1], r[3], r[2] };
   g_free(h->vendor);
   h->vendor = regs_text(vend, 3);
@@ -418,8 +423,6 @@ void host_detect_cpuid(HostInfo *h, const HostCpuid *c)
   }
   if (host_cpuid_get(c, 0x80000001, 0, r)) {
     if ((r[3] >> 29) & 1) {
-      g_free(h->arch);
-      h->arch = g_strdup("x86_64");
       host_fact(h, "machine.arch", "CPUID 0x80000001 EDX[29] (long mode)", "x86_64");
     }
     note(h, "CPUID 0x80000001 EDX[26]: 1G pages %s", (r[3] >> 26) & 1 ? "supported" : "not supported");
