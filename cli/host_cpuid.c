@@ -10,7 +10,6 @@
 #include "config.h"
 #include "host_cpuid.h"
 
-#include <errno.h>
 #include <string.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>

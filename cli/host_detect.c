@@ -446,25 +446,40 @@ void host_detect_cpuid(HostInfo *h, const HostCpuid *c)
 
 /* ---- sysfs ----------------------------------------------------------------- */
 
-int host_cpulist_count(const char *list)
+/* The numbers of a sysfs list ("0-3,8,10-11", cpulist and node/online
+ * alike); NULL if malformed.  Each is at most 1 << 20. */
+static GArray *parse_list(const char *list)
 {
-  int n = 0;
   g_autofree char *copy = g_strstrip(g_strdup(list));
+  GArray *ids = g_array_new(FALSE, FALSE, sizeof(int));
   if (!*copy)
-    return 0;
+    return ids;
   g_auto(GStrv) parts = g_strsplit(copy, ",", -1);
   for (int i = 0; parts[i]; i++) {
     guint64 a, b;
     char *dash = strchr(parts[i], '-');
     if (dash)
       *dash = '\0';
-    if (!g_ascii_string_to_unsigned(parts[i], 10, 0, 1 << 20, &a, NULL))
-      return -1;
-    b = a;
-    if (dash && !g_ascii_string_to_unsigned(dash + 1, 10, a, 1 << 20, &b, NULL))
-      return -1;
-    n += (int)(b - a + 1);
+    b = a = 0;
+    if (!g_ascii_string_to_unsigned(g_strstrip(parts[i]), 10, 0, 1 << 20, &a, NULL) ||
+        (dash && !g_ascii_string_to_unsigned(g_strstrip(dash + 1), 10, a, 1 << 20, &b, NULL))) {
+      g_array_free(ids, TRUE);
+      return NULL;
+    }
+    for (guint64 id = a; id <= (dash ? b : a); id++) {
+      int v = (int)id;
+      g_array_append_val(ids, v);
+    }
   }
+  return ids;
+}
+
+int host_cpulist_count(const char *list)
+{
+  GArray *ids = parse_list(list);
+  int n = ids ? (int)ids->len : -1;
+  if (ids)
+    g_array_free(ids, TRUE);
   return n;
 }
 
@@ -568,22 +583,10 @@ static void sysfs_nodes(HostInfo *h, const char *root)
     return;
   }
   /* Online nodes: the list "0-1"; numbered from 0 with no gap in the model. */
-  g_auto(GStrv) parts = g_strsplit(online, ",", -1);
-  GArray *ids = g_array_new(FALSE, FALSE, sizeof(int));
-  for (int i = 0; parts[i]; i++) {
-    guint64 a = 0, b = 0;
-    char *dash = strchr(parts[i], '-');
-    if (dash)
-      *dash = '\0';
-    if (!g_ascii_string_to_unsigned(g_strstrip(parts[i]), 10, 0, 1023, &a, NULL))
-      continue;
-    b = a;
-    if (dash && !g_ascii_string_to_unsigned(g_strstrip(dash + 1), 10, a, 1023, &b, NULL))
-      continue;
-    for (guint64 id = a; id <= b; id++) {
-      int v = (int)id;
-      g_array_append_val(ids, v);
-    }
+  GArray *ids = parse_list(online);
+  if (!ids) {
+    note(h, "/sys/devices/system/node/online: '%s' is not a list of nodes: the preset's nodes are kept", online);
+    return;
   }
   int nodes = (int)ids->len, min_cpus = 0;
   guint64 min_kb = 0;
