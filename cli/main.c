@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * main.c - the mmusim command line: run, explain, record, trace, list.
+ * main.c - the mmusim command line: run, explain, record, trace, list, host.
  *
  * Exit status: 0 success; 1 the simulation could not complete (simulated out
  * of memory) or its output could not be written (a full disk: the message
@@ -23,6 +23,7 @@
 #include "events.h"
 #include "explain.h"
 #include "host_bench.h"
+#include "host_detect.h"
 #include "host_validate.h"
 #include "machine.h"
 #include "map.h"
@@ -966,6 +967,33 @@ out:
   return rc;
 }
 
+/* ---- host ------------------------------------------------------------------- */
+
+/* `mmusim host SUBCOMMAND`: commands about the machine mmusim runs on.
+ * Each subcommand is its own file's *_main(argc, argv), argv[0] its name. */
+static int cmd_host(int argc, char **argv)
+{
+  const char *sub = argc > 1 ? argv[1] : "";
+  g_autofree char *prgname = g_strdup_printf("mmusim host %s", sub);
+  g_set_prgname(prgname);
+  if (strcmp(sub, "detect") == 0)
+    return host_detect_main(argc - 1, argv + 1);
+  /* The host's native figures, and the model's beside them. */
+  if (strcmp(sub, "bench") == 0)
+    return host_bench_main(argc - 1, argv + 1);
+  if (strcmp(sub, "validate") == 0)
+    return host_validate_main(argc - 1, argv + 1);
+  if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
+    printf("usage: mmusim host detect [-o FILE.ini]   a machine file for this host\n"
+           "       mmusim host bench [--spans LIST] [--repeats N] [--json] [-o FILE]\n"
+           "                                          native pointer chase and random loads, 4K and THP\n"
+           "       mmusim host validate [-m MACHINE] [--spans LIST] [--fit [-o FILE.ini]] [--json]\n"
+           "                                          the bench beside the model of the host\n");
+    return 0;
+  }
+  return usage_error("host: %s", "expected a subcommand: detect [-o FILE.ini], bench or validate");
+}
+
 static void usage(FILE *f)
 {
   fprintf(f,
@@ -980,7 +1008,7 @@ static void usage(FILE *f)
           "  trace    info [--verify] FILE | convert IN OUT | convert -w WORKLOAD OUT |\n"
           "           head [-n N] [--from K] FILE\n"
           "  list     machines | workloads | settings | counters\n"
-          "  host     bench [--spans LIST] [--repeats N] [--json] [-o FILE] |\n"
+          "  host     detect [-o FILE.ini] | bench [--spans LIST] [--repeats N] [--json] [-o FILE] |\n"
           "           validate [-m MACHINE] [--spans LIST] [--fit [-o FILE.ini]] [--json]\n\n"
           "`mmusim COMMAND --help` for the options of a command; man mmusim for the rest.\n");
 }
@@ -1045,15 +1073,8 @@ static int dispatch(int argc, char **argv)
     return cmd_record(argc - 1, argv + 1);
   if (strcmp(cmd, "trace") == 0)
     return cmd_trace(argc - 1, argv + 1);
-  /* host bench, host validate: the host's native figures, and the model's beside them. */
-  if (strcmp(cmd, "host") == 0 && argc > 2 && strcmp(argv[2], "bench") == 0) {
-    g_set_prgname("mmusim host bench");
-    return host_bench_main(argc - 2, argv + 2);
-  }
-  if (strcmp(cmd, "host") == 0 && argc > 2 && strcmp(argv[2], "validate") == 0) {
-    g_set_prgname("mmusim host validate");
-    return host_validate_main(argc - 2, argv + 2);
-  }
+  if (strcmp(cmd, "host") == 0)
+    return cmd_host(argc - 1, argv + 1);
   fprintf(stderr, "mmusim: unknown command '%s'\n", cmd);
   usage(stderr);
   return 2;

@@ -1,0 +1,90 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# test_host_detect.sh - `mmusim host detect` end to end on the hosts of
+# tests/cli/host/ (a CPUID dump and a sysfs/procfs tree each, read through
+# the hidden --cpuid and --root): the file is the expected one
+# (expected.ini; HOST_UPDATE=1 rewrites them), `mmusim list settings -m`
+# and `mmusim run -m` on a tiny generated workload take it as a machine; a
+# guest says virt.nested = true and leaves virt.host_page_size out, bare
+# metal has no virt lines, a CPUID without TLB data leaves every tlb.* line
+# to the preset and says so, a host without CPUID is described from sysfs
+# alone; bad input is exit status 2 with a message; and the host the test
+# runs on gives a loadable file (its values are not checked).
+set -u
+: "${MMUSIM:=./mmusim}"
+here=$(cd "$(dirname "$0")" && pwd)
+fixtures="$here/host"
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-host.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# loads NAME FILE.ini: a valid machine for list settings and for a run.
+loads() {
+  if "$MMUSIM" list settings -m "$2" > "$tmp/list" 2> "$tmp/err"; then ok; else bad "$1: list settings -m:"; cat "$tmp/err"; fi
+  if "$MMUSIM" run -q -m "$2" -w seq:size=1M,accesses=10000 > "$tmp/run" 2> "$tmp/err"; then ok; else bad "$1: run -m:"; cat "$tmp/err"; fi
+}
+has() { if grep -qF -- "$3" "$2"; then ok; else bad "$1: no '$3'"; fi; }
+hasnt() { if grep -qF -- "$3" "$2"; then bad "$1: '$3' should not be there"; else ok; fi; }
+
+for host in zen3-kvm skylake-2s notlb-vmware; do
+  out="$tmp/$host.ini"
+  if "$MMUSIM" host detect --cpuid "$fixtures/$host/cpuid.txt" --root "$fixtures/$host/root" -o "$out" 2> "$tmp/err"; then
+    ok
+  else
+    bad "$host: host detect failed:"; cat "$tmp/err"; continue
+  fi
+  if [ "${HOST_UPDATE:-0}" = 1 ]; then cp "$out" "$fixtures/$host/expected.ini"; fi
+  if diff -u "$fixtures/$host/expected.ini" "$out"; then ok; else bad "$host: differs from expected.ini"; fi
+  loads "$host" "$out"
+done
+
+# The guests: nested paging on, the host page size left out.
+for host in zen3-kvm notlb-vmware; do
+  has "$host" "$tmp/$host.ini" "nested = true"
+  has "$host" "$tmp/$host.ini" "virt.host_page_size is left out"
+done
+has zen3-kvm "$tmp/zen3-kvm.ini" 'hypervisor KVMKVMKVM'
+has zen3-kvm "$tmp/zen3-kvm.ini" '# CPUID 0x8000001d subleaf 3'
+has zen3-kvm "$tmp/zen3-kvm.ini" 'Nearest preset: zen3'
+# Bare metal: no virt line at all.
+hasnt skylake-2s "$tmp/skylake-2s.ini" '[virt]'
+hasnt skylake-2s "$tmp/skylake-2s.ini" 'nested'
+has skylake-2s "$tmp/skylake-2s.ini" 'distances = 10,21;21,10'
+has skylake-2s "$tmp/skylake-2s.ini" '# CPUID 0x18 subleaf 5'
+# No TLB data: every TLB size line follows a from-preset mark, and the header lists them.
+awk '/^\[/ { tlb = ($0 == "[tlb]") } tlb && /_(entries|ways)|stlb_sizes/ && prev !~ /^# from preset skylake: the host does not tell/ { print; bad = 1 }
+     { prev = $0 } END { exit bad }' "$tmp/notlb-vmware.ini" > "$tmp/unmarked"
+if [ -s "$tmp/unmarked" ]; then bad "notlb-vmware: tlb lines not marked from the preset:"; cat "$tmp/unmarked"; else ok; fi
+has notlb-vmware "$tmp/notlb-vmware.ini" 'CPUID leaves 2 and 0x18 tell no TLB'
+has notlb-vmware "$tmp/notlb-vmware.ini" 'From preset skylake: cpu.freq_mhz, cpu.mshrs, cpu.rob_size, cpu.page_walkers, tlb.l1i_4k_entries'
+
+# A host without CPUID (not x86): sysfs alone, still a machine.
+if "$MMUSIM" host detect --cpuid none --root "$fixtures/zen3-kvm/root" -o "$tmp/nocpuid.ini" 2> "$tmp/err"; then ok; else bad "no CPUID:"; cat "$tmp/err"; fi
+hasnt nocpuid "$tmp/nocpuid.ini" '# CPUID'
+has nocpuid "$tmp/nocpuid.ini" '# /sys/devices/system/node/online'
+loads nocpuid "$tmp/nocpuid.ini"
+
+# Bad input: exit status 2, the message names the culprit.
+expect_fail() {
+  name=$1 pat=$2
+  shift 2
+  "$MMUSIM" host detect "$@" > /dev/null 2> "$tmp/err"
+  rc=$?
+  if [ "$rc" = 2 ]; then ok; else bad "$name: exit status $rc, not 2"; fi
+  has "$name" "$tmp/err" "$pat"
+}
+expect_fail bad-root "--root $tmp/nowhere" --root "$tmp/nowhere" --cpuid "$fixtures/zen3-kvm/cpuid.txt"
+expect_fail bad-output "$tmp/no/such/dir/host.ini" -o "$tmp/no/such/dir/host.ini" --cpuid "$fixtures/zen3-kvm/cpuid.txt" --root "$fixtures/zen3-kvm/root"
+printf '0 0 d 68747541\n' > "$tmp/short.txt"
+expect_fail bad-dump "short.txt:1: expected six hexadecimal numbers" --cpuid "$tmp/short.txt" --root "$fixtures/zen3-kvm/root"
+expect_fail bad-arg "unexpected argument" extra
+
+# The host this runs on: a file that loads, whatever it says.
+if "$MMUSIM" host detect -o "$tmp/real.ini" 2> "$tmp/err"; then ok; else bad "real host:"; cat "$tmp/err"; fi
+loads real-host "$tmp/real.ini"
+
+echo "test_host_detect: $pass passed, $fail failed"
+[ "$fail" = 0 ]
