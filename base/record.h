@@ -88,7 +88,9 @@ typedef struct {
                    * loads between its producer and it (above) */
   uint64_t addr;
   uint64_t len;   /* bytes of a mapping event; instructions of REC_COMPUTE */
-  uint64_t arg2;  /* prctl value, node mask */
+  uint64_t arg2;  /* prctl value, node mask; of an access, the address of
+                   * its instruction when the source knows it (lackey,
+                   * ChampSim: traces/insnstream.h), else 0 */
 } TraceRecord;
 
 #endif
