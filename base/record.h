@@ -45,6 +45,7 @@ enum {
   MAP_F_SHARED = 4,
   MAP_F_ONDEMAND = 8,    /* made by a reader, not the program */
   MAP_F_HUGETLB_1G = 16, /* with MAP_F_HUGETLB: 1G pages (MAP_HUGE_1GB) */
+  MAP_F_FILE = 32,       /* file-backed (an mmap with a file descriptor): never THP-eligible */
 };
 
 typedef enum { ADV_HUGEPAGE, ADV_NOHUGEPAGE, ADV_DONTNEED, ADV_COLLAPSE } TraceAdvice;

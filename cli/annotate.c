@@ -63,7 +63,8 @@ static char *mapping_name(const AnnRow *row)
   const char *kind = row->flags & MAP_F_STACK ? "[stack]"
                      : row->flags & MAP_F_HUGETLB_1G ? "[hugetlb 1G]"
                      : row->flags & MAP_F_HUGETLB ? "[hugetlb]"
-                     : row->flags & MAP_F_ONDEMAND ? "[made up: trace without mappings]"
+                     : row->flags & MAP_F_ONDEMAND ? "[made up: not mapped in the trace]"
+                     : row->flags & MAP_F_FILE ? (row->flags & MAP_F_SHARED ? "[file shared]" : "[file]")
                      : row->flags & MAP_F_SHARED ? "[anon shared]"
                      : "[anon]";
   return g_strdup_printf("0x%" G_GINT64_MODIFIER "x-0x%" G_GINT64_MODIFIER "x %c%c%c %s", row->start, row->end,
@@ -208,10 +209,11 @@ void annotate_json(const AnnotateReport *r, FILE *out)
   fprintf(out, "%s\n", s);
 }
 
-gboolean annotate_write(const AnnotateReport *r, const char *path, GError **error)
+gboolean annotate_write(const AnnotateReport *r, const char *path, gboolean json_stdout, GError **error)
 {
   gboolean json = g_str_has_suffix(path, ".json");
   if (strcmp(path, "-") == 0) {
+    json = json_stdout;
     OutText text;
     FILE *mem = out_text_begin(&text);
     (json ? annotate_json : annotate_text)(r, mem);

@@ -30,7 +30,8 @@ char *annotate_metric_choices(void);
 void annotate_text(const AnnotateReport *r, FILE *out);
 void annotate_json(const AnnotateReport *r, FILE *out);
 /* The report to path: JSON when it ends in ".json", else text; "-":
- * standard output.  FALSE with error set when it cannot be written. */
-gboolean annotate_write(const AnnotateReport *r, const char *path, GError **error);
+ * standard output, JSON when json_stdout (run --json).  FALSE with error
+ * set when it cannot be written. */
+gboolean annotate_write(const AnnotateReport *r, const char *path, gboolean json_stdout, GError **error);
 
 #endif

@@ -238,7 +238,7 @@ static int cmd_run(int argc, char **argv)
       "is decoded ahead of the model in a thread of its own (standard input and generators are not)", "N" },
     { "annotate", 0, 0, G_OPTION_ARG_FILENAME, &o.annotate,
       "attribute TLB misses, walk cycles and faults to instructions and mappings; the report to FILE "
-      "(FILE.json: JSON; -: standard output, after the counters)", "FILE" },
+      "(FILE.json: JSON; -: standard output, after the report, JSON with --json)", "FILE" },
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "--annotate: rows of each table (default 20; 0: all)", "N" },
     { "sort", 0, 0, G_OPTION_ARG_STRING, &o.sort, "--annotate: order of the tables (default walk_cycles)", "METRIC" },
     { NULL },
@@ -387,7 +387,7 @@ static int cmd_run(int argc, char **argv)
     AnnotateReport ar = { .machine = res.machine, .workload = res.workload, .ann = ann, .counted = &res.per_run[0],
                           .top = (unsigned)o.top, .sort = ann_sort };
     GError *ann_err = NULL;
-    if (!annotate_write(&ar, o.annotate, &ann_err))
+    if (!annotate_write(&ar, o.annotate, o.json, &ann_err))
       rc = rc ? (fail(ann_err), rc) : fail(ann_err);
   }
   run_outcome_clear(&res);
