@@ -2,14 +2,14 @@
 /*
  * Unit tests of the recorded mappings: valgrind's --trace-syscalls lines as
  * records (traces/vgsyscall.h), in a lackey log, written to .mtr and read
- * back with the file flag; a made-up mapping that fills only holes; a
- * file mapping that never gets a transparent huge page.
+ * back with the file flag (tests/system/test_file_mapping.c: what the
+ * machine makes of them).
  */
 #include "config.h"
 #include <glib/gstdio.h>
 #include "lackey.h"
-#include "machine_fixture.h"
 #include "mtr.h"
+#include "text.h"
 #include "trace_testutil.h"
 #include "vgsyscall.h"
 
@@ -148,40 +148,6 @@ START_TEST(test_text_file_flag)
 }
 END_TEST
 
-static Counters run_text(const char *text)
-{
-  Machine *m = fixture_machine("skylake", NULL); /* thp.enabled=always */
-  GError *err = NULL;
-  TraceSource *src = text_source_from_string("t.txt", text, &err);
-  ck_assert_no_error(err);
-  EngineResult res;
-  ck_assert(engine_run(m, src, NULL, &res, &err));
-  Counters c = res.counted;
-  engine_result_clear(&res);
-  trace_source_free(src);
-  machine_free(m);
-  return c;
-}
-
-/* A file mapping faults in base pages where an anonymous one takes a
- * huge page; a made-up mapping over it leaves it a file mapping. */
-START_TEST(test_file_mapping_no_thp)
-{
-  Counters anon = run_text("mmap 0x7f0000000000 4M rw\nW 0x7f0000000000 8\nW 0x7f0000001000 8\n");
-  ck_assert_uint_eq(anon.c[CTR_THP_FAULT_ALLOC], 1);
-  ck_assert_uint_eq(anon.c[CTR_PAGE_FAULTS], 1);
-  Counters file = run_text("mmap 0x7f0000000000 4M rw file\nmmap 0x7f0000000000 4M rwx ondemand\n"
-                           "W 0x7f0000000000 8\nW 0x7f0000001000 8\nX 0x7f0000002000 4\n");
-  ck_assert_uint_eq(file.c[CTR_THP_FAULT_ALLOC], 0);
-  ck_assert_uint_eq(file.c[CTR_PAGE_FAULTS], 3); /* two base-page faults and the SIGSEGV below */
-  /* The fetch: the file mapping's rw, not the made-up rwx, decides. */
-  ck_assert_uint_eq(file.c[CTR_SEGV], 1);
-  /* In a hole, the made-up mapping maps. */
-  Counters hole = run_text("mmap 0x7f0000000000 4K r file\nmmap 0x7f0000000000 2M rwx ondemand\nX 0x7f0000002000 4\n");
-  ck_assert_uint_eq(hole.c[CTR_SEGV], 0);
-}
-END_TEST
-
 static Suite *suite(void)
 {
   Suite *s = suite_create("vgsyscall");
@@ -189,7 +155,6 @@ static Suite *suite(void)
   tcase_add_test(tc, test_lines);
   tcase_add_test(tc, test_lackey_log_to_mtr);
   tcase_add_test(tc, test_text_file_flag);
-  tcase_add_test(tc, test_file_mapping_no_thp);
   suite_add_tcase(s, tc);
   return s;
 }
