@@ -45,6 +45,7 @@ enum {
   MAP_F_SHARED = 4,
   MAP_F_ONDEMAND = 8,    /* made by a reader, not the program */
   MAP_F_HUGETLB_1G = 16, /* with MAP_F_HUGETLB: 1G pages (MAP_HUGE_1GB) */
+  MAP_F_FILE = 32,       /* file-backed (an mmap with a file descriptor): never THP-eligible */
 };
 
 typedef enum { ADV_HUGEPAGE, ADV_NOHUGEPAGE, ADV_DONTNEED, ADV_COLLAPSE } TraceAdvice;
@@ -88,7 +89,9 @@ typedef struct {
                    * loads between its producer and it (above) */
   uint64_t addr;
   uint64_t len;   /* bytes of a mapping event; instructions of REC_COMPUTE */
-  uint64_t arg2;  /* prctl value, node mask */
+  uint64_t arg2;  /* prctl value, node mask; of an access, the address of
+                   * its instruction when the source knows it (lackey,
+                   * ChampSim: traces/insnstream.h), else 0 */
 } TraceRecord;
 
 #endif

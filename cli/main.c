@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "engine.h"
+#include "annotate.h"
 #include "events.h"
 #include "explain.h"
 #include "host_bench.h"
@@ -82,6 +83,9 @@ typedef struct {
   char *map;
   int jobs;         /* run: host threads, 0: the host's CPUs */
   gboolean quiet;   /* run: no progress line */
+  char *annotate;   /* run --annotate FILE: attribution report (cli/annotate.h) */
+  int top;          /* run --top N: rows of each annotate table */
+  char *sort;       /* run --sort METRIC: the annotate tables' order */
 } RunOpts;
 
 static void run_opts_clear(RunOpts *o)
@@ -95,6 +99,8 @@ static void run_opts_clear(RunOpts *o)
   g_free(o->map);
   g_free(o->warmup_text);
   g_free(o->seed_text);
+  g_free(o->annotate);
+  g_free(o->sort);
 }
 
 /* --seed N of `command`: any whole number, 0 included.  Sets *given to
@@ -194,9 +200,26 @@ static gboolean draw_map(const Machine *m, const char *workload, void *data, GEr
   return map_write_svg(m, title, data, error);
 }
 
+/* run --annotate's options: --top and --sort only with it, and valid. */
+static int annotate_opts_check(const RunOpts *o, AnnMetric *sort)
+{
+  if (!o->annotate && (o->sort || o->top != ANNOTATE_DEFAULT_TOP))
+    return usage_error("run: %s", "--top and --sort go with --annotate FILE");
+  if (o->top < 0)
+    return usage_error("run: %s", "--top: give a number of rows, 0 for all");
+  if (o->sort && !annotate_metric_parse(o->sort, sort)) {
+    g_autofree char *choices = annotate_metric_choices();
+    g_autofree char *msg = g_strdup_printf("run: --sort '%s': expected one of %s", o->sort, choices);
+    return usage_error("%s", msg);
+  }
+  return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
-  RunOpts o = { .repeat = 1 };
+  RunOpts o = { .repeat = 1, .top = ANNOTATE_DEFAULT_TOP };
+  AnnMetric ann_sort = ANN_WALK_CYCLES;
+  Annotation *ann = NULL;
   g_autofree char *formats = trace_format_choices();
   g_autofree char *format_help = g_strconcat("trace format: ", formats, NULL);
   GOptionEntry entries[] = {
@@ -217,6 +240,11 @@ static int cmd_run(int argc, char **argv)
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &o.jobs,
       "host threads (default: the host's CPUs); with 2 or more a trace read from a regular file, of any format, "
       "is decoded ahead of the model in a thread of its own (standard input and generators are not)", "N" },
+    { "annotate", 0, 0, G_OPTION_ARG_FILENAME, &o.annotate,
+      "attribute TLB misses, walk cycles and faults to instructions and mappings; the report to FILE "
+      "(FILE.json: JSON; -: standard output, after the report, JSON with --json)", "FILE" },
+    { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "--annotate: rows of each table (default 20; 0: all)", "N" },
+    { "sort", 0, 0, G_OPTION_ARG_STRING, &o.sort, "--annotate: order of the tables (default walk_cycles)", "METRIC" },
     { NULL },
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate a workload or trace on a machine");
@@ -257,9 +285,20 @@ static int cmd_run(int argc, char **argv)
     rc = usage_error("run: %s", msg);
     goto out;
   }
+  if ((rc = annotate_opts_check(&o, &ann_sort)))
+    goto out;
   if (o.events && !(ev = events_open(o.events, &err))) {
     rc = fail(err);
     goto out;
+  }
+  if (o.annotate && strcmp(o.annotate, "-") != 0) {
+    OutFile *f = out_file_open(o.annotate, &err); /* fail before a long run */
+    if (!f) {
+      g_prefix_error(&err, "run: --annotate: ");
+      rc = fail(err);
+      goto out;
+    }
+    out_file_abort(f);
   }
   if (o.map) {
     /* Fail before a long run, not after it; nothing is left behind. */
@@ -278,6 +317,8 @@ static int cmd_run(int argc, char **argv)
     spec.inspect = draw_map;
     spec.inspect_data = o.map;
   }
+  if (o.annotate)
+    spec.annotate = ann = annotation_new();
   RunProgress progress = { .t0 = g_get_monotonic_time() };
   if (!o.quiet && isatty(STDERR_FILENO)) {
     spec.progress = run_progress;
@@ -346,10 +387,18 @@ static int cmd_run(int argc, char **argv)
   out_text_to_stdout(&text);
   if (!o.json && !o.csv)
     report_host_text(&r, stderr);
+  if (ann && res.runs) {
+    AnnotateReport ar = { .machine = res.machine, .workload = res.workload, .ann = ann, .counted = &res.per_run[0],
+                          .top = (unsigned)o.top, .sort = ann_sort };
+    GError *ann_err = NULL;
+    if (!annotate_write(&ar, o.annotate, o.json, &ann_err))
+      rc = rc ? (fail(ann_err), rc) : fail(ann_err);
+  }
   run_outcome_clear(&res);
   if (!ev_ok)
     rc = fail(ev_err);
 out:
+  annotation_free(ann);
   events_close(ev);
   run_opts_clear(&o);
   return rc;

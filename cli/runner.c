@@ -74,7 +74,8 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
       return FALSE;
     EngineResult res;
     EngineOptions eo = { .warmup = spec->warmup, .whole = spec->whole, .stop = spec->stop,
-                         .progress = spec->progress, .progress_data = spec->progress_data };
+                         .progress = spec->progress, .progress_data = spec->progress_data,
+                         .annotate = i == 0 ? spec->annotate : NULL };
     gboolean ok = engine_run(m, src, &eo, &res, error);
     if (ok && spec->inspect && (i + 1 == spec->repeat || res.oom))
       ok = spec->inspect(m, src->description, spec->inspect_data, error);

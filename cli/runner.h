@@ -57,6 +57,9 @@ typedef struct {
   const volatile int *stop;
   EngineProgressFn progress;
   void *progress_data;
+  /* Optional: attribute the first repeat's misses and faults here
+   * (sim/annotation.h, run --annotate). */
+  Annotation *annotate;
 } RunSpec;
 
 typedef struct {

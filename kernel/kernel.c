@@ -652,11 +652,9 @@ uint64_t kernel_exit_mmap(Kernel *k, KCpu *cpu, Mm *mm)
   return free_frames(k) - before;
 }
 
-void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va)
+/* Map [start, end)'s holes, leaving the VMAs there as they are. */
+static void map_holes(Kernel *k, Mm *mm, uint64_t start, uint64_t end, uint8_t prot, uint8_t flags)
 {
-  /* One PMD-aligned rw region (2M on x86-64) around the address, merged with neighbours,
-   * like the heap and mmap regions a recorded program had. */
-  uint64_t start = va & ~(k->pmd_bytes - 1), end = start + k->pmd_bytes;
   guint n;
   guint first = mm_split_range(mm, start, end, &n);
   /* Fill only the holes between existing VMAs. */
@@ -665,17 +663,25 @@ void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va)
   for (guint i = first; i < first + n; i++) {
     const Vma *v = mm_vma(mm, i);
     if (v->start > cur)
-      g_array_append_val(holes, ((Vma){ .start = cur, .end = v->start, .prot = PROT_R | PROT_W, .flags = MAP_F_ONDEMAND }));
+      g_array_append_val(holes, ((Vma){ .start = cur, .end = v->start, .prot = prot, .flags = flags }));
     cur = v->end;
   }
   if (cur < end)
-    g_array_append_val(holes, ((Vma){ .start = cur, .end = end, .prot = PROT_R | PROT_W, .flags = MAP_F_ONDEMAND }));
+    g_array_append_val(holes, ((Vma){ .start = cur, .end = end, .prot = prot, .flags = flags }));
   for (guint i = 0; i < holes->len; i++) {
     mm_insert_vma(mm, &g_array_index(holes, Vma, i));
     khugepaged_enter_vma(k->khugepaged, mm, &g_array_index(holes, Vma, i));
   }
   g_array_free(holes, TRUE);
   mm_merge_vmas(mm);
+}
+
+void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va)
+{
+  /* One PMD-aligned rw region (2M on x86-64) around the address, merged with neighbours,
+   * like the heap and mmap regions a recorded program had. */
+  uint64_t start = va & ~(k->pmd_bytes - 1);
+  map_holes(k, mm, start, start + k->pmd_bytes, PROT_R | PROT_W, MAP_F_ONDEMAND);
 }
 
 static void einval(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, const char *why)
@@ -774,6 +780,14 @@ static void split_edges(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint
 /* mmap(MAP_FIXED): what was there goes, then the new VMA (vma_merge). */
 static void sys_mmap(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
 {
+  /* A mapping a reader made up (MAP_F_ONDEMAND) stands for what the
+   * program had mapped without the trace saying so: it fills the range's
+   * holes and leaves the mappings the trace did record (a recording's
+   * system calls, doc/trace-format.md) as they are. */
+  if (r->flags & MAP_F_ONDEMAND) {
+    map_holes(k, mm, start, end, r->prot, r->flags);
+    return;
+  }
   zap_range(k, cpu, mm, start, end);
   mm_remove_range(mm, start, end);
   Vma v = { .start = start, .end = end, .prot = r->prot, .flags = r->flags };

@@ -235,7 +235,7 @@ static gboolean collapse_vma_allowed(const Kernel *k, const Mm *mm, const Vma *v
 {
   if (cc->is_khugepaged)
     return thp_vma_allowed(k, mm, v);
-  return !(v->flags & MAP_F_HUGETLB) && !mm->thp_disable && v->thp != VMA_THP_NOHUGEPAGE;
+  return !(v->flags & (MAP_F_HUGETLB | MAP_F_FILE)) && !mm->thp_disable && v->thp != VMA_THP_NOHUGEPAGE;
 }
 
 /* Where the huge page of a collapse may come from.

@@ -181,6 +181,13 @@ uint32_t thp_vma_allowable_orders(const Kernel *k, const Mm *mm, const Vma *v, u
    * (not anonymous); VM_NOHUGEPAGE and MMF_DISABLE_THP refuse every order. */
   if (!orders || (v->flags & MAP_F_HUGETLB) || mm->thp_disable || v->thp == VMA_THP_NOHUGEPAGE)
     return 0;
+  /* A file mapping: 6.12 gives a file VMA huge pages only through the
+   * page cache's large folios (a filesystem that supports them) or, for
+   * read-only text, khugepaged with CONFIG_READ_ONLY_THP_FOR_FS
+   * (file_thp_enabled, include/linux/huge_mm.h); neither is modelled, so
+   * a file VMA is never THP-eligible. */
+  if (v->flags & MAP_F_FILE)
+    return 0;
   return orders;
 }
 

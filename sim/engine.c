@@ -129,6 +129,7 @@ typedef struct {
   uint64_t switch_cycles; /* sched.switch_ns in cycles */
   gboolean in_roi, roi_seen, stopped;
   Counters begin;
+  Annotation *ann;     /* run --annotate: every access through annotate_access; NULL: off */
   uint64_t t_begin;
   gint64 host_begin;   /* g_get_monotonic_time() at the region's start */
   EngineResult *res;
@@ -467,6 +468,8 @@ static void snapshot_begin(Engine *e)
   for (unsigned i = 0; i < m->n_cpus; i++)
     cpu_drain(m->cpus[i]);
   machine_counters(m, &e->begin);
+  if (e->ann)
+    annotation_reset(e->ann);
   e->t_begin = machine_max_clock(m);
   e->host_begin = g_get_monotonic_time();
 }
@@ -487,6 +490,8 @@ static void snapshot_end(Engine *e)
   Counters now;
   machine_counters(m, &now);
   counters_diff(&e->res->counted, &now, &e->begin);
+  if (e->ann)
+    annotation_freeze(e->ann);
   e->res->elapsed_cycles = machine_max_clock(m) - e->t_begin;
   e->res->host_seconds = (double)(g_get_monotonic_time() - e->host_begin) / 1e6;
 }
@@ -565,6 +570,17 @@ static G_NO_INLINE gboolean oom_dead(Engine *e, Thread *t)
   return TRUE;
 }
 
+/* An access with --annotate: the full path (cpu_access), its cost read off
+ * the CPU's counters around it and added to its instruction's and
+ * mapping's rows (sim/annotation.h). */
+static G_NO_INLINE void annotate_access(Engine *e, Cpu *cpu, Thread *t, const TraceRecord *r)
+{
+  Counters before = cpu->ctr;
+  cpu_access(cpu, t, r);
+  const Vma *vma = t->mm->oom_killed ? NULL : mm_find_vma(t->mm, r->addr);
+  annotation_add(e->ann, t, t->pid, r->kind, r->addr, r->arg2, vma, &before, &cpu->ctr);
+}
+
 static void count_warmup(Engine *e)
 {
   if (G_UNLIKELY(e->warmup_left) && --e->warmup_left == 0)
@@ -593,7 +609,9 @@ static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t
     numa_balance_tick(e->m->k->numa_balance, &cpu->kc, t);
   switch (type) {
   case REC_ACCESS:
-    if (!quick)
+    if (G_UNLIKELY(e->ann))
+      annotate_access(e, cpu, t, r);
+    else if (!quick)
       cpu_access(cpu, t, r);
     else if (!cpu_access_quick(cpu, r, counts))
       cpu_access_requick(cpu, t, r);
@@ -879,7 +897,7 @@ static G_NO_INLINE __attribute__((aligned(64))) unsigned run_solo_stays(Engine *
 static void run_solo(Engine *e, Queue *q, const TraceBatch *b)
 {
   Thread *t = q->t;
-  gboolean jumps = batch_jumps(b);
+  gboolean jumps = e->ann || batch_jumps(b); /* the jumps loop takes no quick path */
   cpu_prefetch_clear(e->pf);
   unsigned i = 0;
   for (;;) {
@@ -921,6 +939,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.warmup = opt ? opt->warmup : 0;
   e.warmup_left = e.warmup;
   e.whole = opt && opt->whole;
+  e.ann = opt ? opt->annotate : NULL;
   e.switch_cycles = (uint64_t)(settings_double(m->s, SET_SCHED_SWITCH_NS) * m->k->cycles_per_ns);
   snapshot_begin(&e);
 

@@ -13,6 +13,7 @@
 #define MMUSIM_ENGINE_H
 
 #include <glib.h>
+#include "annotation.h"
 #include "machine.h"
 #include "oom_kill.h"
 #include "source.h"
@@ -33,6 +34,9 @@ typedef struct {
   /* Optional: called after every batch of records. */
   EngineProgressFn progress;
   void *progress_data;
+  /* Optional: attribute the counted region's misses, walks and faults to
+   * instructions and mappings (sim/annotation.h); costs host time. */
+  Annotation *annotate;
 } EngineOptions;
 
 typedef struct {

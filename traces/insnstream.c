@@ -56,13 +56,15 @@ static void emit(InsnStream *s, TraceBatch *b, AccessKind kind, uint64_t addr, u
   r->pid = r->tid = 1;
   r->addr = addr;
   r->size = size;
+  r->arg2 = s->ip;
   uint64_t n = insn_count_access(&s->c);
   if (n) {
     uint64_t gap = n - 1;
     if (gap > UINT32_MAX) { /* a gap that does not fit goes ahead as compute */
       b->rec[b->n - 1] = (TraceRecord){ .type = REC_COMPUTE, .pid = 1, .tid = 1, .len = gap - UINT32_MAX };
       r = &b->rec[b->n++];
-      *r = (TraceRecord){ .type = REC_ACCESS, .kind = kind, .pid = 1, .tid = 1, .addr = addr, .size = size };
+      *r = (TraceRecord){ .type = REC_ACCESS, .kind = kind, .pid = 1, .tid = 1, .addr = addr, .size = size,
+                           .arg2 = s->ip };
       gap = UINT32_MAX;
     }
     r->gap = (uint32_t)gap;
@@ -72,6 +74,7 @@ static void emit(InsnStream *s, TraceBatch *b, AccessKind kind, uint64_t addr, u
 void insn_stream_instruction(InsnStream *s, TraceBatch *b, uint64_t ip, uint32_t size)
 {
   s->instructions++;
+  s->ip = ip;
   if (insn_count_instruction(&s->c, ip))
     emit(s, b, ACC_IFETCH, ip, size);
 }

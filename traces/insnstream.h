@@ -20,6 +20,8 @@
  *     2M-aligned region is preceded by `mmap REGION 2M rwx ondemand`, so the
  *     recorded program's code can be fetched and its data read and written,
  *     as the kernel let it; the source's rule is UNMAPPED_ONDEMAND as well.
+ *  4. Every access (fetch or data) carries its instruction's address in
+ *     TraceRecord.arg2, for run --annotate (sim/annotation.h).
  */
 #ifndef MMUSIM_INSNSTREAM_H
 #define MMUSIM_INSNSTREAM_H
@@ -77,6 +79,7 @@ typedef struct {
   uint64_t last_region[2]; /* region + 1 of the last two mapped */
   GHashTable *regions;   /* region + 1 -> present */
   uint64_t instructions; /* seen */
+  uint64_t ip;           /* the current instruction's address: TraceRecord.arg2 of its accesses */
 } InsnStream;
 
 void insn_stream_init(InsnStream *s);

@@ -29,6 +29,7 @@
 #include "insnstream.h"
 #include "reader.h"
 #include "trace_format.h"
+#include "vgsyscall.h"
 
 #include <string.h>
 
@@ -48,6 +49,7 @@ typedef struct {
   uint64_t first_pid;
   unsigned processes;
   InsnStream st;
+  VgSyscalls sys; /* valgrind --trace-syscalls=yes lines (vgsyscall.h) */
 } LackeySource;
 
 /* A `==PID==` line of valgrind's: count the pids. */
@@ -201,6 +203,11 @@ static gboolean lackey_fill(TraceReader *rd, TraceBatch *batch, GError **error)
       break;
     }
     char k = line_kind(line, len);
+    unsigned made;
+    if (!k && vg_syscall_line(&l->sys, line, len, &batch->rec[batch->n], &made)) {
+      batch->n += made; /* the loop's bound leaves room for VG_SYSCALL_MAX_RECORDS */
+      continue;
+    }
     if (!k) {
       l->skipped++;
       note_pid(l, line, len);
@@ -237,6 +244,7 @@ static void lackey_clear(TraceReader *rd)
 {
   LackeySource *l = (LackeySource *)rd;
   insn_stream_clear(&l->st);
+  vg_syscalls_clear(&l->sys);
   g_free(l->buf);
 }
 
@@ -250,6 +258,7 @@ TraceSource *lackey_source_from_input(TraceInput *in)
   l->cap = LACKEY_BUFFER_BYTES;
   l->buf = g_malloc(l->cap);
   insn_stream_init(&l->st);
+  vg_syscalls_init(&l->sys);
   return &l->rd.base;
 }
 
@@ -275,6 +284,12 @@ unsigned lackey_source_processes(TraceSource *src)
 {
   g_return_val_if_fail(src != NULL && src->ops == &lackey_ops.source, 0);
   return ((LackeySource *)src)->processes;
+}
+
+uint64_t lackey_source_syscall_records(TraceSource *src)
+{
+  g_return_val_if_fail(src != NULL && src->ops == &lackey_ops.source, 0);
+  return ((LackeySource *)src)->sys.records;
 }
 
 uint64_t lackey_source_instructions(TraceSource *src)

@@ -26,6 +26,9 @@ uint64_t lackey_source_skipped(TraceSource *src);
  * read), 1, or 2 for two and more (a program that forked). */
 unsigned lackey_source_processes(TraceSource *src);
 uint64_t lackey_source_instructions(TraceSource *src);
+/* Mapping records made from valgrind's --trace-syscalls=yes lines
+ * (traces/vgsyscall.h). */
+uint64_t lackey_source_syscall_records(TraceSource *src);
 /* Whether a line looks like lackey output (format detection). */
 gboolean lackey_line_matches(const char *line, size_t len);
 

@@ -30,6 +30,8 @@
  *        of kernel/mempolicy_mode.h, checked there with its nodemask)
  *   0x87 thread PID TID CPU+1 (sets the context)   0x88 roi begin  0x89 roi end
  *   0x8a mempolicy of the process: policy nodemask (no range)
+ *   0x8b mmap of a file: as 0x81, its flags with MAP_F_FILE (a reader from
+ *        before refuses the unknown tag rather than map it anonymous)
  *   0x8f context PID TID: the records after it belong to PID/TID (no record)
  * Every block starts with context (1, 1) and both previous addresses and
  * sizes 0.  Mapping events store 4K page numbers, so they are aligned by
@@ -88,6 +90,7 @@ enum {
   TAG_ROI_BEGIN,
   TAG_ROI_END,
   TAG_MEMPOLICY_PROCESS, /* added in version 1: older readers refuse it as an unknown tag */
+  TAG_MMAP_FILE,         /* an mmap with MAP_F_FILE: added in version 1 as 0x8a was */
   TAG_CONTEXT = 0x8f,
 };
 
@@ -296,7 +299,7 @@ gboolean mtr_writer_write(MtrWriter *w, const TraceRecord *r, GError **error)
     p = varint_put(p, r->len);
     break;
   case REC_MMAP:
-    *p++ = TAG_MMAP;
+    *p++ = r->flags & MAP_F_FILE ? TAG_MMAP_FILE : TAG_MMAP;
     p = put_range(p, r);
     *p++ = r->prot;
     *p++ = r->flags;
@@ -691,9 +694,18 @@ static gboolean decode_one(MtrSource *m, TraceRecord *r, gboolean *got, GError *
     GET(r->len);
     return TRUE;
   case TAG_MMAP:
+  case TAG_MMAP_FILE: {
     r->type = REC_MMAP;
-    return get_range(m, r, error) && get_byte(m, &r->prot, PROT_R | PROT_W | PROT_X, "protection bits 0..7", error) &&
-           get_byte(m, &r->flags, MTR_MAP_FLAGS_MAX, "mmap flags 0..127", error);
+    gboolean file = tag == TAG_MMAP_FILE;
+    if (!(get_range(m, r, error) && get_byte(m, &r->prot, PROT_R | PROT_W | PROT_X, "protection bits 0..7", error) &&
+          get_byte(m, &r->flags, MTR_MAP_FLAGS_MAX, "mmap flags 0..127", error)))
+      return FALSE;
+    if (!(r->flags & MAP_F_FILE) != !file || (file && (r->flags & (MAP_F_HUGETLB | MAP_F_ONDEMAND))))
+      return rec_bad(m, error, file ? "file mmap (tag 0x8b) without the file flag, or with hugetlb or ondemand"
+                                    : "anonymous mmap (tag 0x81) with the file flag",
+                     file ? "the file flag (32) alone among hugetlb and ondemand" : "no file flag (32)");
+    return TRUE;
+  }
   case TAG_MUNMAP:
     r->type = REC_MUNMAP;
     return get_range(m, r, error);

@@ -138,6 +138,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
   g_ptr_array_add(args, (gpointer)(o->valgrind ? o->valgrind : "valgrind"));
   g_ptr_array_add(args, (gpointer) "--tool=lackey");
   g_ptr_array_add(args, (gpointer) "--trace-mem=yes");
+  g_ptr_array_add(args, (gpointer) "--trace-syscalls=yes"); /* the mappings: traces/vgsyscall.h */
   g_ptr_array_add(args, log_fd);
   for (char **a = o->argv; *a; a++)
     g_ptr_array_add(args, *a);
@@ -189,7 +190,8 @@ int recorder_run(const RecorderOptions *o, GError **error)
   struct utsname u;
   g_autofree char *page = g_strdup_printf("%ld", sysconf(_SC_PAGESIZE));
   g_autofree char *proc = g_strdup_printf("1 pid=%d", (int)pid);
-  mtr_writer_set_meta(w, "recorder", "mmusim record " PACKAGE_VERSION " (valgrind lackey --trace-mem=yes)");
+  mtr_writer_set_meta(w, "recorder", "mmusim record " PACKAGE_VERSION " (valgrind lackey --trace-mem=yes --trace-syscalls=yes)");
+  mtr_writer_set_meta(w, "syscalls", "mmap munmap mprotect madvise brk mremap");
   mtr_writer_set_meta(w, "command", cmd->str);
   mtr_writer_set_meta(w, "page_size", page);
   mtr_writer_set_meta(w, "arch", uname(&u) == 0 ? u.machine : "unknown");
@@ -241,6 +243,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
     }
   }
   uint64_t skipped = lackey_source_skipped(src), insns = lackey_source_instructions(src);
+  uint64_t mappings = lackey_source_syscall_records(src);
   unsigned processes = lackey_source_processes(src);
   trace_source_free(src); /* closes the read end: a valgrind still writing gets SIGPIPE */
   g_free(batch);
@@ -285,8 +288,8 @@ int recorder_run(const RecorderOptions *o, GError **error)
                       "by exec are not recorded\n", cmd->str, o->output);
     if (o->progress) {
       fprintf(stderr, "mmusim record: %s: %" G_GUINT64_FORMAT " accesses, %" G_GUINT64_FORMAT " instructions, %"
-                      G_GUINT64_FORMAT " lines of valgrind skipped; %s",
-              o->output, accesses, insns, skipped, cmd->str);
+                      G_GUINT64_FORMAT " mapping records, %" G_GUINT64_FORMAT " lines of valgrind skipped; %s",
+              o->output, accesses, insns, mappings, skipped, cmd->str);
       if (WIFEXITED(status))
         fprintf(stderr, " exited with status %d\n", WEXITSTATUS(status));
       else if (WIFSIGNALED(status))

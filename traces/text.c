@@ -96,8 +96,9 @@ static const struct {
   { "hugetlb1g", MAP_F_HUGETLB | MAP_F_HUGETLB_1G },
   { "shared", MAP_F_SHARED },
   { "ondemand", MAP_F_ONDEMAND },
+  { "file", MAP_F_FILE },
 };
-#define EXPECT_MAP_FLAGS "flags stack, hugetlb or hugetlb1g, shared (each at most once) or end of line"
+#define EXPECT_MAP_FLAGS "flags stack, hugetlb or hugetlb1g, shared, file (each at most once) or end of line"
 
 /* The table entry that names the flags `bits` hold: hugetlb1g, not also
  * hugetlb, when the 1G bit is set. */
@@ -348,6 +349,9 @@ static gboolean parse_mmap(Line *l, TraceRecord *r, GError **error)
     if (r->flags & bit)
       return fail(l, error, tok, "mmap flag given twice", EXPECT_MAP_FLAGS);
     r->flags |= bit;
+    if ((r->flags & MAP_F_FILE) && (r->flags & MAP_F_HUGETLB))
+      return fail(l, error, tok, "a file mapping cannot be hugetlb (a hugetlbfs file is written hugetlb shared)",
+                  EXPECT_MAP_FLAGS);
   }
   return TRUE;
 }

@@ -449,17 +449,29 @@ static GString *data_accesses(GArray *recs)
   return s;
 }
 
+/* The instruction address a reader gives each access (TraceRecord.arg2,
+ * for run --annotate) is not written: the writers put an instruction
+ * without a fetch of its own at the last fetch's address, so only the
+ * block of code survives.  Cleared before comparing. */
+static GArray *without_ips(GArray *a)
+{
+  for (guint i = 0; i < a->len; i++)
+    if (REC(a, i)->type == REC_ACCESS)
+      REC(a, i)->arg2 = 0;
+  return a;
+}
+
 START_TEST(writers_give_back_lackey_and_champsim_records)
 {
   /* From lackey: both writers give the same records back (ChampSim: data
    * sizes become 8 and instruction sizes 4). */
-  GArray *lk = lackey_records(LACKEY_SAMPLE, NULL);
+  GArray *lk = without_ips(lackey_records(LACKEY_SAMPLE, NULL));
   uint64_t dropped;
-  GArray *back = write_and_read(lk, INSN_WRITER_LACKEY, &dropped);
+  GArray *back = without_ips(write_and_read(lk, INSN_WRITER_LACKEY, &dropped));
   assert_same_records(lk, back);
   ck_assert_uint_eq(dropped, 0); /* on-demand mappings are made again */
   g_array_free(back, TRUE);
-  back = write_and_read(lk, INSN_WRITER_CHAMPSIM, NULL);
+  back = without_ips(write_and_read(lk, INSN_WRITER_CHAMPSIM, NULL));
   ck_assert_uint_eq(back->len, lk->len);
   for (guint i = 0; i < lk->len; i++) {
     TraceRecord a = *REC(lk, i), *b = REC(back, i);
@@ -474,11 +486,11 @@ START_TEST(writers_give_back_lackey_and_champsim_records)
   GByteArray *b = champsim_trace(5000, &loads, &stores);
   TraceSource *src = champsim_source_from_input(trace_input_from_memory("cs", b->data, b->len, TRUE));
   GError *err = NULL;
-  GArray *cs = read_all(src, &err);
+  GArray *cs = without_ips(read_all(src, &err));
   ck_assert_no_error(err);
   trace_source_free(src);
   for (int f = INSN_WRITER_LACKEY; f <= INSN_WRITER_CHAMPSIM; f++) {
-    back = write_and_read(cs, (InsnWriterFormat)f, NULL);
+    back = without_ips(write_and_read(cs, (InsnWriterFormat)f, NULL));
     assert_same_records(cs, back);
     g_array_free(back, TRUE);
   }

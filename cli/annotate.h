@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * annotate.h - `mmusim run --annotate FILE`: the report of an annotation
+ * (sim/annotation.h), top N instructions and mappings by a metric, as text
+ * (cg_annotate's and `perf report`'s shape) or JSON.
+ */
+#ifndef MMUSIM_CLI_ANNOTATE_H
+#define MMUSIM_CLI_ANNOTATE_H
+
+#include <glib.h>
+#include <stdio.h>
+#include "annotation.h"
+#include "stats.h"
+
+#define ANNOTATE_DEFAULT_TOP 20
+
+typedef struct {
+  const char *machine, *workload;
+  const Annotation *ann;
+  const CounterValues *counted; /* the annotated run's counted region (the first repeat) */
+  unsigned top;                 /* rows of each table; 0: all */
+  AnnMetric sort;
+} AnnotateReport;
+
+/* The metric named `name` (annotation_metric_name), FALSE when none. */
+gboolean annotate_metric_parse(const char *name, AnnMetric *out);
+/* The metric names, comma-separated, for messages; newly allocated. */
+char *annotate_metric_choices(void);
+
+void annotate_text(const AnnotateReport *r, FILE *out);
+void annotate_json(const AnnotateReport *r, FILE *out);
+/* The report to path: JSON when it ends in ".json", else text; "-":
+ * standard output, JSON when json_stdout (run --json).  FALSE with error
+ * set when it cannot be written. */
+gboolean annotate_write(const AnnotateReport *r, const char *path, gboolean json_stdout, GError **error);
+
+#endif
