@@ -16,8 +16,9 @@
  * and CSV carry every counter of the architecture).  CF_OOM_KILL: in every
  * report only with mem.oom_policy=kill; CF_COALESCE: only with
  * tlb.coalesce=true; CF_MTHP: only when a thp.hugepages_* setting is changed
- * from its default (the gates are report.c's report_counter_gate). */
-enum { CF_PPC64 = 1, CF_DERIVED = 2, CF_NUMA = 4, CF_OOM_KILL = 8, CF_COALESCE = 16, CF_MTHP = 32 };
+ * from its default; CF_KCOMPACTD: only with thp.defrag=defer or
+ * defer+madvise (the gates are report.c's report_counter_gate). */
+enum { CF_PPC64 = 1, CF_DERIVED = 2, CF_NUMA = 4, CF_OOM_KILL = 8, CF_COALESCE = 16, CF_MTHP = 32, CF_KCOMPACTD = 64 };
 
 typedef enum {
 #define C(id, name, flags, help) CTR_##id,

@@ -69,10 +69,18 @@ static gboolean mthp_on(const Settings *s)
   return FALSE;
 }
 
+/* The kcompactd counters: a defrag mode that wakes it. */
+static gboolean kcompactd_on(const Settings *s)
+{
+  const char *d = settings_str(s, SET_THP_DEFRAG);
+  return strcmp(d, "defer") == 0 || strcmp(d, "defer+madvise") == 0;
+}
+
 static const CounterGate counter_gates[] = {
   { CF_OOM_KILL, SET_MEM_OOM_POLICY, "kill", NULL, NULL },
   { CF_COALESCE, SET_TLB_COALESCE, "true", NULL, NULL },
   { CF_MTHP, SET_THP_HUGEPAGES_64KB, "always", mthp_on, "a thp.hugepages_* setting other than its default" },
+  { CF_KCOMPACTD, SET_THP_DEFRAG, "defer", kcompactd_on, "thp.defrag=defer or defer+madvise" },
 };
 
 const CounterGate *report_counter_gate(CounterId id)

@@ -177,6 +177,7 @@ static FaultResult mthp_anonymous(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, ui
     mempolicy_place(k, mm, v, addr, order + k->base_order, cpu->node, &place);
     got = thp_alloc_order(k, cpu, &place, order + k->base_order, thp_defrag_compact(k, v), &pfn, cycles);
     if (!got) {
+      thp_wake_kcompactd(k, cpu, v, &place, order + k->base_order);
       cpu->ctr->c[CTR_MTHP_ANON_FAULT_FALLBACK]++;
       orders &= ~(UINT32_C(1) << order);
     }
@@ -255,6 +256,7 @@ static FaultResult huge_anonymous(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, ui
     MemPlacement place;
     mempolicy_place(k, mm, v, haddr, k->pmd_order, cpu->node, &place);
     if (!thp_alloc(k, cpu, &place, thp_defrag_compact(k, v), &pfn, cycles)) {
+      thp_wake_kcompactd(k, cpu, v, &place, k->pmd_order);
       cpu->ctr->c[CTR_THP_FAULT_FALLBACK]++;
       *fallback = TRUE;
       return FAULT_MAPPED;

@@ -32,6 +32,7 @@
 #include <math.h>
 #include <string.h>
 #include "events.h"
+#include "kcompactd.h"
 #include "khugepaged.h"
 #include "hugetlb.h"
 #include "numa_balance.h"
@@ -191,6 +192,10 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
     kernel_free(k);
     return NULL;
   }
+  if (!(k->kcompactd = kcompactd_new(k, error))) {
+    kernel_free(k);
+    return NULL;
+  }
   if (!(k->numa_balance = numa_balance_new(k, error))) {
     kernel_free(k);
     return NULL;
@@ -218,6 +223,7 @@ void kernel_free(Kernel *k)
   if (!k)
     return;
   khugepaged_free(k->khugepaged);
+  kcompactd_free(k->kcompactd);
   numa_balance_free(k->numa_balance);
   if (k->mms)
     g_hash_table_destroy(k->mms); /* page tables go back to physmem first */

@@ -78,6 +78,7 @@ typedef struct Kernel {
    * madvise or inherit (huge_anon_orders_*; thp_orders_init). */
   uint32_t anon_orders_always, anon_orders_madvise, anon_orders_inherit;
   struct Khugepaged *khugepaged;
+  struct Kcompactd *kcompactd; /* the nodes' compaction daemons (kernel/kcompactd.c) */
   struct NumaBalance *numa_balance; /* automatic NUMA balancing (kernel/numa_balance.c) */
   ThpState *thps;        /* THP pages, the deferred split queue, the huge zero page (kernel/thp.c) */
   Hugetlb *hugetlb;      /* the hugetlbfs pools (kernel/hugetlb.c) */

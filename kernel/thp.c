@@ -31,6 +31,7 @@
 
 #include "events.h"
 #include "hugetlb.h"
+#include "kcompactd.h"
 #include "kernel.h"
 #include "mempolicy.h"
 
@@ -338,6 +339,36 @@ CompactMode thp_defrag_compact(const Kernel *k, const Vma *v)
   return COMPACT_MODE_NONE;
 }
 
+/* vma_thp_gfp_mask, mm/huge_memory.c 6.12: defer gives every VMA
+ * __GFP_KSWAPD_RECLAIM, defer+madvise the VMAs without MADV_HUGEPAGE; the
+ * other modes never set it on a THP allocation. */
+gboolean thp_defrag_wakes_kcompactd(const Kernel *k, const Vma *v)
+{
+  switch ((ThpDefrag)settings_int(k->s, SET_THP_DEFRAG)) {
+  case THP_DEFRAG_DEFER:
+    return TRUE;
+  case THP_DEFRAG_DEFER_MADVISE:
+    return v->thp != VMA_THP_HUGEPAGE;
+  default:
+    return FALSE;
+  }
+}
+
+void thp_wake_kcompactd(Kernel *k, const KCpu *cpu, const Vma *v, const MemPlacement *p, unsigned order)
+{
+  if (!thp_defrag_wakes_kcompactd(k, v))
+    return;
+  /* wake_all_kswapds: each node of the zonelist the nodemask allows. */
+  for (int node = 0; node < physmem_nodes(k->pm); node++)
+    if (p->allowed & (UINT64_C(1) << node))
+      kcompactd_wakeup(k->kcompactd, cpu, node, order);
+}
+
+uint64_t thp_compact_cycles(const Kernel *k, const CompactResult *cr)
+{
+  return kernel_ns_to_cycles(k, (double)cr->scanned * k->compact_scan_ns + (double)cr->migrated * k->compact_migrate_ns);
+}
+
 /* Count one direct compaction and charge its work. */
 uint64_t thp_count_compaction(Kernel *k, KCpu *cpu, const CompactResult *cr)
 {
@@ -348,8 +379,7 @@ uint64_t thp_count_compaction(Kernel *k, KCpu *cpu, const CompactResult *cr)
   cpu->ctr->c[CTR_COMPACT_SUCCESS] += cr->success ? 1 : 0;
   cpu->ctr->c[CTR_COMPACT_FAIL] += cr->stalls - (cr->success ? 1 : 0);
   cpu->ctr->c[CTR_COMPACT_MIGRATED] += cr->migrated;
-  uint64_t c = kernel_ns_to_cycles(k, (double)cr->scanned * k->compact_scan_ns +
-                                          (double)cr->migrated * k->compact_migrate_ns);
+  uint64_t c = thp_compact_cycles(k, cr);
   cpu->ctr->c[CTR_COMPACT_CYCLES] += c;
   return c;
 }

@@ -199,6 +199,16 @@ gboolean thp_alloc_nodemask(Kernel *k, KCpu *cpu, const MemPlacement *p, Compact
  * scanned * compact.scan_page_ns + migrated * (compact.migrate_page_ns +
  * copying 4K at mem.copy_hot_bytes_per_ns).  0 when it did not run. */
 uint64_t thp_count_compaction(Kernel *k, KCpu *cpu, const CompactResult *cr);
+/* The cost in cycles of what a compaction (direct or kcompactd's) did. */
+uint64_t thp_compact_cycles(const Kernel *k, const CompactResult *cr);
+/* Whether a failed huge allocation in v wakes kcompactd (thp.defrag=defer,
+ * or defer+madvise outside MADV_HUGEPAGE: __GFP_KSWAPD_RECLAIM without
+ * __GFP_DIRECT_RECLAIM). */
+gboolean thp_defrag_wakes_kcompactd(const Kernel *k, const Vma *v);
+/* A huge allocation of 2^order 4K frames placed by p failed in v: wake
+ * the kcompactd of each node p allows when the defrag mode says so
+ * (kernel/kcompactd.c). */
+void thp_wake_kcompactd(Kernel *k, const KCpu *cpu, const Vma *v, const MemPlacement *p, unsigned order);
 
 /* The shared huge zero page, allocated on first use (thp_zero_page_alloc,
  * its clearing added to *cycles).  FALSE when no order-9 block is free. */
