@@ -17,8 +17,9 @@
  * report only with mem.oom_policy=kill; CF_COALESCE: only with
  * tlb.coalesce=true; CF_MTHP: only when a thp.hugepages_* setting is changed
  * from its default; CF_KCOMPACTD: only with thp.defrag=defer or
- * defer+madvise (the gates are report.c's report_counter_gate). */
-enum { CF_PPC64 = 1, CF_DERIVED = 2, CF_NUMA = 4, CF_OOM_KILL = 8, CF_COALESCE = 16, CF_MTHP = 32, CF_KCOMPACTD = 64 };
+ * defer+madvise.  CF_TEXT_NONZERO: in the text report only when not 0
+ * (JSON and CSV carry it as its gate says) (the gates are report.c's report_counter_gate). */
+enum { CF_PPC64 = 1, CF_DERIVED = 2, CF_NUMA = 4, CF_OOM_KILL = 8, CF_COALESCE = 16, CF_MTHP = 32, CF_KCOMPACTD = 64, CF_TEXT_NONZERO = 128 };
 
 typedef enum {
 #define C(id, name, flags, help) CTR_##id,

@@ -393,6 +393,8 @@ void report_text(const RunReport *r, FILE *out)
       continue;
     if ((counter_def(id)->flags & CF_NUMA) && r->cpus <= 1)
       continue;
+    if ((counter_def(id)->flags & CF_TEXT_NONZERO) && r->mean.v[id] == 0)
+      continue;
     int g = (int)group_of(id);
     if (last_group >= 0 && g != last_group)
       fputc('\n', out);

@@ -582,6 +582,7 @@ uint64_t thp_unmap_settle(Kernel *k, KCpu *cpu, GPtrArray *batch)
       g_queue_push_tail(&k->thps->deferred, p);
       p->queued = k->thps->deferred.tail;
       cpu->ctr->c[p->order == k->pmd_order ? CTR_THP_DEFERRED_SPLIT_PAGE : CTR_MTHP_SPLIT_DEFERRED]++;
+      thp_count_mthp(cpu, p->order, MTHP_STAT_SPLIT_DEFERRED);
     }
   }
   return freed;
@@ -599,6 +600,7 @@ uint64_t thp_deferred_split_scan(Kernel *k, KCpu *cpu, uint64_t *cycles)
     physmem_split_to(k->pm, p->head, p->order, k->base_order, MT_MOVABLE);
     if (p->order != k->pmd_order)
       cpu->ctr->c[CTR_MTHP_SPLIT]++;
+    thp_count_mthp(cpu, p->order, MTHP_STAT_SPLIT);
     for (unsigned i = 0; i < p->nr; i++)
       if (!(p->mapped[i / 64] & (UINT64_C(1) << (i % 64)))) {
         physmem_release(k->pm, p->head + ((uint64_t)i << k->base_order), k->base_order);

@@ -516,7 +516,9 @@ START_TEST(test_json_ppc64)
   JsonObject *c = json_object_get_object_member(json_node_get_object(root), "counters");
   ck_assert_int_eq(json_object_get_int_member(c, "slb_misses"), 77);
   ck_assert(json_object_has_member(c, "hpte_evictions"));
-  ck_assert_int_eq(json_object_get_size(c), N_COUNTERS - 7); /* all but oom_kill, the two coalescing and the four mTHP ones */
+  /* all but oom_kill, the two coalescing, the four mTHP ones and the 11
+   * sizes' five each, and the four kcompactd ones */
+  ck_assert_int_eq(json_object_get_size(c), N_COUNTERS - 7 - 11 * 5 - 4);
   fixture_clear(&f);
 }
 END_TEST
@@ -678,7 +680,7 @@ START_TEST(test_csv_ppc64_columns)
   f.r.arch = "ppc64";
   g_autofree char *text = render(report_csv_header, &f.r);
   g_autoptr(GPtrArray) header = csv_split(g_strchomp(text));
-  const int shown = N_COUNTERS - 7; /* all but oom_kill, the two coalescing and the four mTHP ones */
+  const int shown = N_COUNTERS - 7 - 11 * 5 - 4; /* as test_json_ppc64 */
   ck_assert_int_eq(header->len, 3 + 2 * shown);
   ck_assert_str_eq(g_ptr_array_index(header, 3 + shown - 1), "hpte_evictions");
   ck_assert_str_eq(g_ptr_array_index(header, header->len - 1), "hpte_evictions_rsd");
@@ -766,6 +768,27 @@ START_TEST(test_counter_gates)
   g_autoptr(Settings) s = settings_new();
   ck_assert(settings_set(s, "thp.hugepages_16kB", "madvise", "-s", NULL));
   ck_assert(report_counter_gate(CTR_MTHP_SPLIT)->on(s));
+}
+END_TEST
+
+/* The per-size mTHP stats (CF_TEXT_NONZERO): with mTHP on, the text report
+ * shows a size's stat only when it is not 0; JSON carries them all. */
+START_TEST(test_mthp_sizes_text_when_nonzero)
+{
+  Fixture f;
+  fixture_init(&f);
+  ck_assert(settings_set(f.settings, "thp.hugepages_64kB", "always", "-s", NULL));
+  f.r.mean.v[CTR_MTHP_64KB_ANON_FAULT_ALLOC] = 3;
+  g_autofree char *text = render(report_text, &f.r);
+  ck_assert_ptr_nonnull(strstr(text, "mthp_64kB_anon_fault_alloc"));
+  ck_assert_ptr_null(strstr(text, "mthp_16kB_anon_fault_alloc"));
+  ck_assert_ptr_null(strstr(text, "mthp_64kB_split"));
+  ck_assert_ptr_nonnull(strstr(text, "mthp_anon_fault_fallback")); /* the sums keep their 0 */
+  g_autoptr(JsonNode) root = report_json_node(&f.r);
+  JsonObject *c = json_object_get_object_member(json_node_get_object(root), "counters");
+  ck_assert_int_eq(json_object_get_int_member(c, "mthp_64kB_anon_fault_alloc"), 3);
+  ck_assert(json_object_has_member(c, "mthp_16384kB_split_deferred"));
+  fixture_clear(&f);
 }
 END_TEST
 
@@ -965,6 +988,7 @@ static Suite *report_suite(void)
   tcase_add_test(tc, test_oom_kills);
   tcase_add_test(tc, test_coalesce_gate);
   tcase_add_test(tc, test_counter_gates);
+  tcase_add_test(tc, test_mthp_sizes_text_when_nonzero);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("csv");
