@@ -39,7 +39,6 @@
 #include "config.h"
 #include "kcompactd.h"
 
-#include "errors.h"
 #include "events.h"
 #include "kernel.h"
 #include "thp.h"
@@ -65,15 +64,9 @@ Kcompactd *kcompactd_new(Kernel *k, GError **error)
   g_return_val_if_fail(k != NULL && k->s != NULL, NULL);
   const Settings *s = k->s;
   int64_t nodes = settings_int(s, SET_MACHINE_NODES);
-  int64_t n_cpus = nodes * settings_int(s, SET_MACHINE_CPUS_PER_NODE);
-  int64_t cpu = settings_int(s, SET_KCOMPACTD_CPU);
-  if (cpu >= n_cpus) {
-    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "setting 'kcompactd.cpu' is %" G_GINT64_FORMAT " but the machine's CPUs are 0..%" G_GINT64_FORMAT
-                "; use -1 for the last CPU of each node",
-                cpu, n_cpus - 1);
+  int64_t cpu;
+  if (!kernel_cpu_setting(s, SET_KCOMPACTD_CPU, "the last CPU of each node", &cpu, error))
     return NULL;
-  }
   Kcompactd *kd = g_new0(Kcompactd, 1);
   kd->k = k;
   kd->nodes = (int)nodes;

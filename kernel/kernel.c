@@ -96,6 +96,18 @@ void kernel_event(const Kernel *k, const KCpu *cpu, uint32_t pid, const char *ev
   va_end(ap);
 }
 
+gboolean kernel_cpu_setting(const Settings *s, SettingId id, const char *minus_one, int64_t *cpu, GError **error)
+{
+  int64_t n_cpus = settings_int(s, SET_MACHINE_NODES) * settings_int(s, SET_MACHINE_CPUS_PER_NODE);
+  *cpu = settings_int(s, id);
+  if (*cpu < n_cpus)
+    return TRUE;
+  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+              "setting '%s' is %" G_GINT64_FORMAT " but the machine's CPUs are 0..%" G_GINT64_FORMAT "; use -1 for %s",
+              settings_def(id)->name, *cpu, n_cpus - 1, minus_one);
+  return FALSE;
+}
+
 uint64_t kernel_ns_to_cycles(const Kernel *k, double ns)
 {
   return ns_to_cycles(k, ns);

@@ -241,6 +241,12 @@ extern const PtAllocator kernel_pt_allocator_template;
 
 uint64_t kernel_ns_to_cycles(const Kernel *k, double ns);
 
+/* A setting naming the CPU a kernel thread's work is charged to
+ * (khugepaged.cpu, kcompactd.cpu): its value, -1 or a CPU of the machine;
+ * else FALSE with an error naming the setting, the CPUs there are, and
+ * what -1 means (`minus_one`). */
+gboolean kernel_cpu_setting(const Settings *s, SettingId id, const char *minus_one, int64_t *cpu, GError **error);
+
 /* ---- unmapping ----------------------------------------------------------
  * Whoever clears present leaves (munmap, madvise(DONTNEED), mmap over a
  * mapping, a collapse freeing the old pages) passes each to
