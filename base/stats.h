@@ -16,9 +16,12 @@
  * and CSV carry every counter of the architecture).  CF_OOM_KILL: in every
  * report only with mem.oom_policy=kill; CF_COALESCE: only with
  * tlb.coalesce=true; CF_MTHP: only when a thp.hugepages_* setting is changed
- * from its default; CF_NESTED: only with virt.nested=true (the gates are
- * report.c's report_counter_gate). */
-enum { CF_PPC64 = 1, CF_DERIVED = 2, CF_NUMA = 4, CF_OOM_KILL = 8, CF_COALESCE = 16, CF_MTHP = 32, CF_NESTED = 64 };
+ * from its default; CF_NESTED: only with virt.nested=true; CF_KCOMPACTD:
+ * only with thp.defrag=defer or defer+madvise.  CF_TEXT_NONZERO: in the
+ * text report only when not 0 (JSON and CSV carry it as its gate says) (the
+ * gates are report.c's report_counter_gate). */
+enum { CF_PPC64 = 1, CF_DERIVED = 2, CF_NUMA = 4, CF_OOM_KILL = 8, CF_COALESCE = 16, CF_MTHP = 32, CF_NESTED = 64,
+       CF_KCOMPACTD = 128, CF_TEXT_NONZERO = 256 };
 
 typedef enum {
 #define C(id, name, flags, help) CTR_##id,

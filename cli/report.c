@@ -69,11 +69,19 @@ static gboolean mthp_on(const Settings *s)
   return FALSE;
 }
 
+/* The kcompactd counters: a defrag mode that wakes it. */
+static gboolean kcompactd_on(const Settings *s)
+{
+  const char *d = settings_str(s, SET_THP_DEFRAG);
+  return strcmp(d, "defer") == 0 || strcmp(d, "defer+madvise") == 0;
+}
+
 static const CounterGate counter_gates[] = {
   { CF_OOM_KILL, SET_MEM_OOM_POLICY, "kill", NULL, NULL },
   { CF_COALESCE, SET_TLB_COALESCE, "true", NULL, NULL },
   { CF_MTHP, SET_THP_HUGEPAGES_64KB, "always", mthp_on, "a thp.hugepages_* setting other than its default" },
   { CF_NESTED, SET_VIRT_NESTED, "true", NULL, NULL },
+  { CF_KCOMPACTD, SET_THP_DEFRAG, "defer", kcompactd_on, "thp.defrag=defer or defer+madvise" },
 };
 
 const CounterGate *report_counter_gate(CounterId id)
@@ -385,6 +393,8 @@ void report_text(const RunReport *r, FILE *out)
     if (!report_shows(r, id) || shown_as_note(id))
       continue;
     if ((counter_def(id)->flags & CF_NUMA) && r->cpus <= 1)
+      continue;
+    if ((counter_def(id)->flags & CF_TEXT_NONZERO) && r->mean.v[id] == 0)
       continue;
     int g = (int)group_of(id);
     if (last_group >= 0 && g != last_group)

@@ -46,11 +46,16 @@
  * under __GFP_NORETRY or sync-light without it).  A sync-light pass scans
  * and migrates as the async one does here.
  *
+ * kcompactd (kcompactd_do_work, mm/compaction.c 6.12) compacts each zone of
+ * its node that compaction_suit_allocation_order finds worth it (no free
+ * block of the order yet, compaction_suitable) and is not deferred, at
+ * MIGRATE_SYNC_LIGHT, and defers a zone it fails in: compact_zone_kcompactd.
+ *
  * Leaves out: the synchronous priorities' own rules (a sync pass would also
  * take movable pages out of unmovable pageblocks), the pageblock
  * skip bits, the fast search of the free lists (fast_isolate_freepages,
- * fast_find_migrateblock), capture of the freed block, kcompactd and
- * proactive compaction, lock contention, and watermarks (the free-memory
+ * fast_find_migrateblock), capture of the freed block, proactive
+ * compaction, lock contention, and watermarks (the free-memory
  * check uses the compact gap alone).
  */
 #include "config.h"
@@ -187,9 +192,11 @@ static gboolean next_target(Scanners *s, uint64_t *pfn)
     buddy_pageblock(s->z, t, &pb);
     if (pb.mt != MT_MOVABLE || pb.free_order >= (int)s->order) {
       s->cr->scanned++; /* suitable_migration_target said no */
+      s->cr->free_scanned++;
       continue;
     }
     s->cr->scanned += pb.steps;
+    s->cr->free_scanned += pb.steps;
     if (pb.free_pages) {
       s->target_pfn = t;
       s->target_next = t;
@@ -274,5 +281,29 @@ CompactStatus compact_zone_direct(BuddyZone *z, CompactZone *cz, unsigned order,
     compaction_defer_reset(cz, order, FALSE);
   else if (sync && status == COMPACT_COMPLETE)
     compaction_defer(cz, order); /* try_to_compact_pages: prio != COMPACT_PRIO_ASYNC */
+  return status;
+}
+
+CompactStatus compaction_suit_allocation_order(const BuddyZone *z, unsigned order, int extfrag_threshold)
+{
+  g_return_val_if_fail(z != NULL, COMPACT_SKIPPED);
+  if (free_block_exists(z, order))
+    return COMPACT_SUCCESS; /* zone_watermark_ok at the order */
+  return compaction_suitable(z, order, extfrag_threshold);
+}
+
+CompactStatus compact_zone_kcompactd(BuddyZone *z, CompactZone *cz, unsigned order, int extfrag_threshold,
+                                     CompactResult *cr)
+{
+  g_return_val_if_fail(z != NULL && cz != NULL && cr != NULL, COMPACT_SKIPPED);
+  if (compaction_deferred(cz, order))
+    return COMPACT_DEFERRED;
+  if (compaction_suit_allocation_order(z, order, extfrag_threshold) != COMPACT_CONTINUE)
+    return COMPACT_SKIPPED;
+  CompactStatus status = compact_zone(z, cz, order, extfrag_threshold, cr);
+  if (status == COMPACT_SUCCESS)
+    compaction_defer_reset(cz, order, FALSE);
+  else if (status == COMPACT_COMPLETE)
+    compaction_defer(cz, order); /* kcompactd_do_work: COMPACT_PARTIAL_SKIPPED or COMPACT_COMPLETE */
   return status;
 }

@@ -76,4 +76,19 @@ CompactStatus compact_zone(BuddyZone *z, CompactZone *cz, unsigned order, int ex
 CompactStatus compact_zone_direct(BuddyZone *z, CompactZone *cz, unsigned order, int extfrag_threshold,
                                   gboolean sync, CompactResult *cr);
 
+/* compaction_suit_allocation_order (mm/compaction.c 6.12, with
+ * ALLOC_WMARK_MIN as kcompactd asks it): COMPACT_SUCCESS when the zone has a
+ * free block of the order already (zone_watermark_ok at the order, the
+ * watermark itself left out), else compaction_suitable's answer. */
+CompactStatus compaction_suit_allocation_order(const BuddyZone *z, unsigned order, int extfrag_threshold);
+
+/* One zone of kcompactd_do_work (mm/compaction.c 6.12): COMPACT_DEFERRED
+ * when compaction_deferred, COMPACT_SKIPPED unless
+ * compaction_suit_allocation_order says COMPACT_CONTINUE, else compact_zone
+ * (MIGRATE_SYNC_LIGHT, which scans and migrates as the async pass does
+ * here), resetting the deferral after a success and deferring the zone
+ * after a failure. */
+CompactStatus compact_zone_kcompactd(BuddyZone *z, CompactZone *cz, unsigned order, int extfrag_threshold,
+                                     CompactResult *cr);
+
 #endif

@@ -177,7 +177,9 @@ static FaultResult mthp_anonymous(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, ui
     mempolicy_place(k, mm, v, addr, order + k->base_order, cpu->node, &place);
     got = thp_alloc_order(k, cpu, &place, order + k->base_order, thp_defrag_compact(k, v), &pfn, cycles);
     if (!got) {
+      thp_wake_kcompactd(k, cpu, v, &place, order + k->base_order);
       cpu->ctr->c[CTR_MTHP_ANON_FAULT_FALLBACK]++;
+      thp_count_mthp(cpu, order + k->base_order, MTHP_STAT_ANON_FAULT_FALLBACK);
       orders &= ~(UINT32_C(1) << order);
     }
   }
@@ -203,6 +205,7 @@ static FaultResult mthp_anonymous(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, ui
   cpu->ctr->c[CTR_MEM_USED_BYTES] += size;
   cpu->ctr->c[CTR_FAULTS_ANON]++;
   cpu->ctr->c[CTR_MTHP_ANON_FAULT_ALLOC]++;
+  thp_count_mthp(cpu, order + k->base_order, MTHP_STAT_ANON_FAULT_ALLOC);
   thp_folio_add(k, pfn, order + k->base_order, FALSE);
   mm->rss_pages += (uint64_t)nr << k->base_order; /* add_mm_counter(MM_ANONPAGES, nr) */
   kernel_touch_fault(k, cpu, mm, va);
@@ -225,6 +228,7 @@ static uint64_t new_thp(Kernel *k, KCpu *cpu, uint64_t pfn, uint64_t hint)
   kernel_fill_clear_huge(k, cpu, pfn, k->pmd_bytes, hint);
   cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
   cpu->ctr->c[CTR_THP_FAULT_ALLOC]++;
+  thp_count_mthp(cpu, k->pmd_order, MTHP_STAT_ANON_FAULT_ALLOC); /* __do_huge_pmd_anonymous_page, 6.12 */
   cpu->ctr->c[CTR_MEM_USED_BYTES] += k->pmd_bytes;
   thp_page_add(k, pfn);
   return k->huge_fault_cycles + clear;
@@ -255,7 +259,9 @@ static FaultResult huge_anonymous(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, ui
     MemPlacement place;
     mempolicy_place(k, mm, v, haddr, k->pmd_order, cpu->node, &place);
     if (!thp_alloc(k, cpu, &place, thp_defrag_compact(k, v), &pfn, cycles)) {
+      thp_wake_kcompactd(k, cpu, v, &place, k->pmd_order);
       cpu->ctr->c[CTR_THP_FAULT_FALLBACK]++;
+      thp_count_mthp(cpu, k->pmd_order, MTHP_STAT_ANON_FAULT_FALLBACK); /* do_huge_pmd_anonymous_page, 6.12 */
       *fallback = TRUE;
       return FAULT_MAPPED;
     }

@@ -32,6 +32,7 @@
 #include <math.h>
 #include <string.h>
 #include "events.h"
+#include "kcompactd.h"
 #include "khugepaged.h"
 #include "hugetlb.h"
 #include "numa_balance.h"
@@ -93,6 +94,18 @@ void kernel_event(const Kernel *k, const KCpu *cpu, uint32_t pid, const char *ev
   va_start(ap, fmt);
   events_emitv(k->ev, kernel_now_ns(k, cpu), (int)cpu->id, pid, cpu->cur ? cpu->cur->tid : 0, event, fmt, ap);
   va_end(ap);
+}
+
+gboolean kernel_cpu_setting(const Settings *s, SettingId id, const char *minus_one, int64_t *cpu, GError **error)
+{
+  int64_t n_cpus = settings_int(s, SET_MACHINE_NODES) * settings_int(s, SET_MACHINE_CPUS_PER_NODE);
+  *cpu = settings_int(s, id);
+  if (*cpu < n_cpus)
+    return TRUE;
+  g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+              "setting '%s' is %" G_GINT64_FORMAT " but the machine's CPUs are 0..%" G_GINT64_FORMAT "; use -1 for %s",
+              settings_def(id)->name, *cpu, n_cpus - 1, minus_one);
+  return FALSE;
 }
 
 uint64_t kernel_ns_to_cycles(const Kernel *k, double ns)
@@ -191,6 +204,10 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
     kernel_free(k);
     return NULL;
   }
+  if (!(k->kcompactd = kcompactd_new(k, error))) {
+    kernel_free(k);
+    return NULL;
+  }
   if (!(k->numa_balance = numa_balance_new(k, error))) {
     kernel_free(k);
     return NULL;
@@ -218,6 +235,7 @@ void kernel_free(Kernel *k)
   if (!k)
     return;
   khugepaged_free(k->khugepaged);
+  kcompactd_free(k->kcompactd);
   numa_balance_free(k->numa_balance);
   if (k->mms)
     g_hash_table_destroy(k->mms); /* page tables go back to physmem first */

@@ -78,6 +78,7 @@ typedef struct Kernel {
    * madvise or inherit (huge_anon_orders_*; thp_orders_init). */
   uint32_t anon_orders_always, anon_orders_madvise, anon_orders_inherit;
   struct Khugepaged *khugepaged;
+  struct Kcompactd *kcompactd; /* the nodes' compaction daemons (kernel/kcompactd.c) */
   struct NumaBalance *numa_balance; /* automatic NUMA balancing (kernel/numa_balance.c) */
   ThpState *thps;        /* THP pages, the deferred split queue, the huge zero page (kernel/thp.c) */
   Hugetlb *hugetlb;      /* the hugetlbfs pools (kernel/hugetlb.c) */
@@ -239,6 +240,12 @@ uint64_t kernel_exit_mmap(Kernel *k, KCpu *cpu, Mm *mm);
 extern const PtAllocator kernel_pt_allocator_template;
 
 uint64_t kernel_ns_to_cycles(const Kernel *k, double ns);
+
+/* A setting naming the CPU a kernel thread's work is charged to
+ * (khugepaged.cpu, kcompactd.cpu): its value, -1 or a CPU of the machine;
+ * else FALSE with an error naming the setting, the CPUs there are, and
+ * what -1 means (`minus_one`). */
+gboolean kernel_cpu_setting(const Settings *s, SettingId id, const char *minus_one, int64_t *cpu, GError **error);
 
 /* ---- unmapping ----------------------------------------------------------
  * Whoever clears present leaves (munmap, madvise(DONTNEED), mmap over a

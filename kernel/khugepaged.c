@@ -107,14 +107,9 @@ Khugepaged *khugepaged_new(Kernel *k, GError **error)
   g_return_val_if_fail(k != NULL && k->s != NULL, NULL);
   const Settings *s = k->s;
   int64_t n_cpus = settings_int(s, SET_MACHINE_NODES) * settings_int(s, SET_MACHINE_CPUS_PER_NODE);
-  int64_t cpu = settings_int(s, SET_KHUGEPAGED_CPU);
-  if (cpu >= n_cpus) {
-    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "setting 'khugepaged.cpu' is %" G_GINT64_FORMAT " but the machine's CPUs are 0..%" G_GINT64_FORMAT
-                "; use -1 for the last one",
-                cpu, n_cpus - 1);
+  int64_t cpu;
+  if (!kernel_cpu_setting(s, SET_KHUGEPAGED_CPU, "the last one", &cpu, error))
     return NULL;
-  }
   Khugepaged *kh = g_new0(Khugepaged, 1);
   kh->k = k;
   kh->mms = g_ptr_array_new();

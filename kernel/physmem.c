@@ -557,6 +557,41 @@ static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gb
   return got;
 }
 
+/* ---- kcompactd (mm/compaction.c 6.12) ---------------------------------- */
+
+/* A zone of node worth compacting for `order` at all: present, and not kept
+ * from the allocation by its lowmem reserve (as direct_compact asks). */
+static BuddyZone *kcompactd_zone(const PhysMem *pm, int node, ZoneType t, unsigned order)
+{
+  int slot = node * N_ZONE_TYPES + t;
+  BuddyZone *z = pm->zones[slot];
+  if (!z || buddy_managed_pages(z) < pm->lowmem_reserve[slot] + (UINT64_C(1) << order))
+    return NULL;
+  return z;
+}
+
+gboolean physmem_kcompactd_suitable(const PhysMem *pm, int node, unsigned order)
+{
+  g_return_val_if_fail(pm != NULL && node >= 0 && node < pm->nodes, FALSE);
+  for (ZoneType t = ZONE_DMA; t < N_ZONE_TYPES; t++) {
+    const BuddyZone *z = kcompactd_zone(pm, node, t, order);
+    if (z && compaction_suit_allocation_order(z, order, pm->extfrag_threshold) == COMPACT_CONTINUE)
+      return TRUE;
+  }
+  return FALSE;
+}
+
+void physmem_kcompactd_work(PhysMem *pm, int node, unsigned order, CompactResult *cr)
+{
+  g_return_if_fail(pm != NULL && node >= 0 && node < pm->nodes && cr != NULL);
+  /* for (zoneid = 0; zoneid <= cc.highest_zoneidx; zoneid++) */
+  for (ZoneType t = ZONE_DMA; t < N_ZONE_TYPES; t++) {
+    BuddyZone *z = kcompactd_zone(pm, node, t, order);
+    if (z)
+      compact_zone_kcompactd(z, &pm->compact[node * N_ZONE_TYPES + t], order, pm->extfrag_threshold, cr);
+  }
+}
+
 /* ---- contiguous boot allocations (the ppc64 hashed page table) ---------- */
 
 /* A naturally aligned run of 2^order pages on `node`, order possibly above

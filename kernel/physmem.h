@@ -58,6 +58,7 @@ typedef struct {
   unsigned stalls;    /* __alloc_pages_direct_compact calls that ran it: one compact_stall each */
   gboolean success;   /* the last of them gave the block (compact_success); the others compact_fail */
   uint64_t scanned;   /* pfns the migrate and free scanners examined */
+  uint64_t free_scanned; /* of those, the free scanner's (compact_free_scanned; the rest compact_migrate_scanned) */
   uint64_t migrated;  /* 4K pages moved */
 } CompactResult;
 
@@ -76,6 +77,13 @@ typedef enum {
 gboolean physmem_alloc_huge(PhysMem *pm, int node, unsigned order, gboolean this_node, CompactMode mode,
                             uint64_t *pfn, CompactResult *cr);
 
+/* kcompactd_node_suitable (mm/compaction.c 6.12): some zone of `node`
+ * lacks a free block of `order` and is worth compacting for it. */
+gboolean physmem_kcompactd_suitable(const PhysMem *pm, int node, unsigned order);
+/* kcompactd_do_work (mm/compaction.c 6.12): compact_zone_kcompactd of each
+ * zone of `node`, lowest first; what it scanned and moved is added to *cr
+ * (ran and stalls stay unset: kcompactd is no allocation's stall). */
+void physmem_kcompactd_work(PhysMem *pm, int node, unsigned order, CompactResult *cr);
 
 int physmem_nodes(const PhysMem *pm);
 /* The machine's NUMA topology (SLIT distances, nodes nearest first). */

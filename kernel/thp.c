@@ -31,6 +31,7 @@
 
 #include "events.h"
 #include "hugetlb.h"
+#include "kcompactd.h"
 #include "kernel.h"
 #include "mempolicy.h"
 
@@ -345,6 +346,36 @@ CompactMode thp_defrag_compact(const Kernel *k, const Vma *v)
   return COMPACT_MODE_NONE;
 }
 
+/* vma_thp_gfp_mask, mm/huge_memory.c 6.12: defer gives every VMA
+ * __GFP_KSWAPD_RECLAIM, defer+madvise the VMAs without MADV_HUGEPAGE; the
+ * other modes never set it on a THP allocation. */
+gboolean thp_defrag_wakes_kcompactd(const Kernel *k, const Vma *v)
+{
+  switch ((ThpDefrag)settings_int(k->s, SET_THP_DEFRAG)) {
+  case THP_DEFRAG_DEFER:
+    return TRUE;
+  case THP_DEFRAG_DEFER_MADVISE:
+    return v->thp != VMA_THP_HUGEPAGE;
+  default:
+    return FALSE;
+  }
+}
+
+void thp_wake_kcompactd(Kernel *k, const KCpu *cpu, const Vma *v, const MemPlacement *p, unsigned order)
+{
+  if (!thp_defrag_wakes_kcompactd(k, v))
+    return;
+  /* wake_all_kswapds: each node of the zonelist the nodemask allows. */
+  for (int node = 0; node < physmem_nodes(k->pm); node++)
+    if (p->allowed & (UINT64_C(1) << node))
+      kcompactd_wakeup(k->kcompactd, cpu, node, order);
+}
+
+uint64_t thp_compact_cycles(const Kernel *k, const CompactResult *cr)
+{
+  return kernel_ns_to_cycles(k, (double)cr->scanned * k->compact_scan_ns + (double)cr->migrated * k->compact_migrate_ns);
+}
+
 /* Count one direct compaction and charge its work. */
 uint64_t thp_count_compaction(Kernel *k, KCpu *cpu, const CompactResult *cr)
 {
@@ -355,8 +386,7 @@ uint64_t thp_count_compaction(Kernel *k, KCpu *cpu, const CompactResult *cr)
   cpu->ctr->c[CTR_COMPACT_SUCCESS] += cr->success ? 1 : 0;
   cpu->ctr->c[CTR_COMPACT_FAIL] += cr->stalls - (cr->success ? 1 : 0);
   cpu->ctr->c[CTR_COMPACT_MIGRATED] += cr->migrated;
-  uint64_t c = kernel_ns_to_cycles(k, (double)cr->scanned * k->compact_scan_ns +
-                                          (double)cr->migrated * k->compact_migrate_ns);
+  uint64_t c = thp_compact_cycles(k, cr);
   cpu->ctr->c[CTR_COMPACT_CYCLES] += c;
   return c;
 }
@@ -559,6 +589,7 @@ uint64_t thp_unmap_settle(Kernel *k, KCpu *cpu, GPtrArray *batch)
       g_queue_push_tail(&k->thps->deferred, p);
       p->queued = k->thps->deferred.tail;
       cpu->ctr->c[p->order == k->pmd_order ? CTR_THP_DEFERRED_SPLIT_PAGE : CTR_MTHP_SPLIT_DEFERRED]++;
+      thp_count_mthp(cpu, p->order, MTHP_STAT_SPLIT_DEFERRED);
     }
   }
   return freed;
@@ -576,6 +607,7 @@ uint64_t thp_deferred_split_scan(Kernel *k, KCpu *cpu, uint64_t *cycles)
     physmem_split_to(k->pm, p->head, p->order, k->base_order, MT_MOVABLE);
     if (p->order != k->pmd_order)
       cpu->ctr->c[CTR_MTHP_SPLIT]++;
+    thp_count_mthp(cpu, p->order, MTHP_STAT_SPLIT);
     for (unsigned i = 0; i < p->nr; i++)
       if (!(p->mapped[i / 64] & (UINT64_C(1) << (i % 64)))) {
         physmem_release(k->pm, p->head + ((uint64_t)i << k->base_order), k->base_order);

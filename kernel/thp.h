@@ -18,10 +18,12 @@
 
 #include <glib.h>
 #include <stdint.h>
+#include "hooks.h"
 #include "mm.h"
 #include "physmem.h"
 #include "registry.h"
 #include "settings.h"
+#include "stats.h"
 
 typedef struct Kernel Kernel;
 
@@ -199,6 +201,39 @@ gboolean thp_alloc_nodemask(Kernel *k, KCpu *cpu, const MemPlacement *p, Compact
  * scanned * compact.scan_page_ns + migrated * (compact.migrate_page_ns +
  * copying 4K at mem.copy_hot_bytes_per_ns).  0 when it did not run. */
 uint64_t thp_count_compaction(Kernel *k, KCpu *cpu, const CompactResult *cr);
+/* One of the per-size stats of /sys/kernel/mm/transparent_hugepage/
+ * hugepages-<size>kB/stats/ (enum mthp_stat_item, mm/huge_memory.c 6.12),
+ * in counters.def's order within a size's block. */
+typedef enum {
+  MTHP_STAT_ANON_FAULT_ALLOC,
+  MTHP_STAT_ANON_FAULT_FALLBACK,
+  MTHP_STAT_ANON_FAULT_FALLBACK_CHARGE,
+  MTHP_STAT_SPLIT,
+  MTHP_STAT_SPLIT_DEFERRED,
+  MTHP_STAT_N
+} MthpStat;
+G_STATIC_ASSERT(CTR_MTHP_16384KB_SPLIT_DEFERRED - CTR_MTHP_16KB_ANON_FAULT_ALLOC == 11 * MTHP_STAT_N - 1);
+G_STATIC_ASSERT(CTR_MTHP_32KB_ANON_FAULT_ALLOC - CTR_MTHP_16KB_ANON_FAULT_ALLOC == MTHP_STAT_N);
+
+/* count_mthp_stat: stat of the folio of 2^frame_order 4K frames (16kB:
+ * order 2, to 16384kB: order 12), whatever the base page; other orders
+ * have no stats. */
+static inline void thp_count_mthp(KCpu *cpu, unsigned frame_order, MthpStat stat)
+{
+  if (frame_order >= 2 && frame_order <= 12)
+    cpu->ctr->c[CTR_MTHP_16KB_ANON_FAULT_ALLOC + (frame_order - 2) * MTHP_STAT_N + stat]++;
+}
+
+/* The cost in cycles of what a compaction (direct or kcompactd's) did. */
+uint64_t thp_compact_cycles(const Kernel *k, const CompactResult *cr);
+/* Whether a failed huge allocation in v wakes kcompactd (thp.defrag=defer,
+ * or defer+madvise outside MADV_HUGEPAGE: __GFP_KSWAPD_RECLAIM without
+ * __GFP_DIRECT_RECLAIM). */
+gboolean thp_defrag_wakes_kcompactd(const Kernel *k, const Vma *v);
+/* A huge allocation of 2^order 4K frames placed by p failed in v: wake
+ * the kcompactd of each node p allows when the defrag mode says so
+ * (kernel/kcompactd.c). */
+void thp_wake_kcompactd(Kernel *k, const KCpu *cpu, const Vma *v, const MemPlacement *p, unsigned order);
 
 /* The shared huge zero page, allocated on first use (thp_zero_page_alloc,
  * its clearing added to *cycles).  FALSE when no order-9 block is free. */

@@ -38,6 +38,7 @@
 #include <stddef.h>
 #include <string.h>
 #include "events.h"
+#include "kcompactd.h"
 #include "khugepaged.h"
 #include "numa_balance.h"
 
@@ -135,6 +136,7 @@ typedef struct {
   EngineResult *res;
   Khugepaged *kh;
   const uint64_t *kh_wake; /* khugepaged's next wake, in cycles */
+  const uint64_t *kcd_wake; /* kcompactd's next due run, in cycles (kernel/kcompactd.c) */
   const gboolean *oom;     /* the kernel's, tested after every access */
   const unsigned *oom_kills; /* the kernel's kill count, tested before every record */
   unsigned kills_seen;     /* its value when the heaps were last marked stale for a kill */
@@ -605,6 +607,8 @@ static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t
     switch_to(e, t, cpu);
   if (G_UNLIKELY(cpu->clock >= *e->kh_wake))
     khugepaged_run(e->kh, cpu->clock);
+  if (G_UNLIKELY(cpu->clock >= *e->kcd_wake))
+    kcompactd_run(e->m->k->kcompactd, cpu->clock);
   if (G_UNLIKELY(cpu->clock >= cpu->kc.numa_due))
     numa_balance_tick(e->m->k->numa_balance, &cpu->kc, t);
   switch (type) {
@@ -823,7 +827,7 @@ static inline uint64_t solo_due(const Engine *e, const Cpu *cpu)
 {
   if (e->warmup_left || *e->oom || *e->oom_kills)
     return 0;
-  return MIN(*e->kh_wake, cpu->kc.numa_due);
+  return MIN(MIN(*e->kh_wake, *e->kcd_wake), cpu->kc.numa_due);
 }
 
 /* run_solo's loop over records i.. of the batch, until an event record
@@ -925,6 +929,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.res = res;
   e.kh = m->k->khugepaged;
   e.kh_wake = khugepaged_next_wake_ptr(e.kh);
+  e.kcd_wake = kcompactd_next_wake_ptr(m->k->kcompactd);
   e.oom = &m->k->oom;
   e.oom_kills = &m->k->oom_kill_count;
   e.queues = g_ptr_array_new_with_free_func(queue_free);

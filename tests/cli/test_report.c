@@ -807,6 +807,27 @@ START_TEST(test_counter_gates)
 }
 END_TEST
 
+/* The per-size mTHP stats (CF_TEXT_NONZERO): with mTHP on, the text report
+ * shows a size's stat only when it is not 0; JSON carries them all. */
+START_TEST(test_mthp_sizes_text_when_nonzero)
+{
+  Fixture f;
+  fixture_init(&f);
+  ck_assert(settings_set(f.settings, "thp.hugepages_64kB", "always", "-s", NULL));
+  f.r.mean.v[CTR_MTHP_64KB_ANON_FAULT_ALLOC] = 3;
+  g_autofree char *text = render(report_text, &f.r);
+  ck_assert_ptr_nonnull(strstr(text, "mthp_64kB_anon_fault_alloc"));
+  ck_assert_ptr_null(strstr(text, "mthp_16kB_anon_fault_alloc"));
+  ck_assert_ptr_null(strstr(text, "mthp_64kB_split"));
+  ck_assert_ptr_nonnull(strstr(text, "mthp_anon_fault_fallback")); /* the sums keep their 0 */
+  g_autoptr(JsonNode) root = report_json_node(&f.r);
+  JsonObject *c = json_object_get_object_member(json_node_get_object(root), "counters");
+  ck_assert_int_eq(json_object_get_int_member(c, "mthp_64kB_anon_fault_alloc"), 3);
+  ck_assert(json_object_has_member(c, "mthp_16384kB_split_deferred"));
+  fixture_clear(&f);
+}
+END_TEST
+
 /* OWASP's CSV injection rule: text that a spreadsheet would evaluate is
  * made text; numbers stay numbers; RFC 4180 quoting as before. */
 START_TEST(test_csv_quote)
@@ -1004,6 +1025,7 @@ static Suite *report_suite(void)
   tcase_add_test(tc, test_coalesce_gate);
   tcase_add_test(tc, test_nested_gate);
   tcase_add_test(tc, test_counter_gates);
+  tcase_add_test(tc, test_mthp_sizes_text_when_nonzero);
   suite_add_tcase(s, tc);
 
   tc = tcase_create("csv");

@@ -274,6 +274,39 @@ START_TEST(test_compaction_until_the_scanners_meet)
 }
 END_TEST
 
+/* kcompactd's pass over a zone (kcompactd_do_work, 6.12): nothing to do
+ * where a block of the order is free (compaction_suit_allocation_order);
+ * a failure defers the zone at once, unlike an async direct pass; a
+ * success resets the deferral without an allocation (order_failed only:
+ * compaction_defer_reset(zone, order, false)).  The free scanner's steps are counted apart. */
+START_TEST(test_kcompactd_pass_defers_on_failure)
+{
+  g_autoptr(BuddyZone) fresh = buddy_zone_new(ZONE_NORMAL, 0, 0, 8 * 512, 10, 9);
+  ck_assert_int_eq(compaction_suit_allocation_order(fresh, 9, 500), COMPACT_SUCCESS);
+  g_autoptr(BuddyZone) z = pinned_zone(8, MT_UNMOVABLE);
+  ck_assert_int_eq(compaction_suit_allocation_order(z, 9, 500), COMPACT_CONTINUE);
+  CompactZone cz;
+  compact_zone_init(&cz, z);
+  CompactResult cr = { 0 };
+  ck_assert_int_eq(compact_zone_kcompactd(z, &cz, 9, 500, &cr), COMPACT_COMPLETE);
+  ck_assert_uint_eq(cz.defer_shift, 1);
+  ck_assert_int_eq(compact_zone_kcompactd(z, &cz, 9, 500, &cr), COMPACT_DEFERRED);
+  g_autoptr(BuddyZone) m = pinned_zone(8, MT_MOVABLE);
+  compact_zone_init(&cz, m);
+  cz.defer_shift = 2;
+  cz.considered = 4; /* the deferral has run out */
+  CompactResult mr = { 0 };
+  ck_assert_int_eq(compact_zone_kcompactd(m, &cz, 9, 500, &mr), COMPACT_SUCCESS);
+  ck_assert_uint_eq(cz.defer_shift, 2);
+  ck_assert_uint_eq(cz.order_failed, 10);
+  ck_assert_uint_eq(mr.migrated, 1);
+  /* Source pageblock 0 and target 7 walked, 10 steps each (a page and the free blocks around it). */
+  ck_assert_uint_eq(mr.scanned, 20);
+  ck_assert_uint_eq(mr.free_scanned, 10);
+  assert_valid(m);
+}
+END_TEST
+
 static Suite *compaction_suite(void)
 {
   Suite *s = suite_create("compaction");
@@ -287,6 +320,7 @@ static Suite *compaction_suite(void)
   tcase_add_test(tc, test_async_failure_does_not_defer);
   tcase_add_test(tc, test_workload_pages_pin_their_pageblock);
   tcase_add_test(tc, test_compaction_until_the_scanners_meet);
+  tcase_add_test(tc, test_kcompactd_pass_defers_on_failure);
   suite_add_tcase(s, tc);
   return s;
 }

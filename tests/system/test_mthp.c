@@ -221,6 +221,11 @@ START_TEST(test_alloc_failure_falls_back)
   ck_assert_int_eq(fixture_fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_ANON_FAULT_FALLBACK), 1);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_ANON_FAULT_ALLOC), 1);
+  /* Per size (hugepages-<size>kB/stats/): the 64K fell back, the 16K was mapped. */
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_64KB_ANON_FAULT_FALLBACK), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_64KB_ANON_FAULT_ALLOC), 0);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_16KB_ANON_FAULT_ALLOC), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_16KB_ANON_FAULT_FALLBACK), 0);
   assert_folio(t, BASE, 4);
   ck_assert_uint_eq(pte_of(t, BASE + 0x4000), 0);
   for (unsigned order = 4; order-- > 2;)
@@ -229,6 +234,8 @@ START_TEST(test_alloc_failure_falls_back)
   ck_assert_int_eq(fixture_fault(m, t, BASE + 0x10000, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_ANON_FAULT_FALLBACK), 3);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_ANON_FAULT_ALLOC), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_64KB_ANON_FAULT_FALLBACK), 2);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_16KB_ANON_FAULT_FALLBACK), 1);
   ck_assert_uint_eq(t->mm->rss_pages, 4 + 1);
   machine_free(m);
 }
@@ -255,6 +262,7 @@ START_TEST(test_partial_unmap_defers_split)
   fixture_syscall(m, t, REC_MUNMAP, BASE + 0x8000, 0x1000, 0, 0);
   ck_assert_uint_eq(thp_deferred_count(k), 1);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_SPLIT_DEFERRED), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_64KB_SPLIT_DEFERRED), 1);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_DEFERRED_SPLIT_PAGE), 0);
   ck_assert_uint_eq(t->mm->rss_pages, 32 - 3);
   ck_assert_uint_eq(fixture_free_pages(k), free0 - 32 - tables); /* nothing freed yet */
@@ -265,6 +273,7 @@ START_TEST(test_partial_unmap_defers_split)
   uint64_t cycles = 0;
   ck_assert_uint_eq(thp_deferred_split_scan(k, &m->cpus[0]->kc, &cycles), 3);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_SPLIT), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_64KB_SPLIT), 1);
   ck_assert_uint_eq(thp_page_count(k), 0);
   ck_assert_uint_eq(fixture_free_pages(k), free0 - 13 - tables);
   /* The 13 left are base pages now, freed one by one. */
