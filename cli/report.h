@@ -85,4 +85,14 @@ void report_csv_header(const RunReport *r, FILE *out);
 void report_csv_row(const RunReport *r, FILE *out);
 void report_csv(const RunReport *r, FILE *out);
 
+/* For the breakdowns (breakdown.c), which print rows of the same counters:
+ * whether counter id belongs in r's report (its architecture, its gate);
+ * a count as the text report prints it ("1,234"); the shortest exact
+ * text of a value (CSV); { name: value } of the counters in `ids` as the
+ * JSON report writes them. */
+gboolean report_counter_shown(const RunReport *r, CounterId id);
+const char *report_fmt_count(char *buf, gsize size, double v);
+const char *report_fmt_exact(char *buf, gsize size, double v);
+void report_json_add_counter_values(JsonBuilder *jb, const CounterValues *values, const CounterId *ids, unsigned n);
+
 #endif
