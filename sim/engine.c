@@ -480,6 +480,14 @@ static void push(Engine *e, Queue *q, const TraceRecord *r)
 
 /* ---- breakdowns: per thread, per interval --------------------------- */
 
+/* cpu's counters as machine_counters() sums them: its cycles are its clock
+ * less its idle time. */
+static void cpu_counters(const Cpu *cpu, Counters *out)
+{
+  *out = cpu->ctr;
+  out->c[CTR_CYCLES] += cpu->clock - cpu->idle_cycles;
+}
+
 static EngineThreadCounts *thread_counts(Engine *e, Thread *t)
 {
   EngineThreadCounts *tc = g_hash_table_lookup(e->thr_counts, t);
@@ -507,10 +515,11 @@ static int thread_counts_cmp(const void *a, const void *b)
  * switched to. */
 static void thread_charge(Engine *e, Cpu *cpu)
 {
-  Counters *mark = &e->thr_mark[cpu->id], d;
-  counters_diff(&d, &cpu->ctr, mark);
+  Counters *mark = &e->thr_mark[cpu->id], now, d;
+  cpu_counters(cpu, &now);
+  counters_diff(&d, &now, mark);
   counters_add(cpu->kc.cur ? &thread_counts(e, cpu->kc.cur)->ctr : &e->thr_none.ctr, &d);
-  *mark = cpu->ctr;
+  *mark = now;
 }
 
 static void interval_clear(Engine *e)
@@ -542,10 +551,11 @@ static void interval_close(Engine *e, uint64_t end)
     if (!to->per_cpu)
       to->per_cpu = g_new0(Counters, m->n_cpus);
     for (unsigned i = 0; i < m->n_cpus; i++) {
-      Counters d;
-      counters_diff(&d, &m->cpus[i]->ctr, &e->iv_cpu_last[i]);
+      Counters cur, d;
+      cpu_counters(m->cpus[i], &cur);
+      counters_diff(&d, &cur, &e->iv_cpu_last[i]);
       counters_add(&to->per_cpu[i], &d);
-      e->iv_cpu_last[i] = m->cpus[i]->ctr;
+      e->iv_cpu_last[i] = cur;
     }
   }
   if (!(last && iv.end == iv.start))
@@ -577,13 +587,13 @@ static void snapshot_begin(Engine *e)
   e->t_begin = machine_max_clock(m);
   e->host_begin = g_get_monotonic_time();
   for (unsigned i = 0; e->per_cpu && i < m->n_cpus; i++)
-    e->cpu_begin[i] = e->iv_cpu_last[i] = m->cpus[i]->ctr;
+    cpu_counters(m->cpus[i], &e->cpu_begin[i]), e->iv_cpu_last[i] = e->cpu_begin[i];
   if (e->per_thread) {
     for (guint i = 0; i < e->thr_order->len; i++)
       memset(&((EngineThreadCounts *)e->thr_order->pdata[i])->ctr, 0, sizeof(Counters));
     memset(&e->thr_none.ctr, 0, sizeof(Counters));
     for (unsigned i = 0; i < m->n_cpus; i++)
-      e->thr_mark[i] = m->cpus[i]->ctr;
+      cpu_counters(m->cpus[i], &e->thr_mark[i]);
   }
   if (e->iv_cycles) {
     interval_clear(e); /* a new region: the intervals are of it alone */
@@ -606,8 +616,11 @@ static void breakdowns_end(Engine *e)
     res->n_cpus = m->n_cpus;
     g_free(res->per_cpu);
     res->per_cpu = g_new(Counters, m->n_cpus);
-    for (unsigned i = 0; i < m->n_cpus; i++)
-      counters_diff(&res->per_cpu[i], &m->cpus[i]->ctr, &e->cpu_begin[i]);
+    for (unsigned i = 0; i < m->n_cpus; i++) {
+      Counters now;
+      cpu_counters(m->cpus[i], &now);
+      counters_diff(&res->per_cpu[i], &now, &e->cpu_begin[i]);
+    }
   }
   if (e->per_thread) {
     for (unsigned i = 0; i < m->n_cpus; i++)
