@@ -130,6 +130,8 @@ static Range x_range(const Plot *p)
     }
   if (!isfinite(r.lo))
     r = (Range){ 0, 1 };
+  if (p->xcats)
+    return (Range){ -0.5, p->n_xcats - 0.5 };
   if (p->xlog2) {
     r.lo = floor(r.lo);
     r.hi = ceil(r.hi);
@@ -178,6 +180,19 @@ static double py(const Frame *f, Range yr, double v)
 
 static void draw_x_ticks(cairo_t *cr, const Plot *p, const Frame *f, Range xr, gboolean labels)
 {
+  for (unsigned i = 0; p->xcats && i < p->n_xcats; i++) {
+    double x = px(f, xr, i);
+    cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+    cairo_move_to(cr, x, f->y0);
+    cairo_line_to(cr, x, f->y0 + f->h);
+    cairo_stroke(cr);
+    if (labels) {
+      cairo_set_source_rgb(cr, 0, 0, 0);
+      text_at(cr, x, f->y0 + f->h + 14, p->xcats[i], 0.5);
+    }
+  }
+  if (p->xcats)
+    return;
   double step = p->xlog2 ? MAX(1, ceil((xr.hi - xr.lo) / 10)) : nice_step(xr.hi - xr.lo, 8);
   for (double v = ceil(xr.lo / step) * step; v <= xr.hi + step * 1e-9; v += step) {
     double x = px(f, xr, v);

@@ -34,6 +34,9 @@ typedef struct {
   const char *title, *subtitle;
   const char *xlabel;
   gboolean xlog2;        /* x values are sizes in bytes: a log2 axis labelled 4K, 2M, ... */
+  /* Or categories: x values 0 .. n_xcats - 1, labelled xcats[i]. */
+  const char *const *xcats;
+  unsigned n_xcats;
   unsigned n_panels;
   const PlotPanel *panels;
 } Plot;
