@@ -173,18 +173,21 @@ static void csv_label_row(GString *s, BreakdownMode m, const Row *row)
   }
 }
 
+static void json_int(JsonBuilder *jb, const char *name, gint64 v)
+{
+  json_builder_set_member_name(jb, name);
+  json_builder_add_int_value(jb, v);
+}
+
 static void json_label(JsonBuilder *jb, BreakdownMode m, const Row *row, unsigned per)
 {
   switch (m) {
   case BREAKDOWN_CPU:
-    json_builder_set_member_name(jb, "cpu");
-    json_builder_add_int_value(jb, row->cpu);
-    json_builder_set_member_name(jb, "node");
-    json_builder_add_int_value(jb, row->node);
+    json_int(jb, "cpu", row->cpu);
+    json_int(jb, "node", row->node);
     break;
   case BREAKDOWN_NODE:
-    json_builder_set_member_name(jb, "node");
-    json_builder_add_int_value(jb, row->node);
+    json_int(jb, "node", row->node);
     json_builder_set_member_name(jb, "cpus");
     json_builder_begin_array(jb);
     for (unsigned c = 0; c < row->cpus; c++)
@@ -192,10 +195,8 @@ static void json_label(JsonBuilder *jb, BreakdownMode m, const Row *row, unsigne
     json_builder_end_array(jb);
     break;
   case BREAKDOWN_THREAD:
-    json_builder_set_member_name(jb, "pid");
-    json_builder_add_int_value(jb, row->pid);
-    json_builder_set_member_name(jb, "tid");
-    json_builder_add_int_value(jb, row->tid);
+    json_int(jb, "pid", row->pid);
+    json_int(jb, "tid", row->tid);
     break;
   default:
     break;

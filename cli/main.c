@@ -202,6 +202,20 @@ static gboolean draw_map(const Machine *m, const char *workload, void *data, GEr
   return map_write_svg(m, title, data, error);
 }
 
+/* 0 when run can write the file of `option` at path, else the exit status
+ * of the error it has said; nothing is left behind. */
+static int check_writable(const char *path, const char *option)
+{
+  GError *err = NULL;
+  OutFile *f = out_file_open(path, &err);
+  if (!f) {
+    g_prefix_error(&err, "run: %s: ", option);
+    return fail(err);
+  }
+  out_file_abort(f);
+  return 0;
+}
+
 /* run's -A, --per-node, --per-thread, -I, --interval-plot and --counters
  * together: 0 when they make sense, else a usage error's exit status. */
 static int check_breakdown_opts(RunOpts *o)
@@ -269,12 +283,7 @@ static gboolean print_breakdowns(const RunOpts *o, const RunReport *r, const Run
   else if (f == BREAKDOWN_JSON) {
     g_autoptr(JsonNode) root = report_json_node(r);
     breakdown_json_add(&bd, json_node_get_object(root));
-    g_autoptr(JsonGenerator) gen = json_generator_new();
-    json_generator_set_pretty(gen, TRUE);
-    json_generator_set_indent(gen, 2);
-    json_generator_set_root(gen, root);
-    g_autofree char *json = json_generator_to_data(gen, NULL);
-    fprintf(out, "%s\n", json);
+    report_json_print(root, out);
   } else
     breakdown_print(&bd, f, out);
   return TRUE;
@@ -360,25 +369,10 @@ static int cmd_run(int argc, char **argv)
     rc = fail(err);
     goto out;
   }
-  if (o.map) {
-    /* Fail before a long run, not after it; nothing is left behind. */
-    OutFile *f = out_file_open(o.map, &err);
-    if (!f) {
-      g_prefix_error(&err, "run: --map: ");
-      rc = fail(err);
-      goto out;
-    }
-    out_file_abort(f);
-  }
-  if (o.interval_plot) {
-    OutFile *f = out_file_open(o.interval_plot, &err);
-    if (!f) {
-      g_prefix_error(&err, "run: --interval-plot: ");
-      rc = fail(err);
-      goto out;
-    }
-    out_file_abort(f);
-  }
+  /* Fail before a long run, not after it; nothing is left behind. */
+  if ((o.map && (rc = check_writable(o.map, "--map"))) ||
+      (o.interval_plot && (rc = check_writable(o.interval_plot, "--interval-plot"))))
+    goto out;
   RunSpec spec = spec_of(&o);
   spec.events = ev;
   spec.read_ahead = (o.jobs > 0 ? (guint)o.jobs : g_get_num_processors()) > 1; /* a thread to decode on */

@@ -569,6 +569,11 @@ JsonNode *report_json_node(const RunReport *r)
 void report_json(const RunReport *r, FILE *out)
 {
   g_autoptr(JsonNode) root = report_json_node(r);
+  report_json_print(root, out);
+}
+
+void report_json_print(JsonNode *root, FILE *out)
+{
   g_autoptr(JsonGenerator) gen = json_generator_new();
   json_generator_set_pretty(gen, TRUE);
   json_generator_set_indent(gen, 2);

@@ -74,6 +74,9 @@ void report_host_text(const RunReport *r, FILE *out);
  *   "stddev", "host" } as DESIGN.md specifies. */
 JsonNode *report_json_node(const RunReport *r);
 void report_json(const RunReport *r, FILE *out);
+/* A report's JSON (report_json_node's, perhaps with members added) as
+ * report_json prints it: indented by 2, a newline at the end. */
+void report_json_print(JsonNode *root, FILE *out);
 /* Header line then one row: machine,workload,runs,<counter>...,<counter>_rsd... */
 /* s as one CSV field, newly allocated: quoted as RFC 4180 says when it holds
  * a comma, a quote or a line break (quotes doubled), and, as OWASP's "CSV

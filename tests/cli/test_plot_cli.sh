@@ -9,25 +9,7 @@ set -u
 : "${MMUSIM:=./mmusim}"
 : "${MAP_CHECK:=$(dirname "$MMUSIM")/tests/cli/map_check}"
 : "${GOLDEN_DIR:=$(dirname "$0")/../golden}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-plot.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# expect NAME FILE.svg PATTERN...: well-formed, and its text holds each pattern.
-expect() {
-  name=$1 svg=$2
-  shift 2
-  if ! "$MAP_CHECK" "$svg" > "$tmp/desc"; then
-    bad "$name: not well-formed"
-    return
-  fi
-  for pat in "$@"; do
-    if grep -qF -- "$pat" "$tmp/desc"; then ok; else bad "$name: no '$pat' in:"; cat "$tmp/desc"; fi
-  done
-}
+. "$(dirname "$0")/svg-check.sh"
 
 trace=$GOLDEN_DIR/cases/khugepaged-collapse.txt
 "$MMUSIM" run -q -s thp.enabled=madvise -s khugepaged.scan_sleep_millisecs=1 -t "$trace" -I 10 \
