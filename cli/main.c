@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <locale.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,7 @@
 #include "engine.h"
 #include "annotate.h"
 #include "events.h"
+#include "breakdown.h"
 #include "explain.h"
 #include "host_bench.h"
 #include "host_detect.h"
@@ -29,6 +31,7 @@
 #include "machine.h"
 #include "map.h"
 #include "outfile.h"
+#include "plot.h"
 #include "report.h"
 #include "runner.h"
 #include "settings.h"
@@ -86,6 +89,12 @@ typedef struct {
   char *annotate;   /* run --annotate FILE: attribution report (cli/annotate.h) */
   int top;          /* run --top N: rows of each annotate table */
   char *sort;       /* run --sort METRIC: the annotate tables' order */
+  /* run: breakdowns (-A, --per-node, --per-thread), intervals (-I MS),
+   * their plot, and the counters they print */
+  gboolean per_cpu, per_node, per_thread;
+  char *interval_text;
+  char *interval_plot;
+  char *counters;
 } RunOpts;
 
 static void run_opts_clear(RunOpts *o)
@@ -101,6 +110,9 @@ static void run_opts_clear(RunOpts *o)
   g_free(o->seed_text);
   g_free(o->annotate);
   g_free(o->sort);
+  g_free(o->interval_text);
+  g_free(o->interval_plot);
+  g_free(o->counters);
 }
 
 /* --seed N of `command`: any whole number, 0 included.  Sets *given to
@@ -215,6 +227,93 @@ static int annotate_opts_check(const RunOpts *o, AnnMetric *sort)
   return 0;
 }
 
+/* 0 when run can write the file of `option` at path, else the exit status
+ * of the error it has said; nothing is left behind. */
+static int check_writable(const char *path, const char *option)
+{
+  GError *err = NULL;
+  OutFile *f = out_file_open(path, &err);
+  if (!f) {
+    g_prefix_error(&err, "run: %s: ", option);
+    return fail(err);
+  }
+  out_file_abort(f);
+  return 0;
+}
+
+/* run's -A, --per-node, --per-thread, -I, --interval-plot and --counters
+ * together: 0 when they make sense, else a usage error's exit status. */
+static int check_breakdown_opts(RunOpts *o)
+{
+  if (o->per_cpu + o->per_node + o->per_thread > 1)
+    return usage_error("run: %s", "-A, --per-node and --per-thread exclude each other: give one");
+  if (o->interval_text) {
+    char *end;
+    double ms = g_ascii_strtod(g_strstrip(o->interval_text), &end);
+    if (end == o->interval_text || *end || !(ms > 0) || !isfinite(ms))
+      return usage_error("run: -I '%s': give the interval in milliseconds of simulated time, more than 0 (e.g. -I 10 "
+                         "or -I 0.5)", o->interval_text);
+    if (o->per_thread)
+      return usage_error("run: %s", "-I prints intervals of the whole machine, per CPU (-A) or per node (--per-node), "
+                                    "not per thread: drop --per-thread or -I");
+  }
+  if (o->interval_plot && !o->interval_text)
+    return usage_error("run: %s", "--interval-plot draws the intervals of -I MS: give -I too");
+  if (o->interval_plot && !plot_path_ok(o->interval_plot))
+    return usage_error("run: --interval-plot '%s': the plot is drawn as SVG or PNG: name it FILE.svg or FILE.png",
+                       o->interval_plot);
+  gboolean any = o->interval_text || o->per_cpu || o->per_node || o->per_thread;
+  if (any && o->repeat > 1)
+    return usage_error("run: %s", "-A, --per-node, --per-thread and -I report one run: drop -r");
+  if (o->counters && !any)
+    return usage_error("run: %s", "--counters chooses the counters of -A, --per-node, --per-thread or -I: give one");
+  g_auto(GStrv) names = o->counters ? g_strsplit(o->counters, ",", -1) : NULL;
+  for (unsigned i = 0; names && names[i]; i++)
+    if (!counter_lookup(g_strstrip(names[i])))
+      return usage_error("run: --counters: '%s' is no counter (see `mmusim list counters`)", names[i]);
+  return 0;
+}
+
+/* The breakdowns and intervals of a run, in the format asked for; FALSE
+ * with error set for a --counters name that is no counter or a plot that
+ * could not be written. */
+static gboolean print_breakdowns(const RunOpts *o, const RunReport *r, const RunOutcome *res, FILE *out, GError **error)
+{
+  BreakdownMode mode = o->per_cpu ? BREAKDOWN_CPU : o->per_node ? BREAKDOWN_NODE
+                     : o->per_thread ? BREAKDOWN_THREAD : BREAKDOWN_NONE;
+  BreakdownFormat f = o->json ? BREAKDOWN_JSON : o->csv ? BREAKDOWN_CSV : BREAKDOWN_TEXT;
+  g_autofree CounterId *ids = NULL;
+  unsigned n = breakdown_counters(r, o->counters, f == BREAKDOWN_TEXT, &ids, error);
+  if (!n)
+    return FALSE;
+  Breakdown bd = { .r = r, .b = &res->breakdown, .elapsed_cycles = res->elapsed_cycles, .mode = mode,
+                   .ids = ids, .n_ids = n, .interval_ms = g_ascii_strtod(o->interval_text ? o->interval_text : "0", NULL) };
+  if (o->interval_plot) {
+    Breakdown pb = bd;
+    g_autofree CounterId *pids = NULL;
+    if (o->counters) {
+      pb.n_ids = breakdown_counters(r, o->counters, FALSE, &pids, error);
+      pb.ids = pids;
+    } else {
+      pb.ids = breakdown_plot_default;
+      pb.n_ids = G_N_ELEMENTS(breakdown_plot_default);
+    }
+    if (!breakdown_interval_plot(&pb, o->interval_plot, error)) {
+      g_prefix_error(error, "run: --interval-plot: ");
+      return FALSE;
+    }
+  }
+  if (o->interval_text)
+    breakdown_intervals_print(&bd, f, out);
+  else if (f == BREAKDOWN_JSON) {
+    g_autoptr(JsonNode) root = report_json_node(r);
+    breakdown_json_add(&bd, json_node_get_object(root));
+    report_json_print(root, out);
+  } else
+    breakdown_print(&bd, f, out);
+  return TRUE;
+}
+
 static int cmd_run(int argc, char **argv)
 {
   RunOpts o = { .repeat = 1, .top = ANNOTATE_DEFAULT_TOP };
@@ -237,6 +336,17 @@ static int cmd_run(int argc, char **argv)
     { "events", 0, 0, G_OPTION_ARG_FILENAME, &o.events, "write faults, sampled walks and kernel events to FILE", "FILE" },
     { "map", 0, 0, G_OPTION_ARG_FILENAME, &o.map, "draw the address spaces at the end of the run to FILE.svg", "FILE.svg" },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o.quiet, "no progress line on a terminal", NULL },
+    { "per-cpu", 'A', 0, G_OPTION_ARG_NONE, &o.per_cpu, "the counters of each CPU (perf stat -A)", NULL },
+    { "per-node", 0, 0, G_OPTION_ARG_NONE, &o.per_node, "the counters of each NUMA node: its CPUs summed", NULL },
+    { "per-thread", 0, 0, G_OPTION_ARG_NONE, &o.per_thread,
+      "the counters of each thread (pid/tid): what its CPU counted while it ran", NULL },
+    { "interval-print", 'I', 0, G_OPTION_ARG_STRING, &o.interval_text,
+      "print the counters of every MS milliseconds of simulated time (perf stat -I)", "MS" },
+    { "interval-plot", 0, 0, G_OPTION_ARG_FILENAME, &o.interval_plot,
+      "with -I: plot counters over simulated time to FILE.svg or FILE.png (--counters chooses them; default "
+      "dTLB-load-misses, walk_cycles, thp_collapse_alloc, numa_pages_migrated)", "FILE" },
+    { "counters", 0, 0, G_OPTION_ARG_STRING, &o.counters,
+      "with -A, --per-node, --per-thread or -I: print only these counters (names as `mmusim list counters`)", "A,B,..." },
     { "jobs", 'j', 0, G_OPTION_ARG_INT, &o.jobs,
       "host threads (default: the host's CPUs); with 2 or more a trace read from a regular file, of any format, "
       "is decoded ahead of the model in a thread of its own (standard input and generators are not)", "N" },
@@ -275,6 +385,8 @@ static int cmd_run(int argc, char **argv)
     rc = usage_error("run: %s", "--json and --csv exclude each other");
     goto out;
   }
+  if ((rc = check_breakdown_opts(&o)))
+    goto out;
   if (o.repeat > 1 && o.trace && strcmp(o.trace, "-") == 0) {
     rc = usage_error("run: %s", "-r needs to read the trace again; standard input can be read only once");
     goto out;
@@ -291,28 +403,17 @@ static int cmd_run(int argc, char **argv)
     rc = fail(err);
     goto out;
   }
-  if (o.annotate && strcmp(o.annotate, "-") != 0) {
-    OutFile *f = out_file_open(o.annotate, &err); /* fail before a long run */
-    if (!f) {
-      g_prefix_error(&err, "run: --annotate: ");
-      rc = fail(err);
-      goto out;
-    }
-    out_file_abort(f);
-  }
-  if (o.map) {
-    /* Fail before a long run, not after it; nothing is left behind. */
-    OutFile *f = out_file_open(o.map, &err);
-    if (!f) {
-      g_prefix_error(&err, "run: --map: ");
-      rc = fail(err);
-      goto out;
-    }
-    out_file_abort(f);
-  }
+  /* Fail before a long run, not after it; nothing is left behind. */
+  if ((o.annotate && strcmp(o.annotate, "-") != 0 && (rc = check_writable(o.annotate, "--annotate"))) ||
+      (o.map && (rc = check_writable(o.map, "--map"))) ||
+      (o.interval_plot && (rc = check_writable(o.interval_plot, "--interval-plot"))))
+    goto out;
   RunSpec spec = spec_of(&o);
   spec.events = ev;
   spec.read_ahead = (o.jobs > 0 ? (guint)o.jobs : g_get_num_processors()) > 1; /* a thread to decode on */
+  spec.per_cpu = o.per_cpu || o.per_node;
+  spec.per_thread = o.per_thread;
+  spec.interval_ms = o.interval_text ? g_ascii_strtod(o.interval_text, NULL) : 0;
   if (o.map) {
     spec.inspect = draw_map;
     spec.inspect_data = o.map;
@@ -378,7 +479,11 @@ static int cmd_run(int argc, char **argv)
   /* Printed whole, so that a write error keeps its errno for the message. */
   OutText text;
   FILE *mem = out_text_begin(&text);
-  if (o.json)
+  GError *bd_err = NULL;
+  gboolean bd_ok = TRUE;
+  if (o.interval_text || o.per_cpu || o.per_node || o.per_thread)
+    bd_ok = print_breakdowns(&o, &r, &res, mem, &bd_err);
+  else if (o.json)
     report_json(&r, mem);
   else if (o.csv)
     report_csv(&r, mem);
@@ -397,6 +502,8 @@ static int cmd_run(int argc, char **argv)
   run_outcome_clear(&res);
   if (!ev_ok)
     rc = fail(ev_err);
+  if (!bd_ok)
+    rc = fail(bd_err);
 out:
   annotation_free(ann);
   events_close(ev);

@@ -580,6 +580,11 @@ JsonNode *report_json_node(const RunReport *r)
 void report_json(const RunReport *r, FILE *out)
 {
   g_autoptr(JsonNode) root = report_json_node(r);
+  report_json_print(root, out);
+}
+
+void report_json_print(JsonNode *root, FILE *out)
+{
   g_autoptr(JsonGenerator) gen = json_generator_new();
   json_generator_set_pretty(gen, TRUE);
   json_generator_set_indent(gen, 2);
@@ -662,4 +667,36 @@ void report_csv(const RunReport *r, FILE *out)
 {
   report_csv_header(r, out);
   report_csv_row(r, out);
+}
+
+/* ---- for the breakdowns ------------------------------------------------ */
+
+gboolean report_counter_shown(const RunReport *r, CounterId id)
+{
+  return report_shows(r, id);
+}
+
+const char *report_fmt_count(char *buf, gsize size, double v)
+{
+  NumBuf b;
+  g_strlcpy(buf, fmt_count(b, v), size);
+  return buf;
+}
+
+const char *report_fmt_exact(char *buf, gsize size, double v)
+{
+  NumBuf b;
+  g_strlcpy(buf, fmt_exact(b, v), size);
+  return buf;
+}
+
+void report_json_add_counter_values(JsonBuilder *jb, const CounterValues *values, const CounterId *ids, unsigned n)
+{
+  json_builder_begin_object(jb);
+  for (unsigned i = 0; i < n; i++) {
+    const CounterDef *d = counter_def(ids[i]);
+    json_builder_set_member_name(jb, d->name);
+    json_add_number(jb, values->v[ids[i]], !(d->flags & CF_DERIVED));
+  }
+  json_builder_end_object(jb);
 }

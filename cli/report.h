@@ -74,6 +74,9 @@ void report_host_text(const RunReport *r, FILE *out);
  *   "stddev", "host" } as DESIGN.md specifies. */
 JsonNode *report_json_node(const RunReport *r);
 void report_json(const RunReport *r, FILE *out);
+/* A report's JSON (report_json_node's, perhaps with members added) as
+ * report_json prints it: indented by 2, a newline at the end. */
+void report_json_print(JsonNode *root, FILE *out);
 /* Header line then one row: machine,workload,runs,<counter>...,<counter>_rsd... */
 /* s as one CSV field, newly allocated: quoted as RFC 4180 says when it holds
  * a comma, a quote or a line break (quotes doubled), and, as OWASP's "CSV
@@ -84,5 +87,15 @@ char *report_csv_quote(const char *s);
 void report_csv_header(const RunReport *r, FILE *out);
 void report_csv_row(const RunReport *r, FILE *out);
 void report_csv(const RunReport *r, FILE *out);
+
+/* For the breakdowns (breakdown.c), which print rows of the same counters:
+ * whether counter id belongs in r's report (its architecture, its gate);
+ * a count as the text report prints it ("1,234"); the shortest exact
+ * text of a value (CSV); { name: value } of the counters in `ids` as the
+ * JSON report writes them. */
+gboolean report_counter_shown(const RunReport *r, CounterId id);
+const char *report_fmt_count(char *buf, gsize size, double v);
+const char *report_fmt_exact(char *buf, gsize size, double v);
+void report_json_add_counter_values(JsonBuilder *jb, const CounterValues *values, const CounterId *ids, unsigned n);
 
 #endif

@@ -75,7 +75,9 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
     EngineResult res;
     EngineOptions eo = { .warmup = spec->warmup, .whole = spec->whole, .stop = spec->stop,
                          .progress = spec->progress, .progress_data = spec->progress_data,
-                         .annotate = i == 0 ? spec->annotate : NULL };
+                         .annotate = i == 0 ? spec->annotate : NULL,
+                         .per_cpu = spec->per_cpu, .per_thread = spec->per_thread,
+                         .interval_cycles = (uint64_t)(spec->interval_ms * 1e3 * mhz) };
     gboolean ok = engine_run(m, src, &eo, &res, error);
     if (ok && spec->inspect && (i + 1 == spec->repeat || res.oom))
       ok = spec->inspect(m, src->description, spec->inspect_data, error);
@@ -96,9 +98,12 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
     TraceSource *in = readahead_source_finish(src);
     if (ok && i == 0 && !res.oom && strcmp(in->ops->name, "lackey") == 0)
       out->skipped_lines = lackey_source_skipped(in);
-    if (!ok)
+    if (!ok) {
+      engine_result_clear(&res);
       return FALSE;
+    }
     if (res.oom) {
+      engine_result_clear(&res);
       out->oom = TRUE;
       out->oom_records = res.records;
       break;
@@ -108,6 +113,13 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
       out->warmup_seen = res.warmup_seen;
     }
     counter_values_from(&out->per_run[i], &res.counted, res.elapsed_cycles, mhz);
+    engine_result_clear(&out->breakdown); /* the last repeat's are kept */
+    out->breakdown = (EngineResult){
+      .n_cpus = res.n_cpus, .per_cpu = g_steal_pointer(&res.per_cpu),
+      .threads = g_steal_pointer(&res.threads), .n_threads = res.n_threads,
+      .intervals = g_steal_pointer(&res.intervals), .n_intervals = res.n_intervals,
+    };
+    out->elapsed_cycles = res.elapsed_cycles;
     out->runs++;
     records += (double)res.records;
     roi_accesses += (double)res.counted.c[CTR_ACCESSES];
@@ -154,6 +166,7 @@ void run_outcome_clear(RunOutcome *out)
   g_free(out->workload);
   g_free(out->per_run);
   g_free(out->oom_kills);
+  engine_result_clear(&out->breakdown);
   memset(out, 0, sizeof *out);
 }
 

@@ -60,6 +60,11 @@ typedef struct {
   /* Optional: attribute the first repeat's misses and faults here
    * (sim/annotation.h, run --annotate). */
   Annotation *annotate;
+  /* Breakdowns (run -A, --per-node, --per-thread, -I): EngineOptions'
+   * per_cpu and per_thread, and intervals of interval_ms milliseconds of
+   * simulated time (0: none).  Kept for the last repeat. */
+  gboolean per_cpu, per_thread;
+  double interval_ms;
 } RunSpec;
 
 typedef struct {
@@ -94,6 +99,11 @@ typedef struct {
    * that would have died at its first. */
   gboolean all_fatal;
   uint64_t fatal_accesses, hugetlb_empty;
+  /* The breakdowns RunSpec asked for, of the last repeat counted (its
+   * EngineResult's per_cpu, threads and intervals, moved here), and the
+   * simulated cycles of its counted region. */
+  EngineResult breakdown;
+  uint64_t elapsed_cycles;
 } RunOutcome;
 
 /* The settings of spec: preset, then the pairs in order (origin spec->set_origin or "-s"). */

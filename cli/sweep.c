@@ -11,7 +11,8 @@
  *   results.csv       one row per configuration: id, label, the varied values,
  *                     oom (1 when the machine ran out of memory), then every
  *                     counter's mean (empty cells when it did)
- *   plot.dat, plot.gp with --plot (and plot.svg, plot.png when gnuplot runs)
+ *   plot.svg, plot.png with --plot (drawn with cairo; plot.dat and plot.gp too,
+ *                     the data and a gnuplot script for those who restyle it)
  *
  * A configuration whose result file exists (with its id) is not run again,
  * so an interrupted sweep resumes where it stopped.  --emit-jobs prints one
@@ -39,10 +40,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include "experiment.h"
 #include "outfile.h"
+#include "plot.h"
 #include "report.h"
 #include "runner.h"
 #include "shared_source.h"
@@ -131,11 +134,18 @@ static JsonNode *load_result(const Sweep *sw, const ExpConfig *c, GError **error
   return json_node_copy(root);
 }
 
-/* The JSON of one finished configuration. */
+/* The JSON of one finished configuration.  Its host.peak_rss_bytes is the
+ * host's ru_maxrss of the process that ran it, taken when it finished: the
+ * configuration's own when it ran alone (a job of --emit-jobs, or -j 1
+ * without a shared decoding pass), else the peak of the sweep so far, which
+ * bounds it.  Host figures stay out of results.csv, which is the same on
+ * every host. */
 static JsonNode *result_node(const ExpConfig *c, const RunOutcome *out)
 {
   RunReport r;
-  runner_report(out, 0, &r);
+  struct rusage ru;
+  getrusage(RUSAGE_SELF, &ru);
+  runner_report(out, (uint64_t)ru.ru_maxrss * 1024, &r);
   JsonNode *node = report_json_node(&r);
   JsonObject *o = json_node_get_object(node);
   json_object_set_string_member(o, "id", c->id);
@@ -145,6 +155,28 @@ static JsonNode *result_node(const ExpConfig *c, const RunOutcome *out)
     json_object_set_string_member(vary, c->vary_keys[a], c->vary_values[a]);
   json_object_set_object_member(o, "vary", vary);
   json_object_set_boolean_member(o, "oom", out->oom);
+  /* "repeats": each counter's value in every repeat, in order, so that the
+   * spread is kept (the plot's error bars run from the least to the most). */
+  JsonObject *reps = json_object_new();
+  JsonObjectIter it;
+  const char *name;
+  JsonNode *v;
+  json_object_iter_init(&it, json_object_get_object_member(o, "counters"));
+  while (json_object_iter_next(&it, &name, &v)) {
+    const CounterDef *d = counter_lookup(name);
+    JsonArray *a = json_array_new();
+    for (unsigned i = 0; d && i < out->runs; i++) {
+      double x = out->per_run[i].v[d->id];
+      if (!isfinite(x))
+        json_array_add_null_element(a);
+      else if (!(d->flags & CF_DERIVED) && x == floor(x) && fabs(x) < 9007199254740992.0)
+        json_array_add_int_element(a, (gint64)x);
+      else
+        json_array_add_double_element(a, x);
+    }
+    json_object_set_array_member(reps, name, a);
+  }
+  json_object_set_object_member(o, "repeats", reps);
   return node;
 }
 
@@ -329,6 +361,13 @@ static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
     if (column[i])
       g_string_append_printf(out, ",%s", counter_def((CounterId)i)->name);
   }
+  /* With repeats, the spread: each counter's standard deviation in its own
+   * unit (NAME_stddev, absolute) and as a fraction of the mean (NAME_rsd,
+   * relative, as run --csv names it). */
+  for (int pass = 0; e->repeat > 1 && pass < 2; pass++)
+    for (int i = 0; i < N_COUNTERS; i++)
+      if (column[i])
+        g_string_append_printf(out, ",%s%s", counter_def((CounterId)i)->name, pass ? "_rsd" : "_stddev");
   g_string_append_c(out, '\n');
   for (guint k = 0; k < e->configs->len; k++) {
     const ExpConfig *c = g_ptr_array_index(e->configs, k);
@@ -352,6 +391,17 @@ static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
       else
         g_string_append_printf(out, ",%.17g", v);
     }
+    for (int pass = 0; e->repeat > 1 && pass < 2; pass++)
+      for (int i = 0; i < N_COUNTERS; i++) {
+        if (!column[i])
+          continue;
+        const char *name = counter_def((CounterId)i)->name;
+        double v = member_double(o, "counters", name), rsd = member_double(o, "stddev", name);
+        if (isnan(v) || isnan(rsd) || oom)
+          g_string_append(out, ",");
+        else
+          g_string_append_printf(out, ",%.17g", pass ? rsd : fabs(v * rsd));
+      }
     g_string_append_c(out, '\n');
   }
   g_autofree char *path = g_build_filename(sw->dir, "results.csv", NULL);
@@ -386,6 +436,161 @@ static void dat_string(GString *out, const char *s)
   for (const char *p = s; *p; p++)
     g_string_append_c(out, *p == '"' ? '\'' : ((unsigned char)*p < 0x20 || *p == 0x7f) ? ' ' : *p);
   g_string_append_c(out, '"');
+}
+
+/* The x value of each configuration on the first axis: bytes of a size
+ * setting (*kind 2: a log2 axis), a number (1), or the index of its value
+ * among the axis's distinct values (0), which *cats then lists (free with
+ * g_ptr_array_unref). */
+static double *axis_x(const Experiment *e, int *kind, GPtrArray **cats)
+{
+  guint n = e->configs->len;
+  double *x = g_new0(double, n);
+  const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
+  const SettingDef *d = settings_lookup(c0->vary_keys[0]);
+  *kind = d && d->type == SETTING_SIZE ? 2 : 1;
+  *cats = NULL;
+  for (guint k = 0; k < n && *kind; k++) {
+    const ExpConfig *c = g_ptr_array_index(e->configs, k);
+    uint64_t bytes;
+    char *end;
+    if (*kind == 2 && settings_parse_size(c->vary_values[0], &bytes))
+      x[k] = (double)bytes;
+    else if (*kind == 1 && (x[k] = g_ascii_strtod(c->vary_values[0], &end), end != c->vary_values[0] && !*end))
+      continue;
+    else
+      *kind = 0;
+  }
+  if (*kind == 2) {
+    for (guint k = 0; k < n; k++)
+      if (x[k] < 1) /* a size of 0 has no place on a log2 axis */
+        *kind = 1;
+  }
+  if (!*kind) {
+    *cats = g_ptr_array_new();
+    for (guint k = 0; k < n; k++) {
+      const ExpConfig *c = g_ptr_array_index(e->configs, k);
+      guint i = 0;
+      while (i < (*cats)->len && strcmp((*cats)->pdata[i], c->vary_values[0]) != 0)
+        i++;
+      if (i == (*cats)->len)
+        g_ptr_array_add(*cats, c->vary_values[0]);
+      x[k] = i;
+    }
+  }
+  return x;
+}
+
+/* The configurations' values of the other axes, "k=v, k2=v2": a line of
+ * the plot each. */
+static char *series_key(const ExpConfig *c)
+{
+  GString *s = g_string_new(NULL);
+  for (guint a = 1; c->vary_keys[a]; a++)
+    g_string_append_printf(s, "%s%s=%s", a > 1 ? ", " : "", c->vary_keys[a], c->vary_values[a]);
+  return g_string_free(s, FALSE);
+}
+
+/* One repeat's values of the metric, from the result's "repeats" (absent
+ * in a result of an older version): the spread for the error bars. */
+static gboolean repeat_range(JsonObject *o, const char *metric, double *lo, double *hi)
+{
+  JsonNode *reps = json_object_get_member(o, "repeats");
+  if (!reps || !JSON_NODE_HOLDS_OBJECT(reps))
+    return FALSE;
+  JsonNode *a = json_object_get_member(json_node_get_object(reps), metric);
+  if (!a || !JSON_NODE_HOLDS_ARRAY(a) || json_array_get_length(json_node_get_array(a)) == 0)
+    return FALSE;
+  JsonArray *arr = json_node_get_array(a);
+  *lo = INFINITY;
+  *hi = -INFINITY;
+  for (guint i = 0; i < json_array_get_length(arr); i++) {
+    JsonNode *v = json_array_get_element(arr, i);
+    if (!is_number(v))
+      return FALSE;
+    *lo = MIN(*lo, json_node_get_double(v));
+    *hi = MAX(*hi, json_node_get_double(v));
+  }
+  return TRUE;
+}
+
+/* plot.svg and plot.png, drawn with cairo: the metric against the first
+ * axis (log2 for a size, the values in order for words), one line per
+ * value of the other axes with a legend, error bars from the smallest to
+ * the largest of the repeats (mean +- stddev for a result without them). */
+static gboolean draw_plot(const Sweep *sw, JsonNode *const *res, const char *file, GError **error)
+{
+  const Experiment *e = sw->e;
+  guint n = e->configs->len;
+  int kind;
+  GPtrArray *cats;
+  double *x = axis_x(e, &kind, &cats);
+  GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
+  guint *series_of = g_new0(guint, n);
+  for (guint k = 0; k < n; k++) {
+    char *key = series_key(g_ptr_array_index(e->configs, k));
+    guint i = 0;
+    while (i < keys->len && strcmp(keys->pdata[i], key) != 0)
+      i++;
+    if (i == keys->len)
+      g_ptr_array_add(keys, key);
+    else
+      g_free(key);
+    series_of[k] = i;
+  }
+  guint ns = keys->len;
+  PlotSeries *series = g_new0(PlotSeries, ns);
+  double *xs = g_new0(double, (gsize)n * 4), *ys = xs + n, *los = ys + n, *his = los + n;
+  guint used = 0;
+  gboolean spread = e->repeat > 1;
+  for (guint s = 0; s < ns; s++) {
+    PlotSeries *se = &series[s];
+    se->name = *(char *)keys->pdata[s] ? keys->pdata[s] : e->metric;
+    se->x = xs + used;
+    se->y = ys + used;
+    se->lo = spread ? los + used : NULL;
+    se->hi = spread ? his + used : NULL;
+    for (guint k = 0; k < n; k++) {
+      JsonObject *o = json_node_get_object(res[k]);
+      double v = member_double(o, "counters", e->metric);
+      if (series_of[k] != s || result_oom(res[k]) || isnan(v))
+        continue; /* no point for a configuration out of memory */
+      double lo = v, hi = v;
+      if (spread && !repeat_range(o, e->metric, &lo, &hi)) {
+        double rsd = member_double(o, "stddev", e->metric);
+        double sd = isnan(rsd) ? 0 : fabs(v * rsd);
+        lo = v - sd;
+        hi = v + sd;
+      }
+      xs[used] = x[k];
+      ys[used] = v;
+      los[used] = lo;
+      his[used] = hi;
+      used++;
+      se->n++;
+    }
+  }
+  const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
+  g_autofree char *title = g_strdup_printf("%s: %s", e->name, e->metric);
+  g_autofree char *sub = g_strdup_printf("%s on %s, %s", c0->workload ? c0->workload : e->trace, c0->machine,
+                                         e->repeat > 1 ? "mean of the repeats, bars from the least to the most"
+                                                       : "one run each");
+  g_autofree char *ylabel = g_strdup_printf("%s (mean of %u run%s)", e->metric, e->repeat, e->repeat > 1 ? "s" : "");
+  g_autofree char *xlabel = g_strdup_printf("%s%s", c0->vary_keys[0], kind == 2 ? " (bytes, log2 scale)" : "");
+  PlotPanel panel = { NULL, ylabel, ns, series };
+  Plot p = { .title = title, .subtitle = sub, .xlabel = xlabel, .xlog2 = kind == 2,
+             .xcats = cats ? (const char *const *)cats->pdata : NULL, .n_xcats = cats ? cats->len : 0,
+             .n_panels = 1, .panels = &panel };
+  g_autofree char *path = g_build_filename(sw->dir, file, NULL);
+  gboolean ok = plot_write(&p, path, error);
+  g_free(xs);
+  g_free(series);
+  g_free(series_of);
+  g_ptr_array_free(keys, TRUE);
+  if (cats)
+    g_ptr_array_free(cats, TRUE);
+  g_free(x);
+  return ok;
 }
 
 /* plot.dat: one row per configuration (index, label, mean, stddev); against
@@ -447,21 +652,7 @@ static gboolean write_plot(const Sweep *sw, JsonNode *const *res, GError **error
   g_string_free(gp, TRUE);
   if (!ok)
     return FALSE;
-  g_autofree char *gnuplot = g_find_program_in_path("gnuplot");
-  if (!gnuplot) {
-    fprintf(stderr, "mmusim: sweep: gnuplot is not installed; %s and plot.gp are written, render them with gnuplot\n",
-            dat_path);
-    return TRUE;
-  }
-  const char *argv[] = { gnuplot, "plot.gp", NULL };
-  int status = 0;
-  g_autofree char *err_text = NULL;
-  if (!g_spawn_sync(sw->dir, (char **)argv, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL, &err_text, &status,
-                    error))
-    return FALSE;
-  if (!g_spawn_check_wait_status(status, NULL))
-    fprintf(stderr, "mmusim: sweep: gnuplot failed on plot.gp:\n%s", err_text ? err_text : "");
-  return TRUE;
+  return draw_plot(sw, res, "plot.svg", error) && draw_plot(sw, res, "plot.png", error);
 }
 
 static char *shell_join(const char *const *argv)
@@ -485,7 +676,7 @@ int sweep_main(int argc, char **argv, const char *self)
     { "emit-jobs", 0, 0, G_OPTION_ARG_NONE, &emit, "print one command per configuration still to run", NULL },
     { "only", 0, 0, G_OPTION_ARG_STRING, &only, "run only the configuration with this id", "ID" },
     { "collect", 0, 0, G_OPTION_ARG_FILENAME, &collect, "run nothing; compare the results in DIR", "DIR" },
-    { "plot", 0, 0, G_OPTION_ARG_NONE, &plot, "write plot.dat and plot.gp (and SVG/PNG with gnuplot)", NULL },
+    { "plot", 0, 0, G_OPTION_ARG_NONE, &plot, "draw plot.svg and plot.png (and write plot.dat and plot.gp, a gnuplot script)", NULL },
     { NULL },
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("EXPERIMENT.ini - run and compare the configurations of an experiment");

@@ -146,6 +146,23 @@ typedef struct {
   unsigned lagging;    /* CPUs in `all` whose first thread has no records (first != 0) */
   gboolean heaps_stale; /* a thread changed CPU: rebuild before the next pick */
   CpuPrefetch *pf;     /* cpu_prefetch's state; its ring cleared before each run of records */
+  /* Breakdowns (EngineOptions): per_cpu keeps each CPU's counters at the
+   * region's start; per_thread charges a CPU's counts since thr_mark to
+   * its current thread at every switch and at the region's ends. */
+  gboolean per_cpu, per_thread;
+  Counters *cpu_begin;     /* per_cpu: n_cpus */
+  Counters *thr_mark;      /* per_thread: n_cpus */
+  GHashTable *thr_counts;  /* Thread* -> EngineThreadCounts*, owned by thr_order */
+  GPtrArray *thr_order;    /* EngineThreadCounts*, first seen first */
+  EngineThreadCounts thr_none; /* counted with no current thread */
+  /* -I: intervals of iv_cycles; the next boundary is due at iv_due
+   * (UINT64_MAX when off); the open interval began at iv_start with the
+   * counters iv_last (and each CPU's iv_cpu_last). */
+  uint64_t iv_cycles, iv_due, iv_start;
+  gboolean iv_open;        /* between a region's snapshot_begin and its end */
+  Counters iv_last;
+  Counters *iv_cpu_last;   /* per_cpu: n_cpus */
+  GArray *intervals;       /* EngineInterval */
 } Engine;
 
 static inline uint64_t cpu_clock(const Engine *e, int c)
@@ -464,6 +481,106 @@ static void push(Engine *e, Queue *q, const TraceRecord *r)
     slot_ready(e, q);
 }
 
+/* ---- breakdowns: per thread, per interval --------------------------- */
+
+/* cpu's counters as machine_counters() sums them: its cycles are its clock
+ * less its idle time. */
+static void cpu_counters(const Cpu *cpu, Counters *out)
+{
+  *out = cpu->ctr;
+  out->c[CTR_CYCLES] += cpu->clock - cpu->idle_cycles;
+}
+
+static EngineThreadCounts *thread_counts(Engine *e, Thread *t)
+{
+  EngineThreadCounts *tc = g_hash_table_lookup(e->thr_counts, t);
+  if (!tc) {
+    tc = g_new0(EngineThreadCounts, 1);
+    tc->pid = t->pid;
+    tc->tid = t->tid;
+    g_hash_table_insert(e->thr_counts, t, tc);
+    g_ptr_array_add(e->thr_order, tc);
+  }
+  return tc;
+}
+
+/* By pid then tid; pid 0 (no thread) last. */
+static int thread_counts_cmp(const void *a, const void *b)
+{
+  const EngineThreadCounts *x = a, *y = b;
+  uint64_t kx = ((uint64_t)(x->pid - 1u) << 32) | x->tid, ky = ((uint64_t)(y->pid - 1u) << 32) | y->tid;
+  return kx < ky ? -1 : kx > ky;
+}
+
+/* What cpu counted since its mark goes to its current thread (none: the
+ * row of pid 0).  Called before a switch changes the current thread, so a
+ * switch's own cost (its stall, its flushes) counts for the thread
+ * switched to. */
+static void thread_charge(Engine *e, Cpu *cpu)
+{
+  Counters *mark = &e->thr_mark[cpu->id], now, d;
+  cpu_counters(cpu, &now);
+  counters_diff(&d, &now, mark);
+  counters_add(cpu->kc.cur ? &thread_counts(e, cpu->kc.cur)->ctr : &e->thr_none.ctr, &d);
+  *mark = now;
+}
+
+static void interval_clear(Engine *e)
+{
+  for (guint i = 0; i < e->intervals->len; i++)
+    g_free(g_array_index(e->intervals, EngineInterval, i).per_cpu);
+  g_array_set_size(e->intervals, 0);
+}
+
+/* Close the open interval at `end` (cycles): its counters are those since
+ * the last close.  An interval of no time (the region ended on a
+ * boundary) joins the one before it. */
+static void interval_close(Engine *e, uint64_t end)
+{
+  Machine *m = e->m;
+  Counters now;
+  machine_counters(m, &now);
+  EngineInterval *last = e->intervals->len ? &g_array_index(e->intervals, EngineInterval, e->intervals->len - 1) : NULL;
+  EngineInterval iv = { .start = e->iv_start, .end = MAX(end, e->iv_start) };
+  if (last && iv.end == iv.start) {
+    Counters d;
+    counters_diff(&d, &now, &e->iv_last);
+    counters_add(&last->total, &d);
+  } else {
+    counters_diff(&iv.total, &now, &e->iv_last);
+  }
+  if (e->per_cpu) {
+    EngineInterval *to = last && iv.end == iv.start ? last : &iv;
+    if (!to->per_cpu)
+      to->per_cpu = g_new0(Counters, m->n_cpus);
+    for (unsigned i = 0; i < m->n_cpus; i++) {
+      Counters cur, d;
+      cpu_counters(m->cpus[i], &cur);
+      counters_diff(&d, &cur, &e->iv_cpu_last[i]);
+      counters_add(&to->per_cpu[i], &d);
+      e->iv_cpu_last[i] = cur;
+    }
+  }
+  if (!(last && iv.end == iv.start))
+    g_array_append_val(e->intervals, iv);
+  e->iv_last = now;
+  e->iv_start = iv.end;
+}
+
+/* cpu's clock reached the next boundary: close the interval there when
+ * the counted region is open (and past its warmup).  A clock that jumped
+ * over several boundaries (a long stall) closes one interval, at the
+ * last of them.  counts: the caller's pending quick counts of cpu. */
+static G_NO_INLINE void interval_tick(Engine *e, Cpu *cpu, CpuQuickCounts *counts)
+{
+  if (counts)
+    cpu_quick_flush(cpu, counts);
+  uint64_t end = cpu->clock / e->iv_cycles * e->iv_cycles;
+  e->iv_due = end + e->iv_cycles;
+  if (e->iv_open && !e->warmup_left && end > e->iv_start)
+    interval_close(e, end);
+}
+
 static void snapshot_begin(Engine *e)
 {
   Machine *m = e->m;
@@ -474,6 +591,56 @@ static void snapshot_begin(Engine *e)
     annotation_reset(e->ann);
   e->t_begin = machine_max_clock(m);
   e->host_begin = g_get_monotonic_time();
+  for (unsigned i = 0; e->per_cpu && i < m->n_cpus; i++)
+    cpu_counters(m->cpus[i], &e->cpu_begin[i]), e->iv_cpu_last[i] = e->cpu_begin[i];
+  if (e->per_thread) {
+    for (guint i = 0; i < e->thr_order->len; i++)
+      memset(&((EngineThreadCounts *)e->thr_order->pdata[i])->ctr, 0, sizeof(Counters));
+    memset(&e->thr_none.ctr, 0, sizeof(Counters));
+    for (unsigned i = 0; i < m->n_cpus; i++)
+      cpu_counters(m->cpus[i], &e->thr_mark[i]);
+  }
+  if (e->iv_cycles) {
+    interval_clear(e); /* a new region: the intervals are of it alone */
+    e->iv_last = e->begin;
+    e->iv_start = e->t_begin;
+    e->iv_open = TRUE;
+  }
+}
+
+/* The breakdowns of the region that just ended, into e->res. */
+static void breakdowns_end(Engine *e)
+{
+  Machine *m = e->m;
+  EngineResult *res = e->res;
+  if (e->iv_open) {
+    interval_close(e, machine_max_clock(m));
+    e->iv_open = FALSE;
+  }
+  if (e->per_cpu) {
+    res->n_cpus = m->n_cpus;
+    g_free(res->per_cpu);
+    res->per_cpu = g_new(Counters, m->n_cpus);
+    for (unsigned i = 0; i < m->n_cpus; i++) {
+      Counters now;
+      cpu_counters(m->cpus[i], &now);
+      counters_diff(&res->per_cpu[i], &now, &e->cpu_begin[i]);
+    }
+  }
+  if (e->per_thread) {
+    for (unsigned i = 0; i < m->n_cpus; i++)
+      thread_charge(e, m->cpus[i]);
+    g_free(res->threads);
+    res->threads = g_new(EngineThreadCounts, e->thr_order->len + 1);
+    res->n_threads = 0;
+    for (guint i = 0; i <= e->thr_order->len; i++) {
+      const EngineThreadCounts *tc = i < e->thr_order->len ? e->thr_order->pdata[i] : &e->thr_none;
+      static const Counters zero;
+      if (memcmp(&tc->ctr, &zero, sizeof zero) != 0) /* a thread that ran in the region */
+        res->threads[res->n_threads++] = *tc;
+    }
+    qsort(res->threads, res->n_threads, sizeof *res->threads, thread_counts_cmp);
+  }
 }
 
 static void snapshot_end(Engine *e)
@@ -496,6 +663,7 @@ static void snapshot_end(Engine *e)
     annotation_freeze(e->ann);
   e->res->elapsed_cycles = machine_max_clock(m) - e->t_begin;
   e->res->host_seconds = (double)(g_get_monotonic_time() - e->host_begin) / 1e6;
+  breakdowns_end(e);
 }
 
 /* Switch CPU cpu to thread t (run_on's slow path).  A CPU whose thread
@@ -506,6 +674,8 @@ static void snapshot_end(Engine *e)
 static G_NO_INLINE Cpu *switch_to(Engine *e, Thread *t, Cpu *cpu)
 {
   gboolean from_task = cpu->kc.cur || cpu->kc.cur_exited; /* not a CPU's first thread */
+  if (G_UNLIKELY(e->per_thread))
+    thread_charge(e, cpu);
   if (cpu->kc.cur)
     cpu->kc.cur->ran += cpu->clock - cpu->kc.cur_since;
   if (from_task) {
@@ -611,6 +781,8 @@ static inline G_ALWAYS_INLINE gboolean run_record(Engine *e, Cpu *cpu, Thread *t
     kcompactd_run(e->m->k->kcompactd, cpu->clock);
   if (G_UNLIKELY(cpu->clock >= cpu->kc.numa_due))
     numa_balance_tick(e->m->k->numa_balance, &cpu->kc, t);
+  if (G_UNLIKELY(cpu->clock >= e->iv_due))
+    interval_tick(e, cpu, counts);
   switch (type) {
   case REC_ACCESS:
     if (G_UNLIKELY(e->ann))
@@ -827,7 +999,7 @@ static inline uint64_t solo_due(const Engine *e, const Cpu *cpu)
 {
   if (e->warmup_left || *e->oom || *e->oom_kills)
     return 0;
-  return MIN(MIN(*e->kh_wake, *e->kcd_wake), cpu->kc.numa_due);
+  return MIN(MIN(MIN(*e->kh_wake, *e->kcd_wake), cpu->kc.numa_due), e->iv_due);
 }
 
 /* run_solo's loop over records i.. of the batch, until an event record
@@ -946,6 +1118,20 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.whole = opt && opt->whole;
   e.ann = opt ? opt->annotate : NULL;
   e.switch_cycles = (uint64_t)(settings_double(m->s, SET_SCHED_SWITCH_NS) * m->k->cycles_per_ns);
+  e.per_cpu = opt && opt->per_cpu;
+  e.per_thread = opt && opt->per_thread;
+  e.iv_cycles = opt ? opt->interval_cycles : 0;
+  e.iv_due = e.iv_cycles ? e.iv_cycles : UINT64_MAX;
+  e.intervals = g_array_new(FALSE, TRUE, sizeof(EngineInterval));
+  if (e.per_cpu) {
+    e.cpu_begin = g_new0(Counters, m->n_cpus);
+    e.iv_cpu_last = g_new0(Counters, m->n_cpus);
+  }
+  if (e.per_thread) {
+    e.thr_mark = g_new0(Counters, m->n_cpus);
+    e.thr_counts = g_hash_table_new(g_direct_hash, g_direct_equal);
+    e.thr_order = g_ptr_array_new_with_free_func(g_free);
+  }
   snapshot_begin(&e);
 
   /* Filled by sources that have no batches of their own (see
@@ -1021,6 +1207,19 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
       res->oom_kills[i].dropped_records = mm ? mm->oom_dropped_records : 0;
     }
   }
+  res->n_intervals = e.intervals->len;
+  res->intervals = (EngineInterval *)(void *)g_array_free(e.intervals, FALSE);
+  if (!res->n_intervals) {
+    g_free(res->intervals);
+    res->intervals = NULL;
+  }
+  g_free(e.cpu_begin);
+  g_free(e.iv_cpu_last);
+  g_free(e.thr_mark);
+  if (e.per_thread) {
+    g_hash_table_destroy(e.thr_counts);
+    g_ptr_array_free(e.thr_order, TRUE);
+  }
   g_hash_table_destroy(e.by_thread);
   g_ptr_array_free(e.queues, TRUE);
   for (unsigned c = 0; c < m->n_cpus; c++)
@@ -1037,4 +1236,14 @@ void engine_result_clear(EngineResult *res)
   g_free(res->oom_kills);
   res->oom_kills = NULL;
   res->n_oom_kills = 0;
+  for (unsigned i = 0; i < res->n_intervals; i++)
+    g_free(res->intervals[i].per_cpu);
+  g_free(res->intervals);
+  res->intervals = NULL;
+  res->n_intervals = 0;
+  g_free(res->per_cpu);
+  res->per_cpu = NULL;
+  g_free(res->threads);
+  res->threads = NULL;
+  res->n_threads = res->n_cpus = 0;
 }

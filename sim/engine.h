@@ -37,7 +37,36 @@ typedef struct {
   /* Optional: attribute the counted region's misses, walks and faults to
    * instructions and mappings (sim/annotation.h); costs host time. */
   Annotation *annotate;
+  /* Breakdowns of the counted region, all off by default and costing
+   * nothing then but a compare at a context switch:
+   * per_cpu: EngineResult.per_cpu, each CPU's counters (a CPU counts its
+   * own accesses and the kernel work done on it).
+   * per_thread: EngineResult.threads, the counters a CPU counted while
+   * each thread was its current one (perf stat --per-thread's view).
+   * interval_cycles: EngineResult.intervals, the counters of each span of
+   * that many cycles of simulated time (perf stat -I); 0: none. */
+  gboolean per_cpu, per_thread;
+  uint64_t interval_cycles;
 } EngineOptions;
+
+/* One thread's counters of the counted region.  pid 0: what CPUs counted
+ * while no thread was theirs (before a CPU's first thread, after its
+ * thread was killed). */
+typedef struct {
+  uint32_t pid, tid;
+  Counters ctr;
+} EngineThreadCounts;
+
+/* One interval of -I: the counted region's counters between start and
+ * end (cycles of simulated time since the input began).  The intervals
+ * of a run are consecutive and their sum is EngineResult.counted.
+ * per_cpu: with EngineOptions.per_cpu, each CPU's share (n_cpus of them),
+ * else NULL. */
+typedef struct {
+  uint64_t start, end;
+  Counters total;
+  Counters *per_cpu;
+} EngineInterval;
 
 typedef struct {
   Counters counted;        /* the counted region */
@@ -55,10 +84,20 @@ typedef struct {
    * warmup_seen accesses ran in it (fewer than the warmup). */
   gboolean warmup_unfinished;
   uint64_t warmup_seen;
+  /* The breakdowns EngineOptions asked for (NULL/0 otherwise): per_cpu
+   * has n_cpus entries; threads in order of first appearance, the row of
+   * pid 0 last and only when it counted something. */
+  unsigned n_cpus;
+  Counters *per_cpu;
+  EngineThreadCounts *threads;
+  unsigned n_threads;
+  EngineInterval *intervals;
+  unsigned n_intervals;
 } EngineResult;
 
 gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, EngineResult *res, GError **error);
-/* Free what a result holds (its kill list); accepts a cleared result. */
+/* Free what a result holds (its kill list, its breakdowns); accepts a
+ * cleared result. */
 void engine_result_clear(EngineResult *res);
 
 #endif

@@ -9,25 +9,7 @@
 set -u
 : "${MMUSIM:=./mmusim}"
 : "${MAP_CHECK:=$(dirname "$MMUSIM")/tests/cli/map_check}"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-map.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
-
-# expect NAME FILE.svg PATTERN...: well-formed, and its description holds each pattern.
-expect() {
-  name=$1 svg=$2
-  shift 2
-  if ! "$MAP_CHECK" "$svg" > "$tmp/desc"; then
-    bad "$name: not well-formed"
-    return
-  fi
-  for pat in "$@"; do
-    if grep -qF -- "$pat" "$tmp/desc"; then ok; else bad "$name: no '$pat' in:"; cat "$tmp/desc"; fi
-  done
-}
+. "$(dirname "$0")/svg-check.sh"
 
 "$MMUSIM" run -w ptrchase:size=64M,accesses=10K --map "$tmp/thp.svg" > /dev/null || bad "run --map (x86-64, THP)"
 expect thp "$tmp/thp.svg" "ptrchase:size=64M" "on skylake" "process 1: 1 VMA" \

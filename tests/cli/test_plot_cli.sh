@@ -1,0 +1,62 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# test_plot_cli.sh - `mmusim run -I MS --interval-plot FILE`: the SVG is
+# well-formed XML (tests/cli/map_check, GLib's parser) and says in text its
+# title (workload and machine), its axis names with their units, and the
+# legend entries (the counters, a node each with --per-node); a PNG is a
+# PNG; a plot without -I, or of another extension, is exit status 2.
+set -u
+: "${MMUSIM:=./mmusim}"
+: "${MAP_CHECK:=$(dirname "$MMUSIM")/tests/cli/map_check}"
+: "${GOLDEN_DIR:=$(dirname "$0")/../golden}"
+. "$(dirname "$0")/svg-check.sh"
+
+trace=$GOLDEN_DIR/cases/khugepaged-collapse.txt
+"$MMUSIM" run -q -s thp.enabled=madvise -s khugepaged.scan_sleep_millisecs=1 -t "$trace" -I 10 \
+  --interval-plot "$tmp/collapse.svg" > /dev/null 2>&1 || bad "run -I --interval-plot"
+expect default "$tmp/collapse.svg" "khugepaged-collapse.txt on skylake" "each interval of 10 ms" \
+  "x axis: simulated time (ms" "y axis: count in the interval" \
+  "legend: dTLB-load-misses" "legend: walk_cycles" "legend: thp_collapse_alloc" "legend: numa_pages_migrated"
+
+"$MMUSIM" run -q -m skylake-2s -w threads:threads=4,size=8M,accesses=40K --whole -I 0.002 --per-node \
+  --counters accesses,page-faults --interval-plot "$tmp/nodes.svg" > /dev/null 2>&1 || bad "run -I --per-node --interval-plot"
+expect per-node "$tmp/nodes.svg" "on skylake-2s" "panel: accesses" "panel: page-faults" "legend: node 0 (8 CPUs)" \
+  "legend: node 1 (8 CPUs)"
+
+"$MMUSIM" run -q -s thp.enabled=madvise -t "$trace" -I 10 --interval-plot "$tmp/c.png" > /dev/null 2>&1 ||
+  bad "run --interval-plot FILE.png"
+if [ "$(head -c 8 "$tmp/c.png" | od -An -c | tr -d ' ')" = '211PNG\r\n032\n' ]; then ok; else bad "c.png is no PNG"; fi
+
+"$MMUSIM" run -q -t "$trace" --interval-plot "$tmp/x.svg" > "$tmp/out" 2>&1
+if [ $? -eq 2 ] && grep -q "give -I too" "$tmp/out" && [ ! -e "$tmp/x.svg" ]; then ok; else bad "--interval-plot without -I"; fi
+"$MMUSIM" run -q -t "$trace" -I 10 --interval-plot "$tmp/x.pdf" > "$tmp/out" 2>&1
+if [ $? -eq 2 ] && grep -q "FILE.svg or FILE.png" "$tmp/out"; then ok; else bad "--interval-plot x.pdf"; fi
+
+# sweep --plot: drawn with cairo, a size axis on log2, a line (legend
+# entry) per value of the second axis; the spread kept in results.csv
+# (absolute and relative columns) and results.json (every repeat).
+cat > "$tmp/llc.ini" <<'INI'
+[experiment]
+name = llc_size sweep
+machine = skylake
+workload = random:size=16M,accesses=2K
+repeat = 2
+metric = LLC-load-misses
+[vary]
+cache.llc_size = 2M, 8M, 32M
+thp.enabled = never, always
+INI
+"$MMUSIM" sweep "$tmp/llc.ini" -o "$tmp/llc" -j 1 --plot > /dev/null 2>&1 || bad "sweep --plot"
+expect sweep "$tmp/llc/plot.svg" "llc_size sweep: LLC-load-misses" "random:size=16M,accesses=2K on skylake" \
+  "x axis: cache.llc_size (bytes, log2 scale)" "y axis: LLC-load-misses (mean of 2 runs)" \
+  "legend: thp.enabled=never" "legend: thp.enabled=always"
+if [ "$(head -c 4 "$tmp/llc/plot.png" | od -An -c | tr -d ' ')" = '211PNG' ]; then ok; else bad "sweep plot.png"; fi
+header=$(head -n 1 "$tmp/llc/results.csv")
+for col in ",LLC-load-misses," ",LLC-load-misses_stddev," ",LLC-load-misses_rsd,"; do
+  case "$header" in *"$col"*) ok ;; *) bad "results.csv has no column $col" ;; esac
+done
+if tr -d ' \n' < "$tmp/llc/results.json" | grep -q '"repeats":{[^}]*"LLC-load-misses":\[[0-9]*,[0-9]*\]'; then ok
+else bad "results.json keeps no repeats of LLC-load-misses"; fi
+
+echo "plot: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
