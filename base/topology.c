@@ -62,6 +62,15 @@ Topology *topology_new(const Settings *s, GError **error)
   g_autoptr(Topology) t = g_new0(Topology, 1);
   t->nodes = (unsigned)settings_int(s, SET_MACHINE_NODES);
   t->cpus_per_node = (unsigned)settings_int(s, SET_MACHINE_CPUS_PER_NODE);
+  if ((uint64_t)t->nodes * t->cpus_per_node > TOPOLOGY_MAX_CPUS) {
+    g_autofree char *nodes = settings_blame(s, SET_MACHINE_NODES);
+    g_autofree char *per = settings_blame(s, SET_MACHINE_CPUS_PER_NODE);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s x %s make %" G_GUINT64_FORMAT " CPUs, more than the %d a machine may have (Linux's largest NR_CPUS); "
+                "give fewer nodes or fewer CPUs per node",
+                nodes, per, (uint64_t)t->nodes * t->cpus_per_node, TOPOLOGY_MAX_CPUS);
+    return NULL;
+  }
   unsigned n = t->nodes;
   t->dist = g_new(unsigned, (gsize)n * n);
   t->order = g_new(unsigned, (gsize)n * n);

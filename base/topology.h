@@ -17,6 +17,11 @@
 
 /* SLIT's distance of a node to itself (include/linux/topology.h). */
 #define TOPOLOGY_LOCAL_DISTANCE 10
+/* CPUs in all (machine.nodes x machine.cpus_per_node): the most Linux
+ * builds for, NR_CPUS_RANGE_END of arch/x86/Kconfig with MAXSMP and the
+ * NR_CPUS range of arch/powerpc/platforms/Kconfig.cputype (8192 both).
+ * Each CPU costs about 95 KiB of host memory (doc/performance.md). */
+#define TOPOLOGY_MAX_CPUS 8192
 
 typedef struct {
   unsigned nodes, cpus_per_node;

@@ -195,6 +195,7 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
   k->thps = thp_state_new();
   k->oom_kill_policy = strcmp(settings_str(s, SET_MEM_OOM_POLICY), "kill") == 0;
   k->oom_kills = g_array_new(FALSE, TRUE, sizeof(OomKill));
+  k->max_map_count = (unsigned)settings_int(s, SET_VM_MAX_MAP_COUNT);
   k->touched = g_hash_table_new_full(touch_hash, touch_equal, NULL, g_free);
   if (!mempolicy_init(k, error)) {
     kernel_free(k);
@@ -793,6 +794,46 @@ static void split_edges(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint
     kernel_stall(k, cpu, cycles);
 }
 
+/* Does the record give the VMA v other attributes (so that a range edge
+ * inside v splits it in two VMAs)?  mprotect_fixup, madvise_update_vma and
+ * mbind_range return at once when nothing changes; MADV_DONTNEED and
+ * MADV_COLLAPSE leave the VMAs as they are. */
+static gboolean splits_vma(const Vma *v, const TraceRecord *r)
+{
+  if (r->type == REC_MADVISE && (r->arg == ADV_DONTNEED || r->arg == ADV_COLLAPSE))
+    return FALSE;
+  return changes_vma(v, r);
+}
+
+/* vm.max_map_count, as Linux 6.12 checks it against mm->map_count (here
+ * the VMA count): do_mmap refuses an mmap while map_count >
+ * sysctl_max_map_count (a strict test: the process may reach one VMA more);
+ * an unmap that must split one VMA in three (vms_gather_munmap_vmas, for
+ * munmap and for an mmap over mapped memory) and each split of mprotect,
+ * madvise and mbind (split_vma, through vma_modify) need map_count <
+ * sysctl_max_map_count.  TRUE: the call fails with ENOMEM.  The model asks
+ * before it changes anything, where Linux can be left with the first of two
+ * splits done, and it does not credit the merge that lets
+ * vma_merge_existing_range move a boundary instead of splitting. */
+static gboolean over_map_count(const Kernel *k, Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
+{
+  guint count = mm_vma_count(mm);
+  if (r->type == REC_MMAP && count > k->max_map_count)
+    return TRUE;
+  if (r->type == REC_MMAP || r->type == REC_MUNMAP) {
+    const Vma *v = mm_find_vma(mm, start);
+    return v && v->start < start && end < v->end && count >= k->max_map_count;
+  }
+  guint splits = 0;
+  uint64_t edges[2] = { start, end };
+  for (unsigned i = 0; i < 2; i++) {
+    const Vma *v = mm_find_vma(mm, edges[i]);
+    if (v && v->start < edges[i] && splits_vma(v, r))
+      splits++;
+  }
+  return splits && count + splits - 1 >= k->max_map_count;
+}
+
 /* ---- the system calls of a trace, one function each -------------------- */
 
 /* mmap(MAP_FIXED): what was there goes, then the new VMA (vma_merge). */
@@ -995,6 +1036,13 @@ uint64_t kernel_syscall(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r)
   if (r->type == REC_MEMPOLICY && !range_mapped(mm, start, end)) {
     /* queue_pages_test_walk: mbind over a hole is EFAULT, nothing changes. */
     einval(k, cpu, mm, r, "efault");
+    return 0;
+  }
+  if (over_map_count(k, mm, &rr, start, end)) {
+    cpu->ctr->c[CTR_SEGV]++;
+    kernel_event(k, cpu, mm->pid, "enomem",
+                 "addr=%#" G_GINT64_MODIFIER "x len=%" G_GUINT64_FORMAT " reason=max_map_count vmas=%u",
+                 r->addr, r->len, mm_vma_count(mm));
     return 0;
   }
   split_edges(k, cpu, mm, &rr, start, end);

@@ -60,6 +60,7 @@ typedef struct Kernel {
    * (kernel/oom_kill.c), which appends each kill to oom_kills (of OomKill);
    * oom_kill_count is its length, read by the engine through a pointer. */
   gboolean oom_kill_policy;
+  unsigned max_map_count; /* vm.max_map_count (sysctl_max_map_count) */
   GArray *oom_kills;
   unsigned oom_kill_count;
   unsigned next_mm_serial;

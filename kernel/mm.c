@@ -2,8 +2,13 @@
 /*
  * mm.c - VMA bookkeeping of one address space.
  *
- * Leaves out: the maple tree (a sorted array gives the same answers), anon_vma
- * chains, file mappings and the stack guard gap.
+ * VMAs live in a GSequence (a balanced tree with the position of each
+ * element), standing for the maple tree of Linux 6.12 (mm/vma.c, lib/maple_tree.c):
+ * both give O(log n) lookup, insert, split and remove; merges follow
+ * vma_merge_new_range / vma_merge_existing_range in looking only at the
+ * neighbours of the VMAs that changed.
+ *
+ * Leaves out: anon_vma chains, file mappings and the stack guard gap.
  */
 #include "config.h"
 #include "mm.h"
@@ -16,11 +21,13 @@ Mm *mm_new(uint32_t pid, uint16_t asid, const PtGeometry *g, const PtAllocator *
   mm->pid = pid;
   mm->il_prev = -1;
   mm->asid = asid;
-  mm->vmas = g_array_new(FALSE, FALSE, sizeof(Vma));
+  mm->vmas = g_sequence_new(g_free);
+  mm->dirty_lo = 1;
+  mm->dirty_hi = 0;
   mm->deposited = g_hash_table_new(g_int64_hash, g_int64_equal);
   if (!pgtable_init(&mm->pt, g, a)) {
     g_hash_table_destroy(mm->deposited);
-    g_array_free(mm->vmas, TRUE);
+    g_sequence_free(mm->vmas);
     g_free(mm);
     return NULL;
   }
@@ -40,8 +47,10 @@ void mm_release_tables(Mm *mm)
   }
   g_hash_table_remove_all(mm->deposited);
   pgtable_destroy(&mm->pt);
-  g_array_set_size(mm->vmas, 0);
-  mm->last_vma = 0;
+  g_sequence_remove_range(g_sequence_get_begin_iter(mm->vmas), g_sequence_get_end_iter(mm->vmas));
+  mm->last_vma = NULL;
+  mm->dirty_lo = 1;
+  mm->dirty_hi = 0;
 }
 
 void mm_free(Mm *mm)
@@ -50,7 +59,7 @@ void mm_free(Mm *mm)
     return;
   mm_release_tables(mm);
   g_hash_table_destroy(mm->deposited);
-  g_array_free(mm->vmas, TRUE);
+  g_sequence_free(mm->vmas);
   g_free(mm->cpumask);
   g_free(mm->left_gen);
   g_free(mm);
@@ -114,57 +123,73 @@ guint mm_deposited_count(const Mm *mm)
   return g_hash_table_size(mm->deposited);
 }
 
-/* Index of the first VMA whose end is above va. */
-static guint first_above(const Mm *mm, uint64_t va)
+/* The tree's order for g_sequence_search: `key` (cmp_data) stands for an
+ * address va and sorts after every VMA ending at or below va, before every
+ * VMA ending above it, whichever side GLib passes it on. */
+static gint key_cmp(gconstpointer a, gconstpointer b, gpointer key)
 {
-  guint lo = 0, hi = mm->vmas->len;
-  while (lo < hi) {
-    guint mid = (lo + hi) / 2;
-    if (g_array_index(mm->vmas, Vma, mid).end <= va)
-      lo = mid + 1;
-    else
-      hi = mid;
+  uint64_t va = ((const Vma *)key)->start;
+  if (b == key)
+    return ((const Vma *)a)->end > va ? 1 : -1;
+  return ((const Vma *)b)->end > va ? -1 : 1;
+}
+
+/* The first VMA whose end is above va (find_vma), or the end iterator. */
+static GSequenceIter *first_above_iter(const Mm *mm, uint64_t va)
+{
+  Vma key = { .start = va };
+  return g_sequence_search(mm->vmas, &key, key_cmp, &key);
+}
+
+static Vma *iter_vma(GSequenceIter *it)
+{
+  return g_sequence_iter_is_end(it) ? NULL : g_sequence_get(it);
+}
+
+/* Note [lo, hi] as changed, for the next merge. */
+static void mark_dirty(Mm *mm, uint64_t lo, uint64_t hi)
+{
+  if (mm->dirty_lo > mm->dirty_hi) {
+    mm->dirty_lo = lo;
+    mm->dirty_hi = hi;
+    return;
   }
-  return lo;
+  mm->dirty_lo = MIN(mm->dirty_lo, lo);
+  mm->dirty_hi = MAX(mm->dirty_hi, hi);
 }
 
 Vma *mm_find_vma(Mm *mm, uint64_t va)
 {
-  if (mm->last_vma < mm->vmas->len) {
-    Vma *v = &g_array_index(mm->vmas, Vma, mm->last_vma);
-    if (va >= v->start && va < v->end)
-      return v;
-  }
-  guint i = first_above(mm, va);
-  if (i < mm->vmas->len) {
-    Vma *v = &g_array_index(mm->vmas, Vma, i);
-    if (va >= v->start) {
-      mm->last_vma = i;
-      return v;
-    }
+  Vma *v = mm->last_vma;
+  if (v && va >= v->start && va < v->end)
+    return v;
+  v = iter_vma(first_above_iter(mm, va));
+  if (v && va >= v->start) {
+    mm->last_vma = v;
+    return v;
   }
   return NULL;
 }
 
 void mm_insert_vma(Mm *mm, const Vma *v)
 {
-  guint i = first_above(mm, v->start);
-  g_array_insert_val(mm->vmas, i, *v);
+  g_sequence_insert_before(first_above_iter(mm, v->start), g_memdup2(v, sizeof *v));
+  mark_dirty(mm, v->start, v->end);
 }
 
-/* Split the VMA containing `at` so that `at` becomes a boundary. */
+/* Split the VMA containing `at` so that `at` becomes a boundary
+ * (__split_vma: the lower part keeps the struct, the upper is new). */
 static void split_at(Mm *mm, uint64_t at)
 {
-  guint i = first_above(mm, at);
-  if (i >= mm->vmas->len)
+  GSequenceIter *it = first_above_iter(mm, at);
+  Vma *v = iter_vma(it);
+  if (!v || v->start >= at || v->end <= at)
     return;
-  Vma *v = &g_array_index(mm->vmas, Vma, i);
-  if (v->start >= at || v->end <= at)
-    return;
-  Vma upper = *v;
-  upper.start = at;
+  Vma *upper = g_memdup2(v, sizeof *v);
+  upper->start = at;
   v->end = at;
-  g_array_insert_val(mm->vmas, i + 1, upper);
+  g_sequence_insert_before(g_sequence_iter_next(it), upper);
+  mark_dirty(mm, v->start, upper->end);
 }
 
 guint mm_split_range(Mm *mm, uint64_t start, uint64_t end, guint *n)
@@ -173,25 +198,27 @@ guint mm_split_range(Mm *mm, uint64_t start, uint64_t end, guint *n)
     /* An empty range holds no VMA; cutting one there would only add a
      * boundary nobody asked for. */
     *n = 0;
-    return first_above(mm, start);
+    return mm_vma_index_from(mm, start);
   }
   split_at(mm, start);
   split_at(mm, end);
-  guint first = first_above(mm, start), i = first;
-  while (i < mm->vmas->len && g_array_index(mm->vmas, Vma, i).start < end)
-    i++;
-  *n = i - first;
-  mm->last_vma = 0;
-  return first;
+  GSequenceIter *first = first_above_iter(mm, start), *last = first_above_iter(mm, end);
+  /* end is a boundary now: the VMAs inside are those from first up to the
+   * one that ends above end. */
+  guint a = (guint)g_sequence_iter_get_position(first), b = (guint)g_sequence_iter_get_position(last);
+  *n = b - a;
+  if (*n)
+    mark_dirty(mm, start, end);
+  return a;
 }
 
 void mm_remove_range(Mm *mm, uint64_t start, uint64_t end)
 {
   guint n;
-  guint first = mm_split_range(mm, start, end, &n);
+  mm_split_range(mm, start, end, &n);
   if (n)
-    g_array_remove_range(mm->vmas, first, n);
-  mm->last_vma = 0;
+    g_sequence_remove_range(first_above_iter(mm, start), first_above_iter(mm, end));
+  mm->last_vma = NULL;
 }
 
 static gboolean same_kind(const Vma *a, const Vma *b)
@@ -202,44 +229,50 @@ static gboolean same_kind(const Vma *a, const Vma *b)
 
 void mm_merge_vmas(Mm *mm)
 {
-  guint i = 0;
-  while (i + 1 < mm->vmas->len) {
-    Vma *a = &g_array_index(mm->vmas, Vma, i);
-    Vma *b = &g_array_index(mm->vmas, Vma, i + 1);
+  if (mm->dirty_lo > mm->dirty_hi)
+    return;
+  /* From the VMA before the changed span to the last one starting in it:
+   * every boundary that may have become mergeable lies in the span. */
+  GSequenceIter *it = first_above_iter(mm, mm->dirty_lo);
+  if (!g_sequence_iter_is_begin(it))
+    it = g_sequence_iter_prev(it);
+  while (!g_sequence_iter_is_end(it)) {
+    GSequenceIter *next = g_sequence_iter_next(it);
+    Vma *a = g_sequence_get(it), *b = iter_vma(next);
+    mm->vma_steps++;
+    if (!b || b->start > mm->dirty_hi)
+      break;
     if (same_kind(a, b)) {
       a->end = b->end;
-      g_array_remove_index(mm->vmas, i + 1);
+      if (mm->last_vma == b)
+        mm->last_vma = NULL;
+      g_sequence_remove(next);
     } else {
-      i++;
+      it = next;
     }
   }
-  mm->last_vma = 0;
+  mm->dirty_lo = 1;
+  mm->dirty_hi = 0;
 }
 
 guint mm_vma_count(const Mm *mm)
 {
-  return mm->vmas->len;
+  return (guint)g_sequence_get_length(mm->vmas);
 }
 
 const Vma *mm_vma(const Mm *mm, guint i)
 {
-  return &g_array_index(mm->vmas, Vma, i);
+  return g_sequence_get(g_sequence_get_iter_at_pos(mm->vmas, (gint)i));
 }
 
 Vma *mm_vma_mut(Mm *mm, guint i)
 {
-  return &g_array_index(mm->vmas, Vma, i);
+  Vma *v = g_sequence_get(g_sequence_get_iter_at_pos(mm->vmas, (gint)i));
+  mark_dirty(mm, v->start, v->end);
+  return v;
 }
 
 guint mm_vma_index_from(const Mm *mm, uint64_t va)
 {
-  guint lo = 0, hi = mm_vma_count(mm);
-  while (lo < hi) {
-    guint mid = (lo + hi) / 2;
-    if (mm_vma(mm, mid)->end <= va)
-      lo = mid + 1;
-    else
-      hi = mid;
-  }
-  return lo;
+  return (guint)g_sequence_iter_get_position(first_above_iter(mm, va));
 }

@@ -2,8 +2,12 @@
 /*
  * mm.h - an address space (mm_struct): its VMAs, page table and flags.
  *
- * VMAs are kept sorted and non-overlapping in a GArray; mapping events are
- * rare next to accesses, and the fault path caches the last VMA it found.
+ * VMAs are kept sorted and non-overlapping in a balanced tree (a GSequence,
+ * where Linux 6.12 has the maple tree of mm->mm_mt): lookup, insert, split,
+ * remove and the n-th VMA cost O(log n), and a merge looks only at the
+ * neighbours of what changed since the last one (vma_merge_new_range /
+ * vma_merge_existing_range), so that a process of many mappings costs
+ * O(log n) per mapping event; the fault path caches the last VMA it found.
  * mmap over an existing range replaces it (MAP_FIXED semantics); munmap and
  * mprotect split VMAs at the range edges as the kernel does (__split_vma).
  * This file only keeps the VMA bookkeeping; kernel/kernel.c frees the pages and
@@ -35,8 +39,13 @@ typedef struct Mm {
                         * are per CPU (kernel_switch_asid) */
   uint64_t ctx_id;     /* context.ctx_id: never reused, from 1 */
   PageTable pt;
-  GArray *vmas;        /* of Vma, sorted by start */
-  guint last_vma;      /* index of the last VMA found (lookup cache) */
+  GSequence *vmas;     /* of Vma *, sorted by start (mm->mm_mt) */
+  Vma *last_vma;       /* the last VMA found (lookup cache, vmacache of old) */
+  /* [dirty_lo, dirty_hi]: the span where VMAs were inserted, split or
+   * changed since the last merge; mm_merge_vmas looks only there (dirty_lo >
+   * dirty_hi: nothing changed). */
+  uint64_t dirty_lo, dirty_hi;
+  uint64_t vma_steps;  /* VMAs looked at by merges (a count of work, for tests) */
   gboolean thp_disable; /* prctl(PR_SET_THP_DISABLE): MMF_DISABLE_THP */
   uint64_t rss_pages;  /* MM_ANONPAGES: base pages mapped, a huge page as its base pages, the zero pages not */
   unsigned users;      /* threads made for it (mm_users; machine_thread counts them) */
@@ -104,7 +113,8 @@ void mm_remove_range(Mm *mm, uint64_t start, uint64_t end);
 /* Split so that start and end fall on VMA boundaries; returns the index of
  * the first VMA inside the range and the count through *n. */
 guint mm_split_range(Mm *mm, uint64_t start, uint64_t end, guint *n);
-/* Merge neighbours that became identical (vma_merge). */
+/* Merge neighbours that became identical (vma_merge), where VMAs changed
+ * since the last merge. */
 void mm_merge_vmas(Mm *mm);
 guint mm_vma_count(const Mm *mm);
 
@@ -116,7 +126,8 @@ gboolean mm_withdraw(Mm *mm, uint64_t haddr, uint64_t *table_pfn);
 guint mm_deposited_count(const Mm *mm);
 const Vma *mm_vma(const Mm *mm, guint i);
 /* The same, to change the VMA's attributes in place (prot, advice,
- * policy): never its bounds, which keep the array sorted. */
+ * policy): never its bounds, which keep the tree sorted.  The VMA is
+ * looked at by the next mm_merge_vmas. */
 Vma *mm_vma_mut(Mm *mm, guint i);
 
 #endif

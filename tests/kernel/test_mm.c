@@ -532,6 +532,44 @@ START_TEST(test_random_against_model)
 }
 END_TEST
 
+/* Many mappings cost O(log n) each: 200,000 mmaps of alternating
+ * protection, each merged at once as sys_mmap does, make 200,000 VMAs, and
+ * the merges look at a bounded number of VMAs per event (their neighbours),
+ * not at every VMA (the sorted array's scan looked at n^2 / 2). */
+START_TEST(test_merge_looks_at_neighbours_only)
+{
+  const guint n = 200000;
+  for (guint i = 0; i < n; i++) {
+    Vma v = { .start = 0x10000000 + i * PG, .end = 0x10000000 + (i + 1) * PG, .prot = i % 2 ? PROT_R : PROT_R | PROT_W };
+    mm_insert_vma(mm, &v);
+    mm_merge_vmas(mm);
+  }
+  ck_assert_uint_eq(mm_vma_count(mm), n);
+  ck_assert_msg(mm->vma_steps <= 3 * (uint64_t)n, "%" G_GUINT64_FORMAT " VMAs looked at for %u mmaps",
+                mm->vma_steps, n);
+  /* An mprotect in the middle that makes three VMAs one merges them only. */
+  uint64_t before = mm->vma_steps;
+  guint k;
+  guint first = mm_split_range(mm, 0x10000000 + 1001 * PG, 0x10000000 + 1002 * PG, &k);
+  ck_assert_uint_eq(k, 1);
+  mm_vma_mut(mm, first)->prot = PROT_R | PROT_W;
+  mm_merge_vmas(mm);
+  ck_assert_uint_eq(mm_vma_count(mm), n - 2);
+  ck_assert_uint_le(mm->vma_steps - before, 4);
+  const Vma *v = mm_find_vma(mm, 0x10000000 + 1001 * PG);
+  ck_assert_uint_eq(v->start, 0x10000000 + 1000 * PG);
+  ck_assert_uint_eq(v->end, 0x10000000 + 1003 * PG);
+  ck_assert_uint_eq(mm_vma_index_from(mm, v->start), 1000);
+  ck_assert_ptr_eq(mm_vma(mm, 1000), v);
+  /* Removing it leaves its neighbours as they were. */
+  mm_remove_range(mm, v->start, v->end);
+  mm_merge_vmas(mm);
+  ck_assert_uint_eq(mm_vma_count(mm), n - 3);
+  ck_assert_ptr_null(mm_find_vma(mm, 0x10000000 + 1001 * PG));
+  ck_assert_uint_eq(mm_vma(mm, 1000)->start, 0x10000000 + 1003 * PG);
+}
+END_TEST
+
 static Suite *mm_suite(void)
 {
   Suite *s = suite_create("mm");
@@ -551,6 +589,7 @@ static Suite *mm_suite(void)
   tcase_add_test(tc, test_remove_across);
   tcase_add_test(tc, test_merge_identical_only);
   tcase_add_test(tc, test_random_against_model);
+  tcase_add_test(tc, test_merge_looks_at_neighbours_only);
   suite_add_tcase(s, tc);
   return s;
 }
