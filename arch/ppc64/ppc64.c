@@ -111,6 +111,17 @@ typedef struct {
   Ppc64Preload *preload;    /* the preload list of preload_owner */
   uint32_t tlb_hit_cycles, walk_overhead_cycles;
   uint32_t slb_miss_cycles, hash_fault_cycles, hpte_insert_cycles, tlbie_cycles;
+  /* virt.lpar: the HPT is the hypervisor's; the hcalls' costs. */
+  gboolean lpar;
+  uint32_t h_enter_cycles, h_remove_cycles, h_protect_cycles, h_bulk_remove_cycles;
+  unsigned pmd_shift;       /* log2 of what one PTE table maps: a lazy-MMU batch's reach */
+  /* The invalidation batch of the range being flushed (ppc64_tlb_batch):
+   * its key (PTE table, or 16M page of a THP), the HPTEs in it, whether it
+   * is a THP's (hugepage_invalidate), and the hcall cycles of the range. */
+  uint64_t batch_key;
+  unsigned batch_n;
+  gboolean batch_thp;
+  uint64_t batch_cycles;
 } Ppc64Cpu;
 
 /* ---- kernel constants and encodings ------------------------------------------ */
@@ -258,6 +269,62 @@ static uint32_t ns_cycles(const Settings *s, SettingId id)
 {
   double c = settings_double(s, id) * (double)settings_int(s, SET_CPU_FREQ_MHZ) / 1000.0;
   return c >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)(c + 0.5);
+}
+
+/* ---- hypervisor calls ---------------------------------------------------------------- */
+
+/* Under virt.lpar, n hcalls of one kind: counted, and their overhead
+ * returned (0 on bare metal, where the kernel writes the HPT itself). */
+static uint32_t hcalls(Cpu *cpu, const Ppc64Cpu *st, CounterId kind, uint32_t each, unsigned n)
+{
+  if (!st->lpar || !n)
+    return 0;
+  uint32_t c = each * n;
+  cpu->ctr.c[kind] += n;
+  cpu->ctr.c[CTR_HCALL_CYCLES] += c;
+  return c;
+}
+
+/* Under virt.lpar, the invalidation of a range goes through the per-CPU
+ * ppc64_tlb_batch (arch/powerpc/mm/book3s64/hash_tlb.c, Linux 6.12): the
+ * hashed PTEs of one PTE table (zap_pte_range and change_pte_range run in
+ * lazy MMU mode, left at the end of each table) up to PPC64_TLB_BATCH_NR
+ * (192) of them; __flush_tlb_pending sends a batch of one to
+ * flush_hash_page (pSeries_lpar_hpte_invalidate: one H_REMOVE) and a larger
+ * one to pSeries_lpar_flush_hash_range: one H_BULK_REMOVE per 4 HPTEs
+ * (FW_FEATURE_BULK_REMOVE, which PowerVM and KVM-HV offer).  A THP's HPTEs
+ * go through pSeries_lpar_hugepage_invalidate: batches of
+ * PPC64_HUGE_HPTE_BATCH (12), each hugepage_bulk_invalidate, one
+ * H_BULK_REMOVE per 4 HPTEs, a single one included.  H_BLOCK_REMOVE
+ * (newer PowerVM firmware on POWER9 and later) is not modelled. */
+#define PPC64_TLB_BATCH_NR 192
+#define PPC64_HUGE_HPTE_BATCH 12
+#define PPC64_BULK_REMOVE_HPTES 4
+
+static void batch_close(Cpu *cpu, Ppc64Cpu *st)
+{
+  if (!st->batch_n)
+    return;
+  if (st->batch_n == 1 && !st->batch_thp)
+    st->batch_cycles += hcalls(cpu, st, CTR_HCALL_H_REMOVE, st->h_remove_cycles, 1);
+  else
+    st->batch_cycles += hcalls(cpu, st, CTR_HCALL_H_BULK_REMOVE, st->h_bulk_remove_cycles,
+                               (st->batch_n + PPC64_BULK_REMOVE_HPTES - 1) / PPC64_BULK_REMOVE_HPTES);
+  st->batch_n = 0;
+}
+
+/* One HPTE invalidated by a range flush: into the batch of its PTE table
+ * (thp: of its 16M page), the batch closed first when it belongs to
+ * another, and when it is full. */
+static void batch_add(Cpu *cpu, Ppc64Cpu *st, uint64_t va, gboolean thp)
+{
+  uint64_t key = va >> (thp ? 24 : st->pmd_shift);
+  if (st->batch_n && (key != st->batch_key || thp != st->batch_thp))
+    batch_close(cpu, st);
+  st->batch_key = key;
+  st->batch_thp = thp;
+  if (++st->batch_n == (thp ? PPC64_HUGE_HPTE_BATCH : PPC64_TLB_BATCH_NR))
+    batch_close(cpu, st);
 }
 
 /* ---- settings, geometry ------------------------------------------------------- */
@@ -451,6 +518,16 @@ static void *ppc64_cpu_new(const Settings *s, Cpu *cpu, GError **error)
   st->hash_fault_cycles = ns_cycles(s, SET_PPC64_HASH_FAULT_NS);
   st->hpte_insert_cycles = ns_cycles(s, SET_PPC64_HPTE_INSERT_NS);
   st->tlbie_cycles = ns_cycles(s, SET_TLB_INVLPG_NS);
+  st->lpar = settings_bool(s, SET_VIRT_LPAR);
+  st->h_enter_cycles = (uint32_t)settings_int(s, SET_VIRT_H_ENTER_CYCLES);
+  st->h_remove_cycles = (uint32_t)settings_int(s, SET_VIRT_H_REMOVE_CYCLES);
+  st->h_protect_cycles = (uint32_t)settings_int(s, SET_VIRT_H_PROTECT_CYCLES);
+  st->h_bulk_remove_cycles = (uint32_t)settings_int(s, SET_VIRT_H_BULK_REMOVE_CYCLES);
+  {
+    PtGeometry g;
+    ppc64_geometry(&g, st->base_shift);
+    st->pmd_shift = g.shift[2];
+  }
   ppc64_slb_init(&st->slb, (unsigned)settings_int(s, SET_PPC64_SLB_ENTRIES),
                  st->seg_1t ? PPC64_SEG_1T : PPC64_SEG_256M);
   unsigned n = (unsigned)settings_int(s, SET_TLB_STLB_ENTRIES);
@@ -627,13 +704,17 @@ static int hpte_insert(Cpu *cpu, Ppc64Cpu *st, uint64_t hash, uint64_t v, uint64
   uint64_t mask = ppc64_hpt_mask(h);
   uint64_t prim = hash & mask, sec = ~hash & mask;
   for (;;) {
+    /* Under a hypervisor each group tried is one H_ENTER
+     * (pSeries_lpar_hpte_insert; H_PTEG_FULL sends the caller on). */
     unsigned used = ppc64_hpt_valid_in(h, prim, NULL);
     *cycles += pteg_scan_cost(cpu, st, prim, 0, MIN(used + 1, PPC64_HPTES_PER_GROUP));
+    *cycles += hcalls(cpu, st, CTR_HCALL_H_ENTER, st->h_enter_cycles, 1);
     int slot = ppc64_hpt_insert(h, prim, v & ~HPTE_V_SECONDARY, r, owner);
     uint64_t g = prim;
     if (slot < 0) {
       used = ppc64_hpt_valid_in(h, sec, NULL);
       *cycles += pteg_scan_cost(cpu, st, sec, 0, MIN(used + 1, PPC64_HPTES_PER_GROUP));
+      *cycles += hcalls(cpu, st, CTR_HCALL_H_ENTER, st->h_enter_cycles, 1);
       slot = ppc64_hpt_insert(h, sec, v | HPTE_V_SECONDARY, r, owner);
       g = sec;
     }
@@ -655,6 +736,10 @@ static int hpte_insert(Cpu *cpu, Ppc64Cpu *st, uint64_t hash, uint64_t v, uint64
       *cycles += pteg_scan_cost(cpu, st, victim, 0, PPC64_HPTES_PER_GROUP);
       tb2 = cpu->clock + *cycles;
       gone = ppc64_hpt_remove(h, victim, (unsigned)(tb2 & 7), &old);
+      /* pSeries_lpar_hpte_remove: one H_REMOVE (H_ANDCOND, not bolted)
+       * per slot tried from the start slot until one succeeds. */
+      unsigned tried = gone < 0 ? PPC64_HPTES_PER_GROUP : (((unsigned)gone - (unsigned)(tb2 & 7)) & 7) + 1;
+      *cycles += hcalls(cpu, st, CTR_HCALL_H_REMOVE, st->h_remove_cycles, tried);
     }
     if (ex)
       g_string_append_printf(ex, "    both PTEGs full: timebase %#" G_GINT64_MODIFIER "x, bit 0 = %u picks the %s; ",
@@ -749,6 +834,8 @@ static XlatStatus hash_page(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, AccessK
     uint64_t keep = old.r & ~(HPTE_R_PP | HPTE_R_N | HPTE_R_C);
     ppc64_hpt_set_r(h, (uint64_t)found_pteg, (unsigned)found_slot, keep | (r & (HPTE_R_PP | HPTE_R_N | HPTE_R_C)));
     uint32_t c = table_ref(cpu, ppc64_hpte_pa(h, (uint64_t)found_pteg, (unsigned)found_slot), NULL);
+    /* Under a hypervisor: pSeries_lpar_hpte_updatepp, one H_PROTECT. */
+    c += hcalls(cpu, st, CTR_HCALL_H_PROTECT, st->h_protect_cycles, 1);
     *cycles += c + st->hpte_insert_cycles;
     if (ex)
       g_string_append_printf(ex, "    HPTE in PTEG %#" G_GINT64_MODIFIER "x slot %d updated in place (PP %u -> %u), "
@@ -1003,11 +1090,18 @@ static void ppc64_flush_page(Cpu *cpu, unsigned asid, uint64_t va)
     uint64_t hash = ppc64_hpt_hash(vpn, st->base_shift, ssize);
     uint64_t want = ppc64_hpte_avpn(vpn, st->base_shift, ssize) | HPTE_V_VALID;
     uint64_t mask = ppc64_hpt_mask(h);
-    int slot = ppc64_hpt_find(h, hash & mask, want);
-    if (slot >= 0)
-      ppc64_hpt_invalidate(h, hash & mask, (unsigned)slot);
-    else if ((slot = ppc64_hpt_find(h, ~hash & mask, want | HPTE_V_SECONDARY)) >= 0)
-      ppc64_hpt_invalidate(h, ~hash & mask, (unsigned)slot);
+    uint64_t pteg = hash & mask;
+    int slot = ppc64_hpt_find(h, pteg, want);
+    if (slot < 0 && (slot = ppc64_hpt_find(h, pteg = ~hash & mask, want | HPTE_V_SECONDARY)) < 0)
+      pteg = 0;
+    if (slot >= 0) {
+      if (st->lpar) {
+        /* A 16M HPTE in a 64K segment is a THP's (hugepage_invalidate). */
+        Ppc64Hpte e = ppc64_hpt_get(h, pteg, (unsigned)slot);
+        batch_add(cpu, st, va, st->base_shift == 16 && hpte_page_shift(st->base_shift, e.v, e.r) == 24);
+      }
+      ppc64_hpt_invalidate(h, pteg, (unsigned)slot);
+    }
   }
   if (st->tlb)
     for (unsigned sz = 0; sz < PPC64_N_SIZES; sz++)
@@ -1021,9 +1115,26 @@ static void ppc64_flush_page(Cpu *cpu, unsigned asid, uint64_t va)
 static void ppc64_flush_asid(Cpu *cpu, unsigned asid)
 {
   Ppc64Cpu *st = cpu->arch_state;
-  ppc64_hpt_remove_owner(st->sh->hpt, asid);
+  uint64_t n = ppc64_hpt_remove_owner(st->sh->hpt, asid);
+  /* Under a hypervisor, as H_BULK_REMOVE calls of 4, charged here (the
+   * kernel has no whole-context flush; this stands for the flush of every
+   * hashed PTE, and is also called outside a range flush). */
+  cpu_stall(cpu, hcalls(cpu, st, CTR_HCALL_H_BULK_REMOVE, st->h_bulk_remove_cycles,
+                        (unsigned)((n + PPC64_BULK_REMOVE_HPTES - 1) / PPC64_BULK_REMOVE_HPTES)));
   if (st->tlb)
     tlb_flush_asid(st->tlb, asid);
+}
+
+/* ArchOps.flush_done: the range's last batch goes out; the hcall cycles
+ * of the range are the initiator's (the tlbies are charged per page by
+ * machine_flush_range as on bare metal). */
+static uint64_t ppc64_flush_done(Cpu *cpu)
+{
+  Ppc64Cpu *st = cpu->arch_state;
+  batch_close(cpu, st);
+  uint64_t c = st->batch_cycles;
+  st->batch_cycles = 0;
+  return c;
 }
 
 /* tlbiel of every set: this CPU's TLB.  The HPT is memory, not a cache. */
@@ -1065,4 +1176,5 @@ const ArchOps ppc64_ops = {
   .flush_asid = ppc64_flush_asid,
   .flush_all = ppc64_flush_all,
   .tables_freed = ppc64_tables_freed,
+  .flush_done = ppc64_flush_done,
 };
