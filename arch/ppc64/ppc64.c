@@ -593,6 +593,39 @@ static unsigned user_ssize(const Ppc64Cpu *st, uint64_t ea)
 
 /* ---- segments -------------------------------------------------------------------- */
 
+/* Linux's slices (arch/powerpc/include/asm/book3s/64/slice.h, mm/book3s64/
+ * slice.c, Linux 6.12): 256M below 4G (SLICE_LOW_SHIFT 28), 1T above
+ * (SLICE_HIGH_SHIFT 40); every segment of a slice has the slice's base page
+ * size, and slice_get_unmapped_area() gives a 16M hugetlb mapping slices
+ * of its own, converted to MMU_PAGE_16M.  The 16M page of such a slice is
+ * one HPTE with a 16M base page (__hash_page_huge with MMU_PAGE_16M).
+ * The model's placement does not keep slices apart: a slice is 16M when
+ * the mm's VMAs in it are all 16M hugetlb ones (and there is one); where a
+ * hugetlb VMA shares a slice with others, its 16M pages stay hashed in the
+ * base-page segment, one MPSS HPTE per 64K subpage, as THPs are.  With 4K
+ * base pages there is no 16M hugetlb page (check()). */
+#define PPC64_SLICE_LOW_SHIFT 28
+#define PPC64_SLICE_HIGH_SHIFT 40
+#define PPC64_SLICE_LOW_END (1ULL << 32)
+
+static unsigned slice_base_shift(const Ppc64Cpu *st, const Mm *mm, uint64_t va)
+{
+  if (st->base_shift != 16 || !mm)
+    return st->base_shift;
+  unsigned shift = va < PPC64_SLICE_LOW_END ? PPC64_SLICE_LOW_SHIFT : PPC64_SLICE_HIGH_SHIFT;
+  uint64_t start = va >> shift << shift, end = start + (1ULL << shift);
+  gboolean huge = FALSE;
+  for (guint i = mm_vma_index_from(mm, start), n = mm_vma_count(mm); i < n; i++) {
+    const Vma *v = mm_vma(mm, i);
+    if (v->start >= end)
+      break;
+    if (!(v->flags & MAP_F_HUGETLB))
+      return st->base_shift;
+    huge = TRUE;
+  }
+  return huge ? 24 : st->base_shift;
+}
+
 /* switch_slb(): the CPU now runs another mm.  User SLB entries go (slbie or
  * slbia, both invalidating the ERAT), the thread's preload list comes in. */
 static void slb_switch(Cpu *cpu, Ppc64Cpu *st, Mm *mm, GString *ex)
@@ -609,7 +642,7 @@ static void slb_switch(Cpu *cpu, Ppc64Cpu *st, Mm *mm, GString *ex)
     uint64_t ea = ppc64_preload_ea(p, st->preload_cap, i);
     if (ea >= st->user_limit)
       continue;
-    ppc64_slb_insert_user(&st->slb, ea, ctx, user_ssize(st, ea), st->base_shift);
+    ppc64_slb_insert_user(&st->slb, ea, ctx, user_ssize(st, ea), slice_base_shift(st, mm, ea));
     loaded++;
   }
   if (ex)
@@ -621,7 +654,7 @@ static void slb_switch(Cpu *cpu, Ppc64Cpu *st, Mm *mm, GString *ex)
 static int slb_miss(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, unsigned ssize, uint64_t ctx)
 {
   cpu->ctr.c[CTR_SLB_MISSES]++;
-  unsigned e = ppc64_slb_insert_user(&st->slb, va, ctx, ssize, st->base_shift);
+  unsigned e = ppc64_slb_insert_user(&st->slb, va, ctx, ssize, slice_base_shift(st, mm, va));
   const Thread *t = cpu->kc.cur && cpu->kc.cur->mm == mm ? cpu->kc.cur : NULL;
   Ppc64Preload *p = preload_of(st, t);
   if (p)
@@ -768,7 +801,7 @@ static int hpte_insert(Cpu *cpu, Ppc64Cpu *st, uint64_t hash, uint64_t v, uint64
  * the access. */
 static XlatStatus hash_page(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, AccessKind kind, unsigned ssize,
                             uint64_t vpn, uint64_t hash, gboolean prot, int64_t found_pteg, int found_slot,
-                            uint32_t *cycles, GString *ex)
+                            uint8_t *seg_base, uint32_t *cycles, GString *ex)
 {
   Ppc64Hpt *h = st->sh->hpt;
   const PtGeometry *g = &mm->pt.g;
@@ -811,9 +844,20 @@ static XlatStatus hash_page(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, AccessK
   pgtable_entry_set_flags(n, idx, PTE_A | (write ? PTE_D : 0));
   e = n->e[idx];
 
+  /* The segment's base page is its slice's; an SLB entry made before the
+   * slice changed size is rewritten (slice_convert flushes the SLBs), and
+   * the hash follows. */
+  unsigned base = slice_base_shift(st, mm, va);
+  if (base != *seg_base) {
+    if (ex)
+      g_string_append_printf(ex, "    the slice's base page is now %uK: the segment's SLB entry is rewritten\n",
+                             (1u << base) >> 10);
+    *seg_base = (uint8_t)base;
+    hash = ppc64_hpt_hash(vpn, base, ssize);
+    found_slot = -1;
+  }
   /* The page the HPTE maps: the leaf's size where the hardware has it in
    * this segment (base page, 64K, 16M), else a base page of the leaf. */
-  unsigned base = st->base_shift;
   uint64_t span = pgtable_entry_span(g, level);
   unsigned leaf_shift = 63 - (unsigned)__builtin_clzll(span);
   unsigned actual = ppc64_penc(base, leaf_shift) >= 0 ? leaf_shift : base;
@@ -838,14 +882,18 @@ static XlatStatus hash_page(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, AccessK
     c += hcalls(cpu, st, CTR_HCALL_H_PROTECT, st->h_protect_cycles, 1);
     *cycles += c + st->hpte_insert_cycles;
     if (ex)
-      g_string_append_printf(ex, "    HPTE in PTEG %#" G_GINT64_MODIFIER "x slot %d updated in place (PP %u -> %u), "
+      g_string_append_printf(ex, "    HPTE in PTEG %#" G_GINT64_MODIFIER "x slot %d updated in place (PP %u -> %u%s), "
                              "tlbie: %u cycles\n", found_pteg, found_slot, (unsigned)(old.r & HPTE_R_PP),
-                             (unsigned)(r & HPTE_R_PP), c + st->hpte_insert_cycles + st->tlbie_cycles);
+                             (unsigned)(r & HPTE_R_PP), st->lpar ? ", H_PROTECT" : "", c + st->hpte_insert_cycles + st->tlbie_cycles);
     return XLAT_OK;
   }
   uint32_t before = *cycles;
   uint64_t pteg;
+  uint64_t enters = cpu->ctr.c[CTR_HCALL_H_ENTER], removes = cpu->ctr.c[CTR_HCALL_H_REMOVE];
   int slot = hpte_insert(cpu, st, hash, v, r, mm->asid, cycles, &pteg, ex);
+  if (ex && st->lpar)
+    g_string_append_printf(ex, "    hypervisor calls (virt.lpar): %" G_GUINT64_FORMAT " H_ENTER, %" G_GUINT64_FORMAT
+                           " H_REMOVE\n", cpu->ctr.c[CTR_HCALL_H_ENTER] - enters, cpu->ctr.c[CTR_HCALL_H_REMOVE] - removes);
   if (slot < 0) {
     if (ex)
       g_string_append(ex, "    no slot could be freed in either group: the HPTE was not inserted\n");
@@ -931,6 +979,7 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
   gboolean hash_shown = FALSE;
 
   for (unsigned round = 0; round < PPC64_MAX_ROUNDS; round++) {
+    base = seg->base_shift; /* hash_page may have rewritten it */
     if (round > 0) {
       cpu->ctr.c[CTR_ERAT_MISSES]++; /* the faulting instruction re-executes */
       if (ex)
@@ -1022,7 +1071,8 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
         cpu->ctr.c[CTR_HASH_FAULTS]++;
       }
     }
-    XlatStatus s = hash_page(cpu, st, mm, va, kind, ssize, vpn, hash, p != NULL || slot >= 0, pteg, slot, &cycles, ex);
+    XlatStatus s = hash_page(cpu, st, mm, va, kind, ssize, vpn, hash, p != NULL || slot >= 0, pteg, slot,
+                             &st->slb.e[e].base_shift, &cycles, ex);
     /* pfn and flags are read only with XLAT_OK; set here too, so that the
      * compiler sees them set on every path of ppc64_l1_miss. */
     if (s != XLAT_OK) {
@@ -1087,20 +1137,24 @@ static void ppc64_flush_page(Cpu *cpu, unsigned asid, uint64_t va)
   if (ppc64_hpt_owner_valid(h, asid)) {
     unsigned ssize = user_ssize(st, va);
     uint64_t vpn = ppc64_vpn(va, ppc64_vsid(context_of(st, asid), va, ssize), ssize);
-    uint64_t hash = ppc64_hpt_hash(vpn, st->base_shift, ssize);
-    uint64_t want = ppc64_hpte_avpn(vpn, st->base_shift, ssize) | HPTE_V_VALID;
     uint64_t mask = ppc64_hpt_mask(h);
-    uint64_t pteg = hash & mask;
-    int slot = ppc64_hpt_find(h, pteg, want);
-    if (slot < 0 && (slot = ppc64_hpt_find(h, pteg = ~hash & mask, want | HPTE_V_SECONDARY)) < 0)
-      pteg = 0;
-    if (slot >= 0) {
+    /* Hashed with the base page, or with 16M in a 16M slice (the mm, and
+     * so the slice, is not known here: both are tried; a page has one). */
+    unsigned bases[2] = { st->base_shift, st->base_shift == 16 ? 24 : 0 };
+    for (unsigned b = 0; b < 2 && bases[b]; b++) {
+      uint64_t hash = ppc64_hpt_hash(vpn, bases[b], ssize);
+      uint64_t want = ppc64_hpte_avpn(vpn, bases[b], ssize) | HPTE_V_VALID;
+      uint64_t pteg = hash & mask;
+      int slot = ppc64_hpt_find(h, pteg, want);
+      if (slot < 0 && (slot = ppc64_hpt_find(h, pteg = ~hash & mask, want | HPTE_V_SECONDARY)) < 0)
+        continue;
       if (st->lpar) {
         /* A 16M HPTE in a 64K segment is a THP's (hugepage_invalidate). */
         Ppc64Hpte e = ppc64_hpt_get(h, pteg, (unsigned)slot);
-        batch_add(cpu, st, va, st->base_shift == 16 && hpte_page_shift(st->base_shift, e.v, e.r) == 24);
+        batch_add(cpu, st, va, bases[b] == 16 && hpte_page_shift(16, e.v, e.r) == 24);
       }
       ppc64_hpt_invalidate(h, pteg, (unsigned)slot);
+      break;
     }
   }
   if (st->tlb)

@@ -9,6 +9,7 @@
  * H_BULK_REMOVE per 4 HPTEs otherwise, batches per PTE table of at most
  * 192; a THP's HPTEs H_BULK_REMOVE per 4, a single one included.  With
  * virt.lpar=false there are none and the time is that of bare metal.
+ * And the 16M hugetlb page: one HPTE in a 16M slice, not one per 64K.
  */
 #include "config.h"
 #include "fault.h"
@@ -252,6 +253,61 @@ START_TEST(test_bare_metal_unchanged)
 }
 END_TEST
 
+/* A 16M hugetlb page in a slice of its own is one HPTE with a 16M base
+ * page (__hash_page_huge, MMU_PAGE_16M), whichever 64K of it misses: one
+ * H_ENTER, and one H_REMOVE when it goes.  A slice it shares with 64K
+ * mappings keeps the base page: one MPSS HPTE per 64K subpage missed. */
+START_TEST(test_hugetlb_16m_one_hpte)
+{
+  const char *const sets[] = { "thp.enabled=never", "hugetlb.nr_hugepages=2", "virt.lpar=true", NULL };
+  Machine *m = fixture_machine("power7", sets);
+  Thread *t = fixture_thread(m, 1);
+  Cpu *cpu = m->cpus[0];
+  Ppc64Hpt *h = ppc64_cpu_hpt(cpu);
+  fixture_syscall(m, t, REC_MMAP, BASE, 32 * MB, PROT_R | PROT_W, MAP_F_HUGETLB);
+  const uint64_t huge = BASE + 16 * MB;
+  ck_assert_int_eq(fixture_fault(m, t, huge + 0x777, ACC_STORE, NULL), FAULT_MAPPED);
+  struct calls c0 = calls_of(m);
+  static const uint64_t offs[] = { 0x777, 0x50000, 0xff0000, 0x800000 };
+  Xlat x;
+  for (unsigned i = 0; i < G_N_ELEMENTS(offs); i++) {
+    m->arch->flush_all(cpu);
+    ck_assert_int_eq(fixture_xlat(m, t, huge + offs[i], ACC_LOAD, &x), XLAT_OK);
+    ck_assert_uint_eq(x.size, PPC64_16M);
+    ck_assert_uint_eq(ppc64_hpt_owner_valid(h, t->mm->asid), 1);
+  }
+  expect_calls(m, c0, 1, 0, 0, 0);
+  /* The HPTE: hashed with the 16M shift, L set, LP 0 (base 16M). */
+  unsigned ssize = PPC64_SEG_1T;
+  uint64_t vpn = ppc64_vpn(huge, ppc64_vsid(ppc64_context(cpu, t->mm->asid), huge, ssize), ssize);
+  uint64_t hash = ppc64_hpt_hash(vpn, 24, ssize);
+  int slot = ppc64_hpt_find(h, hash & ppc64_hpt_mask(h), ppc64_hpte_avpn(vpn, 24, ssize) | HPTE_V_VALID);
+  ck_assert_int_ge(slot, 0);
+  Ppc64Hpte e = ppc64_hpt_get(h, hash & ppc64_hpt_mask(h), (unsigned)slot);
+  ck_assert(e.v & HPTE_V_LARGE);
+  ck_assert_uint_eq(ppc64_hpte_page_shift(24, e.v, e.r), 24);
+  ck_assert_uint_eq(ppc64_slb_valid_user(ppc64_cpu_slb(cpu)) > 0, 1);
+  c0 = calls_of(m);
+  fixture_syscall(m, t, REC_MUNMAP, BASE, 32 * MB, 0, 0);
+  ck_assert_uint_eq(ppc64_hpt_owner_valid(h, t->mm->asid), 0);
+  expect_calls(m, c0, 0, 1, 0, 0);
+
+  /* A 64K mapping in the same 1T slice: the hugetlb page is hashed per
+   * 64K subpage in the 64K segment. */
+  fixture_syscall(m, t, REC_MMAP, BASE, 32 * MB, PROT_R | PROT_W, MAP_F_HUGETLB);
+  fixture_syscall(m, t, REC_MMAP, BASE + 64 * MB, 1 * MB, PROT_R | PROT_W, 0);
+  ck_assert_int_eq(fixture_fault(m, t, huge, ACC_STORE, NULL), FAULT_MAPPED);
+  for (unsigned i = 0; i < 3; i++) {
+    m->arch->flush_all(cpu);
+    ppc64_slb_flush_user(ppc64_cpu_slb(cpu));
+    ck_assert_int_eq(fixture_xlat(m, t, huge + offs[i], ACC_LOAD, &x), XLAT_OK);
+    ck_assert_uint_eq(x.size, PPC64_16M);
+  }
+  ck_assert_uint_eq(ppc64_hpt_owner_valid(h, t->mm->asid), 3);
+  machine_free(m);
+}
+END_TEST
+
 static Suite *lpar_suite(void)
 {
   Suite *s = suite_create("ppc64_lpar");
@@ -262,6 +318,7 @@ static Suite *lpar_suite(void)
   tcase_add_test(tc, test_eviction_h_remove);
   tcase_add_test(tc, test_thp_hugepage_invalidate);
   tcase_add_test(tc, test_bare_metal_unchanged);
+  tcase_add_test(tc, test_hugetlb_16m_one_hpte);
   suite_add_tcase(s, tc);
   return s;
 }
