@@ -39,13 +39,17 @@
  * faulting 64K subpage only, encoding 16M (__hash_page_thp: lazy, one HPTE
  * per subpage touched); a flush of the 16M page removes the HPTE of every
  * subpage (flush_hash_hugepage: machine_flush_range visits each granule).
+ * A 16M hugetlb page in a slice of its own is instead one HPTE in a
+ * 16M-base segment (__hash_page_huge, MMU_PAGE_16M; slice_base_shift).
  * With 4K base pages Linux has no THP on hash (hash__has_transparent_hugepage:
  * the 2M PMD is not a 16M page) and no 2M or 1G page at all: check()
  * refuses thp.enabled other than never and the hugetlb pools; a leaf of a
  * size the hardware lacks is mapped by base-page HPTEs.
  * Leaves out: kernel-address translation (the trace has no kernel accesses;
  * the kernel's bolted segment and its bolted linear-map HPTEs occupy their
- * SLB and HPT slots), the hypervisor (PAPR) HPT calls, HPT resizing, the
+ * SLB and HPT slots), hcalls other than H_ENTER, H_REMOVE, H_PROTECT and
+ * H_BULK_REMOVE (virt.lpar: the HPT is the hypervisor's, each HPTE change
+ * one of those, pseries/lpar.c), HPT resizing, the
  * PTE's hidx bits (the HPTE of a page is found by searching its two groups,
  * which finds the same entry: a page has at most one), segment page-size
  * slices other than the base size, the pipeline drain of the hash-fault
