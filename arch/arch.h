@@ -80,6 +80,11 @@ typedef struct {
   void (*flush_all)(Cpu *cpu);
   /* A table page of Linux's page table was freed: drop walk caches. */
   void (*tables_freed)(Cpu *cpu, unsigned asid);
+  /* Optional: the end of one range flush on this CPU (after its flush_page
+   * or flush_asid calls); returns the cycles of work the architecture
+   * batches over the range's pages (ppc64 under a hypervisor: the
+   * H_REMOVE / H_BULK_REMOVE calls).  NULL: none. */
+  uint64_t (*flush_done)(Cpu *cpu);
 } ArchOps;
 
 /* The row named `name`, NULL when there is none. */

@@ -252,10 +252,13 @@ void cpu_flush_page(Cpu *cpu, unsigned asid, uint64_t va)
   for (unsigned sz = 0; sz < a->n_sizes && sz < 3; sz++) {
     for (unsigned h = 0; h <= sz; h++) {
       uint64_t key = tlb_key(asid, h, va >> a->page_shift[h]);
-      if (cpu->l1d[h])
-        tlb_invalidate(cpu->l1d[h], key);
-      if (cpu->l1i[h])
-        tlb_invalidate(cpu->l1i[h], key);
+      /* With tlb.l1_mixed every size lives in the 4K array (the ERAT),
+       * its keys carrying the size. */
+      Tlb *d = cpu->l1_mixed ? cpu->l1d[0] : cpu->l1d[h], *i = cpu->l1_mixed ? cpu->l1i[0] : cpu->l1i[h];
+      if (d)
+        tlb_invalidate(d, key);
+      if (i)
+        tlb_invalidate(i, key);
     }
   }
   a->flush_page(cpu, asid, va);

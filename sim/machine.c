@@ -175,8 +175,9 @@ void machine_flush_range(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uin
 
 /* Invalidate [start, end) of mm in one CPU's TLBs, under the tag mm has
  * there (kernel_cpu_pcid: nothing of mm is cached where it has none), and
- * mark that CPU's ASID of mm current (flush_tlb_func). */
-static void flush_on(Machine *m, Cpu *c, Mm *mm, uint64_t start, uint64_t end, gboolean full, uint64_t entries)
+ * mark that CPU's ASID of mm current (flush_tlb_func).  Returns the cycles
+ * of the architecture's batched work for the range (ArchOps.flush_done). */
+static uint64_t flush_on(Machine *m, Cpu *c, Mm *mm, uint64_t start, uint64_t end, gboolean full, uint64_t entries)
 {
   int tag = kernel_cpu_pcid(m->k, &c->kc, mm);
   if (full) {
@@ -189,6 +190,7 @@ static void flush_on(Machine *m, Cpu *c, Mm *mm, uint64_t start, uint64_t end, g
     c->ctr.c[CTR_TLB_FLUSH_PAGES] += entries;
   }
   kernel_asid_flushed(m->k, &c->kc, mm);
+  return c->arch->flush_done ? c->arch->flush_done(c) : 0;
 }
 
 void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end,
@@ -204,7 +206,7 @@ void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t sta
   uint64_t entries = ((end - 1) >> shift) - (start >> shift) + 1;
   gboolean full = entries > k->flush_ceiling_pages;
   mm->tlb_gen++; /* CPUs out of the mask now drop the mm's entries when they come back */
-  flush_on(m, initiator, mm, start, end, full, entries);
+  uint64_t arch_cost = flush_on(m, initiator, mm, start, end, full, entries);
   /* The targets: every other CPU in mm_cpumask, found a word at a time. */
   unsigned targets = 0;
   for (unsigned w = 0; w < mm->cpumask_words; w++) {
@@ -215,14 +217,14 @@ void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t sta
       Cpu *c = m->cpus[i];
       if (c == initiator)
         continue;
-      flush_on(m, c, mm, start, end, full, entries);
-      cpu_stall(c, m->ipi_handler_cycles);
+      uint64_t theirs = flush_on(m, c, mm, start, end, full, entries);
+      cpu_stall(c, m->ipi_handler_cycles + theirs);
       c->ctr.c[CTR_NR_TLB_REMOTE_FLUSH_RECEIVED]++;
       c->ctr.c[CTR_SHOOTDOWN_CYCLES] += m->ipi_handler_cycles;
       targets++;
     }
   }
-  uint64_t cost = full ? k->full_flush_cycles : entries * k->invlpg_cycles;
+  uint64_t cost = (full ? k->full_flush_cycles : entries * k->invlpg_cycles) + arch_cost;
   if (targets) {
     uint64_t wait = m->shootdown_cycles + targets * m->shootdown_per_cpu_cycles;
     initiator->ctr.c[CTR_NR_TLB_REMOTE_FLUSH]++;

@@ -39,13 +39,17 @@
  * faulting 64K subpage only, encoding 16M (__hash_page_thp: lazy, one HPTE
  * per subpage touched); a flush of the 16M page removes the HPTE of every
  * subpage (flush_hash_hugepage: machine_flush_range visits each granule).
+ * A 16M hugetlb page in a slice of its own is instead one HPTE in a
+ * 16M-base segment (__hash_page_huge, MMU_PAGE_16M; slice_base_shift).
  * With 4K base pages Linux has no THP on hash (hash__has_transparent_hugepage:
  * the 2M PMD is not a 16M page) and no 2M or 1G page at all: check()
  * refuses thp.enabled other than never and the hugetlb pools; a leaf of a
  * size the hardware lacks is mapped by base-page HPTEs.
  * Leaves out: kernel-address translation (the trace has no kernel accesses;
  * the kernel's bolted segment and its bolted linear-map HPTEs occupy their
- * SLB and HPT slots), the hypervisor (PAPR) HPT calls, HPT resizing, the
+ * SLB and HPT slots), hcalls other than H_ENTER, H_REMOVE, H_PROTECT and
+ * H_BULK_REMOVE (virt.lpar: the HPT is the hypervisor's, each HPTE change
+ * one of those, pseries/lpar.c), HPT resizing, the
  * PTE's hidx bits (the HPTE of a page is found by searching its two groups,
  * which finds the same entry: a page has at most one), segment page-size
  * slices other than the base size, the pipeline drain of the hash-fault
@@ -111,6 +115,17 @@ typedef struct {
   Ppc64Preload *preload;    /* the preload list of preload_owner */
   uint32_t tlb_hit_cycles, walk_overhead_cycles;
   uint32_t slb_miss_cycles, hash_fault_cycles, hpte_insert_cycles, tlbie_cycles;
+  /* virt.lpar: the HPT is the hypervisor's; the hcalls' costs. */
+  gboolean lpar;
+  uint32_t h_enter_cycles, h_remove_cycles, h_protect_cycles, h_bulk_remove_cycles;
+  unsigned pmd_shift;       /* log2 of what one PTE table maps: a lazy-MMU batch's reach */
+  /* The invalidation batch of the range being flushed (ppc64_tlb_batch):
+   * its key (PTE table, or 16M page of a THP), the HPTEs in it, whether it
+   * is a THP's (hugepage_invalidate), and the hcall cycles of the range. */
+  uint64_t batch_key;
+  unsigned batch_n;
+  gboolean batch_thp;
+  uint64_t batch_cycles;
 } Ppc64Cpu;
 
 /* ---- kernel constants and encodings ------------------------------------------ */
@@ -258,6 +273,62 @@ static uint32_t ns_cycles(const Settings *s, SettingId id)
 {
   double c = settings_double(s, id) * (double)settings_int(s, SET_CPU_FREQ_MHZ) / 1000.0;
   return c >= (double)UINT32_MAX ? UINT32_MAX : (uint32_t)(c + 0.5);
+}
+
+/* ---- hypervisor calls ---------------------------------------------------------------- */
+
+/* Under virt.lpar, n hcalls of one kind: counted, and their overhead
+ * returned (0 on bare metal, where the kernel writes the HPT itself). */
+static uint32_t hcalls(Cpu *cpu, const Ppc64Cpu *st, CounterId kind, uint32_t each, unsigned n)
+{
+  if (!st->lpar || !n)
+    return 0;
+  uint32_t c = each * n;
+  cpu->ctr.c[kind] += n;
+  cpu->ctr.c[CTR_HCALL_CYCLES] += c;
+  return c;
+}
+
+/* Under virt.lpar, the invalidation of a range goes through the per-CPU
+ * ppc64_tlb_batch (arch/powerpc/mm/book3s64/hash_tlb.c, Linux 6.12): the
+ * hashed PTEs of one PTE table (zap_pte_range and change_pte_range run in
+ * lazy MMU mode, left at the end of each table) up to PPC64_TLB_BATCH_NR
+ * (192) of them; __flush_tlb_pending sends a batch of one to
+ * flush_hash_page (pSeries_lpar_hpte_invalidate: one H_REMOVE) and a larger
+ * one to pSeries_lpar_flush_hash_range: one H_BULK_REMOVE per 4 HPTEs
+ * (FW_FEATURE_BULK_REMOVE, which PowerVM and KVM-HV offer).  A THP's HPTEs
+ * go through pSeries_lpar_hugepage_invalidate: batches of
+ * PPC64_HUGE_HPTE_BATCH (12), each hugepage_bulk_invalidate, one
+ * H_BULK_REMOVE per 4 HPTEs, a single one included.  H_BLOCK_REMOVE
+ * (newer PowerVM firmware on POWER9 and later) is not modelled. */
+#define PPC64_TLB_BATCH_NR 192
+#define PPC64_HUGE_HPTE_BATCH 12
+#define PPC64_BULK_REMOVE_HPTES 4
+
+static void batch_close(Cpu *cpu, Ppc64Cpu *st)
+{
+  if (!st->batch_n)
+    return;
+  if (st->batch_n == 1 && !st->batch_thp)
+    st->batch_cycles += hcalls(cpu, st, CTR_HCALL_H_REMOVE, st->h_remove_cycles, 1);
+  else
+    st->batch_cycles += hcalls(cpu, st, CTR_HCALL_H_BULK_REMOVE, st->h_bulk_remove_cycles,
+                               (st->batch_n + PPC64_BULK_REMOVE_HPTES - 1) / PPC64_BULK_REMOVE_HPTES);
+  st->batch_n = 0;
+}
+
+/* One HPTE invalidated by a range flush: into the batch of its PTE table
+ * (thp: of its 16M page), the batch closed first when it belongs to
+ * another, and when it is full. */
+static void batch_add(Cpu *cpu, Ppc64Cpu *st, uint64_t va, gboolean thp)
+{
+  uint64_t key = va >> (thp ? 24 : st->pmd_shift);
+  if (st->batch_n && (key != st->batch_key || thp != st->batch_thp))
+    batch_close(cpu, st);
+  st->batch_key = key;
+  st->batch_thp = thp;
+  if (++st->batch_n == (thp ? PPC64_HUGE_HPTE_BATCH : PPC64_TLB_BATCH_NR))
+    batch_close(cpu, st);
 }
 
 /* ---- settings, geometry ------------------------------------------------------- */
@@ -451,6 +522,16 @@ static void *ppc64_cpu_new(const Settings *s, Cpu *cpu, GError **error)
   st->hash_fault_cycles = ns_cycles(s, SET_PPC64_HASH_FAULT_NS);
   st->hpte_insert_cycles = ns_cycles(s, SET_PPC64_HPTE_INSERT_NS);
   st->tlbie_cycles = ns_cycles(s, SET_TLB_INVLPG_NS);
+  st->lpar = settings_bool(s, SET_VIRT_LPAR);
+  st->h_enter_cycles = (uint32_t)settings_int(s, SET_VIRT_H_ENTER_CYCLES);
+  st->h_remove_cycles = (uint32_t)settings_int(s, SET_VIRT_H_REMOVE_CYCLES);
+  st->h_protect_cycles = (uint32_t)settings_int(s, SET_VIRT_H_PROTECT_CYCLES);
+  st->h_bulk_remove_cycles = (uint32_t)settings_int(s, SET_VIRT_H_BULK_REMOVE_CYCLES);
+  {
+    PtGeometry g;
+    ppc64_geometry(&g, st->base_shift);
+    st->pmd_shift = g.shift[2];
+  }
   ppc64_slb_init(&st->slb, (unsigned)settings_int(s, SET_PPC64_SLB_ENTRIES),
                  st->seg_1t ? PPC64_SEG_1T : PPC64_SEG_256M);
   unsigned n = (unsigned)settings_int(s, SET_TLB_STLB_ENTRIES);
@@ -516,6 +597,39 @@ static unsigned user_ssize(const Ppc64Cpu *st, uint64_t ea)
 
 /* ---- segments -------------------------------------------------------------------- */
 
+/* Linux's slices (arch/powerpc/include/asm/book3s/64/slice.h, mm/book3s64/
+ * slice.c, Linux 6.12): 256M below 4G (SLICE_LOW_SHIFT 28), 1T above
+ * (SLICE_HIGH_SHIFT 40); every segment of a slice has the slice's base page
+ * size, and slice_get_unmapped_area() gives a 16M hugetlb mapping slices
+ * of its own, converted to MMU_PAGE_16M.  The 16M page of such a slice is
+ * one HPTE with a 16M base page (__hash_page_huge with MMU_PAGE_16M).
+ * The model's placement does not keep slices apart: a slice is 16M when
+ * the mm's VMAs in it are all 16M hugetlb ones (and there is one); where a
+ * hugetlb VMA shares a slice with others, its 16M pages stay hashed in the
+ * base-page segment, one MPSS HPTE per 64K subpage, as THPs are.  With 4K
+ * base pages there is no 16M hugetlb page (check()). */
+#define PPC64_SLICE_LOW_SHIFT 28
+#define PPC64_SLICE_HIGH_SHIFT 40
+#define PPC64_SLICE_LOW_END (1ULL << 32)
+
+static unsigned slice_base_shift(const Ppc64Cpu *st, const Mm *mm, uint64_t va)
+{
+  if (st->base_shift != 16 || !mm)
+    return st->base_shift;
+  unsigned shift = va < PPC64_SLICE_LOW_END ? PPC64_SLICE_LOW_SHIFT : PPC64_SLICE_HIGH_SHIFT;
+  uint64_t start = va >> shift << shift, end = start + (1ULL << shift);
+  gboolean huge = FALSE;
+  for (guint i = mm_vma_index_from(mm, start), n = mm_vma_count(mm); i < n; i++) {
+    const Vma *v = mm_vma(mm, i);
+    if (v->start >= end)
+      break;
+    if (!(v->flags & MAP_F_HUGETLB))
+      return st->base_shift;
+    huge = TRUE;
+  }
+  return huge ? 24 : st->base_shift;
+}
+
 /* switch_slb(): the CPU now runs another mm.  User SLB entries go (slbie or
  * slbia, both invalidating the ERAT), the thread's preload list comes in. */
 static void slb_switch(Cpu *cpu, Ppc64Cpu *st, Mm *mm, GString *ex)
@@ -532,7 +646,7 @@ static void slb_switch(Cpu *cpu, Ppc64Cpu *st, Mm *mm, GString *ex)
     uint64_t ea = ppc64_preload_ea(p, st->preload_cap, i);
     if (ea >= st->user_limit)
       continue;
-    ppc64_slb_insert_user(&st->slb, ea, ctx, user_ssize(st, ea), st->base_shift);
+    ppc64_slb_insert_user(&st->slb, ea, ctx, user_ssize(st, ea), slice_base_shift(st, mm, ea));
     loaded++;
   }
   if (ex)
@@ -544,7 +658,7 @@ static void slb_switch(Cpu *cpu, Ppc64Cpu *st, Mm *mm, GString *ex)
 static int slb_miss(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, unsigned ssize, uint64_t ctx)
 {
   cpu->ctr.c[CTR_SLB_MISSES]++;
-  unsigned e = ppc64_slb_insert_user(&st->slb, va, ctx, ssize, st->base_shift);
+  unsigned e = ppc64_slb_insert_user(&st->slb, va, ctx, ssize, slice_base_shift(st, mm, va));
   const Thread *t = cpu->kc.cur && cpu->kc.cur->mm == mm ? cpu->kc.cur : NULL;
   Ppc64Preload *p = preload_of(st, t);
   if (p)
@@ -627,13 +741,17 @@ static int hpte_insert(Cpu *cpu, Ppc64Cpu *st, uint64_t hash, uint64_t v, uint64
   uint64_t mask = ppc64_hpt_mask(h);
   uint64_t prim = hash & mask, sec = ~hash & mask;
   for (;;) {
+    /* Under a hypervisor each group tried is one H_ENTER
+     * (pSeries_lpar_hpte_insert; H_PTEG_FULL sends the caller on). */
     unsigned used = ppc64_hpt_valid_in(h, prim, NULL);
     *cycles += pteg_scan_cost(cpu, st, prim, 0, MIN(used + 1, PPC64_HPTES_PER_GROUP));
+    *cycles += hcalls(cpu, st, CTR_HCALL_H_ENTER, st->h_enter_cycles, 1);
     int slot = ppc64_hpt_insert(h, prim, v & ~HPTE_V_SECONDARY, r, owner);
     uint64_t g = prim;
     if (slot < 0) {
       used = ppc64_hpt_valid_in(h, sec, NULL);
       *cycles += pteg_scan_cost(cpu, st, sec, 0, MIN(used + 1, PPC64_HPTES_PER_GROUP));
+      *cycles += hcalls(cpu, st, CTR_HCALL_H_ENTER, st->h_enter_cycles, 1);
       slot = ppc64_hpt_insert(h, sec, v | HPTE_V_SECONDARY, r, owner);
       g = sec;
     }
@@ -655,6 +773,10 @@ static int hpte_insert(Cpu *cpu, Ppc64Cpu *st, uint64_t hash, uint64_t v, uint64
       *cycles += pteg_scan_cost(cpu, st, victim, 0, PPC64_HPTES_PER_GROUP);
       tb2 = cpu->clock + *cycles;
       gone = ppc64_hpt_remove(h, victim, (unsigned)(tb2 & 7), &old);
+      /* pSeries_lpar_hpte_remove: one H_REMOVE (H_ANDCOND, not bolted)
+       * per slot tried from the start slot until one succeeds. */
+      unsigned tried = gone < 0 ? PPC64_HPTES_PER_GROUP : (((unsigned)gone - (unsigned)(tb2 & 7)) & 7) + 1;
+      *cycles += hcalls(cpu, st, CTR_HCALL_H_REMOVE, st->h_remove_cycles, tried);
     }
     if (ex)
       g_string_append_printf(ex, "    both PTEGs full: timebase %#" G_GINT64_MODIFIER "x, bit 0 = %u picks the %s; ",
@@ -683,7 +805,7 @@ static int hpte_insert(Cpu *cpu, Ppc64Cpu *st, uint64_t hash, uint64_t v, uint64
  * the access. */
 static XlatStatus hash_page(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, AccessKind kind, unsigned ssize,
                             uint64_t vpn, uint64_t hash, gboolean prot, int64_t found_pteg, int found_slot,
-                            uint32_t *cycles, GString *ex)
+                            uint8_t *seg_base, uint32_t *cycles, GString *ex)
 {
   Ppc64Hpt *h = st->sh->hpt;
   const PtGeometry *g = &mm->pt.g;
@@ -726,9 +848,20 @@ static XlatStatus hash_page(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, AccessK
   pgtable_entry_set_flags(n, idx, PTE_A | (write ? PTE_D : 0));
   e = n->e[idx];
 
+  /* The segment's base page is its slice's; an SLB entry made before the
+   * slice changed size is rewritten (slice_convert flushes the SLBs), and
+   * the hash follows. */
+  unsigned base = slice_base_shift(st, mm, va);
+  if (base != *seg_base) {
+    if (ex)
+      g_string_append_printf(ex, "    the slice's base page is now %uK: the segment's SLB entry is rewritten\n",
+                             (1u << base) >> 10);
+    *seg_base = (uint8_t)base;
+    hash = ppc64_hpt_hash(vpn, base, ssize);
+    found_slot = -1;
+  }
   /* The page the HPTE maps: the leaf's size where the hardware has it in
    * this segment (base page, 64K, 16M), else a base page of the leaf. */
-  unsigned base = st->base_shift;
   uint64_t span = pgtable_entry_span(g, level);
   unsigned leaf_shift = 63 - (unsigned)__builtin_clzll(span);
   unsigned actual = ppc64_penc(base, leaf_shift) >= 0 ? leaf_shift : base;
@@ -749,16 +882,22 @@ static XlatStatus hash_page(Cpu *cpu, Ppc64Cpu *st, Mm *mm, uint64_t va, AccessK
     uint64_t keep = old.r & ~(HPTE_R_PP | HPTE_R_N | HPTE_R_C);
     ppc64_hpt_set_r(h, (uint64_t)found_pteg, (unsigned)found_slot, keep | (r & (HPTE_R_PP | HPTE_R_N | HPTE_R_C)));
     uint32_t c = table_ref(cpu, ppc64_hpte_pa(h, (uint64_t)found_pteg, (unsigned)found_slot), NULL);
+    /* Under a hypervisor: pSeries_lpar_hpte_updatepp, one H_PROTECT. */
+    c += hcalls(cpu, st, CTR_HCALL_H_PROTECT, st->h_protect_cycles, 1);
     *cycles += c + st->hpte_insert_cycles;
     if (ex)
-      g_string_append_printf(ex, "    HPTE in PTEG %#" G_GINT64_MODIFIER "x slot %d updated in place (PP %u -> %u), "
+      g_string_append_printf(ex, "    HPTE in PTEG %#" G_GINT64_MODIFIER "x slot %d updated in place (PP %u -> %u%s), "
                              "tlbie: %u cycles\n", found_pteg, found_slot, (unsigned)(old.r & HPTE_R_PP),
-                             (unsigned)(r & HPTE_R_PP), c + st->hpte_insert_cycles + st->tlbie_cycles);
+                             (unsigned)(r & HPTE_R_PP), st->lpar ? ", H_PROTECT" : "", c + st->hpte_insert_cycles + st->tlbie_cycles);
     return XLAT_OK;
   }
   uint32_t before = *cycles;
   uint64_t pteg;
+  uint64_t enters = cpu->ctr.c[CTR_HCALL_H_ENTER], removes = cpu->ctr.c[CTR_HCALL_H_REMOVE];
   int slot = hpte_insert(cpu, st, hash, v, r, mm->asid, cycles, &pteg, ex);
+  if (ex && st->lpar)
+    g_string_append_printf(ex, "    hypervisor calls (virt.lpar): %" G_GUINT64_FORMAT " H_ENTER, %" G_GUINT64_FORMAT
+                           " H_REMOVE\n", cpu->ctr.c[CTR_HCALL_H_ENTER] - enters, cpu->ctr.c[CTR_HCALL_H_REMOVE] - removes);
   if (slot < 0) {
     if (ex)
       g_string_append(ex, "    no slot could be freed in either group: the HPTE was not inserted\n");
@@ -844,6 +983,7 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
   gboolean hash_shown = FALSE;
 
   for (unsigned round = 0; round < PPC64_MAX_ROUNDS; round++) {
+    base = seg->base_shift; /* hash_page may have rewritten it */
     if (round > 0) {
       cpu->ctr.c[CTR_ERAT_MISSES]++; /* the faulting instruction re-executes */
       if (ex)
@@ -935,7 +1075,8 @@ static inline G_ALWAYS_INLINE XlatStatus ppc64_translate_body(Cpu *cpu, Mm *mm, 
         cpu->ctr.c[CTR_HASH_FAULTS]++;
       }
     }
-    XlatStatus s = hash_page(cpu, st, mm, va, kind, ssize, vpn, hash, p != NULL || slot >= 0, pteg, slot, &cycles, ex);
+    XlatStatus s = hash_page(cpu, st, mm, va, kind, ssize, vpn, hash, p != NULL || slot >= 0, pteg, slot,
+                             &st->slb.e[e].base_shift, &cycles, ex);
     /* pfn and flags are read only with XLAT_OK; set here too, so that the
      * compiler sees them set on every path of ppc64_l1_miss. */
     if (s != XLAT_OK) {
@@ -1000,14 +1141,25 @@ static void ppc64_flush_page(Cpu *cpu, unsigned asid, uint64_t va)
   if (ppc64_hpt_owner_valid(h, asid)) {
     unsigned ssize = user_ssize(st, va);
     uint64_t vpn = ppc64_vpn(va, ppc64_vsid(context_of(st, asid), va, ssize), ssize);
-    uint64_t hash = ppc64_hpt_hash(vpn, st->base_shift, ssize);
-    uint64_t want = ppc64_hpte_avpn(vpn, st->base_shift, ssize) | HPTE_V_VALID;
     uint64_t mask = ppc64_hpt_mask(h);
-    int slot = ppc64_hpt_find(h, hash & mask, want);
-    if (slot >= 0)
-      ppc64_hpt_invalidate(h, hash & mask, (unsigned)slot);
-    else if ((slot = ppc64_hpt_find(h, ~hash & mask, want | HPTE_V_SECONDARY)) >= 0)
-      ppc64_hpt_invalidate(h, ~hash & mask, (unsigned)slot);
+    /* Hashed with the base page, or with 16M in a 16M slice (the mm, and
+     * so the slice, is not known here: both are tried; a page has one). */
+    unsigned bases[2] = { st->base_shift, st->base_shift == 16 ? 24 : 0 };
+    for (unsigned b = 0; b < 2 && bases[b]; b++) {
+      uint64_t hash = ppc64_hpt_hash(vpn, bases[b], ssize);
+      uint64_t want = ppc64_hpte_avpn(vpn, bases[b], ssize) | HPTE_V_VALID;
+      uint64_t pteg = hash & mask;
+      int slot = ppc64_hpt_find(h, pteg, want);
+      if (slot < 0 && (slot = ppc64_hpt_find(h, pteg = ~hash & mask, want | HPTE_V_SECONDARY)) < 0)
+        continue;
+      if (st->lpar) {
+        /* A 16M HPTE in a 64K segment is a THP's (hugepage_invalidate). */
+        Ppc64Hpte e = ppc64_hpt_get(h, pteg, (unsigned)slot);
+        batch_add(cpu, st, va, bases[b] == 16 && hpte_page_shift(16, e.v, e.r) == 24);
+      }
+      ppc64_hpt_invalidate(h, pteg, (unsigned)slot);
+      break;
+    }
   }
   if (st->tlb)
     for (unsigned sz = 0; sz < PPC64_N_SIZES; sz++)
@@ -1021,9 +1173,26 @@ static void ppc64_flush_page(Cpu *cpu, unsigned asid, uint64_t va)
 static void ppc64_flush_asid(Cpu *cpu, unsigned asid)
 {
   Ppc64Cpu *st = cpu->arch_state;
-  ppc64_hpt_remove_owner(st->sh->hpt, asid);
+  uint64_t n = ppc64_hpt_remove_owner(st->sh->hpt, asid);
+  /* Under a hypervisor, as H_BULK_REMOVE calls of 4, charged here (the
+   * kernel has no whole-context flush; this stands for the flush of every
+   * hashed PTE, and is also called outside a range flush). */
+  cpu_stall(cpu, hcalls(cpu, st, CTR_HCALL_H_BULK_REMOVE, st->h_bulk_remove_cycles,
+                        (unsigned)((n + PPC64_BULK_REMOVE_HPTES - 1) / PPC64_BULK_REMOVE_HPTES)));
   if (st->tlb)
     tlb_flush_asid(st->tlb, asid);
+}
+
+/* ArchOps.flush_done: the range's last batch goes out; the hcall cycles
+ * of the range are the initiator's (the tlbies are charged per page by
+ * machine_flush_range as on bare metal). */
+static uint64_t ppc64_flush_done(Cpu *cpu)
+{
+  Ppc64Cpu *st = cpu->arch_state;
+  batch_close(cpu, st);
+  uint64_t c = st->batch_cycles;
+  st->batch_cycles = 0;
+  return c;
 }
 
 /* tlbiel of every set: this CPU's TLB.  The HPT is memory, not a cache. */
@@ -1065,4 +1234,5 @@ const ArchOps ppc64_ops = {
   .flush_asid = ppc64_flush_asid,
   .flush_all = ppc64_flush_all,
   .tables_freed = ppc64_tables_freed,
+  .flush_done = ppc64_flush_done,
 };

@@ -690,8 +690,8 @@ START_TEST(test_csv_ppc64_columns)
   g_autoptr(GPtrArray) header = csv_split(g_strchomp(text));
   const int shown = N_COUNTERS - gated_counters(); /* all but the gated ones */
   ck_assert_int_eq(header->len, 3 + 2 * shown);
-  ck_assert_str_eq(g_ptr_array_index(header, 3 + shown - 1), "hpte_evictions");
-  ck_assert_str_eq(g_ptr_array_index(header, header->len - 1), "hpte_evictions_rsd");
+  ck_assert_str_eq(g_ptr_array_index(header, 3 + shown - 1), "hcall_cycles");
+  ck_assert_str_eq(g_ptr_array_index(header, header->len - 1), "hcall_cycles_rsd");
   g_autofree char *row = render(report_csv_row, &f.r);
   g_autoptr(GPtrArray) fields = csv_split(g_strchomp(row));
   ck_assert_int_eq(fields->len, header->len);
