@@ -909,6 +909,17 @@ char *host_detect_render(HostInfo *h, GError **error)
 
 /* ---- the command ----------------------------------------------------------- */
 
+char *host_detect_this_host(GError **error)
+{
+  g_autoptr(HostCpuid) c = host_cpuid_native();
+  g_autoptr(HostInfo) h = host_info_new();
+  host_detect_cpuid(h, c);
+  if (!host_detect_sysfs(h, "/", error))
+    return NULL;
+  host_detect_choose_preset(h);
+  return host_detect_render(h, error);
+}
+
 int host_detect_main(int argc, char **argv)
 {
   char *output = NULL, *root = NULL, *cpuid = NULL;

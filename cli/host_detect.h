@@ -58,6 +58,10 @@ int host_cpulist_count(const char *list);
 /* The choice in brackets of a sysfs selector ("always [madvise] never"); NULL if none. */
 char *host_bracketed(const char *text);
 
+/* The machine file of the host this runs on (CPUID and "/"), as `mmusim
+ * host detect` prints it; NULL with an error. */
+char *host_detect_this_host(GError **error);
+
 /* `mmusim host detect [-o FILE.ini]` (argv[0] is "detect"); the exit status. */
 int host_detect_main(int argc, char **argv);
 

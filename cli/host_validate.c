@@ -18,7 +18,10 @@
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
+#include <glib/gstdio.h>
+#include <unistd.h>
 #include "errors.h"
+#include "host_detect.h"
 #include "outfile.h"
 #include "runner.h"
 #include "settings.h"
@@ -27,16 +30,27 @@
  * latency plus this share of it. */
 #define HOST_VALIDATE_FIT_STEP 0.5
 
-/* ---- the default machine --------------------------------------------------
- * TO SWITCH when `mmusim host detect` is in: return the file it writes for
- * this host (its default path), so that validate models the detected
- * machine; the vendor choice below is the stand-in until then. */
-char *host_validate_default_machine(void)
+/* ---- the default machine ---------------------------------------------------
+ * The detected host (cli/host_detect.c), written to a temporary file that
+ * the runner reads as it reads any machine file. */
+gboolean host_validate_default_machine(char **path, char **text, GError **error)
 {
-  g_autofree char *cpuinfo = NULL;
-  if (g_file_get_contents("/proc/cpuinfo", &cpuinfo, NULL, NULL) && strstr(cpuinfo, "AuthenticAMD"))
-    return g_strdup("zen3");
-  return g_strdup("skylake");
+  *path = *text = NULL;
+  g_autofree char *t = host_detect_this_host(error);
+  if (!t)
+    return FALSE;
+  g_autofree char *p = NULL;
+  int fd = g_file_open_tmp("mmusim-host-XXXXXX.ini", &p, error);
+  if (fd < 0)
+    return FALSE;
+  close(fd);
+  if (!g_file_set_contents(p, t, -1, error)) {
+    g_unlink(p);
+    return FALSE;
+  }
+  *path = g_steal_pointer(&p);
+  *text = g_steal_pointer(&t);
+  return TRUE;
 }
 
 double host_validate_error(double model_ns, double native_ns)
@@ -352,8 +366,39 @@ static char *print_json(const HostBenchResult *bench, const char *machine, const
 }
 
 /* The machine file of --fit -o: the machine, with the fitted line. */
-static char *fitted_ini(const HostBenchResult *bench, const char *machine, const ValidateRow *rows,
-                        const FitResult *f)
+/* The detected machine's text with its [dram] latency_ns line (and the
+ * comment above it) replaced by `fitted`: the lines before it. */
+static void replace_latency(GString *s, const char *text, const char *fitted)
+{
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  gboolean in_dram = FALSE, done = FALSE;
+  for (unsigned i = 0; lines[i]; i++) {
+    const char *l = lines[i];
+    if (l[0] == '[')
+      in_dram = strcmp(l, "[dram]") == 0;
+    if (in_dram && !done && g_str_has_prefix(l, "latency_ns")) {
+      if (i > 0 && g_str_has_prefix(lines[i - 1], "# from preset")) { /* drop the line that said where it came from */
+        gssize cut = (gssize)s->len - 1;
+        while (cut > 0 && s->str[cut - 1] != '\n')
+          cut--;
+        g_string_truncate(s, (gsize)MAX(cut, 0));
+      }
+      g_string_append(s, fitted);
+      done = TRUE;
+      continue;
+    }
+    g_string_append(s, l);
+    if (lines[i + 1])
+      g_string_append_c(s, '\n');
+  }
+  if (!done)
+    g_string_append_printf(s, "\n[dram]\n%s", fitted);
+}
+
+/* The fitted machine file: with -m, one that inherits the machine given;
+ * without, the detected host's file itself with the fitted latency. */
+static char *fitted_ini(const HostBenchResult *bench, const char *machine, const char *detected_text,
+                        const ValidateRow *rows, const FitResult *f)
 {
   GString *s = g_string_new(NULL);
   g_autoptr(GDateTime) now = g_date_time_new_now_utc();
@@ -366,17 +411,23 @@ static char *fitted_ini(const HostBenchResult *bench, const char *machine, const
                          date, bench->cpu_model ? bench->cpu_model : "an unknown CPU",
                          bench->virtualised ? "virtualised" : "bare metal", bench->kernel,
                          bench->thp_enabled ? bench->thp_enabled : "unknown");
-  g_string_append_printf(s, "[machine]\ninherit = %s\ndescription = %s with dram.latency_ns fitted to this host\n\n",
-                         parent, machine);
-  g_string_append(s, "[dram]\n# FITTED, not from a manual: the least-squares fit of the native pointer chase\n"
-                     "# (4K pages, 64-byte slots, random cycle) at these points, the others held out:\n");
+  GString *lat = g_string_new("# FITTED, not from a manual: the least-squares fit of the native pointer chase\n"
+                              "# (4K pages, 64-byte slots, random cycle) at these points, the others held out:\n");
   for (guint k = 0; k < f->n_fit; k++) {
     const ValidateRow *r = &rows[f->fit_rows[k]];
     g_autofree char *span = settings_format_size(r->span_bytes);
-    g_string_append_printf(s, "#   span %s: native %.2f ns per access (median)\n", span, r->native->median_ns);
+    g_string_append_printf(lat, "#   span %s: native %.2f ns per access (median)\n", span, r->native->median_ns);
   }
-  g_string_append_printf(s, "# The machine's own value was %.1f.\nlatency_ns = %.1f\n", f->base_latency_ns,
-                         f->latency_ns);
+  g_string_append_printf(lat, "# The machine's own value was %.1f.\nlatency_ns = %.1f", f->base_latency_ns, f->latency_ns);
+  if (detected_text) {
+    replace_latency(s, detected_text, lat->str);
+    g_string_append_c(s, '\n');
+  } else {
+    g_string_append_printf(s, "[machine]\ninherit = %s\ndescription = %s with dram.latency_ns fitted to this host\n\n",
+                           parent, machine);
+    g_string_append_printf(s, "[dram]\n%s\n", lat->str);
+  }
+  g_string_free(lat, TRUE);
   return g_string_free(s, FALSE);
 }
 
@@ -390,6 +441,9 @@ static int fail(GError *err)
   return rc;
 }
 
+static int host_validate_run(HostBenchOptions *op, const char *machine, const char *detected, gboolean do_fit,
+                             const char *output);
+
 int host_validate_main(int argc, char **argv)
 {
   g_autofree char *machine_opt = NULL, *output = NULL;
@@ -397,7 +451,7 @@ int host_validate_main(int argc, char **argv)
   HostBenchOptions o;
   GOptionEntry entries[] = {
     { "machine", 'm', 0, G_OPTION_ARG_STRING, &machine_opt,
-      "machine preset or .ini file (default: by CPU vendor, zen3 or skylake)", "MACHINE" },
+      "machine preset or .ini file (default: this host, as `mmusim host detect` writes it)", "MACHINE" },
     { "fit", 0, 0, G_OPTION_ARG_NONE, &do_fit,
       "fit dram.latency_ns on the 4K chase at the smallest and largest span; report the rest as held out", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "with --fit: write the fitted machine file to FILE.ini",
@@ -418,7 +472,27 @@ int host_validate_main(int argc, char **argv)
     return rc;
   }
   GError *err = NULL;
-  g_autofree char *machine = machine_opt ? g_strdup(machine_opt) : host_validate_default_machine();
+  g_autofree char *machine = NULL, *detected = NULL;
+  if (machine_opt) {
+    machine = g_strdup(machine_opt);
+  } else if (!host_validate_default_machine(&machine, &detected, &err)) {
+    host_bench_options_clear(&o);
+    g_prefix_error(&err, "host validate: cannot detect this host (give a machine with -m): ");
+    return fail(err);
+  }
+  int rc_out = host_validate_run(&o, machine, detected, do_fit, output);
+  if (detected)
+    g_unlink(machine);
+  return rc_out;
+}
+
+/* validate on `machine` (the detected host's temporary file when `detected`,
+ * its text, is given): bench, model, fit, print; frees *op's options. */
+static int host_validate_run(HostBenchOptions *op, const char *machine, const char *detected, gboolean do_fit,
+                             const char *output)
+{
+  HostBenchOptions o = *op;
+  GError *err = NULL;
   /* A bad machine file is found now, not after the native bench. */
   RunSpec check = { .machine = machine };
   Settings *s = runner_settings(&check, &err);
@@ -464,7 +538,7 @@ int host_validate_main(int argc, char **argv)
       text = g_string_free(t, FALSE);
     }
     if (do_fit && output)
-      ini = fitted_ini(&bench, machine, rows, &f);
+      ini = fitted_ini(&bench, machine, detected, rows, &f);
   }
   g_free(rows);
   host_bench_result_clear(&bench);

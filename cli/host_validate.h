@@ -33,11 +33,11 @@
 #define HOST_VALIDATE_ACCESSES 200000
 #define HOST_VALIDATE_WARMUP 50000
 
-/* The machine file `validate` models the host with when -m is not given.
- * Today a preset chosen by CPU vendor (/proc/cpuinfo vendor_id:
- * AuthenticAMD -> zen3, otherwise skylake); to become the file `mmusim host
- * detect` writes for this host.  Newly allocated. */
-char *host_validate_default_machine(void);
+/* The machine `validate` models the host with when -m is not given: the
+ * file `mmusim host detect` writes for this host, in a temporary file
+ * (*path, to be removed by the caller) whose text is *text.  FALSE with an
+ * error when the host cannot be read. */
+gboolean host_validate_default_machine(char **path, char **text, GError **error);
 
 /* (model - native) / native. */
 double host_validate_error(double model_ns, double native_ns);
