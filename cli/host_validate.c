@@ -90,6 +90,7 @@ typedef struct {
   const char *machine;
   uint64_t accesses, warmup;
   double latency_ns;      /* < 0: the machine's own */
+  const char *host_page_size; /* virt.host_page_size; NULL: the machine's own */
 } ModelSpec;
 
 /* The model's ns per access of the chase at (span, pages). */
@@ -99,8 +100,10 @@ static gboolean model_point(const ModelSpec *ms, uint64_t span, HostBenchPages p
     g_strdup_printf("ptrchase:size=%" G_GUINT64_FORMAT ",line=%d,order=random,accesses=%" G_GUINT64_FORMAT,
                     (guint64)span, HOST_BENCH_SLOT_BYTES, (guint64)(ms->accesses + ms->warmup));
   g_autofree char *latency = ms->latency_ns >= 0 ? g_strdup_printf("dram.latency_ns=%.3f", ms->latency_ns) : NULL;
-  const char *set[] = { pages == HOST_BENCH_THP ? "thp.enabled=always" : "thp.enabled=never", latency, NULL };
-  const char *origin[] = { "host validate", "host validate --fit", NULL };
+  g_autofree char *host_pages = ms->host_page_size ? g_strdup_printf("virt.host_page_size=%s", ms->host_page_size) : NULL;
+  const char *set[] = { pages == HOST_BENCH_THP ? "thp.enabled=always" : "thp.enabled=never",
+                        latency ? latency : host_pages, latency ? host_pages : NULL, NULL };
+  const char *origin[] = { "host validate", "host validate --fit", "host validate --fit", NULL };
   RunSpec spec = {
     .machine = ms->machine, .set = set, .set_origin = origin, .workload = workload, .repeat = 1,
     .seed_given = TRUE, .seed = HOST_BENCH_SEED, .warmup = ms->warmup,
@@ -137,13 +140,71 @@ static gboolean model_all(const ModelSpec *ms, ValidateRow *rows, guint n, gbool
 
 /* ---- the fit --------------------------------------------------------------- */
 
+/* The row of the other page size at the same span, or NULL. */
+static const ValidateRow *partner(const ValidateRow *rows, guint n, const ValidateRow *r)
+{
+  for (guint i = 0; i < n; i++)
+    if (rows[i].span_bytes == r->span_bytes && rows[i].pages != r->pages)
+      return &rows[i];
+  return NULL;
+}
+
 typedef struct {
   gboolean done;
   double base_latency_ns, latency_ns;
-  guint fit_rows[2];      /* indices into rows */
-  guint n_fit;
+  guint fit_rows[4];      /* indices into rows: the 4K points the latency is fitted on, then their THP partners */
+  guint n_fit;            /* 4K points */
+  guint n_eval;           /* all fitted-on points */
+  const char *host_page_size; /* chosen with nested paging (NULL: not fitted, the machine's own) */
+  double sse;             /* sum of squared relative errors at the fitted-on points */
 } FitResult;
 
+/* dram.latency_ns fitted on the 4K points of f (linear in the latency: one
+ * more run each at a stepped latency), and the squared relative error at
+ * every fitted-on point with it, under the host page size of ms. */
+static gboolean fit_latency(const ModelSpec *ms, ValidateRow *rows, FitResult *f, GError **error)
+{
+  double step = f->base_latency_ns * HOST_VALIDATE_FIT_STEP;
+  ModelSpec base = *ms, stepped = *ms;
+  base.latency_ns = -1;
+  stepped.latency_ns = f->base_latency_ns + step;
+  double a[2], b[2], native[2];
+  for (guint k = 0; k < f->n_fit; k++) {
+    ValidateRow *r = &rows[f->fit_rows[k]];
+    double ns1, ns2;
+    if (!model_point(&base, r->span_bytes, r->pages, &ns1, error) ||
+        !model_point(&stepped, r->span_bytes, r->pages, &ns2, error))
+      return FALSE;
+    b[k] = (ns2 - ns1) / step;
+    a[k] = ns1 - b[k] * f->base_latency_ns;
+    native[k] = r->native->median_ns;
+  }
+  const SettingDef *def = settings_def(SET_DRAM_LATENCY_NS);
+  if (!host_validate_fit_latency(a, b, native, f->n_fit, &f->latency_ns)) {
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE,
+                "host validate --fit: the model's chase does not depend on dram.latency_ns at these spans "
+                "(every access hits a cache); give larger --spans");
+    return FALSE;
+  }
+  f->latency_ns = CLAMP(f->latency_ns, def->min, def->max);
+  ModelSpec fitted = *ms;
+  fitted.latency_ns = f->latency_ns;
+  f->sse = 0;
+  for (guint k = 0; k < f->n_eval; k++) {
+    const ValidateRow *r = &rows[f->fit_rows[k]];
+    double ns;
+    if (!model_point(&fitted, r->span_bytes, r->pages, &ns, error))
+      return FALSE;
+    double e = host_validate_error(ns, r->native->median_ns);
+    f->sse += e * e;
+  }
+  return TRUE;
+}
+
+/* The fit: dram.latency_ns on the 4K chase at the smallest and the largest
+ * span; with nested paging also the host's page size, which a guest cannot
+ * read (virt.host_page_size: 4K, 2M or 1G, the one whose fitted model is
+ * nearest the native figures at the same spans, 4K and THP). */
 static gboolean fit(const char *machine, const ModelSpec *ms, ValidateRow *rows, guint n, FitResult *f,
                     GError **error)
 {
@@ -164,47 +225,40 @@ static gboolean fit(const char *machine, const ModelSpec *ms, ValidateRow *rows,
   f->fit_rows[0] = lo;
   f->fit_rows[1] = hi;
   f->n_fit = lo == hi ? 1 : 2;
+  f->n_eval = f->n_fit;
   RunSpec rs = { .machine = machine };
   g_autoptr(Settings) s = runner_settings(&rs, error);
   if (!s)
     return FALSE;
   f->base_latency_ns = settings_double(s, SET_DRAM_LATENCY_NS);
-  double step = f->base_latency_ns * HOST_VALIDATE_FIT_STEP;
-  ModelSpec stepped = *ms;
-  stepped.latency_ns = f->base_latency_ns + step;
-  double a[2], b[2], native[2];
-  for (guint k = 0; k < f->n_fit; k++) {
-    ValidateRow *r = &rows[f->fit_rows[k]];
-    double ns2;
-    if (!model_point(&stepped, r->span_bytes, r->pages, &ns2, error))
+  gboolean nested = settings_bool(s, SET_VIRT_NESTED);
+  if (nested) /* the THP chase at the same spans tells the host's pages apart */
+    for (guint k = 0; k < f->n_fit; k++) {
+      const ValidateRow *p = partner(rows, n, &rows[f->fit_rows[k]]);
+      if (p)
+        f->fit_rows[f->n_eval++] = (guint)(p - rows);
+    }
+  for (guint k = 0; k < f->n_eval; k++)
+    rows[f->fit_rows[k]].fitted_on = TRUE;
+  if (!nested)
+    return (f->done = fit_latency(ms, rows, f, error));
+  static const char *const sizes[] = { "4K", "2M", "1G" };
+  FitResult best = { 0 };
+  for (unsigned i = 0; i < G_N_ELEMENTS(sizes); i++) {
+    FitResult c = *f;
+    ModelSpec m = *ms;
+    m.host_page_size = c.host_page_size = sizes[i];
+    if (!fit_latency(&m, rows, &c, error))
       return FALSE;
-    b[k] = (ns2 - r->model_ns) / step;
-    a[k] = r->model_ns - b[k] * f->base_latency_ns;
-    native[k] = r->native->median_ns;
-    r->fitted_on = TRUE;
+    if (i == 0 || c.sse < best.sse)
+      best = c;
   }
-  const SettingDef *def = settings_def(SET_DRAM_LATENCY_NS);
-  if (!host_validate_fit_latency(a, b, native, f->n_fit, &f->latency_ns)) {
-    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE,
-                "host validate --fit: the model's chase does not depend on dram.latency_ns at these spans "
-                "(every access hits a cache); give larger --spans");
-    return FALSE;
-  }
-  f->latency_ns = CLAMP(f->latency_ns, def->min, def->max);
+  *f = best;
   f->done = TRUE;
   return TRUE;
 }
 
 /* ---- output ------------------------------------------------------------------ */
-
-/* The row of the other page size at the same span, or NULL. */
-static const ValidateRow *partner(const ValidateRow *rows, guint n, const ValidateRow *r)
-{
-  for (guint i = 0; i < n; i++)
-    if (rows[i].span_bytes == r->span_bytes && rows[i].pages != r->pages)
-      return &rows[i];
-  return NULL;
-}
 
 /* Mean and max of |error| over the rows with fitted_on == which. */
 static void error_summary(const ValidateRow *rows, guint n, gboolean which, double *mean, double *max, guint *count)
@@ -288,6 +342,9 @@ static void print_table(const HostBenchResult *bench, const char *machine, const
     guint count;
     g_string_append_printf(out, "\n# fitted: dram.latency_ns = %.1f (the machine's %.1f), on the 4K chase at the "
                                 "smallest and the largest span\n", f->latency_ns, f->base_latency_ns);
+    if (f->host_page_size)
+      g_string_append_printf(out, "# fitted: virt.host_page_size = %s (a guest cannot read it: of 4K, 2M and 1G, the one "
+                                  "nearest the native 4K and THP chase at those spans)\n", f->host_page_size);
     error_summary(rows, n, TRUE, &mean, &max, &count);
     g_string_append_printf(out, "# fitted on: %u points, mean |error| %.1f%%, max %.1f%%\n", count, 100 * mean,
                            100 * max);
@@ -359,6 +416,10 @@ static char *print_json(const HostBenchResult *bench, const char *machine, const
     json_builder_begin_object(jb);
     json_double(jb, "dram_latency_ns", f->latency_ns);
     json_double(jb, "machine_dram_latency_ns", f->base_latency_ns);
+    if (f->host_page_size) {
+      json_builder_set_member_name(jb, "host_page_size");
+      json_builder_add_string_value(jb, f->host_page_size);
+    }
     json_builder_end_object(jb);
   }
   json_builder_end_object(jb);
@@ -366,33 +427,42 @@ static char *print_json(const HostBenchResult *bench, const char *machine, const
 }
 
 /* The machine file of --fit -o: the machine, with the fitted line. */
-/* The detected machine's text with its [dram] latency_ns line (and the
- * comment above it) replaced by `fitted`: the lines before it. */
-static void replace_latency(GString *s, const char *text, const char *fitted)
+/* `text` (a machine file) with the line of `key` in [group] (and a "# from
+ * preset" comment above it) replaced by `lines`; the group is added at the
+ * end when the text has none, the key at the group's end when it has none. */
+static char *replace_key(const char *text, const char *group, const char *key, const char *lines)
 {
-  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
-  gboolean in_dram = FALSE, done = FALSE;
-  for (unsigned i = 0; lines[i]; i++) {
-    const char *l = lines[i];
-    if (l[0] == '[')
-      in_dram = strcmp(l, "[dram]") == 0;
-    if (in_dram && !done && g_str_has_prefix(l, "latency_ns")) {
-      if (i > 0 && g_str_has_prefix(lines[i - 1], "# from preset")) { /* drop the line that said where it came from */
-        gssize cut = (gssize)s->len - 1;
+  GString *s = g_string_new(NULL);
+  g_auto(GStrv) l = g_strsplit(text, "\n", -1);
+  g_autofree char *header = g_strdup_printf("[%s]", group);
+  gboolean in = FALSE, done = FALSE;
+  for (unsigned i = 0; l[i]; i++) {
+    if (l[i][0] == '[') {
+      if (in && !done) { /* the group ends without the key */
+        g_string_append_printf(s, "%s\n\n", lines);
+        done = TRUE;
+      }
+      in = strcmp(l[i], header) == 0;
+    }
+    const char *p = l[i];
+    if (in && !done && g_str_has_prefix(p, key) && (p[strlen(key)] == ' ' || p[strlen(key)] == '=')) {
+      if (i > 0 && g_str_has_prefix(l[i - 1], "# from preset")) { /* it said where the old value came from */
+        gsize cut = s->len ? s->len - 1 : 0;
         while (cut > 0 && s->str[cut - 1] != '\n')
           cut--;
-        g_string_truncate(s, (gsize)MAX(cut, 0));
+        g_string_truncate(s, cut);
       }
-      g_string_append(s, fitted);
+      g_string_append(s, lines);
       done = TRUE;
-      continue;
+    } else {
+      g_string_append(s, p);
     }
-    g_string_append(s, l);
-    if (lines[i + 1])
+    if (l[i + 1])
       g_string_append_c(s, '\n');
   }
   if (!done)
-    g_string_append_printf(s, "\n[dram]\n%s", fitted);
+    g_string_append_printf(s, in ? "%s\n" : "\n%s\n%s\n", in ? lines : header, lines);
+  return g_string_free(s, FALSE);
 }
 
 /* The fitted machine file: with -m, one that inherits the machine given;
@@ -419,13 +489,22 @@ static char *fitted_ini(const HostBenchResult *bench, const char *machine, const
     g_string_append_printf(lat, "#   span %s: native %.2f ns per access (median)\n", span, r->native->median_ns);
   }
   g_string_append_printf(lat, "# The machine's own value was %.1f.\nlatency_ns = %.1f", f->base_latency_ns, f->latency_ns);
+  g_autofree char *pages = f->host_page_size
+    ? g_strdup_printf("# FITTED, not read: a guest cannot see how its host backs its memory; of 4K, 2M and 1G the\n"
+                      "# one whose model, with the latency above, is nearest the native 4K and THP chase at the\n"
+                      "# points above.\nhost_page_size = %s", f->host_page_size)
+    : NULL;
   if (detected_text) {
-    replace_latency(s, detected_text, lat->str);
+    g_autofree char *t1 = replace_key(detected_text, "dram", "latency_ns", lat->str);
+    g_autofree char *t2 = pages ? replace_key(t1, "virt", "host_page_size", pages) : g_strdup(t1);
+    g_string_append(s, t2);
     g_string_append_c(s, '\n');
   } else {
     g_string_append_printf(s, "[machine]\ninherit = %s\ndescription = %s with dram.latency_ns fitted to this host\n\n",
                            parent, machine);
     g_string_append_printf(s, "[dram]\n%s\n", lat->str);
+    if (pages)
+      g_string_append_printf(s, "\n[virt]\n%s\n", pages);
   }
   g_string_free(lat, TRUE);
   return g_string_free(s, FALSE);
@@ -526,6 +605,7 @@ static int host_validate_run(HostBenchOptions *op, const char *machine, const ch
   if (ok && do_fit && (ok = fit(machine, &ms, rows, n, &f, &err))) {
     ModelSpec fitted = ms;
     fitted.latency_ns = f.latency_ns;
+    fitted.host_page_size = f.host_page_size;
     ok = model_all(&fitted, rows, n, TRUE, progress, &err);
   }
   g_autofree char *text = NULL, *ini = NULL;

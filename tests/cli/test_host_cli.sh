@@ -48,6 +48,21 @@ has "$tmp/fit.ini" '^# FITTED'
 has "$tmp/fit.ini" '^latency_ns = [0-9.]+$'
 if "$MMUSIM" run -q -m "$tmp/fit.ini" -w seq:size=1M > /dev/null 2>&1; then ok; else bad "the fitted machine file does not run"; fi
 
+# validate --fit on a guest (nested paging): the host's page size, which a
+# guest cannot read, is fitted too, and all four points at the fitted spans
+# (4K and THP) are marked fitted.
+printf '[machine]\ninherit = zen3\n[virt]\nnested = true\n' > "$tmp/guest.ini"
+if "$MMUSIM" host validate -m "$tmp/guest.ini" --spans 1M,64M --repeats 1 --seconds 0.02 -q --fit -o "$tmp/gfit.ini" > "$tmp/gval.txt" 2> "$tmp/err"; then
+  ok
+else
+  bad "host validate --fit on a guest failed"; cat "$tmp/err"
+fi
+has "$tmp/gval.txt" '^# nested paging: on'
+has "$tmp/gval.txt" '^# fitted: virt.host_page_size = (4K|2M|1G) '
+count "$tmp/gval.txt" '^ +(1M|64M) +(4K|THP) .* fitted *$' 4
+has "$tmp/gfit.ini" '^host_page_size = (4K|2M|1G)$'
+if "$MMUSIM" run -q -m "$tmp/gfit.ini" -w seq:size=1M > /dev/null 2>&1; then ok; else bad "the fitted guest file does not run"; fi
+
 # validate --json.
 if "$MMUSIM" host validate -m zen3 --spans 1M --repeats 1 --seconds 0.02 -q --json > "$tmp/val.json"; then ok; else bad "host validate --json failed"; fi
 count "$tmp/val.json" '"model_ns" : ' 2
