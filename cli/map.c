@@ -314,10 +314,9 @@ static void text_at(cairo_t *cr, double x, double y, const char *s)
   g_autofree char *safe = map_text_safe(s); /* a cut label too may end mid-character */
   g_autofree char *esc = g_markup_escape_text(safe, -1);
   cairo_font_face_t *face = cairo_get_font_face(cr);
-  const char *family = cairo_font_face_get_type(face) == CAIRO_FONT_TYPE_TOY ? cairo_toy_font_face_get_family(face)
-                                                                             : "sans-serif";
-  gboolean bold = cairo_font_face_get_type(face) == CAIRO_FONT_TYPE_TOY &&
-                  cairo_toy_font_face_get_weight(face) == CAIRO_FONT_WEIGHT_BOLD;
+  gboolean toy = cairo_font_face_get_type(face) == CAIRO_FONT_TYPE_TOY; /* map.c selects only toy faces */
+  const char *family = toy ? cairo_toy_font_face_get_family(face) : "sans-serif";
+  gboolean bold = toy && cairo_toy_font_face_get_weight(face) == CAIRO_FONT_WEIGHT_BOLD;
   cairo_matrix_t fm;
   cairo_get_font_matrix(cr, &fm);
   double r = 0, g = 0, b = 0, a = 1;

@@ -538,30 +538,26 @@ static void interval_clear(Engine *e)
 static void interval_close(Engine *e, uint64_t end)
 {
   Machine *m = e->m;
-  Counters now;
+  Counters now, d;
   machine_counters(m, &now);
   EngineInterval *last = e->intervals->len ? &g_array_index(e->intervals, EngineInterval, e->intervals->len - 1) : NULL;
   EngineInterval iv = { .start = e->iv_start, .end = MAX(end, e->iv_start) };
-  if (last && iv.end == iv.start) {
-    Counters d;
-    counters_diff(&d, &now, &e->iv_last);
-    counters_add(&last->total, &d);
-  } else {
-    counters_diff(&iv.total, &now, &e->iv_last);
-  }
+  gboolean join = last && iv.end == iv.start;
+  EngineInterval *to = join ? last : &iv;
+  counters_diff(&d, &now, &e->iv_last);
+  counters_add(&to->total, &d);
   if (e->per_cpu) {
-    EngineInterval *to = last && iv.end == iv.start ? last : &iv;
     if (!to->per_cpu)
       to->per_cpu = g_new0(Counters, m->n_cpus);
     for (unsigned i = 0; i < m->n_cpus; i++) {
-      Counters cur, d;
+      Counters cur;
       cpu_counters(m->cpus[i], &cur);
       counters_diff(&d, &cur, &e->iv_cpu_last[i]);
       counters_add(&to->per_cpu[i], &d);
       e->iv_cpu_last[i] = cur;
     }
   }
-  if (!(last && iv.end == iv.start))
+  if (!join)
     g_array_append_val(e->intervals, iv);
   e->iv_last = now;
   e->iv_start = iv.end;
