@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * plot.c - line charts drawn with cairo (see plot.h).
+ * plot.c - line and grouped-bar charts drawn with cairo (see plot.h).
  */
 #include "config.h"
 #include "plot.h"
@@ -22,6 +22,7 @@ G_DEFINE_QUARK(mmusim-plot-error-quark, mmusim_plot_error)
 #define PLOT_RIGHT 190.0     /* the legend */
 #define PLOT_BOTTOM 46.0     /* x tick labels and the x axis name, under the last panel */
 #define PLOT_TICKS 5         /* y ticks aimed at */
+#define PLOT_GROUP_W 0.8     /* a group of bars: this share of the space between two words */
 
 /* Colours of the series, told apart also without colour vision: Okabe and
  * Ito's palette ("Color Universal Design", 2002). */
@@ -212,6 +213,44 @@ static void draw_x_ticks(cairo_t *cr, const Plot *p, const Frame *f, Range xr, g
   }
 }
 
+/* The left edge and the width, in axis units, of series s's bar in the
+ * group of word x: the group spans PLOT_GROUP_W around x, its n bars side
+ * by side in the series' order. */
+static double bar_left(double x, unsigned s, unsigned n, double *width)
+{
+  *width = PLOT_GROUP_W / MAX(n, 1u);
+  return x - PLOT_GROUP_W / 2 + s * *width;
+}
+
+/* Series s of pn as one bar per word, from 0 (or the axis's foot) to its
+ * value, filled in its colour, with its error bar in black. */
+static void draw_bars(cairo_t *cr, const PlotPanel *pn, unsigned s, const Frame *f, Range xr, Range yr)
+{
+  const PlotSeries *se = &pn->series[s];
+  const double *c = palette[s % G_N_ELEMENTS(palette)];
+  double base = py(f, yr, MAX(yr.lo, 0));
+  for (unsigned i = 0; i < se->n; i++) {
+    double w, left = bar_left(se->x[i], s, pn->n_series, &w);
+    double x0 = px(f, xr, left), x1 = px(f, xr, left + w), y = py(f, yr, se->y[i]);
+    cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+    cairo_rectangle(cr, x0, MIN(y, base), x1 - x0, fabs(base - y));
+    cairo_fill(cr);
+    if (se->lo && se->hi) {
+      double xm = (x0 + x1) / 2, y0 = py(f, yr, se->lo[i]), y1 = py(f, yr, se->hi[i]);
+      double cap = MIN(3, (x1 - x0) / 3);
+      cairo_set_source_rgb(cr, 0, 0, 0);
+      cairo_set_line_width(cr, 1);
+      cairo_move_to(cr, xm, y0);
+      cairo_line_to(cr, xm, y1);
+      cairo_move_to(cr, xm - cap, y0);
+      cairo_line_to(cr, xm + cap, y0);
+      cairo_move_to(cr, xm - cap, y1);
+      cairo_line_to(cr, xm + cap, y1);
+      cairo_stroke(cr);
+    }
+  }
+}
+
 static void draw_panel(cairo_t *cr, const Plot *p, const PlotPanel *pn, const Frame *f, Range xr, gboolean last)
 {
   Range yr = y_range(pn);
@@ -245,7 +284,9 @@ static void draw_panel(cairo_t *cr, const Plot *p, const PlotPanel *pn, const Fr
   cairo_save(cr);
   cairo_rectangle(cr, f->x0, f->y0 - 1, f->w, f->h + 2);
   cairo_clip(cr);
-  for (unsigned s = 0; s < pn->n_series; s++) {
+  for (unsigned s = 0; p->bars && s < pn->n_series; s++)
+    draw_bars(cr, pn, s, f, xr, yr);
+  for (unsigned s = 0; !p->bars && s < pn->n_series; s++) {
     const PlotSeries *se = &pn->series[s];
     const double *c = palette[s % G_N_ELEMENTS(palette)];
     cairo_set_source_rgb(cr, c[0], c[1], c[2]);
@@ -284,10 +325,15 @@ static void draw_panel(cairo_t *cr, const Plot *p, const PlotPanel *pn, const Fr
     const double *c = palette[s % G_N_ELEMENTS(palette)];
     double y = f->y0 + 8 + 16.0 * s;
     cairo_set_source_rgb(cr, c[0], c[1], c[2]);
-    cairo_set_line_width(cr, 2);
-    cairo_move_to(cr, f->x0 + f->w + 10, y);
-    cairo_line_to(cr, f->x0 + f->w + 30, y);
-    cairo_stroke(cr);
+    if (p->bars) { /* a swatch of the bar's colour */
+      cairo_rectangle(cr, f->x0 + f->w + 14, y - 5, 12, 10);
+      cairo_fill(cr);
+    } else {
+      cairo_set_line_width(cr, 2);
+      cairo_move_to(cr, f->x0 + f->w + 10, y);
+      cairo_line_to(cr, f->x0 + f->w + 30, y);
+      cairo_stroke(cr);
+    }
     cairo_set_source_rgb(cr, 0, 0, 0);
     text_at(cr, f->x0 + f->w + 35, y + 3.5, pn->series[s].name, 0);
   }
@@ -303,14 +349,24 @@ static cairo_status_t sink_write(void *closure, const unsigned char *data, unsig
 static char *plot_desc(const Plot *p)
 {
   GString *d = g_string_new(NULL);
-  g_string_append_printf(d, "%s\n%s\nx axis: %s%s\n", p->title, p->subtitle ? p->subtitle : "", p->xlabel,
-                         p->xlog2 ? " (log2 scale)" : "");
+  g_string_append_printf(d, "%s\n%s\nx axis: %s%s%s\n", p->title, p->subtitle ? p->subtitle : "", p->xlabel,
+                         p->xlog2 ? " (log2 scale)" : "", p->bars ? " (a group of bars per value)" : "");
   for (unsigned k = 0; k < p->n_panels; k++) {
     if (p->panels[k].title)
       g_string_append_printf(d, "panel: %s\n", p->panels[k].title);
     g_string_append_printf(d, "y axis: %s\n", p->panels[k].ylabel);
     for (unsigned s = 0; s < p->panels[k].n_series; s++)
       g_string_append_printf(d, "legend: %s\n", p->panels[k].series[s].name);
+    for (unsigned s = 0; p->bars && s < p->panels[k].n_series; s++) {
+      const PlotSeries *se = &p->panels[k].series[s];
+      for (unsigned i = 0; i < se->n; i++) {
+        unsigned cat = (unsigned)se->x[i];
+        g_string_append_printf(d, "bar: %s, %s: %g", cat < p->n_xcats ? p->xcats[cat] : "?", se->name, se->y[i]);
+        if (se->lo && se->hi)
+          g_string_append_printf(d, " (%g to %g)", se->lo[i], se->hi[i]);
+        g_string_append_c(d, '\n');
+      }
+    }
   }
   char *raw = g_string_free(d, FALSE);
   char *safe = g_utf8_make_valid(raw, -1);

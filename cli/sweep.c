@@ -515,9 +515,12 @@ static gboolean repeat_range(JsonObject *o, const char *metric, double *lo, doub
 }
 
 /* plot.svg and plot.png, drawn with cairo: the metric against the first
- * axis (log2 for a size, the values in order for words), one line per
- * value of the other axes with a legend, error bars from the smallest to
- * the largest of the repeats (mean +- stddev for a result without them). */
+ * axis, one line per value of the other axes with a legend (log2 for a
+ * size), or for an axis of words (thp.enabled = never, madvise, always;
+ * machine = skylake, zen3) grouped bars: a group per word in the order
+ * given, a bar per value of the other axes; error bars from the smallest
+ * to the largest of the repeats (mean +- stddev for a result without
+ * them). */
 static gboolean draw_plot(const Sweep *sw, JsonNode *const *res, const char *file, GError **error)
 {
   const Experiment *e = sw->e;
@@ -571,8 +574,12 @@ static gboolean draw_plot(const Sweep *sw, JsonNode *const *res, const char *fil
     }
   }
   const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
+  const char *machine = c0->machine; /* or, when machine is an axis, the legend or the x axis names them */
+  for (guint k = 1; k < n; k++)
+    if (g_strcmp0(((const ExpConfig *)g_ptr_array_index(e->configs, k))->machine, c0->machine) != 0)
+      machine = "each machine";
   g_autofree char *title = g_strdup_printf("%s: %s", e->name, e->metric);
-  g_autofree char *sub = g_strdup_printf("%s on %s, %s", c0->workload ? c0->workload : e->trace, c0->machine,
+  g_autofree char *sub = g_strdup_printf("%s on %s, %s", c0->workload ? c0->workload : e->trace, machine,
                                          e->repeat > 1 ? "mean of the repeats, bars from the least to the most"
                                                        : "one run each");
   g_autofree char *ylabel = g_strdup_printf("%s (mean of %u run%s)", e->metric, e->repeat, e->repeat > 1 ? "s" : "");
@@ -580,7 +587,7 @@ static gboolean draw_plot(const Sweep *sw, JsonNode *const *res, const char *fil
   PlotPanel panel = { NULL, ylabel, ns, series };
   Plot p = { .title = title, .subtitle = sub, .xlabel = xlabel, .xlog2 = kind == 2,
              .xcats = cats ? (const char *const *)cats->pdata : NULL, .n_xcats = cats ? cats->len : 0,
-             .n_panels = 1, .panels = &panel };
+             .bars = cats != NULL, .n_panels = 1, .panels = &panel };
   g_autofree char *path = g_build_filename(sw->dir, file, NULL);
   gboolean ok = plot_write(&p, path, error);
   g_free(xs);

@@ -58,5 +58,31 @@ done
 if tr -d ' \n' < "$tmp/llc/results.json" | grep -q '"repeats":{[^}]*"LLC-load-misses":\[[0-9]*,[0-9]*\]'; then ok
 else bad "results.json keeps no repeats of LLC-load-misses"; fi
 
+# A first axis of words: grouped bars, a group per word (3) and in each a
+# bar per value of the second axis (2), each with its error bar; a legend
+# entry per series, the axes named; the <desc> lists what was drawn.  A
+# size axis draws no bar.
+cat > "$tmp/modes.ini" <<'INI'
+[experiment]
+name = thp modes
+workload = random:size=8M,accesses=2K
+repeat = 2
+metric = dTLB-load-misses
+[vary]
+thp.enabled = never, madvise, always
+machine = skylake, zen3
+INI
+"$MMUSIM" sweep "$tmp/modes.ini" -o "$tmp/modes" -j 1 --plot > /dev/null 2>&1 || bad "sweep --plot of a word axis"
+expect bars "$tmp/modes/plot.svg" "thp modes: dTLB-load-misses" "random:size=8M,accesses=2K on each machine" "x axis: thp.enabled (a group of bars per value)" \
+  "y axis: dTLB-load-misses (mean of 2 runs)" "legend: machine=skylake" "legend: machine=zen3" \
+  "bar: never, machine=skylake: " "bar: madvise, machine=zen3: " "bar: always, machine=zen3: "
+"$MAP_CHECK" "$tmp/modes/plot.svg" > "$tmp/desc" 2>&1
+bars=$(grep -c '^bar: ' "$tmp/desc")
+if [ "$bars" -eq 6 ]; then ok; else bad "word-axis sweep: $bars bars, not 3 groups of 2"; fi
+spread=$(grep -c '^bar: .*: [0-9.e+-]* ([0-9.e+-]* to [0-9.e+-]*)$' "$tmp/desc")
+if [ "$spread" -eq 6 ]; then ok; else bad "word-axis sweep: $spread of 6 bars carry an error bar"; fi
+"$MAP_CHECK" "$tmp/llc/plot.svg" > "$tmp/desc" 2>&1
+if grep -q '^bar: \|group of bars' "$tmp/desc"; then bad "a size axis is drawn as bars"; else ok; fi
+
 echo "plot: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
