@@ -305,11 +305,9 @@ static double seconds_of(const Breakdown *bd, uint64_t cycles)
   return (double)cycles / (freq_mhz(bd->r) * 1e6);
 }
 
-void breakdown_intervals_print(const Breakdown *bd, BreakdownFormat f, FILE *out)
+void breakdown_intervals_head(const Breakdown *bd, BreakdownFormat f, GString *s)
 {
   const RunReport *r = bd->r;
-  g_autoptr(GString) s = g_string_new(NULL);
-  double mhz = freq_mhz(r);
   if (f == BREAKDOWN_CSV) {
     g_string_append(s, "machine,workload,interval,interval_start");
     csv_label_header(s, bd->mode);
@@ -325,51 +323,77 @@ void breakdown_intervals_print(const Breakdown *bd, BreakdownFormat f, FILE *out
       g_string_append(s, " node  cpus");
     g_string_append(s, "             counts events\n");
   }
-  for (unsigned i = 0; i < bd->b->n_intervals; i++) {
-    const EngineInterval *iv = &bd->b->intervals[i];
-    g_autoptr(GArray) rows = rows_of(bd, iv->per_cpu, bd->b->n_cpus ? bd->b->n_cpus : 0, &iv->total);
-    char t_end[G_ASCII_DTOSTR_BUF_SIZE], t_start[G_ASCII_DTOSTR_BUF_SIZE];
-    g_ascii_formatd(t_end, sizeof t_end, "%.9f", seconds_of(bd, iv->end));
-    g_ascii_formatd(t_start, sizeof t_start, "%.9f", seconds_of(bd, iv->start));
-    for (guint j = 0; j < rows->len; j++) {
-      const Row *row = &g_array_index(rows, Row, j);
-      CounterValues v;
-      counter_values_from(&v, &row->c, iv->end - iv->start, mhz);
-      if (f == BREAKDOWN_CSV) {
-        csv_text(s, r->machine);
-        g_string_append_c(s, ',');
-        csv_text(s, r->workload);
-        g_string_append_printf(s, ",%s,%s", t_end, t_start);
-        csv_label_row(s, bd->mode, row);
-        csv_values(s, bd, &v);
-        g_string_append_c(s, '\n');
-      } else if (f == BREAKDOWN_JSON) {
-        g_autoptr(JsonBuilder) jb = json_builder_new();
-        json_builder_begin_object(jb);
-        json_builder_set_member_name(jb, "interval");
-        json_builder_add_double_value(jb, seconds_of(bd, iv->end));
-        json_builder_set_member_name(jb, "interval_start");
-        json_builder_add_double_value(jb, seconds_of(bd, iv->start));
-        json_label(jb, bd->mode, row, cpus_per_node(r));
-        json_builder_set_member_name(jb, "counters");
-        report_json_add_counter_values(jb, &v, bd->ids, bd->n_ids);
-        json_builder_end_object(jb);
-        g_autoptr(JsonNode) root = json_builder_get_root(jb);
-        g_autofree char *line = json_to_string(root, FALSE);
-        g_string_append_printf(s, "%s\n", line);
-      } else {
-        for (unsigned k = 0; k < bd->n_ids; k++) {
-          char b[64];
-          g_string_append_printf(s, "%16s ", t_end);
-          text_prefix(s, bd->mode, row);
-          g_string_append_printf(s, "%18s      %s\n", report_fmt_count(b, sizeof b, v.v[bd->ids[k]]),
-                                 counter_def(bd->ids[k])->name);
-        }
+}
+
+void breakdown_interval_rows(const Breakdown *bd, BreakdownFormat f, const EngineInterval *iv, unsigned n_cpus, GString *s)
+{
+  const RunReport *r = bd->r;
+  double mhz = freq_mhz(r);
+  g_autoptr(GArray) rows = rows_of(bd, iv->per_cpu, n_cpus, &iv->total);
+  char t_end[G_ASCII_DTOSTR_BUF_SIZE], t_start[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd(t_end, sizeof t_end, "%.9f", seconds_of(bd, iv->end));
+  g_ascii_formatd(t_start, sizeof t_start, "%.9f", seconds_of(bd, iv->start));
+  for (guint j = 0; j < rows->len; j++) {
+    const Row *row = &g_array_index(rows, Row, j);
+    CounterValues v;
+    counter_values_from(&v, &row->c, iv->end - iv->start, mhz);
+    if (f == BREAKDOWN_CSV) {
+      csv_text(s, r->machine);
+      g_string_append_c(s, ',');
+      csv_text(s, r->workload);
+      g_string_append_printf(s, ",%s,%s", t_end, t_start);
+      csv_label_row(s, bd->mode, row);
+      csv_values(s, bd, &v);
+      g_string_append_c(s, '\n');
+    } else if (f == BREAKDOWN_JSON) {
+      g_autoptr(JsonBuilder) jb = json_builder_new();
+      json_builder_begin_object(jb);
+      json_builder_set_member_name(jb, "interval");
+      json_builder_add_double_value(jb, seconds_of(bd, iv->end));
+      json_builder_set_member_name(jb, "interval_start");
+      json_builder_add_double_value(jb, seconds_of(bd, iv->start));
+      json_label(jb, bd->mode, row, cpus_per_node(r));
+      json_builder_set_member_name(jb, "counters");
+      report_json_add_counter_values(jb, &v, bd->ids, bd->n_ids);
+      json_builder_end_object(jb);
+      g_autoptr(JsonNode) root = json_builder_get_root(jb);
+      g_autofree char *line = json_to_string(root, FALSE);
+      g_string_append_printf(s, "%s\n", line);
+    } else {
+      for (unsigned k = 0; k < bd->n_ids; k++) {
+        char b[64];
+        g_string_append_printf(s, "%16s ", t_end);
+        text_prefix(s, bd->mode, row);
+        g_string_append_printf(s, "%18s      %s\n", report_fmt_count(b, sizeof b, v.v[bd->ids[k]]),
+                               counter_def(bd->ids[k])->name);
       }
     }
   }
-  if (f == BREAKDOWN_TEXT && r->partial)
-    g_string_append_printf(s, "# partial: %s\n", r->partial);
+}
+
+void breakdown_intervals_region(const Breakdown *bd, BreakdownFormat f, uint64_t start, GString *s)
+{
+  char t[G_ASCII_DTOSTR_BUF_SIZE];
+  g_ascii_formatd(t, sizeof t, "%.9f", seconds_of(bd, start));
+  if (f == BREAKDOWN_TEXT)
+    g_string_append_printf(s, "# a new region of interest begins at %s: the intervals above are outside it\n", t);
+  else if (f == BREAKDOWN_JSON)
+    g_string_append_printf(s, "{\"region_start\":%s}\n", t);
+}
+
+void breakdown_intervals_tail(const Breakdown *bd, BreakdownFormat f, GString *s)
+{
+  if (f == BREAKDOWN_TEXT && bd->r->partial)
+    g_string_append_printf(s, "# partial: %s\n", bd->r->partial);
+}
+
+void breakdown_intervals_print(const Breakdown *bd, BreakdownFormat f, FILE *out)
+{
+  g_autoptr(GString) s = g_string_new(NULL);
+  breakdown_intervals_head(bd, f, s);
+  for (unsigned i = 0; i < bd->b->n_intervals; i++)
+    breakdown_interval_rows(bd, f, &bd->b->intervals[i], bd->b->n_cpus, s);
+  breakdown_intervals_tail(bd, f, s);
   fputs(s->str, out);
 }
 
@@ -410,11 +434,15 @@ gboolean breakdown_interval_plot(const Breakdown *bd, const char *path, GError *
       series[(gsize)k * n_series + j] = (PlotSeries){ name, n, x, &y[((gsize)k * n_series + j) * n], NULL, NULL };
     }
   }
-  char ms[G_ASCII_DTOSTR_BUF_SIZE];
-  double span_ms = bd->interval_ms;
+  char ms[G_ASCII_DTOSTR_BUF_SIZE], ms1[G_ASCII_DTOSTR_BUF_SIZE];
+  unsigned merged = MAX(bd->b->interval_merged, 1u);
+  double span_ms = bd->interval_ms * merged;
   g_autofree char *title = g_strdup_printf("%s on %s", r->workload ? r->workload : "", r->machine ? r->machine : "");
-  g_autofree char *sub = g_strdup_printf("counters in each interval of %s ms of simulated time (%u intervals)%s%s",
-                                         g_ascii_formatd(ms, sizeof ms, "%g", span_ms), n, bd->mode ? ", " : "",
+  g_autofree char *joined = merged > 1 ? g_strdup_printf(", each the sum of %u intervals of -I %s", merged,
+                                                         g_ascii_formatd(ms1, sizeof ms1, "%g", bd->interval_ms))
+                                       : g_strdup("");
+  g_autofree char *sub = g_strdup_printf("counters in each interval of %s ms of simulated time (%u intervals%s)%s%s",
+                                         g_ascii_formatd(ms, sizeof ms, "%g", span_ms), n, joined, bd->mode ? ", " : "",
                                          bd->mode ? mode_title(bd->mode) : "");
   Plot p = { .title = title, .subtitle = sub, .xlabel = "simulated time (ms, end of each interval)",
              .n_panels = bd->n_ids, .panels = panels };

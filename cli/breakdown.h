@@ -55,6 +55,17 @@ void breakdown_json_add(const Breakdown *bd, JsonObject *report);
  * of the interval, seconds of simulated time); JSON: one object a line;
  * CSV: a header, then a row per interval (and CPU or node). */
 void breakdown_intervals_print(const Breakdown *bd, BreakdownFormat f, FILE *out);
+/* The same in pieces, for printing each interval as it closes: the
+ * header (text: two comment lines; CSV: the column names; JSON: none);
+ * the rows of one interval (n_cpus: of iv->per_cpu); the line that says
+ * a new region of interest begins at `start` cycles, the intervals
+ * before it uncounted (text: a comment; JSON: {"region_start": seconds};
+ * CSV: none, interval_start says it); the end (text: the partial line of
+ * an interrupted run). */
+void breakdown_intervals_head(const Breakdown *bd, BreakdownFormat f, GString *s);
+void breakdown_interval_rows(const Breakdown *bd, BreakdownFormat f, const EngineInterval *iv, unsigned n_cpus, GString *s);
+void breakdown_intervals_region(const Breakdown *bd, BreakdownFormat f, uint64_t start, GString *s);
+void breakdown_intervals_tail(const Breakdown *bd, BreakdownFormat f, GString *s);
 
 /* The counters ids of each interval against simulated time, one panel a
  * counter (a line per node with --per-node), to path: SVG or PNG by its

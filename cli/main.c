@@ -274,14 +274,79 @@ static int check_breakdown_opts(RunOpts *o)
   return 0;
 }
 
+/* run -I: each interval printed as it closes, as perf stat -I prints
+ * them, so that a long run can be watched (THP promotion as it happens);
+ * the header before the first, the end after the run (print_breakdowns).
+ * The engine keeps none of them unless they are to be plotted. */
+typedef struct {
+  const RunOpts *o;
+  const RunOutcome *res;    /* machine, workload, settings: set before the engine runs */
+  BreakdownMode mode;
+  BreakdownFormat f;
+  const CounterId *ids;
+  unsigned n_ids;
+  RunProgress *progress;    /* its line on the terminal is cleared first */
+  gboolean head;            /* the header is out */
+} LiveIntervals;
+
+static BreakdownMode breakdown_mode(const RunOpts *o)
+{
+  return o->per_cpu ? BREAKDOWN_CPU : o->per_node ? BREAKDOWN_NODE : o->per_thread ? BREAKDOWN_THREAD : BREAKDOWN_NONE;
+}
+
+static BreakdownFormat breakdown_format(const RunOpts *o)
+{
+  return o->json ? BREAKDOWN_JSON : o->csv ? BREAKDOWN_CSV : BREAKDOWN_TEXT;
+}
+
+/* The header (once) and what print wrote, on standard output now. */
+static void live_put(LiveIntervals *l, void (*print)(const Breakdown *, BreakdownFormat, const void *, unsigned, GString *),
+                     const void *arg, unsigned n)
+{
+  RunReport r;
+  runner_report(l->res, 0, &r);
+  Breakdown bd = { .r = &r, .b = &l->res->breakdown, .mode = l->mode, .ids = l->ids, .n_ids = l->n_ids,
+                   .interval_ms = g_ascii_strtod(l->o->interval_text, NULL) };
+  g_autoptr(GString) s = g_string_new(NULL);
+  if (!l->head)
+    breakdown_intervals_head(&bd, l->f, s);
+  l->head = TRUE;
+  print(&bd, l->f, arg, n, s);
+  if (l->progress && l->progress->drawn) {
+    fputs("\r\033[K", stderr);
+    l->progress->drawn = FALSE;
+  }
+  out_file_put_stdout(s->str, s->len);
+}
+
+static void live_rows(const Breakdown *bd, BreakdownFormat f, const void *iv, unsigned n_cpus, GString *s)
+{
+  breakdown_interval_rows(bd, f, iv, n_cpus, s);
+}
+
+static void live_region_line(const Breakdown *bd, BreakdownFormat f, const void *start, unsigned n, GString *s)
+{
+  breakdown_intervals_region(bd, f, *(const uint64_t *)start, s);
+}
+
+static void live_interval(const EngineInterval *iv, unsigned n_cpus, void *data)
+{
+  live_put(data, live_rows, iv, n_cpus);
+}
+
+static void live_region(uint64_t start, void *data)
+{
+  live_put(data, live_region_line, &start, 0);
+}
+
 /* The breakdowns and intervals of a run, in the format asked for; FALSE
  * with error set for a --counters name that is no counter or a plot that
  * could not be written. */
-static gboolean print_breakdowns(const RunOpts *o, const RunReport *r, const RunOutcome *res, FILE *out, GError **error)
+static gboolean print_breakdowns(const RunOpts *o, const RunReport *r, const RunOutcome *res, const LiveIntervals *live,
+                                 FILE *out, GError **error)
 {
-  BreakdownMode mode = o->per_cpu ? BREAKDOWN_CPU : o->per_node ? BREAKDOWN_NODE
-                     : o->per_thread ? BREAKDOWN_THREAD : BREAKDOWN_NONE;
-  BreakdownFormat f = o->json ? BREAKDOWN_JSON : o->csv ? BREAKDOWN_CSV : BREAKDOWN_TEXT;
+  BreakdownMode mode = breakdown_mode(o);
+  BreakdownFormat f = breakdown_format(o);
   g_autofree CounterId *ids = NULL;
   unsigned n = breakdown_counters(r, o->counters, f == BREAKDOWN_TEXT, &ids, error);
   if (!n)
@@ -303,9 +368,15 @@ static gboolean print_breakdowns(const RunOpts *o, const RunReport *r, const Run
       return FALSE;
     }
   }
-  if (o->interval_text)
+  if (o->interval_text && !live->ids) {
     breakdown_intervals_print(&bd, f, out);
-  else if (f == BREAKDOWN_JSON) {
+  } else if (o->interval_text) { /* the intervals are out: the header if none was, and the end */
+    g_autoptr(GString) s = g_string_new(NULL);
+    if (!live->head)
+      breakdown_intervals_head(&bd, f, s);
+    breakdown_intervals_tail(&bd, f, s);
+    fputs(s->str, out);
+  } else if (f == BREAKDOWN_JSON) {
     g_autoptr(JsonNode) root = report_json_node(r);
     breakdown_json_add(&bd, json_node_get_object(root));
     report_json_print(root, out);
@@ -426,10 +497,32 @@ static int cmd_run(int argc, char **argv)
     spec.progress_data = &progress;
     progress.last = progress.t0;
   }
+  RunOutcome res;
+  g_autofree CounterId *live_ids = NULL;
+  LiveIntervals live = { .o = &o, .res = &res, .mode = breakdown_mode(&o), .f = breakdown_format(&o),
+                         .progress = &progress };
+  if (o.interval_text) {
+    /* The counters printed, known before the run: a --counters name that
+     * is no counter of the machine's architecture fails now. */
+    g_autoptr(Settings) s = runner_settings(&spec, NULL);
+    if (s) {
+      RunOutcome pre = { .settings = s, .machine = spec.machine ? (char *)spec.machine : (char *)RUNNER_DEFAULT_MACHINE };
+      RunReport r;
+      runner_report(&pre, 0, &r);
+      if (!(live.n_ids = breakdown_counters(&r, o.counters, live.f == BREAKDOWN_TEXT, &live_ids, &err))) {
+        rc = fail(err);
+        goto out;
+      }
+      live.ids = live_ids;
+      spec.on_interval = live_interval;
+      spec.on_region = live_region;
+      spec.interval_data = &live;
+      spec.keep_intervals = o.interval_plot != NULL;
+    }
+  }
   run_stop_signal = 0;
   spec.stop = &run_stop_signal;
   run_catch_signals(TRUE);
-  RunOutcome res;
   gboolean ran = runner_run(&spec, &res, &err);
   run_catch_signals(FALSE);
   if (progress.drawn)
@@ -482,7 +575,7 @@ static int cmd_run(int argc, char **argv)
   GError *bd_err = NULL;
   gboolean bd_ok = TRUE;
   if (o.interval_text || o.per_cpu || o.per_node || o.per_thread)
-    bd_ok = print_breakdowns(&o, &r, &res, mem, &bd_err);
+    bd_ok = print_breakdowns(&o, &r, &res, &live, mem, &bd_err);
   else if (o.json)
     report_json(&r, mem);
   else if (o.csv)

@@ -77,7 +77,9 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
                          .progress = spec->progress, .progress_data = spec->progress_data,
                          .annotate = i == 0 ? spec->annotate : NULL,
                          .per_cpu = spec->per_cpu, .per_thread = spec->per_thread,
-                         .interval_cycles = (uint64_t)(spec->interval_ms * 1e3 * mhz) };
+                         .interval_cycles = (uint64_t)(spec->interval_ms * 1e3 * mhz),
+                         .on_interval = spec->on_interval, .on_region = spec->on_region,
+                         .interval_data = spec->interval_data, .keep_intervals = spec->keep_intervals };
     gboolean ok = engine_run(m, src, &eo, &res, error);
     if (ok && spec->inspect && (i + 1 == spec->repeat || res.oom))
       ok = spec->inspect(m, src->description, spec->inspect_data, error);
@@ -118,6 +120,7 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
       .n_cpus = res.n_cpus, .per_cpu = g_steal_pointer(&res.per_cpu),
       .threads = g_steal_pointer(&res.threads), .n_threads = res.n_threads,
       .intervals = g_steal_pointer(&res.intervals), .n_intervals = res.n_intervals,
+      .interval_merged = res.interval_merged,
     };
     out->elapsed_cycles = res.elapsed_cycles;
     out->runs++;

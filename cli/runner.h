@@ -65,6 +65,13 @@ typedef struct {
    * simulated time (0: none).  Kept for the last repeat. */
   gboolean per_cpu, per_thread;
   double interval_ms;
+  /* Optional, with interval_ms: EngineOptions' on_interval, on_region
+   * and keep_intervals (each interval as it closes; its data is
+   * interval_data). */
+  void (*on_interval)(const EngineInterval *iv, unsigned n_cpus, void *data);
+  void (*on_region)(uint64_t start, void *data);
+  void *interval_data;
+  gboolean keep_intervals;
 } RunSpec;
 
 typedef struct {

@@ -162,6 +162,22 @@ typedef struct {
   gboolean iv_open;        /* between a region's snapshot_begin and its end */
   Counters iv_last;
   Counters *iv_cpu_last;   /* per_cpu: n_cpus */
+  /* The interval closed last, passed on only when the next closes (or
+   * the region ends): an interval of no time at the region's end joins
+   * it. */
+  EngineInterval iv_pending;
+  gboolean iv_has_pending;
+  /* on_interval: the region's intervals are passed on as they close
+   * (iv_live), or held in iv_held until the region is known to count
+   * (before the first `roi begin`, without --whole); iv_passed: some
+   * interval of this region was passed on. */
+  const EngineOptions *iv_opt;
+  gboolean iv_live, iv_passed;
+  GArray *iv_held;         /* EngineInterval */
+  /* Kept for the result (iv_keep), at most iv_max: each holds iv_merge
+   * intervals, the last iv_fill of them. */
+  gboolean iv_keep;
+  unsigned iv_max, iv_merge, iv_fill;
   GArray *intervals;       /* EngineInterval */
 } Engine;
 
@@ -525,11 +541,121 @@ static void thread_charge(Engine *e, Cpu *cpu)
   *mark = now;
 }
 
+unsigned engine_intervals_max(unsigned n_cpus)
+{
+  unsigned n = MIN(ENGINE_INTERVALS_KEPT, ENGINE_INTERVAL_ROWS / (1 + n_cpus));
+  return MAX(2, n & ~1u);
+}
+
+static void intervals_free(GArray *a)
+{
+  for (guint i = 0; i < a->len; i++)
+    g_free(g_array_index(a, EngineInterval, i).per_cpu);
+  g_array_set_size(a, 0);
+}
+
+/* Forget the intervals of the region that ended: a new one begins. */
 static void interval_clear(Engine *e)
 {
-  for (guint i = 0; i < e->intervals->len; i++)
-    g_free(g_array_index(e->intervals, EngineInterval, i).per_cpu);
-  g_array_set_size(e->intervals, 0);
+  intervals_free(e->intervals);
+  intervals_free(e->iv_held);
+  if (e->iv_has_pending)
+    g_free(e->iv_pending.per_cpu);
+  e->iv_has_pending = FALSE;
+  e->iv_merge = 1;
+  e->iv_fill = 0;
+}
+
+/* What a run that stopped short (an error) leaves held or pending. */
+static void interval_clear_pending_held(Engine *e)
+{
+  intervals_free(e->iv_held);
+  g_array_free(e->iv_held, TRUE);
+  e->iv_held = NULL;
+  if (e->iv_has_pending)
+    g_free(e->iv_pending.per_cpu);
+  e->iv_has_pending = FALSE;
+}
+
+/* to += from: the counters, and the end. */
+static void interval_join(EngineInterval *to, const EngineInterval *from, unsigned n_cpus)
+{
+  to->end = from->end;
+  counters_add(&to->total, &from->total);
+  for (unsigned i = 0; to->per_cpu && i < n_cpus; i++)
+    counters_add(&to->per_cpu[i], &from->per_cpu[i]);
+}
+
+/* Keep iv (taking its per_cpu) for the result.  Past iv_max, the kept
+ * ones merge in pairs (0 and 1, 2 and 3, ...) and each holds twice as
+ * many intervals from then on, as a plot of a long run needs no more
+ * points than its width: memory stays bounded however long the run. */
+static void interval_keep(Engine *e, EngineInterval *iv)
+{
+  GArray *a = e->intervals;
+  unsigned n_cpus = e->m->n_cpus;
+  if (a->len && e->iv_fill < e->iv_merge) {
+    interval_join(&g_array_index(a, EngineInterval, a->len - 1), iv, n_cpus);
+    g_free(iv->per_cpu);
+    e->iv_fill++;
+    return;
+  }
+  if (a->len == e->iv_max) { /* iv_max is even, and every kept one is full */
+    for (guint i = 0; i < a->len / 2; i++) {
+      EngineInterval *x = &g_array_index(a, EngineInterval, 2 * i), *y = x + 1;
+      interval_join(x, y, n_cpus);
+      g_free(y->per_cpu);
+      g_array_index(a, EngineInterval, i) = *x;
+    }
+    g_array_set_size(a, a->len / 2);
+    e->iv_merge *= 2;
+  }
+  g_array_append_val(a, *iv);
+  e->iv_fill = 1;
+}
+
+static void interval_held_pass(Engine *e)
+{
+  const EngineOptions *o = e->iv_opt;
+  for (guint i = 0; i < e->iv_held->len; i++)
+    o->on_interval(&g_array_index(e->iv_held, EngineInterval, i), e->m->n_cpus, o->interval_data);
+  e->iv_passed |= e->iv_held->len > 0;
+  intervals_free(e->iv_held);
+}
+
+/* A closed interval (taking its per_cpu): to on_interval, now or held,
+ * and kept. */
+static void interval_emit(Engine *e, EngineInterval *iv)
+{
+  const EngineOptions *o = e->iv_opt;
+  if (o && o->on_interval) {
+    if (e->iv_live) {
+      o->on_interval(iv, e->m->n_cpus, o->interval_data);
+      e->iv_passed = TRUE;
+    } else {
+      EngineInterval copy = *iv;
+      copy.per_cpu = iv->per_cpu ? g_memdup2(iv->per_cpu, e->m->n_cpus * sizeof(Counters)) : NULL;
+      g_array_append_val(e->iv_held, copy);
+      if (e->iv_held->len >= e->iv_max) { /* an input that marks no region, most likely: on with the show */
+        e->iv_live = TRUE;
+        interval_held_pass(e);
+      }
+    }
+  }
+  if (e->iv_keep)
+    interval_keep(e, iv);
+  else
+    g_free(iv->per_cpu);
+}
+
+/* The region ended: its last interval and those held go on. */
+static void interval_flush(Engine *e)
+{
+  if (e->iv_has_pending)
+    interval_emit(e, &e->iv_pending);
+  e->iv_has_pending = FALSE;
+  if (e->iv_opt && e->iv_opt->on_interval)
+    interval_held_pass(e);
 }
 
 /* Close the open interval at `end` (cycles): its counters are those since
@@ -540,10 +666,9 @@ static void interval_close(Engine *e, uint64_t end)
   Machine *m = e->m;
   Counters now, d;
   machine_counters(m, &now);
-  EngineInterval *last = e->intervals->len ? &g_array_index(e->intervals, EngineInterval, e->intervals->len - 1) : NULL;
   EngineInterval iv = { .start = e->iv_start, .end = MAX(end, e->iv_start) };
-  gboolean join = last && iv.end == iv.start;
-  EngineInterval *to = join ? last : &iv;
+  gboolean join = e->iv_has_pending && iv.end == iv.start;
+  EngineInterval *to = join ? &e->iv_pending : &iv;
   counters_diff(&d, &now, &e->iv_last);
   counters_add(&to->total, &d);
   if (e->per_cpu) {
@@ -557,8 +682,12 @@ static void interval_close(Engine *e, uint64_t end)
       e->iv_cpu_last[i] = cur;
     }
   }
-  if (!join)
-    g_array_append_val(e->intervals, iv);
+  if (!join) {
+    if (e->iv_has_pending)
+      interval_emit(e, &e->iv_pending);
+    e->iv_pending = iv;
+    e->iv_has_pending = TRUE;
+  }
   e->iv_last = now;
   e->iv_start = iv.end;
 }
@@ -598,6 +727,9 @@ static void snapshot_begin(Engine *e)
   }
   if (e->iv_cycles) {
     interval_clear(e); /* a new region: the intervals are of it alone */
+    if (e->iv_passed && e->iv_opt->on_region)
+      e->iv_opt->on_region(e->t_begin, e->iv_opt->interval_data);
+    e->iv_passed = FALSE;
     e->iv_last = e->begin;
     e->iv_start = e->t_begin;
     e->iv_open = TRUE;
@@ -611,6 +743,7 @@ static void breakdowns_end(Engine *e)
   EngineResult *res = e->res;
   if (e->iv_open) {
     interval_close(e, machine_max_clock(m));
+    interval_flush(e);
     e->iv_open = FALSE;
   }
   if (e->per_cpu) {
@@ -935,6 +1068,7 @@ static void barrier_event(Engine *e, Queue *q, const TraceRecord *r)
   case REC_ROI_BEGIN:
     e->in_roi = TRUE;
     e->roi_seen = TRUE;
+    e->iv_live = TRUE; /* a marked region counts: its intervals go out as they close */
     snapshot_begin(e);
     e->warmup_left = e->warmup; /* --warmup counts from the region's start (the input's with --whole) */
     break;
@@ -1119,6 +1253,12 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
   e.iv_cycles = opt ? opt->interval_cycles : 0;
   e.iv_due = e.iv_cycles ? e.iv_cycles : UINT64_MAX;
   e.intervals = g_array_new(FALSE, TRUE, sizeof(EngineInterval));
+  e.iv_held = g_array_new(FALSE, TRUE, sizeof(EngineInterval));
+  e.iv_opt = opt;
+  e.iv_live = e.whole; /* else held until the input marks a region or ends */
+  e.iv_keep = !(opt && opt->on_interval) || opt->keep_intervals;
+  e.iv_max = engine_intervals_max(e.per_cpu ? m->n_cpus : 0);
+  e.iv_merge = 1;
   if (e.per_cpu) {
     e.cpu_begin = g_new0(Counters, m->n_cpus);
     e.iv_cpu_last = g_new0(Counters, m->n_cpus);
@@ -1203,6 +1343,8 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
       res->oom_kills[i].dropped_records = mm ? mm->oom_dropped_records : 0;
     }
   }
+  interval_clear_pending_held(&e);
+  res->interval_merged = e.iv_merge;
   res->n_intervals = e.intervals->len;
   res->intervals = (EngineInterval *)(void *)g_array_free(e.intervals, FALSE);
   if (!res->n_intervals) {

@@ -24,6 +24,17 @@
  * furthest ahead. */
 typedef void (*EngineProgressFn)(void *data, uint64_t records, uint64_t expected, double sim_ns);
 
+/* One interval of -I: the counted region's counters between start and
+ * end (cycles of simulated time since the input began).  The intervals
+ * of a run are consecutive and their sum is EngineResult.counted.
+ * per_cpu: with EngineOptions.per_cpu, each CPU's share (n_cpus of them),
+ * else NULL. */
+typedef struct {
+  uint64_t start, end;
+  Counters total;
+  Counters *per_cpu;
+} EngineInterval;
+
 typedef struct {
   uint64_t warmup; /* accesses at the start of the region left uncounted */
   gboolean whole;  /* count the whole input: setup, faults and all, region marks ignored */
@@ -43,10 +54,25 @@ typedef struct {
    * own accesses and the kernel work done on it).
    * per_thread: EngineResult.threads, the counters a CPU counted while
    * each thread was its current one (perf stat --per-thread's view).
-   * interval_cycles: EngineResult.intervals, the counters of each span of
-   * that many cycles of simulated time (perf stat -I); 0: none. */
+   * interval_cycles: the counters of each span of that many cycles of
+   * simulated time (perf stat -I); 0: none.  They go to on_interval as
+   * each closes (when given), and are kept in EngineResult.intervals
+   * (without on_interval, or with keep_intervals), at most
+   * engine_intervals_max() of them: past that, neighbours merge in pairs. */
   gboolean per_cpu, per_thread;
   uint64_t interval_cycles;
+  /* Called with each interval of the counted region in order, one
+   * interval after it closed (the last at the region's end: an interval
+   * of no time may still join it).  Before the input's first `roi begin`
+   * (without `whole`) the intervals are held, since a region the input
+   * marks later would make them uncounted; they are passed on at the end
+   * of the input, or once engine_intervals_max() of them are held.  When a
+   * region begins after intervals of an earlier one were passed on,
+   * on_region is called first with its start (cycles). */
+  void (*on_interval)(const EngineInterval *iv, unsigned n_cpus, void *data);
+  void (*on_region)(uint64_t start, void *data);
+  void *interval_data;
+  gboolean keep_intervals;
 } EngineOptions;
 
 /* One thread's counters of the counted region.  pid 0: what CPUs counted
@@ -57,16 +83,6 @@ typedef struct {
   Counters ctr;
 } EngineThreadCounts;
 
-/* One interval of -I: the counted region's counters between start and
- * end (cycles of simulated time since the input began).  The intervals
- * of a run are consecutive and their sum is EngineResult.counted.
- * per_cpu: with EngineOptions.per_cpu, each CPU's share (n_cpus of them),
- * else NULL. */
-typedef struct {
-  uint64_t start, end;
-  Counters total;
-  Counters *per_cpu;
-} EngineInterval;
 
 typedef struct {
   Counters counted;        /* the counted region */
@@ -93,7 +109,16 @@ typedef struct {
   unsigned n_threads;
   EngineInterval *intervals;
   unsigned n_intervals;
+  unsigned interval_merged; /* intervals of interval_cycles in each of intervals (the last: at most), 1 unless merged */
 } EngineResult;
+
+/* Intervals kept or held at most, for a machine of n_cpus CPUs with
+ * per-CPU counters (0: without): ENGINE_INTERVALS_KEPT, fewer when each
+ * carries a row per CPU, so that they hold at most ENGINE_INTERVAL_ROWS
+ * sets of counters (some 70 MB); even, at least 2. */
+#define ENGINE_INTERVALS_KEPT 4096
+#define ENGINE_INTERVAL_ROWS 65536
+unsigned engine_intervals_max(unsigned n_cpus);
 
 gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, EngineResult *res, GError **error);
 /* Free what a result holds (its kill list, its breakdowns); accepts a

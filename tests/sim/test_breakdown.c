@@ -142,12 +142,164 @@ START_TEST(test_intervals_of_a_marked_region)
 }
 END_TEST
 
+/* What EngineOptions.on_interval and on_region were given, in order. */
+typedef struct {
+  GArray *ivs;         /* EngineInterval, without per_cpu */
+  unsigned regions;    /* on_region calls */
+  uint64_t region_start;
+  guint mark;          /* ivs->len at the last on_region */
+} Got;
+
+static void got_interval(const EngineInterval *iv, unsigned n_cpus, void *data)
+{
+  Got *g = data;
+  EngineInterval c = *iv;
+  c.per_cpu = NULL;
+  g_array_append_val(g->ivs, c);
+}
+
+static void got_region(uint64_t start, void *data)
+{
+  Got *g = data;
+  g->regions++;
+  g->region_start = start;
+  g->mark = g->ivs->len;
+}
+
+/* The intervals passed on from index `from`: consecutive, summing to what
+ * the region counted. */
+static void check_passed(const Got *g, guint from, const EngineResult *res)
+{
+  Counters sum = { 0 };
+  ck_assert_uint_gt(g->ivs->len, from + 2);
+  for (guint i = from; i < g->ivs->len; i++) {
+    const EngineInterval *iv = &g_array_index(g->ivs, EngineInterval, i);
+    ck_assert_uint_gt(iv->end, iv->start);
+    if (i > from)
+      ck_assert_uint_eq(iv->start, g_array_index(g->ivs, EngineInterval, i - 1).end);
+    counters_add(&sum, &iv->total);
+  }
+  assert_counters_eq(&sum, &res->counted, "the intervals passed on");
+}
+
+/* A text trace: `setup` writes, then with `roi` a marked region of `reads`
+ * reads (twice with `two`, a second region after the first), else the
+ * reads unmarked. */
+static TraceSource *region_src(unsigned setup, unsigned reads, gboolean roi, gboolean two)
+{
+  GString *t = g_string_new("mmap 0x7f0000000000 8M rw\n");
+  for (unsigned i = 0; i < setup; i++)
+    g_string_append_printf(t, "W 0x%" G_GINT64_MODIFIER "x 8\n", 0x7f0000000000 + 4096 * (uint64_t)(i % 2048));
+  for (unsigned r = 0; r < (two ? 2u : 1u); r++) {
+    if (roi)
+      g_string_append(t, "roi begin\n");
+    for (unsigned i = 0; i < reads; i++)
+      g_string_append_printf(t, "R 0x%" G_GINT64_MODIFIER "x 8\ncompute 20\n", 0x7f0000000000 + 4096 * (uint64_t)(i % 2048));
+    if (roi)
+      g_string_append(t, "roi end\n");
+  }
+  GError *err = NULL;
+  TraceSource *src = text_source_from_string("region.txt", t->str, &err);
+  ck_assert_no_error(err);
+  g_string_free(t, TRUE);
+  return src;
+}
+
+/* Each interval goes to on_interval as it closes, the same as those kept;
+ * the setup before `roi begin` is held and dropped, never passed on. */
+START_TEST(test_intervals_passed_on)
+{
+  Got g = { g_array_new(FALSE, TRUE, sizeof(EngineInterval)) };
+  uint64_t len = 10000;
+  EngineOptions opt = { .interval_cycles = len, .on_interval = got_interval, .on_region = got_region,
+                        .interval_data = &g, .keep_intervals = TRUE };
+  EngineResult res;
+  run(NULL, region_src(2048, 8192, TRUE, FALSE), &opt, &res);
+  check_intervals(&res, len, FALSE);
+  ck_assert_uint_eq(g.ivs->len, res.n_intervals);
+  for (unsigned i = 0; i < res.n_intervals; i++) {
+    const EngineInterval *a = &g_array_index(g.ivs, EngineInterval, i), *b = &res.intervals[i];
+    ck_assert_uint_eq(a->start, b->start);
+    ck_assert_uint_eq(a->end, b->end);
+    assert_counters_eq(&a->total, &b->total, "an interval passed on");
+  }
+  check_passed(&g, 0, &res);
+  ck_assert_uint_eq(g.regions, 0);
+  engine_result_clear(&res);
+  /* Not kept unless asked: a long run holds none of them. */
+  g_array_set_size(g.ivs, 0);
+  opt.keep_intervals = FALSE;
+  run(NULL, region_src(2048, 8192, TRUE, FALSE), &opt, &res);
+  ck_assert_ptr_null(res.intervals);
+  ck_assert_uint_eq(res.n_intervals, 0);
+  check_passed(&g, 0, &res);
+  engine_result_clear(&res);
+  g_array_free(g.ivs, TRUE);
+}
+END_TEST
+
+/* Two marked regions: the first one's intervals went out as they closed;
+ * on_region says where the second, the one counted, begins, and the
+ * intervals after it sum to what it counted. */
+START_TEST(test_intervals_of_a_second_region)
+{
+  Got g = { g_array_new(FALSE, TRUE, sizeof(EngineInterval)) };
+  EngineOptions opt = { .interval_cycles = 10000, .on_interval = got_interval, .on_region = got_region,
+                        .interval_data = &g };
+  EngineResult res;
+  run(NULL, region_src(256, 4096, TRUE, TRUE), &opt, &res);
+  ck_assert_uint_eq(g.regions, 1);
+  ck_assert_uint_gt(g.mark, 2);
+  ck_assert_uint_ge(g.region_start, g_array_index(g.ivs, EngineInterval, g.mark - 1).end);
+  ck_assert_uint_eq(g_array_index(g.ivs, EngineInterval, g.mark).start, g.region_start);
+  check_passed(&g, g.mark, &res);
+  ck_assert_uint_eq(res.counted.c[CTR_ACCESSES], 4096);
+  engine_result_clear(&res);
+  g_array_free(g.ivs, TRUE);
+}
+END_TEST
+
+/* More intervals than are kept: memory stays bounded, neighbours merged in
+ * pairs (each kept one the sum of interval_merged), still consecutive and
+ * summing to the region; every one still passed on, in order.  An input
+ * that marks no region holds its intervals until engine_intervals_max()
+ * of them, then passes them on as they close. */
+START_TEST(test_intervals_bounded)
+{
+  Got g = { g_array_new(FALSE, TRUE, sizeof(EngineInterval)) };
+  uint64_t len = 8; /* cycles: about one interval a record */
+  EngineOptions opt = { .interval_cycles = len, .on_interval = got_interval, .on_region = got_region,
+                        .interval_data = &g, .keep_intervals = TRUE };
+  EngineResult res;
+  run(NULL, region_src(0, 16384, FALSE, FALSE), &opt, &res);
+  unsigned max = engine_intervals_max(0);
+  ck_assert_uint_gt(g.ivs->len, 2 * max);
+  ck_assert_uint_le(res.n_intervals, max);
+  ck_assert_uint_ge(res.interval_merged, 2);
+  ck_assert_uint_ge(res.n_intervals * res.interval_merged, g.ivs->len);
+  check_intervals(&res, len, FALSE);
+  check_passed(&g, 0, &res);
+  ck_assert_uint_eq(res.intervals[0].start, g_array_index(g.ivs, EngineInterval, 0).start);
+  ck_assert_uint_eq(res.intervals[0].end, g_array_index(g.ivs, EngineInterval, res.interval_merged - 1).end);
+  ck_assert_uint_eq(g.regions, 0);
+  engine_result_clear(&res);
+  g_array_free(g.ivs, TRUE);
+  /* With a row per CPU each, fewer are kept. */
+  ck_assert_uint_lt(engine_intervals_max(64), max);
+  ck_assert_uint_eq(engine_intervals_max(1u << 20), 2);
+  ck_assert_uint_eq(engine_intervals_max(63) % 2, 0);
+}
+END_TEST
+
 static Suite *breakdown_suite(void)
 {
   Suite *s = suite_create("breakdown");
   TCase *tc = tcase_create("engine");
   tcase_add_test(tc, test_rows_sum_to_the_region);
   tcase_add_test(tc, test_intervals_of_a_marked_region);
+  tcase_add_test(tc, test_intervals_passed_on);
+  tcase_add_test(tc, test_intervals_of_a_second_region);
+  tcase_add_test(tc, test_intervals_bounded);
   suite_add_tcase(s, tc);
   return s;
 }
