@@ -12,14 +12,12 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-live.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 fail=0
 say() { echo "FAIL: $*"; fail=1; }
-long="random:size=1G,accesses=4G"   # hours: always stopped by the test
-
-# live NAME PATTERN ARGS...: run in the background, wait for 3 lines
+# live NAME PATTERN ARGS...: a run of hours in the background; wait for 3 lines
 # matching PATTERN in its standard output, then SIGINT it.
 live() {
   name=$1 pat=$2
   shift 2
-  "$MMUSIM" run -q -j 1 -w "$long" "$@" > "$work/$name.out" 2> "$work/$name.err" &
+  "$MMUSIM" run -q -j 1 -w random:size=1G,accesses=4G "$@" > "$work/$name.out" 2> "$work/$name.err" &
   pid=$!
   i=0
   until [ "$(grep -c -- "$pat" "$work/$name.out" 2>/dev/null)" -ge 3 ]; do
