@@ -382,7 +382,9 @@ static void amd_tlbs_and_caches(HostInfo *h, const HostCpuid *c)
   if (!host_fact_get(h, "cache.llc_size") && host_cpuid_get(c, 0x80000006, 0, r) && bits(r[3], 31, 18)) {
     g_autofree char *l3sz = settings_format_size((uint64_t)bits(r[3], 31, 18) * 512 << 10);
     note(h, "CPUID 0x80000006 EDX: an L3 of %s whose ways it does not give (code %u) and 0x8000001D is absent: "
-            "the preset's LLC is kept", l3sz, bits(r[3], 15, 12));
+            "the preset's LLC is kept%s", l3sz, bits(r[3], 15, 12),
+         h->family >= 0x17 ? " (on family 17h and later this is the package's L3, every CCX's together, not the "
+                             "one a core shares: Linux 6.12 cacheinfo_amd_init_llc_id takes that from 0x8000001D)" : "");
   }
 }
 
@@ -531,7 +533,8 @@ static gboolean read_field(const char *root, const char *rel, const char *key, g
 static void sysfs_caches(HostInfo *h, const char *root)
 {
   if (host_fact_get(h, "cache.l1d_size")) {
-    note(h, "caches: from CPUID (their source); /sys/devices/system/cpu/cpu0/cache is not read");
+    note(h, "caches: from CPUID (their source); of /sys/devices/system/cpu/cpu0/cache only the last level's "
+            "shared_cpu_list is read");
     return;
   }
   int found = 0;
@@ -634,6 +637,75 @@ static void sysfs_nodes(HostInfo *h, const char *root)
   g_string_free(cpus_seen, TRUE);
   g_string_free(dist, TRUE);
   g_array_free(ids, TRUE);
+}
+
+/* The last-level cache against the model's, which is one per node shared
+ * by the node's CPUs (cache.llc_size).  cpu0's LLC in sysfs lists the CPUs
+ * that share it (shared_cpu_list, CPUs this kernel sees); its node lists
+ * its own.  More CPUs on the L3 than on the node is sub-NUMA clustering,
+ * inferred as Linux 6.12 arch/x86/kernel/cpu/resctrl/monitor.c
+ * snc_get_config() infers it (2 to 4 nodes per L3): each node's memory is
+ * cached in its own cluster's share of the L3, so a node's LLC is the L3
+ * over that ratio, in whole sets.  Fewer (an AMD node of several CCXs) the
+ * model cannot split: the file keeps one L3 and says so. */
+static void llc_sharing(HostInfo *h, const char *root)
+{
+  char *shared = NULL;
+  for (int i = 15; i >= 0 && !shared; i--) {
+    g_autofree char *rel = g_strdup_printf("sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list", i);
+    g_autofree char *lrel = g_strdup_printf("sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    g_autofree char *level = read_line(root, lrel);
+    if (level && g_ascii_strtoull(level, NULL, 10) >= 3)
+      shared = read_line(root, rel);
+  }
+  g_autofree char *llc_cpus = shared;
+  if (!llc_cpus)
+    return;
+  int s = host_cpulist_count(llc_cpus), n = 0;
+  g_autofree char *online = read_line(root, "sys/devices/system/node/online");
+  GArray *ids = online ? parse_list(online) : NULL;
+  for (guint i = 0; ids && i < ids->len && !n; i++) {
+    g_autofree char *crel = g_strdup_printf("sys/devices/system/node/node%d/cpulist", g_array_index(ids, int, i));
+    g_autofree char *cl = read_line(root, crel);
+    GArray *cpus = cl ? parse_list(cl) : NULL;
+    for (guint c = 0; cpus && c < cpus->len; c++)
+      if (g_array_index(cpus, int, c) == 0)
+        n = (int)cpus->len;
+    if (cpus)
+      g_array_free(cpus, TRUE);
+  }
+  if (ids)
+    g_array_free(ids, TRUE);
+  if (!online) {
+    g_autofree char *all = read_line(root, "sys/devices/system/cpu/online");
+    n = all ? host_cpulist_count(all) : 0;
+  }
+  if (s <= 0 || n <= 0 || s == n)
+    return;
+  if (s < n) {
+    note(h, "cpu0's last-level cache is shared by %d CPUs (its shared_cpu_list) and its node has %d: the model has one "
+            "LLC per node, shared by all of the node's CPUs, and the file gives it one such cache (right for a thread "
+            "alone, %d times short of the node's caches together)", s, n, (n + s - 1) / s);
+    return;
+  }
+  int ratio = s / n;
+  const HostFact *size = host_fact_get(h, "cache.llc_size"), *ways = host_fact_get(h, "cache.llc_ways");
+  const HostFact *line = host_fact_get(h, "cache.line_bytes");
+  uint64_t bytes;
+  guint64 w, l;
+  if (ratio < 2 || ratio > 4 || !size || !ways || !line || !settings_parse_size(size->value, &bytes) ||
+      !g_ascii_string_to_unsigned(ways->value, 10, 1, 1024, &w, NULL) ||
+      !g_ascii_string_to_unsigned(line->value, 10, 1, 4096, &l, NULL)) {
+    note(h, "cpu0's last-level cache is shared by %d CPUs and its node has %d: not 2 to 4 nodes per cache as "
+            "sub-NUMA clustering makes, so the cache is given whole", s, n);
+    return;
+  }
+  uint64_t set_bytes = w * l, share = bytes / set_bytes / (uint64_t)ratio * set_bytes;
+  g_autofree char *sz = settings_format_size(share), *whole = settings_format_size(bytes);
+  g_autofree char *src = g_strdup_printf("%s: %s shared by %d CPUs, the %d CPUs of cpu0's node cache in 1/%d of it "
+                                         "(sub-NUMA clustering, as Linux's snc_get_config infers it)",
+                                         size->source, whole, s, n, ratio);
+  host_fact(h, "cache.llc_size", src, "%s", sz);
 }
 
 /* THP and khugepaged tunables: the setting, the file under
@@ -827,6 +899,7 @@ gboolean host_detect_sysfs(HostInfo *h, const char *root, GError **error)
   }
   sysfs_caches(h, root);
   sysfs_nodes(h, root);
+  llc_sharing(h, root);
   sysfs_thp(h, root);
   g_autofree char *hv = read_line(root, "sys/hypervisor/type");
   if (hv && *hv) {
@@ -1051,6 +1124,10 @@ char *host_detect_render(HostInfo *h, GError **error)
     else
       g_string_append_printf(sec->text, "# %s\n%s = %s\n", f->source, dot + 1, f->value);
   }
+  /* A guest sees the size of the host's cache, not its share of it. */
+  if (h->guest)
+    note(h, "a guest: cache.llc_size is the size of a cache the host's other guests and the host itself share with "
+            "this one (or the preset's); how much of it this guest holds, nothing a guest reads tells (doc/host.md)");
   /* A guest's memory is translated by the host's EPT/NPT tables. */
   if (h->guest && h->arch && strcmp(h->arch, "x86_64") == 0) {
     Section *sec = section_get(sections, "virt");

@@ -265,6 +265,27 @@ START_TEST(test_sysfs_tree)
   assert_fact(h, "khugepaged.defrag", "false", NULL);
   ck_assert(h->guest);
   ck_assert_str_eq(h->hypervisor, "xen");
+  /* cpu0's L3 shared by fewer CPUs than its node has (a node of several
+   * CCXs): one cache is kept, and the file says the model shares it node-wide. */
+  put_file(root, "sys/devices/system/cpu/cpu0/cache/index3/level", "3\n");
+  put_file(root, "sys/devices/system/cpu/cpu0/cache/index3/type", "Unified\n");
+  put_file(root, "sys/devices/system/cpu/cpu0/cache/index3/size", "32768K\n");
+  put_file(root, "sys/devices/system/cpu/cpu0/cache/index3/ways_of_associativity", "16\n");
+  put_file(root, "sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list", "0-1\n");
+  g_autoptr(HostInfo) ccx = host_info_new();
+  ck_assert(host_detect_sysfs(ccx, root, &err));
+  assert_fact(ccx, "cache.llc_size", "32768K", "/sys/devices/system/cpu/cpu0/cache/index3");
+  gboolean said = FALSE;
+  for (guint i = 0; i < ccx->notes->len; i++)
+    said = said || strstr(g_ptr_array_index(ccx->notes, i), "shared by 2 CPUs (its shared_cpu_list) and its node has 4") != NULL;
+  ck_assert(said);
+  /* Shared by twice the node's CPUs (sub-NUMA clustering): half of it, in whole sets. */
+  put_file(root, "sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list", "0-7\n");
+  g_autoptr(HostInfo) snc = host_info_new();
+  ck_assert(host_detect_sysfs(snc, root, &err));
+  const HostFact *llc = host_fact_get(snc, "cache.llc_size");
+  ck_assert_str_eq(llc->value, "16M");
+  ck_assert_ptr_nonnull(strstr(llc->source, "cache in 1/2 of it"));
   rm_tree(root);
   /* A root that is not one. */
   g_autoptr(HostInfo) h2 = host_info_new();

@@ -29,7 +29,7 @@ loads() {
 has() { if grep -qF -- "$3" "$2"; then ok; else bad "$1: no '$3'"; fi; }
 hasnt() { if grep -qF -- "$3" "$2"; then bad "$1: '$3' should not be there"; else ok; fi; }
 
-for host in zen3-kvm skylake-2s notlb-vmware power8-lpar power9-powernv power10-lpar; do
+for host in zen3-kvm skylake-2s notlb-vmware zen5-bhyve icelake-snc2 power8-lpar power9-powernv power10-lpar; do
   cpuid="$fixtures/$host/cpuid.txt"
   [ -f "$cpuid" ] || cpuid=none # ppc64: no CPUID
   out="$tmp/$host.ini"
@@ -62,6 +62,18 @@ awk '/^\[/ { tlb = ($0 == "[tlb]") } tlb && /_(entries|ways)|stlb_sizes/ && prev
 if [ -s "$tmp/unmarked" ]; then bad "notlb-vmware: tlb lines not marked from the preset:"; cat "$tmp/unmarked"; else ok; fi
 has notlb-vmware "$tmp/notlb-vmware.ini" 'CPUID leaves 2 and 0x18 tell no TLB'
 has notlb-vmware "$tmp/notlb-vmware.ini" 'From preset skylake: cpu.freq_mhz, cpu.mshrs, cpu.rob_size, cpu.page_walkers, tlb.l1i_4k_entries'
+
+# The last-level cache: a node of a sub-NUMA-clustered socket caches in its
+# share of the L3; this development host's guest has an L3 in 0x80000006
+# that is the package's, and a guest is told the cache's size, not its share.
+has icelake-snc2 "$tmp/icelake-snc2.ini" "llc_size = 30M"
+has icelake-snc2 "$tmp/icelake-snc2.ini" "60M shared by 80 CPUs, the 40 CPUs of cpu0's node cache in 1/2 of it"
+has zen5-bhyve "$tmp/zen5-bhyve.ini" "an L3 of 508M whose ways it does not give (code 9) and 0x8000001D is absent"
+has zen5-bhyve "$tmp/zen5-bhyve.ini" "this is the package's L3, every CCX's together"
+has zen5-bhyve "$tmp/zen5-bhyve.ini" "how much of it this guest holds, nothing a guest reads tells"
+has zen5-bhyve "$tmp/zen5-bhyve.ini" "# from preset zen4: the host does not tell
+llc_size = 32M"
+hasnt skylake-2s "$tmp/skylake-2s.ini" "guest holds"
 
 # ppc64, read from /proc/cpuinfo and the device tree under the root: the
 # generation chooses the preset, pSeries is a partition (virt.lpar = true),
