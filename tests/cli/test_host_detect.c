@@ -215,6 +215,18 @@ static void put_file(const char *root, const char *rel, const char *text)
   ck_assert(g_file_set_contents(path, text, -1, NULL));
 }
 
+/* cpu0's cache indexN in sysfs under root: level, type, size and ways. */
+static void put_cache(const char *root, int index, const char *level, const char *type, const char *size,
+                      const char *ways)
+{
+  const char *files[][2] = { { "level", level }, { "type", type }, { "size", size }, { "ways_of_associativity", ways } };
+  for (unsigned i = 0; i < G_N_ELEMENTS(files); i++) {
+    g_autofree char *rel = g_strdup_printf("sys/devices/system/cpu/cpu0/cache/index%d/%s", index, files[i][0]);
+    g_autofree char *text = g_strconcat(files[i][1], "\n", NULL);
+    put_file(root, rel, text);
+  }
+}
+
 static void rm_tree(const char *path)
 {
   GDir *d = g_dir_open(path, 0, NULL);
@@ -244,10 +256,7 @@ START_TEST(test_sysfs_tree)
   put_file(root, "sys/devices/system/node/node0/distance", "10 20 30\n");
   put_file(root, "sys/devices/system/node/node1/distance", "20 10 30\n");
   put_file(root, "sys/devices/system/node/node2/distance", "30 30 10\n");
-  put_file(root, "sys/devices/system/cpu/cpu0/cache/index0/level", "1\n");
-  put_file(root, "sys/devices/system/cpu/cpu0/cache/index0/type", "Data\n");
-  put_file(root, "sys/devices/system/cpu/cpu0/cache/index0/size", "48K\n");
-  put_file(root, "sys/devices/system/cpu/cpu0/cache/index0/ways_of_associativity", "12\n");
+  put_cache(root, 0, "1", "Data", "48K", "12");
   put_file(root, "sys/devices/system/cpu/cpu0/cache/index0/coherency_line_size", "64\n");
   put_file(root, "sys/kernel/mm/transparent_hugepage/enabled", "always madvise [never]\n");
   put_file(root, "sys/kernel/mm/transparent_hugepage/khugepaged/defrag", "0\n");
@@ -267,10 +276,7 @@ START_TEST(test_sysfs_tree)
   ck_assert_str_eq(h->hypervisor, "xen");
   /* cpu0's L3 shared by fewer CPUs than its node has (a node of several
    * CCXs): one cache is kept, and the file says the model shares it node-wide. */
-  put_file(root, "sys/devices/system/cpu/cpu0/cache/index3/level", "3\n");
-  put_file(root, "sys/devices/system/cpu/cpu0/cache/index3/type", "Unified\n");
-  put_file(root, "sys/devices/system/cpu/cpu0/cache/index3/size", "32768K\n");
-  put_file(root, "sys/devices/system/cpu/cpu0/cache/index3/ways_of_associativity", "16\n");
+  put_cache(root, 3, "3", "Unified", "32768K", "16");
   put_file(root, "sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list", "0-1\n");
   g_autoptr(HostInfo) ccx = host_info_new();
   ck_assert(host_detect_sysfs(ccx, root, &err));
