@@ -17,6 +17,10 @@
  *     (/sys/kernel/mm/transparent_hugepage), /sys/hypervisor/type; the base
  *     page size (sysconf, or KernelPageSize in ROOT/proc/self/smaps under
  *     a --root).
+ *   ppc64 (/proc/cpuinfo and the device tree, under the root too): the
+ *     POWER generation (the preset), the MMU the kernel runs (hash or
+ *     radix, which is not modelled) and whether it runs in a logical
+ *     partition (virt.lpar: platform pSeries or PowerNV), the hypervisor.
  * Not told by any host (walk caches, latencies, DRAM, walk overheads, core
  * widths): the nearest preset's values, each line marked "from preset".
  * Left out: TLBs of level 0 and of Atom cores in leaf 2 (no setting takes
@@ -378,7 +382,9 @@ static void amd_tlbs_and_caches(HostInfo *h, const HostCpuid *c)
   if (!host_fact_get(h, "cache.llc_size") && host_cpuid_get(c, 0x80000006, 0, r) && bits(r[3], 31, 18)) {
     g_autofree char *l3sz = settings_format_size((uint64_t)bits(r[3], 31, 18) * 512 << 10);
     note(h, "CPUID 0x80000006 EDX: an L3 of %s whose ways it does not give (code %u) and 0x8000001D is absent: "
-            "the preset's LLC is kept", l3sz, bits(r[3], 15, 12));
+            "the preset's LLC is kept%s", l3sz, bits(r[3], 15, 12),
+         h->family >= 0x17 ? " (on family 17h and later this is the package's L3, every CCX's together, not the "
+                             "one a core shares: Linux 6.12 cacheinfo_amd_init_llc_id takes that from 0x8000001D)" : "");
   }
 }
 
@@ -527,7 +533,8 @@ static gboolean read_field(const char *root, const char *rel, const char *key, g
 static void sysfs_caches(HostInfo *h, const char *root)
 {
   if (host_fact_get(h, "cache.l1d_size")) {
-    note(h, "caches: from CPUID (their source); /sys/devices/system/cpu/cpu0/cache is not read");
+    note(h, "caches: from CPUID (their source); of /sys/devices/system/cpu/cpu0/cache only the last level's "
+            "shared_cpu_list is read");
     return;
   }
   int found = 0;
@@ -632,6 +639,75 @@ static void sysfs_nodes(HostInfo *h, const char *root)
   g_array_free(ids, TRUE);
 }
 
+/* The last-level cache against the model's, which is one per node shared
+ * by the node's CPUs (cache.llc_size).  cpu0's LLC in sysfs lists the CPUs
+ * that share it (shared_cpu_list, CPUs this kernel sees); its node lists
+ * its own.  More CPUs on the L3 than on the node is sub-NUMA clustering,
+ * inferred as Linux 6.12 arch/x86/kernel/cpu/resctrl/monitor.c
+ * snc_get_config() infers it (2 to 4 nodes per L3): each node's memory is
+ * cached in its own cluster's share of the L3, so a node's LLC is the L3
+ * over that ratio, in whole sets.  Fewer (an AMD node of several CCXs) the
+ * model cannot split: the file keeps one L3 and says so. */
+static void llc_sharing(HostInfo *h, const char *root)
+{
+  char *shared = NULL;
+  for (int i = 15; i >= 0 && !shared; i--) {
+    g_autofree char *rel = g_strdup_printf("sys/devices/system/cpu/cpu0/cache/index%d/shared_cpu_list", i);
+    g_autofree char *lrel = g_strdup_printf("sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+    g_autofree char *level = read_line(root, lrel);
+    if (level && g_ascii_strtoull(level, NULL, 10) >= 3)
+      shared = read_line(root, rel);
+  }
+  g_autofree char *llc_cpus = shared;
+  if (!llc_cpus)
+    return;
+  int s = host_cpulist_count(llc_cpus), n = 0;
+  g_autofree char *online = read_line(root, "sys/devices/system/node/online");
+  GArray *ids = online ? parse_list(online) : NULL;
+  for (guint i = 0; ids && i < ids->len && !n; i++) {
+    g_autofree char *crel = g_strdup_printf("sys/devices/system/node/node%d/cpulist", g_array_index(ids, int, i));
+    g_autofree char *cl = read_line(root, crel);
+    GArray *cpus = cl ? parse_list(cl) : NULL;
+    for (guint c = 0; cpus && c < cpus->len; c++)
+      if (g_array_index(cpus, int, c) == 0)
+        n = (int)cpus->len;
+    if (cpus)
+      g_array_free(cpus, TRUE);
+  }
+  if (ids)
+    g_array_free(ids, TRUE);
+  if (!online) {
+    g_autofree char *all = read_line(root, "sys/devices/system/cpu/online");
+    n = all ? host_cpulist_count(all) : 0;
+  }
+  if (s <= 0 || n <= 0 || s == n)
+    return;
+  if (s < n) {
+    note(h, "cpu0's last-level cache is shared by %d CPUs (its shared_cpu_list) and its node has %d: the model has one "
+            "LLC per node, shared by all of the node's CPUs, and the file gives it one such cache (right for a thread "
+            "alone, %d times short of the node's caches together)", s, n, (n + s - 1) / s);
+    return;
+  }
+  int ratio = s / n;
+  const HostFact *size = host_fact_get(h, "cache.llc_size"), *ways = host_fact_get(h, "cache.llc_ways");
+  const HostFact *line = host_fact_get(h, "cache.line_bytes");
+  uint64_t bytes;
+  guint64 w, l;
+  if (ratio < 2 || ratio > 4 || !size || !ways || !line || !settings_parse_size(size->value, &bytes) ||
+      !g_ascii_string_to_unsigned(ways->value, 10, 1, 1024, &w, NULL) ||
+      !g_ascii_string_to_unsigned(line->value, 10, 1, 4096, &l, NULL)) {
+    note(h, "cpu0's last-level cache is shared by %d CPUs and its node has %d: not 2 to 4 nodes per cache as "
+            "sub-NUMA clustering makes, so the cache is given whole", s, n);
+    return;
+  }
+  uint64_t set_bytes = w * l, share = bytes / set_bytes / (uint64_t)ratio * set_bytes;
+  g_autofree char *sz = settings_format_size(share), *whole = settings_format_size(bytes);
+  g_autofree char *src = g_strdup_printf("%s: %s shared by %d CPUs, the %d CPUs of cpu0's node cache in 1/%d of it "
+                                         "(sub-NUMA clustering, as Linux's snc_get_config infers it)",
+                                         size->source, whole, s, n, ratio);
+  host_fact(h, "cache.llc_size", src, "%s", sz);
+}
+
 /* THP and khugepaged tunables: the setting, the file under
  * sys/kernel/mm/transparent_hugepage, whether it is a [bracketed] selector. */
 static const struct {
@@ -665,6 +741,126 @@ static void sysfs_thp(HostInfo *h, const char *root)
   }
 }
 
+/* ---- ppc64: platform, MMU, partition ---------------------------------------- */
+
+/* The value of the first "key<tabs>: value" line of /proc/cpuinfo text
+ * whose key is `key`; NULL if none. */
+static char *cpuinfo_field(const char *text, const char *key)
+{
+  g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+  for (int i = 0; lines[i]; i++) {
+    char *colon = strchr(lines[i], ':');
+    if (!colon)
+      continue;
+    g_autofree char *k = g_strstrip(g_strndup(lines[i], (gsize)(colon - lines[i])));
+    if (strcmp(k, key) == 0)
+      return g_strstrip(g_strdup(colon + 1));
+  }
+  return NULL;
+}
+
+/* A property of the device tree's root node (`node` NULL) or of a node
+ * under it: its text up to the first NUL ("" for an empty, boolean
+ * property); NULL if absent.  /sys/firmware/devicetree/base first, then
+ * /proc/device-tree (a link to it on current kernels, a directory of its
+ * own on old ones). */
+static char *dt_prop(const char *root, const char *node, const char *prop)
+{
+  static const char *const bases[] = { "sys/firmware/devicetree/base", "proc/device-tree" };
+  for (unsigned i = 0; i < G_N_ELEMENTS(bases); i++) {
+    g_autofree char *path = g_build_filename(root, bases[i], node ? node : "", prop, NULL);
+    g_autofree char *text = NULL;
+    if (g_file_get_contents(path, &text, NULL, NULL))
+      return g_strstrip(g_strdup(text)); /* stops at the property's NUL */
+  }
+  return NULL;
+}
+
+/* The POWER generation of a /proc/cpuinfo "cpu" value ("POWER8
+ * (architected), altivec supported": 8); 0 if it names none. */
+static unsigned power_generation(const char *cpu)
+{
+  const char *p = cpu ? strstr(cpu, "POWER") : NULL;
+  if (!p)
+    return 0;
+  guint64 gen = g_ascii_strtoull(p + 5, NULL, 10);
+  return gen <= 100 ? (unsigned)gen : 0;
+}
+
+/* A ppc64 host: the processor (/proc/cpuinfo "cpu", its generation chooses
+ * the preset), the MMU the kernel runs ("MMU : Hash" or "Radix", printed
+ * by pSeries_show_cpuinfo and pnv_show_cpuinfo), and whether the kernel
+ * runs in a logical partition: "platform : pSeries" (ppc_md.name, printed
+ * by show_cpuinfo in arch/powerpc/kernel/setup-common.c) is the PAPR
+ * platform, a partition of PowerVM or KVM whose hashed page table the
+ * hypervisor owns (HPTE changes are hcalls, platforms/pseries/lpar.c);
+ * "PowerNV" is bare metal under OPAL, the kernel owns its HPT
+ * (platforms/powernv, hash_native.c).  The hypervisor is named from the
+ * device tree as pseries_add_hw_description() (platforms/pseries/setup.c,
+ * Linux 6.12) does: a /hypervisor node compatible "linux,kvm" is KVM, the
+ * root's ibm,powervm-partition or ibm,fw-net-version PowerVM;
+ * ibm,partition-name (the partition's name, lparcfg.c) is noted. */
+static void ppc64_platform(HostInfo *h, const char *root, const char *cpuinfo)
+{
+  g_autofree char *cpu = cpuinfo_field(cpuinfo, "cpu");
+  g_autofree char *platform = cpuinfo_field(cpuinfo, "platform");
+  g_autofree char *model = cpuinfo_field(cpuinfo, "model");
+  g_autofree char *mmu = cpuinfo_field(cpuinfo, "MMU");
+  g_autofree char *clock = cpuinfo_field(cpuinfo, "clock");
+  h->family = power_generation(cpu);
+  /* "clock : 3425.000000MHz": the nominal clock the firmware gives
+   * (show_cpuinfo, ppc_proc_freq). */
+  guint64 mhz = clock ? g_ascii_strtoull(clock, NULL, 10) : 0;
+  if (mhz)
+    host_fact(h, "cpu.freq_mhz", "/proc/cpuinfo clock", "%" G_GUINT64_FORMAT, mhz);
+  if (cpu) {
+    char *comma = strchr(cpu, ',');
+    if (comma)
+      *comma = '\0'; /* "POWER9 (raw), altivec supported": the processor alone */
+    g_free(h->brand);
+    h->brand = model && *model ? g_strdup_printf("%s, %s", g_strstrip(cpu), model) : g_strdup(g_strstrip(cpu));
+  }
+  if (mmu && g_ascii_strcasecmp(mmu, "Radix") == 0) {
+    h->radix = TRUE;
+    note(h, "/proc/cpuinfo MMU: Radix: the kernel translates with the radix MMU, which mmusim does not model "
+            "(doc/model.md, Not modelled): this file describes the machine on its hash MMU, as booted with "
+            "disable_radix (the khugepaged figures below are the radix kernel's, whose PMD maps 2M with 64K pages, "
+            "not hash's 16M)");
+  } else if (mmu) {
+    note(h, "/proc/cpuinfo MMU: %s", mmu);
+  } else {
+    note(h, "/proc/cpuinfo has no MMU line (kernels before 4.7 print none, and run the hash MMU)");
+  }
+  if (!platform) {
+    note(h, "/proc/cpuinfo has no platform line: whether the kernel runs in a partition (virt.lpar) is the preset's");
+    return;
+  }
+  g_autofree char *part = dt_prop(root, NULL, "ibm,partition-name");
+  if (part && *part)
+    note(h, "device tree ibm,partition-name: %s", part);
+  if (strcmp(platform, "PowerNV") == 0) {
+    host_fact(h, "virt.lpar", "/proc/cpuinfo platform: PowerNV (bare metal under OPAL: the kernel owns its hashed page table)",
+              "false");
+    return;
+  }
+  if (strcmp(platform, "pSeries") != 0) {
+    note(h, "/proc/cpuinfo platform: %s, neither pSeries nor PowerNV: virt.lpar is the preset's", platform);
+    return;
+  }
+  g_autofree char *hv = dt_prop(root, "hypervisor", "compatible");
+  g_autofree char *powervm = dt_prop(root, NULL, "ibm,powervm-partition");
+  g_autofree char *fwnet = powervm ? NULL : dt_prop(root, NULL, "ibm,fw-net-version");
+  const char *name = hv && strcmp(hv, "linux,kvm") == 0 ? "KVM" : (powervm || fwnet) ? "PowerVM" : NULL;
+  h->guest = TRUE;
+  g_free(h->hypervisor);
+  h->hypervisor = g_strdup(name ? name : hv && *hv ? hv : "a PAPR hypervisor");
+  g_autofree char *src = g_strdup_printf(
+    "/proc/cpuinfo platform: pSeries (a logical partition; hypervisor %s%s%s): HPTE changes are hypervisor calls",
+    h->hypervisor, name ? ", from the device tree's " : "",
+    !name ? "" : hv ? "/hypervisor node" : powervm ? "ibm,powervm-partition" : "ibm,fw-net-version");
+  host_fact(h, "virt.lpar", src, "true");
+}
+
 gboolean host_detect_sysfs(HostInfo *h, const char *root, GError **error)
 {
   g_autofree char *cpu = g_build_filename(root, "sys/devices/system/cpu", NULL);
@@ -674,6 +870,20 @@ gboolean host_detect_sysfs(HostInfo *h, const char *root, GError **error)
                 root, cpu);
     return FALSE;
   }
+  /* Without CPUID: /proc/cpuinfo's POWER processor or platform line makes
+   * a ppc64 host (read under the root, so a recorded tree is one on any
+   * machine), else uname says. */
+  g_autofree char *cpuinfo_path = g_build_filename(root, "proc/cpuinfo", NULL);
+  g_autofree char *cpuinfo = NULL;
+  if (!g_file_get_contents(cpuinfo_path, &cpuinfo, NULL, NULL))
+    cpuinfo = NULL;
+  if (!h->arch && cpuinfo) {
+    g_autofree char *proc = cpuinfo_field(cpuinfo, "cpu"), *platform = cpuinfo_field(cpuinfo, "platform");
+    if (power_generation(proc) || (platform && (strcmp(platform, "pSeries") == 0 || strcmp(platform, "PowerNV") == 0))) {
+      h->arch = g_strdup("ppc64");
+      host_fact(h, "machine.arch", "/proc/cpuinfo cpu and platform", "ppc64");
+    }
+  }
   if (!h->arch) {
     struct utsname u;
     const char *m = uname(&u) == 0 ? u.machine : "unknown";
@@ -681,8 +891,15 @@ gboolean host_detect_sysfs(HostInfo *h, const char *root, GError **error)
     if (strcmp(h->arch, "ppc64") == 0)
       host_fact(h, "machine.arch", "uname", "ppc64");
   }
+  if (strcmp(h->arch, "ppc64") == 0) {
+    if (cpuinfo)
+      ppc64_platform(h, root, cpuinfo);
+    else
+      note(h, "/proc/cpuinfo unreadable: the processor, its MMU and whether it runs in a partition are the preset's");
+  }
   sysfs_caches(h, root);
   sysfs_nodes(h, root);
+  llc_sharing(h, root);
   sysfs_thp(h, root);
   g_autofree char *hv = read_line(root, "sys/hypervisor/type");
   if (hv && *hv) {
@@ -711,8 +928,17 @@ void host_detect_choose_preset(HostInfo *h)
   gboolean amd = h->vendor && (strcmp(h->vendor, "AuthenticAMD") == 0 || strcmp(h->vendor, "HygonGenuine") == 0);
   gboolean intel = h->vendor && strcmp(h->vendor, "GenuineIntel") == 0;
   if (h->arch && strcmp(h->arch, "ppc64") == 0) {
-    p = "power9-hash";
-    why = g_strdup("a ppc64 host: the POWER9 hash-MMU preset");
+    /* By the POWER generation of /proc/cpuinfo; POWER10 and later, and a
+     * processor it does not name, take the newest preset.  The presets
+     * are all the hash MMU's: a radix kernel gets its generation's too
+     * (ppc64_platform notes it). */
+    unsigned gen = h->family;
+    p = gen && gen <= 7 ? "power7" : gen == 8 ? "power8" : "power9-hash";
+    why = gen ? g_strdup_printf("POWER%u%s: %s", gen, h->radix ? " running the radix MMU" : "",
+                                gen < 7 ? "older than any preset, the nearest is POWER7"
+                                : gen <= 9 ? "its own generation's hash-MMU preset"
+                                : "newer than any preset, the newest is POWER9's hash-MMU one")
+              : g_strdup("a ppc64 host whose processor /proc/cpuinfo does not name: the POWER9 hash-MMU preset");
   } else if (amd) {
     /* Zen 4 models of family 19h as Linux 6.12 arch/x86/kernel/cpu/amd.c
      * bsp_init_amd() names them (0x10-0x1f, 0x60-0xaf; the rest Zen 3);
@@ -809,21 +1035,48 @@ static gboolean round_memory(HostInfo *h, GError **error)
   return TRUE;
 }
 
+/* Preset `name` with what it inherits laid into kf: the ancestors' values
+ * first, each preset's own over them, as preset_load applies them (a
+ * power8 file is power7's with power8's lines on top; without its
+ * ancestors' lines the file would lose, e.g., buddy.max_order). */
+static gboolean preset_flat(GKeyFile *kf, const char *name, int depth, GError **error)
+{
+  g_autofree char *ptext = depth > 8 ? NULL : preset_text(name, error);
+  if (!ptext) {
+    if (depth > 8)
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "preset %s: 'inherit' chain is too deep", name);
+    return FALSE;
+  }
+  g_autoptr(GKeyFile) own = g_key_file_new();
+  g_autoptr(GError) err = NULL;
+  if (!g_key_file_load_from_data(own, ptext, strlen(ptext), G_KEY_FILE_NONE, &err)) {
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "preset %s: %s", name, err->message);
+    return FALSE;
+  }
+  g_autofree char *parent = g_key_file_get_string(own, "machine", "inherit", NULL);
+  if (parent && !preset_flat(kf, g_strstrip(parent), depth + 1, error))
+    return FALSE;
+  g_auto(GStrv) groups = g_key_file_get_groups(own, NULL);
+  for (int g = 0; groups[g]; g++) {
+    g_auto(GStrv) keys = g_key_file_get_keys(own, groups[g], NULL, NULL);
+    for (int k = 0; keys && keys[k]; k++) {
+      g_autofree char *v = g_key_file_get_value(own, groups[g], keys[k], NULL);
+      if (v)
+        g_key_file_set_value(kf, groups[g], keys[k], v);
+    }
+  }
+  return TRUE;
+}
+
 char *host_detect_render(HostInfo *h, GError **error)
 {
   if (!h->preset)
     host_detect_choose_preset(h);
   if (!round_memory(h, error))
     return NULL;
-  g_autofree char *ptext = preset_text(h->preset, error);
-  if (!ptext)
-    return NULL;
   g_autoptr(GKeyFile) kf = g_key_file_new();
-  g_autoptr(GError) err = NULL;
-  if (!g_key_file_load_from_data(kf, ptext, strlen(ptext), G_KEY_FILE_NONE, &err)) {
-    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "preset %s: %s", h->preset, err->message);
+  if (!preset_flat(kf, h->preset, 0, error))
     return NULL;
-  }
   g_autoptr(Settings) scratch = settings_new();
   g_autoptr(GPtrArray) sections = g_ptr_array_new_with_free_func(section_free);
   g_autoptr(GHashTable) used = g_hash_table_new(g_str_hash, g_str_equal);
@@ -871,6 +1124,10 @@ char *host_detect_render(HostInfo *h, GError **error)
     else
       g_string_append_printf(sec->text, "# %s\n%s = %s\n", f->source, dot + 1, f->value);
   }
+  /* A guest sees the size of the host's cache, not its share of it. */
+  if (h->guest)
+    note(h, "a guest: cache.llc_size is the size of a cache the host's other guests and the host itself share with "
+            "this one (or the preset's); how much of it this guest holds, nothing a guest reads tells (doc/host.md)");
   /* A guest's memory is translated by the host's EPT/NPT tables. */
   if (h->guest && h->arch && strcmp(h->arch, "x86_64") == 0) {
     Section *sec = section_get(sections, "virt");

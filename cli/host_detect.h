@@ -24,8 +24,9 @@ typedef struct {
   char *arch;            /* machine.arch the host has: "x86_64", "ppc64", else uname's machine */
   char *vendor;          /* CPUID vendor ("AuthenticAMD"); NULL without CPUID */
   char *brand;           /* CPUID 0x80000002..4 brand string; NULL if none */
-  unsigned family, model;
+  unsigned family, model; /* x86: CPUID's; ppc64: family is the POWER generation (8 for POWER8), 0 if unnamed */
   gboolean guest;        /* a hypervisor is present */
+  gboolean radix;        /* ppc64: the kernel runs the radix MMU (/proc/cpuinfo MMU: Radix) */
   char *hypervisor;      /* its name: the CPUID 0x40000000 signature or /sys/hypervisor/type */
   char *preset;          /* the nearest preset (host_detect_choose_preset) */
   char *preset_why;
@@ -45,7 +46,9 @@ const HostFact *host_fact_get(const HostInfo *h, const char *key);
 void host_detect_cpuid(HostInfo *h, const HostCpuid *c);
 /* What sysfs and procfs under root tell ("/" for the host's own): caches
  * (where CPUID told none), NUMA nodes, THP and khugepaged, /sys/hypervisor,
- * the base page size.  FALSE with an error for a root that is not one. */
+ * the base page size; on ppc64 (uname, or a POWER /proc/cpuinfo under the
+ * root) the POWER generation, hash or radix MMU and virt.lpar from
+ * /proc/cpuinfo and the device tree.  FALSE with an error for a root that is not one. */
 gboolean host_detect_sysfs(HostInfo *h, const char *root, GError **error);
 /* Choose the nearest preset by arch, vendor and family/model. */
 void host_detect_choose_preset(HostInfo *h);

@@ -168,9 +168,22 @@ static inline G_ALWAYS_INLINE void cpu_use_walker(Cpu *cpu, uint64_t *t, uint32_
   *best = *t;
 }
 
+/* With --events, before a translation: note the counters its walk event
+ * would report (Cpu.walk_mark). */
+static inline void cpu_walk_mark(Cpu *cpu)
+{
+  const uint64_t *c = cpu->ctr.c;
+  cpu->walk_mark.refs = c[CTR_WALK_REFS];
+  cpu->walk_mark.guest_refs = c[CTR_WALK_GUEST_REFS];
+  cpu->walk_mark.host_refs = c[CTR_WALK_HOST_REFS];
+  cpu->walk_mark.ntlb_hits = c[CTR_NTLB_HITS];
+  cpu->walk_mark.ntlb_misses = c[CTR_NTLB_MISSES];
+}
+
 /* The walk sampler's countdown (events.walk_sample) reached this walk:
- * emit its event (sim/cpu.c).  Takes the Xlat's fields by value, so that
- * the Xlat of the template stays in registers. */
+ * emit its event (sim/cpu.c), with the references it made since
+ * cpu_walk_mark.  Takes the Xlat's fields by value, so that the Xlat of
+ * the template stays in registers. */
 void cpu_sample_walk_emit(Cpu *cpu, Thread *th, uint64_t va, XlatStatus st, unsigned size, uint32_t cycles,
                           uint32_t walk_cycles);
 
@@ -207,6 +220,8 @@ static inline G_ALWAYS_INLINE int cpu_translate_attempt_with(Cpu *cpu, Thread *t
   if (attempt)
     cpu->ctr.c[kind == ACC_IFETCH ? CTR_ITLB_LOADS : kind == ACC_STORE ? CTR_DTLB_STORES : CTR_DTLB_LOADS]++;
   cpu->ctr.c[CTR_L1_TLB_MISSES]++;
+  if (G_UNLIKELY(cpu->m->ev != NULL))
+    cpu_walk_mark(cpu);
   XlatStatus st = xlat(cpu, th->mm, va, kind, &x, NULL);
   *t += x.cycles - x.walk_cycles;
   if (x.walks) {

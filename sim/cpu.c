@@ -330,10 +330,23 @@ void cpu_sample_walk_emit(Cpu *cpu, Thread *th, uint64_t va, XlatStatus st, unsi
   if (!events_enabled(m->ev) || !m->walk_sample_left || --m->walk_sample_left)
     return;
   m->walk_sample_left = (uint64_t)settings_int(m->s, SET_EVENTS_WALK_SAMPLE);
+  /* The walk's own references: the counters less their values before it
+   * (cpu_walk_mark).  Under virt.nested they split into the guest's
+   * page-table entries and the host's (EPT/NPT) entries read to translate
+   * guest-physical addresses, with the nested TLB's hits and misses on
+   * those addresses; the fields are appended, so readers of the older
+   * line keep working. */
+  const uint64_t *c = cpu->ctr.c;
+  g_autofree char *nested = NULL;
+  if (settings_bool(m->s, SET_VIRT_NESTED))
+    nested = g_strdup_printf(" guest_refs=%" G_GUINT64_FORMAT " host_refs=%" G_GUINT64_FORMAT " ntlb_hits=%" G_GUINT64_FORMAT
+                             " ntlb_misses=%" G_GUINT64_FORMAT,
+                             c[CTR_WALK_GUEST_REFS] - cpu->walk_mark.guest_refs, c[CTR_WALK_HOST_REFS] - cpu->walk_mark.host_refs,
+                             c[CTR_NTLB_HITS] - cpu->walk_mark.ntlb_hits, c[CTR_NTLB_MISSES] - cpu->walk_mark.ntlb_misses);
   events_emit(m->ev, (uint64_t)((double)cpu->clock / m->k->cycles_per_ns), cpu->id, th->pid, th->tid, "walk",
-              "va=%#" G_GINT64_MODIFIER "x status=%s size=%s cycles=%u walk_cycles=%u", va,
+              "va=%#" G_GINT64_MODIFIER "x status=%s size=%s cycles=%u walk_cycles=%u refs=%" G_GUINT64_FORMAT "%s", va,
               st == XLAT_OK ? "ok" : st == XLAT_NOT_PRESENT ? "not-present" : st == XLAT_PROTECTION ? "protection" : "noncanonical",
-              cpu->arch->size_name[size], cycles, walk_cycles);
+              cpu->arch->size_name[size], cycles, walk_cycles, c[CTR_WALK_REFS] - cpu->walk_mark.refs, nested ? nested : "");
 }
 
 /* A fault: precise, so the pipeline drains before the handler runs. */

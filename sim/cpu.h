@@ -112,6 +112,12 @@ struct Cpu {
    * numbers stay those of the trace. */
   uint64_t loads;
   uint64_t load_done[TRACE_DEP_LOADS];
+  /* With --events: the counters a walk event reports, as they were before
+   * the translation now under way (cpu_walk_mark), so that the sampled
+   * walk's event gives its own references, not the run's. */
+  struct {
+    uint64_t refs, guest_refs, host_refs, ntlb_hits, ntlb_misses;
+  } walk_mark;
 };
 
 Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error);

@@ -3,8 +3,9 @@
  * test_host_detect.c - the parsers of `mmusim host detect`: CPUID dumps,
  * Intel leaves 2, 4 and 0x18, AMD 0x80000005/6, family/model and the
  * preset chosen from them, the hypervisor, sysfs lists and selectors, a
- * sysfs tree (nodes, distances, THP), and the file: host values with their
- * source, a guest's virt lines, refused values left to the preset.
+ * sysfs tree (nodes, distances, THP), ppc64's platform, MMU and partition,
+ * and the file: host values with their source, a guest's virt lines,
+ * refused values left to the preset, an inherited preset's lines.
  */
 #include "config.h"
 #include <glib/gstdio.h>
@@ -214,6 +215,18 @@ static void put_file(const char *root, const char *rel, const char *text)
   ck_assert(g_file_set_contents(path, text, -1, NULL));
 }
 
+/* cpu0's cache indexN in sysfs under root: level, type, size and ways. */
+static void put_cache(const char *root, int index, const char *level, const char *type, const char *size,
+                      const char *ways)
+{
+  const char *files[][2] = { { "level", level }, { "type", type }, { "size", size }, { "ways_of_associativity", ways } };
+  for (unsigned i = 0; i < G_N_ELEMENTS(files); i++) {
+    g_autofree char *rel = g_strdup_printf("sys/devices/system/cpu/cpu0/cache/index%d/%s", index, files[i][0]);
+    g_autofree char *text = g_strconcat(files[i][1], "\n", NULL);
+    put_file(root, rel, text);
+  }
+}
+
 static void rm_tree(const char *path)
 {
   GDir *d = g_dir_open(path, 0, NULL);
@@ -243,10 +256,7 @@ START_TEST(test_sysfs_tree)
   put_file(root, "sys/devices/system/node/node0/distance", "10 20 30\n");
   put_file(root, "sys/devices/system/node/node1/distance", "20 10 30\n");
   put_file(root, "sys/devices/system/node/node2/distance", "30 30 10\n");
-  put_file(root, "sys/devices/system/cpu/cpu0/cache/index0/level", "1\n");
-  put_file(root, "sys/devices/system/cpu/cpu0/cache/index0/type", "Data\n");
-  put_file(root, "sys/devices/system/cpu/cpu0/cache/index0/size", "48K\n");
-  put_file(root, "sys/devices/system/cpu/cpu0/cache/index0/ways_of_associativity", "12\n");
+  put_cache(root, 0, "1", "Data", "48K", "12");
   put_file(root, "sys/devices/system/cpu/cpu0/cache/index0/coherency_line_size", "64\n");
   put_file(root, "sys/kernel/mm/transparent_hugepage/enabled", "always madvise [never]\n");
   put_file(root, "sys/kernel/mm/transparent_hugepage/khugepaged/defrag", "0\n");
@@ -264,10 +274,95 @@ START_TEST(test_sysfs_tree)
   assert_fact(h, "khugepaged.defrag", "false", NULL);
   ck_assert(h->guest);
   ck_assert_str_eq(h->hypervisor, "xen");
+  /* cpu0's L3 shared by fewer CPUs than its node has (a node of several
+   * CCXs): one cache is kept, and the file says the model shares it node-wide. */
+  put_cache(root, 3, "3", "Unified", "32768K", "16");
+  put_file(root, "sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list", "0-1\n");
+  g_autoptr(HostInfo) ccx = host_info_new();
+  ck_assert(host_detect_sysfs(ccx, root, &err));
+  assert_fact(ccx, "cache.llc_size", "32768K", "/sys/devices/system/cpu/cpu0/cache/index3");
+  gboolean said = FALSE;
+  for (guint i = 0; i < ccx->notes->len; i++)
+    said = said || strstr(g_ptr_array_index(ccx->notes, i), "shared by 2 CPUs (its shared_cpu_list) and its node has 4") != NULL;
+  ck_assert(said);
+  /* Shared by twice the node's CPUs (sub-NUMA clustering): half of it, in whole sets. */
+  put_file(root, "sys/devices/system/cpu/cpu0/cache/index3/shared_cpu_list", "0-7\n");
+  g_autoptr(HostInfo) snc = host_info_new();
+  ck_assert(host_detect_sysfs(snc, root, &err));
+  const HostFact *llc = host_fact_get(snc, "cache.llc_size");
+  ck_assert_str_eq(llc->value, "16M");
+  ck_assert_ptr_nonnull(strstr(llc->source, "cache in 1/2 of it"));
   rm_tree(root);
   /* A root that is not one. */
   g_autoptr(HostInfo) h2 = host_info_new();
   ck_assert(!host_detect_sysfs(h2, "/nonexistent-root", &err));
+}
+END_TEST
+
+/* ppc64 from /proc/cpuinfo and the device tree under a root: a KVM
+ * partition (the /hypervisor node, read through /proc/device-tree), a
+ * kernel without a platform line, the preset of each POWER generation, and
+ * a power8 file that keeps what power8 inherits from power7. */
+START_TEST(test_ppc64)
+{
+  g_autofree char *root = g_dir_make_tmp("mmusim-host-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(root);
+  put_file(root, "sys/devices/system/cpu/online", "0-3\n");
+  put_file(root, "proc/cpuinfo", "processor\t: 0\ncpu\t\t: POWER9 (architected), altivec supported\n"
+                                 "clock\t\t: 2200.000000MHz\n\ntimebase\t: 512000000\nplatform\t: pSeries\n"
+                                 "model\t\t: IBM pSeries (emulated by qemu)\nMMU\t\t: Hash\n");
+  g_autofree char *hv = g_build_filename(root, "proc/device-tree/hypervisor/compatible", NULL);
+  g_autofree char *hvdir = g_path_get_dirname(hv);
+  ck_assert_int_eq(g_mkdir_with_parents(hvdir, 0755), 0);
+  ck_assert(g_file_set_contents(hv, "linux,kvm\0", 10, NULL)); /* a property: NUL-terminated */
+  g_autoptr(HostInfo) h = host_info_new();
+  g_autoptr(GError) err = NULL;
+  ck_assert(host_detect_sysfs(h, root, &err));
+  ck_assert_str_eq(h->arch, "ppc64");
+  ck_assert_uint_eq(h->family, 9);
+  ck_assert(!h->radix);
+  ck_assert(h->guest);
+  ck_assert_str_eq(h->hypervisor, "KVM");
+  assert_fact(h, "machine.arch", "ppc64", "/proc/cpuinfo cpu and platform");
+  assert_fact(h, "cpu.freq_mhz", "2200", "/proc/cpuinfo clock");
+  const HostFact *lpar = host_fact_get(h, "virt.lpar");
+  ck_assert_ptr_nonnull(lpar);
+  ck_assert_str_eq(lpar->value, "true");
+  ck_assert_ptr_nonnull(strstr(lpar->source, "hypervisor KVM, from the device tree's /hypervisor node"));
+  host_detect_choose_preset(h);
+  ck_assert_str_eq(h->preset, "power9-hash");
+  g_autofree char *text = host_detect_render(h, &err);
+  ck_assert_msg(text, "%s", err ? err->message : "");
+  ck_assert_ptr_nonnull(strstr(text, "\n[virt]\n# /proc/cpuinfo platform: pSeries"));
+  ck_assert_ptr_null(strstr(text, "nested"));
+  /* An old kernel: no platform and no MMU line; virt.lpar stays the preset's. */
+  put_file(root, "proc/cpuinfo", "processor\t: 0\ncpu\t\t: POWER7 (raw), altivec supported\n");
+  g_autoptr(HostInfo) old = host_info_new();
+  ck_assert(host_detect_sysfs(old, root, &err));
+  ck_assert_str_eq(old->arch, "ppc64");
+  ck_assert_ptr_null(host_fact_get(old, "virt.lpar"));
+  ck_assert(!old->guest);
+  host_detect_choose_preset(old);
+  ck_assert_str_eq(old->preset, "power7");
+  rm_tree(root);
+  /* The preset of each generation; power8's file has power7's buddy.max_order. */
+  static const struct {
+    unsigned gen;
+    const char *preset;
+  } gens[] = { { 6, "power7" }, { 7, "power7" }, { 8, "power8" }, { 9, "power9-hash" }, { 10, "power9-hash" } };
+  for (unsigned i = 0; i < G_N_ELEMENTS(gens); i++) {
+    g_autoptr(HostInfo) p = host_info_new();
+    p->arch = g_strdup("ppc64");
+    p->family = gens[i].gen;
+    host_detect_choose_preset(p);
+    ck_assert_msg(strcmp(p->preset, gens[i].preset) == 0, "POWER%u: %s", gens[i].gen, p->preset);
+    if (gens[i].gen == 8) {
+      g_autofree char *p8 = host_detect_render(p, &err);
+      ck_assert_ptr_nonnull(p8);
+      ck_assert_ptr_nonnull(strstr(p8, "[buddy]\n# from preset power8: the host does not tell\nmax_order = 12\n"));
+      ck_assert_ptr_null(strstr(p8, "inherit"));
+    }
+  }
 }
 END_TEST
 
@@ -320,6 +415,7 @@ static Suite *host_detect_suite(void)
   tcase_add_test(tc, test_amd);
   tcase_add_test(tc, test_presets);
   tcase_add_test(tc, test_sysfs_tree);
+  tcase_add_test(tc, test_ppc64);
   tcase_add_test(tc, test_render);
   tcase_add_test(tc, test_memory_rounded);
   suite_add_tcase(s, tc);
