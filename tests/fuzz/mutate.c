@@ -438,6 +438,9 @@ int main(int argc, char **argv)
       }
     }
   }
-  printf("mutate: %d files, %d mutations each (seed %u): %d failed\n", files, count, seed, failed);
+  if (argc > 2)
+    printf("mutate: %d files, as they are: %d failed\n", files, failed);
+  else
+    printf("mutate: %d files, each whole, cut and mutated %d times (seed %u): %d failed\n", files, count, seed, failed);
   return failed ? 1 : 0;
 }
