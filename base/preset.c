@@ -40,6 +40,21 @@ static gboolean looks_like_path(const char *name)
   return strchr(name, '/') || g_str_has_suffix(name, ".ini");
 }
 
+/* A machine file's text, checked (UTF-8, NUL bytes, lines: settings_ini_check)
+ * and parsed; origin names it in messages. */
+static GKeyFile *keyfile_from_data(const char *origin, const char *data, gsize len, GError **error)
+{
+  if (!settings_ini_check(origin, data, len, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "[cache] for cache.* settings", error))
+    return NULL;
+  g_autoptr(GKeyFile) kf = g_key_file_new();
+  g_autoptr(GError) err = NULL;
+  if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &err)) {
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s: %s", origin, err->message);
+    return NULL;
+  }
+  return g_steal_pointer(&kf);
+}
+
 static GKeyFile *load_keyfile(const char *name_or_path, char **origin, GError **error)
 {
   g_autoptr(GKeyFile) kf = g_key_file_new();
@@ -59,13 +74,8 @@ static GKeyFile *load_keyfile(const char *name_or_path, char **origin, GError **
     gsize len = 0;
     if (!settings_read_file(name_or_path, "machine file", MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, &data, &len, error))
       return NULL;
-    if (!settings_ini_check(name_or_path, data, len, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "[cache] for cache.* settings", error))
-      return NULL;
-    if (!g_key_file_load_from_data(kf, data, len, G_KEY_FILE_NONE, &err)) {
-      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "%s: %s", name_or_path, err->message);
-      return NULL;
-    }
     *origin = g_strdup(name_or_path);
+    return keyfile_from_data(name_or_path, data, len, error);
   } else {
     g_auto(GStrv) names = preset_names();
     g_autofree char *list = g_strjoinv(", ", names);
@@ -130,6 +140,12 @@ gboolean preset_load(Settings *s, const char *name_or_path, GError **error)
 {
   g_autofree char *origin = NULL;
   g_autoptr(GKeyFile) kf = load_keyfile(name_or_path, &origin, error);
+  return kf && apply_keyfile(s, kf, origin, 0, error);
+}
+
+gboolean preset_load_data(Settings *s, const char *origin, const char *data, gsize len, GError **error)
+{
+  g_autoptr(GKeyFile) kf = keyfile_from_data(origin, data, len, error);
   return kf && apply_keyfile(s, kf, origin, 0, error);
 }
 

@@ -11,6 +11,10 @@
 
 /* Apply a preset (built-in name or .ini path) to `s`. */
 gboolean preset_load(Settings *s, const char *name_or_path, GError **error);
+/* Apply the text of a machine file (`origin` names it in messages) to `s`,
+ * as preset_load does with a file's contents: the entry point of the fuzz
+ * targets, which parse from memory. */
+gboolean preset_load_data(Settings *s, const char *origin, const char *data, gsize len, GError **error);
 /* Built-in preset names, NULL-terminated. */
 char **preset_names(void);
 /* "name  description" lines for `mmusim list machines`. */

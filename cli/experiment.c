@@ -315,12 +315,17 @@ static gboolean finish_config(Experiment *e, ExpConfig *c, GError **error)
 
 Experiment *experiment_load(const char *path, GError **error)
 {
-  g_autoptr(GKeyFile) kf = g_key_file_new();
-  GError *err = NULL;
   g_autofree char *data = NULL;
   gsize data_len = 0;
   if (!settings_read_file(path, "experiment file", MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, &data, &data_len, error))
     return NULL;
+  return experiment_parse(path, data, data_len, G_MAXUINT, error);
+}
+
+Experiment *experiment_parse(const char *path, const char *data, gsize data_len, guint check_first, GError **error)
+{
+  g_autoptr(GKeyFile) kf = g_key_file_new();
+  GError *err = NULL;
   if (!settings_ini_check(path, data, data_len, MMUSIM_SIM_ERROR, SIM_ERROR_USAGE, "[experiment], [settings] or [vary]", error))
     return NULL;
   if (!g_key_file_load_from_data(kf, data, data_len, G_KEY_FILE_NONE, &err)) {
@@ -501,6 +506,9 @@ Experiment *experiment_load(const char *path, GError **error)
   e->configs = g_ptr_array_new_with_free_func(config_free);
   if (ok) {
     guint *index = g_new0(guint, n + 1);
+    /* Ids seen, to the configuration: one lookup each, not a scan of all
+     * before it (quadratic: 65,536 configurations took minutes). */
+    g_autoptr(GHashTable) ids = g_hash_table_new(g_str_hash, g_str_equal);
     for (guint c = 0; c < total && ok; c++) {
       if (zip) {
         for (guint a = 0; a < n; a++)
@@ -515,11 +523,13 @@ Experiment *experiment_load(const char *path, GError **error)
       ExpConfig *cfg = make_config(e, fixed, fixed_values, axes, values, index,
                                    machine ? machine : RUNNER_DEFAULT_MACHINE, workload);
       g_ptr_array_add(e->configs, cfg);
-      ok = finish_config(e, cfg, error);
-      for (guint k = 0; ok && k + 1 < e->configs->len; k++)
-        if (strcmp(((ExpConfig *)g_ptr_array_index(e->configs, k))->id, cfg->id) == 0)
-          ok = exp_error(error, path, "configurations %s and %s are the same run; remove the repeated value",
-                         ((ExpConfig *)g_ptr_array_index(e->configs, k))->label, cfg->label);
+      ok = c >= check_first || finish_config(e, cfg, error);
+      const ExpConfig *same = ok ? g_hash_table_lookup(ids, cfg->id) : NULL;
+      if (same)
+        ok = exp_error(error, path, "configurations %s and %s are the same run; remove the repeated value",
+                       same->label, cfg->label);
+      else
+        g_hash_table_insert(ids, cfg->id, cfg);
     }
     g_free(index);
   }

@@ -73,6 +73,12 @@ gboolean experiment_name_valid(const char *name, GError **error);
  * resolved once here, so a bad key or value is reported (naming the file,
  * the section and the key) before anything runs. */
 Experiment *experiment_load(const char *path, GError **error);
+/* The same on the file's text (`path` names it in messages and places the
+ * paths it gives), building the machines of the first `check_first`
+ * configurations only (G_MAXUINT: all, as experiment_load does; fewer leaves
+ * the rest unchecked and not to be run): the fuzz targets' entry point,
+ * which bounds the work one input can ask for. */
+Experiment *experiment_parse(const char *path, const char *data, gsize data_len, guint check_first, GError **error);
 /* Open every configuration's input once (the trace, shared by all, or each
  * workload) and close it again: a missing trace or a bad workload spec is
  * reported, naming the file and the configuration, before anything runs or

@@ -219,6 +219,38 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* From memory (the fuzz targets' entry point): the same configurations as
+ * from the file; check_first bounds the machines built, not the
+ * configurations made; a repeated configuration is found however far
+ * apart its two copies are (an id looked up, not a scan of those before). */
+START_TEST(test_parse_from_memory)
+{
+  static const char text[] = "[experiment]\nworkload = seq:size=4M,accesses=1K\n"
+                             "[vary]\ncpu.mshrs = 1, 2, 3, 4, 5, 6, 7, 8\ntlb.stlb_entries = 1536, 3072\n";
+  g_autofree char *path = write_exp("mem.ini", text);
+  g_autoptr(Experiment) a = experiment_load(path, NULL);
+  g_autoptr(Experiment) b = experiment_parse(path, text, strlen(text), G_MAXUINT, NULL);
+  g_autoptr(Experiment) c = experiment_parse(path, text, strlen(text), 1, NULL);
+  ck_assert(a && b && c);
+  ck_assert_uint_eq(a->configs->len, 16);
+  ck_assert_uint_eq(b->configs->len, 16);
+  ck_assert_uint_eq(c->configs->len, 16);
+  for (guint i = 0; i < 16; i++) {
+    ck_assert_str_eq(cfg(a, i)->id, cfg(b, i)->id);
+    ck_assert_str_eq(cfg(a, i)->id, cfg(c, i)->id);
+  }
+  remove_exp(path);
+  /* With zip, the first and the last pair are one configuration. */
+  static const char twice[] = "[experiment]\nworkload = seq\ncombine = zip\n[vary]\n"
+                              "cpu.mshrs = 4, 5, 6, 7, 4\ncpu.cpi = 1, 1, 1, 1, 1\n";
+  GError *err = NULL;
+  ck_assert_ptr_null(experiment_parse("z.ini", twice, strlen(twice), 0, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "z.ini: configurations cpu.mshrs=4, cpu.cpi=1 and cpu.mshrs=4, cpu.cpi=1 "
+                                             "are the same run"));
+  g_clear_error(&err);
+}
+END_TEST
+
 static Suite *experiment_suite(void)
 {
   Suite *s = suite_create("experiment");
@@ -229,6 +261,7 @@ static Suite *experiment_suite(void)
   tcase_add_test(tc, test_zip_and_special_axes);
   tcase_add_test(tc, test_paths_relative_to_file);
   tcase_add_test(tc, test_errors);
+  tcase_add_test(tc, test_parse_from_memory);
   suite_add_tcase(s, tc);
   return s;
 }
