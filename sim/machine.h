@@ -58,6 +58,12 @@ void machine_free(Machine *m);
  * fill to CPU i mod cpus).  NULL when its mm cannot be created (with
  * mem.oom_policy=kill, after the OOM killer found nothing to kill). */
 Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu);
+/* FALSE, with a SIM_ERROR_MACHINE error naming the limit, when the thread
+ * (pid, tid) is new and the machine has kernel.pid_max threads already
+ * (every task takes a pid: alloc_pid, kernel/pid.c; a process is at least
+ * one task, so this bounds processes too).  Threads of one process have no
+ * limit of their own, as in Linux. */
+gboolean machine_thread_check(const Machine *m, uint32_t pid, uint32_t tid, GError **error);
 
 /* c, built if it was not (its TLBs, caches and walk caches): call before
  * anything that uses them.  Returns c. */
