@@ -1197,7 +1197,7 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
       }
     }
     if (G_UNLIKELY(e.limit_error)) {
-      /* A limit of the machine (MACHINE_MAX_THREADS, _PROCESSES): bad
+      /* A limit of the machine (kernel.pid_max, machine_thread_check): bad
        * input, named with its record's number in the trace. */
       g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE, "%s: record %" G_GUINT64_FORMAT ": %s",
                   src->description, res->records - batch->n + i + 1, e.limit_error->message);
