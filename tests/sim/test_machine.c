@@ -348,6 +348,28 @@ static uint64_t flush_from(Machine *m, unsigned from, Mm *mm)
   return m->cpus[from]->clock - before;
 }
 
+/* kernel.pid_max counts every thread of every process; a thread already
+ * made is never refused. */
+START_TEST(test_pid_max)
+{
+  const char *sets[] = { "kernel.pid_max=2", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  GError *err = NULL;
+  ck_assert(machine_thread_check(m, 1, 1, &err));
+  ck_assert_ptr_nonnull(machine_thread(m, 1, 1, -1));
+  ck_assert(machine_thread_check(m, 7, 1, &err));
+  ck_assert_ptr_nonnull(machine_thread(m, 7, 1, -1));
+  ck_assert(machine_thread_check(m, 7, 1, &err));
+  ck_assert(!machine_thread_check(m, 1, 2, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "thread 2 of process 1 is one more than the 2 threads"));
+  ck_assert_ptr_nonnull(strstr(err->message, "kernel.pid_max = 2 (from test)"));
+  g_clear_error(&err);
+  ck_assert(!machine_thread_check(m, 8, 1, &err));
+  g_clear_error(&err);
+  machine_free(m);
+}
+END_TEST
+
 /* A CPU's TLBs and caches are built when it first runs: a 1024-CPU
  * machine whose two threads run on CPUs 0 and 1 builds two, and its
  * per-CPU breakdown still has a row for every other CPU, with no
@@ -888,6 +910,7 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_champsim_independent_loads_unchanged);
   tcase_add_test(tc, test_oom_kill_next_thread_switches);
   tcase_add_test(tc, test_cpus_built_lazily);
+  tcase_add_test(tc, test_pid_max);
   tcase_add_test(tc, test_shootdown_to_unbuilt_cpu);
   suite_add_tcase(s, tc);
   return s;
