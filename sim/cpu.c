@@ -37,7 +37,7 @@ static uint64_t granule_key(unsigned asid, uint64_t va)
   return cpu_granule_key(asid, va);
 }
 
-Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
+Cpu *cpu_new(Machine *m, int id, int node, Cache *llc)
 {
   const Settings *s = m->s;
   Cpu *cpu = g_new0(Cpu, 1);
@@ -72,8 +72,38 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
   cpu->mshr_insn = g_new0(uint64_t, cpu->n_mshr);
   cpu->n_walkers = (unsigned)settings_int(s, SET_CPU_PAGE_WALKERS);
   cpu->walker_free = g_new0(uint64_t, cpu->n_walkers);
+  cpu->llc = llc;
+  return cpu;
+}
 
-  cpu->mem = memsys_new(s, llc, &cpu->ctr, error);
+/* What cpu_build made, freed (the CPU as cpu_new left it). */
+static void cpu_unbuild(Cpu *cpu)
+{
+  for (unsigned sz = 0; sz < ARCH_MAX_SIZES; sz++) {
+    tlb_free(cpu->l1d[sz]);
+    tlb_free(cpu->l1i[sz]);
+    cpu->l1d[sz] = cpu->l1i[sz] = NULL;
+  }
+  cpu->n_l1d_probe = cpu->n_l1i_probe = 0;
+  if (cpu->arch_state)
+    cpu->arch->cpu_free(cpu->arch_state);
+  cpu->arch_state = NULL;
+  memsys_free(cpu->mem);
+  cpu->mem = NULL;
+  cpu->built = FALSE;
+}
+
+/* The TLBs, caches and the architecture's state (its second-level TLB,
+ * walk caches, segment buffers): most of a CPU's host memory, built when
+ * the CPU first runs something (machine_cpu_ready).  On failure the CPU is
+ * left unbuilt, so cpu_free frees what was made. */
+gboolean cpu_build(Cpu *cpu, GError **error)
+{
+  if (cpu->built)
+    return TRUE;
+  Machine *m = cpu->m;
+  const Settings *s = m->s;
+  cpu->mem = memsys_new(s, cpu->llc, &cpu->ctr, error);
   if (!cpu->mem)
     goto fail;
 
@@ -142,23 +172,18 @@ Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error)
   cpu->arch_state = m->arch->cpu_new(s, cpu, error);
   if (!cpu->arch_state)
     goto fail;
-  return cpu;
+  cpu->built = TRUE;
+  return TRUE;
 fail:
-  cpu_free(cpu);
-  return NULL;
+  cpu_unbuild(cpu);
+  return FALSE;
 }
 
 void cpu_free(Cpu *cpu)
 {
   if (!cpu)
     return;
-  for (unsigned sz = 0; sz < ARCH_MAX_SIZES; sz++) {
-    tlb_free(cpu->l1d[sz]);
-    tlb_free(cpu->l1i[sz]);
-  }
-  if (cpu->arch_state)
-    cpu->arch->cpu_free(cpu->arch_state);
-  memsys_free(cpu->mem);
+  cpu_unbuild(cpu);
   g_free(cpu->mshr_done);
   g_free(cpu->mshr_insn);
   g_free(cpu->walker_free);

@@ -118,9 +118,19 @@ struct Cpu {
   struct {
     uint64_t refs, guest_refs, host_refs, ntlb_hits, ntlb_misses;
   } walk_mark;
+  /* cpu_build has made mem, the L1 arrays and arch_state (for the node's
+   * llc, kept until then). */
+  gboolean built;
+  Cache *llc;
 };
 
-Cpu *cpu_new(Machine *m, int id, int node, Cache *llc, GError **error);
+/* A CPU's clock, counters, kernel handle and core timing: what every CPU
+ * of the machine has from the start.  Its TLBs, caches and the
+ * architecture's state come with cpu_build, when it first runs something
+ * (sim/machine.c machine_cpu_ready): an unbuilt CPU holds no translation
+ * and no line, as a CPU that never ran holds none. */
+Cpu *cpu_new(Machine *m, int id, int node, Cache *llc);
+gboolean cpu_build(Cpu *cpu, GError **error);
 void cpu_free(Cpu *cpu);
 
 /* Run one access of the thread on this CPU.  Turns cpu_access_quick off

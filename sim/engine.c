@@ -43,6 +43,10 @@
 #include "numa_balance.h"
 
 #define ENGINE_QUEUE_MAX (1u << 20)
+/* Records of a thread's first queue buffer, doubled as it fills: small, since
+ * a trace may have millions of threads that each queue a few (host memory,
+ * not model). */
+#define ENGINE_QUEUE_FIRST 16u
 
 /* Host prefetch pays only where records change pages often: a batch whose
  * sampled neighbours (this many pairs) change 4K page less than once in
@@ -179,6 +183,7 @@ typedef struct {
   gboolean iv_keep;
   unsigned iv_max, iv_merge, iv_fill;
   GArray *intervals;       /* EngineInterval */
+  GError *limit_error;     /* a new thread past a limit of the machine (machine_thread_check) */
 } Engine;
 
 static inline uint64_t cpu_clock(const Engine *e, int c)
@@ -423,6 +428,8 @@ static inline QCacheEntry *qcache_slot(Engine *e, uint32_t pid, uint32_t tid)
  * thread's CPU, if its clock is behind, idles until then. */
 static Queue *queue_for_slow(Engine *e, uint32_t pid, uint32_t tid, int cpu)
 {
+  if (G_UNLIKELY(!machine_thread_check(e->m, pid, tid, &e->limit_error)))
+    return NULL;
   Thread *t = machine_thread(e->m, pid, tid, cpu);
   if (!t)
     return NULL;
@@ -481,7 +488,7 @@ static void push(Engine *e, Queue *q, const TraceRecord *r)
 {
   gboolean woke = q->len == 0;
   if (q->len == q->cap) {
-    size_t cap = q->cap ? q->cap * 2 : 1024;
+    size_t cap = q->cap ? q->cap * 2 : ENGINE_QUEUE_FIRST;
     TraceRecord *nb = g_new(TraceRecord, cap);
     for (size_t i = 0; i < q->len; i++)
       nb[i] = q->buf[(q->head + i) % q->cap];
@@ -1298,20 +1305,22 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
       run_solo(&e, solo, batch);
       continue;
     }
-    for (unsigned i = 0; i < batch->n && !e.stopped; i++) {
+    unsigned i;
+    for (i = 0; i < batch->n && !e.stopped; i++) {
       const TraceRecord *r = &batch->rec[i];
       if (r->type == REC_THREAD) {
         pid = r->pid;
         tid = r->tid;
         if (!queue_for(&e, pid, tid, r->arg)) {
-          m->k->oom = TRUE;
+          m->k->oom = e.limit_error == NULL;
           e.stopped = TRUE;
+          break;
         }
         continue;
       }
       Queue *q = queue_for(&e, r->pid ? r->pid : pid, r->tid ? r->tid : tid, -1);
       if (!q) {
-        m->k->oom = TRUE;
+        m->k->oom = e.limit_error == NULL;
         e.stopped = TRUE;
         break;
       }
@@ -1326,6 +1335,15 @@ gboolean engine_run(Machine *m, TraceSource *src, const EngineOptions *opt, Engi
       } else {
         barrier_event(&e, q, r);
       }
+    }
+    if (G_UNLIKELY(e.limit_error)) {
+      /* A limit of the machine (kernel.pid_max, machine_thread_check): bad
+       * input, named with its record's number in the trace. */
+      g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE, "%s: record %" G_GUINT64_FORMAT ": %s",
+                  src->description, res->records - batch->n + i + 1, e.limit_error->message);
+      g_clear_error(&e.limit_error);
+      ok = FALSE;
+      break;
     }
     run_queues(&e, FALSE);
   }

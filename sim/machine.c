@@ -20,6 +20,18 @@
 #include <string.h>
 #include "events.h"
 
+static gboolean machine_build_cpu(Machine *m, Cpu *c, GError **error);
+
+/* A (pid << 32 | tid) key's hash from both halves: GLib before 2.76 hashes
+ * a 64-bit key by its low 32 bits (the tid), and the threads of different
+ * processes that share tid 1 all collided, each new one comparing with every
+ * other (8,000 processes took 22 s). */
+static guint thread_key_hash(gconstpointer p)
+{
+  uint64_t k = *(const uint64_t *)p;
+  return (guint)((k ^ (k >> 32)) * UINT64_C(0x9E3779B97F4A7C15) >> 32);
+}
+
 static void thread_free(gpointer p)
 {
   g_free(p);
@@ -55,7 +67,7 @@ Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError *
   m->walk_sample_left = (uint64_t)settings_int(s, SET_EVENTS_WALK_SAMPLE);
   m->fill_scratch = memsys_fill_scratch_new();
   m->fills = g_array_new(FALSE, FALSE, sizeof(MemFill));
-  m->threads = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, thread_free);
+  m->threads = g_hash_table_new_full(thread_key_hash, g_int64_equal, g_free, thread_free);
   unsigned nodes = (unsigned)settings_int(s, SET_MACHINE_NODES);
   unsigned per = (unsigned)settings_int(s, SET_MACHINE_CPUS_PER_NODE);
   KernelArch ka = { .name = arch->name, .user_va_limit = arch->user_va_limit(m->s) };
@@ -85,12 +97,16 @@ Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError *
   m->cpus = g_new0(Cpu *, m->n_cpus);
   m->kcpus = g_new0(KCpu *, m->n_cpus);
   for (unsigned i = 0; i < m->n_cpus; i++) {
-    m->cpus[i] = cpu_new(m, (int)i, (int)(i / per), m->llc[i / per], error);
-    if (!m->cpus[i])
-      goto fail;
-    memsys_attach_dram(m->cpus[i]->mem, m->dram, i / per, &m->cpus[i]->clock);
+    m->cpus[i] = cpu_new(m, (int)i, (int)(i / per), m->llc[i / per]);
     m->kcpus[i] = &m->cpus[i]->kc;
   }
+  /* CPU 0 is built now: every CPU has the same settings, so a setting its
+   * TLBs, caches or architecture refuse is refused here, and ppc64's
+   * hashed page table (which CPU 0 makes) comes before the machine's
+   * history below, as in a machine that builds every CPU.  The others are
+   * built when first used (machine_cpu_ready). */
+  if (!machine_build_cpu(m, m->cpus[0], error))
+    goto fail;
   kernel_attach_cpus(m->k, m->kcpus, m->n_cpus);
   /* Then the machine's history: the background pages of a long uptime,
    * after every allocation of the boot (the zero page, the hugetlbfs pools,
@@ -128,6 +144,29 @@ void machine_free(Machine *m)
   g_free(m);
 }
 
+static gboolean machine_build_cpu(Machine *m, Cpu *c, GError **error)
+{
+  if (c->built)
+    return TRUE;
+  if (!cpu_build(c, error))
+    return FALSE;
+  memsys_attach_dram(c->mem, m->dram, (unsigned)c->node, &c->clock);
+  m->n_built++;
+  return TRUE;
+}
+
+Cpu *machine_cpu_ready(Machine *m, Cpu *c)
+{
+  if (G_LIKELY(c->built))
+    return c;
+  /* CPU 0 was built from the same settings, so only the host's memory can
+   * fail here, and GLib aborts on that before cpu_build returns. */
+  g_autoptr(GError) err = NULL;
+  if (!machine_build_cpu(m, c, &err))
+    g_error("CPU %d cannot be built: %s", c->id, err->message);
+  return c;
+}
+
 /* The CPU of a thread the trace does not pin (sched.placement). */
 static int place_thread(Machine *m)
 {
@@ -140,16 +179,36 @@ static int place_thread(Machine *m)
   return (int)(node * per + m->next_on_node[node]++ % per);
 }
 
+gboolean machine_thread_check(const Machine *m, uint32_t pid, uint32_t tid, GError **error)
+{
+  uint64_t key = (uint64_t)pid << 32 | tid;
+  if (g_hash_table_contains(m->threads, &key))
+    return TRUE;
+  unsigned max = (unsigned)settings_int(m->s, SET_KERNEL_PID_MAX);
+  if (g_hash_table_size(m->threads) >= max) {
+    g_autofree char *where = settings_blame(m->s, SET_KERNEL_PID_MAX);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "thread %u of process %u is one more than the %u threads a run may have in all (%s; every task "
+                "takes a pid): raise kernel.pid_max (at most 4194304, Linux's PID_MAX_LIMIT) or split the trace",
+                tid, pid, max, where);
+    return FALSE;
+  }
+  return TRUE;
+}
+
 Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu)
 {
   uint64_t key = (uint64_t)pid << 32 | tid; /* pids and tids use all 32 bits */
   Thread *t = g_hash_table_lookup(m->threads, &key);
   if (t) {
-    if (cpu >= 0)
+    if (cpu >= 0) {
       t->cpu = cpu % (int)m->n_cpus;
+      machine_cpu_ready(m, m->cpus[t->cpu]);
+    }
     return t;
   }
   int on = cpu >= 0 ? cpu % (int)m->n_cpus : place_thread(m);
+  machine_cpu_ready(m, m->cpus[on]);
   Mm *mm = kernel_mm(m->k, pid);
   /* No page for a new process's first table: with mem.oom_policy=kill the
    * OOM killer runs on the CPU it was to run on, and the allocation again. */
@@ -180,6 +239,11 @@ void machine_flush_range(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uin
 static uint64_t flush_on(Machine *m, Cpu *c, Mm *mm, uint64_t start, uint64_t end, gboolean full, uint64_t entries)
 {
   int tag = kernel_cpu_pcid(m->k, &c->kc, mm);
+  /* A CPU never built never ran mm (its tag is -1): nothing to invalidate,
+   * no batch of the architecture's to send. */
+  gboolean held = c->built || tag >= 0;
+  if (held)
+    machine_cpu_ready(m, c);
   if (full) {
     if (tag >= 0)
       cpu_flush_asid(c, (unsigned)tag);
@@ -190,7 +254,7 @@ static uint64_t flush_on(Machine *m, Cpu *c, Mm *mm, uint64_t start, uint64_t en
     c->ctr.c[CTR_TLB_FLUSH_PAGES] += entries;
   }
   kernel_asid_flushed(m->k, &c->kc, mm);
-  return c->arch->flush_done ? c->arch->flush_done(c) : 0;
+  return held && c->arch->flush_done ? c->arch->flush_done(c) : 0;
 }
 
 void machine_flush_range_stride(Machine *m, Cpu *initiator, Mm *mm, uint64_t start, uint64_t end,
@@ -263,6 +327,8 @@ void machine_fill_lines(Machine *m, Cpu *cpu, const KernelFill *fills, unsigned 
 void machine_tables_freed(Machine *m, Mm *mm)
 {
   for (unsigned i = 0; i < m->n_cpus; i++) {
+    if (!m->cpus[i]->built)
+      continue; /* no walk cache to drop */
     int tag = kernel_cpu_pcid(m->k, &m->cpus[i]->kc, mm);
     if (tag >= 0)
       m->arch->tables_freed(m->cpus[i], (unsigned)tag);
@@ -275,7 +341,7 @@ static void hook_flush_tlb_range(void *hw, KCpu *initiator, Mm *mm, uint64_t sta
                                  unsigned stride_shift, gboolean freed_tables)
 {
   Machine *m = hw;
-  machine_flush_range_stride(m, cpu_of(initiator), mm, start, end, stride_shift);
+  machine_flush_range_stride(m, machine_cpu_ready(m, cpu_of(initiator)), mm, start, end, stride_shift);
   if (freed_tables)
     machine_tables_freed(m, mm);
 }
@@ -288,7 +354,7 @@ static uint64_t hook_dram_bulk(void *hw, KCpu *cpu, uint64_t pfn, uint64_t bytes
 
 static void hook_fill_lines(void *hw, KCpu *cpu, const KernelFill *fills, unsigned n)
 {
-  machine_fill_lines(hw, cpu_of(cpu), fills, n);
+  machine_fill_lines(hw, machine_cpu_ready(hw, cpu_of(cpu)), fills, n);
 }
 
 static void hook_drain(void *hw, KCpu *cpu)

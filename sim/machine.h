@@ -25,7 +25,11 @@ struct Machine {
   const ArchOps *arch;
   Kernel *k;
   unsigned n_cpus;
+  /* Every CPU has its clock and counters; its TLBs, caches and walk caches
+   * are built when it first runs a thread or kernel work (machine_cpu_ready),
+   * n_built of them so far. */
   Cpu **cpus;
+  unsigned n_built;
   KCpu **kcpus;             /* the kernel's handles of cpus (kernel_attach_cpus) */
   Cache **llc;              /* one per node */
   Dram *dram;               /* every node's memory and the links, shared by the CPUs */
@@ -54,6 +58,16 @@ void machine_free(Machine *m);
  * fill to CPU i mod cpus).  NULL when its mm cannot be created (with
  * mem.oom_policy=kill, after the OOM killer found nothing to kill). */
 Thread *machine_thread(Machine *m, uint32_t pid, uint32_t tid, int cpu);
+/* FALSE, with a SIM_ERROR_MACHINE error naming the limit, when the thread
+ * (pid, tid) is new and the machine has kernel.pid_max threads already
+ * (every task takes a pid: alloc_pid, kernel/pid.c; a process is at least
+ * one task, so this bounds processes too).  Threads of one process have no
+ * limit of their own, as in Linux. */
+gboolean machine_thread_check(const Machine *m, uint32_t pid, uint32_t tid, GError **error);
+
+/* c, built if it was not (its TLBs, caches and walk caches): call before
+ * anything that uses them.  Returns c. */
+Cpu *machine_cpu_ready(Machine *m, Cpu *c);
 
 /* TLB shootdown: invalidate [start, end) of `mm` on every CPU that may hold
  * it (mm_cpumask), charging `initiator` its local invalidations.  Ranges

@@ -467,6 +467,7 @@ START_TEST(test_flushes)
 {
   const char *two_cpus[] = { KERNEL_4K, "machine.cpus_per_node=2", NULL };
   Machine *m = fixture_machine("power7", two_cpus);
+  machine_cpu_ready(m, m->cpus[1]); /* built later than CPU 0, as when it first runs */
   ck_assert_ptr_eq(ppc64_cpu_hpt(m->cpus[0]), ppc64_cpu_hpt(m->cpus[1])); /* one HPT */
   Thread *t1 = fixture_thread(m, 1);
   Cpu *cpu = m->cpus[0];

@@ -266,7 +266,7 @@ START_TEST(test_numa_memory)
   uint32_t llc = memsys_level_cycles(m->cpus[0]->mem, MEM_LLC);
   /* Every CPU's hierarchy reaches DRAM through the machine's Dram. */
   ck_assert_uint_eq(memsys_level_cycles(m->cpus[0]->mem, MEM_DRAM), llc + dram_idle_cycles(m->dram, 0, 0));
-  Cpu *c8 = m->cpus[8];
+  Cpu *c8 = machine_cpu_ready(m, m->cpus[8]); /* built, as when it first runs */
   ck_assert_int_eq(c8->node, 1);
   ck_assert_uint_eq(memsys_access(c8->mem, 0x1000, MREQ_LOAD, NULL), llc + dram_idle_cycles(m->dram, 1, 0));
   ck_assert_uint_eq(memsys_access(c8->mem, node1_pa + 0x1000, MREQ_LOAD, NULL), llc + dram_idle_cycles(m->dram, 1, 1));
@@ -348,6 +348,76 @@ static uint64_t flush_from(Machine *m, unsigned from, Mm *mm)
   return m->cpus[from]->clock - before;
 }
 
+/* kernel.pid_max counts every thread of every process; a thread already
+ * made is never refused. */
+START_TEST(test_pid_max)
+{
+  const char *sets[] = { "kernel.pid_max=2", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  GError *err = NULL;
+  ck_assert(machine_thread_check(m, 1, 1, &err));
+  ck_assert_ptr_nonnull(machine_thread(m, 1, 1, -1));
+  ck_assert(machine_thread_check(m, 7, 1, &err));
+  ck_assert_ptr_nonnull(machine_thread(m, 7, 1, -1));
+  ck_assert(machine_thread_check(m, 7, 1, &err));
+  ck_assert(!machine_thread_check(m, 1, 2, &err));
+  ck_assert_ptr_nonnull(strstr(err->message, "thread 2 of process 1 is one more than the 2 threads"));
+  ck_assert_ptr_nonnull(strstr(err->message, "kernel.pid_max = 2 (from test)"));
+  g_clear_error(&err);
+  ck_assert(!machine_thread_check(m, 8, 1, &err));
+  g_clear_error(&err);
+  machine_free(m);
+}
+END_TEST
+
+/* A CPU's TLBs and caches are built when it first runs: a 1024-CPU
+ * machine whose two threads run on CPUs 0 and 1 builds two, and its
+ * per-CPU breakdown still has a row for every other CPU, with no
+ * instruction. */
+START_TEST(test_cpus_built_lazily)
+{
+  const char *sets[] = { "machine.cpus_per_node=1024", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  ck_assert_uint_eq(m->n_cpus, 1024);
+  ck_assert_uint_eq(m->n_built, 1); /* CPU 0, which checks the settings */
+  GError *err = NULL;
+  g_autoptr(TraceSource) src = text_source_from_string(
+    "t.txt", "mmap 0x10000000 64K rw\nW 0x10000000 8\nthread 2\nW 0x10001000 8\nR 0x10000000 8\n", &err);
+  ck_assert_no_error(err);
+  EngineOptions opt = { .whole = TRUE, .per_cpu = TRUE };
+  EngineResult res;
+  ck_assert_msg(engine_run(m, src, &opt, &res, &err), "%s", err ? err->message : "");
+  ck_assert_uint_eq(m->n_built, 2);
+  ck_assert(m->cpus[1]->built && !m->cpus[2]->built && !m->cpus[1023]->built);
+  ck_assert_uint_eq(res.n_cpus, 1024);
+  ck_assert_uint_gt(res.per_cpu[1].c[CTR_INSTRUCTIONS], 0);
+  for (unsigned i = 2; i < 1024; i++)
+    ck_assert_uint_eq(res.per_cpu[i].c[CTR_INSTRUCTIONS] + res.per_cpu[i].c[CTR_ACCESSES], 0);
+  engine_result_clear(&res);
+  machine_free(m);
+}
+END_TEST
+
+/* A shootdown to a CPU that never ran (in the mask, no tag for the mm)
+ * is counted as before and builds nothing. */
+START_TEST(test_shootdown_to_unbuilt_cpu)
+{
+  const char *sets[] = { "machine.cpus_per_node=1024", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  Mm *mm = machine_thread(m, 1, 1, 0)->mm;
+  mm_cpumask_set(mm, 0);
+  mm_cpumask_set(mm, 700);
+  ck_assert_uint_eq(flush_from(m, 0, mm), m->k->invlpg_cycles + m->shootdown_cycles + m->shootdown_per_cpu_cycles);
+  ck_assert_uint_eq(m->cpus[700]->ctr.c[CTR_NR_TLB_REMOTE_FLUSH_RECEIVED], 1);
+  ck_assert_uint_eq(m->cpus[700]->clock, m->ipi_handler_cycles);
+  ck_assert(!m->cpus[700]->built);
+  ck_assert_uint_eq(m->n_built, 1);
+  machine_tables_freed(m, mm);
+  ck_assert_uint_eq(m->n_built, 1);
+  machine_free(m);
+}
+END_TEST
+
 START_TEST(test_shootdown_targets_and_costs)
 {
   /* 2 nodes x 64 CPUs: the mask spans two words and targets past CPU 64. */
@@ -378,6 +448,7 @@ START_TEST(test_shootdown_targets_and_costs)
   ck_assert(!mm_cpumask_test(mm, 100000)); /* past the bitmap */
   for (unsigned i = 0; i < m->n_cpus; i++) {
     gboolean flush; /* every CPU has a PCID for mm: ran it once */
+    machine_cpu_ready(m, m->cpus[i]);
     m->cpus[i]->cur_asid = kernel_pcid_of(kernel_switch_asid(m->k, &m->cpus[i]->kc, mm, &flush));
     tlb_insert(m->cpus[i]->l1d[0], tlb_key(m->cpus[i]->cur_asid, 0, 0x7f0000000ULL), 0x42, TLBF_W | TLBF_D, 0);
   }
@@ -838,6 +909,9 @@ static Suite *machine_suite(void)
   tcase_add_test(tc, test_champsim_chase_costs_what_d_records_cost);
   tcase_add_test(tc, test_champsim_independent_loads_unchanged);
   tcase_add_test(tc, test_oom_kill_next_thread_switches);
+  tcase_add_test(tc, test_cpus_built_lazily);
+  tcase_add_test(tc, test_pid_max);
+  tcase_add_test(tc, test_shootdown_to_unbuilt_cpu);
   suite_add_tcase(s, tc);
   return s;
 }
