@@ -227,9 +227,9 @@ static void insn_text_table(const AnnotateReport *r, FILE *out, GArray *rows, co
         fprintf(out, " %12" G_GUINT64_FORMAT, x->row.c.v[column_order[j]]);
     g_autofree char *sym = symbol_text(x);
     g_autofree char *dso = dso_text(x);
-    fprintf(out, " %5u ", x->row.pid);
+    fprintf(out, " %5u", x->row.pid);
     if (x->ip)
-      fprintf(out, " %s", x->ip);
+      fprintf(out, "  %s", x->ip);
     if (r->by != ANNOTATE_BY_DSO)
       fprintf(out, "  %s", sym);
     fprintf(out, "  %s\n", dso);
