@@ -16,7 +16,8 @@
 typedef enum {
   REC_ACCESS,    /* kind, addr, size, gap */
   REC_COMPUTE,   /* len = instructions */
-  REC_MMAP,      /* addr, len, prot, flags */
+  REC_MMAP,      /* addr, len, prot, flags; of a file mapping, arg2 = the file
+                  * offset and path = the file's name, when the source knows them */
   REC_MUNMAP,    /* addr, len */
   REC_MPROTECT,  /* addr, len, prot */
   REC_MADVISE,   /* addr, len, arg = TraceAdvice */
@@ -91,7 +92,18 @@ typedef struct {
   uint64_t len;   /* bytes of a mapping event; instructions of REC_COMPUTE */
   uint64_t arg2;  /* prctl value, node mask; of an access, the address of
                    * its instruction when the source knows it (lackey,
-                   * ChampSim: traces/insnstream.h), else 0 */
+                   * ChampSim: traces/insnstream.h), else 0; of an mmap with
+                   * MAP_F_FILE, the offset in the file (a multiple of 4K,
+                   * mmap's last argument) */
+  const char *path; /* of an mmap with MAP_F_FILE: the file's name, or NULL
+                     * when unknown; interned and owned by the source that
+                     * made the record (valid until it is freed), at most
+                     * TRACE_PATH_MAX bytes, no NUL; any other bytes (a
+                     * Linux path is bytes, not always UTF-8) */
 } TraceRecord;
+
+/* The longest path of a file mapping: PATH_MAX (include/uapi/linux/limits.h,
+ * 4096 with its NUL) less the NUL.  Readers refuse longer ones. */
+#define TRACE_PATH_MAX 4095
 
 #endif

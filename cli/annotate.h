@@ -14,13 +14,23 @@
 
 #define ANNOTATE_DEFAULT_TOP 20
 
+/* How the instruction table groups its rows, as perf report --sort: one
+ * row an instruction (ip), a function of an object (symbol; an address
+ * that names none stays a row of its own), or an object (dso). */
+typedef enum { ANNOTATE_BY_IP, ANNOTATE_BY_SYMBOL, ANNOTATE_BY_DSO } AnnotateBy;
+
 typedef struct {
   const char *machine, *workload;
   const Annotation *ann;
   const CounterValues *counted; /* the annotated run's counted region (the first repeat) */
   unsigned top;                 /* rows of each table; 0: all */
   AnnMetric sort;
+  AnnotateBy by;
+  const char *symfs;            /* --symfs DIR: binaries looked up under DIR first; NULL: none */
 } AnnotateReport;
+
+/* "ip", "symbol" or "dso"; FALSE when none. */
+gboolean annotate_by_parse(const char *name, AnnotateBy *out);
 
 /* The metric named `name` (annotation_metric_name), FALSE when none. */
 gboolean annotate_metric_parse(const char *name, AnnMetric *out);

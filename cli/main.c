@@ -89,6 +89,8 @@ typedef struct {
   char *annotate;   /* run --annotate FILE: attribution report (cli/annotate.h) */
   int top;          /* run --top N: rows of each annotate table */
   char *sort;       /* run --sort METRIC: the annotate tables' order */
+  char *by;         /* run --by ip|symbol|dso: the annotate instruction rows' grouping */
+  char *symfs;      /* run --symfs DIR: the recorded program's binaries looked up under DIR first */
   /* run: breakdowns (-A, --per-node, --per-thread), intervals (-I MS),
    * their plot, and the counters they print */
   gboolean per_cpu, per_node, per_thread;
@@ -109,6 +111,8 @@ static void run_opts_clear(RunOpts *o)
   g_free(o->warmup_text);
   g_free(o->seed_text);
   g_free(o->annotate);
+  g_free(o->by);
+  g_free(o->symfs);
   g_free(o->sort);
   g_free(o->interval_text);
   g_free(o->interval_plot);
@@ -213,10 +217,19 @@ static gboolean draw_map(const Machine *m, const char *workload, void *data, GEr
 }
 
 /* run --annotate's options: --top and --sort only with it, and valid. */
-static int annotate_opts_check(const RunOpts *o, AnnMetric *sort)
+static int annotate_opts_check(const RunOpts *o, AnnMetric *sort, AnnotateBy *by)
 {
-  if (!o->annotate && (o->sort || o->top != ANNOTATE_DEFAULT_TOP))
-    return usage_error("run: %s", "--top and --sort go with --annotate FILE");
+  if (!o->annotate && (o->sort || o->top != ANNOTATE_DEFAULT_TOP || o->by || o->symfs))
+    return usage_error("run: %s", "--top, --sort, --by and --symfs go with --annotate FILE");
+  if (o->by && !annotate_by_parse(o->by, by)) {
+    g_autofree char *msg = g_strdup_printf("run: --by '%s': expected ip, symbol or dso", o->by);
+    return usage_error("%s", msg);
+  }
+  if (o->symfs && !g_file_test(o->symfs, G_FILE_TEST_IS_DIR)) {
+    g_autofree char *msg = g_strdup_printf("run: --symfs '%s': not a folder (give the root the recorded "
+                                           "program's binaries are under)", o->symfs);
+    return usage_error("%s", msg);
+  }
   if (o->top < 0)
     return usage_error("run: %s", "--top: give a number of rows, 0 for all");
   if (o->sort && !annotate_metric_parse(o->sort, sort)) {
@@ -389,6 +402,7 @@ static int cmd_run(int argc, char **argv)
 {
   RunOpts o = { .repeat = 1, .top = ANNOTATE_DEFAULT_TOP };
   AnnMetric ann_sort = ANN_WALK_CYCLES;
+  AnnotateBy ann_by = ANNOTATE_BY_IP;
   Annotation *ann = NULL;
   g_autofree char *formats = trace_format_choices();
   g_autofree char *format_help = g_strconcat("trace format: ", formats, NULL);
@@ -426,6 +440,11 @@ static int cmd_run(int argc, char **argv)
       "(FILE.json: JSON; -: standard output, after the report, JSON with --json)", "FILE" },
     { "top", 0, 0, G_OPTION_ARG_INT, &o.top, "--annotate: rows of each table (default 20; 0: all)", "N" },
     { "sort", 0, 0, G_OPTION_ARG_STRING, &o.sort, "--annotate: order of the tables (default walk_cycles)", "METRIC" },
+    { "by", 0, 0, G_OPTION_ARG_STRING, &o.by,
+      "--annotate: instruction rows one an address (ip, the default), a function (symbol) or an object (dso)",
+      "ip|symbol|dso" },
+    { "symfs", 0, 0, G_OPTION_ARG_FILENAME, &o.symfs,
+      "--annotate: look the recorded program's binaries up under DIR first (as perf's --symfs)", "DIR" },
     { NULL },
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate a workload or trace on a machine");
@@ -468,7 +487,7 @@ static int cmd_run(int argc, char **argv)
     rc = usage_error("run: %s", msg);
     goto out;
   }
-  if ((rc = annotate_opts_check(&o, &ann_sort)))
+  if ((rc = annotate_opts_check(&o, &ann_sort, &ann_by)))
     goto out;
   if (o.events && !(ev = events_open(o.events, &err))) {
     rc = fail(err);
@@ -587,7 +606,7 @@ static int cmd_run(int argc, char **argv)
     report_host_text(&r, stderr);
   if (ann && res.runs) {
     AnnotateReport ar = { .machine = res.machine, .workload = res.workload, .ann = ann, .counted = &res.per_run[0],
-                          .top = (unsigned)o.top, .sort = ann_sort };
+                          .top = (unsigned)o.top, .sort = ann_sort, .by = ann_by, .symfs = o.symfs };
     GError *ann_err = NULL;
     if (!annotate_write(&ar, o.annotate, o.json, &ann_err))
       rc = rc ? (fail(ann_err), rc) : fail(ann_err);

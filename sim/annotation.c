@@ -16,6 +16,8 @@ struct Annotation {
   GHashTable *last_fetch; /* thread pointer -> address of its last X + 1 */
   gboolean frozen;
   gboolean has_ips;
+  GArray *maps;          /* AnnMapping, in the order mapped */
+  GHashTable *paths;     /* the copies of their paths */
 };
 
 /* A row is known by its process and its instruction, or its process and
@@ -41,6 +43,8 @@ Annotation *annotation_new(void)
   a->by_ip = g_hash_table_new_full(row_hash, row_equal, g_free, NULL);
   a->by_region = g_hash_table_new_full(row_hash, row_equal, g_free, NULL);
   a->last_fetch = g_hash_table_new(g_direct_hash, g_direct_equal);
+  a->maps = g_array_new(FALSE, FALSE, sizeof(AnnMapping));
+  a->paths = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
   return a;
 }
 
@@ -51,6 +55,8 @@ void annotation_free(Annotation *a)
   g_hash_table_destroy(a->by_ip);
   g_hash_table_destroy(a->by_region);
   g_hash_table_destroy(a->last_fetch);
+  g_array_free(a->maps, TRUE);
+  g_hash_table_destroy(a->paths);
   g_free(a);
 }
 
@@ -186,4 +192,26 @@ void annotation_total(const Annotation *a, AnnCounts *out)
 gboolean annotation_has_ips(const Annotation *a)
 {
   return a->has_ips;
+}
+
+void annotation_map(Annotation *a, uint32_t pid, uint64_t start, uint64_t len, uint64_t offset, const char *path)
+{
+  const char *kept = NULL;
+  if (path && !(kept = g_hash_table_lookup(a->paths, path))) {
+    char *copy = g_strdup(path);
+    g_hash_table_add(a->paths, copy);
+    kept = copy;
+  }
+  AnnMapping m = { .pid = pid, .start = start, .end = start + len, .offset = offset, .path = kept };
+  g_array_append_val(a->maps, m);
+}
+
+const AnnMapping *annotation_mapping_at(const Annotation *a, uint32_t pid, uint64_t addr)
+{
+  for (guint i = a->maps->len; i-- > 0;) {
+    const AnnMapping *m = &g_array_index(a->maps, AnnMapping, i);
+    if (m->pid == pid && addr >= m->start && addr < m->end)
+      return m;
+  }
+  return NULL;
 }

@@ -77,6 +77,22 @@ void annotation_freeze(Annotation *a); /* the counted region ends: add nothing m
 void annotation_add(Annotation *a, const void *thread, uint32_t pid, unsigned kind, uint64_t addr, uint64_t ip,
                     const Vma *vma, const Counters *before, const Counters *after);
 
+/* A file mapping of process pid, from its trace's mmap record: [start,
+ * start + len) shows the file `path` (copied; NULL: unknown) from `offset`.
+ * Kept for the whole run (not cleared where the counted region starts), so
+ * the report can name the object and symbol of an instruction. */
+void annotation_map(Annotation *a, uint32_t pid, uint64_t start, uint64_t len, uint64_t offset, const char *path);
+
+typedef struct {
+  uint32_t pid;
+  uint64_t start, end, offset;
+  const char *path; /* NULL: a file mapping of unknown name */
+} AnnMapping;
+
+/* The file mapping of process pid that holds addr, the one mapped last
+ * when several did (a range unmapped and mapped again), or NULL. */
+const AnnMapping *annotation_mapping_at(const Annotation *a, uint32_t pid, uint64_t addr);
+
 /* Results: the rows by instruction and by mapping, sorted by `by`
  * (descending; ties by pid, then address), newly allocated (g_free). */
 AnnRow *annotation_by_ip(const Annotation *a, AnnMetric by, guint *n);

@@ -1085,6 +1085,8 @@ static void barrier_event(Engine *e, Queue *q, const TraceRecord *r)
     e->in_roi = FALSE;
     break;
   default: {
+    if (G_UNLIKELY(e->ann) && r->type == REC_MMAP && (r->flags & MAP_F_FILE))
+      annotation_map(e->ann, q->t->pid, r->addr, r->len, r->arg2, r->path); /* names for the report */
     uint64_t cost = kernel_syscall(m->k, &cpu->kc, q->t->mm, r);
     (void)cost;
     cpu_prefetch_forget(e->pf); /* it may have ended an address space */

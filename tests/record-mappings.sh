@@ -36,7 +36,7 @@ expect() {
     echo "FAIL: no record '$1' in the recording; its mapping records:"; cat mappings.txt; fail=1
   fi
 }
-expect "mmap $file 64K r file"
+expect "mmap $file 64K r file path=data.bin" # the file the program opened, named
 expect "mmap $anon 4M rw"
 expect "mprotect $anon 4K r"
 expect "madvise $anon 2M hugepage"
@@ -52,7 +52,7 @@ if ! grep -qF "mapping records" record.err; then
 fi
 # The file mapping is a row of its own in the annotation, named a file.
 "$MMUSIM" run -t maps.mtr --annotate ann.txt --top 0 > /dev/null 2> run.err
-if ! grep -q "^ .* $file-0x[0-9a-f]* r-- \[file\]$" ann.txt; then
+if ! grep -q "^ .* $file-0x[0-9a-f]* r-- \[file\] data.bin$" ann.txt; then
   echo "FAIL: run --annotate has no [file] row at $file:"; cat ann.txt run.err; fail=1
 fi
 [ "$fail" -eq 0 ] && echo "record-mappings: passed"

@@ -185,7 +185,7 @@ static char *next_line(LackeySource *l, size_t *len, GError **error)
 static gboolean lackey_fill(TraceReader *rd, TraceBatch *batch, GError **error)
 {
   LackeySource *l = (LackeySource *)rd;
-  while (batch->n + 2 * INSN_STREAM_MAX_RECORDS <= TRACE_BATCH_MAX && !l->finished) {
+  while (batch->n + MAX(2 * INSN_STREAM_MAX_RECORDS, VG_SYSCALL_MAX_RECORDS) <= TRACE_BATCH_MAX && !l->finished) {
     size_t len;
     char *line = next_line(l, &len, error);
     if (!line) {

@@ -32,6 +32,10 @@
  *   0x8a mempolicy of the process: policy nodemask (no range)
  *   0x8b mmap of a file: as 0x81, its flags with MAP_F_FILE (a reader from
  *        before refuses the unknown tag rather than map it anonymous)
+ *   0x8c mmap of a file with its offset and name: as 0x8b, then the offset
+ *        in 4K pages and the name's length in bytes (0: unknown, 1..4095,
+ *        TRACE_PATH_MAX) and its bytes, no NUL among them (a reader from
+ *        before refuses the unknown tag rather than drop the name)
  *   0x8f context PID TID: the records after it belong to PID/TID (no record)
  * Every block starts with context (1, 1) and both previous addresses and
  * sizes 0.  Mapping events store 4K page numbers, so they are aligned by
@@ -67,7 +71,7 @@
 #define MTR_META_MAX_BYTES (1u << 20)
 #define MTR_BLOCK_RAW_BYTES (1u << 20)      /* the writer closes a block past this */
 #define MTR_BLOCK_MAX_BYTES (16u << 20)     /* readers refuse larger blocks (absurd sizes) */
-#define MTR_RECORD_MAX_BYTES 64             /* longest encoded record */
+#define MTR_RECORD_MAX_BYTES (64 + TRACE_PATH_MAX) /* longest encoded record: an mmap with a path */
 #define MTR_ZSTD_LEVEL 3                    /* zstd's default: ~500 MB/s a core */
 #define MTR_VA_LIMIT (1ULL << 57)           /* as the text format, rule 2 */
 #define MTR_ACCESS_MAX_BYTES 4096           /* as the text format, rule 3 */
@@ -91,6 +95,7 @@ enum {
   TAG_ROI_END,
   TAG_MEMPOLICY_PROCESS, /* added in version 1: older readers refuse it as an unknown tag */
   TAG_MMAP_FILE,         /* an mmap with MAP_F_FILE: added in version 1 as 0x8a was */
+  TAG_MMAP_NAMED,        /* an mmap of a file with offset and name: added in version 1 as 0x8b was */
   TAG_CONTEXT = 0x8f,
 };
 
@@ -299,11 +304,27 @@ gboolean mtr_writer_write(MtrWriter *w, const TraceRecord *r, GError **error)
     p = varint_put(p, r->len);
     break;
   case REC_MMAP:
-    *p++ = r->flags & MAP_F_FILE ? TAG_MMAP_FILE : TAG_MMAP;
+  {
+    gboolean named = (r->flags & MAP_F_FILE) && (r->arg2 || r->path);
+    size_t plen = named && r->path ? strlen(r->path) : 0;
+    if (plen > TRACE_PATH_MAX || (r->arg2 & ((1u << MTR_PAGE_SHIFT) - 1))) {
+      g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
+                  "%s: record %" G_GUINT64_FORMAT ": %s", w->name, w->records,
+                  plen > TRACE_PATH_MAX ? "path longer than 4095 bytes (PATH_MAX)" : "file offset not 4K-aligned");
+      return FALSE;
+    }
+    *p++ = named ? TAG_MMAP_NAMED : r->flags & MAP_F_FILE ? TAG_MMAP_FILE : TAG_MMAP;
     p = put_range(p, r);
     *p++ = r->prot;
     *p++ = r->flags;
+    if (named) {
+      p = varint_put(p, r->arg2 >> MTR_PAGE_SHIFT);
+      p = varint_put(p, plen);
+      memcpy(p, r->path ? r->path : "", plen);
+      p += plen;
+    }
     break;
+  }
   case REC_MUNMAP:
     *p++ = TAG_MUNMAP;
     p = put_range(p, r);
@@ -652,6 +673,27 @@ static gboolean get_id(MtrSource *m, uint32_t *out, GError **error)
   return TRUE;
 }
 
+/* The offset and name of a file mapping (tag 0x8c), the name interned. */
+static gboolean get_file_name(MtrSource *m, TraceRecord *r, GError **error)
+{
+  uint64_t pages, len;
+  GET(pages);
+  if (pages > (UINT64_MAX >> MTR_PAGE_SHIFT))
+    return rec_bad(m, error, "file offset too large", "an offset below 2^64 bytes");
+  r->arg2 = pages << MTR_PAGE_SHIFT;
+  GET(len);
+  if (len > TRACE_PATH_MAX)
+    return rec_bad(m, error, "path longer than 4095 bytes (PATH_MAX)", "a path of at most 4095 bytes");
+  if (len > (uint64_t)(m->end - m->p))
+    return rec_bad(m, error, "record truncated", "the bytes of the path");
+  if (memchr(m->p, '\0', len))
+    return rec_bad(m, error, "a NUL byte in a path", "a path without NUL bytes");
+  if (len)
+    r->path = trace_path_intern(&m->rd.paths, (const char *)m->p, len);
+  m->p += len;
+  return TRUE;
+}
+
 /* Decode one record (or a context change, *got = FALSE). */
 static gboolean decode_one(MtrSource *m, TraceRecord *r, gboolean *got, GError **error)
 {
@@ -694,9 +736,10 @@ static gboolean decode_one(MtrSource *m, TraceRecord *r, gboolean *got, GError *
     GET(r->len);
     return TRUE;
   case TAG_MMAP:
-  case TAG_MMAP_FILE: {
+  case TAG_MMAP_FILE:
+  case TAG_MMAP_NAMED: {
     r->type = REC_MMAP;
-    gboolean file = tag == TAG_MMAP_FILE;
+    gboolean file = tag != TAG_MMAP;
     if (!(get_range(m, r, error) && get_byte(m, &r->prot, PROT_R | PROT_W | PROT_X, "protection bits 0..7", error) &&
           get_byte(m, &r->flags, MTR_MAP_FLAGS_MAX, "mmap flags 0..127", error)))
       return FALSE;
@@ -704,7 +747,7 @@ static gboolean decode_one(MtrSource *m, TraceRecord *r, gboolean *got, GError *
       return rec_bad(m, error, file ? "file mmap (tag 0x8b) without the file flag, or with hugetlb or ondemand"
                                     : "anonymous mmap (tag 0x81) with the file flag",
                      file ? "the file flag (32) alone among hugetlb and ondemand" : "no file flag (32)");
-    return TRUE;
+    return tag != TAG_MMAP_NAMED || get_file_name(m, r, error);
   }
   case TAG_MUNMAP:
     r->type = REC_MUNMAP;

@@ -16,6 +16,7 @@ void trace_reader_init(TraceReader *rd, const TraceReaderOps *ops, UnmappedRule 
   rd->in = in;
   rd->name = g_strdup(name);
   rd->failure = NULL;
+  rd->paths = NULL;
 }
 
 gboolean trace_reader_next_batch(TraceSource *src, TraceBatch *batch, GError **error)
@@ -42,5 +43,20 @@ void trace_reader_close(TraceSource *src)
   trace_input_free(rd->in);
   g_free(rd->name);
   g_clear_error(&rd->failure);
+  if (rd->paths)
+    g_hash_table_destroy(rd->paths);
   g_free(rd);
+}
+
+const char *trace_path_intern(GHashTable **set, const char *s, size_t len)
+{
+  if (!*set)
+    *set = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+  g_autofree char *probe = g_strndup(s, len);
+  const char *kept = g_hash_table_lookup(*set, probe);
+  if (!kept) {
+    kept = probe;
+    g_hash_table_add(*set, g_steal_pointer(&probe));
+  }
+  return kept;
 }

@@ -47,6 +47,7 @@ struct TraceReader {
   TraceInput *in;   /* owned; NULL for a reader of a string (text_source_from_string) */
   char *name;       /* the input's name, in messages */
   GError *failure;  /* the first error, repeated by every later call */
+  GHashTable *paths; /* the file names of its mmap records (trace_path_intern), or NULL */
 };
 
 /* Start a reader of `in` (taken over; may be NULL) named `name`, which is
@@ -55,5 +56,11 @@ void trace_reader_init(TraceReader *rd, const TraceReaderOps *ops, UnmappedRule 
                        const char *name);
 gboolean trace_reader_next_batch(TraceSource *src, TraceBatch *batch, GError **error);
 void trace_reader_close(TraceSource *src);
+
+/* The one copy in *set (made on first use; free it with
+ * g_hash_table_destroy) of the len bytes at s, which hold no NUL: what a
+ * source gives as TraceRecord.path, owned by the source.  A mapping's file
+ * name recurs with every mapping of the file; one copy serves them all. */
+const char *trace_path_intern(GHashTable **set, const char *s, size_t len);
 
 #endif

@@ -139,6 +139,8 @@ int recorder_run(const RecorderOptions *o, GError **error)
   g_ptr_array_add(args, (gpointer) "--tool=lackey");
   g_ptr_array_add(args, (gpointer) "--trace-mem=yes");
   g_ptr_array_add(args, (gpointer) "--trace-syscalls=yes"); /* the mappings: traces/vgsyscall.h */
+  g_ptr_array_add(args, (gpointer) "-v"); /* -v -v: the objects loaded before the first call (vgsyscall.h) */
+  g_ptr_array_add(args, (gpointer) "-v");
   g_ptr_array_add(args, log_fd);
   for (char **a = o->argv; *a; a++)
     g_ptr_array_add(args, *a);
@@ -190,8 +192,8 @@ int recorder_run(const RecorderOptions *o, GError **error)
   struct utsname u;
   g_autofree char *page = g_strdup_printf("%ld", sysconf(_SC_PAGESIZE));
   g_autofree char *proc = g_strdup_printf("1 pid=%d", (int)pid);
-  mtr_writer_set_meta(w, "recorder", "mmusim record " PACKAGE_VERSION " (valgrind lackey --trace-mem=yes --trace-syscalls=yes)");
-  mtr_writer_set_meta(w, "syscalls", "mmap munmap mprotect madvise brk mremap");
+  mtr_writer_set_meta(w, "recorder", "mmusim record " PACKAGE_VERSION " (valgrind lackey --trace-mem=yes --trace-syscalls=yes -v -v)");
+  mtr_writer_set_meta(w, "syscalls", "mmap munmap mprotect madvise brk mremap open openat close dup dup2 dup3 fcntl");
   mtr_writer_set_meta(w, "command", cmd->str);
   mtr_writer_set_meta(w, "page_size", page);
   mtr_writer_set_meta(w, "arch", uname(&u) == 0 ? u.machine : "unknown");

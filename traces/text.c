@@ -98,7 +98,9 @@ static const struct {
   { "ondemand", MAP_F_ONDEMAND },
   { "file", MAP_F_FILE },
 };
-#define EXPECT_MAP_FLAGS "flags stack, hugetlb or hugetlb1g, shared, file (each at most once) or end of line"
+#define EXPECT_MAP_FLAGS \
+  "flags stack, hugetlb or hugetlb1g, shared, file (each at most once), then with file offset=N and path=NAME, " \
+  "or end of line"
 
 /* The table entry that names the flags `bits` hold: hugetlb1g, not also
  * hugetlb, when the 1G bit is set. */
@@ -332,12 +334,82 @@ static gboolean parse_access(Line *l, AccessKind kind, TraceRecord *r, GError **
   return TRUE;
 }
 
+#define EXPECT_OFFSET "offset=N, the offset in the file: a multiple of 4K (mmap's last argument)"
+#define EXPECT_PATH "path=NAME to the end of the line, a backslash written \\\\ and a control byte \\xHH, " \
+  "at most 4095 bytes"
+
+/* The file name after `path=` (p, to the end of the line, trailing blanks
+ * dropped), its escapes undone into out; NULL when fine, else what is wrong. */
+static const char *unescape_path(const char *p, GString *out)
+{
+  size_t n = strlen(p);
+  while (n && is_blank(p[n - 1]))
+    n--;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] != '\\') {
+      g_string_append_c(out, p[i]);
+    } else if (i + 1 < n && p[i + 1] == '\\') {
+      g_string_append_c(out, '\\');
+      i++;
+    } else if (i + 3 < n && p[i + 1] == 'x' && g_ascii_isxdigit(p[i + 2]) && g_ascii_isxdigit(p[i + 3])) {
+      char c = (char)(g_ascii_xdigit_value(p[i + 2]) << 4 | g_ascii_xdigit_value(p[i + 3]));
+      if (!c)
+        return "a NUL byte (\\x00) in a path";
+      g_string_append_c(out, c);
+      i += 3;
+    } else {
+      return "bad escape in a path";
+    }
+    if (out->len > TRACE_PATH_MAX)
+      return "path longer than 4095 bytes (PATH_MAX)";
+  }
+  return out->len ? NULL : "empty path";
+}
+
+/* `path=NAME` ends the line: NAME is the rest of it, spaces and `#` included. */
+static gboolean take_path(Line *l, TraceRecord *r, GError **error)
+{
+  char *p = l->p;
+  while (is_blank(*p))
+    p++;
+  g_autoptr(GString) name = g_string_new(NULL);
+  const char *bad = unescape_path(p + 5, name);
+  l->done = TRUE;
+  if (!bad && !(r->flags & MAP_F_FILE))
+    bad = "path= without the file flag";
+  if (bad)
+    return fail(l, error, p, bad, EXPECT_PATH);
+  r->path = trace_path_intern(&l->t->rd.paths, name->str, name->len);
+  return TRUE;
+}
+
 static gboolean parse_mmap(Line *l, TraceRecord *r, GError **error)
 {
   r->type = REC_MMAP;
   if (!take_range(l, error, r) || !take_prot(l, error, &r->prot))
     return FALSE;
-  for (char *tok; (tok = next_token(l));) {
+  gboolean offset = FALSE;
+  for (;;) {
+    const char *ahead = l->p;
+    while (!l->done && is_blank(*ahead))
+      ahead++;
+    if (!l->done && strncmp(ahead, "path=", 5) == 0)
+      return take_path(l, r, error);
+    char *tok = next_token(l);
+    if (!tok)
+      break;
+    if (strncmp(tok, "offset=", 7) == 0) {
+      if (offset)
+        return fail(l, error, tok, "offset= given twice", EXPECT_OFFSET);
+      if (!(r->flags & MAP_F_FILE))
+        return fail(l, error, tok, "offset= without the file flag", "the flag file before offset=");
+      if (!parse_size(tok + 7, &r->arg2) || r->arg2 % TEXT_PAGE_BYTES)
+        return fail(l, error, tok, "bad file offset", EXPECT_OFFSET);
+      offset = TRUE;
+      continue;
+    }
+    if (offset)
+      return fail(l, error, tok, "unexpected text after offset=", "path=NAME or end of line");
     unsigned k = 0;
     while (k < G_N_ELEMENTS(MAP_FLAGS) && strcmp(tok, MAP_FLAGS[k].name))
       k++;
@@ -712,6 +784,22 @@ static void append_range(GString *out, const char *name, const TraceRecord *r)
   append_len(out, r->len);
 }
 
+/* " path=NAME", NAME as take_path reads it back: a backslash doubled, a
+ * control byte (a newline among them) and a last blank as \\xHH. */
+static void append_path(GString *out, const char *path)
+{
+  g_string_append(out, " path=");
+  for (const char *c = path; *c; c++) {
+    unsigned char b = (unsigned char)*c;
+    if (b == '\\')
+      g_string_append(out, "\\\\");
+    else if (b < 0x20 || b == 0x7f || (c[1] == '\0' && is_blank(*c)))
+      g_string_append_printf(out, "\\x%02x", b);
+    else
+      g_string_append_c(out, *c);
+  }
+}
+
 static void append_prot(GString *out, unsigned prot)
 {
   g_string_append_c(out, ' ');
@@ -752,6 +840,12 @@ void text_format_record(const TraceRecord *r, GString *out)
         g_string_append_c(out, ' ');
         g_string_append(out, MAP_FLAGS[k].name);
       }
+    if ((r->flags & MAP_F_FILE) && r->arg2) {
+      g_string_append(out, " offset=");
+      append_hex(out, r->arg2);
+    }
+    if ((r->flags & MAP_F_FILE) && r->path)
+      append_path(out, r->path);
     return;
   case REC_MUNMAP:
     append_range(out, "munmap", r);

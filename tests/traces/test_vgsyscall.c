@@ -148,6 +148,192 @@ START_TEST(test_text_file_flag)
 }
 END_TEST
 
+/* File names: open/openat/dup/fcntl/close followed, mmap's fd and offset
+ * give the record's path and arg2; a call line cut by a -v message. */
+START_TEST(test_file_names)
+{
+  VgSyscalls s;
+  vg_syscalls_init(&s);
+  TraceRecord r[VG_SYSCALL_MAX_RECORDS];
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](257) sys_openat ( 4294967196, 0x4034bb0(/usr/lib/x.so), 524288 ) --> [async] ... ", r), 0);
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](257) ... [async] --> Success(0x3) ", r), 0);
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](9) sys_mmap ( 0x0, 8192, 5, 2, 3, 4096 ) --> [pre-success] Success(0x5000000) ", r), 1);
+  ck_assert_str_eq(r[0].path, "/usr/lib/x.so");
+  ck_assert_uint_eq(r[0].arg2, 4096);
+  /* a directory descriptor joins a relative path; open(2) takes its first argument */
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](2) sys_open ( 0x40(/data dir), 65536, 0 )[sync] --> Success(0x4) ", r), 0);
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](257) sys_openat ( 4, 0x41(a (1).bin), 0 )[sync] --> Success(0x5) ", r), 0);
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](9) sys_mmap ( 0x0, 4096, 1, 1, 5, 0 ) --> [pre-success] Success(0x6000000) ", r), 1);
+  ck_assert_str_eq(r[0].path, "/data dir/a (1).bin");
+  /* dup, dup2 and fcntl(F_DUPFD_CLOEXEC) copy the name; close forgets it */
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](32) sys_dup ( 3 )[sync] --> Success(0x7) ", r), 0);
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](33) sys_dup2 ( 7, 9 )[sync] --> Success(0x9) ", r), 0);
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](72) sys_fcntl ( 9, 1030, 20 )[sync] --> Success(0x14) ", r), 0);
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](3) sys_close ( 3 )[sync] --> Success(0x0) ", r), 0);
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](9) sys_mmap ( 0x0, 4096, 1, 2, 20, 0 ) --> [pre-success] Success(0x7000000) ", r), 1);
+  ck_assert_str_eq(r[0].path, "/usr/lib/x.so");
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](9) sys_mmap ( 0x0, 4096, 1, 2, 3, 0 ) --> [pre-success] Success(0x7000000) ", r), 1);
+  ck_assert_ptr_null(r[0].path); /* closed: a file of unknown name */
+  /* relative to a directory descriptor not known: no name */
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](257) sys_openat ( 11, 0x41(rel), 0 )[sync] --> Success(0x9) ", r), 0);
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](9) sys_mmap ( 0x0, 4096, 1, 2, 9, 0 ) --> [pre-success] Success(0x7000000) ", r), 1);
+  ck_assert_ptr_null(r[0].path);
+  /* valgrind -v cuts a call line with a message; its result comes after */
+  ck_assert_uint_eq(one(&s, "SYSCALL[1,1](9) sys_mmap ( 0x8000000, 8192, 3, 2066, 20, 8192 )--7095-- Reading syms from /x", r), 0);
+  unsigned n = 99;
+  ck_assert(!vg_syscall_line(&s, "--7095--    object doesn't have a symbol table", 46, r, &n));
+  ck_assert_uint_eq(one(&s, " --> [pre-success] Success(0x8000000) ", r), 1);
+  ck_assert_uint_eq(r[0].addr, 0x8000000);
+  ck_assert_uint_eq(r[0].arg2, 8192);
+  ck_assert_str_eq(r[0].path, "/usr/lib/x.so");
+  vg_syscalls_clear(&s);
+}
+END_TEST
+
+/* The objects valgrind loaded before the first call (-v -v): an ELF file's
+ * PT_LOAD segments, moved by avma - svma; valgrind's own tool and any
+ * object read after the first call are left out.  The test's own binary
+ * is the ELF file. */
+START_TEST(test_loaded_objects)
+{
+  VgSyscalls s;
+  vg_syscalls_init(&s);
+  TraceRecord r[VG_SYSCALL_MAX_RECORDS];
+  unsigned n = 99;
+  const char *libdir = "--9-- Valgrind library directory: /usr/libexec/valgrind";
+  ck_assert(!vg_syscall_line(&s, libdir, strlen(libdir), r, &n));
+  const char *tool = "--9-- Reading syms from /usr/libexec/valgrind/lackey-amd64-linux";
+  ck_assert(!vg_syscall_line(&s, tool, strlen(tool), r, &n));
+  const char *svma = "--9--    svma 0x0058001000, avma 0x0058001000";
+  ck_assert(!vg_syscall_line(&s, svma, strlen(svma), r, &n));
+  g_autofree char *self = g_file_read_link("/proc/self/exe", NULL);
+  ck_assert_ptr_nonnull(self);
+  g_autofree char *reading = g_strdup_printf("--9-- Reading syms from %s", self);
+  ck_assert(!vg_syscall_line(&s, reading, strlen(reading), r, &n));
+  const char *moved = "--9--    svma 0x0000001000, avma 0x0000109000"; /* loaded 0x108000 above */
+  ck_assert(vg_syscall_line(&s, moved, strlen(moved), r, &n));
+  ck_assert_uint_ge(n, 2);
+  uint64_t end = 0;
+  for (unsigned i = 0; i < n; i++) {
+    ck_assert_uint_eq(r[i].type, REC_MMAP);
+    ck_assert_uint_eq(r[i].flags, MAP_F_FILE);
+    ck_assert_str_eq(r[i].path, self);
+    ck_assert_uint_eq(r[i].arg2 % 4096, 0);
+    ck_assert_uint_ge(r[i].addr, end); /* in order, none over the one before */
+    end = r[i].addr + r[i].len;
+  }
+  ck_assert_uint_eq(r[0].arg2, 0); /* the ELF header's page */
+  ck_assert_uint_ge(r[0].addr, 0x108000);
+  ck_assert(one(&s, "SYSCALL[1,1](12) sys_brk ( 0x0 ) --> [pre-success] Success(0x4035000) ", r) == 0);
+  ck_assert(!vg_syscall_line(&s, reading, strlen(reading), r, &n));
+  ck_assert(!vg_syscall_line(&s, moved, strlen(moved), r, &n)); /* after the first call: syscalls say */
+  ck_assert_uint_eq(n, 0);
+  vg_syscalls_clear(&s);
+}
+END_TEST
+
+/* Names and offsets in the text format and .mtr, round trip: spaces, `#`,
+ * a backslash, a newline, a last blank, bytes that are not UTF-8. */
+START_TEST(test_names_round_trip)
+{
+  static const char *const names[] = { "/usr/lib/x.so", "/tmp/a b#c", "/tmp/back\\slash", "/tmp/new\nline",
+                                       "/tmp/end ", "/tmp/\xff\xfe latin" };
+  GError *err = NULL;
+  g_autofree char *path = temp_path(".mtr");
+  MtrWriter *w = mtr_writer_open(path, &err);
+  ck_assert_no_error(err);
+  GString *text = g_string_new(NULL);
+  for (unsigned i = 0; i < G_N_ELEMENTS(names); i++) {
+    TraceRecord r = { .type = REC_MMAP, .pid = 1, .tid = 1, .addr = 0x10000000 + i * 0x10000, .len = 8192,
+                      .prot = PROT_R, .flags = MAP_F_FILE, .arg2 = i * 4096, .path = names[i] };
+    text_format_record(&r, text);
+    g_string_append_c(text, '\n');
+    ck_assert(mtr_writer_write(w, &r, &err));
+  }
+  TraceRecord plain = { .type = REC_MMAP, .pid = 1, .tid = 1, .addr = 0x20000000, .len = 4096, .prot = PROT_R,
+                        .flags = MAP_F_FILE };
+  ck_assert(mtr_writer_write(w, &plain, &err));
+  ck_assert(mtr_writer_close(w, &err));
+  ck_assert(strstr(text->str, "path=/tmp/new\\x0aline\n"));
+  ck_assert(strstr(text->str, "path=/tmp/end\\x20\n"));
+  ck_assert(strstr(text->str, "path=/tmp/back\\\\slash\n"));
+  ck_assert(strstr(text->str, "offset=0x1000 path=/tmp/a b#c\n"));
+  g_autoptr(TraceSource) t = text_source_from_string("t.txt", text->str, &err);
+  GArray *from_text = read_all(t, &err);
+  ck_assert_no_error(err);
+  g_autoptr(TraceSource) m = mtr_source_open(path, 0, &err);
+  ck_assert_no_error(err);
+  GArray *from_mtr = read_all(m, &err);
+  ck_assert_no_error(err);
+  ck_assert_uint_eq(from_text->len, G_N_ELEMENTS(names));
+  ck_assert_uint_eq(from_mtr->len, G_N_ELEMENTS(names) + 1);
+  for (unsigned i = 0; i < G_N_ELEMENTS(names); i++) {
+    ck_assert_str_eq(REC(from_text, i)->path, names[i]);
+    ck_assert_str_eq(REC(from_mtr, i)->path, names[i]);
+    ck_assert_uint_eq(REC(from_text, i)->arg2, i * 4096);
+    ck_assert_uint_eq(REC(from_mtr, i)->arg2, i * 4096);
+  }
+  ck_assert_ptr_null(REC(from_mtr, G_N_ELEMENTS(names))->path); /* 0x8b as before */
+  ck_assert_ptr_eq(REC(from_mtr, 0)->path, REC(from_mtr, 0)->path); /* interned */
+  g_array_free(from_text, TRUE);
+  g_array_free(from_mtr, TRUE);
+  g_string_free(text, TRUE);
+  g_unlink(path);
+}
+END_TEST
+
+/* Hostile names: too long (PATH_MAX), empty, without `file`, bad escapes,
+ * a NUL; the writer refuses a name longer than PATH_MAX too. */
+START_TEST(test_names_refused)
+{
+  static const struct { const char *line, *msg; } bad[] = {
+    { "mmap 0x1000 4K r path=/x\n", "path= without the file flag" },
+    { "mmap 0x1000 4K r file path=\n", "empty path" },
+    { "mmap 0x1000 4K r file path=/a\\q\n", "bad escape in a path" },
+    { "mmap 0x1000 4K r file path=/a\\x00b\n", "a NUL byte" },
+    { "mmap 0x1000 4K r file offset=0x10 path=/a\n", "bad file offset" },
+    { "mmap 0x1000 4K r offset=0x1000\n", "offset= without the file flag" },
+    { "mmap 0x1000 4K r file offset=0x1000 shared\n", "unexpected text after offset=" },
+  };
+  GError *err = NULL;
+  for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+    g_autoptr(TraceSource) src = text_source_from_string("t.txt", bad[i].line, &err);
+    ck_assert_no_error(err);
+    assert_read_fails(src, bad[i].msg);
+  }
+  GString *longest = g_string_new("mmap 0x1000 4K r file path=/");
+  for (unsigned i = 0; i < TRACE_PATH_MAX; i++)
+    g_string_append_c(longest, 'a');
+  g_autoptr(TraceSource) src = text_source_from_string("t.txt", longest->str, &err);
+  assert_read_fails(src, "path longer than 4095 bytes (PATH_MAX)");
+  g_string_free(longest, TRUE);
+  /* the longest a path may be, written and read back */
+  char *name = g_malloc(TRACE_PATH_MAX + 2);
+  memset(name, 'b', TRACE_PATH_MAX + 1);
+  name[0] = '/';
+  name[TRACE_PATH_MAX + 1] = 0;
+  g_autofree char *path = temp_path(".mtr");
+  MtrWriter *w = mtr_writer_open(path, &err);
+  ck_assert_no_error(err);
+  TraceRecord r = { .type = REC_MMAP, .pid = 1, .tid = 1, .addr = 0x1000, .len = 4096, .prot = PROT_R,
+                    .flags = MAP_F_FILE, .path = name };
+  ck_assert(!mtr_writer_write(w, &r, &err));
+  ck_assert(strstr(err->message, "PATH_MAX"));
+  g_clear_error(&err);
+  name[TRACE_PATH_MAX] = 0;
+  ck_assert(mtr_writer_write(w, &r, &err));
+  ck_assert(mtr_writer_close(w, &err));
+  g_autoptr(TraceSource) m = mtr_source_open(path, 0, &err);
+  ck_assert_no_error(err);
+  GArray *got = read_all(m, &err);
+  ck_assert_no_error(err);
+  ck_assert_str_eq(REC(got, 0)->path, name);
+  g_array_free(got, TRUE);
+  g_free(name);
+  g_unlink(path);
+}
+END_TEST
+
 static Suite *suite(void)
 {
   Suite *s = suite_create("vgsyscall");
@@ -155,6 +341,10 @@ static Suite *suite(void)
   tcase_add_test(tc, test_lines);
   tcase_add_test(tc, test_lackey_log_to_mtr);
   tcase_add_test(tc, test_text_file_flag);
+  tcase_add_test(tc, test_file_names);
+  tcase_add_test(tc, test_loaded_objects);
+  tcase_add_test(tc, test_names_round_trip);
+  tcase_add_test(tc, test_names_refused);
   suite_add_tcase(s, tc);
   return s;
 }
