@@ -35,8 +35,13 @@
  * folio of an order between the base page's and the PMD's, as
  * thp.hugepages_* allow (alloc_anon_folio, 6.12).
  *
- * Leaves out: swap, file-backed memory, userfaultfd, fault-around, shmem
- * mTHP, PUD-sized THP, and hugetlb reservations.
+ * File mappings (file_fault): the page comes from the page cache
+ * (kernel/filemap.c), with fault-around on a read (do_read_fault), copied
+ * on a private write (do_cow_fault, wp_page_copy), mapped dirty on a
+ * shared one (do_shared_fault), Linux 6.12 mm/memory.c.
+ *
+ * Leaves out: swap, userfaultfd, shmem mTHP, PUD-sized THP, and hugetlb
+ * reservations.
  * Costs: fault.*, thp.* and mem.* settings (mmu-facts section 7).
  */
 #include "config.h"
