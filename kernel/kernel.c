@@ -951,7 +951,8 @@ static void sys_mprotect(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uin
      * and can_change_pte_writable lets only a dirty page be writable (6.0
      * on; before it, none: the write fault makes each page writable). */
     mp.writenotify = mp.shared && (v->flags & MAP_F_FILE);
-    mp.try_writable = (mp.writenotify || !mp.shared) && !(v->flags & MAP_F_HUGETLB) && kernel_has(k, KR_MPROTECT_WRITABLE);
+    mp.try_writable =
+      (mp.writenotify || !mp.shared) && !(v->flags & MAP_F_HUGETLB) && kernel_has(k, KR_MPROTECT_WRITABLE);
   }
   pgtable_walk(&mm->pt, start, end, &mprotect_ops, &mp);
   if (v && (v->flags & MAP_F_HUGETLB)) {
