@@ -49,4 +49,8 @@ void counter_values_from(CounterValues *out, const Counters *sum, uint64_t elaps
   out->v[CTR_NS_PER_ACCESS] = acc > 0 ? seconds * 1e9 / acc : 0;
   double cyc = (double)sum->c[CTR_CYCLES];
   out->v[CTR_IPC] = cyc > 0 ? (double)sum->c[CTR_INSTRUCTIONS] / cyc : 0;
+  /* perf's minor-faults (mm_account_fault): the faults handled, less the
+   * major ones; a SIGSEGV counts in page-faults only. */
+  uint64_t not_minor = sum->c[CTR_MAJOR_FAULTS] + sum->c[CTR_SEGV];
+  out->v[CTR_MINOR_FAULTS] = sum->c[CTR_PAGE_FAULTS] > not_minor ? (double)(sum->c[CTR_PAGE_FAULTS] - not_minor) : 0;
 }

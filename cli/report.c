@@ -396,6 +396,8 @@ void report_text(const RunReport *r, FILE *out)
       continue;
     if ((counter_def(id)->flags & CF_TEXT_NONZERO) && r->mean.v[id] == 0)
       continue;
+    if (id == CTR_MINOR_FAULTS && r->mean.v[CTR_MAJOR_FAULTS] == 0)
+      continue; /* the split, only when there is one */
     int g = (int)group_of(id);
     if (last_group >= 0 && g != last_group)
       fputc('\n', out);

@@ -87,6 +87,8 @@ gboolean runner_run(const RunSpec *spec, RunOutcome *out, GError **error)
       Counters all; /* the whole input, not only the counted region */
       machine_counters(m, &all);
       out->no_accesses = all.c[CTR_ACCESSES] == 0;
+      /* segv counts the accesses that faulted fatally, and only them: a
+       * refused mmap or other call is in syscalls_failed. */
       out->all_fatal = all.c[CTR_ACCESSES] > 0 && all.c[CTR_SEGV] >= all.c[CTR_ACCESSES];
       out->fatal_accesses = all.c[CTR_SEGV];
       out->hugetlb_empty = all.c[CTR_HUGETLB_ALLOC_FAIL];

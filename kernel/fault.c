@@ -35,14 +35,20 @@
  * folio of an order between the base page's and the PMD's, as
  * thp.hugepages_* allow (alloc_anon_folio, 6.12).
  *
- * Leaves out: swap, file-backed memory, userfaultfd, fault-around, shmem
- * mTHP, PUD-sized THP, and hugetlb reservations.
+ * File mappings (file_fault): the page comes from the page cache
+ * (kernel/filemap.c), with fault-around on a read (do_read_fault), copied
+ * on a private write (do_cow_fault, wp_page_copy), mapped dirty on a
+ * shared one (do_shared_fault), Linux 6.12 mm/memory.c.
+ *
+ * Leaves out: swap, userfaultfd, shmem mTHP, PUD-sized THP, and hugetlb
+ * reservations.
  * Costs: fault.*, thp.* and mem.* settings (mmu-facts section 7).
  */
 #include "config.h"
 #include "fault.h"
 
 #include "events.h"
+#include "filemap.h"
 #include "khugepaged.h"
 #include "hugetlb.h"
 #include "numa_balance.h"
@@ -92,10 +98,11 @@ static void charge_tables(Kernel *k, KCpu *cpu, unsigned tables, uint64_t *cycle
   *cycles += tables * (k->ptpage_cycles + k->clear_4k_cycles); /* table pages are 4K frames */
 }
 
-/* Allocate and map a zeroed page for a write at va.  found: what
- * pgtable_find() found for va, or NULL. */
+/* Allocate and map a page for a write at va, zeroed, or a copy of frame
+ * src (KERNEL_FILL_CLEAR: zeroed).  found: what pgtable_find() found for
+ * va, or NULL. */
 static FaultResult map_new_page(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint64_t va, const PtFound *found,
-                                uint64_t *cycles, unsigned *tables)
+                                uint64_t src, uint64_t *cycles, unsigned *tables)
 {
   uint64_t pfn;
   MemPlacement place;
@@ -113,12 +120,125 @@ static FaultResult map_new_page(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint
     k->oom = TRUE;
     return FAULT_OOM;
   }
+  cpu->ctr->c[CTR_MEM_USED_BYTES] += k->base_bytes;
+  if (src != KERNEL_FILL_CLEAR) {
+    /* __wp_page_copy_user / copy_mc_user_highpage: read src, write the new page. */
+    uint64_t copy = kernel_copy_cycles(k, k->base_bytes);
+    copy += kernel_dram_bulk(k, cpu, pfn, k->base_bytes, 0, copy);
+    kernel_fill_copy(k, cpu, pfn, src, k->base_bytes);
+    *cycles += k->anon_cycles + copy;
+    return FAULT_MAPPED;
+  }
   uint64_t clear = k->clear_base_cycles;
   clear += kernel_dram_bulk(k, cpu, pfn, k->base_bytes, 0, clear);
   kernel_fill_clear(k, cpu, pfn, k->base_bytes); /* clear_user_highpage: its lines stay in cpu's caches */
   cpu->ctr->c[CTR_ZEROING_CYCLES] += clear;
-  cpu->ctr->c[CTR_MEM_USED_BYTES] += k->base_bytes;
   *cycles += k->anon_cycles + clear;
+  return FAULT_MAPPED;
+}
+
+/* ---- file mappings ------------------------------------------------------------
+ * A fault on a file VMA's empty PTE (do_fault, mm/memory.c, Linux 6.12):
+ * a read runs do_read_fault, a write to a private mapping do_cow_fault, a
+ * write to a shared one do_shared_fault.  Each gets the page from the page
+ * cache (filemap_fault, kernel/filemap.c): a minor fault costs
+ * fault.file_ns, nothing cleared; a major one adds the read, file.read_ns.
+ * A page-cache page is mapped with PTE_SW_FILE: unmapping leaves it in the
+ * cache, mprotect never makes it writable in a private mapping, and a
+ * write to it there copies it (do_wp_page's wp_page_copy). */
+
+/* do_fault_around: map the pages of the fault-around window that the
+ * page cache holds (filemap_map_pages), read-only, the PTEs already set
+ * skipped.  The window is fault_around_pages aligned, cut to the VMA and
+ * to the faulting PTE table.  TRUE when the faulting page was among them
+ * (the fault is done, minor).  *oom: no memory for a table or a frame. */
+static gboolean fault_around(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint64_t page_va, uint64_t *cycles,
+                             unsigned *tables, gboolean *oom)
+{
+  unsigned nr = filemap_around_pages(k->filemap);
+  *oom = FALSE;
+  if (nr <= 1)
+    return FALSE; /* should_fault_around */
+  uint64_t span = (uint64_t)nr << k->base_shift, table = k->pmd_bytes;
+  uint64_t from = MAX(page_va & ~(span - 1), v->start);
+  uint64_t to = MIN(MIN((page_va & ~(span - 1)) + span, (page_va & ~(table - 1)) + table), v->end);
+  gboolean mapped = FALSE;
+  uint64_t others = 0;
+  for (uint64_t va = from; va < to; va += k->base_bytes) {
+    unsigned level, idx;
+    PtNode *n = pgtable_lookup(&mm->pt, va, &level, &idx);
+    uint64_t pfn;
+    if (level == 1 && n->e[idx])
+      continue; /* filemap_map_folio_range: !pte_none */
+    if (!filemap_cached(k, cpu, mm, v, va, &pfn, oom)) {
+      if (*oom)
+        return FALSE;
+      continue;
+    }
+    if (!pgtable_set(&mm->pt, va, 1, pte_make(pfn, leaf_flags(v) | PTE_SW_FILE), tables)) {
+      *oom = TRUE;
+      return FALSE;
+    }
+    if (va == page_va)
+      mapped = TRUE;
+    else
+      others++;
+  }
+  cpu->ctr->c[CTR_FAULT_AROUND_PAGES] += others;
+  *cycles += others * filemap_around_page_cycles(k->filemap);
+  return mapped;
+}
+
+/* do_read_fault, do_cow_fault or do_shared_fault on the empty PTE at va
+ * of the file VMA v; *what names the fault for the event. */
+static FaultResult file_fault(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint64_t va, AccessKind kind,
+                              const PtFound *found, uint64_t *cycles, unsigned *tables, const char **what)
+{
+  uint64_t page_va = va & ~(k->base_bytes - 1), pfn;
+  gboolean major = FALSE, oom;
+  cpu->ctr->c[CTR_FAULTS_FILE]++;
+  if (kind != ACC_STORE) {
+    *cycles += k->file_cycles;
+    /* do_read_fault: fault-around first; the page itself only when the
+     * cache did not hold it. */
+    gboolean done = fault_around(k, cpu, mm, v, page_va, cycles, tables, &oom);
+    if (oom) {
+      k->oom = TRUE;
+      return FAULT_OOM;
+    }
+    if (!done) {
+      if (!filemap_get(k, cpu, mm, v, page_va, &pfn, &major, cycles) ||
+          !pgtable_set(&mm->pt, page_va, 1, pte_make(pfn, leaf_flags(v) | PTE_SW_FILE), tables)) {
+        k->oom = TRUE;
+        return FAULT_OOM;
+      }
+    }
+    *what = major ? "file-major" : "file";
+  } else if (!(v->flags & MAP_F_SHARED)) {
+    /* do_cow_fault: the page from the cache, copied into a new anonymous
+     * page (inc_mm_counter(MM_ANONPAGES)), mapped writable and dirty. */
+    if (!filemap_get(k, cpu, mm, v, page_va, &pfn, &major, cycles)) {
+      k->oom = TRUE;
+      return FAULT_OOM;
+    }
+    FaultResult r = map_new_page(k, cpu, mm, v, page_va, found, pfn, cycles, tables);
+    if (r != FAULT_MAPPED)
+      return r;
+    mm->rss_pages++; /* its cost: fault.anon_ns and the copy, as a write fault's */
+    cpu->ctr->c[CTR_FAULTS_COW]++;
+    *what = major ? "file-cow-major" : "file-cow";
+  } else {
+    /* do_shared_fault: the page-cache page mapped writable and dirty
+     * (do_page_mkwrite, fault_dirty_shared_page; no writeback modelled). */
+    *cycles += k->file_cycles;
+    if (!filemap_get(k, cpu, mm, v, page_va, &pfn, &major, cycles) ||
+        !pgtable_set(&mm->pt, page_va, 1, pte_make(pfn, leaf_flags(v) | PTE_SW_FILE | PTE_RW | PTE_D), tables)) {
+      k->oom = TRUE;
+      return FAULT_OOM;
+    }
+    *what = major ? "file-shared-major" : "file-shared";
+  }
+  kernel_touch_fault(k, cpu, mm, va);
   return FAULT_MAPPED;
 }
 
@@ -446,7 +566,7 @@ static FaultResult fault_once(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessK
   uint64_t page_va = va & ~(k->base_bytes - 1);
   if ((e & PTE_P) && level == 1 && (e & PTE_SW_ZERO) && kind == ACC_STORE) {
     /* Copy-on-write of the zero page: a fresh zeroed page replaces it. */
-    r = map_new_page(k, cpu, mm, v, page_va, &found, cycles, &tables);
+    r = map_new_page(k, cpu, mm, v, page_va, &found, KERNEL_FILL_CLEAR, cycles, &tables);
     if (r != FAULT_MAPPED)
       return r;
     kernel_flush_tlb_4k(k, cpu, mm, page_va, page_va + k->base_bytes);
@@ -455,6 +575,17 @@ static FaultResult fault_once(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessK
     mm->rss_pages++;
     cpu->ctr->c[CTR_FAULTS_COW]++;
     what = "cow";
+  } else if ((e & PTE_P) && level == 1 && (e & PTE_SW_FILE) && kind == ACC_STORE && !(v->flags & MAP_F_SHARED)) {
+    /* A write to a page-cache page mapped read-only in a private mapping:
+     * wp_page_copy, a new anonymous page with its contents. */
+    r = map_new_page(k, cpu, mm, v, page_va, &found, pte_pfn(e), cycles, &tables);
+    if (r != FAULT_MAPPED)
+      return r;
+    kernel_flush_tlb_4k(k, cpu, mm, page_va, page_va + k->base_bytes);
+    mm->rss_pages++;
+    cpu->ctr->c[CTR_FAULTS_COW]++;
+    cpu->ctr->c[CTR_FAULTS_FILE]++;
+    what = "file-cow";
   } else if ((e & PTE_P) && kind == ACC_STORE && !(e & PTE_RW)) {
     /* Write to an exclusive page made read-only by mprotect: reuse it
      * (wp_page_reuse).  The handler allocates nothing, like a zero-page fault. */
@@ -467,6 +598,10 @@ static FaultResult fault_once(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessK
      * return from the trap, priced like a fault that allocates nothing. */
     *cycles += k->zero_page_cycles;
     return FAULT_MAPPED;
+  } else if (v->flags & MAP_F_FILE) {
+    r = file_fault(k, cpu, mm, v, va, kind, &found, cycles, &tables, &what);
+    if (r != FAULT_MAPPED)
+      return r;
   } else if (kind != ACC_STORE) {
     uint64_t entry = pte_make(k->zero_pfn, leaf_flags(v) | PTE_SW_ZERO);
     if (!pgtable_set(&mm->pt, page_va, 1, entry, &tables)) {
@@ -484,7 +619,7 @@ static FaultResult fault_once(Kernel *k, KCpu *cpu, Mm *mm, uint64_t va, AccessK
     r = mthp_anonymous(k, cpu, mm, v, va, cycles, &folio);
     if (r != FAULT_MAPPED || folio)
       return r;
-    r = map_new_page(k, cpu, mm, v, page_va, &found, cycles, &tables);
+    r = map_new_page(k, cpu, mm, v, page_va, &found, KERNEL_FILL_CLEAR, cycles, &tables);
     if (r != FAULT_MAPPED)
       return r;
     cpu->ctr->c[CTR_FAULTS_ANON]++;

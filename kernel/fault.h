@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * fault.h - the page-fault handler for anonymous and hugetlb memory.
+ * fault.h - the page-fault handler for anonymous, file-backed (kernel/filemap.h)
+ * and hugetlb memory.
  *
  * Read fault on an empty PTE: map the shared zero page read-only.  Write
  * fault on an empty PTE: allocate a zeroed movable page on the faulting CPU's node.

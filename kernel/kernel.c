@@ -32,6 +32,7 @@
 #include <math.h>
 #include <string.h>
 #include "events.h"
+#include "filemap.h"
 #include "kcompactd.h"
 #include "khugepaged.h"
 #include "hugetlb.h"
@@ -189,6 +190,7 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
   k->clear_base_cycles = kernel_clear_cycles(k, k->base_bytes);
   k->huge_fault_cycles = ns_to_cycles(k, settings_double(s, SET_THP_HUGE_FAULT_NS));
   k->split_cycles = ns_to_cycles(k, settings_double(s, SET_THP_SPLIT_NS));
+  k->file_cycles = ns_to_cycles(k, settings_double(s, SET_FAULT_FILE_NS));
   k->compact_scan_ns = settings_double(s, SET_COMPACT_SCAN_NS);
   k->compact_migrate_ns =
     settings_double(s, SET_COMPACT_MIGRATE_NS) + 4096.0 / settings_double(s, SET_MEM_COPY_HOT_BYTES_PER_NS);
@@ -213,6 +215,7 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
     kernel_free(k);
     return NULL;
   }
+  k->filemap = filemap_new(k);
   /* The zero page, reserved at boot (mm/memory.c empty_zero_page). */
   if (!physmem_alloc(k->pm, 0, k->base_order, MT_UNMOVABLE, &k->zero_pfn)) {
     g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE, "no memory left for the zero page: raise machine.mem_per_node");
@@ -238,6 +241,7 @@ void kernel_free(Kernel *k)
   khugepaged_free(k->khugepaged);
   kcompactd_free(k->kcompactd);
   numa_balance_free(k->numa_balance);
+  filemap_free(k->filemap);
   if (k->mms)
     g_hash_table_destroy(k->mms); /* page tables go back to physmem first */
   if (k->touched)
@@ -576,8 +580,10 @@ void kernel_unmap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
     u->min_level = level;
   uint64_t pages = pgtable_entry_span(&mm->pt.g, level) >> 12;
   /* zap_pte_range / zap_huge_pmd: the zero pages have no folio and no
-   * mm counter; the others give back their base pages. */
-  if (!(entry & PTE_SW_ZERO)) {
+   * mm counter; a page-cache page leaves MM_FILEPAGES, which the model does
+   * not keep, and stays in the page cache (kernel/filemap.h); the others
+   * give back their base pages. */
+  if (!(entry & (PTE_SW_ZERO | PTE_SW_FILE))) {
     uint64_t base = pgtable_entry_span(&mm->pt.g, level) >> k->base_shift;
     mm->rss_pages -= MIN(mm->rss_pages, base);
   }
@@ -587,7 +593,7 @@ void kernel_unmap_leaf(void *ctx, uint64_t va, unsigned level, uint64_t entry)
     mm->pt.a.release(mm->pt.a.ctx, 1, table);
     u->tables_freed++;
   }
-  if (entry & PTE_SW_ZERO)
+  if (entry & (PTE_SW_ZERO | PTE_SW_FILE))
     return;
   if (level > 1) {
     if (hugetlb_owns(k->hugetlb, pfn, NULL))
@@ -703,9 +709,13 @@ void kernel_map_on_demand(Kernel *k, Mm *mm, uint64_t va)
   map_holes(k, mm, start, start + k->pmd_bytes, PROT_R | PROT_W, MAP_F_ONDEMAND);
 }
 
+/* A system call of the trace that fails: the program sees the error and
+ * nothing changes.  Counted in syscalls_failed, not segv, which counts
+ * accesses that fault fatally (the run's "every access faulted" warning
+ * reads it). */
 static void einval(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, const char *why)
 {
-  cpu->ctr->c[CTR_SEGV]++;
+  cpu->ctr->c[CTR_SYSCALLS_FAILED]++;
   kernel_event(k, cpu, mm->pid, "einval", "addr=%#" G_GINT64_MODIFIER "x len=%" G_GUINT64_FORMAT "%s%s",
                 r->addr, r->len, why ? " reason=" : "", why ? why : "");
 }
@@ -870,6 +880,7 @@ typedef struct {
   uint64_t set, clear;
   gboolean try_writable; /* MM_CP_TRY_CHANGE_WRITABLE */
   gboolean shared;       /* VM_SHARED: vm_page_prot itself carries the write bit */
+  gboolean writenotify;  /* a shared file VMA: only a dirty page skips the write fault */
   uint64_t lo, hi;       /* the gather's range (__tlb_adjust_range) */
   unsigned min_level;    /* the smallest level changed (tlb_get_unmap_shift); 0: none */
 } Mprotect;
@@ -877,12 +888,13 @@ typedef struct {
 /* can_change_pte_writable / can_change_pmd_writable (6.12): in a private
  * mapping only an exclusive anonymous page (PageAnonExclusive) skips the
  * write fault.  The model has no fork, KSM or soft-dirty/uffd-wp tracking,
- * so every anonymous page is exclusive; the zero pages are not anonymous
- * (vm_normal_page is NULL for them), and a PROT_NONE NUMA hinting entry is
- * never touched (pte_protnone). */
+ * so every anonymous page is exclusive; the zero pages and the page-cache
+ * pages of a file mapping are not anonymous (a write to one must copy it,
+ * do_wp_page), and a PROT_NONE NUMA hinting entry is never touched
+ * (pte_protnone). */
 static gboolean can_change_writable(uint64_t e)
 {
-  return !(e & PTE_SW_ZERO) && !pte_protnone(e);
+  return !(e & (PTE_SW_ZERO | PTE_SW_FILE)) && !pte_protnone(e);
 }
 
 static int mprotect_leaf(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
@@ -892,7 +904,8 @@ static int mprotect_leaf(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
   if (!pte_present(e) || !pte_leaf(e, w->level))
     return 0;
   uint64_t ne = (e & ~mp->clear) | mp->set;
-  if (!(ne & PTE_RW) && (mp->shared ? !(e & PTE_SW_ZERO) : mp->try_writable && can_change_writable(e)))
+  if (!(ne & PTE_RW) && (mp->writenotify ? mp->try_writable && pte_dirty(e)
+                         : mp->shared ? !(e & PTE_SW_ZERO) : mp->try_writable && can_change_writable(e)))
     ne |= PTE_RW;
   if (ne == e)
     return 0;
@@ -933,7 +946,13 @@ static void sys_mprotect(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uin
      * vm_page_prot in pte_modify, in every release.  hugetlb_change_protection
      * has no such try: its private pages wait for hugetlb_wp. */
     mp.shared = (v->flags & MAP_F_SHARED) != 0;
-    mp.try_writable = !mp.shared && !(v->flags & MAP_F_HUGETLB) && kernel_has(k, KR_MPROTECT_WRITABLE);
+    /* A shared file mapping wants write notification (vma_wants_writenotify:
+     * dirty tracking of its page cache), so vm_page_prot has no write bit
+     * and can_change_pte_writable lets only a dirty page be writable (6.0
+     * on; before it, none: the write fault makes each page writable). */
+    mp.writenotify = mp.shared && (v->flags & MAP_F_FILE);
+    mp.try_writable =
+      (mp.writenotify || !mp.shared) && !(v->flags & MAP_F_HUGETLB) && kernel_has(k, KR_MPROTECT_WRITABLE);
   }
   pgtable_walk(&mm->pt, start, end, &mprotect_ops, &mp);
   if (v && (v->flags & MAP_F_HUGETLB)) {
@@ -1039,7 +1058,7 @@ uint64_t kernel_syscall(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r)
     return 0;
   }
   if (over_map_count(k, mm, &rr, start, end)) {
-    cpu->ctr->c[CTR_SEGV]++;
+    cpu->ctr->c[CTR_SYSCALLS_FAILED]++;
     kernel_event(k, cpu, mm->pid, "enomem",
                  "addr=%#" G_GINT64_MODIFIER "x len=%" G_GUINT64_FORMAT " reason=max_map_count vmas=%u",
                  r->addr, r->len, mm_vma_count(mm));

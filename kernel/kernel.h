@@ -81,6 +81,7 @@ typedef struct Kernel {
   struct Khugepaged *khugepaged;
   struct Kcompactd *kcompactd; /* the nodes' compaction daemons (kernel/kcompactd.c) */
   struct NumaBalance *numa_balance; /* automatic NUMA balancing (kernel/numa_balance.c) */
+  struct Filemap *filemap; /* the page cache of file mappings (kernel/filemap.c) */
   ThpState *thps;        /* THP pages, the deferred split queue, the huge zero page (kernel/thp.c) */
   Hugetlb *hugetlb;      /* the hugetlbfs pools (kernel/hugetlb.c) */
   /* Memory policies (kernel/mempolicy.c): numa.mempolicy, every process's
@@ -105,6 +106,7 @@ typedef struct Kernel {
   uint64_t clear_4k_cycles, invlpg_cycles, full_flush_cycles;
   uint64_t clear_base_cycles; /* clearing one base page */
   uint64_t huge_fault_cycles, split_cycles;
+  uint64_t file_cycles;       /* a minor fault on a file mapping (fault.file_ns) */
   double compact_scan_ns, compact_migrate_ns; /* per pfn scanned; per page moved, copy included */
   unsigned flush_ceiling_pages;
   double cycles_per_ns;
@@ -221,7 +223,7 @@ uint64_t kernel_clear_cycles(const Kernel *k, uint64_t bytes);
 uint64_t kernel_copy_cycles(const Kernel *k, uint64_t bytes);
 
 /* Apply a mapping or policy record of the trace on `cpu`; returns the cycles
- * the system call cost the CPU.  Malformed ranges are counted as segv. */
+ * the system call cost the CPU.  Refused calls (a malformed range, ENOMEM) count in syscalls_failed. */
 uint64_t kernel_syscall(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r);
 
 /* Map on demand for traces without mapping events (lackey, ChampSim): an

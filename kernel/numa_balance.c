@@ -791,7 +791,10 @@ static void scan(NumaBalance *nb, KCpu *cpu, NumaTask *p)
   guint i;
   for (i = mm_vma_index_from(mm, start); i < mm_vma_count(mm) && !done; i++) {
     const Vma *v = mm_vma(mm, i);
-    if ((v->flags & MAP_F_HUGETLB) || !(v->prot & (PROT_R | PROT_W | PROT_X)) || !policy_mof(mm, v))
+    /* A file VMA: 6.12 skips the read-only ones (shared library pages)
+     * and scans the others; migrating a page-cache page is not modelled
+     * (its frame is the page cache's, kernel/filemap.h), so none is scanned. */
+    if ((v->flags & (MAP_F_HUGETLB | MAP_F_FILE)) || !(v->prot & (PROT_R | PROT_W | PROT_X)) || !policy_mof(mm, v))
       continue; /* is_vm_hugetlb_page, !vma_is_accessible, !vma_policy_mof */
     uint64_t cur = MAX(start, v->start), piece = cur, marked = 0;
     while (cur < v->end) {

@@ -32,7 +32,7 @@
  * The entry format.  Entries hold the generic software view below for every
  * architecture: the bit positions of x86-64 (Intel SDM vol. 3A table 4-19)
  * for P, RW, US, A, D, PS and NX, the pfn in bits 12..51, and the kernel's
- * own state in software bits (9 and 10 here, 52..58 for NUMA balancing's
+ * own state in software bits (9, 10 and 11 here, 52..58 for NUMA balancing's
  * last node, kernel/numa_balance.h).  Code outside arch/ uses only these
  * names and the pte_*() tests, never a bit of a particular machine.  How an
  * architecture maps the view onto its hardware:
@@ -65,6 +65,7 @@
 #define PTE_PS (1ULL << 7)
 #define PTE_SW_ZERO (1ULL << 9)    /* maps the shared zero page (software bit) */
 #define PTE_SW_NUMA (1ULL << 10)   /* PROT_NONE for NUMA hinting: present to the kernel, not to the MMU (kernel/numa_balance.h) */
+#define PTE_SW_FILE (1ULL << 11)   /* maps a page-cache page, not the mm's own (kernel/filemap.h): unmapping keeps it */
 #define PTE_NX (1ULL << 63)
 #define PTE_PFN_MASK 0x000ffffffffff000ULL
 
@@ -89,6 +90,8 @@ static inline gboolean pte_leaf(uint64_t e, unsigned level) { return level == 1 
 static inline gboolean pte_huge(uint64_t e, unsigned level) { return level > 1 && (e & PTE_PS) != 0; }
 /* Maps the shared zero page or the huge zero page. */
 static inline gboolean pte_zero_page(uint64_t e) { return (e & PTE_SW_ZERO) != 0; }
+/* Maps a page of the page cache (a file mapping's page, not copied on write). */
+static inline gboolean pte_file(uint64_t e) { return (e & PTE_SW_FILE) != 0; }
 static inline gboolean pte_write(uint64_t e) { return (e & PTE_RW) != 0; }
 static inline gboolean pte_young(uint64_t e) { return (e & PTE_A) != 0; }
 static inline gboolean pte_dirty(uint64_t e) { return (e & PTE_D) != 0; }

@@ -290,9 +290,25 @@ START_TEST(test_text_every_counter_once)
     const CounterDef *d = counter_def((CounterId)i);
     g_autofree char *line = find_counter_line(text, d->name);
     gboolean expected = !(d->flags & (CF_PPC64 | CF_NUMA)) && !report_counter_gate((CounterId)i) && i != CTR_SECONDS &&
-                        i != CTR_IPC && i != CTR_NS_PER_ACCESS;
+                        i != CTR_IPC && i != CTR_NS_PER_ACCESS && !((d->flags & CF_TEXT_NONZERO) && f.r.mean.v[i] == 0);
     ck_assert_msg((line != NULL) == expected, "counter %s %s", d->name, expected ? "missing" : "shown");
   }
+  /* The counters shown only when not 0 show then; minor-faults only
+   * beside major-faults. */
+  f.r.mean.v[CTR_MINOR_FAULTS] = 990;
+  f.r.mean.v[CTR_SYSCALLS_FAILED] = 3;
+  g_autofree char *some = render(report_text, &f.r);
+  g_autofree char *failed = find_counter_line(some, "syscalls_failed");
+  g_autofree char *minor_alone = find_counter_line(some, "minor-faults");
+  ck_assert_ptr_nonnull(failed);
+  ck_assert_ptr_null(minor_alone);
+  f.r.mean.v[CTR_MAJOR_FAULTS] = 10;
+  g_autofree char *split = render(report_text, &f.r);
+  g_autofree char *major = find_counter_line(split, "major-faults");
+  g_autofree char *minor = find_counter_line(split, "minor-faults");
+  ck_assert_ptr_nonnull(major);
+  ck_assert_ptr_nonnull(minor);
+  f.r.mean.v[CTR_MINOR_FAULTS] = f.r.mean.v[CTR_MAJOR_FAULTS] = f.r.mean.v[CTR_SYSCALLS_FAILED] = 0;
   /* On a machine of several CPUs the NUMA and shootdown counters show too. */
   f.r.cpus = 2;
   g_autofree char *smp = render(report_text, &f.r);

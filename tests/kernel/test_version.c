@@ -112,10 +112,10 @@ START_TEST(test_trace_policy_einval_before_its_release)
   KernelFixture *f = kfix_new("skylake", sets);
   Thread *t = kfix_thread(f, 1);
   uint8_t before = t->mm->policy;
-  uint64_t segv = f->cpus[0]->ctr.c[CTR_SEGV];
+  uint64_t segv = f->cpus[0]->ctr.c[CTR_SYSCALLS_FAILED];
   set_policy(f, t, MPOL_WEIGHTED_INTERLEAVE, 3);
   ck_assert_uint_eq(t->mm->policy, before);
-  ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_SEGV], segv + 1);
+  ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_SYSCALLS_FAILED], segv + 1);
   set_policy(f, t, MPOL_INTERLEAVE, 3);
   ck_assert_uint_eq(t->mm->policy, MPOL_INTERLEAVE);
   kfix_free(f);

@@ -141,14 +141,14 @@ START_TEST(test_alignment_64k)
   Thread *t = fixture_thread(m, 1);
   /* mmap, mprotect, munmap need 64K-aligned addresses; lengths round up. */
   fixture_syscall(m, t, REC_MMAP, BASE + 0x1000, 64 * KB, PROT_R | PROT_W, 0);
-  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SYSCALLS_FAILED), 1);
   ck_assert_ptr_null(mm_find_vma(t->mm, BASE + 0x1000));
   fixture_syscall(m, t, REC_MMAP, BASE, 0x1000, PROT_R | PROT_W, 0);
   const Vma *v = mm_find_vma(t->mm, BASE);
   ck_assert_ptr_nonnull(v);
   ck_assert_uint_eq(v->end - v->start, 64 * KB);
   fixture_syscall(m, t, REC_MPROTECT, BASE + 0x8000, 64 * KB, PROT_R, 0);
-  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 2);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SYSCALLS_FAILED), 2);
   machine_free(m);
 }
 END_TEST
@@ -311,9 +311,9 @@ START_TEST(test_hugetlb_16m)
   ck_assert_uint_eq(hugetlb_total(k->hugetlb, HPAGE_2M), 2);
   /* An 8M hugetlb mapping is not a multiple of the 16M page: EINVAL. */
   fixture_syscall(m, t, REC_MMAP, BASE, 8 * MB, PROT_R | PROT_W, MAP_F_HUGETLB);
-  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SYSCALLS_FAILED), 1);
   fixture_syscall(m, t, REC_MMAP, BASE, 32 * MB, PROT_R | PROT_W, MAP_F_HUGETLB);
-  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SYSCALLS_FAILED), 1);
   ck_assert_int_eq(fixture_fault(m, t, BASE + 16 * MB + 0x777, ACC_STORE, NULL), FAULT_MAPPED);
   unsigned level;
   uint64_t e = leaf_of(t, BASE + 16 * MB, &level);

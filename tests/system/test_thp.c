@@ -779,23 +779,23 @@ START_TEST(test_hugetlb_alignment)
   Machine *m = fixture_machine("skylake", sets);
   Thread *t = fixture_thread(m, 1);
   mmap_flags(m, t, BASE + 4096, 2 * MB, MAP_F_HUGETLB); /* misaligned address */
-  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 1);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SYSCALLS_FAILED), 1);
   ck_assert_uint_eq(mm_vma_count(t->mm), 0);
   mmap_flags(m, t, BASE, 3 * MB, MAP_F_HUGETLB); /* misaligned length */
-  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 2);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SYSCALLS_FAILED), 2);
   mmap_flags(m, t, BASE, 4 * MB, MAP_F_HUGETLB);
   ck_assert_uint_eq(mm_vma_count(t->mm), 1);
   ck_assert_int_eq(fixture_fault(m, t, BASE, ACC_STORE, NULL), FAULT_MAPPED);
   fixture_syscall(m, t, REC_MUNMAP, BASE + 4096, 4096, 0, 0); /* inside a hugetlb page */
-  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 3);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SYSCALLS_FAILED), 3);
   fixture_syscall(m, t, REC_MPROTECT, BASE, 1 * MB, PROT_R, 0);
-  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 4);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SYSCALLS_FAILED), 4);
   ck_assert(pmd_of(t, BASE) & PTE_PS); /* untouched */
   ck_assert(pmd_of(t, BASE) & PTE_RW);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_SPLIT_PMD), 0);
   fixture_syscall(m, t, REC_MPROTECT, BASE, 2 * MB, PROT_R, 0); /* whole pages: fine */
   ck_assert(!(pmd_of(t, BASE) & PTE_RW));
-  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SEGV), 4);
+  ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_SYSCALLS_FAILED), 4);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_TLB_FLUSH_PAGES), 1); /* one 2M page, one INVLPG */
   machine_free(m);
 }

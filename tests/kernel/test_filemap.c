@@ -1,0 +1,308 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Unit tests of faults on file mappings (kernel/fault.c file_fault,
+ * kernel/filemap.c): a minor fault with fault-around (do_read_fault,
+ * do_fault_around, filemap_map_pages), a major fault with its read-around
+ * (filemap_fault, do_sync_mmap_readahead), vm.fault_around_bytes, copy on
+ * write of a private file page (do_cow_fault, wp_page_copy), a write to a
+ * shared one (do_shared_fault), mprotect leaving page-cache pages
+ * read-only, and munmap leaving them in the page cache; the counts and the
+ * cycles of each.  The kernel alone (tests/kernel_fixture.h).
+ */
+#include "config.h"
+#include "fault.h"
+#include "filemap.h"
+#include "kernel_fixture.h"
+
+#define BASE UINT64_C(0x7f0000000000)
+#define PG UINT64_C(0x1000)
+
+static uint64_t pte_of(Thread *t, uint64_t va)
+{
+  unsigned level, idx;
+  PtNode *n = pgtable_lookup(&t->mm->pt, va, &level, &idx);
+  return level == 1 ? n->e[idx] : 0;
+}
+
+static void call(KernelFixture *f, Thread *t, TraceRecordType type, uint64_t addr, uint64_t len, uint8_t prot,
+                 uint8_t flags)
+{
+  TraceRecord r = { .type = type, .pid = t->pid, .addr = addr, .len = len, .prot = prot, .flags = flags };
+  kernel_syscall(f->k, &f->cpus[0]->kc, t->mm, &r);
+}
+
+static uint64_t fault(KernelFixture *f, Thread *t, uint64_t va, AccessKind kind)
+{
+  uint64_t cycles;
+  ck_assert_int_eq(fault_handle(f->k, &f->cpus[0]->kc, t->mm, va, kind, &cycles), FAULT_MAPPED);
+  return cycles;
+}
+
+/* The cost of the page-table pages a first fault in an empty mm makes:
+ * PDPT, PD and PT. */
+static uint64_t three_tables(const Kernel *k)
+{
+  return 3 * (k->ptpage_cycles + k->clear_4k_cycles);
+}
+
+/* A read in a warm cache: a minor fault that maps the aligned 64K window
+ * (16 pages) read-only from the page cache, nothing cleared, nothing of
+ * the workload's memory used; the other 15 pages then need no fault. */
+START_TEST(test_minor_fault_around)
+{
+  KernelFixture *f = kfix_new("skylake", NULL);
+  Thread *t = kfix_thread(f, 1);
+  Kernel *k = f->k;
+  Counters *c = &f->cpus[0]->ctr;
+  call(f, t, REC_MMAP, BASE, 1 << 20, PROT_R, MAP_F_FILE);
+  uint64_t free_before = fixture_free_pages(k);
+  uint64_t cycles = fault(f, t, BASE + 5 * PG + 8, ACC_LOAD);
+  ck_assert_uint_eq(cycles, k->file_cycles + 15 * filemap_around_page_cycles(k->filemap) + three_tables(k));
+  ck_assert_uint_eq(c->c[CTR_FAULTS_FILE], 1);
+  ck_assert_uint_eq(c->c[CTR_FAULT_AROUND_PAGES], 15);
+  ck_assert_uint_eq(c->c[CTR_MAJOR_FAULTS], 0);
+  ck_assert_uint_eq(c->c[CTR_FAULTS_ZERO_PAGE], 0);
+  ck_assert_uint_eq(c->c[CTR_ZEROING_CYCLES], 0);
+  ck_assert_uint_eq(c->c[CTR_MEM_USED_BYTES], 0);
+  ck_assert_uint_eq(t->mm->rss_pages, 0);
+  ck_assert_uint_eq(filemap_pages(k->filemap), 16);
+  ck_assert_uint_eq(free_before - fixture_free_pages(k), 16 + 3); /* the page cache's frames count as used */
+  for (uint64_t i = 0; i < 16; i++) {
+    uint64_t e = pte_of(t, BASE + i * PG);
+    ck_assert((e & (PTE_P | PTE_SW_FILE)) == (PTE_P | PTE_SW_FILE));
+    ck_assert(!(e & (PTE_RW | PTE_SW_ZERO)));
+  }
+  ck_assert_uint_eq(pte_of(t, BASE + 16 * PG), 0);
+  kfix_free(f);
+}
+END_TEST
+
+/* The window is cut to the VMA (do_fault_around's from_pte and to_pte);
+ * vm.fault_around_bytes=4K (one page) turns fault-around off. */
+START_TEST(test_fault_around_window)
+{
+  KernelFixture *f = kfix_new("skylake", NULL);
+  Thread *t = kfix_thread(f, 1);
+  call(f, t, REC_MMAP, BASE + 3 * PG, 8 * PG, PROT_R, MAP_F_FILE); /* pages 3..10 */
+  fault(f, t, BASE + 4 * PG, ACC_LOAD);
+  ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_FAULT_AROUND_PAGES], 7);
+  kfix_free(f);
+
+  const char *const none[] = { "vm.fault_around_bytes=4K", NULL };
+  f = kfix_new("skylake", none);
+  t = kfix_thread(f, 1);
+  ck_assert_uint_eq(filemap_around_pages(f->k->filemap), 1);
+  call(f, t, REC_MMAP, BASE, 1 << 20, PROT_R, MAP_F_FILE);
+  uint64_t cycles = fault(f, t, BASE, ACC_LOAD);
+  ck_assert_uint_eq(cycles, f->k->file_cycles + three_tables(f->k));
+  ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_FAULT_AROUND_PAGES], 0);
+  ck_assert_uint_eq(pte_of(t, BASE + PG), 0);
+  kfix_free(f);
+
+  /* 100K rounds down to 64K; 4M is more than a PTE table's 2M. */
+  const char *const odd[] = { "vm.fault_around_bytes=100K", NULL };
+  f = kfix_new("skylake", odd);
+  ck_assert_uint_eq(filemap_around_pages(f->k->filemap), 16);
+  kfix_free(f);
+  const char *const big[] = { "vm.fault_around_bytes=4M", NULL };
+  f = kfix_new("skylake", big);
+  ck_assert_uint_eq(filemap_around_pages(f->k->filemap), 512);
+  kfix_free(f);
+}
+END_TEST
+
+/* A cold cache: the first read is a major fault that reads the 128K
+ * read-around window centred on the page (32 pages) and maps the page
+ * alone; a read of another page of the window is minor and maps its
+ * fault-around window; a page past the window is major again. */
+START_TEST(test_major_read_around)
+{
+  const char *const cold[] = { "file.cache_hit=0", NULL };
+  KernelFixture *f = kfix_new("skylake", cold);
+  Thread *t = kfix_thread(f, 1);
+  Kernel *k = f->k;
+  Counters *c = &f->cpus[0]->ctr;
+  call(f, t, REC_MMAP, BASE, 1 << 20, PROT_R, MAP_F_FILE);
+  uint64_t read = kernel_ns_to_cycles(k, 92000);
+  uint64_t cycles = fault(f, t, BASE + 64 * PG, ACC_LOAD);
+  ck_assert_uint_eq(cycles, k->file_cycles + read + three_tables(k));
+  ck_assert_uint_eq(c->c[CTR_MAJOR_FAULTS], 1);
+  ck_assert_uint_eq(c->c[CTR_FILE_PAGES_READ], 32);
+  ck_assert_uint_eq(c->c[CTR_FAULT_AROUND_PAGES], 0);
+  ck_assert_uint_eq(filemap_pages(k->filemap), 32); /* pages 48..79 */
+  ck_assert_uint_eq(pte_of(t, BASE + 65 * PG), 0);
+  cycles = fault(f, t, BASE + 50 * PG, ACC_LOAD);
+  ck_assert_uint_eq(cycles, k->file_cycles + 15 * filemap_around_page_cycles(k->filemap));
+  ck_assert_uint_eq(c->c[CTR_MAJOR_FAULTS], 1);
+  fault(f, t, BASE + 80 * PG, ACC_LOAD);
+  ck_assert_uint_eq(c->c[CTR_MAJOR_FAULTS], 2);
+  /* Its window, pages 64..95, reads only those the cache lacks. */
+  ck_assert_uint_eq(c->c[CTR_FILE_PAGES_READ], 32 + 16);
+  ck_assert_uint_eq(c->c[CTR_FAULTS_FILE], 3);
+  /* At the VMA's start the window begins there: pages 0..31. */
+  fault(f, t, BASE, ACC_LOAD);
+  ck_assert_uint_eq(c->c[CTR_FILE_PAGES_READ], 48 + 32);
+  kfix_free(f);
+}
+END_TEST
+
+/* A private writable file mapping: a write to an empty PTE copies the
+ * page-cache page into a new anonymous page (do_cow_fault); a write to a
+ * page-cache page a read mapped copies it too (wp_page_copy), shooting the
+ * old translation down; the page cache keeps its pages. */
+START_TEST(test_private_cow)
+{
+  KernelFixture *f = kfix_new("skylake", NULL);
+  Thread *t = kfix_thread(f, 1);
+  Kernel *k = f->k;
+  Counters *c = &f->cpus[0]->ctr;
+  call(f, t, REC_MMAP, BASE, 1 << 20, PROT_R | PROT_W, MAP_F_FILE);
+  uint64_t copy = kernel_copy_cycles(k, 4096);
+  uint64_t cycles = fault(f, t, BASE, ACC_STORE);
+  ck_assert_uint_eq(cycles, k->anon_cycles + copy + three_tables(k));
+  uint64_t e = pte_of(t, BASE), cached;
+  gboolean oom;
+  ck_assert((e & (PTE_P | PTE_RW | PTE_D)) == (PTE_P | PTE_RW | PTE_D));
+  ck_assert(!(e & PTE_SW_FILE));
+  ck_assert(filemap_cached(k, &f->cpus[0]->kc, t->mm, mm_find_vma(t->mm, BASE), BASE, &cached, &oom));
+  ck_assert_uint_ne(pte_pfn(e), cached);
+  ck_assert_uint_eq(c->c[CTR_FAULTS_COW], 1);
+  ck_assert_uint_eq(c->c[CTR_FAULTS_FILE], 1);
+  ck_assert_uint_eq(c->c[CTR_MEM_USED_BYTES], 4096);
+  ck_assert_uint_eq(c->c[CTR_ZEROING_CYCLES], 0);
+  ck_assert_uint_eq(t->mm->rss_pages, 1);
+  /* Read then write the next page. */
+  fault(f, t, BASE + PG, ACC_LOAD);
+  e = pte_of(t, BASE + PG);
+  ck_assert(e & PTE_SW_FILE);
+  ck_assert(!(e & PTE_RW));
+  guint flushes = f->flushes->len;
+  cycles = fault(f, t, BASE + PG, ACC_STORE);
+  ck_assert_uint_eq(cycles, k->anon_cycles + copy);
+  uint64_t e2 = pte_of(t, BASE + PG);
+  ck_assert((e2 & (PTE_RW | PTE_D | PTE_SW_FILE)) == (PTE_RW | PTE_D));
+  ck_assert_uint_ne(pte_pfn(e2), pte_pfn(e));
+  ck_assert_uint_eq(f->flushes->len, flushes + 1);
+  ck_assert_uint_eq(c->c[CTR_FAULTS_COW], 2);
+  ck_assert_uint_eq(t->mm->rss_pages, 2);
+  kfix_free(f);
+}
+END_TEST
+
+/* A shared file mapping: a write maps the page-cache page itself,
+ * writable and dirty (do_shared_fault); a read maps it read-only and the
+ * write after it makes it writable in place (wp_page_shared). */
+START_TEST(test_shared_write)
+{
+  KernelFixture *f = kfix_new("skylake", NULL);
+  Thread *t = kfix_thread(f, 1);
+  Kernel *k = f->k;
+  call(f, t, REC_MMAP, BASE, 1 << 20, PROT_R | PROT_W, MAP_F_FILE | MAP_F_SHARED);
+  uint64_t cycles = fault(f, t, BASE, ACC_STORE);
+  ck_assert_uint_eq(cycles, k->file_cycles + three_tables(k));
+  uint64_t e = pte_of(t, BASE), cached;
+  gboolean oom;
+  ck_assert((e & (PTE_RW | PTE_D | PTE_SW_FILE)) == (PTE_RW | PTE_D | PTE_SW_FILE));
+  ck_assert(filemap_cached(k, &f->cpus[0]->kc, t->mm, mm_find_vma(t->mm, BASE), BASE, &cached, &oom));
+  ck_assert_uint_eq(pte_pfn(e), cached);
+  fault(f, t, BASE + PG, ACC_LOAD);
+  ck_assert(!(pte_of(t, BASE + PG) & PTE_RW));
+  fault(f, t, BASE + PG, ACC_STORE);
+  ck_assert((pte_of(t, BASE + PG) & (PTE_RW | PTE_D | PTE_SW_FILE)) == (PTE_RW | PTE_D | PTE_SW_FILE));
+  ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_FAULTS_COW], 0);
+  ck_assert_uint_eq(t->mm->rss_pages, 0);
+  kfix_free(f);
+}
+END_TEST
+
+/* mprotect r then rw: an anonymous copy is made writable again at once
+ * (6.12), a private page-cache page is not (it is not anonymous); a shared
+ * one is only when dirty (writenotify). */
+START_TEST(test_mprotect_keeps_page_cache_read_only)
+{
+  KernelFixture *f = kfix_new("skylake", NULL);
+  Thread *t = kfix_thread(f, 1);
+  call(f, t, REC_MMAP, BASE, 64 * PG, PROT_R | PROT_W, MAP_F_FILE);
+  fault(f, t, BASE + PG, ACC_LOAD);  /* maps pages 0..15 read-only */
+  fault(f, t, BASE, ACC_STORE);      /* page 0: an anonymous copy */
+  call(f, t, REC_MMAP, BASE + 64 * PG, 64 * PG, PROT_R | PROT_W, MAP_F_FILE | MAP_F_SHARED);
+  fault(f, t, BASE + 65 * PG, ACC_LOAD); /* pages 64..79 read-only */
+  fault(f, t, BASE + 64 * PG, ACC_STORE); /* page 64 dirty */
+  for (uint64_t at = 0; at < 128; at += 64) {
+    call(f, t, REC_MPROTECT, BASE + at * PG, 64 * PG, PROT_R, 0);
+    call(f, t, REC_MPROTECT, BASE + at * PG, 64 * PG, PROT_R | PROT_W, 0);
+  }
+  ck_assert(pte_of(t, BASE) & PTE_RW);
+  ck_assert(!(pte_of(t, BASE + PG) & PTE_RW));
+  ck_assert(pte_of(t, BASE + 64 * PG) & PTE_RW);
+  ck_assert(!(pte_of(t, BASE + 65 * PG) & PTE_RW));
+  kfix_free(f);
+}
+END_TEST
+
+/* munmap gives back the anonymous copies and the tables, not the
+ * page-cache pages: mapped again, the file faults minor on the same
+ * frames. */
+START_TEST(test_munmap_keeps_page_cache)
+{
+  const char *const cold[] = { "file.cache_hit=0", NULL };
+  KernelFixture *f = kfix_new("skylake", cold);
+  Thread *t = kfix_thread(f, 1);
+  Kernel *k = f->k;
+  call(f, t, REC_MMAP, BASE, 64 * PG, PROT_R | PROT_W, MAP_F_FILE);
+  fault(f, t, BASE, ACC_LOAD);
+  fault(f, t, BASE + PG, ACC_STORE);
+  uint64_t pfn = pte_pfn(pte_of(t, BASE));
+  ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_MAJOR_FAULTS], 1);
+  uint64_t free_before = fixture_free_pages(k);
+  call(f, t, REC_MUNMAP, BASE, 64 * PG, 0, 0);
+  ck_assert_uint_eq(fixture_free_pages(k) - free_before, 1 + 3); /* the copy and the three tables */
+  ck_assert_uint_eq(filemap_pages(k->filemap), 32);
+  ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_MEM_USED_BYTES], 0);
+  call(f, t, REC_MMAP, BASE, 64 * PG, PROT_R, MAP_F_FILE);
+  fault(f, t, BASE, ACC_LOAD);
+  ck_assert_uint_eq(pte_pfn(pte_of(t, BASE)), pfn);
+  ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_MAJOR_FAULTS], 1);
+  kfix_free(f);
+}
+END_TEST
+
+/* file.cache_hit between 0 and 1: a fixed share of the pages, the same in
+ * every run. */
+START_TEST(test_cache_hit_fraction)
+{
+  const char *const half[] = { "file.cache_hit=0.5", "vm.fault_around_bytes=0", "file.read_ahead_kb=0", NULL };
+  uint64_t major[2];
+  for (unsigned run = 0; run < 2; run++) {
+    KernelFixture *f = kfix_new("skylake", half);
+    Thread *t = kfix_thread(f, 1);
+    call(f, t, REC_MMAP, BASE, 1024 * PG, PROT_R, MAP_F_FILE);
+    for (uint64_t i = 0; i < 1024; i++)
+      fault(f, t, BASE + i * PG, ACC_LOAD);
+    major[run] = f->cpus[0]->ctr.c[CTR_MAJOR_FAULTS];
+    ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_FILE_PAGES_READ], major[run]);
+    kfix_free(f);
+  }
+  ck_assert_uint_eq(major[0], major[1]);
+  ck_assert_uint_gt(major[0], 512 - 64);
+  ck_assert_uint_lt(major[0], 512 + 64);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+  Suite *s = suite_create("filemap");
+  TCase *tc = tcase_create("core");
+  tcase_add_test(tc, test_minor_fault_around);
+  tcase_add_test(tc, test_fault_around_window);
+  tcase_add_test(tc, test_major_read_around);
+  tcase_add_test(tc, test_private_cow);
+  tcase_add_test(tc, test_shared_write);
+  tcase_add_test(tc, test_mprotect_keeps_page_cache_read_only);
+  tcase_add_test(tc, test_munmap_keeps_page_cache);
+  tcase_add_test(tc, test_cache_hit_fraction);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+TEST_MAIN(suite)
