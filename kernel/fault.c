@@ -48,6 +48,7 @@
 #include "numa_balance.h"
 #include "mempolicy.h"
 #include "oom_kill.h"
+#include "rmap.h"
 
 static gboolean vma_allows(const Vma *v, AccessKind kind)
 {
@@ -113,6 +114,7 @@ static FaultResult map_new_page(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint
     k->oom = TRUE;
     return FAULT_OOM;
   }
+  rmap_add_anon(k, mm, v, va, pfn); /* folio_add_new_anon_rmap */
   uint64_t clear = k->clear_base_cycles;
   clear += kernel_dram_bulk(k, cpu, pfn, k->base_bytes, 0, clear);
   kernel_fill_clear(k, cpu, pfn, k->base_bytes); /* clear_user_highpage: its lines stay in cpu's caches */
