@@ -22,14 +22,16 @@
  * go back to the zone's ends when the scanners meet or when compaction
  * restarts after the longest deferral.
  *
- * What moves.  Only the background pages of the fragmentation model
- * (buddy_take, MT_MOVABLE; kernel/physmem.c places them) are migrated.  mmusim
- * keeps no reverse map from a physical page to the PTEs that map it, so the
- * simulated processes' own pages (and page tables) cannot be moved: a
- * pageblock holding one is given up as async compaction gives up a
- * pageblock with a page it cannot isolate.  Compaction therefore frees
- * pageblocks that only the machine's other tenants fragment, never those
- * the workload fragmented itself.
+ * What moves (isolate_migratepages_block, 6.12).  The movable background
+ * pages of the fragmentation model (buddy_take, MT_MOVABLE; kernel/physmem.c
+ * places them), and the order-0 pages the zone's migrator accepts
+ * (CompactZone.mig: the kernel's, kernel/rmap.c, which takes the processes'
+ * private anonymous pages it finds through its reverse map and copies and
+ * remaps them).  Everything else (page tables, THPs and mTHP folios, the
+ * zero page, hugetlb pages) cannot be isolated: a pageblock holding one is
+ * given up as async compaction gives up a pageblock with a page it cannot
+ * isolate (skip_on_failure), the pages isolated so far going back.  Each
+ * page moved takes one free page of the free scanner.
  *
  * What "scanned" counts: the steps of the kernel's pfn walks (the
  * compact_migrate_scanned and compact_free_scanned events): a pageblock

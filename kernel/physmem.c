@@ -31,7 +31,8 @@
  * to the pages placed.  The DMA zone is left alone (16M, kept from user
  * memory by its lowmem reserve).  A
  * huge allocation that fails may run direct compaction (kernel/compaction.c)
- * on the zones it tried, which migrates the movable background pages, and
+ * on the zones it tried, which migrates the movable background pages and
+ * the processes' anonymous pages (physmem_set_migrator), and
  * then tries once more (__alloc_pages_direct_compact): an async pass, then
  * a second one, sync-light unless __GFP_NORETRY (alloc_after_compaction).
  */
