@@ -1488,35 +1488,6 @@ gboolean buddy_pageblock(const BuddyZone *z, uint64_t pfn, BuddyPageblock *pb)
   return TRUE;
 }
 
-uint64_t buddy_pageblock_movable_taken(const BuddyZone *z, uint64_t pfn, uint64_t *out, uint64_t max)
-{
-  g_return_val_if_fail(z != NULL && (out != NULL || max == 0), 0);
-  uint64_t pb_pages = block_pages(z->pageblock_order);
-  uint64_t start = pfn & ~(pb_pages - 1);
-  if (start < z->start_pfn || start + pb_pages > z->end_pfn)
-    return 0;
-  uint64_t n = 0;
-  if (!chunk_of(z, start)) {
-    uint64_t i, j;
-    pins_range(z, start, start + pb_pages, &i, &j);
-    for (; i < j && n < max; i++)
-      if (pin_mt(z->pins[i]) == MT_MOVABLE)
-        out[n++] = pin_pfn(z->pins[i]);
-    return n;
-  }
-  uint64_t head;
-  unsigned o;
-  const BuddyPage *e = block_containing(z, start, &head, &o);
-  uint64_t p = head;
-  while (p < start + pb_pages && n < max) {
-    e = page_of(z, p);
-    if (e->state == PAGE_TAKEN && e->mt == MT_MOVABLE)
-      out[n++] = p;
-    p += block_pages(e->order);
-  }
-  return n;
-}
-
 typedef struct {
   BuddyBlock *out;
   uint64_t n, max;

@@ -130,9 +130,6 @@ typedef struct {
 /* Describe the pageblock holding pfn; FALSE when it is not wholly inside
  * the zone.  Reads implicit chunks without materialising them. */
 gboolean buddy_pageblock(const BuddyZone *z, uint64_t pfn, BuddyPageblock *pb);
-/* The MT_MOVABLE buddy_take pages of pfn's pageblock, ascending, at most
- * max of them into out; returns how many. */
-uint64_t buddy_pageblock_movable_taken(const BuddyZone *z, uint64_t pfn, uint64_t *out, uint64_t max);
 /* One block of a pageblock, as isolate_migratepages_block meets it. */
 typedef enum { BUDDY_BLOCK_FREE, BUDDY_BLOCK_ALLOC, BUDDY_BLOCK_TAKEN } BuddyBlockState;
 typedef struct {

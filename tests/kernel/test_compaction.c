@@ -206,14 +206,20 @@ END_TEST
  * gives that pageblock up at the page and goes on.  Pageblock 0 holds the
  * workload's page at 0 before the background page at 100, so it stops at
  * step 1; pageblock 1 moves. */
-START_TEST(test_workload_pages_pin_their_pageblock)
+static BuddyZone *workload_page_zone(void)
 {
-  g_autoptr(BuddyZone) z = buddy_zone_new(ZONE_NORMAL, 0, 0, 4096, 10, 9);
+  BuddyZone *z = buddy_zone_new(ZONE_NORMAL, 0, 0, 4096, 10, 9);
   uint64_t pfn;
   ck_assert(buddy_alloc(z, 0, MT_MOVABLE, &pfn));
   ck_assert_uint_eq(pfn, 0);
   for (unsigned i = 0; i < 8; i++)
     ck_assert(buddy_take(z, (uint64_t)i * 512 + 100, MT_MOVABLE));
+  return z;
+}
+
+START_TEST(test_workload_pages_pin_their_pageblock)
+{
+  g_autoptr(BuddyZone) z = workload_page_zone();
   CompactZone cz;
   compact_zone_init(&cz, z);
   CompactResult cr = { 0 };
@@ -258,12 +264,7 @@ static uint64_t stub_migrate(void *ctx, uint64_t src, uint64_t dst, uint64_t aft
 START_TEST(test_migrator_moves_the_workloads_pages)
 {
   for (uint64_t limit = 0; limit <= 1; limit++) {
-    g_autoptr(BuddyZone) z = buddy_zone_new(ZONE_NORMAL, 0, 0, 4096, 10, 9);
-    uint64_t pfn;
-    ck_assert(buddy_alloc(z, 0, MT_MOVABLE, &pfn));
-    ck_assert_uint_eq(pfn, 0);
-    for (unsigned i = 0; i < 8; i++)
-      ck_assert(buddy_take(z, (uint64_t)i * 512 + 100, MT_MOVABLE));
+    g_autoptr(BuddyZone) z = workload_page_zone();
     StubMigrator sm = { .z = z, .limit = limit };
     PhysMigrator mig = { stub_isolate, stub_migrate, &sm };
     CompactZone cz;

@@ -12,6 +12,7 @@
  * gone from the TLB.
  */
 #include "config.h"
+#include "compaction.h"
 #include "machine_fixture.h"
 
 #define R1 0x7e0000000000ULL /* the pages that fragment memory */
@@ -32,14 +33,6 @@ static uint64_t pte_of(Thread *t, uint64_t va)
   unsigned l, idx;
   PtNode *n = pgtable_lookup(&t->mm->pt, va, &l, &idx);
   return l == 1 ? n->e[idx] : 0;
-}
-
-static gboolean free_block_of_order(const BuddyZone *z, unsigned order)
-{
-  for (unsigned o = order; o <= buddy_max_order(z); o++)
-    if (buddy_free_blocks(z, o))
-      return TRUE;
-  return FALSE;
 }
 
 /* Fill the zone with R1's 4K pages, then give back every other one:
@@ -67,7 +60,8 @@ START_TEST(test_thp_fault_migrates_the_workloads_pages)
   const BuddyZone *z = physmem_zone(k->pm, 0, ZONE_DMA32);
   uint64_t kept = fragment(m, t);
   ck_assert_uint_gt(kept, 10000);
-  ck_assert(!free_block_of_order(z, 9)); /* the workload's pages fragment every pageblock */
+  /* The workload's pages fragment every pageblock: no free block of 2M. */
+  ck_assert_int_ne(compaction_suit_allocation_order(z, 9, 500), COMPACT_SUCCESS);
   g_autofree uint64_t *before = g_new(uint64_t, kept);
   for (uint64_t i = 0; i < kept; i++) {
     before[i] = pte_pfn(pte_of(t, R1 + 2 * i * PAGE));
