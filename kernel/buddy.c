@@ -1488,33 +1488,55 @@ gboolean buddy_pageblock(const BuddyZone *z, uint64_t pfn, BuddyPageblock *pb)
   return TRUE;
 }
 
-uint64_t buddy_pageblock_movable_taken(const BuddyZone *z, uint64_t pfn, uint64_t *out, uint64_t max)
+typedef struct {
+  BuddyBlock *out;
+  uint64_t n, max;
+} BlockList;
+
+static void block_list_add(BlockList *l, uint64_t pfn, unsigned order, BuddyBlockState state, MigrateType mt)
+{
+  if (l->n < l->max)
+    l->out[l->n++] = (BuddyBlock){ pfn, (uint8_t)order, (uint8_t)state, (uint8_t)mt };
+}
+
+static void visit_block(BuddyZone *z, uint64_t pfn, unsigned order, MigrateType mt, gboolean taken, gpointer data)
+{
+  (void)z;
+  block_list_add(data, pfn, order, taken ? BUDDY_BLOCK_TAKEN : BUDDY_BLOCK_FREE, mt);
+}
+
+uint64_t buddy_pageblock_blocks(const BuddyZone *z, uint64_t pfn, BuddyBlock *out, uint64_t max)
 {
   g_return_val_if_fail(z != NULL && (out != NULL || max == 0), 0);
   uint64_t pb_pages = block_pages(z->pageblock_order);
   uint64_t start = pfn & ~(pb_pages - 1);
   if (start < z->start_pfn || start + pb_pages > z->end_pfn)
     return 0;
-  uint64_t n = 0;
+  BlockList l = { out, 0, max };
   if (!chunk_of(z, start)) {
     uint64_t i, j;
     pins_range(z, start, start + pb_pages, &i, &j);
-    for (; i < j && n < max; i++)
-      if (pin_mt(z->pins[i]) == MT_MOVABLE)
-        out[n++] = pin_pfn(z->pins[i]);
-    return n;
+    if (i == j)
+      block_list_add(&l, start, z->pageblock_order, BUDDY_BLOCK_FREE, MT_MOVABLE);
+    else
+      implicit_walk((BuddyZone *)z, start, z->pageblock_order, i, j, MT_MOVABLE, visit_block, &l);
+    return l.n;
   }
+  static const BuddyBlockState of_state[] = { [PAGE_FREE] = BUDDY_BLOCK_FREE, [PAGE_ALLOC] = BUDDY_BLOCK_ALLOC,
+                                              [PAGE_TAKEN] = BUDDY_BLOCK_TAKEN };
   uint64_t head;
   unsigned o;
   const BuddyPage *e = block_containing(z, start, &head, &o);
-  uint64_t p = head;
-  while (p < start + pb_pages && n < max) {
-    e = page_of(z, p);
-    if (e->state == PAGE_TAKEN && e->mt == MT_MOVABLE)
-      out[n++] = p;
-    p += block_pages(e->order);
+  if (o >= z->pageblock_order) {
+    block_list_add(&l, head, o, of_state[e->state], (MigrateType)e->mt); /* one block covers it */
+    return l.n;
   }
-  return n;
+  /* Blocks below pageblock size tile it from its first pfn. */
+  for (uint64_t p = start; p < start + pb_pages; p += block_pages(e->order)) {
+    e = page_of(z, p);
+    block_list_add(&l, p, e->order, of_state[e->state], (MigrateType)e->mt);
+  }
+  return l.n;
 }
 
 gboolean buddy_next_free(const BuddyZone *z, uint64_t from, uint64_t to, uint64_t *pfn)

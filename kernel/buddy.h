@@ -130,9 +130,18 @@ typedef struct {
 /* Describe the pageblock holding pfn; FALSE when it is not wholly inside
  * the zone.  Reads implicit chunks without materialising them. */
 gboolean buddy_pageblock(const BuddyZone *z, uint64_t pfn, BuddyPageblock *pb);
-/* The MT_MOVABLE buddy_take pages of pfn's pageblock, ascending, at most
- * max of them into out; returns how many. */
-uint64_t buddy_pageblock_movable_taken(const BuddyZone *z, uint64_t pfn, uint64_t *out, uint64_t max);
+/* One block of a pageblock, as isolate_migratepages_block meets it. */
+typedef enum { BUDDY_BLOCK_FREE, BUDDY_BLOCK_ALLOC, BUDDY_BLOCK_TAKEN } BuddyBlockState;
+typedef struct {
+  uint64_t pfn;
+  uint8_t order;
+  uint8_t state; /* BuddyBlockState: free, buddy_alloc's, buddy_take's */
+  uint8_t mt;    /* the type it was allocated or taken with; free: its list */
+} BuddyBlock;
+/* The blocks of pfn's pageblock in address order, at most max of them into
+ * out (a block covering the whole pageblock, or more, is one); returns how
+ * many, 0 when the pageblock is not wholly inside the zone. */
+uint64_t buddy_pageblock_blocks(const BuddyZone *z, uint64_t pfn, BuddyBlock *out, uint64_t max);
 /* The lowest free pfn in [from, to) within from's max-order block. */
 gboolean buddy_next_free(const BuddyZone *z, uint64_t from, uint64_t to, uint64_t *pfn);
 

@@ -22,14 +22,16 @@
  * go back to the zone's ends when the scanners meet or when compaction
  * restarts after the longest deferral.
  *
- * What moves.  Only the background pages of the fragmentation model
- * (buddy_take, MT_MOVABLE; kernel/physmem.c places them) are migrated.  mmusim
- * keeps no reverse map from a physical page to the PTEs that map it, so the
- * simulated processes' own pages (and page tables) cannot be moved: a
- * pageblock holding one is given up as async compaction gives up a
- * pageblock with a page it cannot isolate.  Compaction therefore frees
- * pageblocks that only the machine's other tenants fragment, never those
- * the workload fragmented itself.
+ * What moves (isolate_migratepages_block, 6.12).  The movable background
+ * pages of the fragmentation model (buddy_take, MT_MOVABLE; kernel/physmem.c
+ * places them), and the order-0 pages the zone's migrator accepts
+ * (CompactZone.mig: the kernel's, kernel/rmap.c, which takes the processes'
+ * private anonymous pages it finds through its reverse map and copies and
+ * remaps them).  Everything else (page tables, THPs and mTHP folios, the
+ * zero page, hugetlb pages) cannot be isolated: a pageblock holding one is
+ * given up as async compaction gives up a pageblock with a page it cannot
+ * isolate (skip_on_failure), the pages isolated so far going back.  Each
+ * page moved takes one free page of the free scanner.
  *
  * What "scanned" counts: the steps of the kernel's pfn walks (the
  * compact_migrate_scanned and compact_free_scanned events): a pageblock
@@ -158,6 +160,7 @@ typedef struct {
   uint64_t free_end_pfn; /* pageblocks below this, down to migrate_pfn, are not examined yet */
   uint64_t target_pfn;   /* the free scanner's pageblock, or UINT64_MAX */
   uint64_t target_next;  /* the lowest pfn of it that may still be free */
+  const PhysMigrator *mig; /* moves the processes' pages, or NULL */
   CompactResult *cr;
 } Scanners;
 
@@ -204,9 +207,41 @@ static gboolean next_target(Scanners *s, uint64_t *pfn)
   }
 }
 
-/* isolate_migratepages and migrate_pages for the pageblock at migrate_pfn.
- * FALSE when the free scanner ran out of pages on the way (scanners met). */
-static gboolean migrate_pageblock(Scanners *s, uint64_t *buf)
+/* isolate_migratepages_block's test of one block met in a source
+ * pageblock: a movable background page, or a page the migrator can move
+ * (an order-0 page: PageCompound pages, THPs and mTHP folios, are left
+ * where they are, see the header). */
+static gboolean isolable(const Scanners *s, const BuddyBlock *b)
+{
+  if (b->state == BUDDY_BLOCK_TAKEN)
+    return b->mt == MT_MOVABLE;
+  return b->state == BUDDY_BLOCK_ALLOC && b->order == 0 && b->mt == MT_MOVABLE && s->mig &&
+         s->mig->isolate(s->mig->ctx, b->pfn, b->order);
+}
+
+/* Move one isolated page to the free page dst: a background page is taken
+ * there and released here; a process's page is copied and remapped by the
+ * migrator, which frees the source. */
+static void move_page(Scanners *s, const BuddyBlock *b, uint64_t dst)
+{
+  CompactResult *cr = s->cr;
+  if (b->state == BUDDY_BLOCK_TAKEN) {
+    gboolean moved = buddy_take(s->z, dst, MT_MOVABLE) && buddy_release(s->z, b->pfn);
+    g_assert(moved);
+  } else {
+    gboolean taken = buddy_alloc_at(s->z, dst, 0, MT_MOVABLE);
+    g_assert(taken);
+    cr->copy_cycles += s->mig->migrate(s->mig->ctx, b->pfn, dst, cr->copy_cycles);
+    cr->anon_migrated++;
+  }
+  cr->migrated++;
+  cr->isolated++; /* the free page isolate_freepages_block took for it */
+}
+
+/* isolate_migratepages_block and migrate_pages for the pageblock at
+ * migrate_pfn.  FALSE when the free scanner ran out of pages on the way
+ * (scanners met). */
+static gboolean migrate_pageblock(Scanners *s, BuddyBlock *blocks)
 {
   BuddyPageblock pb;
   buddy_pageblock(s->z, s->migrate_pfn, &pb);
@@ -214,19 +249,27 @@ static gboolean migrate_pageblock(Scanners *s, uint64_t *buf)
     s->cr->scanned++; /* suitable_migration_source said no, or nothing to do */
     return TRUE;
   }
-  if (pb.fixed_pages) {
+  if (pb.fixed_pages && !s->mig) {
     s->cr->scanned += pb.steps_to_fixed; /* skip_on_failure */
     return TRUE;
   }
-  s->cr->scanned += pb.steps;
-  uint64_t n = buddy_pageblock_movable_taken(s->z, s->migrate_pfn, buf, s->pb);
+  uint64_t n = buddy_pageblock_blocks(s->z, s->migrate_pfn, blocks, s->pb), isolated = 0;
   for (uint64_t i = 0; i < n; i++) {
+    if (blocks[i].state == BUDDY_BLOCK_FREE)
+      continue;
+    if (!isolable(s, &blocks[i])) {
+      s->cr->scanned += i + 1; /* skip_on_failure: the isolated pages go back */
+      return TRUE;
+    }
+    blocks[isolated++] = blocks[i];
+  }
+  s->cr->scanned += n;
+  s->cr->isolated += isolated;
+  for (uint64_t i = 0; i < isolated; i++) {
     uint64_t dst;
     if (!next_target(s, &dst))
       return FALSE;
-    gboolean moved = buddy_take(s->z, dst, MT_MOVABLE) && buddy_release(s->z, buf[i]);
-    g_assert(moved);
-    s->cr->migrated++;
+    move_page(s, &blocks[i], dst);
   }
   return TRUE;
 }
@@ -243,8 +286,8 @@ CompactStatus compact_zone(BuddyZone *z, CompactZone *cz, unsigned order, int ex
       cz->migrate_pfn > cz->free_end_pfn)
     reset_cached_positions(cz, z);
 
-  Scanners s = { z, order, pageblock_pages(z), cz->migrate_pfn, cz->free_end_pfn, UINT64_MAX, 0, cr };
-  g_autofree uint64_t *buf = g_new(uint64_t, s.pb);
+  Scanners s = { z, order, pageblock_pages(z), cz->migrate_pfn, cz->free_end_pfn, UINT64_MAX, 0, cz->mig, cr };
+  g_autofree BuddyBlock *buf = g_new(BuddyBlock, s.pb);
   for (;;) {
     if (s.migrate_pfn >= s.free_end_pfn) {
       status = COMPACT_COMPLETE;

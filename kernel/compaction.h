@@ -44,6 +44,9 @@ typedef struct {
    * compact_cached_free_pfn): the next pageblock the migrate scanner
    * examines, and the end of the range the free scanner has not passed. */
   uint64_t migrate_pfn, free_end_pfn;
+  /* What moves the processes' own pages (physmem_set_migrator), or NULL:
+   * then only the background pages move. */
+  const PhysMigrator *mig;
 } CompactZone;
 
 /* A zone's state before its first compaction. */

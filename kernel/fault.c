@@ -54,6 +54,7 @@
 #include "numa_balance.h"
 #include "mempolicy.h"
 #include "oom_kill.h"
+#include "rmap.h"
 
 static gboolean vma_allows(const Vma *v, AccessKind kind)
 {
@@ -121,6 +122,7 @@ static FaultResult map_new_page(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint
     return FAULT_OOM;
   }
   cpu->ctr->c[CTR_MEM_USED_BYTES] += k->base_bytes;
+  rmap_add_anon(k, mm, v, va, pfn); /* folio_add_new_anon_rmap */
   if (src != KERNEL_FILL_CLEAR) {
     /* __wp_page_copy_user / copy_mc_user_highpage: read src, write the new page. */
     uint64_t copy = kernel_copy_cycles(k, k->base_bytes);

@@ -41,6 +41,7 @@
 
 #include "events.h"
 #include "kernel.h"
+#include "rmap.h"
 #include "thp.h"
 
 #define KCD_IDLE UINT64_MAX
@@ -130,12 +131,14 @@ static void do_work(Kcompactd *kd, int node)
   if (!cpu)
     return;
   CompactResult cr = { 0 };
+  KCpu *was = rmap_compact_cpu(k, cpu);
   physmem_kcompactd_work(k->pm, node, n->max_order, &cr);
+  rmap_compact_cpu(k, was);
   uint64_t cycles = thp_compact_cycles(k, &cr);
   cpu->ctr->c[CTR_COMPACT_DAEMON_WAKE]++;
   cpu->ctr->c[CTR_COMPACT_DAEMON_MIGRATE_SCANNED] += cr.scanned - cr.free_scanned;
   cpu->ctr->c[CTR_COMPACT_DAEMON_FREE_SCANNED] += cr.free_scanned;
-  cpu->ctr->c[CTR_COMPACT_MIGRATED] += cr.migrated;
+  thp_count_compact_work(cpu, &cr);
   cpu->ctr->c[CTR_COMPACT_DAEMON_CYCLES] += cycles;
   kernel_drain(k, cpu);
   kernel_stall(k, cpu, cycles);

@@ -34,6 +34,7 @@
 #include "events.h"
 #include "filemap.h"
 #include "kcompactd.h"
+#include "rmap.h"
 #include "khugepaged.h"
 #include "hugetlb.h"
 #include "numa_balance.h"
@@ -192,8 +193,9 @@ Kernel *kernel_new(const Settings *s, const KernelArch *arch, const KernelHooks 
   k->split_cycles = ns_to_cycles(k, settings_double(s, SET_THP_SPLIT_NS));
   k->file_cycles = ns_to_cycles(k, settings_double(s, SET_FAULT_FILE_NS));
   k->compact_scan_ns = settings_double(s, SET_COMPACT_SCAN_NS);
-  k->compact_migrate_ns =
-    settings_double(s, SET_COMPACT_MIGRATE_NS) + 4096.0 / settings_double(s, SET_MEM_COPY_HOT_BYTES_PER_NS);
+  k->compact_migrate_fixed_ns = settings_double(s, SET_COMPACT_MIGRATE_NS);
+  k->compact_migrate_ns = k->compact_migrate_fixed_ns + 4096.0 / settings_double(s, SET_MEM_COPY_HOT_BYTES_PER_NS);
+  rmap_init(k);
   k->thps = thp_state_new();
   k->oom_kill_policy = strcmp(settings_str(s, SET_MEM_OOM_POLICY), "kill") == 0;
   k->oom_kills = g_array_new(FALSE, TRUE, sizeof(OomKill));

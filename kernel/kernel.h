@@ -108,6 +108,9 @@ typedef struct Kernel {
   uint64_t huge_fault_cycles, split_cycles;
   uint64_t file_cycles;       /* a minor fault on a file mapping (fault.file_ns) */
   double compact_scan_ns, compact_migrate_ns; /* per pfn scanned; per page moved, copy included */
+  double compact_migrate_fixed_ns; /* per page of a process moved, its copy priced apart (kernel/rmap.c) */
+  PhysMigrator migrator;  /* compaction's mover of the processes' pages (kernel/rmap.c) */
+  KCpu *compact_cpu;      /* the CPU compaction runs on now, or NULL (rmap_compact_cpu) */
   unsigned flush_ceiling_pages;
   double cycles_per_ns;
   uint64_t l2_bytes;     /* cache.l2_size: a clear or copy up to this size runs at the hot rate */

@@ -99,6 +99,7 @@
 #include <math.h>
 #include "events.h"
 #include "thp.h"
+#include "rmap.h"
 
 /* kernel/sched/fair.c: the period adapts in tenths of itself. */
 #define NUMA_PERIOD_SLOTS 10
@@ -993,8 +994,10 @@ static gboolean migrate_base(NumaBalance *nb, KCpu *cpu, Mm *mm, uint64_t va, gb
   if (accessible)
     kernel_flush_tlb_4k(k, cpu, mm, va, va + k->base_bytes);
   *e = pte_make(pfn, *e & ~PTE_PFN_MASK);
+  rmap_move(k, old, pfn); /* remove_migration_ptes: the new page is mapped where the old one was */
   physmem_release(k->pm, old, k->base_order);
   cpu->ctr->c[CTR_NUMA_PAGES_MIGRATED]++;
+  cpu->ctr->c[CTR_PGMIGRATE_SUCCESS]++; /* migrate_pages: PGMIGRATE_SUCCESS per base page */
   return TRUE;
 }
 
@@ -1064,6 +1067,7 @@ static FaultResult huge_fault(NumaBalance *nb, KCpu *cpu, Mm *mm, const Vma *v, 
       e = pte_make(pfn, e & ~PTE_PFN_MASK);
       moved = k->pmd_subpages;
       cpu->ctr->c[CTR_NUMA_PAGES_MIGRATED] += moved;
+      cpu->ctr->c[CTR_PGMIGRATE_SUCCESS] += moved;
     }
   }
   fi->unmoved_calls = !moved;

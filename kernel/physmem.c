@@ -31,7 +31,8 @@
  * to the pages placed.  The DMA zone is left alone (16M, kept from user
  * memory by its lowmem reserve).  A
  * huge allocation that fails may run direct compaction (kernel/compaction.c)
- * on the zones it tried, which migrates the movable background pages, and
+ * on the zones it tried, which migrates the movable background pages and
+ * the processes' anonymous pages (physmem_set_migrator), and
  * then tries once more (__alloc_pages_direct_compact): an async pass, then
  * a second one, sync-light unless __GFP_NORETRY (alloc_after_compaction).
  */
@@ -41,6 +42,7 @@
 #include "compaction.h"
 
 #include <math.h>
+#include <string.h>
 
 /* x86-64 zone limits in bytes (MAX_DMA_PFN, MAX_DMA32_PFN): architecture,
  * not policy. */
@@ -62,12 +64,20 @@ struct PhysMem {
    * CPUPID_CHUNK pages made when a page of theirs is first given one. */
   uint16_t **cpupid;
   uint64_t cpupid_chunks;
+  /* The reverse map (physmem_rmap_set), chunked as cpupid: RMAP_WORDS
+   * words per frame, the pid and the page number + 1 (0: none). */
+  uint32_t **rmap;
+  const PhysMigrator *migrator;
 };
+
+/* Words of PhysMem.rmap per frame: pid, page number + 1 (low, high). */
+#define RMAP_WORDS 3
 
 /* Pages per chunk of PhysMem.cpupid. */
 #define CPUPID_CHUNK_SHIFT 16
 
 static void place_background(PhysMem *pm, double fraction, double movable);
+static uint64_t frame_chunks(const PhysMem *pm);
 static gboolean alloc_after_compaction(PhysMem *pm, int node, unsigned order, gboolean this_node, CompactMode mode,
                                        uint64_t *pfn, CompactResult *cr);
 
@@ -196,6 +206,9 @@ void physmem_free(PhysMem *pm)
   for (uint64_t i = 0; i < pm->cpupid_chunks; i++)
     g_free(pm->cpupid[i]);
   g_free(pm->cpupid);
+  for (uint64_t i = 0; pm->rmap && i < frame_chunks(pm); i++)
+    g_free(pm->rmap[i]);
+  g_free(pm->rmap);
   g_free(pm->compact);
   g_free(pm);
 }
@@ -234,16 +247,65 @@ gboolean physmem_alloc_range(PhysMem *pm, uint64_t pfn, unsigned order, MigrateT
   return TRUE;
 }
 
-/* page_cpupid_reset_last of the pages freed (free_pages_prepare). */
-static void cpupid_reset(PhysMem *pm, uint64_t pfn, unsigned order)
+/* What freeing pages forgets of them: page_cpupid_reset_last
+ * (free_pages_prepare), and the mapping the reverse map recorded. */
+static void frames_forget(PhysMem *pm, uint64_t pfn, unsigned order)
 {
-  if (!pm->cpupid)
-    return;
-  for (uint64_t p = pfn; p < pfn + (UINT64_C(1) << order); p++) {
-    uint16_t *c = pm->cpupid[p >> CPUPID_CHUNK_SHIFT];
+  uint64_t mask = (UINT64_C(1) << CPUPID_CHUNK_SHIFT) - 1;
+  for (uint64_t p = pfn; p < pfn + (UINT64_C(1) << order) && (pm->cpupid || pm->rmap); p++) {
+    uint16_t *c = pm->cpupid ? pm->cpupid[p >> CPUPID_CHUNK_SHIFT] : NULL;
     if (c)
-      c[p & ((UINT64_C(1) << CPUPID_CHUNK_SHIFT) - 1)] = 0;
+      c[p & mask] = 0;
+    uint32_t *r = pm->rmap ? pm->rmap[p >> CPUPID_CHUNK_SHIFT] : NULL;
+    if (r)
+      memset(&r[(p & mask) * RMAP_WORDS], 0, RMAP_WORDS * sizeof *r);
   }
+}
+
+/* The chunks of per-frame state: as many as cover the machine's frames. */
+static uint64_t frame_chunks(const PhysMem *pm)
+{
+  return (((uint64_t)pm->nodes * pm->pages_per_node) >> CPUPID_CHUNK_SHIFT) + 1;
+}
+
+void physmem_rmap_set(PhysMem *pm, uint64_t pfn, uint32_t pid, uint64_t va)
+{
+  g_return_if_fail(pm != NULL);
+  uint64_t chunk = pfn >> CPUPID_CHUNK_SHIFT;
+  if (!pm->rmap)
+    pm->rmap = g_new0(uint32_t *, frame_chunks(pm));
+  g_return_if_fail(chunk < frame_chunks(pm));
+  if (!pm->rmap[chunk])
+    pm->rmap[chunk] = g_new0(uint32_t, (UINT64_C(1) << CPUPID_CHUNK_SHIFT) * RMAP_WORDS);
+  uint32_t *r = &pm->rmap[chunk][(pfn & ((UINT64_C(1) << CPUPID_CHUNK_SHIFT) - 1)) * RMAP_WORDS];
+  uint64_t vpn = (va >> PAGE_SHIFT_4K) + 1;
+  r[0] = pid;
+  r[1] = (uint32_t)vpn;
+  r[2] = (uint32_t)(vpn >> 32);
+}
+
+gboolean physmem_rmap_get(const PhysMem *pm, uint64_t pfn, uint32_t *pid, uint64_t *va)
+{
+  g_return_val_if_fail(pm != NULL && pid != NULL && va != NULL, FALSE);
+  uint64_t chunk = pfn >> CPUPID_CHUNK_SHIFT;
+  const uint32_t *c = pm->rmap && chunk < frame_chunks(pm) ? pm->rmap[chunk] : NULL;
+  if (!c)
+    return FALSE;
+  const uint32_t *r = &c[(pfn & ((UINT64_C(1) << CPUPID_CHUNK_SHIFT) - 1)) * RMAP_WORDS];
+  uint64_t vpn = (uint64_t)r[2] << 32 | r[1];
+  if (!vpn)
+    return FALSE;
+  *pid = r[0];
+  *va = (vpn - 1) << PAGE_SHIFT_4K;
+  return TRUE;
+}
+
+void physmem_set_migrator(PhysMem *pm, const PhysMigrator *m)
+{
+  g_return_if_fail(pm != NULL);
+  pm->migrator = m;
+  for (int i = 0; i < pm->nodes * N_ZONE_TYPES; i++)
+    pm->compact[i].mig = m;
 }
 
 uint16_t physmem_last_cpupid(const PhysMem *pm, uint64_t pfn)
@@ -259,8 +321,7 @@ uint16_t physmem_xchg_last_cpupid(PhysMem *pm, uint64_t pfn, uint16_t cpupid)
   uint16_t last = physmem_last_cpupid(pm, pfn);
   uint64_t chunk = pfn >> CPUPID_CHUNK_SHIFT;
   if (!pm->cpupid) {
-    uint64_t pages = (uint64_t)pm->nodes * pm->pages_per_node;
-    pm->cpupid_chunks = (pages >> CPUPID_CHUNK_SHIFT) + 1;
+    pm->cpupid_chunks = frame_chunks(pm);
     pm->cpupid = g_new0(uint16_t *, pm->cpupid_chunks);
   }
   g_return_val_if_fail(chunk < pm->cpupid_chunks, last);
@@ -273,7 +334,7 @@ uint16_t physmem_xchg_last_cpupid(PhysMem *pm, uint64_t pfn, uint16_t cpupid)
 void physmem_release_range(PhysMem *pm, uint64_t pfn, unsigned order)
 {
   g_return_if_fail(pm != NULL && order < 64);
-  cpupid_reset(pm, pfn, order);
+  frames_forget(pm, pfn, order);
   BuddyZone *z = zone_of(pm, pfn);
   if (!z) {
     g_critical("physmem_release_range: pfn %#" G_GINT64_MODIFIER "x is in no zone", pfn);
@@ -359,7 +420,7 @@ void physmem_release(PhysMem *pm, uint64_t pfn, unsigned order)
     g_critical("physmem_release: pfn %#" G_GINT64_MODIFIER "x is in no zone", pfn);
     return;
   }
-  cpupid_reset(pm, pfn, order);
+  frames_forget(pm, pfn, order);
   buddy_free(z, pfn, order);
 }
 

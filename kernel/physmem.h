@@ -60,6 +60,9 @@ typedef struct {
   uint64_t scanned;   /* pfns the migrate and free scanners examined */
   uint64_t free_scanned; /* of those, the free scanner's (compact_free_scanned; the rest compact_migrate_scanned) */
   uint64_t migrated;  /* 4K pages moved */
+  uint64_t isolated;  /* pages isolated: the moved pages and their free targets (compact_isolated) */
+  uint64_t anon_migrated; /* of the moved pages, the processes' own (PhysMigrator) */
+  uint64_t copy_cycles;   /* what copying those cost (PhysMigrator.migrate) */
 } CompactResult;
 
 /* What direct compaction a costly allocation's slow path may run
@@ -107,6 +110,37 @@ uint64_t physmem_host_bytes(const PhysMem *pm);
 uint16_t physmem_last_cpupid(const PhysMem *pm, uint64_t pfn);
 /* Gives the page at pfn `cpupid`, returns its previous one. */
 uint16_t physmem_xchg_last_cpupid(PhysMem *pm, uint64_t pfn, uint16_t cpupid);
+
+/* The reverse map of anonymous base pages: which process maps the frame
+ * at pfn, and at which address (what folio->mapping, the anon_vma, and
+ * folio->index give rmap_walk_anon in mm/rmap.c, Linux 6.12; the model has
+ * no fork, so an anonymous page has one mapping).  The kernel sets it when
+ * it maps a new private anonymous base page (a fault, a copy-on-write of
+ * the zero page, a migration); freeing the frame (physmem_release,
+ * physmem_release_range, a page compaction moves) clears it.  A record is
+ * a hint: compaction checks it against the page table before it moves the
+ * page (kernel/kernel.c kernel_rmap_isolate), so a stale one is skipped.
+ * Cost: 12 host bytes per 4K frame, in chunks of 2^16 frames (768 KiB)
+ * made when a frame of theirs is first recorded. */
+void physmem_rmap_set(PhysMem *pm, uint64_t pfn, uint32_t pid, uint64_t va);
+/* FALSE when no mapping is recorded for pfn. */
+gboolean physmem_rmap_get(const PhysMem *pm, uint64_t pfn, uint32_t *pid, uint64_t *va);
+
+/* How compaction moves the pages of the simulated processes (set by the
+ * kernel; without it compaction moves only the background pages). */
+typedef struct PhysMigrator {
+  /* isolate_migratepages_block's test of the allocated block of 2^order
+   * frames at pfn: TRUE when it is a page the migrator can move. */
+  gboolean (*isolate)(void *ctx, uint64_t pfn, unsigned order);
+  /* migrate_pages of the page isolate accepted, into the frame dst (taken
+   * already, MT_MOVABLE): copy it, remap it, free src.  `after`: cycles of
+   * this compaction's copies so far (the copies run one after another).
+   * Returns the cycles of the copy. */
+  uint64_t (*migrate)(void *ctx, uint64_t src, uint64_t dst, uint64_t after);
+  void *ctx;
+} PhysMigrator;
+/* Compaction of every zone uses m from now on (NULL: none). */
+void physmem_set_migrator(PhysMem *pm, const PhysMigrator *m);
 
 /* A naturally aligned run of 2^order pages on `node` for boot-time tables
  * (the ppc64 hashed page table); order may exceed buddy.max_order.  FALSE

@@ -34,6 +34,7 @@
 #include "kcompactd.h"
 #include "kernel.h"
 #include "mempolicy.h"
+#include "rmap.h"
 
 #include <string.h>
 
@@ -373,7 +374,25 @@ void thp_wake_kcompactd(Kernel *k, const KCpu *cpu, const Vma *v, const MemPlace
 
 uint64_t thp_compact_cycles(const Kernel *k, const CompactResult *cr)
 {
-  return kernel_ns_to_cycles(k, (double)cr->scanned * k->compact_scan_ns + (double)cr->migrated * k->compact_migrate_ns);
+  /* A background page at compact.migrate_page_ns and a hot 4K copy; a
+   * process's page at compact.migrate_page_ns and the copy kernel/rmap.c
+   * priced. */
+  double ns = (double)cr->scanned * k->compact_scan_ns +
+              (double)(cr->migrated - cr->anon_migrated) * k->compact_migrate_ns +
+              (double)cr->anon_migrated * k->compact_migrate_fixed_ns;
+  return kernel_ns_to_cycles(k, ns) + cr->copy_cycles;
+}
+
+void thp_count_compact_work(KCpu *cpu, const CompactResult *cr)
+{
+  /* compact_zone: COMPACTMIGRATE_SCANNED, COMPACTFREE_SCANNED, whoever
+   * runs it; isolate_migratepages_block and isolate_freepages_block:
+   * COMPACTISOLATED; migrate_pages: COMPACTMIGRATED, PGMIGRATE_SUCCESS. */
+  cpu->ctr->c[CTR_COMPACT_MIGRATE_SCANNED] += cr->scanned - cr->free_scanned;
+  cpu->ctr->c[CTR_COMPACT_FREE_SCANNED] += cr->free_scanned;
+  cpu->ctr->c[CTR_COMPACT_ISOLATED] += cr->isolated;
+  cpu->ctr->c[CTR_COMPACT_MIGRATED] += cr->migrated;
+  cpu->ctr->c[CTR_PGMIGRATE_SUCCESS] += cr->migrated;
 }
 
 /* Count one direct compaction and charge its work. */
@@ -385,7 +404,7 @@ uint64_t thp_count_compaction(Kernel *k, KCpu *cpu, const CompactResult *cr)
   cpu->ctr->c[CTR_COMPACT_STALL] += cr->stalls;
   cpu->ctr->c[CTR_COMPACT_SUCCESS] += cr->success ? 1 : 0;
   cpu->ctr->c[CTR_COMPACT_FAIL] += cr->stalls - (cr->success ? 1 : 0);
-  cpu->ctr->c[CTR_COMPACT_MIGRATED] += cr->migrated;
+  thp_count_compact_work(cpu, cr);
   uint64_t c = thp_compact_cycles(k, cr);
   cpu->ctr->c[CTR_COMPACT_CYCLES] += c;
   return c;
@@ -454,9 +473,11 @@ gboolean thp_alloc_order(Kernel *k, KCpu *cpu, const MemPlacement *p, unsigned o
                          uint64_t *pfn, uint64_t *cycles)
 {
   MemPlacement got;
+  KCpu *was = rmap_compact_cpu(k, cpu); /* direct compaction runs on the allocating CPU */
   gboolean ok = alloc_once(k, cpu, p, order, compact, pfn, cycles, &got);
   if (!ok && thp_deferred_count(k) && thp_deferred_split_scan(k, cpu, cycles))
     ok = alloc_once(k, cpu, p, order, compact, pfn, cycles, &got);
+  rmap_compact_cpu(k, was);
   if (ok)
     mempolicy_count(cpu, &got, physmem_node_of(k->pm, *pfn));
   return ok;
@@ -470,7 +491,9 @@ gboolean thp_alloc(Kernel *k, KCpu *cpu, const MemPlacement *p, CompactMode comp
 gboolean thp_alloc_nodemask(Kernel *k, KCpu *cpu, const MemPlacement *p, CompactMode compact, uint64_t *pfn,
                             uint64_t *cycles)
 {
+  KCpu *was = rmap_compact_cpu(k, cpu);
   gboolean ok = alloc_masked(k, cpu, p, k->pmd_order, compact, pfn, cycles);
+  rmap_compact_cpu(k, was);
   if (ok)
     mempolicy_count(cpu, p, physmem_node_of(k->pm, *pfn));
   return ok;

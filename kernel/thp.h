@@ -226,6 +226,10 @@ static inline void thp_count_mthp(KCpu *cpu, unsigned frame_order, MthpStat stat
 
 /* The cost in cycles of what a compaction (direct or kcompactd's) did. */
 uint64_t thp_compact_cycles(const Kernel *k, const CompactResult *cr);
+/* The vm events of what a compaction scanned, isolated and moved, direct
+ * or kcompactd's (compact_*_scanned, compact_isolated, compact_migrated,
+ * pgmigrate_success). */
+void thp_count_compact_work(KCpu *cpu, const CompactResult *cr);
 /* Whether a failed huge allocation in v wakes kcompactd (thp.defrag=defer,
  * or defer+madvise outside MADV_HUGEPAGE: __GFP_KSWAPD_RECLAIM without
  * __GFP_DIRECT_RECLAIM). */

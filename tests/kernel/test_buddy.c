@@ -873,9 +873,20 @@ START_TEST(test_pageblock_view)
   /* 1024(o2) 1028(o0) 1029 1030(o1) 1032(o3) 1040(o4) 1056(o5) 1088(o3)
    * 1096(o2) 1100 ...: the unmovable page is the 10th step. */
   ck_assert_uint_eq(pb.steps_to_fixed, 10);
-  uint64_t got[4];
-  ck_assert_uint_eq(buddy_pageblock_movable_taken(z, 1024, got, 4), 1);
-  ck_assert_uint_eq(got[0], 1029);
+  /* The same blocks, one by one; the unmovable page claimed its
+   * pageblock, so the free blocks are on the unmovable lists. */
+  BuddyBlock implicit_blocks[512], real_blocks[512];
+  uint64_t n = buddy_pageblock_blocks(z, 1024, implicit_blocks, 512);
+  ck_assert_uint_eq(n, pb.steps);
+  ck_assert_uint_eq(implicit_blocks[2].pfn, 1029);
+  ck_assert_uint_eq(implicit_blocks[2].state, BUDDY_BLOCK_TAKEN);
+  ck_assert_uint_eq(implicit_blocks[2].mt, MT_MOVABLE);
+  ck_assert_uint_eq(implicit_blocks[9].pfn, 1100);
+  ck_assert_uint_eq(implicit_blocks[9].state, BUDDY_BLOCK_TAKEN);
+  ck_assert_uint_eq(implicit_blocks[9].mt, MT_UNMOVABLE);
+  ck_assert_uint_eq(implicit_blocks[4].pfn, 1032);
+  ck_assert_uint_eq(implicit_blocks[4].order, 3);
+  ck_assert_uint_eq(implicit_blocks[4].state, BUDDY_BLOCK_FREE);
   uint64_t pfn;
   ck_assert(buddy_next_free(z, 1029, 1536, &pfn));
   ck_assert_uint_eq(pfn, 1030);
@@ -888,7 +899,13 @@ START_TEST(test_pageblock_view)
   BuddyPageblock real;
   ck_assert(buddy_pageblock(z, 1024, &real));
   ck_assert_mem_eq(&real, &implicit, sizeof real);
-  ck_assert_uint_eq(buddy_pageblock_movable_taken(z, 1024, got, 4), 1);
+  ck_assert_uint_eq(buddy_pageblock_blocks(z, 1024, real_blocks, 512), n);
+  for (uint64_t i = 0; i < n; i++) {
+    ck_assert_uint_eq(real_blocks[i].pfn, implicit_blocks[i].pfn);
+    ck_assert_uint_eq(real_blocks[i].order, implicit_blocks[i].order);
+    ck_assert_uint_eq(real_blocks[i].state, implicit_blocks[i].state);
+    ck_assert_uint_eq(real_blocks[i].mt, implicit_blocks[i].mt);
+  }
   ck_assert(buddy_next_free(z, 1029, 1536, &pfn));
   ck_assert_uint_eq(pfn, 1030);
   /* A page handed out by buddy_alloc is fixed too: the order-0 list holds
@@ -903,6 +920,10 @@ START_TEST(test_pageblock_view)
   ck_assert(buddy_pageblock(z, h, &real));
   ck_assert_uint_eq(real.steps, 1);
   ck_assert_uint_eq(real.fixed_pages, 512);
+  ck_assert_uint_eq(buddy_pageblock_blocks(z, h, real_blocks, 512), 1);
+  ck_assert_uint_eq(real_blocks[0].pfn, h);
+  ck_assert_uint_eq(real_blocks[0].order, 9);
+  ck_assert_uint_eq(real_blocks[0].state, BUDDY_BLOCK_ALLOC);
   ck_assert(!buddy_next_free(z, h, h + 512, &pfn));
   assert_valid(z);
 }

@@ -4,7 +4,8 @@
  * step by step, the suitability checks (compact gap, fragmentation index
  * against extfrag_threshold), the two scanners on hand-built zones (what
  * they move, what they count, where they stop and start again), pageblocks
- * the workload's own pages pin, and unmovable background pages.
+ * the workload's own pages pin unless a migrator takes them, and unmovable
+ * background pages.
  */
 #include "config.h"
 #include "testutil.h"
@@ -201,17 +202,24 @@ START_TEST(test_async_failure_does_not_defer)
 END_TEST
 
 /* A page of the workload (buddy_alloc) in a pageblock cannot be migrated
- * (no reverse map): the migrate scanner gives that pageblock up at the page
- * and goes on.  Pageblock 0 holds the workload's page at 0 before the
- * background page at 100, so it stops at step 1; pageblock 1 moves. */
-START_TEST(test_workload_pages_pin_their_pageblock)
+ * without a migrator (or when it refuses the page): the migrate scanner
+ * gives that pageblock up at the page and goes on.  Pageblock 0 holds the
+ * workload's page at 0 before the background page at 100, so it stops at
+ * step 1; pageblock 1 moves. */
+static BuddyZone *workload_page_zone(void)
 {
-  g_autoptr(BuddyZone) z = buddy_zone_new(ZONE_NORMAL, 0, 0, 4096, 10, 9);
+  BuddyZone *z = buddy_zone_new(ZONE_NORMAL, 0, 0, 4096, 10, 9);
   uint64_t pfn;
   ck_assert(buddy_alloc(z, 0, MT_MOVABLE, &pfn));
   ck_assert_uint_eq(pfn, 0);
   for (unsigned i = 0; i < 8; i++)
     ck_assert(buddy_take(z, (uint64_t)i * 512 + 100, MT_MOVABLE));
+  return z;
+}
+
+START_TEST(test_workload_pages_pin_their_pageblock)
+{
+  g_autoptr(BuddyZone) z = workload_page_zone();
   CompactZone cz;
   compact_zone_init(&cz, z);
   CompactResult cr = { 0 };
@@ -221,6 +229,67 @@ START_TEST(test_workload_pages_pin_their_pageblock)
   ck_assert(buddy_is_free(z, 612));
   ck_assert_uint_eq(cr.scanned, 1 + 10 + 10);
   assert_valid(z);
+}
+END_TEST
+
+/* A migrator that takes the pages at pfns below `limit` and records its
+ * moves; it frees the source as kernel/rmap.c does. */
+typedef struct {
+  BuddyZone *z;
+  uint64_t limit;
+  uint64_t src[8], dst[8], n;
+} StubMigrator;
+
+static gboolean stub_isolate(void *ctx, uint64_t pfn, unsigned order)
+{
+  const StubMigrator *m = ctx;
+  return order == 0 && pfn < m->limit;
+}
+
+static uint64_t stub_migrate(void *ctx, uint64_t src, uint64_t dst, uint64_t after)
+{
+  StubMigrator *m = ctx;
+  ck_assert_uint_eq(after, m->n * 7); /* the copies so far */
+  ck_assert(!buddy_is_free(m->z, dst)); /* taken for it already */
+  m->src[m->n] = src;
+  m->dst[m->n++] = dst;
+  buddy_free(m->z, src, 0);
+  return 7;
+}
+
+/* With a migrator that takes the workload's page at 0, pageblock 0 is
+ * emptied: the page and the background page at 100 move to the top
+ * pageblock's first free pages, the migrator's copy cost is added, and
+ * both moved pages and their two targets count as isolated. */
+START_TEST(test_migrator_moves_the_workloads_pages)
+{
+  for (uint64_t limit = 0; limit <= 1; limit++) {
+    g_autoptr(BuddyZone) z = workload_page_zone();
+    StubMigrator sm = { .z = z, .limit = limit };
+    PhysMigrator mig = { stub_isolate, stub_migrate, &sm };
+    CompactZone cz;
+    compact_zone_init(&cz, z);
+    cz.mig = &mig;
+    CompactResult cr = { 0 };
+    ck_assert_int_eq(compact_zone(z, &cz, 9, 500, &cr), COMPACT_SUCCESS);
+    if (!limit) { /* refused: as without a migrator */
+      ck_assert_uint_eq(sm.n, 0);
+      ck_assert_uint_eq(cr.migrated, 1);
+      ck_assert_uint_eq(cr.scanned, 1 + 10 + 10);
+      assert_valid(z);
+      continue;
+    }
+    ck_assert_uint_eq(sm.n, 1);
+    ck_assert_uint_eq(sm.src[0], 0);
+    ck_assert_uint_eq(sm.dst[0], 7 * 512);
+    ck_assert_uint_eq(cr.migrated, 2);
+    ck_assert_uint_eq(cr.anon_migrated, 1);
+    ck_assert_uint_eq(cr.copy_cycles, 7);
+    ck_assert_uint_eq(cr.isolated, 4);
+    ck_assert(buddy_is_taken(z, 7 * 512 + 1, NULL)); /* the background page, next free page up */
+    ck_assert(buddy_is_free(z, 0) && buddy_is_free(z, 100) && buddy_is_free(z, 511));
+    assert_valid(z);
+  }
 }
 END_TEST
 
@@ -319,6 +388,7 @@ static Suite *compaction_suite(void)
   tcase_add_test(tc, test_unmovable_pages_defeat_compaction);
   tcase_add_test(tc, test_async_failure_does_not_defer);
   tcase_add_test(tc, test_workload_pages_pin_their_pageblock);
+  tcase_add_test(tc, test_migrator_moves_the_workloads_pages);
   tcase_add_test(tc, test_compaction_until_the_scanners_meet);
   tcase_add_test(tc, test_kcompactd_pass_defers_on_failure);
   suite_add_tcase(s, tc);
