@@ -36,6 +36,7 @@ struct OutFile {
  * only ferror() is left, without the errno.  Set from the main thread. */
 static int stdout_errno;
 static gboolean stdout_said; /* an error of it went into a GError: said once */
+static gboolean stdout_closed; /* out_file_close_stdout() ran */
 
 static void set_error(GError **error, int code, const char *path, int errnum)
 {
@@ -192,6 +193,7 @@ void out_text_to_stdout(OutText *t)
 
 int out_file_close_stdout(int rc)
 {
+  stdout_closed = TRUE;
   int e = stdout_errno;
   if (fflush(stdout) != 0 && !e)
     e = errno;
@@ -203,6 +205,26 @@ int out_file_close_stdout(int rc)
     return e && !rc ? 1 : rc;
   fprintf(stderr, "mmusim: cannot write standard output: %s\n", g_strerror(e));
   return rc ? rc : 1;
+}
+
+static void close_stdout_at_exit(void)
+{
+  if (stdout_closed)
+    return;
+  int rc = out_file_close_stdout(0);
+  if (rc)
+    _exit(rc); /* from an atexit handler: the status exit() was given is 0 */
+}
+
+static void put_stdout_print(const char *s)
+{
+  out_file_put_stdout(s, strlen(s));
+}
+
+void out_file_watch_stdout(void)
+{
+  g_set_print_handler(put_stdout_print);
+  atexit(close_stdout_at_exit);
 }
 
 int out_file_exit_status(const GError *err)

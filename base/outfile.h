@@ -74,6 +74,12 @@ void out_text_to_stdout(OutText *t);
  * a write error (a full disk, /dev/full) on stderr.  Returns rc, or 1 when
  * standard output could not be written and rc was 0. */
 int out_file_close_stdout(int rc);
+/* Standard output checked also where main does not see it: GLib's option
+ * parser prints a command's --help with g_print and calls exit(0).  What
+ * g_print prints goes through out_file_put_stdout() (its errno kept), and
+ * out_file_close_stdout() runs at exit() as well, a write error making the
+ * exit status 1 (as coreutils' atexit(close_stdout) does). */
+void out_file_watch_stdout(void);
 
 /* The exit status of a failure: 1 for a SIM_ERROR_WRITE error (the run
  * could not complete), 2 for any other (bad usage or input). */

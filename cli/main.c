@@ -1353,6 +1353,7 @@ int main(int argc, char **argv)
   setlocale(LC_ALL, "");
   g_log_set_handler("GLib", G_LOG_LEVEL_ERROR | G_LOG_FLAG_FATAL, host_oom_handler, NULL);
   g_log_set_handler(NULL, G_LOG_LEVEL_ERROR | G_LOG_FLAG_FATAL, host_oom_handler, NULL);
+  out_file_watch_stdout(); /* a command's --help: g_print, then exit() */
   /* Whatever went to standard output is checked here, once: a report or a
    * trace cut short by a full disk is an error, not a success. */
   return out_file_close_stdout(dispatch(argc, argv));

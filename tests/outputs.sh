@@ -66,6 +66,12 @@ full_stdout explain "$MMUSIM" explain 0x7f0000001000
 full_stdout list "$MMUSIM" list settings
 full_stdout version "$MMUSIM" --version
 full_stdout help "$MMUSIM" --help
+# A command's --help is printed by GLib's option parser, which then calls
+# exit(0): checked all the same, with the errno of the failed write.
+for c in run explain sweep record "trace convert" "trace head" "list" "host detect" "host bench" "host validate"; do
+  # shellcheck disable=SC2086 # the command's words
+  full_stdout "help-$(echo "$c" | tr ' ' -)" "$MMUSIM" $c --help
+done
 printf '[experiment]\nname = so\nworkload = %s\n[vary]\ncpu.mshrs = 1, 2\n' "$W" > so.ini
 st=0
 "$MMUSIM" sweep so.ini -o so.out -j 1 > /dev/full 2> sweep-table.err || st=$?

@@ -63,6 +63,8 @@ struct TraceInput {
   FILE *tee;                /* a copy of the raw bytes, or NULL */
   gboolean gather;          /* let a pipe fill before reading it again */
   size_t last_read;         /* bytes the last read(2) gave */
+  TraceInputReadFn read_fn; /* instead of read(2), or NULL */
+  void *read_data;
 };
 
 static const char *const COMPRESSION_NAMES[] = { "plain", "gzip", "xz", "zstd" };
@@ -129,6 +131,13 @@ void trace_input_own_fd(TraceInput *in)
   in->close_fd = TRUE;
 }
 
+void trace_input_set_read(TraceInput *in, TraceInputReadFn fn, void *data)
+{
+  g_return_if_fail(in != NULL && in->fd >= 0);
+  in->read_fn = fn;
+  in->read_data = data;
+}
+
 TraceInput *trace_input_from_memory(const char *name, const void *data, size_t len, gboolean decompress)
 {
   g_return_val_if_fail(name != NULL && (data != NULL || len == 0), NULL);
@@ -172,7 +181,7 @@ static gssize raw_read(TraceInput *in, uint8_t *buf, size_t n, GError **error)
     if (in->gather && in->last_read < INPUT_GATHER_BYTES)
       g_usleep(INPUT_GATHER_WAIT_US);
     for (;;) {
-      ssize_t got = read(in->fd, buf, n);
+      ssize_t got = in->read_fn ? in->read_fn(in->fd, buf, n, in->read_data) : read(in->fd, buf, n);
       in->last_read = got > 0 ? (size_t)got : 0;
       if (got >= 0) {
         if (got == 0)

@@ -15,6 +15,7 @@
 #include <glib.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 typedef enum { INPUT_PLAIN, INPUT_GZIP, INPUT_XZ, INPUT_ZSTD } InputCompression;
 
@@ -39,6 +40,11 @@ void trace_input_set_tee(TraceInput *in, FILE *tee);
 void trace_input_gather(TraceInput *in);
 /* Make the input close its descriptor when freed. */
 void trace_input_own_fd(TraceInput *in);
+/* Take the raw bytes from `fn` instead of read(2): it returns as read(2)
+ * does (0 at the end, -1 with errno), and may leave out bytes it judges
+ * not part of the stream (the recorder: what another process wrote). */
+typedef ssize_t (*TraceInputReadFn)(int fd, void *buf, size_t n, void *data);
+void trace_input_set_read(TraceInput *in, TraceInputReadFn fn, void *data);
 /* Read a copy of `len` bytes (tests, fuzz targets). */
 TraceInput *trace_input_from_memory(const char *name, const void *data, size_t len, gboolean decompress);
 void trace_input_free(TraceInput *in);

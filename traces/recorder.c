@@ -1,13 +1,30 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * recorder.c - recording a program: valgrind lackey through a pipe to .mtr.
+ * recorder.c - recording a program: valgrind lackey through a socket to .mtr.
  *
  * The program runs as `valgrind --tool=lackey --trace-mem=yes --log-fd=N
- * COMMAND...`, N being the write end of a pipe; lackey's lines (and
+ * COMMAND...`, N being one end of a socket pair; lackey's lines (and
  * valgrind's own messages, which the lackey reader skips) come out of the
- * read end and are parsed and written as .mtr blocks as they arrive, so a
+ * other end and are parsed and written as .mtr blocks as they arrive, so a
  * recording of any length costs constant memory and no temporary file.  The
  * program's standard input, output and error are left as they are.
+ *
+ * The log descriptor is out of the program's reach.  valgrind 3.19 copies
+ * its log descriptor above the program's file limit but leaves the one it
+ * was given (--log-fd) or opened (--log-file, --log-socket) open in the
+ * program, which could write lines of its own into the trace.  So N is
+ * placed where valgrind refuses the program every use of it: valgrind
+ * raises the open-file limit by its reserved count (N_RESERVED_FDS: 10 to
+ * 12 since 3.x) up to the hard limit and turns the program away from every
+ * descriptor at or above the old one (setup_file_descriptors in
+ * coregrind/m_main.c, ML_(fd_allowed) in coregrind/m_syswrap/syswrap-generic.c).
+ * The child raises its soft limit to the hard limit (lowered first to
+ * RECORDER_NOFILE_MAX, so the descriptor table stays small) and takes
+ * N = limit - 1, the top of valgrind's reserved range, which valgrind's own
+ * descriptors fill from the bottom.  The program then sees a limit of N
+ * less valgrind's reserve (getrlimit), not the one it would inherit.  N is
+ * a socket, not a pipe: /proc/self/fd/N of a pipe can be opened again for
+ * writing, of a socket not (ENXIO).
  *
  * The header keeps what a replay needs to know: the recorder, the command
  * line, the page size of the recording host (sysconf(_SC_PAGESIZE)), its
@@ -21,7 +38,7 @@
  * a first recording tells how many to skip).
  *
  * Ctrl-C stops the program, not the recorder: valgrind ends the program and
- * closes the pipe, and the recorder writes the index as at a normal end, so
+ * closes its log, and the recorder writes the index as at a normal end, so
  * a long run can be cut short and what was recorded replayed.  SIGTERM sent
  * to the recorder is passed on to valgrind to the same end.  A recorder
  * killed outright (SIGKILL) takes valgrind and the program with it
@@ -36,8 +53,7 @@
  * in it to replay, a file cut off before its index being unreadable.  The
  * trace is written under a temporary name beside OUT (base/outfile.h) and
  * renamed when it is complete, so a failed recording also leaves an older
- * OUT as it was; neither it nor the pipe is inherited by the program
- * (close-on-exec).  The lackey copy is kept when lackey ran (it shows what
+ * OUT as it was; it is not inherited by the program (close-on-exec).  The lackey copy is kept when lackey ran (it shows what
  * lackey wrote).  A program that crashes is not a failure of the
  * recording: what it did is kept.
  *
@@ -64,6 +80,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,17 +89,66 @@
 #define RECORDER_PROGRESS_US 1000000 /* a progress line a second */
 #define RECORDER_EXEC_FAILED 127     /* the shell's status for "command not found" */
 #define RECORDER_NOT_EXECUTABLE 126  /* the shell's status for "found but cannot run" */
-#define RECORDER_PIPE_BYTES (1 << 20) /* F_SETPIPE_SZ; the default 64K costs a wakeup per 64K */
+/* SO_SNDBUF of valgrind's end (Linux caps it at net.core.wmem_max): valgrind
+ * writes lackey's lines in small pieces, and a small buffer costs the
+ * recorder a wakeup for each few of them. */
+#define RECORDER_LOG_BYTES (1 << 20)
+#define RECORDER_SETUP_FAILED 125    /* the child could not place valgrind's log (a message above) */
+/* The highest open-file limit the child keeps: Linux's default
+ * fs.nr_open (sysctl_nr_open, fs/file.c), so the log descriptor placed
+ * at limit - 1 never asks for a descriptor table larger than 8 MiB. */
+#define RECORDER_NOFILE_MAX (1u << 20)
 
 /* The child valgrind runs in, for the SIGTERM handler; 0 when none. */
 static volatile sig_atomic_t recorder_child;
 
 /* SIGTERM stops the recording as Ctrl-C does: valgrind and the program get
- * it, valgrind closes the pipe, and what was recorded is written whole. */
+ * it, valgrind closes its log, and what was recorded is written whole. */
 static void forward_sigterm(int sig)
 {
   if (recorder_child > 0)
     kill((pid_t)recorder_child, sig);
+}
+
+/* valgrind's log as the recorder reads it.  Each piece arrives with the
+ * pid of the process that wrote it (SO_PASSCRED: a Unix stream socket
+ * never joins the bytes of two writers in one read, unix_stream_read_generic
+ * in net/unix/af_unix.c), and only valgrind's own process makes the trace:
+ * a child the program forked runs on under lackey in an address space of
+ * its own, its accesses not told apart from the parent's, and a program a
+ * child runs by exec runs outside valgrind with the log descriptor open
+ * (valgrind 3.19 does not close it), free to write anything to it. */
+typedef struct {
+  pid_t pid;              /* valgrind's process */
+  uint64_t other_bytes;   /* what other processes wrote, left out */
+  GHashTable *other_pids; /* which */
+} RecorderLog;
+
+static ssize_t recorder_log_read(int fd, void *buf, size_t n, void *data)
+{
+  RecorderLog *log = data;
+  for (;;) {
+    union {
+      struct cmsghdr h;
+      char space[CMSG_SPACE(sizeof(struct ucred))]; /* no room for SCM_RIGHTS: such descriptors are dropped */
+    } control;
+    struct iovec iov = { .iov_base = buf, .iov_len = n };
+    struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof control };
+    ssize_t got = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+    if (got <= 0)
+      return got;
+    pid_t from = log->pid;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS) {
+        struct ucred cred;
+        memcpy(&cred, CMSG_DATA(c), sizeof cred);
+        from = cred.pid;
+      }
+    if (from == log->pid)
+      return got;
+    log->other_bytes += (uint64_t)got;
+    g_hash_table_add(log->other_pids, GINT_TO_POINTER(from));
+  }
 }
 
 /* What can be checked before anything runs: the command and valgrind can
@@ -125,15 +192,35 @@ int recorder_run(const RecorderOptions *o, GError **error)
     out_file_abort(copy);
     return 2;
   }
+  /* lackey's log: fds[1] goes to valgrind at log_target, out of the
+   * program's reach (the opening comment). */
   int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) {
+  struct rlimit nofile;
+  if (getrlimit(RLIMIT_NOFILE, &nofile) != 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     int e = errno;
-    g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "record: pipe: %s", g_strerror(e));
+    g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "record: cannot make valgrind's log socket: %s",
+                g_strerror(e));
     mtr_writer_abort(w);
     out_file_abort(copy);
     return 2;
   }
-  g_autofree char *log_fd = g_strdup_printf("--log-fd=%d", fds[1]);
+  if (nofile.rlim_max == RLIM_INFINITY || nofile.rlim_max > RECORDER_NOFILE_MAX)
+    nofile.rlim_max = RECORDER_NOFILE_MAX;
+  nofile.rlim_cur = nofile.rlim_max;
+  int log_target = (int)nofile.rlim_max - 1;
+  int log_bytes = RECORDER_LOG_BYTES, on = 1;
+  setsockopt(fds[1], SOL_SOCKET, SO_SNDBUF, &log_bytes, sizeof log_bytes); /* a hint: a smaller one works */
+  if (setsockopt(fds[0], SOL_SOCKET, SO_PASSCRED, &on, sizeof on) != 0) {
+    int e = errno;
+    g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN, "record: cannot make valgrind's log socket: %s",
+                g_strerror(e));
+    close(fds[0]);
+    close(fds[1]);
+    mtr_writer_abort(w);
+    out_file_abort(copy);
+    return 2;
+  }
+  g_autofree char *log_fd = g_strdup_printf("--log-fd=%d", log_target);
   GPtrArray *args = g_ptr_array_new();
   g_ptr_array_add(args, (gpointer)(o->valgrind ? o->valgrind : "valgrind"));
   g_ptr_array_add(args, (gpointer) "--tool=lackey");
@@ -151,19 +238,24 @@ int recorder_run(const RecorderOptions *o, GError **error)
   pid_t pid = fork();
   if (pid == 0) {
     /* The child: a recorder killed outright (SIGKILL cannot be caught)
-     * takes valgrind and the program with it.  The write end of the pipe
-     * stays open across exec for valgrind (which moves it out of the
-     * program's way), the read end and the outputs not. */
+     * takes valgrind and the program with it.  valgrind's end of the
+     * socket moves to log_target and stays open across exec (dup2 drops
+     * close-on-exec), the recorder's end and the outputs not. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
       _exit(RECORDER_EXEC_FAILED); /* it died before the line above */
-    fcntl(fds[1], F_SETFD, 0);
+    if (setrlimit(RLIMIT_NOFILE, &nofile) != 0 ||
+        (fds[1] == log_target ? fcntl(log_target, F_SETFD, 0) : dup2(fds[1], log_target)) < 0) {
+      fprintf(stderr, "mmusim record: cannot give valgrind descriptor %d for its log: %s\n", log_target,
+              g_strerror(errno));
+      _exit(RECORDER_SETUP_FAILED);
+    }
     execvp((const char *)args->pdata[0], (char **)args->pdata);
     fprintf(stderr, "mmusim record: cannot run %s: %s\n", (const char *)args->pdata[0], g_strerror(errno));
     _exit(RECORDER_EXEC_FAILED);
   }
   int fork_errno = errno;
-  /* Ctrl-C reaches the program (valgrind ends it and closes the pipe); the
+  /* Ctrl-C reaches the program (valgrind ends it and closes its log); the
    * recorder carries on to write the index, so what was recorded is kept.
    * SIGTERM, sent to the recorder alone, is passed on to do the same. */
   void (*old_int)(int) = signal(SIGINT, SIG_IGN);
@@ -205,10 +297,10 @@ int recorder_run(const RecorderOptions *o, GError **error)
     mtr_writer_set_meta(w, "start_after_accesses", n);
   }
 
-  /* A larger pipe: valgrind writes lackey's lines in small pieces. */
-  fcntl(fds[0], F_SETPIPE_SZ, RECORDER_PIPE_BYTES);
-  TraceInput *in = trace_input_from_fd(fds[0], "<lackey pipe>", FALSE);
+  TraceInput *in = trace_input_from_fd(fds[0], "<lackey log>", FALSE);
   trace_input_own_fd(in);
+  RecorderLog log = { .pid = pid, .other_pids = g_hash_table_new(NULL, NULL) };
+  trace_input_set_read(in, recorder_log_read, &log);
   trace_input_gather(in);
   trace_input_set_tee(in, copy ? out_file_stream(copy) : NULL);
   TraceSource *src = lackey_source_from_input(in);
@@ -260,6 +352,20 @@ int recorder_run(const RecorderOptions *o, GError **error)
   /* Not one access: valgrind, its tool or the command could not start
    * (exit 126, 127, or valgrind's own message above). */
   gboolean no_run = ok && seen == 0;
+  /* `==PID==` lines of two pids in what valgrind's own process wrote:
+   * valgrind writes only its own, so the program wrote to the log: a
+   * program it ran by exec (outside valgrind, in the same process), or
+   * one that copied valgrind's descriptor with dup2 (valgrind 3.19's
+   * PRE(sys_dup2) checks the new descriptor only).  What it wrote cannot
+   * be told from lackey's lines.  Nothing is kept but the copy. */
+  if (ok && !no_run && processes > 1) {
+    g_set_error(&err, MMUSIM_TRACE_ERROR, TRACE_ERROR_PARSE,
+                "%s: valgrind's log holds lines that valgrind did not write: the program wrote to valgrind's "
+                "log descriptor (a program run by exec in its place, or one that copied the descriptor with "
+                "dup2, which valgrind allows), and what it wrote cannot be told from lackey's lines: no file "
+                "written", o->output);
+    ok = FALSE;
+  }
   if (ok && !no_run)
     ok = mtr_writer_close(w, &err);
   else
@@ -279,15 +385,18 @@ int recorder_run(const RecorderOptions *o, GError **error)
     g_set_error(error, MMUSIM_TRACE_ERROR, TRACE_ERROR_OPEN,
                 "record: nothing recorded, no file written: %s (see the message above)",
                 code == RECORDER_EXEC_FAILED ? "valgrind or the command was not found (exit 127)"
+                : code == RECORDER_SETUP_FAILED ? "valgrind's log could not be set up"
                 : code == RECORDER_NOT_EXECUTABLE ? "the command is not executable (exit 126)"
                 : WIFSIGNALED(status) ? "valgrind was killed before the program started"
                 : "valgrind could not start its tool or the command");
     rc = 2;
   } else {
-    if (processes > 1)
-      fprintf(stderr, "mmusim record: warning: %s forked: the accesses of its child processes are in %s as "
-                      "process 1's (lackey does not say which process made an access); programs a child runs "
-                      "by exec are not recorded\n", cmd->str, o->output);
+    unsigned others = g_hash_table_size(log.other_pids);
+    if (others)
+      fprintf(stderr, "mmusim record: warning: %s started other processes (%u wrote to valgrind's log, %"
+                      G_GUINT64_FORMAT " bytes): what they did is not in %s, which holds process 1 alone "
+                      "(lackey does not say which process made an access, and a program a child runs by "
+                      "exec runs outside valgrind)\n", cmd->str, others, log.other_bytes, o->output);
     if (o->progress) {
       fprintf(stderr, "mmusim record: %s: %" G_GUINT64_FORMAT " accesses, %" G_GUINT64_FORMAT " instructions, %"
                       G_GUINT64_FORMAT " mapping records, %" G_GUINT64_FORMAT " lines of valgrind skipped; %s",
@@ -300,6 +409,7 @@ int recorder_run(const RecorderOptions *o, GError **error)
         fputc('\n', stderr);
     }
   }
+  g_hash_table_destroy(log.other_pids);
   g_string_free(cmd, TRUE);
   return rc;
 }
