@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <locale.h>
+#include <malloc.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -1348,9 +1349,26 @@ static int dispatch(int argc, char **argv)
   return 2;
 }
 
+/* glibc gives each thread that allocates an arena of its own, up to 8 a
+ * CPU, and each arena reserves 64 MiB of address space (128 MiB while it
+ * aligns it): a sweep's threads on 2 CPUs reserve 2 GiB that they do not
+ * use, enough to fail under a ulimit -v that the run itself fits in, and a
+ * thread that cannot allocate at all sends GLib's "failed to allocate"
+ * message into a loop (it formats the message with the memory it lacks).
+ * One arena a CPU keeps the threads that run at once apart.  The user's
+ * MALLOC_ARENA_MAX, if set, stays in force. */
+static void limit_malloc_arenas(void)
+{
+#ifdef M_ARENA_MAX
+  if (!g_getenv("MALLOC_ARENA_MAX"))
+    mallopt(M_ARENA_MAX, (int)MAX(2u, g_get_num_processors()));
+#endif
+}
+
 int main(int argc, char **argv)
 {
   setlocale(LC_ALL, "");
+  limit_malloc_arenas();
   g_log_set_handler("GLib", G_LOG_LEVEL_ERROR | G_LOG_FLAG_FATAL, host_oom_handler, NULL);
   g_log_set_handler(NULL, G_LOG_LEVEL_ERROR | G_LOG_FLAG_FATAL, host_oom_handler, NULL);
   out_file_watch_stdout(); /* a command's --help: g_print, then exit() */

@@ -26,12 +26,14 @@
  * everything, then names those configurations and exits 1, as `mmusim run`
  * does for one run.
  *
- * Configurations over the same trace file share its decoding: they all run
- * together, fed by one SharedTrace (traces/shared_source.h) that decodes
- * every batch once per repeat for all of them.  Each has a thread of its own
- * (a shared pass needs every reader running), and the SharedTrace lets at
- * most -j of them work on a batch at once, so -j still bounds the CPUs a
- * sweep uses; the machines of all of them are alive together.
+ * Configurations over the same trace file share its decoding: they run in
+ * groups of at most SWEEP_PASS_READERS (or -j, if more), each group fed by
+ * one SharedTrace (traces/shared_source.h) that decodes every batch once per
+ * repeat for the whole group.  Each member has a thread of its own (a
+ * shared pass needs every reader running), and the SharedTrace lets at most
+ * -j of them work on a batch at once, so -j still bounds the CPUs a sweep
+ * uses.  The machines of one group are alive together, never more: a trace
+ * sweep of 3,000 configurations, one group then, once held 4.1 GB.
  */
 #include "config.h"
 #include "sweep.h"
@@ -191,6 +193,13 @@ static gboolean write_json(const char *path, JsonNode *node, GError **error)
    * none, and a full disk leaves none. */
   return out_file_set_contents(path, text, len, error);
 }
+
+/* Configurations that share one decoding pass of a trace, at most (unless
+ * -j is larger).  Decoding is a small part of each run (a run simulates
+ * every record it decodes), so a pass shared by 64 costs each reader a
+ * 64th of it, near enough to the least; and only 64 machines are alive at
+ * once (about 1.4 MB each for a small trace, doc/performance.md). */
+#define SWEEP_PASS_READERS 64u
 
 /* One configuration to run; `shared` when its chunk shares a decoding pass. */
 typedef struct {
@@ -773,9 +782,14 @@ int sweep_main(int argc, char **argv, const char *self)
               e->configs->len - todo->len, e->configs->len, sw.dir, todo->len);
     guint threads = MIN(n, todo->len);
     /* Every configuration of an experiment with a trace reads the same
-     * file: one pass for all of them, a thread each, -j at work at once. */
+     * file: one pass for each group of `group` of them, a thread each, -j
+     * at work at once.  The pool has a thread for each member of a group:
+     * jobs start in the order pushed, so a group's members all get a
+     * thread once the group before has finished, and no more than a
+     * group's machines are alive. */
     gboolean one_pass = e->trace && todo->len > 1;
-    GThreadPool *pool = g_thread_pool_new(run_one, &sw, (gint)(one_pass ? todo->len : threads), TRUE, &err);
+    guint group = one_pass ? MIN(todo->len, MAX(SWEEP_PASS_READERS, threads)) : 1;
+    GThreadPool *pool = g_thread_pool_new(run_one, &sw, (gint)(one_pass ? group : threads), TRUE, &err);
     if (!pool) {
       g_ptr_array_free(todo, TRUE);
       goto fail;
@@ -783,14 +797,15 @@ int sweep_main(int argc, char **argv, const char *self)
     SweepJob *jobs_of = g_new0(SweepJob, todo->len);
     GPtrArray *shared = g_ptr_array_new_with_free_func((GDestroyNotify)shared_trace_free);
     SharedTrace *st = NULL;
-    if (one_pass) {
-      ExpConfig *first = g_ptr_array_index(todo, 0);
-      st = shared_trace_new(todo->len, SHARED_TRACE_RING, open_trace, &first->spec);
-      shared_trace_set_active(st, threads);
-      g_ptr_array_add(shared, st);
+    for (guint i = 0; i < todo->len; i++) {
+      if (one_pass && i % group == 0) {
+        ExpConfig *first = g_ptr_array_index(todo, i);
+        st = shared_trace_new(MIN(group, todo->len - i), SHARED_TRACE_RING, open_trace, &first->spec);
+        shared_trace_set_active(st, threads);
+        g_ptr_array_add(shared, st);
+      }
+      jobs_of[i] = (SweepJob){ g_ptr_array_index(todo, i), st, one_pass ? i % group : i };
     }
-    for (guint i = 0; i < todo->len; i++)
-      jobs_of[i] = (SweepJob){ g_ptr_array_index(todo, i), st, i };
     for (guint i = 0; i < todo->len; i++)
       g_thread_pool_push(pool, &jobs_of[i], NULL);
     g_thread_pool_free(pool, FALSE, TRUE);
