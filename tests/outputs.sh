@@ -117,6 +117,24 @@ limited events ev.txt "$MMUSIM" run -w "$BIG" -s thp.enabled=never --events ev.t
   done
 } > regions.txt
 limited map map.svg "$MMUSIM" run -t regions.txt --map map.svg
+# Compressed conversions and the interval plot: large enough to pass the limit.
+for z in gz xz zst; do
+  limited "convert-$z" "big.txt.$z" "$MMUSIM" trace convert -w "$BIG" "big.txt.$z"
+done
+# Outputs too small for the limit are written to /dev/full instead: exit 1,
+# one line naming it.
+full_file() { # NAME COMMAND...
+  name=$1
+  shift
+  st=0
+  "$@" > "$name.out" 2> "$name.err" || st=$?
+  one_line "$name" 1 "No space left on device"
+}
+full_file annotate-file "$MMUSIM" run -w "$W" --annotate /dev/full
+full_file host-detect "$MMUSIM" host detect -o /dev/full
+# A plot's name must end in .svg or .png: a link to /dev/full so named.
+ln -s /dev/full full.svg
+full_file interval-plot "$MMUSIM" run -w "$W" -I 0.001 --interval-plot full.svg
 
 # A full disk during a sweep: exit 1 (not 2, it is no bad input), said once.
 mkdir -p full.out/results
