@@ -93,8 +93,8 @@ static const char *const tokens[] = {
 /* n bytes at `at`, unless the input would grow past INPUT_MAX_BYTES. */
 static void insert(GByteArray *b, size_t at, const void *p, size_t n)
 {
-  if (b->len + n > INPUT_MAX_BYTES)
-    return;
+  if (n == 0 || b->len + n > INPUT_MAX_BYTES)
+    return; /* (nothing to insert: p may be NULL, which memcpy may not take) */
   guint old = b->len;
   g_byte_array_set_size(b, (guint)(old + n));
   memmove(b->data + at + n, b->data + at, old - at);
@@ -215,7 +215,8 @@ static void set_current(int index, const GByteArray *b, const char *what)
   cur->index = index;
   g_strlcpy(cur->what, what, sizeof cur->what);
   cur->len = b->len;
-  memcpy(cur->data, b->data, b->len);
+  if (b->len)
+    memcpy(cur->data, b->data, b->len);
 }
 
 /* The child: every case of one seed file (or only case `only`). */
