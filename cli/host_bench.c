@@ -320,9 +320,44 @@ static void measure_point(const HostBenchSpec *spec, HostBenchKind kind, const u
   host_bench_summarise(pt->ns_per_access, pt->repeats, &pt->median_ns, &pt->min_ns, &pt->max_ns, &pt->stddev_ns);
 }
 
-/* Map, advise, build the chain, measure each kind; AnonHugePages at the end. */
-static gboolean measure_span(const HostBenchSpec *spec, uint64_t span, HostBenchPages pages, GArray *points,
-                             GError **error)
+/* Append one buffer's measurement `add` to the point `pt` (its first when
+ * pt->buffers is 0): repeats, the buffer's median, and the huge share as the
+ * mean over the buffers. */
+static void point_add_buffer(HostBenchPoint *pt, HostBenchPoint *add)
+{
+  unsigned b = pt->buffers, r = pt->repeats;
+  pt->ns_per_access = g_renew(double, pt->ns_per_access, r + add->repeats);
+  memcpy(pt->ns_per_access + r, add->ns_per_access, add->repeats * sizeof(double));
+  pt->buffer_median_ns = g_renew(double, pt->buffer_median_ns, b + 1);
+  pt->buffer_median_ns[b] = add->median_ns;
+  pt->ran_share = (pt->ran_share * r + add->ran_share * add->repeats) / (r + add->repeats);
+  pt->anon_huge_bytes = (pt->anon_huge_bytes * b + add->anon_huge_bytes) / (b + 1);
+  pt->accesses = MAX(pt->accesses, add->accesses);
+  pt->repeats = r + add->repeats;
+  pt->buffers = b + 1;
+  pt->huge_fraction = (double)pt->anon_huge_bytes / (double)pt->span_bytes;
+  host_bench_summarise(pt->ns_per_access, pt->repeats, &pt->median_ns, &pt->min_ns, &pt->max_ns, &pt->stddev_ns);
+  g_free(add->ns_per_access);
+  add->ns_per_access = NULL;
+}
+
+/* The point of (kind, pages, span) in points, appended empty when absent. */
+static HostBenchPoint *point_of(GArray *points, HostBenchKind kind, HostBenchPages pages, uint64_t span)
+{
+  for (guint i = 0; i < points->len; i++) {
+    HostBenchPoint *pt = &g_array_index(points, HostBenchPoint, i);
+    if (pt->kind == kind && pt->pages == pages && pt->span_bytes == span)
+      return pt;
+  }
+  HostBenchPoint pt = { .kind = kind, .pages = pages, .span_bytes = span };
+  g_array_append_val(points, pt);
+  return &g_array_index(points, HostBenchPoint, points->len - 1);
+}
+
+/* One freshly mapped buffer: map, advise, build the chain, measure each
+ * kind, read AnonHugePages, unmap; the figures join the points of the span. */
+static gboolean measure_buffer(const HostBenchSpec *spec, uint64_t span, HostBenchPages pages, unsigned buffer,
+                               GArray *points, GError **error)
 {
   uint64_t align = pmd_bytes();
   size_t len = span + align;
@@ -338,20 +373,19 @@ static gboolean measure_span(const HostBenchSpec *spec, uint64_t span, HostBench
   (void)madvise(buf, span, pages == HOST_BENCH_THP ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
   uint64_t n = span / HOST_BENCH_SLOT_BYTES;
   uintptr_t pos = host_bench_chain_build(buf, n, HOST_BENCH_SLOT_BYTES / sizeof(uintptr_t), spec->seed);
-  uint64_t huge = 0;
-  guint first = points->len;
+  HostBenchPoint got[HOST_BENCH_N_KINDS] = { 0 };
   for (HostBenchKind k = 0; k < HOST_BENCH_N_KINDS; k++) {
     if (spec->chase_only && k != HOST_BENCH_CHASE)
       continue;
-    HostBenchPoint pt = { .kind = k, .pages = pages, .span_bytes = span };
-    measure_point(spec, k, buf, n, &pos, &pt);
-    g_array_append_val(points, pt);
+    got[k] = (HostBenchPoint){ .kind = k, .pages = pages, .span_bytes = span };
+    measure_point(spec, k, buf, n, &pos, &got[k]);
     if (spec->progress) {
       g_autofree char *span_text = settings_format_size(span);
-      fprintf(spec->progress, "host bench: %-6s %6s %-3s %8.2f ns/access\n", host_bench_kind_name(k), span_text,
-              host_bench_pages_name(pages), pt.median_ns);
+      fprintf(spec->progress, "host bench: %-6s %6s %-3s buffer %u/%u %8.2f ns/access\n", host_bench_kind_name(k),
+              span_text, host_bench_pages_name(pages), buffer + 1, spec->buffers, got[k].median_ns);
     }
   }
+  uint64_t huge = 0;
   g_autofree char *smaps = NULL;
   GError *err = NULL;
   if (g_file_get_contents("/proc/self/smaps", &smaps, NULL, NULL) &&
@@ -360,10 +394,11 @@ static gboolean measure_span(const HostBenchSpec *spec, uint64_t span, HostBench
     g_error_free(err);
   }
   munmap(raw, len);
-  for (guint i = first; i < points->len; i++) {
-    HostBenchPoint *pt = &g_array_index(points, HostBenchPoint, i);
-    pt->anon_huge_bytes = huge;
-    pt->huge_fraction = (double)huge / (double)span;
+  for (HostBenchKind k = 0; k < HOST_BENCH_N_KINDS; k++) {
+    if (spec->chase_only && k != HOST_BENCH_CHASE)
+      continue;
+    got[k].anon_huge_bytes = huge;
+    point_add_buffer(point_of(points, k, pages, span), &got[k]);
   }
   return TRUE;
 }
@@ -382,8 +417,11 @@ gboolean host_bench_run(const HostBenchSpec *spec, HostBenchResult *out, GError 
       g_array_append_val(skipped, span);
       continue;
     }
-    for (HostBenchPages p = 0; ok && p < HOST_BENCH_N_PAGES; p++)
-      ok = measure_span(spec, span, p, points, error);
+    /* 4K and THP take turns, buffer by buffer, so that a drift of the host
+     * over the minutes of a span falls on both alike. */
+    for (unsigned b = 0; ok && b < MAX(spec->buffers, 1u); b++)
+      for (HostBenchPages p = 0; ok && p < HOST_BENCH_N_PAGES; p++)
+        ok = measure_buffer(spec, span, p, b, points, error);
   }
   out->n_points = points->len;
   out->points = (HostBenchPoint *)(void *)g_array_free(points, FALSE);
@@ -394,8 +432,10 @@ gboolean host_bench_run(const HostBenchSpec *spec, HostBenchResult *out, GError 
 
 void host_bench_result_clear(HostBenchResult *r)
 {
-  for (guint i = 0; i < r->n_points; i++)
+  for (guint i = 0; i < r->n_points; i++) {
     g_free(r->points[i].ns_per_access);
+    g_free(r->points[i].buffer_median_ns);
+  }
   g_free(r->points);
   g_free(r->skipped_spans);
   g_free(r->thp_enabled);
@@ -414,6 +454,15 @@ const HostBenchPoint *host_bench_find(const HostBenchResult *r, HostBenchKind ki
 }
 
 /* ---- output ------------------------------------------------------------ */
+
+void host_bench_buffer_range(const HostBenchPoint *pt, double *lo, double *hi)
+{
+  *lo = *hi = pt->median_ns;
+  for (unsigned b = 0; b < pt->buffers; b++) {
+    *lo = b ? MIN(*lo, pt->buffer_median_ns[b]) : pt->buffer_median_ns[b];
+    *hi = b ? MAX(*hi, pt->buffer_median_ns[b]) : pt->buffer_median_ns[b];
+  }
+}
 
 static gboolean fewer_huge(const HostBenchPoint *pt)
 {
@@ -438,17 +487,21 @@ void host_bench_print(const HostBenchResult *r, GString *out)
                          "# random: independent loads of random %d-byte slots\n"
                          "# ran%%: the share of the wall time the thread ran (the rest, the host ran others)\n",
                          HOST_BENCH_SLOT_BYTES, HOST_BENCH_SLOT_BYTES, (guint64)r->seed, HOST_BENCH_SLOT_BYTES);
-  g_string_append_printf(out, "%-6s %6s %-5s %10s %10s %10s %8s %9s %5s %7s\n", "kind", "span", "pages",
-                         "median_ns", "min_ns", "max_ns", "stddev", "accesses", "ran%", "huge%");
+  g_string_append(out, "# buffers: how many freshly mapped buffers, and the lowest and highest of their medians\n");
+  g_string_append_printf(out, "%-6s %6s %-5s %10s %10s %10s %8s %17s %9s %5s %7s\n", "kind", "span", "pages",
+                         "median_ns", "min_ns", "max_ns", "stddev", "buffers", "accesses", "ran%", "huge%");
   gboolean any_fewer = FALSE;
   for (guint i = 0; i < r->n_points; i++) {
     const HostBenchPoint *pt = &r->points[i];
     g_autofree char *span = settings_format_size(pt->span_bytes);
     gboolean fewer = fewer_huge(pt);
     any_fewer |= fewer;
-    g_string_append_printf(out, "%-6s %6s %-5s %10.2f %10.2f %10.2f %8.2f %9" G_GUINT64_FORMAT " %5.0f %6.1f%s\n",
+    double lo, hi;
+    host_bench_buffer_range(pt, &lo, &hi);
+    g_autofree char *range = g_strdup_printf("%u: %.1f-%.1f", pt->buffers, lo, hi);
+    g_string_append_printf(out, "%-6s %6s %-5s %10.2f %10.2f %10.2f %8.2f %17s %9" G_GUINT64_FORMAT " %5.0f %6.1f%s\n",
                            host_bench_kind_name(pt->kind), span, host_bench_pages_name(pt->pages), pt->median_ns,
-                           pt->min_ns, pt->max_ns, pt->stddev_ns, (guint64)pt->accesses, 100 * pt->ran_share,
+                           pt->min_ns, pt->max_ns, pt->stddev_ns, range, (guint64)pt->accesses, 100 * pt->ran_share,
                            100 * pt->huge_fraction, fewer ? "*" : "");
   }
   if (any_fewer)
@@ -509,6 +562,11 @@ char *host_bench_json(const HostBenchResult *r)
     for (unsigned k = 0; k < pt->repeats; k++)
       json_builder_add_double_value(jb, pt->ns_per_access[k]);
     json_builder_end_array(jb);
+    json_builder_set_member_name(jb, "buffer_median_ns");
+    json_builder_begin_array(jb);
+    for (unsigned k = 0; k < pt->buffers; k++)
+      json_builder_add_double_value(jb, pt->buffer_median_ns[k]);
+    json_builder_end_array(jb);
     const char *names[] = { "median_ns", "min_ns", "max_ns", "stddev_ns", "ran_share", "huge_fraction" };
     const double values[] = { pt->median_ns, pt->min_ns, pt->max_ns, pt->stddev_ns, pt->ran_share,
                               pt->huge_fraction };
@@ -544,11 +602,15 @@ char *host_bench_json_text(JsonBuilder *jb)
 
 void host_bench_options_add(GOptionContext *ctx, HostBenchOptions *o)
 {
-  *o = (HostBenchOptions){ .repeats = HOST_BENCH_DEFAULT_REPEATS, .seconds = HOST_BENCH_TARGET_S };
+  *o = (HostBenchOptions){ .repeats = HOST_BENCH_DEFAULT_REPEATS, .buffers = HOST_BENCH_DEFAULT_BUFFERS,
+                           .seconds = HOST_BENCH_TARGET_S };
   GOptionEntry entries[] = {
     { "spans", 0, 0, G_OPTION_ARG_STRING, &o->spans_text,
       "spans to measure (default " HOST_BENCH_DEFAULT_SPANS ")", "LIST" },
-    { "repeats", 0, 0, G_OPTION_ARG_INT, &o->repeats, "timed repeats of each native point (default 5)", "N" },
+    { "repeats", 0, 0, G_OPTION_ARG_INT, &o->repeats, "timed repeats of each native point on each buffer (default 5)",
+      "N" },
+    { "buffers", 0, 0, G_OPTION_ARG_INT, &o->buffers,
+      "freshly mapped buffers of each native point, 4K and THP in turn (default 3)", "N" },
     { "seconds", 0, 0, G_OPTION_ARG_DOUBLE, &o->seconds, "host seconds per timed repeat (default 0.3)", "S" },
     { "json", 0, 0, G_OPTION_ARG_NONE, &o->json, "print one JSON object", NULL },
     { "quiet", 'q', 0, G_OPTION_ARG_NONE, &o->quiet, "no progress lines on stderr", NULL },
@@ -568,6 +630,7 @@ int host_bench_options_parse(GOptionContext *ctx, int *argc, char ***argv, const
   }
   const char *bad = *argc > 1        ? "unexpected argument; see --help"
                     : o->repeats < 1 ? "--repeats: give 1 or more"
+                    : o->buffers < 1 || o->buffers > 100 ? "--buffers: give 1 to 100"
                     : !(o->seconds > 0 && o->seconds <= 60) ? "--seconds: give a time above 0, at most 60"
                                                              : NULL;
   if (bad) {
@@ -581,7 +644,7 @@ HostBenchSpec host_bench_options_spec(const HostBenchOptions *o)
 {
   return (HostBenchSpec){
     .spans = (const uint64_t *)(void *)o->spans->data, .n_spans = o->spans->len, .repeats = (unsigned)o->repeats,
-    .target_s = o->seconds, .seed = HOST_BENCH_SEED, .progress = o->quiet ? NULL : stderr,
+    .buffers = (unsigned)o->buffers, .target_s = o->seconds, .seed = HOST_BENCH_SEED, .progress = o->quiet ? NULL : stderr,
   };
 }
 

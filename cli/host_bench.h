@@ -42,6 +42,11 @@
 /* Default spans: 16 MiB to 4 GiB, each four times the last. */
 #define HOST_BENCH_DEFAULT_SPANS "16M,64M,256M,1G,4G"
 #define HOST_BENCH_DEFAULT_REPEATS 5
+/* Buffers each point is measured on, each mapped afresh: a guest's memory is
+ * backed by its host page by page, and where a buffer lands (its host pages,
+ * their size, their DRAM) moves a point by more than its repeats spread
+ * (doc/host-bench.md, "Buffers"); 4K and THP take turns, buffer by buffer. */
+#define HOST_BENCH_DEFAULT_BUFFERS 3
 /* Host time each timed repeat aims at (the issue asks for 0.2-0.5 s). */
 #define HOST_BENCH_TARGET_S 0.3
 /* The seed of the chain: ptrchase's own default seed, so that the native
@@ -60,8 +65,10 @@ typedef struct {
   HostBenchPages pages;
   uint64_t span_bytes;
   uint64_t accesses;          /* per timed repeat */
-  unsigned repeats;
-  double *ns_per_access;      /* repeats of them */
+  unsigned repeats;           /* all of them: buffers x the spec's repeats */
+  double *ns_per_access;      /* repeats of them, buffer by buffer */
+  unsigned buffers;           /* freshly mapped buffers the repeats were spread over */
+  double *buffer_median_ns;   /* the median of each buffer's repeats, buffers of them */
   double median_ns, min_ns, max_ns, stddev_ns;
   double ran_share;           /* thread CPU time / wall time over the repeats */
   uint64_t anon_huge_bytes;   /* AnonHugePages of the buffer after the run */
@@ -71,7 +78,8 @@ typedef struct {
 typedef struct {
   const uint64_t *spans;      /* bytes, n_spans of them, each a multiple of the slot */
   guint n_spans;
-  unsigned repeats;           /* >= 1 */
+  unsigned repeats;           /* >= 1, on each buffer */
+  unsigned buffers;           /* >= 1: each point on this many freshly mapped buffers */
   double target_s;            /* host seconds per timed repeat */
   uint64_t seed;
   gboolean chase_only;        /* skip the random loads (validate needs the chase only) */
@@ -129,6 +137,9 @@ const HostBenchPoint *host_bench_find(const HostBenchResult *r, HostBenchKind ki
                                       uint64_t span_bytes);
 
 /* The line that says what the host is. */
+/* The lowest and highest of a point's buffer medians (its median when it has
+ * none). */
+void host_bench_buffer_range(const HostBenchPoint *pt, double *lo, double *hi);
 void host_bench_print_host(const HostBenchResult *r, GString *out);
 /* The host line, a legend and the table, as text. */
 void host_bench_print(const HostBenchResult *r, GString *out);
@@ -146,6 +157,7 @@ char *host_bench_json_text(struct _JsonBuilder *jb);
 typedef struct {
   char *spans_text;
   int repeats;
+  int buffers;
   double seconds;
   gboolean json, quiet;
   GArray *spans;              /* of uint64_t: --spans parsed */

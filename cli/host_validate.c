@@ -58,6 +58,20 @@ double host_validate_error(double model_ns, double native_ns)
   return native_ns > 0 ? (model_ns - native_ns) / native_ns : 0;
 }
 
+/* The lowest and highest 4K/THP ratio of one buffer's medians, buffer b of
+ * 4K against buffer b of THP (the bench measures them one after the other);
+ * the ratio of the medians when the buffers are not paired. */
+static void buffer_ratio_range(const HostBenchPoint *k4, const HostBenchPoint *thp, double *lo, double *hi)
+{
+  *lo = *hi = k4->median_ns / thp->median_ns;
+  unsigned n = MIN(k4->buffers, thp->buffers);
+  for (unsigned b = 0; b < n; b++) {
+    double q = k4->buffer_median_ns[b] / thp->buffer_median_ns[b];
+    *lo = b ? MIN(*lo, q) : q;
+    *hi = b ? MAX(*hi, q) : q;
+  }
+}
+
 gboolean host_validate_fit_latency(const double *a, const double *b, const double *native, unsigned n, double *x)
 {
   /* Residual i is c_i + d_i x with c_i = a_i / native_i - 1 and
@@ -319,8 +333,9 @@ static void print_table(const HostBenchResult *bench, const char *machine, const
                              r->fitted_on ? "fitted" : "held-out");
     g_string_append(out, "\n");
   }
-  g_string_append_printf(out, "\n# 4K/THP ratio of ns per access\n%6s %8s %8s %8s", "span", "native", "model",
-                         "error%");
+  g_string_append_printf(out, "\n# 4K/THP ratio of ns per access; native_buffers: the lowest and highest ratio of "
+                              "one 4K buffer to the THP buffer measured after it\n%6s %8s %15s %8s %8s",
+                         "span", "native", "native_buffers", "model", "error%");
   if (f->done)
     g_string_append_printf(out, " %8s %8s", "fitted", "error%");
   g_string_append(out, "\n");
@@ -329,8 +344,11 @@ static void print_table(const HostBenchResult *bench, const char *machine, const
     if (r->pages != HOST_BENCH_4K || !t)
       continue;
     g_autofree char *span = settings_format_size(r->span_bytes);
-    double nat = r->native->median_ns / t->native->median_ns, mod = r->model_ns / t->model_ns;
-    g_string_append_printf(out, "%6s %8.3f %8.3f %+8.1f", span, nat, mod, 100 * host_validate_error(mod, nat));
+    double nat = r->native->median_ns / t->native->median_ns, mod = r->model_ns / t->model_ns, lo, hi;
+    buffer_ratio_range(r->native, t->native, &lo, &hi);
+    g_autofree char *range = g_strdup_printf("%.3f-%.3f", lo, hi);
+    g_string_append_printf(out, "%6s %8.3f %15s %8.3f %+8.1f", span, nat, range, mod,
+                           100 * host_validate_error(mod, nat));
     if (f->done) {
       double fit = r->fitted_ns / t->fitted_ns;
       g_string_append_printf(out, " %8.3f %+8.1f", fit, 100 * host_validate_error(fit, nat));
@@ -404,6 +422,10 @@ static char *print_json(const HostBenchResult *bench, const char *machine, const
     }
     if (r->pages == HOST_BENCH_4K && t) {
       json_double(jb, "native_4k_thp_ratio", r->native->median_ns / t->native->median_ns);
+      double lo, hi;
+      buffer_ratio_range(r->native, t->native, &lo, &hi);
+      json_double(jb, "native_4k_thp_ratio_min", lo);
+      json_double(jb, "native_4k_thp_ratio_max", hi);
       json_double(jb, "model_4k_thp_ratio", r->model_ns / t->model_ns);
       if (f->done)
         json_double(jb, "fitted_4k_thp_ratio", r->fitted_ns / t->fitted_ns);
