@@ -194,6 +194,34 @@ START_TEST(test_json_shape)
 }
 END_TEST
 
+/* A real run, tiny: each point holds every buffer's repeats and one median
+ * per buffer, and the range spans the buffer medians.  Nothing here depends
+ * on how fast the host is. */
+START_TEST(test_buffers)
+{
+  uint64_t span = 256 << 10;
+  HostBenchSpec spec = { .spans = &span, .n_spans = 1, .repeats = 2, .buffers = 3, .target_s = 0.001,
+                         .seed = HOST_BENCH_SEED, .chase_only = TRUE };
+  HostBenchResult r;
+  GError *err = NULL;
+  ck_assert_msg(host_bench_run(&spec, &r, &err), "%s", err ? err->message : "");
+  ck_assert_uint_eq(r.n_points, 2); /* chase 4K and chase THP */
+  for (guint i = 0; i < r.n_points; i++) {
+    const HostBenchPoint *pt = &r.points[i];
+    ck_assert_uint_eq(pt->buffers, 3);
+    ck_assert_uint_eq(pt->repeats, 6);
+    double lo, hi;
+    host_bench_buffer_range(pt, &lo, &hi);
+    ck_assert(lo > 0 && lo <= hi);
+    for (unsigned b = 0; b < pt->buffers; b++)
+      ck_assert(pt->buffer_median_ns[b] >= lo && pt->buffer_median_ns[b] <= hi);
+    ck_assert(pt->min_ns <= lo && hi <= pt->max_ns);
+  }
+  ck_assert_ptr_nonnull(host_bench_find(&r, HOST_BENCH_CHASE, HOST_BENCH_THP, span));
+  host_bench_result_clear(&r);
+}
+END_TEST
+
 START_TEST(test_fit_latency)
 {
   /* Two points exactly affine in the latency, measured at 100 ns: the fit
@@ -247,6 +275,9 @@ static Suite *host_bench_suite(void)
   tcase_add_test(tc, test_summarise);
   tcase_add_test(tc, test_parse_spans);
   tcase_add_test(tc, test_json_shape);
+  suite_add_tcase(s, tc);
+  tc = tcase_create("run");
+  tcase_add_test(tc, test_buffers);
   suite_add_tcase(s, tc);
   tc = tcase_create("validate");
   tcase_add_test(tc, test_fit_latency);
