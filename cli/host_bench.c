@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <unistd.h>
 #include "errors.h"
 #include "outfile.h"
 #include "perm.h"
@@ -331,6 +332,7 @@ static void point_add_buffer(HostBenchPoint *pt, HostBenchPoint *add)
   pt->buffer_median_ns = g_renew(double, pt->buffer_median_ns, b + 1);
   pt->buffer_median_ns[b] = add->median_ns;
   pt->ran_share = (pt->ran_share * r + add->ran_share * add->repeats) / (r + add->repeats);
+  pt->others_busy = (pt->others_busy * b + add->others_busy) / (b + 1);
   pt->anon_huge_bytes = (pt->anon_huge_bytes * b + add->anon_huge_bytes) / (b + 1);
   pt->accesses = MAX(pt->accesses, add->accesses);
   pt->repeats = r + add->repeats;
@@ -339,6 +341,54 @@ static void point_add_buffer(HostBenchPoint *pt, HostBenchPoint *add)
   host_bench_summarise(pt->ns_per_access, pt->repeats, &pt->median_ns, &pt->min_ns, &pt->max_ns, &pt->stddev_ns);
   g_free(add->ns_per_access);
   add->ns_per_access = NULL;
+}
+
+gboolean host_bench_parse_stat(const char *text, uint64_t *busy, uint64_t *total)
+{
+  guint64 v[8] = { 0 };
+  /* user nice system idle iowait irq softirq steal (guest time is in user) */
+  if (!text || sscanf(text, "cpu %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
+                      " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT,
+                      &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7]) < 4)
+    return FALSE;
+  *total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+  *busy = *total - v[3] - v[4];
+  return TRUE;
+}
+
+/* A snapshot of the host's CPUs for others_busy: /proc/stat's busy and total
+ * seconds, this process's CPU seconds and the wall clock. */
+typedef struct {
+  gboolean ok;
+  double busy_s, total_s, own_s, wall_s;
+} StatSnap;
+
+static StatSnap stat_snap(void)
+{
+  StatSnap s = { 0 };
+  g_autofree char *text = NULL;
+  uint64_t busy, total;
+  long hz = sysconf(_SC_CLK_TCK);
+  if (hz > 0 && g_file_get_contents("/proc/stat", &text, NULL, NULL) && host_bench_parse_stat(text, &busy, &total)) {
+    s.ok = TRUE;
+    s.busy_s = (double)busy / (double)hz;
+    s.total_s = (double)total / (double)hz;
+  }
+  s.own_s = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+  s.wall_s = clock_s(CLOCK_MONOTONIC);
+  return s;
+}
+
+/* The share of the other CPUs' time they were busy between a and b: all
+ * CPUs' busy time less this process's, over all CPUs' time less the one
+ * this process ran on.  0 on a host of one CPU or without /proc/stat. */
+static double others_busy(StatSnap a, StatSnap b)
+{
+  double others_total = (b.total_s - a.total_s) - (b.wall_s - a.wall_s);
+  if (!a.ok || !b.ok || others_total <= 0)
+    return 0;
+  double others = (b.busy_s - a.busy_s) - (b.own_s - a.own_s);
+  return CLAMP(others / others_total, 0.0, 1.0);
 }
 
 /* The point of (kind, pages, span) in points, appended empty when absent. */
@@ -378,7 +428,9 @@ static gboolean measure_buffer(const HostBenchSpec *spec, uint64_t span, HostBen
     if (spec->chase_only && k != HOST_BENCH_CHASE)
       continue;
     got[k] = (HostBenchPoint){ .kind = k, .pages = pages, .span_bytes = span };
+    StatSnap before = stat_snap();
     measure_point(spec, k, buf, n, &pos, &got[k]);
+    got[k].others_busy = others_busy(before, stat_snap());
     if (spec->progress) {
       g_autofree char *span_text = settings_format_size(span);
       fprintf(spec->progress, "host bench: %-6s %6s %-3s buffer %u/%u %8.2f ns/access\n", host_bench_kind_name(k),
@@ -455,6 +507,13 @@ const HostBenchPoint *host_bench_find(const HostBenchResult *r, HostBenchKind ki
 
 /* ---- output ------------------------------------------------------------ */
 
+void host_bench_append_busy_warning(GString *out)
+{
+  g_string_append_printf(out, "# busy: the other CPUs were busy for more than %.0f%% of their time during some "
+                              "points; they share the caches (and, on SMT siblings, the L2 and the TLBs) with the "
+                              "bench: measure again with the host quiet\n", 100 * HOST_BENCH_OTHERS_BUSY_OK);
+}
+
 void host_bench_buffer_range(const HostBenchPoint *pt, double *lo, double *hi)
 {
   *lo = *hi = pt->median_ns;
@@ -485,12 +544,13 @@ void host_bench_print(const HostBenchResult *r, GString *out)
                          "# chase: dependent loads around a random cycle of %d-byte slots "
                          "(the model's ptrchase:line=%d,order=random,seed=%" G_GUINT64_FORMAT ")\n"
                          "# random: independent loads of random %d-byte slots\n"
-                         "# ran%%: the share of the wall time the thread ran (the rest, the host ran others)\n",
+                         "# ran%%: the share of the wall time the thread ran (the rest, the host ran others)\n"
+                         "# busy%%: the share of the other CPUs' time they were busy meanwhile (they share the caches)\n",
                          HOST_BENCH_SLOT_BYTES, HOST_BENCH_SLOT_BYTES, (guint64)r->seed, HOST_BENCH_SLOT_BYTES);
   g_string_append(out, "# buffers: how many freshly mapped buffers, and the lowest and highest of their medians\n");
-  g_string_append_printf(out, "%-6s %6s %-5s %10s %10s %10s %8s %17s %9s %5s %7s\n", "kind", "span", "pages",
-                         "median_ns", "min_ns", "max_ns", "stddev", "buffers", "accesses", "ran%", "huge%");
-  gboolean any_fewer = FALSE;
+  g_string_append_printf(out, "%-6s %6s %-5s %10s %10s %10s %8s %17s %9s %5s %5s %7s\n", "kind", "span", "pages",
+                         "median_ns", "min_ns", "max_ns", "stddev", "buffers", "accesses", "ran%", "busy%", "huge%");
+  gboolean any_fewer = FALSE, any_busy = FALSE;
   for (guint i = 0; i < r->n_points; i++) {
     const HostBenchPoint *pt = &r->points[i];
     g_autofree char *span = settings_format_size(pt->span_bytes);
@@ -499,11 +559,16 @@ void host_bench_print(const HostBenchResult *r, GString *out)
     double lo, hi;
     host_bench_buffer_range(pt, &lo, &hi);
     g_autofree char *range = g_strdup_printf("%u: %.1f-%.1f", pt->buffers, lo, hi);
-    g_string_append_printf(out, "%-6s %6s %-5s %10.2f %10.2f %10.2f %8.2f %17s %9" G_GUINT64_FORMAT " %5.0f %6.1f%s\n",
+    any_busy |= pt->others_busy > HOST_BENCH_OTHERS_BUSY_OK;
+    g_string_append_printf(out,
+                           "%-6s %6s %-5s %10.2f %10.2f %10.2f %8.2f %17s %9" G_GUINT64_FORMAT " %5.0f %5.0f %6.1f%s\n",
                            host_bench_kind_name(pt->kind), span, host_bench_pages_name(pt->pages), pt->median_ns,
                            pt->min_ns, pt->max_ns, pt->stddev_ns, range, (guint64)pt->accesses, 100 * pt->ran_share,
+                           100 * pt->others_busy,
                            100 * pt->huge_fraction, fewer ? "*" : "");
   }
+  if (any_busy)
+    host_bench_append_busy_warning(out);
   if (any_fewer)
     g_string_append_printf(out, "# *: the host gave fewer huge pages than the span holds (THP asked with "
                                 "MADV_HUGEPAGE; see /sys/kernel/mm/transparent_hugepage)\n");
@@ -567,8 +632,9 @@ char *host_bench_json(const HostBenchResult *r)
     for (unsigned k = 0; k < pt->buffers; k++)
       json_builder_add_double_value(jb, pt->buffer_median_ns[k]);
     json_builder_end_array(jb);
-    const char *names[] = { "median_ns", "min_ns", "max_ns", "stddev_ns", "ran_share", "huge_fraction" };
-    const double values[] = { pt->median_ns, pt->min_ns, pt->max_ns, pt->stddev_ns, pt->ran_share,
+    const char *names[] = { "median_ns", "min_ns", "max_ns", "stddev_ns", "ran_share", "others_busy",
+                            "huge_fraction" };
+    const double values[] = { pt->median_ns, pt->min_ns, pt->max_ns, pt->stddev_ns, pt->ran_share, pt->others_busy,
                               pt->huge_fraction };
     for (unsigned k = 0; k < G_N_ELEMENTS(names); k++) {
       json_builder_set_member_name(jb, names[k]);

@@ -54,6 +54,12 @@
 #define HOST_BENCH_SEED 1
 /* A span is measured only when it leaves this share of MemAvailable free. */
 #define HOST_BENCH_MEM_SHARE 0.5
+/* A point during which the other CPUs were busy for more than this share of
+ * their time is flagged: they share the LLC (and, for SMT siblings, the L2
+ * and the TLBs) with the bench.  On the development guest a build on its
+ * other vCPU made the 4 GiB chase 2.4 to 3.3 times slower (doc/host-bench.md,
+ * "A quiet host"). */
+#define HOST_BENCH_OTHERS_BUSY_OK 0.1
 /* A THP point whose huge share is below this is flagged "fewer huge pages". */
 #define HOST_BENCH_HUGE_OK 0.9
 
@@ -71,6 +77,7 @@ typedef struct {
   double *buffer_median_ns;   /* the median of each buffer's repeats, buffers of them */
   double median_ns, min_ns, max_ns, stddev_ns;
   double ran_share;           /* thread CPU time / wall time over the repeats */
+  double others_busy;         /* the share of the other CPUs' time they were busy meanwhile (/proc/stat), mean over the buffers */
   uint64_t anon_huge_bytes;   /* AnonHugePages of the buffer after the run */
   double huge_fraction;       /* anon_huge_bytes / span_bytes */
 } HostBenchPoint;
@@ -140,6 +147,12 @@ const HostBenchPoint *host_bench_find(const HostBenchResult *r, HostBenchKind ki
 /* The lowest and highest of a point's buffer medians (its median when it has
  * none). */
 void host_bench_buffer_range(const HostBenchPoint *pt, double *lo, double *hi);
+/* The comment line printed under a table with a point above
+ * HOST_BENCH_OTHERS_BUSY_OK. */
+void host_bench_append_busy_warning(GString *out);
+/* Parse /proc/stat's first ("cpu") line: the busy and the total time of all
+ * CPUs in its units (USER_HZ); busy is all but idle and iowait (proc(5)). */
+gboolean host_bench_parse_stat(const char *text, uint64_t *busy, uint64_t *total);
 void host_bench_print_host(const HostBenchResult *r, GString *out);
 /* The host line, a legend and the table, as text. */
 void host_bench_print(const HostBenchResult *r, GString *out);

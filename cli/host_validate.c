@@ -307,25 +307,28 @@ static void print_table(const HostBenchResult *bench, const char *machine, const
 {
   host_bench_print_host(bench, out);
   g_string_append(out, "# ran%: the share of the wall time the native chase ran (below 100: a loaded host; measure "
-                       "again on a quiet one)\n");
+                       "again on a quiet one)\n# busy%: the share of the other CPUs' time they were busy meanwhile "
+                       "(they share the caches)\n");
   g_string_append_printf(out,
                          "# model: %s, ptrchase:line=%d,order=random,seed=%d, %" G_GUINT64_FORMAT
                          " accesses counted after %" G_GUINT64_FORMAT " warm-up; 4K: thp.enabled=never, THP: "
                          "thp.enabled=always\n# %s\n",
                          machine, HOST_BENCH_SLOT_BYTES, HOST_BENCH_SEED, (guint64)ms->accesses,
                          (guint64)ms->warmup, nested_note(machine));
-  g_string_append_printf(out, "%6s %-5s %10s %17s %5s %6s %10s %8s", "span", "pages", "native_ns", "native_min-max",
-                         "ran%", "huge%", "model_ns", "error%");
+  g_string_append_printf(out, "%6s %-5s %10s %17s %5s %5s %6s %10s %8s", "span", "pages", "native_ns",
+                         "native_min-max", "ran%", "busy%", "huge%", "model_ns", "error%");
   if (f->done)
     g_string_append_printf(out, " %10s %8s %-8s", "fitted_ns", "error%", "role");
   g_string_append(out, "\n");
+  gboolean any_busy = FALSE;
   for (guint i = 0; i < n; i++) {
     const ValidateRow *r = &rows[i];
     g_autofree char *span = settings_format_size(r->span_bytes);
     g_autofree char *spread = g_strdup_printf("%.1f-%.1f", r->native->min_ns, r->native->max_ns);
-    g_string_append_printf(out, "%6s %-5s %10.2f %17s %5.0f %6.1f %10.2f %+8.1f", span,
+    any_busy |= r->native->others_busy > HOST_BENCH_OTHERS_BUSY_OK;
+    g_string_append_printf(out, "%6s %-5s %10.2f %17s %5.0f %5.0f %6.1f %10.2f %+8.1f", span,
                            host_bench_pages_name(r->pages), r->native->median_ns, spread, 100 * r->native->ran_share,
-                           100 * r->native->huge_fraction, r->model_ns,
+                           100 * r->native->others_busy, 100 * r->native->huge_fraction, r->model_ns,
                            100 * host_validate_error(r->model_ns, r->native->median_ns));
     if (f->done)
       g_string_append_printf(out, " %10.2f %+8.1f %-8s", r->fitted_ns,
@@ -333,6 +336,8 @@ static void print_table(const HostBenchResult *bench, const char *machine, const
                              r->fitted_on ? "fitted" : "held-out");
     g_string_append(out, "\n");
   }
+  if (any_busy)
+    host_bench_append_busy_warning(out);
   g_string_append_printf(out, "\n# 4K/THP ratio of ns per access; native_buffers: the lowest and highest ratio of "
                               "one 4K buffer to the THP buffer measured after it\n%6s %8s %15s %8s %8s",
                          "span", "native", "native_buffers", "model", "error%");
@@ -412,6 +417,7 @@ static char *print_json(const HostBenchResult *bench, const char *machine, const
     json_double(jb, "native_max_ns", r->native->max_ns);
     json_double(jb, "huge_fraction", r->native->huge_fraction);
     json_double(jb, "ran_share", r->native->ran_share);
+    json_double(jb, "others_busy", r->native->others_busy);
     json_double(jb, "model_ns", r->model_ns);
     json_double(jb, "error", host_validate_error(r->model_ns, r->native->median_ns));
     if (f->done) {

@@ -197,6 +197,21 @@ END_TEST
 /* A real run, tiny: each point holds every buffer's repeats and one median
  * per buffer, and the range spans the buffer medians.  Nothing here depends
  * on how fast the host is. */
+START_TEST(test_parse_stat)
+{
+  uint64_t busy, total;
+  ck_assert(host_bench_parse_stat("cpu  100 5 20 800 50 3 2 10 0 0\ncpu0 50 2 10 400 25 1 1 5 0 0\n", &busy, &total));
+  ck_assert_uint_eq(total, 990);
+  ck_assert_uint_eq(busy, 140); /* all but idle (800) and iowait (50) */
+  ck_assert(host_bench_parse_stat("cpu 1 2 3 4\n", &busy, &total)); /* kernels before 2.5.41: four fields */
+  ck_assert_uint_eq(total, 10);
+  ck_assert_uint_eq(busy, 6);
+  ck_assert(!host_bench_parse_stat("intr 1 2 3\n", &busy, &total));
+  ck_assert(!host_bench_parse_stat("", &busy, &total));
+  ck_assert(!host_bench_parse_stat(NULL, &busy, &total));
+}
+END_TEST
+
 START_TEST(test_buffers)
 {
   uint64_t span = 256 << 10;
@@ -216,6 +231,7 @@ START_TEST(test_buffers)
     for (unsigned b = 0; b < pt->buffers; b++)
       ck_assert(pt->buffer_median_ns[b] >= lo && pt->buffer_median_ns[b] <= hi);
     ck_assert(pt->min_ns <= lo && hi <= pt->max_ns);
+    ck_assert(pt->others_busy >= 0 && pt->others_busy <= 1);
   }
   ck_assert_ptr_nonnull(host_bench_find(&r, HOST_BENCH_CHASE, HOST_BENCH_THP, span));
   host_bench_result_clear(&r);
@@ -275,6 +291,7 @@ static Suite *host_bench_suite(void)
   tcase_add_test(tc, test_summarise);
   tcase_add_test(tc, test_parse_spans);
   tcase_add_test(tc, test_json_shape);
+  tcase_add_test(tc, test_parse_stat);
   suite_add_tcase(s, tc);
   tc = tcase_create("run");
   tcase_add_test(tc, test_buffers);
