@@ -174,6 +174,29 @@ static inline Thread *kfix_thread(KernelFixture *f, uint32_t pid)
   return kfix_thread_on(f, pid, 0);
 }
 
+/* The system call `type` of t on CPU 0 over [addr, addr + len), with the
+ * protection and MAP_F_* flags of an mmap or mprotect (0 for the others),
+ * handed to kernel_syscall as the engine hands it a mapping record. */
+static inline void kfix_syscall(KernelFixture *f, Thread *t, TraceRecordType type, uint64_t addr, uint64_t len,
+                                uint8_t prot, uint8_t flags)
+{
+  TraceRecord r = { .type = (uint8_t)type, .pid = t->pid, .tid = t->tid, .addr = addr, .len = len, .prot = prot,
+                    .flags = flags };
+  kernel_syscall(f->k, &f->cpus[0]->kc, t->mm, &r);
+}
+
+/* Process `pid`'s thread on CPU 0 (kfix_thread) with one mapping
+ * [start, start + len) made by the mmap system call: anonymous and private
+ * with flags 0, a file's with MAP_F_FILE (and MAP_F_SHARED).  The set-up of
+ * the fault tests that go through do_mmap rather than fixture_vma. */
+static inline Thread *kfix_mapped_thread(KernelFixture *f, uint32_t pid, uint64_t start, uint64_t len, uint8_t prot,
+                                         uint8_t flags)
+{
+  Thread *t = kfix_thread(f, pid);
+  kfix_syscall(f, t, REC_MMAP, start, len, prot, flags);
+  return t;
+}
+
 /* ---- shared with machine_fixture.h ------------------------------------ */
 
 /* An anonymous VMA [start, start + len) with prot. */
@@ -181,6 +204,15 @@ static inline void fixture_vma(Thread *t, uint64_t start, uint64_t len, uint8_t 
 {
   Vma v = { .start = start, .end = start + len, .prot = prot };
   mm_insert_vma(t->mm, &v);
+}
+
+/* The 4K entry that maps va in t's page table, 0 when there is none (no
+ * table down to level 1, or a huge page maps va). */
+static inline uint64_t fixture_pte(Thread *t, uint64_t va)
+{
+  unsigned level, idx;
+  PtNode *n = pgtable_lookup(&t->mm->pt, va, &level, &idx);
+  return level == 1 ? n->e[idx] : 0;
 }
 
 /* Free 4K pages over every node. */

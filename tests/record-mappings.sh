@@ -7,23 +7,9 @@
 # mapping flagged `file`, and `run --annotate` must name it.  SKIP (exit
 # 77) without valgrind or a C compiler.
 set -eu
-: "${MMUSIM:=./mmusim}"
-: "${CC:=cc}"
-case "$MMUSIM" in /*) ;; *) MMUSIM="$(pwd)/$MMUSIM" ;; esac
-src="$(cd "$(dirname "$0")" && pwd)/record-mappings.c"
-if ! command -v valgrind > /dev/null; then
-  echo "SKIP: valgrind is not installed: nothing to record with"
-  exit 77
-fi
-if ! command -v "$CC" > /dev/null; then
-  echo "SKIP: no C compiler ($CC) to build the recorded program"
-  exit 77
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-record-maps.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-fail=0
-"$CC" -O1 -o prog "$src"
+. "$(dirname "$0")/record-common.sh"
+record_setup record-maps cc
+"$CC" -O1 -o prog "$here/record-mappings.c"
 head -c 65536 /dev/zero > data.bin
 "$MMUSIM" record -o maps.mtr -- ./prog data.bin > printed.txt 2> record.err
 "$MMUSIM" trace head -n 100000000 maps.mtr | grep -v '^[RWDX] \|^compute' > mappings.txt

@@ -10,23 +10,9 @@
 # SKIP (exit 77) without valgrind or a C compiler; the symbol checks are
 # skipped, said so, when mmusim was built without libdw.
 set -eu
-: "${MMUSIM:=./mmusim}"
-: "${CC:=cc}"
-case "$MMUSIM" in /*) ;; *) MMUSIM="$(pwd)/$MMUSIM" ;; esac
-src="$(cd "$(dirname "$0")" && pwd)/record-names.c"
-if ! command -v valgrind > /dev/null; then
-  echo "SKIP: valgrind is not installed: nothing to record with"
-  exit 77
-fi
-if ! command -v "$CC" > /dev/null; then
-  echo "SKIP: no C compiler ($CC) to build the recorded program"
-  exit 77
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-record-names.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-fail=0
-"$CC" -g -O1 -o prog "$src"
+. "$(dirname "$0")/record-common.sh"
+record_setup record-names cc
+"$CC" -g -O1 -o prog "$here/record-names.c"
 head -c 65536 /dev/zero > "data file.bin"
 "$MMUSIM" record -q -o names.mtr -- ./prog "data file.bin" 2> record.err
 "$MMUSIM" trace head -n 100000000 names.mtr | grep '^mmap' > mappings.txt

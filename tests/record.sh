@@ -5,16 +5,8 @@
 # recorder, a program that forks, what the program inherits.  The recorded
 # programs are small shell scripts.  SKIP (exit 77) without valgrind.
 set -eu
-: "${MMUSIM:=./mmusim}"
-case "$MMUSIM" in /*) ;; *) MMUSIM="$(pwd)/$MMUSIM" ;; esac
-if ! command -v valgrind > /dev/null; then
-  echo "SKIP: valgrind is not installed: nothing to record with"
-  exit 77
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mmusim-record.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-fail=0
+. "$(dirname "$0")/record-common.sh"
+record_setup record
 
 # refused NAME WANT COMMAND...: exit 2, one line holding WANT, the older
 # old.mtr as it was, no temporary file left, the program never ran.
@@ -87,7 +79,6 @@ fi
 # and the recording is refused, no file written.  (Run by exec in the
 # recorded process itself, outside valgrind, it is caught only when such a
 # line starts a line of the log: doc/trace-format.md.)
-: "${CC:=cc}"
 if command -v "$CC" > /dev/null; then
   MMUSIM_TEST_KEEP_FDS=" $(ls /proc/$$/fd | tr '\n' ' ')"
   export MMUSIM_TEST_KEEP_FDS

@@ -16,13 +16,6 @@
 /* These tests are about 4K pages: THP off (tests/system/test_thp.c has the rest). */
 static const char *const base_pages[] = { "thp.enabled=never", NULL };
 
-static uint64_t pte_of(Thread *t, uint64_t va)
-{
-  unsigned level, idx;
-  PtNode *n = pgtable_lookup(&t->mm->pt, va, &level, &idx);
-  return level == 1 ? n->e[idx] : 0;
-}
-
 START_TEST(test_read_maps_zero_page)
 {
   KernelFixture *m = kfix_new("skylake", base_pages);
@@ -33,7 +26,7 @@ START_TEST(test_read_maps_zero_page)
   uint64_t free_before = physmem_free_pages(k->pm, 0);
   uint64_t cycles;
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 123, ACC_LOAD, &cycles), FAULT_MAPPED);
-  uint64_t e = pte_of(t, BASE);
+  uint64_t e = fixture_pte(t, BASE);
   ck_assert(e & PTE_P);
   ck_assert(e & PTE_SW_ZERO);
   ck_assert(!(e & PTE_RW));
@@ -58,7 +51,7 @@ START_TEST(test_write_allocates_and_cow)
   uint64_t cycles;
   /* Write to an empty PTE: a zeroed page, writable and dirty. */
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
-  uint64_t e = pte_of(t, BASE);
+  uint64_t e = fixture_pte(t, BASE);
   ck_assert((e & (PTE_P | PTE_RW | PTE_D)) == (PTE_P | PTE_RW | PTE_D));
   ck_assert(!(e & PTE_SW_ZERO));
   ck_assert_uint_eq(cpu->ctr.c[CTR_FAULTS_ANON], 1);
@@ -68,7 +61,7 @@ START_TEST(test_write_allocates_and_cow)
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 4096, ACC_LOAD, &cycles), FAULT_MAPPED);
   ck_assert_uint_eq(cycles, k->zero_page_cycles); /* tables exist already */
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 4096, ACC_STORE, &cycles), FAULT_MAPPED);
-  e = pte_of(t, BASE + 4096);
+  e = fixture_pte(t, BASE + 4096);
   ck_assert(!(e & PTE_SW_ZERO));
   ck_assert(e & PTE_RW);
   ck_assert_uint_ne(pte_pfn(e), k->zero_pfn);
@@ -79,23 +72,15 @@ START_TEST(test_write_allocates_and_cow)
 }
 END_TEST
 
-/* A system call of t over [BASE, BASE + 1M) with prot. */
-static void call_1m(KernelFixture *f, Thread *t, TraceRecordType type, uint8_t prot)
-{
-  TraceRecord r = { .type = (uint8_t)type, .addr = BASE, .len = 1 << 20, .prot = prot };
-  kernel_syscall(f->k, &f->cpus[0]->kc, t->mm, &r);
-}
-
 /* mm_counter: do_anonymous_page's zero-page path counts nothing, the copy
  * of wp_page_copy counts one anon page, zap_pte_range gives back only what
  * was counted (Linux 6.12 mm/memory.c). */
 START_TEST(test_rss_counts_no_zero_page)
 {
   KernelFixture *m = kfix_new("skylake", base_pages);
-  Thread *t = kfix_thread(m, 1);
+  Thread *t = kfix_mapped_thread(m, 1, BASE, 1 << 20, PROT_R | PROT_W, 0);
   KfCpu *cpu = m->cpus[0];
   Kernel *k = m->k;
-  call_1m(m, t, REC_MMAP, PROT_R | PROT_W);
   uint64_t cycles;
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_LOAD, &cycles), FAULT_MAPPED);
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 4096, ACC_LOAD, &cycles), FAULT_MAPPED);
@@ -105,8 +90,7 @@ START_TEST(test_rss_counts_no_zero_page)
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 8192, ACC_STORE, &cycles), FAULT_MAPPED);
   ck_assert_uint_eq(t->mm->rss_pages, 2);
   /* Unmapping the copy and the zero page gives back the copy only. */
-  TraceRecord un = { .type = REC_MUNMAP, .addr = BASE, .len = 8192 };
-  kernel_syscall(k, &cpu->kc, t->mm, &un);
+  kfix_syscall(m, t, REC_MUNMAP, BASE, 8192, 0, 0);
   ck_assert_uint_eq(t->mm->rss_pages, 1);
   kfix_free(m);
 }
@@ -125,7 +109,7 @@ START_TEST(test_segv)
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_STORE, &cycles), FAULT_SEGV);
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_IFETCH, &cycles), FAULT_SEGV);
   ck_assert_uint_eq(cpu->ctr.c[CTR_SEGV], 3);
-  ck_assert_uint_eq(pte_of(t, BASE), 0);
+  ck_assert_uint_eq(fixture_pte(t, BASE), 0);
   kfix_free(m);
 }
 END_TEST
@@ -133,26 +117,22 @@ END_TEST
 START_TEST(test_mprotect_then_write_reuses)
 {
   KernelFixture *m = kfix_new("skylake", base_pages);
-  Thread *t = kfix_thread(m, 1);
+  Thread *t = kfix_mapped_thread(m, 1, BASE, 1 << 20, PROT_R | PROT_W, 0);
   KfCpu *cpu = m->cpus[0];
   Kernel *k = m->k;
-  TraceRecord mm = { .type = REC_MMAP, .addr = BASE, .len = 1 << 20, .prot = PROT_R | PROT_W };
-  kernel_syscall(k, &cpu->kc, t->mm, &mm);
   uint64_t cycles;
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
-  uint64_t pfn = pte_pfn(pte_of(t, BASE));
-  TraceRecord ro = { .type = REC_MPROTECT, .addr = BASE, .len = 1 << 20, .prot = PROT_R };
-  kernel_syscall(k, &cpu->kc, t->mm, &ro);
-  ck_assert(!(pte_of(t, BASE) & PTE_RW));
+  uint64_t pfn = pte_pfn(fixture_pte(t, BASE));
+  kfix_syscall(m, t, REC_MPROTECT, BASE, 1 << 20, PROT_R, 0);
+  ck_assert(!(fixture_pte(t, BASE) & PTE_RW));
   /* Write taken away: the range is shot down, no table freed. */
   ck_assert_uint_eq(m->flushes->len, 1);
   ck_assert(!g_array_index(m->flushes, KfFlush, 0).freed_tables);
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_STORE, &cycles), FAULT_SEGV);
-  TraceRecord rw = { .type = REC_MPROTECT, .addr = BASE, .len = 1 << 20, .prot = PROT_R | PROT_W };
-  kernel_syscall(k, &cpu->kc, t->mm, &rw);
+  kfix_syscall(m, t, REC_MPROTECT, BASE, 1 << 20, PROT_R | PROT_W, 0);
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE, ACC_STORE, &cycles), FAULT_MAPPED);
-  ck_assert(pte_of(t, BASE) & PTE_RW);
-  ck_assert_uint_eq(pte_pfn(pte_of(t, BASE)), pfn); /* same page, no copy */
+  ck_assert(fixture_pte(t, BASE) & PTE_RW);
+  ck_assert_uint_eq(pte_pfn(fixture_pte(t, BASE)), pfn); /* same page, no copy */
   kfix_free(m);
 }
 END_TEST
@@ -166,35 +146,34 @@ static void mprotect_back(const char *version, gboolean writable_at_once)
 {
   const char *sets[] = { "thp.enabled=never", version, NULL };
   KernelFixture *m = kfix_new("skylake", sets);
-  Thread *t = kfix_thread(m, 1);
+  Thread *t = kfix_mapped_thread(m, 1, BASE, 1 << 20, PROT_R | PROT_W, 0);
   KfCpu *cpu = m->cpus[0];
   Kernel *k = m->k;
-  call_1m(m, t, REC_MMAP, PROT_R | PROT_W);
   uint64_t cycles;
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 4096, ACC_STORE, &cycles), FAULT_MAPPED);
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 3 * 4096, ACC_LOAD, &cycles), FAULT_MAPPED);
-  call_1m(m, t, REC_MPROTECT, PROT_R);
+  kfix_syscall(m, t, REC_MPROTECT, BASE, 1 << 20, PROT_R, 0);
   /* The anon page lost its write bit: one flush of [BASE + 4K, BASE + 8K). */
   ck_assert_uint_eq(m->flushes->len, 1);
   KfFlush *fl = &g_array_index(m->flushes, KfFlush, 0);
   ck_assert_uint_eq(fl->start, BASE + 4096);
   ck_assert_uint_eq(fl->end, BASE + 2 * 4096);
   ck_assert_uint_eq(fl->stride_shift, 12);
-  call_1m(m, t, REC_MPROTECT, PROT_R | PROT_W);
-  ck_assert(!(pte_of(t, BASE + 3 * 4096) & PTE_RW)); /* the zero page */
+  kfix_syscall(m, t, REC_MPROTECT, BASE, 1 << 20, PROT_R | PROT_W, 0);
+  ck_assert(!(fixture_pte(t, BASE + 3 * 4096) & PTE_RW)); /* the zero page */
   uint64_t faults = cpu->ctr.c[CTR_PAGE_FAULTS];
   if (writable_at_once) {
-    ck_assert(pte_of(t, BASE + 4096) & PTE_RW);
+    ck_assert(fixture_pte(t, BASE + 4096) & PTE_RW);
     ck_assert_uint_eq(m->flushes->len, 2);
     fl = &g_array_index(m->flushes, KfFlush, 1);
     ck_assert_uint_eq(fl->start, BASE + 4096);
     ck_assert_uint_eq(fl->end, BASE + 2 * 4096);
     ck_assert_uint_eq(fl->stride_shift, 12);
   } else {
-    ck_assert(!(pte_of(t, BASE + 4096) & PTE_RW));
+    ck_assert(!(fixture_pte(t, BASE + 4096) & PTE_RW));
     ck_assert_uint_eq(m->flushes->len, 1); /* nothing changed: nothing flushed */
     ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + 4096, ACC_STORE, &cycles), FAULT_MAPPED);
-    ck_assert(pte_of(t, BASE + 4096) & PTE_RW);
+    ck_assert(fixture_pte(t, BASE + 4096) & PTE_RW);
     ck_assert_uint_eq(cpu->ctr.c[CTR_PAGE_FAULTS], faults + 1);
   }
   kfix_free(m);
@@ -219,28 +198,24 @@ START_TEST(test_mprotect_thp_flush_stride)
 {
   const char *sets[] = { "thp.enabled=always", NULL };
   KernelFixture *m = kfix_new("skylake", sets);
-  Thread *t = kfix_thread(m, 1);
+  const uint64_t pmd = 2 << 20;
+  Thread *t = kfix_mapped_thread(m, 1, BASE, 2 * pmd, PROT_R | PROT_W, 0);
   KfCpu *cpu = m->cpus[0];
   Kernel *k = m->k;
-  const uint64_t pmd = 2 << 20;
-  TraceRecord mm = { .type = REC_MMAP, .addr = BASE, .len = 2 * pmd, .prot = PROT_R | PROT_W };
-  kernel_syscall(k, &cpu->kc, t->mm, &mm);
   uint64_t cycles;
   ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, BASE + pmd, ACC_STORE, &cycles), FAULT_MAPPED);
   unsigned level, idx;
   PtNode *n = pgtable_lookup(&t->mm->pt, BASE + pmd, &level, &idx);
   ck_assert_uint_eq(level, 2);
   ck_assert(n->e[idx] & PTE_PS);
-  TraceRecord ro = { .type = REC_MPROTECT, .addr = BASE, .len = 2 * pmd, .prot = PROT_R };
-  kernel_syscall(k, &cpu->kc, t->mm, &ro);
+  kfix_syscall(m, t, REC_MPROTECT, BASE, 2 * pmd, PROT_R, 0);
   ck_assert(!(n->e[idx] & PTE_RW));
   ck_assert_uint_eq(m->flushes->len, 1);
   KfFlush *fl = &g_array_index(m->flushes, KfFlush, 0);
   ck_assert_uint_eq(fl->start, BASE + pmd);
   ck_assert_uint_eq(fl->end, BASE + 2 * pmd);
   ck_assert_uint_eq(fl->stride_shift, 21);
-  TraceRecord rw = { .type = REC_MPROTECT, .addr = BASE, .len = 2 * pmd, .prot = PROT_R | PROT_W };
-  kernel_syscall(k, &cpu->kc, t->mm, &rw);
+  kfix_syscall(m, t, REC_MPROTECT, BASE, 2 * pmd, PROT_R | PROT_W, 0);
   ck_assert(n->e[idx] & PTE_RW);
   ck_assert_uint_eq(m->flushes->len, 2);
   ck_assert_uint_eq(g_array_index(m->flushes, KfFlush, 1).stride_shift, 21);
@@ -255,15 +230,13 @@ START_TEST(test_munmap_frees_pages_and_tables)
   KfCpu *cpu = m->cpus[0];
   Kernel *k = m->k;
   uint64_t free0 = physmem_free_pages(k->pm, 0);
-  TraceRecord mm = { .type = REC_MMAP, .addr = BASE, .len = 4 << 20, .prot = PROT_R | PROT_W };
-  kernel_syscall(k, &cpu->kc, t->mm, &mm);
+  kfix_syscall(m, t, REC_MMAP, BASE, 4 << 20, PROT_R | PROT_W, 0);
   uint64_t cycles;
   for (uint64_t va = BASE; va < BASE + (4 << 20); va += 4096)
     ck_assert_int_eq(fault_handle(k, &cpu->kc, t->mm, va, ACC_STORE, &cycles), FAULT_MAPPED);
   /* 1024 data pages, PDPT + PD + 2 PTs */
   ck_assert_uint_eq(free0 - physmem_free_pages(k->pm, 0), 1024 + 4);
-  TraceRecord un = { .type = REC_MUNMAP, .addr = BASE, .len = 4 << 20 };
-  kernel_syscall(k, &cpu->kc, t->mm, &un);
+  kfix_syscall(m, t, REC_MUNMAP, BASE, 4 << 20, 0, 0);
   ck_assert_uint_eq(physmem_free_pages(k->pm, 0), free0);
   ck_assert_uint_eq(cpu->ctr.c[CTR_PGTABLE_PAGES_FREED], 4);
   /* One shootdown of the range at the stride of its 4K leaves, with the

@@ -17,20 +17,6 @@
 #define BASE UINT64_C(0x7f0000000000)
 #define PG UINT64_C(0x1000)
 
-static uint64_t pte_of(Thread *t, uint64_t va)
-{
-  unsigned level, idx;
-  PtNode *n = pgtable_lookup(&t->mm->pt, va, &level, &idx);
-  return level == 1 ? n->e[idx] : 0;
-}
-
-static void call(KernelFixture *f, Thread *t, TraceRecordType type, uint64_t addr, uint64_t len, uint8_t prot,
-                 uint8_t flags)
-{
-  TraceRecord r = { .type = type, .pid = t->pid, .addr = addr, .len = len, .prot = prot, .flags = flags };
-  kernel_syscall(f->k, &f->cpus[0]->kc, t->mm, &r);
-}
-
 static uint64_t fault(KernelFixture *f, Thread *t, uint64_t va, AccessKind kind)
 {
   uint64_t cycles;
@@ -51,10 +37,9 @@ static uint64_t three_tables(const Kernel *k)
 START_TEST(test_minor_fault_around)
 {
   KernelFixture *f = kfix_new("skylake", NULL);
-  Thread *t = kfix_thread(f, 1);
+  Thread *t = kfix_mapped_thread(f, 1, BASE, 1 << 20, PROT_R, MAP_F_FILE);
   Kernel *k = f->k;
   Counters *c = &f->cpus[0]->ctr;
-  call(f, t, REC_MMAP, BASE, 1 << 20, PROT_R, MAP_F_FILE);
   uint64_t free_before = fixture_free_pages(k);
   uint64_t cycles = fault(f, t, BASE + 5 * PG + 8, ACC_LOAD);
   ck_assert_uint_eq(cycles, k->file_cycles + 15 * filemap_around_page_cycles(k->filemap) + three_tables(k));
@@ -68,11 +53,11 @@ START_TEST(test_minor_fault_around)
   ck_assert_uint_eq(filemap_pages(k->filemap), 16);
   ck_assert_uint_eq(free_before - fixture_free_pages(k), 16 + 3); /* the page cache's frames count as used */
   for (uint64_t i = 0; i < 16; i++) {
-    uint64_t e = pte_of(t, BASE + i * PG);
+    uint64_t e = fixture_pte(t, BASE + i * PG);
     ck_assert((e & (PTE_P | PTE_SW_FILE)) == (PTE_P | PTE_SW_FILE));
     ck_assert(!(e & (PTE_RW | PTE_SW_ZERO)));
   }
-  ck_assert_uint_eq(pte_of(t, BASE + 16 * PG), 0);
+  ck_assert_uint_eq(fixture_pte(t, BASE + 16 * PG), 0);
   kfix_free(f);
 }
 END_TEST
@@ -82,21 +67,19 @@ END_TEST
 START_TEST(test_fault_around_window)
 {
   KernelFixture *f = kfix_new("skylake", NULL);
-  Thread *t = kfix_thread(f, 1);
-  call(f, t, REC_MMAP, BASE + 3 * PG, 8 * PG, PROT_R, MAP_F_FILE); /* pages 3..10 */
+  Thread *t = kfix_mapped_thread(f, 1, BASE + 3 * PG, 8 * PG, PROT_R, MAP_F_FILE); /* pages 3..10 */
   fault(f, t, BASE + 4 * PG, ACC_LOAD);
   ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_FAULT_AROUND_PAGES], 7);
   kfix_free(f);
 
   const char *const none[] = { "vm.fault_around_bytes=4K", NULL };
   f = kfix_new("skylake", none);
-  t = kfix_thread(f, 1);
+  t = kfix_mapped_thread(f, 1, BASE, 1 << 20, PROT_R, MAP_F_FILE);
   ck_assert_uint_eq(filemap_around_pages(f->k->filemap), 1);
-  call(f, t, REC_MMAP, BASE, 1 << 20, PROT_R, MAP_F_FILE);
   uint64_t cycles = fault(f, t, BASE, ACC_LOAD);
   ck_assert_uint_eq(cycles, f->k->file_cycles + three_tables(f->k));
   ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_FAULT_AROUND_PAGES], 0);
-  ck_assert_uint_eq(pte_of(t, BASE + PG), 0);
+  ck_assert_uint_eq(fixture_pte(t, BASE + PG), 0);
   kfix_free(f);
 
   /* 100K rounds down to 64K; 4M is more than a PTE table's 2M. */
@@ -119,10 +102,9 @@ START_TEST(test_major_read_around)
 {
   const char *const cold[] = { "file.cache_hit=0", NULL };
   KernelFixture *f = kfix_new("skylake", cold);
-  Thread *t = kfix_thread(f, 1);
+  Thread *t = kfix_mapped_thread(f, 1, BASE, 1 << 20, PROT_R, MAP_F_FILE);
   Kernel *k = f->k;
   Counters *c = &f->cpus[0]->ctr;
-  call(f, t, REC_MMAP, BASE, 1 << 20, PROT_R, MAP_F_FILE);
   uint64_t read = kernel_ns_to_cycles(k, 92000);
   uint64_t cycles = fault(f, t, BASE + 64 * PG, ACC_LOAD);
   ck_assert_uint_eq(cycles, k->file_cycles + read + three_tables(k));
@@ -130,7 +112,7 @@ START_TEST(test_major_read_around)
   ck_assert_uint_eq(c->c[CTR_FILE_PAGES_READ], 32);
   ck_assert_uint_eq(c->c[CTR_FAULT_AROUND_PAGES], 0);
   ck_assert_uint_eq(filemap_pages(k->filemap), 32); /* pages 48..79 */
-  ck_assert_uint_eq(pte_of(t, BASE + 65 * PG), 0);
+  ck_assert_uint_eq(fixture_pte(t, BASE + 65 * PG), 0);
   cycles = fault(f, t, BASE + 50 * PG, ACC_LOAD);
   ck_assert_uint_eq(cycles, k->file_cycles + 15 * filemap_around_page_cycles(k->filemap));
   ck_assert_uint_eq(c->c[CTR_MAJOR_FAULTS], 1);
@@ -153,14 +135,13 @@ END_TEST
 START_TEST(test_private_cow)
 {
   KernelFixture *f = kfix_new("skylake", NULL);
-  Thread *t = kfix_thread(f, 1);
+  Thread *t = kfix_mapped_thread(f, 1, BASE, 1 << 20, PROT_R | PROT_W, MAP_F_FILE);
   Kernel *k = f->k;
   Counters *c = &f->cpus[0]->ctr;
-  call(f, t, REC_MMAP, BASE, 1 << 20, PROT_R | PROT_W, MAP_F_FILE);
   uint64_t copy = kernel_copy_cycles(k, 4096);
   uint64_t cycles = fault(f, t, BASE, ACC_STORE);
   ck_assert_uint_eq(cycles, k->anon_cycles + copy + three_tables(k));
-  uint64_t e = pte_of(t, BASE), cached;
+  uint64_t e = fixture_pte(t, BASE), cached;
   gboolean oom;
   ck_assert((e & (PTE_P | PTE_RW | PTE_D)) == (PTE_P | PTE_RW | PTE_D));
   ck_assert(!(e & PTE_SW_FILE));
@@ -173,13 +154,13 @@ START_TEST(test_private_cow)
   ck_assert_uint_eq(t->mm->rss_pages, 1);
   /* Read then write the next page. */
   fault(f, t, BASE + PG, ACC_LOAD);
-  e = pte_of(t, BASE + PG);
+  e = fixture_pte(t, BASE + PG);
   ck_assert(e & PTE_SW_FILE);
   ck_assert(!(e & PTE_RW));
   guint flushes = f->flushes->len;
   cycles = fault(f, t, BASE + PG, ACC_STORE);
   ck_assert_uint_eq(cycles, k->anon_cycles + copy);
-  uint64_t e2 = pte_of(t, BASE + PG);
+  uint64_t e2 = fixture_pte(t, BASE + PG);
   ck_assert((e2 & (PTE_RW | PTE_D | PTE_SW_FILE)) == (PTE_RW | PTE_D));
   ck_assert_uint_ne(pte_pfn(e2), pte_pfn(e));
   ck_assert_uint_eq(f->flushes->len, flushes + 1);
@@ -195,20 +176,19 @@ END_TEST
 START_TEST(test_shared_write)
 {
   KernelFixture *f = kfix_new("skylake", NULL);
-  Thread *t = kfix_thread(f, 1);
+  Thread *t = kfix_mapped_thread(f, 1, BASE, 1 << 20, PROT_R | PROT_W, MAP_F_FILE | MAP_F_SHARED);
   Kernel *k = f->k;
-  call(f, t, REC_MMAP, BASE, 1 << 20, PROT_R | PROT_W, MAP_F_FILE | MAP_F_SHARED);
   uint64_t cycles = fault(f, t, BASE, ACC_STORE);
   ck_assert_uint_eq(cycles, k->file_cycles + three_tables(k));
-  uint64_t e = pte_of(t, BASE), cached;
+  uint64_t e = fixture_pte(t, BASE), cached;
   gboolean oom;
   ck_assert((e & (PTE_RW | PTE_D | PTE_SW_FILE)) == (PTE_RW | PTE_D | PTE_SW_FILE));
   ck_assert(filemap_cached(k, &f->cpus[0]->kc, t->mm, mm_find_vma(t->mm, BASE), BASE, &cached, &oom));
   ck_assert_uint_eq(pte_pfn(e), cached);
   fault(f, t, BASE + PG, ACC_LOAD);
-  ck_assert(!(pte_of(t, BASE + PG) & PTE_RW));
+  ck_assert(!(fixture_pte(t, BASE + PG) & PTE_RW));
   fault(f, t, BASE + PG, ACC_STORE);
-  ck_assert((pte_of(t, BASE + PG) & (PTE_RW | PTE_D | PTE_SW_FILE)) == (PTE_RW | PTE_D | PTE_SW_FILE));
+  ck_assert((fixture_pte(t, BASE + PG) & (PTE_RW | PTE_D | PTE_SW_FILE)) == (PTE_RW | PTE_D | PTE_SW_FILE));
   ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_FAULTS_COW], 0);
   ck_assert_uint_eq(t->mm->rss_pages, 0);
   kfix_free(f);
@@ -221,21 +201,20 @@ END_TEST
 START_TEST(test_mprotect_keeps_page_cache_read_only)
 {
   KernelFixture *f = kfix_new("skylake", NULL);
-  Thread *t = kfix_thread(f, 1);
-  call(f, t, REC_MMAP, BASE, 64 * PG, PROT_R | PROT_W, MAP_F_FILE);
+  Thread *t = kfix_mapped_thread(f, 1, BASE, 64 * PG, PROT_R | PROT_W, MAP_F_FILE);
   fault(f, t, BASE + PG, ACC_LOAD);  /* maps pages 0..15 read-only */
   fault(f, t, BASE, ACC_STORE);      /* page 0: an anonymous copy */
-  call(f, t, REC_MMAP, BASE + 64 * PG, 64 * PG, PROT_R | PROT_W, MAP_F_FILE | MAP_F_SHARED);
+  kfix_syscall(f, t, REC_MMAP, BASE + 64 * PG, 64 * PG, PROT_R | PROT_W, MAP_F_FILE | MAP_F_SHARED);
   fault(f, t, BASE + 65 * PG, ACC_LOAD); /* pages 64..79 read-only */
   fault(f, t, BASE + 64 * PG, ACC_STORE); /* page 64 dirty */
   for (uint64_t at = 0; at < 128; at += 64) {
-    call(f, t, REC_MPROTECT, BASE + at * PG, 64 * PG, PROT_R, 0);
-    call(f, t, REC_MPROTECT, BASE + at * PG, 64 * PG, PROT_R | PROT_W, 0);
+    kfix_syscall(f, t, REC_MPROTECT, BASE + at * PG, 64 * PG, PROT_R, 0);
+    kfix_syscall(f, t, REC_MPROTECT, BASE + at * PG, 64 * PG, PROT_R | PROT_W, 0);
   }
-  ck_assert(pte_of(t, BASE) & PTE_RW);
-  ck_assert(!(pte_of(t, BASE + PG) & PTE_RW));
-  ck_assert(pte_of(t, BASE + 64 * PG) & PTE_RW);
-  ck_assert(!(pte_of(t, BASE + 65 * PG) & PTE_RW));
+  ck_assert(fixture_pte(t, BASE) & PTE_RW);
+  ck_assert(!(fixture_pte(t, BASE + PG) & PTE_RW));
+  ck_assert(fixture_pte(t, BASE + 64 * PG) & PTE_RW);
+  ck_assert(!(fixture_pte(t, BASE + 65 * PG) & PTE_RW));
   kfix_free(f);
 }
 END_TEST
@@ -247,21 +226,20 @@ START_TEST(test_munmap_keeps_page_cache)
 {
   const char *const cold[] = { "file.cache_hit=0", NULL };
   KernelFixture *f = kfix_new("skylake", cold);
-  Thread *t = kfix_thread(f, 1);
+  Thread *t = kfix_mapped_thread(f, 1, BASE, 64 * PG, PROT_R | PROT_W, MAP_F_FILE);
   Kernel *k = f->k;
-  call(f, t, REC_MMAP, BASE, 64 * PG, PROT_R | PROT_W, MAP_F_FILE);
   fault(f, t, BASE, ACC_LOAD);
   fault(f, t, BASE + PG, ACC_STORE);
-  uint64_t pfn = pte_pfn(pte_of(t, BASE));
+  uint64_t pfn = pte_pfn(fixture_pte(t, BASE));
   ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_MAJOR_FAULTS], 1);
   uint64_t free_before = fixture_free_pages(k);
-  call(f, t, REC_MUNMAP, BASE, 64 * PG, 0, 0);
+  kfix_syscall(f, t, REC_MUNMAP, BASE, 64 * PG, 0, 0);
   ck_assert_uint_eq(fixture_free_pages(k) - free_before, 1 + 3); /* the copy and the three tables */
   ck_assert_uint_eq(filemap_pages(k->filemap), 32);
   ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_MEM_USED_BYTES], 0);
-  call(f, t, REC_MMAP, BASE, 64 * PG, PROT_R, MAP_F_FILE);
+  kfix_syscall(f, t, REC_MMAP, BASE, 64 * PG, PROT_R, MAP_F_FILE);
   fault(f, t, BASE, ACC_LOAD);
-  ck_assert_uint_eq(pte_pfn(pte_of(t, BASE)), pfn);
+  ck_assert_uint_eq(pte_pfn(fixture_pte(t, BASE)), pfn);
   ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_MAJOR_FAULTS], 1);
   kfix_free(f);
 }
@@ -275,8 +253,7 @@ START_TEST(test_cache_hit_fraction)
   uint64_t major[2];
   for (unsigned run = 0; run < 2; run++) {
     KernelFixture *f = kfix_new("skylake", half);
-    Thread *t = kfix_thread(f, 1);
-    call(f, t, REC_MMAP, BASE, 1024 * PG, PROT_R, MAP_F_FILE);
+    Thread *t = kfix_mapped_thread(f, 1, BASE, 1024 * PG, PROT_R, MAP_F_FILE);
     for (uint64_t i = 0; i < 1024; i++)
       fault(f, t, BASE + i * PG, ACC_LOAD);
     major[run] = f->cpus[0]->ctr.c[CTR_MAJOR_FAULTS];
