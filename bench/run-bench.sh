@@ -79,6 +79,9 @@ sfour=$(timed sweep_fresh)
 printf '%-34s %7.2f s one configuration (%.2f s parsed ahead), %7.2f s four: the sweep takes %.2fx one (median of %d)\n' \
   "sweep of 4 over a text trace" "$sone" "$sahead" "$sfour" "$(echo "$sfour / $sone" | bc -l)" "$RUNS"
 rm -rf "$sdir"
+# Host memory of a trace sweep of hundreds of configurations, grouped and
+# all at once (bench/sweep-memory.sh, which also runs alone).
+"$(dirname "$0")/sweep-memory.sh" "$MMUSIM"
 # Trace formats: decoding speed of .mtr (records/s), parsing speed of lackey
 # text (lines/s), and bytes per access of .mtr, of lackey's text and of that
 # text compressed with zstd -3, on a lackey recording of `sort -n` over
