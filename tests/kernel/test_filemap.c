@@ -240,6 +240,37 @@ START_TEST(test_mprotect_keeps_page_cache_read_only)
 }
 END_TEST
 
+/* One mprotect over a private and a shared file mapping: each VMA takes
+ * the new protection by its own flags (do_mprotect_pkey calls
+ * mprotect_fixup per VMA, 6.12).  The private page-cache page stays
+ * read-only until its COW, whichever VMA comes first in the range; the
+ * dirty shared page is writable again (writenotify lets a dirty page skip
+ * the write fault). */
+START_TEST(test_mprotect_per_vma)
+{
+  for (unsigned shared_first = 0; shared_first < 2; shared_first++) {
+    KernelFixture *f = kfix_new("skylake", NULL);
+    Thread *t = kfix_thread(f, 1);
+    uint64_t priv = shared_first ? BASE + 16 * PG : BASE, shared = shared_first ? BASE : BASE + 16 * PG;
+    call(f, t, REC_MMAP, priv, 16 * PG, PROT_R, MAP_F_FILE);
+    call(f, t, REC_MMAP, shared, 16 * PG, PROT_R | PROT_W, MAP_F_FILE | MAP_F_SHARED);
+    fault(f, t, priv, ACC_LOAD);      /* a page-cache page, read-only */
+    fault(f, t, shared, ACC_STORE);   /* a page-cache page, writable and dirty */
+    call(f, t, REC_MPROTECT, BASE, 32 * PG, PROT_R, 0);
+    ck_assert(!(pte_of(t, shared) & PTE_RW));
+    ck_assert(pte_of(t, shared) & PTE_D);
+    call(f, t, REC_MPROTECT, BASE, 32 * PG, PROT_R | PROT_W, 0);
+    ck_assert_uint_eq(mm_vma_count(t->mm), 2);
+    uint64_t ep = pte_of(t, priv), es = pte_of(t, shared);
+    ck_assert_msg(!(ep & PTE_RW), "private file page writable before its COW (%s first)",
+                  shared_first ? "shared" : "private");
+    ck_assert_msg(es & PTE_RW, "dirty shared file page left read-only (%s first)",
+                  shared_first ? "shared" : "private");
+    kfix_free(f);
+  }
+}
+END_TEST
+
 /* munmap gives back the anonymous copies and the tables, not the
  * page-cache pages: mapped again, the file faults minor on the same
  * frames. */
@@ -299,6 +330,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_private_cow);
   tcase_add_test(tc, test_shared_write);
   tcase_add_test(tc, test_mprotect_keeps_page_cache_read_only);
+  tcase_add_test(tc, test_mprotect_per_vma);
   tcase_add_test(tc, test_munmap_keeps_page_cache);
   tcase_add_test(tc, test_cache_hit_fraction);
   suite_add_tcase(s, tc);
