@@ -4,7 +4,8 @@
  *
  * Models: the shared zero page reserved at boot, and the hugetlbfs pools
  * (kernel/hugetlb.c); one mm per process with a PCID; mmap (anonymous, private
- * or shared, stack, hugetlb with 2M or 1G pages), munmap (pages freed, TLBs
+ * or shared, stack, hugetlb with 2M or 1G pages; a file mapping keeps the
+ * file's name and offset, by which the page cache names its pages), munmap (pages freed, TLBs
  * shot down, emptied page tables freed, as unmap_region() and
  * free_pgtables() do), mprotect (write permission removed from PTEs when it
  * is dropped; given back at once to exclusive anonymous pages, as
@@ -862,6 +863,12 @@ static void sys_mmap(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint64_
   zap_range(k, cpu, mm, start, end);
   mm_remove_range(mm, start, end);
   Vma v = { .start = start, .end = end, .prot = r->prot, .flags = r->flags };
+  /* vma_set_file and vm_pgoff: a named file's pages are found in its page
+   * cache by their index in the file, from any mapping of it. */
+  if ((r->flags & MAP_F_FILE) && r->path) {
+    v.file = filemap_intern(k->filemap, r->path);
+    v.file_off = r->arg2;
+  }
   mm_insert_vma(mm, &v);
   mm_merge_vmas(mm);
   khugepaged_enter_vma(k->khugepaged, mm, &v);
