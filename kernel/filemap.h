@@ -2,18 +2,23 @@
 /*
  * filemap.h - the page cache behind file mappings (mm/filemap.c, Linux 6.12).
  *
- * A file page is found in the page cache or read from storage.  The model
- * knows a file mapping only as a VMA with MAP_F_FILE (no file name or
- * offset in the trace), so a page-cache page is named by its process and
- * the base page of the mapping it was faulted through: the same file
- * mapped twice, or by two processes, is two sets of pages.  Whether a page
- * is in the cache before the run is file.cache_hit's fixed hash of that
+ * A file page is found in the page cache or read from storage.  A page
+ * of a named file (a VMA whose mmap carried path= and offset=, Vma.file)
+ * is named by the file and its index in it, as filemap_get_folio finds a
+ * folio by its address_space and index: every mapping of the file, in
+ * one process or several, finds the same page and frame.  A file mapping
+ * the trace does not name is its own file: its pages are named by its
+ * process and the base page they were faulted through.  Whether a page is
+ * in the cache before the run is file.cache_hit's fixed hash of that
  * name; a page read by a major fault stays in.  Each page in the cache
  * holds a frame of the buddy allocator (movable, placed by the process's
  * memory policy as filemap_alloc_folio places it): page-cache pages count
  * in a node's used memory, not in mem_used_bytes, which counts the
  * workload's own pages.  The frames stay until the run ends: no reclaim,
  * no writeback (a write to a shared file mapping only dirties its PTE).
+ * The cache's reference is what keeps a frame: the PTEs that map it take
+ * no reference or mapcount that could free it, so one process unmapping
+ * a shared page leaves it to the others.
  * The fault paths that use it are in kernel/fault.c.
  */
 #ifndef MMUSIM_FILEMAP_H
@@ -45,6 +50,10 @@ gboolean filemap_cached(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint64_t pag
  * added to *cycles).  FALSE: no frame left for it (out of memory). */
 gboolean filemap_get(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, uint64_t page_va, uint64_t *pfn, gboolean *major,
                      uint64_t *cycles);
+
+/* The one copy of a file's name that VMAs keep (Vma.file): equal names
+ * give the same pointer, valid until the kernel is freed. */
+const char *filemap_intern(Filemap *f, const char *path);
 
 /* Page-cache pages held, for tests. */
 guint filemap_pages(const Filemap *f);

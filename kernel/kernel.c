@@ -4,7 +4,8 @@
  *
  * Models: the shared zero page reserved at boot, and the hugetlbfs pools
  * (kernel/hugetlb.c); one mm per process with a PCID; mmap (anonymous, private
- * or shared, stack, hugetlb with 2M or 1G pages), munmap (pages freed, TLBs
+ * or shared, stack, hugetlb with 2M or 1G pages; a file mapping keeps the
+ * file's name and offset, by which the page cache names its pages), munmap (pages freed, TLBs
  * shot down, emptied page tables freed, as unmap_region() and
  * free_pgtables() do), mprotect (write permission removed from PTEs when it
  * is dropped; given back at once to exclusive anonymous pages, as
@@ -862,6 +863,12 @@ static void sys_mmap(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint64_
   zap_range(k, cpu, mm, start, end);
   mm_remove_range(mm, start, end);
   Vma v = { .start = start, .end = end, .prot = r->prot, .flags = r->flags };
+  /* vma_set_file and vm_pgoff: a named file's pages are found in its page
+   * cache by their index in the file, from any mapping of it. */
+  if ((r->flags & MAP_F_FILE) && r->path) {
+    v.file = filemap_intern(k->filemap, r->path);
+    v.file_off = r->arg2;
+  }
   mm_insert_vma(mm, &v);
   mm_merge_vmas(mm);
   khugepaged_enter_vma(k->khugepaged, mm, &v);
@@ -926,14 +933,61 @@ static int mprotect_leaf(PtWalk *w, uint64_t e, uint64_t addr, uint64_t next)
 static const PtWalkOps mprotect_ops = { .pud_entry = mprotect_leaf, .pmd_entry = mprotect_leaf,
                                         .pte_entry = mprotect_leaf };
 
-/* mprotect_fixup and change_protection over [start, end). */
+/* mprotect_fixup for one VMA of the range: the VMA's own flags decide how
+ * its PTEs take the new protection (Linux 6.12 mm/mprotect.c: newflags =
+ * calc_vm_prot_bits(prot) | (vma->vm_flags & ~mask_off_old_flags), so
+ * VM_SHARED and the file stay the VMA's; vma_set_page_prot and
+ * vma_wants_manual_pte_write_upgrade then choose per VMA).  Its PTE
+ * changes go into the caller's gather mp; a hugetlb VMA flushes on its own
+ * (hugetlb_change_protection). */
+static void mprotect_fixup(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, const TraceRecord *r, uint64_t start,
+                           uint64_t end, Mprotect *mp)
+{
+  mp->shared = mp->writenotify = mp->try_writable = FALSE;
+  if (r->prot & PROT_W) {
+    /* vma_wants_manual_pte_write_upgrade: a private writable VMA tries
+     * (since 6.0; before it, the write fault made each page writable); a
+     * shared one (shmem, no writenotify) gets the write bit from its
+     * vm_page_prot in pte_modify, in every release.  hugetlb_change_protection
+     * has no such try: its private pages wait for hugetlb_wp.  In a
+     * private file VMA a page-cache page stays read-only until its COW
+     * (can_change_pte_writable: not anonymous). */
+    mp->shared = (v->flags & MAP_F_SHARED) != 0;
+    /* A shared file mapping wants write notification (vma_wants_writenotify:
+     * dirty tracking of its page cache), so vm_page_prot has no write bit
+     * and can_change_pte_writable lets only a dirty page be writable (6.0
+     * on; before it, none: the write fault makes each page writable). */
+    mp->writenotify = mp->shared && (v->flags & MAP_F_FILE);
+    mp->try_writable =
+      (mp->writenotify || !mp->shared) && !(v->flags & MAP_F_HUGETLB) && kernel_has(k, KR_MPROTECT_WRITABLE);
+  }
+  if (!(v->flags & MAP_F_HUGETLB)) {
+    pgtable_walk(&mm->pt, start, end, &mprotect_ops, mp);
+    return;
+  }
+  /* hugetlb_change_protection: flush_hugetlb_tlb_range over the VMA's part
+   * of the range, at the huge page size, when a page changed; its entries
+   * stay out of the caller's gather. */
+  Mprotect own = *mp;
+  own.lo = UINT64_MAX;
+  own.hi = 0;
+  own.min_level = 0;
+  pgtable_walk(&mm->pt, start, end, &mprotect_ops, &own);
+  if (own.min_level)
+    kernel_flush_tlb(k, cpu, mm, start, end,
+                     (unsigned)(12 + hugetlb_order(k->hugetlb, v->flags & MAP_F_HUGETLB_1G ? HPAGE_1G : HPAGE_2M)),
+                     FALSE);
+}
+
+/* do_mprotect_pkey (Linux 6.12): one mmu_gather (tlb_gather_mmu) for the
+ * whole range, mprotect_fixup for each VMA in it (for_each_vma_range),
+ * then tlb_finish_mmu.  Each VMA takes the new protection by its own
+ * flags: a range over a private and a shared mapping treats each as what
+ * it is. */
 static void sys_mprotect(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
 {
   guint n;
   guint first = mm_split_range(mm, start, end, &n);
-  for (guint i = first; i < first + n; i++)
-    mm_vma_mut(mm, i)->prot = r->prot;
-  const Vma *v = n ? mm_vma(mm, first) : NULL;
   Mprotect mp = { .k = k, .lo = UINT64_MAX };
   if (!(r->prot & PROT_W))
     mp.clear |= PTE_RW;
@@ -941,30 +995,14 @@ static void sys_mprotect(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uin
     mp.clear |= PTE_NX;
   else
     mp.set |= PTE_NX;
-  if (v && (r->prot & PROT_W)) {
-    /* vma_wants_manual_pte_write_upgrade: a private writable VMA tries
-     * (since 6.0; before it, the write fault made each page writable); a
-     * shared one (shmem, no writenotify) gets the write bit from its
-     * vm_page_prot in pte_modify, in every release.  hugetlb_change_protection
-     * has no such try: its private pages wait for hugetlb_wp. */
-    mp.shared = (v->flags & MAP_F_SHARED) != 0;
-    /* A shared file mapping wants write notification (vma_wants_writenotify:
-     * dirty tracking of its page cache), so vm_page_prot has no write bit
-     * and can_change_pte_writable lets only a dirty page be writable (6.0
-     * on; before it, none: the write fault makes each page writable). */
-    mp.writenotify = mp.shared && (v->flags & MAP_F_FILE);
-    mp.try_writable =
-      (mp.writenotify || !mp.shared) && !(v->flags & MAP_F_HUGETLB) && kernel_has(k, KR_MPROTECT_WRITABLE);
+  for (guint i = first; i < first + n; i++) {
+    Vma *v = mm_vma_mut(mm, i);
+    if (v->prot == r->prot)
+      continue; /* mprotect_fixup: newflags == oldflags, nothing to do */
+    v->prot = r->prot;
+    mprotect_fixup(k, cpu, mm, v, r, MAX(v->start, start), MIN(v->end, end), &mp);
   }
-  pgtable_walk(&mm->pt, start, end, &mprotect_ops, &mp);
-  if (v && (v->flags & MAP_F_HUGETLB)) {
-    /* hugetlb_change_protection: flush_hugetlb_tlb_range over the whole
-     * range, at the huge page size, when a page changed. */
-    if (mp.min_level)
-      kernel_flush_tlb(k, cpu, mm, start, end,
-                       (unsigned)(12 + hugetlb_order(k->hugetlb, v->flags & MAP_F_HUGETLB_1G ? HPAGE_1G : HPAGE_2M)),
-                       FALSE);
-  } else if (mp.min_level) {
+  if (mp.min_level) {
     /* tlb_finish_mmu: the gathered range at the stride of the smallest
      * level changed (tlb_flush_pte_range / tlb_flush_pmd_range, then
      * flush_tlb_mm_range with tlb_get_unmap_shift). */

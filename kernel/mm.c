@@ -8,7 +8,8 @@
  * vma_merge_new_range / vma_merge_existing_range in looking only at the
  * neighbours of the VMAs that changed.
  *
- * Leaves out: anon_vma chains, file mappings and the stack guard gap.
+ * Leaves out: anon_vma chains, a file's own object (a file VMA keeps only
+ * its name and offset) and the stack guard gap.
  */
 #include "config.h"
 #include "mm.h"
@@ -187,6 +188,7 @@ static void split_at(Mm *mm, uint64_t at)
     return;
   Vma *upper = g_memdup2(v, sizeof *v);
   upper->start = at;
+  upper->file_off += at - v->start; /* __split_vma: new->vm_pgoff += (addr - vm_start) >> PAGE_SHIFT */
   v->end = at;
   g_sequence_insert_before(g_sequence_iter_next(it), upper);
   mark_dirty(mm, v->start, upper->end);
@@ -221,10 +223,14 @@ void mm_remove_range(Mm *mm, uint64_t start, uint64_t end)
   mm->last_vma = NULL;
 }
 
+/* is_mergeable_vma and can_vma_merge_after (mm/vma.c, Linux 6.12): the
+ * same attributes, and for a named file the same file, b continuing a in
+ * it (vm_pgoff + vma_pages == next's vm_pgoff). */
 static gboolean same_kind(const Vma *a, const Vma *b)
 {
   return a->end == b->start && a->prot == b->prot && a->flags == b->flags && a->thp == b->thp &&
-         a->policy == b->policy && a->policy_flags == b->policy_flags && a->policy_nodes == b->policy_nodes;
+         a->policy == b->policy && a->policy_flags == b->policy_flags && a->policy_nodes == b->policy_nodes &&
+         a->file == b->file && (!a->file || a->file_off + (a->end - a->start) == b->file_off);
 }
 
 void mm_merge_vmas(Mm *mm)

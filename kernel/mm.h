@@ -9,7 +9,8 @@
  * vma_merge_existing_range), so that a process of many mappings costs
  * O(log n) per mapping event; the fault path caches the last VMA it found.
  * mmap over an existing range replaces it (MAP_FIXED semantics); munmap and
- * mprotect split VMAs at the range edges as the kernel does (__split_vma).
+ * mprotect split VMAs at the range edges as the kernel does (__split_vma;
+ * the upper part of a file VMA starts further into the file).
  * This file only keeps the VMA bookkeeping; kernel/kernel.c frees the pages and
  * flushes the TLBs.  Sources: mm/mmap.c, mm/mprotect.c, include/linux/mm_types.h.
  */
@@ -31,6 +32,12 @@ typedef struct {
   uint8_t policy;      /* TracePolicy of a mempolicy record (mbind); local: none of its own */
   uint8_t policy_flags; /* MEMPOLICY_F_* */
   uint64_t policy_nodes;
+  /* A file mapping's file, as the page cache names it (vm_file's
+   * address_space): the name interned by kernel/filemap.c
+   * (filemap_intern), so one file is one pointer; NULL when the trace
+   * does not name it, or for anonymous memory. */
+  const char *file;
+  uint64_t file_off;   /* bytes: where start falls in the file (vm_pgoff << PAGE_SHIFT) */
 } Vma;
 
 typedef struct Mm {

@@ -7,7 +7,9 @@
  * write of a private file page (do_cow_fault, wp_page_copy), a write to a
  * shared one (do_shared_fault), mprotect leaving page-cache pages
  * read-only, and munmap leaving them in the page cache; the counts and the
- * cycles of each.  The kernel alone (tests/kernel_fixture.h).
+ * cycles of each.  A named file's pages (path= and offset= on the mmap)
+ * are shared by every mapping of it, in one process or several
+ * (filemap_get_folio by mapping and index).  The kernel alone (tests/kernel_fixture.h).
  */
 #include "config.h"
 #include "fault.h"
@@ -21,6 +23,23 @@ static uint64_t fault(KernelFixture *f, Thread *t, uint64_t va, AccessKind kind)
 {
   uint64_t cycles;
   ck_assert_int_eq(fault_handle(f->k, &f->cpus[0]->kc, t->mm, va, kind, &cycles), FAULT_MAPPED);
+  return cycles;
+}
+
+/* mmap of the file `path` at byte offset `off` (a recording's mmap with
+ * path= and offset=). */
+static void map_file(KernelFixture *f, Thread *t, uint64_t addr, uint64_t len, uint8_t prot, uint8_t flags,
+                     const char *path, uint64_t off)
+{
+  TraceRecord r = { .type = REC_MMAP, .pid = t->pid, .addr = addr, .len = len, .prot = prot,
+                    .flags = MAP_F_FILE | flags, .arg2 = off, .path = path };
+  kernel_syscall(f->k, &f->cpus[0]->kc, t->mm, &r);
+}
+
+static uint64_t fault_on(KernelFixture *f, unsigned cpu, Thread *t, uint64_t va, AccessKind kind)
+{
+  uint64_t cycles;
+  ck_assert_int_eq(fault_handle(f->k, &f->cpus[cpu]->kc, t->mm, va, kind, &cycles), FAULT_MAPPED);
   return cycles;
 }
 
@@ -219,6 +238,37 @@ START_TEST(test_mprotect_keeps_page_cache_read_only)
 }
 END_TEST
 
+/* One mprotect over a private and a shared file mapping: each VMA takes
+ * the new protection by its own flags (do_mprotect_pkey calls
+ * mprotect_fixup per VMA, 6.12).  The private page-cache page stays
+ * read-only until its COW, whichever VMA comes first in the range; the
+ * dirty shared page is writable again (writenotify lets a dirty page skip
+ * the write fault). */
+START_TEST(test_mprotect_per_vma)
+{
+  for (unsigned shared_first = 0; shared_first < 2; shared_first++) {
+    KernelFixture *f = kfix_new("skylake", NULL);
+    Thread *t = kfix_thread(f, 1);
+    uint64_t priv = shared_first ? BASE + 16 * PG : BASE, shared = shared_first ? BASE : BASE + 16 * PG;
+    call(f, t, REC_MMAP, priv, 16 * PG, PROT_R, MAP_F_FILE);
+    call(f, t, REC_MMAP, shared, 16 * PG, PROT_R | PROT_W, MAP_F_FILE | MAP_F_SHARED);
+    fault(f, t, priv, ACC_LOAD);      /* a page-cache page, read-only */
+    fault(f, t, shared, ACC_STORE);   /* a page-cache page, writable and dirty */
+    call(f, t, REC_MPROTECT, BASE, 32 * PG, PROT_R, 0);
+    ck_assert(!(pte_of(t, shared) & PTE_RW));
+    ck_assert(pte_of(t, shared) & PTE_D);
+    call(f, t, REC_MPROTECT, BASE, 32 * PG, PROT_R | PROT_W, 0);
+    ck_assert_uint_eq(mm_vma_count(t->mm), 2);
+    uint64_t ep = pte_of(t, priv), es = pte_of(t, shared);
+    ck_assert_msg(!(ep & PTE_RW), "private file page writable before its COW (%s first)",
+                  shared_first ? "shared" : "private");
+    ck_assert_msg(es & PTE_RW, "dirty shared file page left read-only (%s first)",
+                  shared_first ? "shared" : "private");
+    kfix_free(f);
+  }
+}
+END_TEST
+
 /* munmap gives back the anonymous copies and the tables, not the
  * page-cache pages: mapped again, the file faults minor on the same
  * frames. */
@@ -241,6 +291,135 @@ START_TEST(test_munmap_keeps_page_cache)
   fault(f, t, BASE, ACC_LOAD);
   ck_assert_uint_eq(pte_pfn(fixture_pte(t, BASE)), pfn);
   ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_MAJOR_FAULTS], 1);
+  kfix_free(f);
+}
+END_TEST
+
+/* Two processes map the same named file at different addresses: the
+ * page the first read from storage is in the file's page cache for the
+ * second (filemap_get_folio by mapping and index), a minor fault that maps
+ * the same frame; the first one's munmap leaves the frame to the second,
+ * which still reads it and finds the rest of the read-around window
+ * cached. */
+START_TEST(test_named_file_shared_between_processes)
+{
+  const char *const cold[] = { "file.cache_hit=0", "machine.cpus_per_node=2", NULL };
+  KernelFixture *f = kfix_new("skylake", cold);
+  Thread *a = kfix_thread_on(f, 1, 0), *b = kfix_thread_on(f, 2, 1);
+  Kernel *k = f->k;
+  uint64_t other = BASE + (UINT64_C(1) << 30);
+  map_file(f, a, BASE, 64 * PG, PROT_R, 0, "/lib/libx.so", 0);
+  map_file(f, b, other, 64 * PG, PROT_R, 0, "/lib/libx.so", 0);
+  fault_on(f, 0, a, BASE + 40 * PG, ACC_LOAD);
+  ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_MAJOR_FAULTS], 1);
+  guint cached = filemap_pages(k->filemap);
+  ck_assert_uint_eq(cached, 32); /* pages 24..55 */
+  uint64_t cycles = fault_on(f, 1, b, other + 40 * PG, ACC_LOAD);
+  ck_assert_uint_eq(f->cpus[1]->ctr.c[CTR_MAJOR_FAULTS], 0);
+  ck_assert_uint_eq(cycles, k->file_cycles + 15 * filemap_around_page_cycles(k->filemap) + three_tables(k));
+  ck_assert_uint_eq(filemap_pages(k->filemap), cached);
+  uint64_t pfn = pte_pfn(pte_of(a, BASE + 40 * PG));
+  ck_assert_uint_eq(pte_pfn(pte_of(b, other + 40 * PG)), pfn);
+  uint64_t free_before = fixture_free_pages(k);
+  call(f, a, REC_MUNMAP, BASE, 64 * PG, 0, 0);
+  ck_assert_uint_eq(fixture_free_pages(k) - free_before, 3); /* a's tables, no page-cache frame */
+  ck_assert_uint_eq(filemap_pages(k->filemap), cached);
+  ck_assert_uint_eq(pte_pfn(pte_of(b, other + 40 * PG)), pfn);
+  fault_on(f, 1, b, other + 24 * PG, ACC_LOAD); /* read by a's major fault */
+  ck_assert_uint_eq(f->cpus[1]->ctr.c[CTR_MAJOR_FAULTS], 0);
+  fault_on(f, 1, b, other + 60 * PG, ACC_LOAD); /* past the window: never read */
+  ck_assert_uint_eq(f->cpus[1]->ctr.c[CTR_MAJOR_FAULTS], 1);
+  kfix_free(f);
+}
+END_TEST
+
+/* One process maps a file twice, the second mapping from offset 32K: its
+ * first page is the first mapping's ninth (the index counts from the
+ * file's start, vm_pgoff), the same frame, a minor fault.  Two files of
+ * different names, and file mappings the trace does not name, keep pages
+ * of their own. */
+START_TEST(test_named_file_offset_and_names)
+{
+  const char *const cold[] = { "file.cache_hit=0", "vm.fault_around_bytes=4K", "file.read_ahead_kb=0", NULL };
+  KernelFixture *f = kfix_new("skylake", cold);
+  Thread *t = kfix_thread(f, 1);
+  Counters *c = &f->cpus[0]->ctr;
+  map_file(f, t, BASE, 16 * PG, PROT_R, 0, "/data/f", 0);
+  map_file(f, t, BASE + 64 * PG, 16 * PG, PROT_R, MAP_F_SHARED, "/data/f", 8 * PG);
+  map_file(f, t, BASE + 128 * PG, 16 * PG, PROT_R, 0, "/data/g", 0);
+  call(f, t, REC_MMAP, BASE + 192 * PG, 16 * PG, PROT_R, MAP_F_FILE);
+  call(f, t, REC_MMAP, BASE + 256 * PG, 16 * PG, PROT_R, MAP_F_FILE);
+  fault(f, t, BASE + 8 * PG, ACC_LOAD);
+  ck_assert_uint_eq(c->c[CTR_MAJOR_FAULTS], 1);
+  fault(f, t, BASE + 64 * PG, ACC_LOAD);
+  ck_assert_uint_eq(c->c[CTR_MAJOR_FAULTS], 1);
+  ck_assert_uint_eq(pte_pfn(pte_of(t, BASE + 64 * PG)), pte_pfn(pte_of(t, BASE + 8 * PG)));
+  fault(f, t, BASE + 136 * PG, ACC_LOAD); /* /data/g's page 8 */
+  ck_assert_uint_eq(c->c[CTR_MAJOR_FAULTS], 2);
+  fault(f, t, BASE + 200 * PG, ACC_LOAD); /* unnamed: its own page 8 */
+  fault(f, t, BASE + 264 * PG, ACC_LOAD);
+  ck_assert_uint_eq(c->c[CTR_MAJOR_FAULTS], 4);
+  ck_assert_uint_eq(filemap_pages(f->k->filemap), 4);
+  kfix_free(f);
+}
+END_TEST
+
+/* Private COW still copies: a write to a process's private mapping of a
+ * shared file page gives that process an anonymous copy and leaves the
+ * page-cache frame to the other process, which still maps it; a write
+ * through a shared mapping goes to the page-cache frame both see. */
+START_TEST(test_named_file_private_cow_copies)
+{
+  const char *const two[] = { "machine.cpus_per_node=2", NULL };
+  KernelFixture *f = kfix_new("skylake", two);
+  Thread *a = kfix_thread_on(f, 1, 0), *b = kfix_thread_on(f, 2, 1);
+  map_file(f, a, BASE, 16 * PG, PROT_R | PROT_W, 0, "/data/f", 0);
+  map_file(f, b, BASE, 16 * PG, PROT_R | PROT_W, 0, "/data/f", 0);
+  map_file(f, b, BASE + 64 * PG, 16 * PG, PROT_R | PROT_W, MAP_F_SHARED, "/data/f", 0);
+  fault_on(f, 0, a, BASE, ACC_LOAD);
+  fault_on(f, 1, b, BASE, ACC_LOAD);
+  uint64_t pfn = pte_pfn(pte_of(a, BASE));
+  ck_assert_uint_eq(pte_pfn(pte_of(b, BASE)), pfn);
+  fault_on(f, 0, a, BASE, ACC_STORE); /* wp_page_copy */
+  uint64_t ea = pte_of(a, BASE);
+  ck_assert((ea & (PTE_RW | PTE_SW_FILE)) == PTE_RW);
+  ck_assert_uint_ne(pte_pfn(ea), pfn);
+  ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_FAULTS_COW], 1);
+  ck_assert_uint_eq(pte_pfn(pte_of(b, BASE)), pfn);
+  fault_on(f, 1, b, BASE + 64 * PG, ACC_STORE); /* do_shared_fault */
+  uint64_t es = pte_of(b, BASE + 64 * PG);
+  ck_assert((es & (PTE_RW | PTE_SW_FILE)) == (PTE_RW | PTE_SW_FILE));
+  ck_assert_uint_eq(pte_pfn(es), pfn);
+  ck_assert_uint_eq(f->cpus[1]->ctr.c[CTR_FAULTS_COW], 0);
+  kfix_free(f);
+}
+END_TEST
+
+/* A split keeps each part's place in the file (__split_vma), and two
+ * mappings of a file merge only when the second continues the first in
+ * it (can_vma_merge_after): mapped at its offset, the page an upper part
+ * faults is the file's page, the same frame. */
+START_TEST(test_named_file_split_and_merge)
+{
+  KernelFixture *f = kfix_new("skylake", NULL);
+  Thread *t = kfix_thread(f, 1);
+  map_file(f, t, BASE, 16 * PG, PROT_R, 0, "/data/f", 0);
+  map_file(f, t, BASE + 16 * PG, 16 * PG, PROT_R, 0, "/data/f", 16 * PG);
+  ck_assert_uint_eq(mm_vma_count(t->mm), 1);
+  map_file(f, t, BASE + 32 * PG, 16 * PG, PROT_R, 0, "/data/f", 0);
+  map_file(f, t, BASE + 48 * PG, 16 * PG, PROT_R, 0, "/data/g", 16 * PG);
+  ck_assert_uint_eq(mm_vma_count(t->mm), 3);
+  call(f, t, REC_MPROTECT, BASE + 4 * PG, 4 * PG, PROT_R | PROT_W, 0);
+  ck_assert_uint_eq(mm_vma_count(t->mm), 5);
+  ck_assert_uint_eq(mm_vma(t->mm, 1)->file_off, 4 * PG);
+  ck_assert_uint_eq(mm_vma(t->mm, 2)->file_off, 8 * PG);
+  ck_assert_ptr_eq(mm_vma(t->mm, 2)->file, mm_vma(t->mm, 3)->file);
+  ck_assert_ptr_ne(mm_vma(t->mm, 3)->file, mm_vma(t->mm, 4)->file);
+  fault(f, t, BASE + 9 * PG, ACC_LOAD);
+  fault(f, t, BASE + 41 * PG, ACC_LOAD); /* the third mapping's page 9: the file's page 9 */
+  ck_assert_uint_eq(pte_pfn(pte_of(t, BASE + 41 * PG)), pte_pfn(pte_of(t, BASE + 9 * PG)));
+  call(f, t, REC_MPROTECT, BASE + 4 * PG, 4 * PG, PROT_R, 0);
+  ck_assert_uint_eq(mm_vma_count(t->mm), 3);
   kfix_free(f);
 }
 END_TEST
@@ -276,8 +455,13 @@ static Suite *suite(void)
   tcase_add_test(tc, test_private_cow);
   tcase_add_test(tc, test_shared_write);
   tcase_add_test(tc, test_mprotect_keeps_page_cache_read_only);
+  tcase_add_test(tc, test_mprotect_per_vma);
   tcase_add_test(tc, test_munmap_keeps_page_cache);
   tcase_add_test(tc, test_cache_hit_fraction);
+  tcase_add_test(tc, test_named_file_shared_between_processes);
+  tcase_add_test(tc, test_named_file_offset_and_names);
+  tcase_add_test(tc, test_named_file_private_cow_copies);
+  tcase_add_test(tc, test_named_file_split_and_merge);
   suite_add_tcase(s, tc);
   return s;
 }
