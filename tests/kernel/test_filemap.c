@@ -250,16 +250,16 @@ START_TEST(test_mprotect_per_vma)
     KernelFixture *f = kfix_new("skylake", NULL);
     Thread *t = kfix_thread(f, 1);
     uint64_t priv = shared_first ? BASE + 16 * PG : BASE, shared = shared_first ? BASE : BASE + 16 * PG;
-    call(f, t, REC_MMAP, priv, 16 * PG, PROT_R, MAP_F_FILE);
-    call(f, t, REC_MMAP, shared, 16 * PG, PROT_R | PROT_W, MAP_F_FILE | MAP_F_SHARED);
+    kfix_syscall(f, t, REC_MMAP, priv, 16 * PG, PROT_R, MAP_F_FILE);
+    kfix_syscall(f, t, REC_MMAP, shared, 16 * PG, PROT_R | PROT_W, MAP_F_FILE | MAP_F_SHARED);
     fault(f, t, priv, ACC_LOAD);      /* a page-cache page, read-only */
     fault(f, t, shared, ACC_STORE);   /* a page-cache page, writable and dirty */
-    call(f, t, REC_MPROTECT, BASE, 32 * PG, PROT_R, 0);
-    ck_assert(!(pte_of(t, shared) & PTE_RW));
-    ck_assert(pte_of(t, shared) & PTE_D);
-    call(f, t, REC_MPROTECT, BASE, 32 * PG, PROT_R | PROT_W, 0);
+    kfix_syscall(f, t, REC_MPROTECT, BASE, 32 * PG, PROT_R, 0);
+    ck_assert(!(fixture_pte(t, shared) & PTE_RW));
+    ck_assert(fixture_pte(t, shared) & PTE_D);
+    kfix_syscall(f, t, REC_MPROTECT, BASE, 32 * PG, PROT_R | PROT_W, 0);
     ck_assert_uint_eq(mm_vma_count(t->mm), 2);
-    uint64_t ep = pte_of(t, priv), es = pte_of(t, shared);
+    uint64_t ep = fixture_pte(t, priv), es = fixture_pte(t, shared);
     ck_assert_msg(!(ep & PTE_RW), "private file page writable before its COW (%s first)",
                   shared_first ? "shared" : "private");
     ck_assert_msg(es & PTE_RW, "dirty shared file page left read-only (%s first)",
@@ -318,13 +318,13 @@ START_TEST(test_named_file_shared_between_processes)
   ck_assert_uint_eq(f->cpus[1]->ctr.c[CTR_MAJOR_FAULTS], 0);
   ck_assert_uint_eq(cycles, k->file_cycles + 15 * filemap_around_page_cycles(k->filemap) + three_tables(k));
   ck_assert_uint_eq(filemap_pages(k->filemap), cached);
-  uint64_t pfn = pte_pfn(pte_of(a, BASE + 40 * PG));
-  ck_assert_uint_eq(pte_pfn(pte_of(b, other + 40 * PG)), pfn);
+  uint64_t pfn = pte_pfn(fixture_pte(a, BASE + 40 * PG));
+  ck_assert_uint_eq(pte_pfn(fixture_pte(b, other + 40 * PG)), pfn);
   uint64_t free_before = fixture_free_pages(k);
-  call(f, a, REC_MUNMAP, BASE, 64 * PG, 0, 0);
+  kfix_syscall(f, a, REC_MUNMAP, BASE, 64 * PG, 0, 0);
   ck_assert_uint_eq(fixture_free_pages(k) - free_before, 3); /* a's tables, no page-cache frame */
   ck_assert_uint_eq(filemap_pages(k->filemap), cached);
-  ck_assert_uint_eq(pte_pfn(pte_of(b, other + 40 * PG)), pfn);
+  ck_assert_uint_eq(pte_pfn(fixture_pte(b, other + 40 * PG)), pfn);
   fault_on(f, 1, b, other + 24 * PG, ACC_LOAD); /* read by a's major fault */
   ck_assert_uint_eq(f->cpus[1]->ctr.c[CTR_MAJOR_FAULTS], 0);
   fault_on(f, 1, b, other + 60 * PG, ACC_LOAD); /* past the window: never read */
@@ -347,13 +347,13 @@ START_TEST(test_named_file_offset_and_names)
   map_file(f, t, BASE, 16 * PG, PROT_R, 0, "/data/f", 0);
   map_file(f, t, BASE + 64 * PG, 16 * PG, PROT_R, MAP_F_SHARED, "/data/f", 8 * PG);
   map_file(f, t, BASE + 128 * PG, 16 * PG, PROT_R, 0, "/data/g", 0);
-  call(f, t, REC_MMAP, BASE + 192 * PG, 16 * PG, PROT_R, MAP_F_FILE);
-  call(f, t, REC_MMAP, BASE + 256 * PG, 16 * PG, PROT_R, MAP_F_FILE);
+  kfix_syscall(f, t, REC_MMAP, BASE + 192 * PG, 16 * PG, PROT_R, MAP_F_FILE);
+  kfix_syscall(f, t, REC_MMAP, BASE + 256 * PG, 16 * PG, PROT_R, MAP_F_FILE);
   fault(f, t, BASE + 8 * PG, ACC_LOAD);
   ck_assert_uint_eq(c->c[CTR_MAJOR_FAULTS], 1);
   fault(f, t, BASE + 64 * PG, ACC_LOAD);
   ck_assert_uint_eq(c->c[CTR_MAJOR_FAULTS], 1);
-  ck_assert_uint_eq(pte_pfn(pte_of(t, BASE + 64 * PG)), pte_pfn(pte_of(t, BASE + 8 * PG)));
+  ck_assert_uint_eq(pte_pfn(fixture_pte(t, BASE + 64 * PG)), pte_pfn(fixture_pte(t, BASE + 8 * PG)));
   fault(f, t, BASE + 136 * PG, ACC_LOAD); /* /data/g's page 8 */
   ck_assert_uint_eq(c->c[CTR_MAJOR_FAULTS], 2);
   fault(f, t, BASE + 200 * PG, ACC_LOAD); /* unnamed: its own page 8 */
@@ -378,16 +378,16 @@ START_TEST(test_named_file_private_cow_copies)
   map_file(f, b, BASE + 64 * PG, 16 * PG, PROT_R | PROT_W, MAP_F_SHARED, "/data/f", 0);
   fault_on(f, 0, a, BASE, ACC_LOAD);
   fault_on(f, 1, b, BASE, ACC_LOAD);
-  uint64_t pfn = pte_pfn(pte_of(a, BASE));
-  ck_assert_uint_eq(pte_pfn(pte_of(b, BASE)), pfn);
+  uint64_t pfn = pte_pfn(fixture_pte(a, BASE));
+  ck_assert_uint_eq(pte_pfn(fixture_pte(b, BASE)), pfn);
   fault_on(f, 0, a, BASE, ACC_STORE); /* wp_page_copy */
-  uint64_t ea = pte_of(a, BASE);
+  uint64_t ea = fixture_pte(a, BASE);
   ck_assert((ea & (PTE_RW | PTE_SW_FILE)) == PTE_RW);
   ck_assert_uint_ne(pte_pfn(ea), pfn);
   ck_assert_uint_eq(f->cpus[0]->ctr.c[CTR_FAULTS_COW], 1);
-  ck_assert_uint_eq(pte_pfn(pte_of(b, BASE)), pfn);
+  ck_assert_uint_eq(pte_pfn(fixture_pte(b, BASE)), pfn);
   fault_on(f, 1, b, BASE + 64 * PG, ACC_STORE); /* do_shared_fault */
-  uint64_t es = pte_of(b, BASE + 64 * PG);
+  uint64_t es = fixture_pte(b, BASE + 64 * PG);
   ck_assert((es & (PTE_RW | PTE_SW_FILE)) == (PTE_RW | PTE_SW_FILE));
   ck_assert_uint_eq(pte_pfn(es), pfn);
   ck_assert_uint_eq(f->cpus[1]->ctr.c[CTR_FAULTS_COW], 0);
@@ -409,7 +409,7 @@ START_TEST(test_named_file_split_and_merge)
   map_file(f, t, BASE + 32 * PG, 16 * PG, PROT_R, 0, "/data/f", 0);
   map_file(f, t, BASE + 48 * PG, 16 * PG, PROT_R, 0, "/data/g", 16 * PG);
   ck_assert_uint_eq(mm_vma_count(t->mm), 3);
-  call(f, t, REC_MPROTECT, BASE + 4 * PG, 4 * PG, PROT_R | PROT_W, 0);
+  kfix_syscall(f, t, REC_MPROTECT, BASE + 4 * PG, 4 * PG, PROT_R | PROT_W, 0);
   ck_assert_uint_eq(mm_vma_count(t->mm), 5);
   ck_assert_uint_eq(mm_vma(t->mm, 1)->file_off, 4 * PG);
   ck_assert_uint_eq(mm_vma(t->mm, 2)->file_off, 8 * PG);
@@ -417,8 +417,8 @@ START_TEST(test_named_file_split_and_merge)
   ck_assert_ptr_ne(mm_vma(t->mm, 3)->file, mm_vma(t->mm, 4)->file);
   fault(f, t, BASE + 9 * PG, ACC_LOAD);
   fault(f, t, BASE + 41 * PG, ACC_LOAD); /* the third mapping's page 9: the file's page 9 */
-  ck_assert_uint_eq(pte_pfn(pte_of(t, BASE + 41 * PG)), pte_pfn(pte_of(t, BASE + 9 * PG)));
-  call(f, t, REC_MPROTECT, BASE + 4 * PG, 4 * PG, PROT_R, 0);
+  ck_assert_uint_eq(pte_pfn(fixture_pte(t, BASE + 41 * PG)), pte_pfn(fixture_pte(t, BASE + 9 * PG)));
+  kfix_syscall(f, t, REC_MPROTECT, BASE + 4 * PG, 4 * PG, PROT_R, 0);
   ck_assert_uint_eq(mm_vma_count(t->mm), 3);
   kfix_free(f);
 }
