@@ -17,18 +17,21 @@ has() { if grep -qE -- "$2" "$1"; then ok; else bad "$1: no /$2/ in:"; cat "$1";
 count() { n=$(grep -cE -- "$2" "$1"); if [ "$n" -eq "$3" ]; then ok; else bad "$1: $n lines /$2/, not $3"; cat "$1"; fi; }
 
 # bench: a header, then chase and random rows for each span and page size.
-if "$MMUSIM" host bench --spans 1M,2M --repeats 2 --seconds 0.02 -q > "$tmp/bench.txt" 2> "$tmp/err"; then ok; else bad "host bench failed"; cat "$tmp/err"; fi
+if "$MMUSIM" host bench --spans 1M,2M --repeats 2 --buffers 2 --seconds 0.02 -q > "$tmp/bench.txt" 2> "$tmp/err"; then ok; else bad "host bench failed"; cat "$tmp/err"; fi
 has "$tmp/bench.txt" '^# host: '
-has "$tmp/bench.txt" '^kind +span +pages +median_ns +min_ns +max_ns +stddev +accesses +ran% +huge%$'
-count "$tmp/bench.txt" '^(chase|random) +(1M|2M) +(4K|THP) +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9]+ +[0-9]+ +[0-9.]+\*?$' 8
+has "$tmp/bench.txt" '^kind +span +pages +median_ns +min_ns +max_ns +stddev +buffers +accesses +ran% +busy% +huge%$'
+count "$tmp/bench.txt" '^(chase|random) +(1M|2M) +(4K|THP) +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ +2: [0-9.]+-[0-9.]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+\*?$' 8
 
-# bench --json -o FILE: one object with the host and 8 points of 2 repeats.
-if "$MMUSIM" host bench --spans 1M,2M --repeats 2 --seconds 0.02 -q --json -o "$tmp/bench.json"; then ok; else bad "host bench --json failed"; fi
+# bench --json -o FILE: one object with the host and 8 points of 2 repeats
+# on each of 2 buffers.
+if "$MMUSIM" host bench --spans 1M,2M --repeats 2 --buffers 2 --seconds 0.02 -q --json -o "$tmp/bench.json"; then ok; else bad "host bench --json failed"; fi
 has "$tmp/bench.json" '"host" : \{'
 has "$tmp/bench.json" '"virtualised" : (true|false)'
 count "$tmp/bench.json" '"kind" : "(chase|random)"' 8
 count "$tmp/bench.json" '"median_ns" : ' 8
 count "$tmp/bench.json" '"huge_fraction" : ' 8
+count "$tmp/bench.json" '"others_busy" : ' 8
+count "$tmp/bench.json" '"buffer_median_ns" : \[' 8
 
 # validate --fit: the table, the ratios, fitted and held-out points, and a
 # machine file that inherits the machine and runs.
@@ -37,10 +40,11 @@ if "$MMUSIM" host validate -m zen3 --spans 1M,64M --repeats 1 --seconds 0.02 -q 
 else
   bad "host validate --fit failed"; cat "$tmp/err"
 fi
-has "$tmp/val.txt" '^ +span +pages +native_ns +native_min-max +ran% +huge% +model_ns +error% +fitted_ns +error% +role'
+has "$tmp/val.txt" '^ +span +pages +native_ns +native_min-max +ran% +busy% +huge% +model_ns +error% +fitted_ns +error% +role'
 count "$tmp/val.txt" '^ +(1M|64M) +(4K|THP) .* (fitted|held-out) *$' 4
 count "$tmp/val.txt" '^ +(1M|64M) +4K .* fitted *$' 2
 has "$tmp/val.txt" '^# 4K/THP ratio'
+has "$tmp/val.txt" '^ +span +native +native_buffers +model +error% +fitted +error%$'
 has "$tmp/val.txt" '^# held out: '
 has "$tmp/val.txt" '^# nested paging: '
 has "$tmp/fit.ini" '^inherit = zen3$'
@@ -67,6 +71,7 @@ if "$MMUSIM" run -q -m "$tmp/gfit.ini" -w seq:size=1M > /dev/null 2>&1; then ok;
 if "$MMUSIM" host validate -m zen3 --spans 1M --repeats 1 --seconds 0.02 -q --json > "$tmp/val.json"; then ok; else bad "host validate --json failed"; fi
 count "$tmp/val.json" '"model_ns" : ' 2
 count "$tmp/val.json" '"native_4k_thp_ratio" : ' 1
+count "$tmp/val.json" '"native_4k_thp_ratio_(min|max)" : ' 2
 
 # Bad input: exit status 2, the option named.
 expect2() {
@@ -78,6 +83,8 @@ expect2() {
 expect2 '--spans' host bench --spans 1X
 expect2 '--spans' host validate --spans 100
 expect2 '--repeats' host bench --repeats 0
+expect2 '--buffers' host bench --buffers 0
+expect2 '--buffers' host validate --buffers 101
 expect2 '--seconds' host validate --seconds 0
 expect2 '--fit' host validate -o "$tmp/x.ini"
 expect2 'nosuch' host validate -m nosuch --spans 1M
