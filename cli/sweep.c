@@ -662,6 +662,9 @@ static gboolean write_plot_groups(const Experiment *e, JsonNode *const *res, con
     const char *name = *(char *)keys->pdata[s] ? keys->pdata[s] : e->metric;
     g_string_append_printf(dat, " | %s: mean least most", name);
   }
+  for (char *p = dat->str; *p; p++) /* a line break (a value's \n) would end the comment */
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = ' ';
   g_string_append_c(dat, '\n');
   for (guint g = 0; g < ng; g++) {
     dat_string(dat, cats->pdata[g]);
