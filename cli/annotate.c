@@ -245,6 +245,27 @@ static void text_counts(FILE *out, const char *label, const AnnCounts *c)
   fputc('\n', out);
 }
 
+/* What names the functions, when it is not libdw: addr2line (no offset
+ * into a function), or nothing; and names left mangled for want of
+ * libiberty. */
+static void symbols_note(const AnnotateReport *r, FILE *out)
+{
+  const char *from = symbols_source();
+#ifdef HAVE_LIBDW
+  const char *why = "MMUSIM_NO_LIBDW is set";
+#else
+  const char *why = "built without libdw";
+#endif
+  if (!from)
+    fprintf(out, "# %s and no addr2line on PATH: no symbols (Debian: apt-get install libdw-dev, then configure "
+                 "again; or binutils)\n", why);
+  else if (strcmp(from, "addr2line") == 0)
+    fprintf(out, "# %s: symbols from addr2line, without offsets into the functions\n", why);
+  else if (!r->no_demangle && !symbols_can_demangle())
+    fprintf(out, "# built without libiberty: C++ names are mangled (Debian: apt-get install libiberty-dev, "
+                 "then configure again)\n");
+}
+
 void annotate_text(const AnnotateReport *r, FILE *out)
 {
   AnnCounts run, attributed, rest;
@@ -255,10 +276,9 @@ void annotate_text(const AnnotateReport *r, FILE *out)
   text_counts(out, "not attributed to an access (mapping events, khugepaged, NUMA balancing)", &rest);
   if (!annotation_has_ips(r->ann))
     fprintf(out, "# the trace gives no instruction addresses (no ip, no fetch records): every access is (unknown)\n");
-  if (!symbols_available())
-    fprintf(out, "# built without libdw: no symbols (Debian: apt-get install libdw-dev, then configure again)\n");
+  symbols_note(r, out);
   guint n;
-  Symbolizer *sym = symbolizer_new(r->symfs);
+  Symbolizer *sym = symbolizer_new(r->symfs, !r->no_demangle);
   GArray *ips = insn_rows(r, sym);
   insn_text_table(r, out, ips, &attributed);
   insn_rows_free(ips);
@@ -387,8 +407,12 @@ void annotate_json(const AnnotateReport *r, FILE *out)
   json_builder_add_string_value(jb, by_names[r->by]);
   json_builder_set_member_name(jb, "symbols");
   json_builder_add_boolean_value(jb, symbols_available());
+  json_string_or_null(jb, "symbols_from", symbols_source());
+  json_builder_set_member_name(jb, "demangled");
+  json_builder_add_boolean_value(jb, !r->no_demangle && (symbols_can_demangle() ||
+                                                         g_strcmp0(symbols_source(), "addr2line") == 0));
   guint n;
-  Symbolizer *sym = symbolizer_new(r->symfs);
+  Symbolizer *sym = symbolizer_new(r->symfs, !r->no_demangle);
   GArray *ips = insn_rows(r, sym);
   json_insn_rows(jb, r, ips);
   insn_rows_free(ips);

@@ -27,6 +27,7 @@ typedef struct {
   AnnMetric sort;
   AnnotateBy by;
   const char *symfs;            /* --symfs DIR: binaries looked up under DIR first; NULL: none */
+  gboolean no_demangle;         /* --no-demangle: functions named as the binaries spell them */
 } AnnotateReport;
 
 /* "ip", "symbol" or "dso"; FALSE when none. */

@@ -92,6 +92,7 @@ typedef struct {
   char *sort;       /* run --sort METRIC: the annotate tables' order */
   char *by;         /* run --by ip|symbol|dso: the annotate instruction rows' grouping */
   char *symfs;      /* run --symfs DIR: the recorded program's binaries looked up under DIR first */
+  gboolean no_demangle; /* run --no-demangle: C++ names as the binaries spell them */
   /* run: breakdowns (-A, --per-node, --per-thread), intervals (-I MS),
    * their plot, and the counters they print */
   gboolean per_cpu, per_node, per_thread;
@@ -220,8 +221,8 @@ static gboolean draw_map(const Machine *m, const char *workload, void *data, GEr
 /* run --annotate's options: --top and --sort only with it, and valid. */
 static int annotate_opts_check(const RunOpts *o, AnnMetric *sort, AnnotateBy *by)
 {
-  if (!o->annotate && (o->sort || o->top != ANNOTATE_DEFAULT_TOP || o->by || o->symfs))
-    return usage_error("run: %s", "--top, --sort, --by and --symfs go with --annotate FILE");
+  if (!o->annotate && (o->sort || o->top != ANNOTATE_DEFAULT_TOP || o->by || o->symfs || o->no_demangle))
+    return usage_error("run: %s", "--top, --sort, --by, --symfs and --no-demangle go with --annotate FILE");
   if (o->by && !annotate_by_parse(o->by, by)) {
     g_autofree char *msg = g_strdup_printf("run: --by '%s': expected ip, symbol or dso", o->by);
     return usage_error("%s", msg);
@@ -446,6 +447,8 @@ static int cmd_run(int argc, char **argv)
       "ip|symbol|dso" },
     { "symfs", 0, 0, G_OPTION_ARG_FILENAME, &o.symfs,
       "--annotate: look the recorded program's binaries up under DIR first (as perf's --symfs)", "DIR" },
+    { "no-demangle", 0, 0, G_OPTION_ARG_NONE, &o.no_demangle,
+      "--annotate: name C++ functions as the binaries spell them (_ZN...), as perf's --no-demangle", NULL },
     { NULL },
   };
   g_autoptr(GOptionContext) ctx = g_option_context_new("- simulate a workload or trace on a machine");
@@ -607,7 +610,8 @@ static int cmd_run(int argc, char **argv)
     report_host_text(&r, stderr);
   if (ann && res.runs) {
     AnnotateReport ar = { .machine = res.machine, .workload = res.workload, .ann = ann, .counted = &res.per_run[0],
-                          .top = (unsigned)o.top, .sort = ann_sort, .by = ann_by, .symfs = o.symfs };
+                          .top = (unsigned)o.top, .sort = ann_sort, .by = ann_by, .symfs = o.symfs,
+                          .no_demangle = o.no_demangle };
     GError *ann_err = NULL;
     if (!annotate_write(&ar, o.annotate, o.json, &ann_err))
       rc = rc ? (fail(ann_err), rc) : fail(ann_err);

@@ -523,6 +523,47 @@ static gboolean repeat_range(JsonObject *o, const char *metric, double *lo, doub
   return TRUE;
 }
 
+/* A configuration's mean of the metric and its error bar: from the least
+ * to the most of the repeats when spread (mean +- stddev for a result
+ * without them), else the mean itself.  FALSE: no point (out of memory). */
+static gboolean config_point(const Experiment *e, JsonNode *res, gboolean spread, double *v, double *lo, double *hi)
+{
+  JsonObject *o = json_node_get_object(res);
+  *v = member_double(o, "counters", e->metric);
+  if (result_oom(res) || isnan(*v))
+    return FALSE;
+  *lo = *hi = *v;
+  if (spread && !repeat_range(o, e->metric, lo, hi)) {
+    double rsd = member_double(o, "stddev", e->metric);
+    double sd = isnan(rsd) ? 0 : fabs(*v * rsd);
+    *lo = *v - sd;
+    *hi = *v + sd;
+  }
+  return TRUE;
+}
+
+/* The configurations' series (series_key: the values of the other axes)
+ * in the order they first come; *series_of[k] the index of configuration
+ * k's.  Free with g_ptr_array_unref and g_free. */
+static GPtrArray *series_of_configs(const Experiment *e, guint **series_of)
+{
+  guint n = e->configs->len;
+  GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
+  *series_of = g_new0(guint, n);
+  for (guint k = 0; k < n; k++) {
+    char *key = series_key(g_ptr_array_index(e->configs, k));
+    guint i = 0;
+    while (i < keys->len && strcmp(keys->pdata[i], key) != 0)
+      i++;
+    if (i == keys->len)
+      g_ptr_array_add(keys, key);
+    else
+      g_free(key);
+    (*series_of)[k] = i;
+  }
+  return keys;
+}
+
 /* plot.svg and plot.png, drawn with cairo: the metric against the first
  * axis, one line per value of the other axes with a legend (log2 for a
  * size), or for an axis of words (thp.enabled = never, madvise, always;
@@ -537,19 +578,8 @@ static gboolean draw_plot(const Sweep *sw, JsonNode *const *res, const char *fil
   int kind;
   GPtrArray *cats;
   double *x = axis_x(e, &kind, &cats);
-  GPtrArray *keys = g_ptr_array_new_with_free_func(g_free);
-  guint *series_of = g_new0(guint, n);
-  for (guint k = 0; k < n; k++) {
-    char *key = series_key(g_ptr_array_index(e->configs, k));
-    guint i = 0;
-    while (i < keys->len && strcmp(keys->pdata[i], key) != 0)
-      i++;
-    if (i == keys->len)
-      g_ptr_array_add(keys, key);
-    else
-      g_free(key);
-    series_of[k] = i;
-  }
+  guint *series_of;
+  GPtrArray *keys = series_of_configs(e, &series_of);
   guint ns = keys->len;
   PlotSeries *series = g_new0(PlotSeries, ns);
   double *xs = g_new0(double, (gsize)n * 4), *ys = xs + n, *los = ys + n, *his = los + n;
@@ -563,17 +593,9 @@ static gboolean draw_plot(const Sweep *sw, JsonNode *const *res, const char *fil
     se->lo = spread ? los + used : NULL;
     se->hi = spread ? his + used : NULL;
     for (guint k = 0; k < n; k++) {
-      JsonObject *o = json_node_get_object(res[k]);
-      double v = member_double(o, "counters", e->metric);
-      if (series_of[k] != s || result_oom(res[k]) || isnan(v))
+      double v, lo, hi;
+      if (series_of[k] != s || !config_point(e, res[k], spread, &v, &lo, &hi))
         continue; /* no point for a configuration out of memory */
-      double lo = v, hi = v;
-      if (spread && !repeat_range(o, e->metric, &lo, &hi)) {
-        double rsd = member_double(o, "stddev", e->metric);
-        double sd = isnan(rsd) ? 0 : fabs(v * rsd);
-        lo = v - sd;
-        hi = v + sd;
-      }
       xs[used] = x[k];
       ys[used] = v;
       los[used] = lo;
@@ -609,9 +631,90 @@ static gboolean draw_plot(const Sweep *sw, JsonNode *const *res, const char *fil
   return ok;
 }
 
+/* plot-groups.dat, for a first axis of words: a row per word (in the
+ * order given), and in it the mean, least and most of each series (the
+ * other axes' values, as plot.svg's legend; NaN where a configuration ran
+ * out of memory or is not in the experiment).  plot.gp draws it as
+ * plot.svg does: gnuplot's clustered histogram, with error bars
+ * (histogram errorbars: y, ylow, yhigh columns) when there are repeats. */
+static gboolean write_plot_groups(const Experiment *e, JsonNode *const *res, const char *dir, GString *gp,
+                                  char **plot_cmd, GError **error)
+{
+  int kind;
+  GPtrArray *cats;
+  g_autofree double *x = axis_x(e, &kind, &cats);
+  guint *series_of;
+  GPtrArray *keys = series_of_configs(e, &series_of);
+  guint n = e->configs->len, ns = keys->len, ng = cats->len;
+  gboolean spread = e->repeat > 1;
+  double *cell = g_new(double, (gsize)ng * ns * 3); /* [group][series]: mean, least, most */
+  for (gsize i = 0; i < (gsize)ng * ns * 3; i++)
+    cell[i] = NAN;
+  for (guint k = 0; k < n; k++) {
+    double *c = cell + ((gsize)x[k] * ns + series_of[k]) * 3;
+    if (!config_point(e, res[k], spread, &c[0], &c[1], &c[2]))
+      c[0] = c[1] = c[2] = NAN;
+  }
+  const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
+  GString *dat = g_string_new("# ");
+  g_string_append(dat, c0->vary_keys[0]);
+  for (guint s = 0; s < ns; s++) {
+    const char *name = *(char *)keys->pdata[s] ? keys->pdata[s] : e->metric;
+    g_string_append_printf(dat, " | %s: mean least most", name);
+  }
+  for (char *p = dat->str; *p; p++) /* a line break (a value's \n) would end the comment */
+    if ((unsigned char)*p < 0x20 || *p == 0x7f)
+      *p = ' ';
+  g_string_append_c(dat, '\n');
+  for (guint g = 0; g < ng; g++) {
+    dat_string(dat, cats->pdata[g]);
+    for (guint s = 0; s < ns; s++)
+      for (int j = 0; j < 3; j++) {
+        double v = cell[((gsize)g * ns + s) * 3 + j];
+        if (isnan(v))
+          g_string_append(dat, " NaN");
+        else
+          g_string_append_printf(dat, " %.17g", v);
+      }
+    g_string_append_c(dat, '\n');
+  }
+  g_free(cell);
+  g_autofree char *path = g_build_filename(dir, "plot-groups.dat", NULL);
+  gboolean ok = out_file_set_contents(path, dat->str, dat->len, error);
+  g_string_free(dat, TRUE);
+  /* The figure's settings, then its plot command for each terminal. */
+  g_string_append(gp, "set xlabel ");
+  g_autofree char *xlabel = g_strdup_printf("%s (a group of bars per value)", c0->vary_keys[0]);
+  gp_string(gp, xlabel);
+  g_string_append_printf(gp, "\nset style data histograms\nset style histogram %s gap 1\n"
+                             "set style fill solid 0.6 border -1\nset boxwidth 0.9\nset xtics rotate by -30\n",
+                         spread ? "errorbars lw 1" : "clustered");
+  if (ns > 1)
+    g_string_append(gp, "set key on outside right top\n");
+  GString *cmd = g_string_new("plot ");
+  for (guint s = 0; s < ns; s++) {
+    const char *name = *(char *)keys->pdata[s] ? keys->pdata[s] : e->metric;
+    guint col = 2 + 3 * s;
+    if (spread)
+      g_string_append_printf(cmd, "%s'%s' using %u:%u:%u%s title ", s ? ", " : "", s ? "" : "plot-groups.dat", col,
+                             col + 1, col + 2, s ? "" : ":xtic(1)");
+    else
+      g_string_append_printf(cmd, "%s'%s' using %u%s title ", s ? ", " : "", s ? "" : "plot-groups.dat", col,
+                             s ? "" : ":xtic(1)");
+    gp_string(cmd, name);
+  }
+  g_string_append_c(cmd, '\n');
+  *plot_cmd = g_string_free(cmd, FALSE);
+  g_ptr_array_unref(keys);
+  g_ptr_array_unref(cats);
+  g_free(series_of);
+  return ok;
+}
+
 /* plot.dat: one row per configuration (index, label, mean, stddev); against
  * the axis when there is one numeric axis.  plot.gp draws it with error
- * bars; gnuplot, when installed, renders plot.svg and plot.png. */
+ * bars, or for a first axis of words grouped bars from plot-groups.dat;
+ * gnuplot, when installed, renders plot.svg and plot.png. */
 static gboolean write_plot(const Sweep *sw, JsonNode *const *res, GError **error)
 {
   const Experiment *e = sw->e;
@@ -642,12 +745,24 @@ static gboolean write_plot(const Sweep *sw, JsonNode *const *res, GError **error
   g_string_free(dat, TRUE);
   if (!ok)
     return FALSE;
+  int kind;
+  GPtrArray *cats;
+  g_free(axis_x(e, &kind, &cats));
+  gboolean words = cats != NULL; /* drawn as plot.svg draws it: grouped bars */
+  if (cats)
+    g_ptr_array_unref(cats);
   GString *gp = g_string_new("# gnuplot script written by mmusim sweep; run it in this folder\nset title ");
   gp_string(gp, e->name);
   g_string_append(gp, "\nset ylabel ");
   gp_string(gp, e->metric);
   g_string_append(gp, "\nset grid ytics\nset key off\nset yrange [0:*]\n");
-  if (numeric) {
+  g_autofree char *groups_cmd = NULL;
+  if (words) {
+    if (!write_plot_groups(e, res, sw->dir, gp, &groups_cmd, error)) {
+      g_string_free(gp, TRUE);
+      return FALSE;
+    }
+  } else if (numeric) {
     const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
     g_string_append(gp, "set xlabel ");
     gp_string(gp, c0->vary_keys[0]);
@@ -658,7 +773,9 @@ static gboolean write_plot(const Sweep *sw, JsonNode *const *res, GError **error
   for (int t = 0; t < 2; t++) {
     g_string_append_printf(gp, "set terminal %s noenhanced\nset output 'plot.%s'\n",
                            t == 0 ? "svg size 800,500 dynamic" : "pngcairo size 800,500", t == 0 ? "svg" : "png");
-    if (numeric)
+    if (words)
+      g_string_append(gp, groups_cmd);
+    else if (numeric)
       g_string_append(gp, "plot 'plot.dat' using 1:3:4 with yerrorlines lw 2 pt 7\n");
     else
       g_string_append(gp, "plot 'plot.dat' using 1:3:xtic(2) with boxes, '' using 1:3:4 with yerrorbars lw 2 pt 0\n");

@@ -1,18 +1,47 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * symbols.c - functions and lines of ELF files with libdwfl (symbols.h).
+ * symbols.c - functions and lines of ELF files (symbols.h): with libdwfl
+ * when built with it, else through one `addr2line -f` per file (binutils'
+ * addr2line.c answers an address a line and flushes, so one process serves
+ * every address of its file), and names demangled with libiberty's
+ * cplus_demangle, as perf's cxx_demangle_sym (tools/perf/util/
+ * demangle-cxx.cpp, 6.12) and c++filt do.
+ *
+ * Left out: addr2line names no offset into the function (SymInfo.offset 0),
+ * and ELF files of the other byte order than the host's are unresolved on
+ * that path (the recordings are the host's programs).
  */
 #include "config.h"
 #include "symbols.h"
 
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifdef HAVE_LIBIBERTY
+#include <libiberty/demangle.h>
+#endif
 
 #ifdef HAVE_LIBDW
 #include <elfutils/libdwfl.h>
-#include <fcntl.h>
 #include <gelf.h>
-#include <unistd.h>
 #endif
+
+/* Where the answers come from. */
+typedef enum { SOURCE_NONE, SOURCE_LIBDW, SOURCE_ADDR2LINE } SymSource;
+
+/* The environment variable that sets libdw aside (the addr2line path's
+ * test, or a libdw that misreads a file). */
+#define NO_LIBDW_ENV "MMUSIM_NO_LIBDW"
+#define ADDR2LINE "addr2line"
+/* addr2line's answer for what it cannot name (binutils addr2line.c) */
+#define ADDR2LINE_UNKNOWN "??"
 
 typedef struct {
   char *path;
@@ -21,7 +50,9 @@ typedef struct {
 
 struct Symbolizer {
   char *symfs;
-  GHashTable *files;   /* recorded path -> Dwfl* (NULL: not at hand) */
+  SymSource source;
+  gboolean demangle;   /* names as C++ (and Rust) sources spell them, not as mangled */
+  GHashTable *files;   /* recorded path -> SymFile* (NULL: not at hand) */
   GHashTable *answers; /* SymKey* -> SymInfo* */
   GHashTable *strings; /* the functions' and files' names */
 };
@@ -58,17 +89,102 @@ static const char *keep(Symbolizer *s, const char *str)
   return kept;
 }
 
+/* A file at hand: its libdwfl module, or its addr2line process and the
+ * PT_LOAD segments that turn file offsets into the addresses it reads. */
+typedef struct {
 #ifdef HAVE_LIBDW
+  Dwfl *dwfl;
+  Dwfl_Module *mod;
+#endif
+  GPid pid;      /* addr2line, 0: none (or ended) */
+  FILE *answers; /* its standard input and output: one socket, written with send() */
+  GArray *loads; /* LoadSeg */
+} SymFile;
+
+typedef struct {
+  uint64_t offset, filesz, vaddr;
+} LoadSeg;
+
+static void addr2line_stop(SymFile *f)
+{
+  if (f->answers) {
+    shutdown(fileno(f->answers), SHUT_WR); /* its end of input: addr2line exits */
+    fclose(f->answers);
+    f->answers = NULL;
+  }
+  if (f->pid) {
+    while (waitpid(f->pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+    g_spawn_close_pid(f->pid);
+    f->pid = 0;
+  }
+}
+
+static void file_free(gpointer p)
+{
+  SymFile *f = p;
+  if (!f)
+    return;
+#ifdef HAVE_LIBDW
+  if (f->dwfl)
+    dwfl_end(f->dwfl);
+#endif
+  addr2line_stop(f);
+  if (f->loads)
+    g_array_free(f->loads, TRUE);
+  g_free(f);
+}
+
+static SymSource source_now(void)
+{
+#ifdef HAVE_LIBDW
+  const char *no = g_getenv(NO_LIBDW_ENV);
+  if (!no || !*no || strcmp(no, "0") == 0)
+    return SOURCE_LIBDW;
+#endif
+  g_autofree char *a2l = g_find_program_in_path(ADDR2LINE);
+  return a2l ? SOURCE_ADDR2LINE : SOURCE_NONE;
+}
+
+const char *symbols_source(void)
+{
+  static const char *const names[] = { [SOURCE_NONE] = NULL, [SOURCE_LIBDW] = "libdw",
+                                       [SOURCE_ADDR2LINE] = ADDR2LINE };
+  return names[source_now()];
+}
 
 gboolean symbols_available(void)
 {
-  return TRUE;
+  return source_now() != SOURCE_NONE;
 }
 
-typedef struct {
-  Dwfl *dwfl;
-  Dwfl_Module *mod;
-} SymFile;
+gboolean symbols_can_demangle(void)
+{
+#ifdef HAVE_LIBIBERTY
+  return TRUE;
+#else
+  return FALSE;
+#endif
+}
+
+char *symbols_demangle(const char *name)
+{
+#ifdef HAVE_LIBIBERTY
+  /* Parameters and qualifiers, as __cxa_demangle, addr2line -C and c++filt
+   * print them: overloads stay apart.  A name that is not mangled: NULL. */
+  char *plain = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+  if (!plain)
+    return NULL;
+  char *copy = g_strdup(plain);
+  free(plain); /* libiberty's, from malloc */
+  return copy;
+#else
+  (void)name;
+  return NULL;
+#endif
+}
+
+#ifdef HAVE_LIBDW
 
 /* The separate DWARF of a module: /usr/lib/debug/.build-id/NN/REST.debug,
  * under --symfs (the module's user data) first, then at the root.  No
@@ -106,14 +222,6 @@ static const Dwfl_Callbacks callbacks = {
   .section_address = dwfl_offline_section_address,
 };
 
-static void file_free(gpointer p)
-{
-  SymFile *f = p;
-  if (f)
-    dwfl_end(f->dwfl);
-  g_free(f);
-}
-
 /* The module of the file recorded as path, opened on first use; NULL when
  * the file is not at hand or not ELF. */
 static Dwfl_Module *module_of(Symbolizer *s, const char *path)
@@ -140,7 +248,7 @@ static Dwfl_Module *module_of(Symbolizer *s, const char *path)
     dwfl_module_info(mod, &user, NULL, NULL, NULL, NULL, NULL, NULL);
     if (user)
       *user = s->symfs; /* find_debuginfo's first root */
-    f = g_new(SymFile, 1);
+    f = g_new0(SymFile, 1);
     f->dwfl = dwfl;
     f->mod = mod;
   }
@@ -168,7 +276,7 @@ static gboolean address_of(Dwfl_Module *mod, uint64_t file_offset, Dwarf_Addr *a
   return FALSE;
 }
 
-static void resolve(Symbolizer *s, const char *path, uint64_t file_offset, SymInfo *out)
+static void resolve_libdw(Symbolizer *s, const char *path, uint64_t file_offset, SymInfo *out)
 {
   Dwfl_Module *mod = module_of(s, path);
   Dwarf_Addr addr;
@@ -179,7 +287,8 @@ static void resolve(Symbolizer *s, const char *path, uint64_t file_offset, SymIn
   const char *name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
   if (!name)
     return;
-  out->function = keep(s, name);
+  g_autofree char *plain = s->demangle ? symbols_demangle(name) : NULL;
+  out->function = keep(s, plain ? plain : name);
   out->offset = off;
   Dwfl_Line *line = dwfl_module_getsrc(mod, addr);
   int lineno = 0;
@@ -191,29 +300,188 @@ static void resolve(Symbolizer *s, const char *path, uint64_t file_offset, SymIn
   }
 }
 
-#else
+#endif
 
-gboolean symbols_available(void)
+/* ---- addr2line ---------------------------------------------------------- */
+
+/* The PT_LOAD segments of the ELF file open as fd, 64- or 32-bit, of the
+ * host's byte order; NULL when it is none of these. */
+static GArray *elf_loads(int fd)
 {
-  return FALSE;
+  unsigned char ident[EI_NIDENT];
+  if (pread(fd, ident, sizeof ident, 0) != (ssize_t)sizeof ident || memcmp(ident, ELFMAG, SELFMAG) != 0 ||
+      ident[EI_DATA] != (G_BYTE_ORDER == G_LITTLE_ENDIAN ? ELFDATA2LSB : ELFDATA2MSB))
+    return NULL;
+  gboolean is64 = ident[EI_CLASS] == ELFCLASS64;
+  if (!is64 && ident[EI_CLASS] != ELFCLASS32)
+    return NULL;
+  uint64_t phoff;
+  unsigned phnum, phentsize;
+  if (is64) {
+    Elf64_Ehdr eh;
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh)
+      return NULL;
+    phoff = eh.e_phoff, phnum = eh.e_phnum, phentsize = eh.e_phentsize;
+  } else {
+    Elf32_Ehdr eh;
+    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh)
+      return NULL;
+    phoff = eh.e_phoff, phnum = eh.e_phnum, phentsize = eh.e_phentsize;
+  }
+  if (phentsize != (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
+    return NULL;
+  GArray *loads = g_array_new(FALSE, FALSE, sizeof(LoadSeg));
+  for (unsigned i = 0; i < phnum; i++) {
+    off_t at = (off_t)(phoff + (uint64_t)i * phentsize);
+    LoadSeg l;
+    uint32_t type;
+    if (is64) {
+      Elf64_Phdr ph;
+      if (pread(fd, &ph, sizeof ph, at) != (ssize_t)sizeof ph)
+        break;
+      type = ph.p_type, l.offset = ph.p_offset, l.filesz = ph.p_filesz, l.vaddr = ph.p_vaddr;
+    } else {
+      Elf32_Phdr ph;
+      if (pread(fd, &ph, sizeof ph, at) != (ssize_t)sizeof ph)
+        break;
+      type = ph.p_type, l.offset = ph.p_offset, l.filesz = ph.p_filesz, l.vaddr = ph.p_vaddr;
+    }
+    if (type == PT_LOAD)
+      g_array_append_val(loads, l);
+  }
+  return loads;
 }
 
-static void file_free(gpointer p)
+/* `addr2line -f [-C] -e file` with one socket for its standard input and
+ * output: send() with MSG_NOSIGNAL, so that an addr2line that died is a
+ * failed write, not a SIGPIPE. */
+static gboolean addr2line_start(SymFile *f, const char *file, gboolean demangle)
 {
-  (void)p;
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+    return FALSE;
+  const char *argv[] = { ADDR2LINE, "-f", "-e", file, demangle ? "-C" : NULL, NULL };
+  gboolean ok = g_spawn_async_with_pipes_and_fds(NULL, argv, NULL,
+                                                 G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD |
+                                                   G_SPAWN_STDERR_TO_DEV_NULL,
+                                                 NULL, NULL, sv[1], sv[1], -1, NULL, NULL, 0, &f->pid, NULL, NULL,
+                                                 NULL, NULL);
+  close(sv[1]);
+  f->answers = ok ? fdopen(sv[0], "r") : NULL;
+  if (!f->answers) {
+    close(sv[0]); /* addr2line, if it started, reads the end of its input and exits */
+    addr2line_stop(f);
+    return FALSE;
+  }
+  return TRUE;
+}
+
+/* The file recorded as path with its addr2line, started on first use;
+ * NULL when the file is not at hand or not ELF. */
+static SymFile *addr2line_file_of(Symbolizer *s, const char *path)
+{
+  gpointer got;
+  if (g_hash_table_lookup_extended(s->files, path, NULL, &got))
+    return got;
+  SymFile *f = NULL;
+  const char *where[] = { s->symfs, "" };
+  for (unsigned r = 0; r < G_N_ELEMENTS(where) && !f; r++) {
+    if (!where[r])
+      continue;
+    g_autofree char *file = g_strconcat(where[r], path, NULL);
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    GArray *loads = fd >= 0 ? elf_loads(fd) : NULL;
+    if (fd >= 0)
+      close(fd);
+    if (!loads)
+      continue;
+    f = g_new0(SymFile, 1);
+    f->loads = loads;
+    if (!addr2line_start(f, file, s->demangle))
+      g_clear_pointer(&f, file_free);
+  }
+  g_hash_table_insert(s->files, g_strdup(path), f);
+  return f;
+}
+
+static char *read_answer_line(FILE *in)
+{
+  char *line = NULL;
+  size_t cap = 0;
+  ssize_t n = getline(&line, &cap, in);
+  if (n <= 0) {
+    free(line);
+    return NULL;
+  }
+  if (line[n - 1] == '\n')
+    line[n - 1] = '\0';
+  char *copy = g_strdup(line);
+  free(line); /* getline's, from malloc */
+  return copy;
+}
+
+static void resolve_addr2line(Symbolizer *s, const char *path, uint64_t file_offset, SymInfo *out)
+{
+  SymFile *f = addr2line_file_of(s, path);
+  if (!f || !f->answers)
+    return;
+  const LoadSeg *seg = NULL;
+  for (guint i = 0; i < f->loads->len && !seg; i++) {
+    const LoadSeg *l = &g_array_index(f->loads, LoadSeg, i);
+    if (file_offset >= l->offset && file_offset < l->offset + l->filesz)
+      seg = l;
+  }
+  if (!seg)
+    return;
+  char query[32];
+  int len = g_snprintf(query, sizeof query, "0x%" G_GINT64_MODIFIER "x\n", file_offset - seg->offset + seg->vaddr);
+  /* The answer: the function's name, then FILE:LINE, maybe followed by
+   * " (discriminator N)"; "??" and "??:0" (or "??:?") for what it cannot
+   * name. */
+  g_autofree char *func = NULL, *where = NULL;
+  if (send(fileno(f->answers), query, (size_t)len, MSG_NOSIGNAL) != len || !(func = read_answer_line(f->answers)) ||
+      !(where = read_answer_line(f->answers))) {
+    addr2line_stop(f); /* it died: the file's other addresses stay unresolved */
+    return;
+  }
+  if (strcmp(func, ADDR2LINE_UNKNOWN) == 0)
+    return;
+  out->function = keep(s, func);
+  char *disc = strstr(where, " (discriminator");
+  if (disc)
+    *disc = '\0';
+  char *colon = strrchr(where, ':');
+  int line = colon ? atoi(colon + 1) : 0;
+  if (line > 0 && strncmp(where, ADDR2LINE_UNKNOWN ":", sizeof ADDR2LINE_UNKNOWN) != 0) {
+    *colon = '\0';
+    g_autofree char *base = g_path_get_basename(where);
+    out->file = keep(s, base);
+    out->line = line;
+  }
 }
 
 static void resolve(Symbolizer *s, const char *path, uint64_t file_offset, SymInfo *out)
 {
-  (void)s, (void)path, (void)file_offset, (void)out;
+  switch (s->source) {
+#ifdef HAVE_LIBDW
+  case SOURCE_LIBDW:
+    resolve_libdw(s, path, file_offset, out);
+    break;
+#endif
+  case SOURCE_ADDR2LINE:
+    resolve_addr2line(s, path, file_offset, out);
+    break;
+  default:
+    break;
+  }
 }
 
-#endif
-
-Symbolizer *symbolizer_new(const char *symfs)
+Symbolizer *symbolizer_new(const char *symfs, gboolean demangle)
 {
   Symbolizer *s = g_new0(Symbolizer, 1);
   s->symfs = symfs && *symfs ? g_strdup(symfs) : NULL;
+  s->source = source_now();
+  s->demangle = demangle;
   s->files = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, file_free);
   s->answers = g_hash_table_new_full(key_hash, key_equal, key_free, g_free);
   s->strings = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);

@@ -62,9 +62,12 @@ echo "sweep: resumed and distributed sweeps agree with a sweep run at once ($don
 rows=$(grep -vc '^#' "$tmp/jobs/plot.dat")
 [ "$rows" -eq 4 ] || { echo "FAIL: plot.dat has $rows rows, not 4"; exit 1; }
 grep -q '^# index label ns_per_access stddev$' "$tmp/jobs/plot.dat" || { echo "FAIL: plot.dat header"; exit 1; }
-grep -q "^plot 'plot.dat' using 1:3:xtic(2) with boxes" "$tmp/jobs/plot.gp" || { echo "FAIL: plot.gp does not plot plot.dat"; exit 1; }
+# The first axis (workload) is words: grouped bars from plot-groups.dat.
+grep -q "^plot 'plot-groups.dat' using 2:3:4:xtic(1) title 'cpu.mshrs=1', '' using 5:6:7 title 'cpu.mshrs=10'$" \
+  "$tmp/jobs/plot.gp" || { echo "FAIL: plot.gp does not plot plot-groups.dat"; cat "$tmp/jobs/plot.gp"; exit 1; }
 grep -q "^set output 'plot.svg'$" "$tmp/jobs/plot.gp" || { echo "FAIL: plot.gp writes no SVG"; exit 1; }
-echo "sweep: --plot wrote plot.dat (4 rows) and plot.gp"
+[ "$(grep -vc '^#' "$tmp/jobs/plot-groups.dat")" -eq 2 ] || { echo "FAIL: plot-groups.dat has not 2 groups"; exit 1; }
+echo "sweep: --plot wrote plot.dat (4 rows), plot-groups.dat (2 groups) and plot.gp"
 
 # A configuration whose machine runs out of memory: every result, the table
 # and the CSV are written, and the sweep exits 1; the CSV marks the row and

@@ -84,5 +84,27 @@ if [ "$spread" -eq 6 ]; then ok; else bad "word-axis sweep: $spread of 6 bars ca
 "$MAP_CHECK" "$tmp/llc/plot.svg" > "$tmp/desc" 2>&1
 if grep -q '^bar: \|group of bars' "$tmp/desc"; then bad "a size axis is drawn as bars"; else ok; fi
 
+# plot.gp draws the word axis as plot.svg does: gnuplot's clustered
+# histogram with error bars, from plot-groups.dat (a row per word, the
+# mean, least and most of each series), a titled bar per series; a size
+# axis draws none.  With gnuplot on PATH the script runs clean.
+gp=$tmp/modes/plot.gp
+if grep -qx 'set style histogram errorbars lw 1 gap 1' "$gp" && grep -qx 'set style data histograms' "$gp"; then ok
+else bad "plot.gp of a word axis draws no histogram with error bars"; fi
+if [ "$(grep -c "^plot 'plot-groups.dat' using 2:3:4:xtic(1) title 'machine=skylake', '' using 5:6:7 title 'machine=zen3'\$" "$gp")" -eq 2 ]
+then ok; else bad "plot.gp plots no bar per series for each terminal"; fi
+if grep -qx "set xlabel 'thp.enabled (a group of bars per value)'" "$gp"; then ok; else bad "plot.gp names no word axis"; fi
+groups=$(grep -v '^#' "$tmp/modes/plot-groups.dat" | awk 'NF == 7 { print $1 }' | tr '\n' ' ')
+if [ "$groups" = '"never" "madvise" "always" ' ]; then ok; else bad "plot-groups.dat rows: $groups"; fi
+if awk '!/^#/ && !($3 <= $2 && $2 <= $4 && $6 <= $5 && $5 <= $7) { exit 1 }' "$tmp/modes/plot-groups.dat"; then ok
+else bad "plot-groups.dat: a mean outside its least and most"; fi
+if grep -q 'histogram' "$tmp/llc/plot.gp" || [ -e "$tmp/llc/plot-groups.dat" ]; then bad "a size axis's plot.gp draws bars"
+else ok; fi
+if command -v gnuplot > /dev/null; then
+  mkdir "$tmp/gp" && cp "$gp" "$tmp/modes/plot-groups.dat" "$tmp/gp/"
+  if (cd "$tmp/gp" && gnuplot plot.gp > out 2>&1) && [ ! -s "$tmp/gp/out" ] && grep -q 'machine=zen3' "$tmp/gp/plot.svg"
+  then ok; else bad "gnuplot plot.gp: $(cat "$tmp/gp/out")"; fi
+fi
+
 echo "plot: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
