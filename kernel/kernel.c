@@ -980,8 +980,8 @@ static void mprotect_fixup(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, const Tra
 }
 
 /* do_mprotect_pkey (Linux 6.12): one mmu_gather (tlb_gather_mmu) for the
- * whole range, mprotect_fixup for each VMA in it (for_each_vma_range),
- * then tlb_finish_mmu.  Each VMA takes the new protection by its own
+ * whole range, mprotect_fixup for each VMA in it (for_each_vma_range) up
+ * to the first hole (-ENOMEM), then tlb_finish_mmu.  Each VMA takes the new protection by its own
  * flags: a range over a private and a shared mapping treats each as what
  * it is. */
 static void sys_mprotect(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
@@ -995,12 +995,25 @@ static void sys_mprotect(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uin
     mp.clear |= PTE_NX;
   else
     mp.set |= PTE_NX;
+  /* nstart of do_mprotect_pkey: a hole where the next VMA should begin
+   * ends the loop with -ENOMEM; the VMAs before it keep their new
+   * protection and are flushed, those after it are not touched. */
+  uint64_t nstart = start;
   for (guint i = first; i < first + n; i++) {
     Vma *v = mm_vma_mut(mm, i);
+    if (v->start > nstart)
+      break;
+    nstart = MIN(v->end, end);
     if (v->prot == r->prot)
       continue; /* mprotect_fixup: newflags == oldflags, nothing to do */
     v->prot = r->prot;
     mprotect_fixup(k, cpu, mm, v, r, MAX(v->start, start), MIN(v->end, end), &mp);
+  }
+  if (nstart < end) {
+    cpu->ctr->c[CTR_SYSCALLS_FAILED]++;
+    kernel_event(k, cpu, mm->pid, "enomem",
+                 "addr=%#" G_GINT64_MODIFIER "x len=%" G_GUINT64_FORMAT " reason=unmapped at=%#" G_GINT64_MODIFIER "x",
+                 r->addr, r->len, nstart);
   }
   if (mp.min_level) {
     /* tlb_finish_mmu: the gathered range at the stride of the smallest

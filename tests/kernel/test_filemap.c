@@ -269,6 +269,37 @@ START_TEST(test_mprotect_per_vma)
 }
 END_TEST
 
+/* mprotect over a hole (do_mprotect_pkey, 6.12): the VMAs before it take
+ * the new protection, -ENOMEM stops the loop there, and the ones after it
+ * keep theirs; a range that starts in a hole changes nothing.  Both count
+ * as failed system calls. */
+START_TEST(test_mprotect_stops_at_hole)
+{
+  KernelFixture *f = kfix_new("skylake", NULL);
+  Thread *t = kfix_thread(f, 1);
+  Counters *c = &f->cpus[0]->ctr;
+  kfix_syscall(f, t, REC_MMAP, BASE, 16 * PG, PROT_R | PROT_W, 0);
+  kfix_syscall(f, t, REC_MMAP, BASE + 32 * PG, 16 * PG, PROT_R | PROT_W, 0);
+  fault(f, t, BASE, ACC_STORE);
+  fault(f, t, BASE + 32 * PG, ACC_STORE);
+  kfix_syscall(f, t, REC_MPROTECT, BASE, 48 * PG, PROT_R, 0);
+  ck_assert_uint_eq(c->c[CTR_SYSCALLS_FAILED], 1);
+  ck_assert_uint_eq(mm_find_vma(t->mm, BASE)->prot, PROT_R);
+  ck_assert(!(fixture_pte(t, BASE) & PTE_RW));
+  ck_assert_uint_eq(mm_find_vma(t->mm, BASE + 32 * PG)->prot, PROT_R | PROT_W);
+  ck_assert(fixture_pte(t, BASE + 32 * PG) & PTE_RW);
+  kfix_syscall(f, t, REC_MPROTECT, BASE + 16 * PG, 32 * PG, PROT_R, 0);
+  ck_assert_uint_eq(c->c[CTR_SYSCALLS_FAILED], 2);
+  ck_assert_uint_eq(mm_find_vma(t->mm, BASE + 32 * PG)->prot, PROT_R | PROT_W);
+  ck_assert(fixture_pte(t, BASE + 32 * PG) & PTE_RW);
+  kfix_syscall(f, t, REC_MPROTECT, BASE + 32 * PG, 16 * PG, PROT_R, 0); /* no hole: done */
+  ck_assert_uint_eq(c->c[CTR_SYSCALLS_FAILED], 2);
+  ck_assert_uint_eq(mm_find_vma(t->mm, BASE + 32 * PG)->prot, PROT_R);
+  ck_assert_uint_eq(mm_vma_count(t->mm), 2);
+  kfix_free(f);
+}
+END_TEST
+
 /* munmap gives back the anonymous copies and the tables, not the
  * page-cache pages: mapped again, the file faults minor on the same
  * frames. */
@@ -456,6 +487,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_shared_write);
   tcase_add_test(tc, test_mprotect_keeps_page_cache_read_only);
   tcase_add_test(tc, test_mprotect_per_vma);
+  tcase_add_test(tc, test_mprotect_stops_at_hole);
   tcase_add_test(tc, test_munmap_keeps_page_cache);
   tcase_add_test(tc, test_cache_hit_fraction);
   tcase_add_test(tc, test_named_file_shared_between_processes);
