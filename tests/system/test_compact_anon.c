@@ -28,13 +28,6 @@ static const char *const sets[] = { "machine.mem_per_node=128M", "mem.kernel_res
                                     "thp.enabled=madvise",         "thp.defrag=madvise",
                                     NULL };
 
-static uint64_t pte_of(Thread *t, uint64_t va)
-{
-  unsigned l, idx;
-  PtNode *n = pgtable_lookup(&t->mm->pt, va, &l, &idx);
-  return l == 1 ? n->e[idx] : 0;
-}
-
 /* Fill the zone with R1's 4K pages, then give back every other one:
  * returns the pages kept (at R1, R1 + 2 pages, ...). */
 static uint64_t fragment(Machine *m, Thread *t)
@@ -64,7 +57,7 @@ START_TEST(test_thp_fault_migrates_the_workloads_pages)
   ck_assert_int_ne(compaction_suit_allocation_order(z, 9, 500), COMPACT_SUCCESS);
   g_autofree uint64_t *before = g_new(uint64_t, kept);
   for (uint64_t i = 0; i < kept; i++) {
-    before[i] = pte_pfn(pte_of(t, R1 + 2 * i * PAGE));
+    before[i] = pte_pfn(fixture_pte(t, R1 + 2 * i * PAGE));
     ck_assert_uint_ne(before[i], 0);
   }
   /* Touch them all: their translations are in the TLB (as many as fit). */
@@ -89,7 +82,7 @@ START_TEST(test_thp_fault_migrates_the_workloads_pages)
 
   uint64_t moved = 0, moved_va = 0;
   for (uint64_t i = 0; i < kept; i++) {
-    uint64_t va = R1 + 2 * i * PAGE, e = pte_of(t, va);
+    uint64_t va = R1 + 2 * i * PAGE, e = fixture_pte(t, va);
     ck_assert(e & PTE_P);
     uint64_t pfn = pte_pfn(e);
     if (pfn == before[i])
@@ -114,7 +107,7 @@ START_TEST(test_thp_fault_migrates_the_workloads_pages)
   ck_assert_uint_eq(fixture_ctr(m, CTR_DTLB_LOAD_MISSES), misses + 1);
   Xlat x;
   ck_assert_int_eq(fixture_xlat(m, t, moved_va, ACC_LOAD, &x), XLAT_OK);
-  ck_assert_uint_eq(x.pfn, pte_pfn(pte_of(t, moved_va)));
+  ck_assert_uint_eq(x.pfn, pte_pfn(fixture_pte(t, moved_va)));
   machine_free(m);
 }
 END_TEST
@@ -130,7 +123,7 @@ START_TEST(test_record_follows_the_page)
   Kernel *k = m->k;
   fixture_syscall(m, t, REC_MMAP, R1, 4 * MB, PROT_R | PROT_W, 0);
   ck_assert_int_eq(fixture_fault(m, t, R1, ACC_STORE, NULL), FAULT_MAPPED);
-  uint64_t pfn = pte_pfn(pte_of(t, R1));
+  uint64_t pfn = pte_pfn(fixture_pte(t, R1));
   uint32_t pid;
   uint64_t va;
   ck_assert(physmem_rmap_get(k->pm, pfn, &pid, &va));

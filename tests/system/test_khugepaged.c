@@ -66,13 +66,6 @@ static uint64_t pmd_of(Thread *t, uint64_t va)
   return level == 2 ? n->e[idx] : level == 1 ? pte_make(n->pfn, PTE_P) : 0;
 }
 
-static uint64_t pte_of(Thread *t, uint64_t va)
-{
-  unsigned level, idx;
-  PtNode *n = pgtable_lookup(&t->mm->pt, va, &level, &idx);
-  return level == 1 ? n->e[idx] : 0;
-}
-
 static gboolean pfn_free(Kernel *k, uint64_t pfn)
 {
   int node = physmem_node_of(k->pm, pfn);
@@ -228,7 +221,7 @@ START_TEST(test_take_table)
   uint64_t tables = pt->tables, table = pte_pfn(pmd_of(t, BASE));
   ck_assert(!pgtable_take_table(pt, BASE, 2, &pfn)); /* a PTE table hangs below the PD */
   ck_assert_uint_eq(pt->tables, tables);
-  uint64_t page = pte_pfn(pte_of(t, BASE));
+  uint64_t page = pte_pfn(fixture_pte(t, BASE));
   ck_assert(pgtable_take_table(pt, BASE, 1, &pfn));
   ck_assert_uint_eq(pfn, table);
   ck_assert_uint_eq(pt->tables, tables - 1);
@@ -249,7 +242,7 @@ START_TEST(test_collapse_replaces_ptes)
   Cpu *cpu = m->cpus[0];
   map_rw(m, t, BASE, PMD);
   populate(m, t, BASE, PMD, 4096);
-  uint64_t old_pfn = pte_pfn(pte_of(t, BASE + 5 * 4096));
+  uint64_t old_pfn = pte_pfn(fixture_pte(t, BASE + 5 * 4096));
   uint64_t old_table = pte_pfn(pmd_of(t, BASE));
   ck_assert(!pfn_free(k, old_pfn));
   /* A 4K translation in the TLB that the collapse must shoot down. */
@@ -444,7 +437,7 @@ START_TEST(test_refusals_by_reason)
   ck_assert_uint_eq(fixture_ctr(m, CTR_SCAN_EXCEED_NONE_PTE), 0);
   ck_assert_uint_eq(fixture_ctr(m, CTR_THP_COLLAPSE_ALLOC), 1);
   /* The scan cleared no accessed bit where it read them. */
-  ck_assert(pte_of(t, BASE + 4 * PMD) & PTE_A);
+  ck_assert(fixture_pte(t, BASE + 4 * PMD) & PTE_A);
   /* The names the counters and events use. */
   ck_assert_str_eq(thp_scan_result_name(SCAN_LACK_REFERENCED_PAGE), "lack_referenced_page");
   machine_free(m);

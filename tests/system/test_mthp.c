@@ -18,21 +18,14 @@
 #define KB (UINT64_C(1) << 10)
 #define MB (UINT64_C(1) << 20)
 
-static uint64_t pte_of(Thread *t, uint64_t va)
-{
-  unsigned l, idx;
-  PtNode *n = pgtable_lookup(&t->mm->pt, va, &l, &idx);
-  return l == 1 ? n->e[idx] : 0;
-}
-
 /* The PTEs of [va, va + pages * 4K) map consecutive frames from an
  * aligned first one, accessed, dirty and writable: one folio. */
 static void assert_folio(Thread *t, uint64_t va, unsigned pages)
 {
-  uint64_t first = pte_pfn(pte_of(t, va));
+  uint64_t first = pte_pfn(fixture_pte(t, va));
   ck_assert_uint_eq(first & (pages - 1), 0);
   for (unsigned i = 0; i < pages; i++) {
-    uint64_t e = pte_of(t, va + i * 4096);
+    uint64_t e = fixture_pte(t, va + i * 4096);
     ck_assert_msg((e & (PTE_P | PTE_RW | PTE_D | PTE_A)) == (PTE_P | PTE_RW | PTE_D | PTE_A), "pte %u: %#lx", i,
                   (unsigned long)e);
     ck_assert_uint_eq(pte_pfn(e), first + i);
@@ -58,8 +51,8 @@ START_TEST(test_fault_maps_folio)
   fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
   ck_assert_int_eq(fixture_fault(m, t, BASE + 0x15123, ACC_STORE, NULL), FAULT_MAPPED);
   assert_folio(t, BASE + 0x10000, 16);
-  ck_assert_uint_eq(pte_of(t, BASE + 0xf000), 0);
-  ck_assert_uint_eq(pte_of(t, BASE + 0x20000), 0);
+  ck_assert_uint_eq(fixture_pte(t, BASE + 0xf000), 0);
+  ck_assert_uint_eq(fixture_pte(t, BASE + 0x20000), 0);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_ANON_FAULT_ALLOC), 1);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_FAULTS_ANON), 1);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_THP_FAULT_ALLOC), 0);
@@ -84,18 +77,18 @@ START_TEST(test_fallback_when_ptes_present)
   Thread *t = fixture_thread(m, 1);
   fixture_syscall(m, t, REC_MMAP, BASE, 4 * MB, PROT_R | PROT_W, 0);
   ck_assert_int_eq(fixture_fault(m, t, BASE + 0x3000, ACC_LOAD, NULL), FAULT_MAPPED);
-  ck_assert(pte_of(t, BASE + 0x3000) & PTE_SW_ZERO);
+  ck_assert(fixture_pte(t, BASE + 0x3000) & PTE_SW_ZERO);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_ANON_FAULT_ALLOC), 0);
   ck_assert_int_eq(fixture_fault(m, t, BASE + 0x9000, ACC_STORE, NULL), FAULT_MAPPED);
   assert_folio(t, BASE + 0x8000, 4);
-  ck_assert_uint_eq(pte_of(t, BASE + 0x7000), 0);
-  ck_assert_uint_eq(pte_of(t, BASE + 0xc000), 0);
+  ck_assert_uint_eq(fixture_pte(t, BASE + 0x7000), 0);
+  ck_assert_uint_eq(fixture_pte(t, BASE + 0xc000), 0);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_ANON_FAULT_ALLOC), 1);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_ANON_FAULT_FALLBACK), 0); /* not an allocation failure */
   /* A write next to the zero page: the 16K range holds it too, order 0. */
   ck_assert_int_eq(fixture_fault(m, t, BASE + 0x2000, ACC_STORE, NULL), FAULT_MAPPED);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_ANON_FAULT_ALLOC), 1);
-  ck_assert_uint_eq(pte_of(t, BASE + 0x1000), 0);
+  ck_assert_uint_eq(fixture_pte(t, BASE + 0x1000), 0);
   ck_assert_uint_eq(t->mm->rss_pages, 4 + 1); /* the zero page is no RSS (do_anonymous_page) */
   machine_free(m);
 }
@@ -113,7 +106,7 @@ START_TEST(test_vma_too_small_or_misaligned)
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_ANON_FAULT_ALLOC), 0);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_FAULTS_ANON), 2);
   ck_assert_uint_eq(t->mm->rss_pages, 2);
-  ck_assert_uint_eq(pte_of(t, BASE + 0x1000), 0);
+  ck_assert_uint_eq(fixture_pte(t, BASE + 0x1000), 0);
   /* The same length, aligned: the folio fits. */
   fixture_syscall(m, t, REC_MMAP, BASE + 2 * MB, 64 * KB, PROT_R | PROT_W, 0);
   ck_assert_int_eq(fixture_fault(m, t, BASE + 2 * MB + 0x8000, ACC_STORE, NULL), FAULT_MAPPED);
@@ -156,7 +149,7 @@ START_TEST(test_modes)
     kernel_syscall(m->k, &m->cpus[0]->kc, t->mm, &r);
   }
   ck_assert_int_eq(fixture_fault(m, t, BASE + 0x4000, ACC_STORE, NULL), FAULT_MAPPED);
-  gboolean folio = pte_of(t, BASE) != 0;
+  gboolean folio = fixture_pte(t, BASE) != 0;
   ck_assert_msg(folio == mode_cases[_i].folio, "64kB=%s enabled=%s advice=%d prctl=%d: folio=%d", mode_cases[_i].size,
                 mode_cases[_i].enabled, mode_cases[_i].advice, mode_cases[_i].prctl, folio);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_ANON_FAULT_ALLOC), folio);
@@ -227,7 +220,7 @@ START_TEST(test_alloc_failure_falls_back)
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_16KB_ANON_FAULT_ALLOC), 1);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_16KB_ANON_FAULT_FALLBACK), 0);
   assert_folio(t, BASE, 4);
-  ck_assert_uint_eq(pte_of(t, BASE + 0x4000), 0);
+  ck_assert_uint_eq(fixture_pte(t, BASE + 0x4000), 0);
   for (unsigned order = 4; order-- > 2;)
     while (physmem_alloc(m->k->pm, 0, order, MT_MOVABLE, &pfn))
       ;
@@ -320,11 +313,11 @@ START_TEST(test_ppc64_64k_folio)
   Thread *t = fixture_thread(m, 1);
   fixture_syscall(m, t, REC_MMAP, BASE, 32 * MB, PROT_R | PROT_W, 0);
   ck_assert_int_eq(fixture_fault(m, t, BASE + 0x50000, ACC_STORE, NULL), FAULT_MAPPED);
-  uint64_t first = pte_pfn(pte_of(t, BASE + 0x40000));
+  uint64_t first = pte_pfn(fixture_pte(t, BASE + 0x40000));
   ck_assert_uint_eq(first & 63, 0);
   for (unsigned i = 0; i < 4; i++)
-    ck_assert_uint_eq(pte_pfn(pte_of(t, BASE + 0x40000 + i * 0x10000)), first + 16 * i);
-  ck_assert_uint_eq(pte_of(t, BASE + 0x80000), 0);
+    ck_assert_uint_eq(pte_pfn(fixture_pte(t, BASE + 0x40000 + i * 0x10000)), first + 16 * i);
+  ck_assert_uint_eq(fixture_pte(t, BASE + 0x80000), 0);
   ck_assert_uint_eq(fixture_cpu0_ctr(m, CTR_MTHP_ANON_FAULT_ALLOC), 1);
   ck_assert_uint_eq(t->mm->rss_pages, 4 * 16);
   machine_free(m);
