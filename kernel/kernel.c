@@ -768,6 +768,19 @@ static gboolean range_mapped(Mm *mm, uint64_t start, uint64_t end)
   return TRUE;
 }
 
+/* The first address of [start, end) no VMA covers, or end. */
+static uint64_t first_hole(Mm *mm, uint64_t start, uint64_t end)
+{
+  uint64_t cur = start;
+  while (cur < end) {
+    const Vma *v = mm_find_vma(mm, cur);
+    if (!v)
+      return cur;
+    cur = v->end;
+  }
+  return end;
+}
+
 /* Does the record change the VMA v (so that an edge inside v splits it)? */
 static gboolean changes_vma(const Vma *v, const TraceRecord *r)
 {
@@ -980,8 +993,8 @@ static void mprotect_fixup(Kernel *k, KCpu *cpu, Mm *mm, const Vma *v, const Tra
 }
 
 /* do_mprotect_pkey (Linux 6.12): one mmu_gather (tlb_gather_mmu) for the
- * whole range, mprotect_fixup for each VMA in it (for_each_vma_range) up
- * to the first hole (-ENOMEM), then tlb_finish_mmu.  Each VMA takes the new protection by its own
+ * whole range, mprotect_fixup for each VMA in it (for_each_vma_range),
+ * then tlb_finish_mmu.  The range ends at its first hole (kernel_syscall).  Each VMA takes the new protection by its own
  * flags: a range over a private and a shared mapping treats each as what
  * it is. */
 static void sys_mprotect(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uint64_t start, uint64_t end)
@@ -995,25 +1008,12 @@ static void sys_mprotect(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r, uin
     mp.clear |= PTE_NX;
   else
     mp.set |= PTE_NX;
-  /* nstart of do_mprotect_pkey: a hole where the next VMA should begin
-   * ends the loop with -ENOMEM; the VMAs before it keep their new
-   * protection and are flushed, those after it are not touched. */
-  uint64_t nstart = start;
   for (guint i = first; i < first + n; i++) {
     Vma *v = mm_vma_mut(mm, i);
-    if (v->start > nstart)
-      break;
-    nstart = MIN(v->end, end);
     if (v->prot == r->prot)
       continue; /* mprotect_fixup: newflags == oldflags, nothing to do */
     v->prot = r->prot;
     mprotect_fixup(k, cpu, mm, v, r, MAX(v->start, start), MIN(v->end, end), &mp);
-  }
-  if (nstart < end) {
-    cpu->ctr->c[CTR_SYSCALLS_FAILED]++;
-    kernel_event(k, cpu, mm->pid, "enomem",
-                 "addr=%#" G_GINT64_MODIFIER "x len=%" G_GUINT64_FORMAT " reason=unmapped at=%#" G_GINT64_MODIFIER "x",
-                 r->addr, r->len, nstart);
   }
   if (mp.min_level) {
     /* tlb_finish_mmu: the gathered range at the stride of the smallest
@@ -1109,6 +1109,22 @@ uint64_t kernel_syscall(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r)
     /* queue_pages_test_walk: mbind over a hole is EFAULT, nothing changes. */
     einval(k, cpu, mm, r, "efault");
     return 0;
+  }
+  /* do_mprotect_pkey: a hole ends the loop over the VMAs with -ENOMEM
+   * (vma->vm_start != tmp); those before it keep their new protection
+   * and are flushed, those after it are not reached, so neither split
+   * nor counted against max_map_count.  A range that starts in a hole
+   * changes nothing. */
+  uint64_t hole = r->type == REC_MPROTECT ? first_hole(mm, start, end) : end;
+  if (hole < end) {
+    cpu->ctr->c[CTR_SYSCALLS_FAILED]++;
+    kernel_event(k, cpu, mm->pid, "enomem",
+                 "addr=%#" G_GINT64_MODIFIER "x len=%" G_GUINT64_FORMAT " reason=unmapped at=%#" G_GINT64_MODIFIER "x",
+                 r->addr, r->len, hole);
+    if (hole == start)
+      return 0;
+    end = hole;
+    rr.len = end - start;
   }
   if (over_map_count(k, mm, &rr, start, end)) {
     cpu->ctr->c[CTR_SYSCALLS_FAILED]++;

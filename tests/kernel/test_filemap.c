@@ -300,6 +300,29 @@ START_TEST(test_mprotect_stops_at_hole)
 }
 END_TEST
 
+/* The loop stops at the hole before it reaches a VMA the range ends in:
+ * that VMA's THP is not split at the range's end. */
+START_TEST(test_mprotect_hole_spares_later_thp)
+{
+  const char *sets[] = { "thp.enabled=always", NULL };
+  KernelFixture *f = kfix_new("skylake", sets);
+  Thread *t = kfix_thread(f, 1);
+  Counters *c = &f->cpus[0]->ctr;
+  uint64_t huge = BASE + (4ULL << 20); /* 2M-aligned, after a hole */
+  kfix_syscall(f, t, REC_MMAP, BASE, 16 * PG, PROT_R | PROT_W, 0);
+  kfix_syscall(f, t, REC_MMAP, huge, 4ULL << 20, PROT_R | PROT_W, 0);
+  fault(f, t, huge, ACC_STORE);
+  ck_assert_uint_eq(c->c[CTR_THP_FAULT_ALLOC], 1);
+  kfix_syscall(f, t, REC_MPROTECT, BASE, huge + (1ULL << 20) - BASE, PROT_R, 0);
+  ck_assert_uint_eq(c->c[CTR_SYSCALLS_FAILED], 1);
+  ck_assert_uint_eq(c->c[CTR_THP_SPLIT_PMD], 0);
+  ck_assert_uint_eq(mm_find_vma(t->mm, BASE)->prot, PROT_R);
+  ck_assert_uint_eq(mm_find_vma(t->mm, huge)->prot, PROT_R | PROT_W);
+  ck_assert_uint_eq(mm_vma_count(t->mm), 2);
+  kfix_free(f);
+}
+END_TEST
+
 /* munmap gives back the anonymous copies and the tables, not the
  * page-cache pages: mapped again, the file faults minor on the same
  * frames. */
@@ -488,6 +511,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_mprotect_keeps_page_cache_read_only);
   tcase_add_test(tc, test_mprotect_per_vma);
   tcase_add_test(tc, test_mprotect_stops_at_hole);
+  tcase_add_test(tc, test_mprotect_hole_spares_later_thp);
   tcase_add_test(tc, test_munmap_keeps_page_cache);
   tcase_add_test(tc, test_cache_hit_fraction);
   tcase_add_test(tc, test_named_file_shared_between_processes);
