@@ -1105,6 +1105,19 @@ uint64_t kernel_syscall(Kernel *k, KCpu *cpu, Mm *mm, const TraceRecord *r)
     einval(k, cpu, mm, r, "hugetlb-alignment");
     return 0;
   }
+  if (r->type == REC_MMAP && (r->flags & MAP_F_FILE)) {
+    /* x86's sys_mmap (offset_in_page: -EINVAL) and do_mmap (pgoff +
+     * pages wrapping: -EOVERFLOW), 6.12: an offset of a page's multiple,
+     * at the base page size, and a range of the file that fits. */
+    if (r->arg2 & (k->base_bytes - 1)) {
+      einval(k, cpu, mm, r, "offset-not-page-aligned");
+      return 0;
+    }
+    if (r->arg2 + len < r->arg2) {
+      einval(k, cpu, mm, r, "eoverflow");
+      return 0;
+    }
+  }
   if (r->type == REC_MEMPOLICY && !range_mapped(mm, start, end)) {
     /* queue_pages_test_walk: mbind over a hole is EFAULT, nothing changes. */
     einval(k, cpu, mm, r, "efault");

@@ -323,6 +323,27 @@ START_TEST(test_mprotect_hole_spares_later_thp)
 }
 END_TEST
 
+/* A file offset that is not a multiple of the base page, or a file range
+ * that wraps, is refused (sys_mmap's offset_in_page, do_mmap's
+ * -EOVERFLOW): nothing is mapped, the call counts as failed. */
+START_TEST(test_mmap_bad_offset)
+{
+  KernelFixture *f = kfix_new("skylake", NULL);
+  Thread *t = kfix_thread(f, 1);
+  Counters *c = &f->cpus[0]->ctr;
+  map_file(f, t, BASE, 16 * PG, PROT_R, 0, "/data/f", 100);
+  ck_assert_uint_eq(c->c[CTR_SYSCALLS_FAILED], 1);
+  ck_assert_uint_eq(mm_vma_count(t->mm), 0);
+  map_file(f, t, BASE, 16 * PG, PROT_R, 0, "/data/f", UINT64_MAX - PG + 1);
+  ck_assert_uint_eq(c->c[CTR_SYSCALLS_FAILED], 2);
+  ck_assert_uint_eq(mm_vma_count(t->mm), 0);
+  map_file(f, t, BASE, 16 * PG, PROT_R, 0, "/data/f", 2 * PG);
+  ck_assert_uint_eq(c->c[CTR_SYSCALLS_FAILED], 2);
+  ck_assert_uint_eq(mm_vma_count(t->mm), 1);
+  kfix_free(f);
+}
+END_TEST
+
 /* munmap gives back the anonymous copies and the tables, not the
  * page-cache pages: mapped again, the file faults minor on the same
  * frames. */
@@ -512,6 +533,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_mprotect_per_vma);
   tcase_add_test(tc, test_mprotect_stops_at_hole);
   tcase_add_test(tc, test_mprotect_hole_spares_later_thp);
+  tcase_add_test(tc, test_mmap_bad_offset);
   tcase_add_test(tc, test_munmap_keeps_page_cache);
   tcase_add_test(tc, test_cache_hit_fraction);
   tcase_add_test(tc, test_named_file_shared_between_processes);
