@@ -409,8 +409,8 @@ void annotate_json(const AnnotateReport *r, FILE *out)
   json_builder_add_boolean_value(jb, symbols_available());
   json_string_or_null(jb, "symbols_from", symbols_source());
   json_builder_set_member_name(jb, "demangled");
-  json_builder_add_boolean_value(jb, !r->no_demangle && (symbols_can_demangle() ||
-                                                         g_strcmp0(symbols_source(), "addr2line") == 0));
+  json_builder_add_boolean_value(jb, !r->no_demangle && symbols_source() &&
+                                       (symbols_can_demangle() || g_strcmp0(symbols_source(), "addr2line") == 0));
   guint n;
   Symbolizer *sym = symbolizer_new(r->symfs, !r->no_demangle);
   GArray *ips = insn_rows(r, sym);

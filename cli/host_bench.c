@@ -380,12 +380,15 @@ static StatSnap stat_snap(void)
 }
 
 /* The share of the other CPUs' time they were busy between a and b: all
- * CPUs' busy time less this process's, over all CPUs' time less the one
- * this process ran on.  0 on a host of one CPU or without /proc/stat. */
+ * CPUs' busy time less this process's, over the other CPUs' wall time
+ * (not /proc/stat's total less ours, which its 10 ms ticks leave near zero
+ * but not zero on a host of one CPU).  0 on a host of one CPU, without
+ * /proc/stat, or over less than a tick. */
 static double others_busy(StatSnap a, StatSnap b)
 {
-  double others_total = (b.total_s - a.total_s) - (b.wall_s - a.wall_s);
-  if (!a.ok || !b.ok || others_total <= 0)
+  long online = sysconf(_SC_NPROCESSORS_ONLN), hz = sysconf(_SC_CLK_TCK);
+  double others_total = (double)(online - 1) * (b.wall_s - a.wall_s);
+  if (!a.ok || !b.ok || online < 2 || hz <= 0 || others_total < 1.0 / (double)hz)
     return 0;
   double others = (b.busy_s - a.busy_s) - (b.own_s - a.own_s);
   return CLAMP(others / others_total, 0.0, 1.0);

@@ -331,7 +331,6 @@ static void verbose_line(VgSyscalls *s, const char *p, const char *end, TraceRec
   size_t len = (size_t)(end - p);
   if (len > sizeof libdir && memcmp(p, libdir, sizeof libdir - 1) == 0) {
     g_free(s->libdir);
-  g_free(s->split);
     s->libdir = g_strndup(p + sizeof libdir - 1, len - (sizeof libdir - 1));
   } else if (len > sizeof reading && memcmp(p, reading, sizeof reading - 1) == 0) {
     const char *path = p + sizeof reading - 1;
