@@ -57,6 +57,14 @@ Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError *
                 "set virt.nested=false (a ppc64 guest partition is virt.lpar's)", where, arch->name);
     return NULL;
   }
+  if (settings_bool(s, SET_VIRT_SHADOW) && strcmp(arch->name, "x86_64") != 0) {
+    /* Shadow paging is modelled on x86-64's radix walk only (arch/x86_64). */
+    g_autofree char *where = settings_blame(s, SET_VIRT_SHADOW);
+    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                "%s, but machine.arch is %s: shadow paging is modelled for x86_64 only; "
+                "set virt.shadow=false (a ppc64 guest partition is virt.lpar's)", where, arch->name);
+    return NULL;
+  }
   if (arch->check && !arch->check(s, error))
     return NULL;
   Machine *m = g_new0(Machine, 1);

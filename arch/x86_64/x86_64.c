@@ -23,6 +23,11 @@
  *   (x86_host_walk); a guest paging-structure-cache hit yields the
  *   host-physical address of the next guest table (SDM 29.4.1, combined
  *   mappings), so that table needs no host walk.
+ * - shadow paging (virt.shadow, KVM's shadow MMU and PVM): the walk reads
+ *   the hypervisor's shadow table instead of the guest's, with its page
+ *   no larger than the hypervisor's backing (X86Shadow); with virt.nested
+ *   too, that table is itself translated by the host's (a guest of a
+ *   guest whose hypervisor shadows it).
  * Leaves out: the PDPTE registers of PAE, the walker's speculative
  * behaviour, and global pages.
  */
@@ -88,7 +93,33 @@ typedef struct {
   struct { Tlb *t; unsigned size; } probe[2][X86_N_SIZES];
   Pwc pwc[PWC_MAX_LEVEL + 1];     /* indexed by the level of the cached entry (2..5) */
   struct X86Host *host;           /* virt.nested: the host dimension, else NULL */
+  struct X86Shadow *shadow;       /* virt.shadow: the hypervisor's shadow table, else NULL */
 } X86State;
+
+/* Shadow paging (virt.shadow): the hardware walks not the guest's table but
+ * the one its hypervisor keeps from it (KVM's shadow MMU, arch/x86/kvm/mmu/
+ * mmu.c, 6.12; PVM runs every guest so).  It is laid out here as the
+ * hypervisor's memory (its "physical" addresses, which the host dimension
+ * translates when there is one too):
+ * - a shadow page for each guest table page, its image: the entry of guest
+ *   table page P, index i, is read at image_base + P + 8i;
+ * - "direct" shadow pages below a guest page larger than the hypervisor's
+ *   own backing of it (virt.shadow_page_size: kvm_mmu_hugepage_adjust maps
+ *   no larger than the host mapping's level), keyed by the guest-physical
+ *   region they map (kvm_mmu_get_child_sp with role.direct: one per 2M
+ *   region at level 1, per 1G region at level 2), at direct_base[level].
+ * The guest's own entries are then read by the hypervisor only (on a shadow
+ * fault), so a walk reads none of them.  Leaves out: the shadow faults that
+ * fill the table and write-protect the guest's tables (a warmed-up run
+ * takes none), and a paging-structure-cache entry for a shadow entry that
+ * points to a direct page (each walk below a split guest page reads the
+ * entry above its direct page again, a cache hit in practice). */
+typedef struct X86Shadow {
+  unsigned page_size;       /* virt.shadow_page_size: X86_4K, X86_2M or X86_1G */
+  uint64_t image_base;      /* where the images of the guest table pages start */
+  uint64_t direct_base[3];  /* by level (1, 2): where the direct pages of that level start */
+  uint64_t end;             /* the end of the hypervisor memory laid out (a host's table covers it) */
+} X86Shadow;
 
 /* The host dimension of nested paging (virt.nested).  The host's table is
  * not a second Linux model but a fixed map: guest-physical address g is
@@ -103,7 +134,8 @@ typedef struct {
 typedef struct X86Host {
   unsigned page_size;       /* virt.host_page_size: X86_4K, X86_2M or X86_1G */
   uint64_t huge_below;      /* a region is backed huge when its hash is below this (of 2^32) */
-  uint64_t guest_bytes;     /* guest-physical memory: machine.nodes x machine.mem_per_node */
+  uint64_t guest_bytes;     /* guest-physical memory the table maps: machine.nodes x machine.mem_per_node,
+                             * and the shadow table's above it (X86Shadow) */
   uint64_t table_pa[5];     /* by host level (1..4): host-physical address of the first table */
   Tlb *ntlb;                /* virt.ntlb_*: gPA -> hPA at the host page size, NULL: none */
   struct {                  /* by level (2..4): fully associative, LRU, most recent first */
@@ -401,17 +433,41 @@ static uint32_t x86_host_walk(Cpu *cpu, X86Host *h, uint64_t gpa, const char *wh
   return cycles;
 }
 
-static X86Host *x86_host_new(const Settings *s, const TlbReplPolicy *repl, GError **error)
+static const unsigned x86_page_size_choice[] = { X86_4K, X86_2M, X86_1G }; /* "4K|2M|1G" settings, in order */
+
+static uint64_t x86_guest_bytes(const Settings *s)
+{
+  return (uint64_t)settings_int(s, SET_MACHINE_NODES) * (uint64_t)settings_int(s, SET_MACHINE_MEM_PER_NODE);
+}
+
+#define X86_1G_UP(x) (((x) + (1ULL << 30) - 1) & ~((1ULL << 30) - 1))
+
+/* The shadow table's layout (X86Shadow), from the next 1G above the
+ * guest's memory: the images (one page per guest page), then the direct
+ * pages of level 1 (one per 2M) and of level 2 (one per 1G). */
+static X86Shadow *x86_shadow_new(const Settings *s)
+{
+  X86Shadow *sh = g_new0(X86Shadow, 1);
+  uint64_t guest = x86_guest_bytes(s);
+  sh->page_size = x86_page_size_choice[settings_int(s, SET_VIRT_SHADOW_PAGE_SIZE)];
+  sh->image_base = X86_1G_UP(guest);
+  sh->direct_base[1] = sh->image_base + X86_1G_UP(guest);
+  sh->direct_base[2] = sh->direct_base[1] + X86_1G_UP(guest >> 9);
+  sh->end = sh->direct_base[2] + X86_1G_UP(guest >> 18);
+  return sh;
+}
+
+/* `covered`: the guest-physical memory the host's table maps, the guest's
+ * and, under shadow paging, the hypervisor's shadow table above it. */
+static X86Host *x86_host_new(const Settings *s, uint64_t covered, const TlbReplPolicy *repl, GError **error)
 {
   X86Host *h = g_new0(X86Host, 1);
-  static const unsigned sizes[] = { X86_4K, X86_2M, X86_1G }; /* virt.host_page_size's choices, in order */
-  h->page_size = sizes[settings_int(s, SET_VIRT_HOST_PAGE_SIZE)];
+  h->page_size = x86_page_size_choice[settings_int(s, SET_VIRT_HOST_PAGE_SIZE)];
   h->huge_below = (uint64_t)(settings_double(s, SET_VIRT_HOST_HUGE_FRACTION) * 4294967296.0);
-  h->guest_bytes = (uint64_t)settings_int(s, SET_MACHINE_NODES) * (uint64_t)settings_int(s, SET_MACHINE_MEM_PER_NODE);
+  h->guest_bytes = covered;
   /* The host's tables above the guest's memory, from the next 1G on: the
    * PML4, then the PDPTs, the PDs and the PTs, each for the whole range. */
-  uint64_t top = (h->guest_bytes + (1ULL << 30) - 1) & ~((1ULL << 30) - 1);
-  h->table_pa[4] = top;
+  h->table_pa[4] = X86_1G_UP(h->guest_bytes);
   for (unsigned l = 3; l >= 1; l--) {
     uint64_t above = l == 3 ? 1 : (h->guest_bytes + (1ULL << x86_level_shift(l + 2)) - 1) >> x86_level_shift(l + 2);
     h->table_pa[l] = h->table_pa[l + 1] + (above << 12);
@@ -497,6 +553,7 @@ static void x86_cpu_free(void *state)
   for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++)
     pwc_clear(&st->pwc[l]);
   x86_host_free(st->host);
+  g_free(st->shadow);
   g_free(st);
 }
 
@@ -555,8 +612,13 @@ static void *x86_cpu_new(const Settings *s, Cpu *cpu, GError **error)
   };
   for (unsigned l = 2; l <= PWC_MAX_LEVEL; l++)
     pwc_init(&st->pwc[l], l <= st->levels ? (unsigned)settings_int(s, pwc_set[l]) : 0);
+  uint64_t covered = x86_guest_bytes(s);
+  if (settings_bool(s, SET_VIRT_SHADOW)) {
+    st->shadow = x86_shadow_new(s);
+    covered = st->shadow->end;
+  }
   if (settings_bool(s, SET_VIRT_NESTED)) {
-    st->host = x86_host_new(s, repl, error);
+    st->host = x86_host_new(s, covered, repl, error);
     if (!st->host)
       goto fail;
   }
@@ -650,11 +712,11 @@ static inline G_ALWAYS_INLINE XlatStatus stlb_hit(Cpu *cpu, Xlat *out, const Tlb
 
 /* The second level and the walk; `ex` (explain) collects the text of each
  * step.  Always inline: x86_translate has a copy with ex NULL, free of the
- * text's tests and of the registers they keep live.  `nested` (a constant,
- * st->host != NULL) adds the host dimension of the 2D walk: the native
- * copies hold none of it. */
+ * text's tests and of the registers they keep live.  `virt` (a constant,
+ * st->host or st->shadow set) adds the host dimension of the 2D walk and
+ * the shadow table: the native copies hold none of it. */
 static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out,
-                                                            GString *ex, gboolean nested)
+                                                            GString *ex, gboolean virt)
 {
   X86State *st = cpu->arch_state;
   const uint64_t akey = tlb_key(cpu->cur_asid, 0, 0); /* x86_key */
@@ -741,16 +803,26 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
   uint64_t allow_w = PTE_RW, allow_u = PTE_US;
   /* Nested: a guest table's address is guest-physical and needs a host
    * walk, except the one a paging-structure-cache hit gave, whose entry
-   * holds the table's host-physical address (SDM vol. 3C 29.4.1). */
-  X86Host *host = nested ? st->host : NULL;
+   * holds the table's host-physical address (SDM vol. 3C 29.4.1).  Shadow
+   * paging: the entry read is the guest entry's image in the shadow table
+   * (X86Shadow), whose address the host walk translates when nested too. */
+  X86Host *host = virt ? st->host : NULL;
+  X86Shadow *shadow = virt ? st->shadow : NULL;
+  static const char *guest_what[] = { "", "guest PTE", "guest PDE", "guest PDPTE", "guest PML4E", "guest PML5E" };
+  static const char *shadow_what[] = { "", "shadow PTE", "shadow PDE", "shadow PDPTE", "shadow PML4E", "shadow PML5E" };
+  const char *const *what = shadow ? shadow_what : guest_what;
+  if (shadow && ex)
+    g_string_append_printf(ex, "  shadow paging: the walk reads the hypervisor's shadow table, each guest table's image at "
+                               "+%#" G_GINT64_MODIFIER "x\n", shadow->image_base);
   gboolean table_hpa = level < st->levels;
   for (;; level--) {
     unsigned idx = x86_index(level, va);
     uint64_t pa = (node->pfn << 12) | ((uint64_t)idx << 3);
-    if (nested) {
-      static const char *what[] = { "", "guest PTE", "guest PDE", "guest PDPTE", "guest PML4E", "guest PML5E" };
+    if (virt) {
+      if (shadow)
+        pa += shadow->image_base;
       unsigned hs;
-      if (!table_hpa)
+      if (host && !table_hpa)
         walk += x86_host_walk(cpu, host, pa, what[level], ex, &hs);
       table_hpa = FALSE;
       cpu->ctr.c[CTR_WALK_GUEST_REFS]++;
@@ -780,21 +852,51 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
       unsigned size = level - 1;
       uint64_t leaf_pfn = pte_pfn(e);
       gboolean splinter = FALSE;
-      if (nested) {
-        /* The final guest-physical address's host walk.  A guest page
-         * larger than the host page backing it is cached at the host
-         * page's size, the combined translation's (SDM vol. 3C 29.4.1:
-         * the smaller of the two; Bhargava et al. 2008, 3.3). */
+      if (virt) {
+        /* The guest page's guest-physical address, which the hardware
+         * reaches through the shadow table's direct pages when the
+         * hypervisor backs the page with smaller ones, and translates
+         * through the host's table when nested.  The translation is cached
+         * at the smallest page size on its way (SDM vol. 3C 29.4.1: the
+         * smaller of guest and host; Bhargava et al. 2008, 3.3). */
         uint64_t gmask = (1ULL << x86_shift[size]) - 1;
         uint64_t gpa = ((leaf_pfn << 12) & ~gmask) | (va & gmask);
-        unsigned hs;
-        walk += x86_host_walk(cpu, host, gpa, "data", ex, &hs);
-        if (hs < size) {
+        unsigned cached = size;
+        const char *by = "";
+        if (shadow && shadow->page_size < size) {
+          for (unsigned dl = size; dl > shadow->page_size; dl--) {
+            uint64_t dpa = shadow->direct_base[dl] + ((gpa >> x86_level_shift(dl + 1)) << 12) +
+                           ((uint64_t)x86_index(dl, va) << 3);
+            unsigned hs;
+            if (host)
+              walk += x86_host_walk(cpu, host, dpa, what[dl], ex, &hs);
+            MemLevel dwhere;
+            uint32_t dc = memsys_access(cpu->mem, dpa, MREQ_WALK, &dwhere);
+            walk += dc;
+            cpu->ctr.c[CTR_WALK_REFS]++;
+            cpu->ctr.c[CTR_WALK_GUEST_REFS]++;
+            cpu->ctr.c[CTR_WALK_REFS_L1 + dwhere]++;
+            if (ex)
+              g_string_append_printf(ex, "  %-6s index %3u  read 0x%012" G_GINT64_MODIFIER "x  %-4s %3u cycles  "
+                                         "(a direct shadow page: the hypervisor backs this %s guest page with %s pages)\n",
+                                     level_name(dl), x86_index(dl, va), dpa, memsys_level_name(dwhere), dc,
+                                     x86_64_ops.size_name[size], x86_64_ops.size_name[shadow->page_size]);
+          }
+          cached = shadow->page_size;
+          by = "shadowed by";
+        }
+        if (host) {
+          unsigned hs;
+          walk += x86_host_walk(cpu, host, gpa, "data", ex, &hs);
+          if (hs < cached)
+            cached = hs, by = "on a host page of";
+        }
+        if (cached < size) {
           if (ex)
-            g_string_append_printf(ex, "  %s guest page on a %s host page: cached as a %s translation\n",
-                                   x86_64_ops.size_name[size], x86_64_ops.size_name[hs], x86_64_ops.size_name[hs]);
+            g_string_append_printf(ex, "  %s guest page %s %s: cached as a %s translation\n", x86_64_ops.size_name[size],
+                                   by, x86_64_ops.size_name[cached], x86_64_ops.size_name[cached]);
           leaf_pfn = gpa >> 12;
-          size = hs;
+          size = cached;
           splinter = TRUE;
           if (size == X86_4K) /* no large entry: the core counts no touch on its refill (cpu-translate.h) */
             kernel_touch(cpu->m->k, &cpu->kc, mm, va);
@@ -853,7 +955,8 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
  * core's hot path takes x86_l1_miss. */
 static XlatStatus x86_translate(Cpu *cpu, Mm *mm, uint64_t va, AccessKind kind, Xlat *out, GString *ex)
 {
-  if (((X86State *)cpu->arch_state)->host)
+  const X86State *st = cpu->arch_state;
+  if (st->host || st->shadow)
     return x86_translate_body(cpu, mm, va, kind, out, ex, TRUE);
   return x86_translate_body(cpu, mm, va, kind, out, ex, FALSE);
 }
@@ -872,7 +975,7 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_nested(Cpu *cpu, Mm *mm, 
   return x86_translate_body(cpu, mm, va, kind, out, NULL, TRUE);
 }
 
-/* x86_l1_miss of a guest (virt.nested): out of line, so that the native
+/* x86_l1_miss of a guest (virt.nested, virt.shadow): out of line, so that the native
  * copies stay as they were. */
 static __attribute__((noinline)) gboolean x86_l1_miss_nested(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind,
                                                                uint64_t *t, uint64_t *pfn, uint8_t *flags)
@@ -891,7 +994,8 @@ static gboolean x86_l1_miss(Cpu *cpu, Thread *th, uint64_t va, AccessKind kind, 
    * kind and its flags through the walk are free.  Fetches and dependent
    * loads take the general copy (test_arch_l1_miss_matches runs all four
    * against the generic path). */
-  if (G_UNLIKELY(((const X86State *)cpu->arch_state)->host != NULL))
+  const X86State *st = cpu->arch_state;
+  if (G_UNLIKELY(st->host != NULL || st->shadow != NULL))
     return x86_l1_miss_nested(cpu, th, va, kind, t, pfn, flags);
   if (G_LIKELY(kind == ACC_LOAD))
     return cpu_translate_miss(cpu, th, va, ACC_LOAD, t, pfn, flags, x86_translate_hot);

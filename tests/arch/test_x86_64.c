@@ -2,7 +2,8 @@
 /*
  * Unit tests of the x86-64 translation hardware: canonical limits, walk
  * references per leaf size, paging-structure caches, STLB fills and the page
- * sizes each level holds, A/D bits, permission checks, PCID isolation.
+ * sizes each level holds, A/D bits, permission checks, PCID isolation;
+ * nested paging and shadow paging.
  */
 #include "config.h"
 #include <glib/gstdio.h>
@@ -693,6 +694,112 @@ START_TEST(test_nested_huge_fraction)
 }
 END_TEST
 
+/* ---- shadow paging (virt.shadow) ------------------------------------------ */
+
+/* The addresses a translation of va reads (the explain text's "read 0x..."),
+ * and the Xlat. */
+static GArray *reads_of(Machine *m, Thread *t, uint64_t va, Xlat *x)
+{
+  g_autoptr(GString) ex = g_string_new(NULL);
+  memset(x, 0, sizeof *x);
+  ck_assert_int_eq(m->arch->translate(m->cpus[0], t->mm, va, ACC_LOAD, x, ex), XLAT_OK);
+  GArray *pa = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+  for (const char *p = ex->str; (p = strstr(p, "read 0x")) != NULL; p += 7) {
+    uint64_t a = g_ascii_strtoull(p + 5, NULL, 16);
+    g_array_append_val(pa, a);
+  }
+  return pa;
+}
+
+/* The fixture's guest memory, which the shadow table sits above. */
+static uint64_t guest_bytes(const Machine *m)
+{
+  return (uint64_t)settings_int(m->s, SET_MACHINE_NODES) * (uint64_t)settings_int(m->s, SET_MACHINE_MEM_PER_NODE);
+}
+
+/* Shadow paging alone: a one-dimensional walk of the shadow table, none of
+ * whose reads is a guest table's entry (they are all above the guest's
+ * memory), with a guest page larger than virt.shadow_page_size reached
+ * through direct shadow pages and cached at the shadow's size. */
+START_TEST(test_shadow_walk)
+{
+  static const struct { const char *shadow; unsigned guest_level, refs, size; } cases[] = {
+    { "4K", 1, 4, 0 }, { "4K", 2, 4, 0 }, { "2M", 2, 3, 1 }, { "1G", 2, 3, 1 },
+    { "4K", 3, 4, 0 }, { "2M", 3, 3, 1 }, { "1G", 3, 2, 2 },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *sz = g_strdup_printf("virt.shadow_page_size=%s", cases[i].shadow);
+    const char *sets[] = { "virt.shadow=true", sz, NULL };
+    Machine *m = fixture_machine("skylake", sets);
+    Thread *t = fixture_thread(m, 1);
+    unsigned shift = 12 + 9 * (cases[i].guest_level - 1);
+    uint64_t pfn = cases[i].guest_level == 3 ? 0 : DATA_PFN; /* a 1G page's frame is 1G-aligned */
+    map_leaf(t, VA & ~((1ULL << shift) - 1), cases[i].guest_level, pfn, PTE_RW);
+    Xlat x;
+    g_autoptr(GArray) pa = reads_of(m, t, VA, &x);
+    ck_assert_uint_eq(pa->len, cases[i].refs);
+    ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_WALK_REFS], cases[i].refs);
+    for (unsigned k = 0; k < pa->len; k++)
+      ck_assert_uint_ge(g_array_index(pa, uint64_t, k), guest_bytes(m));
+    ck_assert_uint_eq(x.size, cases[i].size);
+    uint64_t want_pfn = pfn + ((VA & ((1ULL << shift) - 1)) >> 12 & ~((1ULL << (9 * cases[i].size)) - 1));
+    ck_assert_uint_eq(x.pfn, want_pfn);
+    machine_free(m);
+  }
+}
+END_TEST
+
+/* Two guest 2M pages on 4K shadow pages read different direct pages, and
+ * the direct page of one is the same for its two 4K halves' walks. */
+START_TEST(test_shadow_direct_pages)
+{
+  const char *sets[] = { "virt.shadow=true", "virt.shadow_page_size=4K", "pwc.pde_entries=0", NULL };
+  Machine *m = fixture_machine("skylake", sets);
+  Thread *t = fixture_thread(m, 1);
+  uint64_t base = VA & ~((1ULL << 21) - 1);
+  map_leaf(t, base, 2, DATA_PFN, PTE_RW);
+  map_leaf(t, base + (1ULL << 21), 2, DATA_PFN + 512, PTE_RW);
+  Xlat x;
+  g_autoptr(GArray) a = reads_of(m, t, base, &x);
+  g_autoptr(GArray) b = reads_of(m, t, base + 4096, &x);
+  g_autoptr(GArray) c = reads_of(m, t, base + (1ULL << 21), &x);
+  uint64_t da = g_array_index(a, uint64_t, a->len - 1), db = g_array_index(b, uint64_t, b->len - 1);
+  uint64_t dc = g_array_index(c, uint64_t, c->len - 1);
+  ck_assert_uint_eq(da >> 12, db >> 12);
+  ck_assert_uint_eq(db - da, 8);
+  ck_assert_uint_ne(da >> 12, dc >> 12);
+  machine_free(m);
+}
+END_TEST
+
+/* Shadow paging under nested paging (a guest of a guest): the shadow
+ * table is translated by the host's, so without the host-dimension caches a
+ * cold walk is 4 shadow references x (4 + 1) + the data's 4 = 24 with 4K
+ * pages everywhere, whatever the guest's page size; a 2M guest page on 2M
+ * shadow pages is 3 x 5 + 4 = 19 and, on the 4K host page, cached as 4K. */
+START_TEST(test_shadow_nested_cold_walk)
+{
+  static const struct { const char *shadow; unsigned guest_level, refs, size; } cases[] = {
+    { "4K", 1, 24, 0 }, { "4K", 2, 24, 0 }, { "2M", 2, 19, 0 },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+    g_autofree char *sz = g_strdup_printf("virt.shadow_page_size=%s", cases[i].shadow);
+    const char *sets[] = { "virt.shadow=true", sz, "virt.nested=true", "virt.host_page_size=4K", "virt.ntlb_entries=0",
+                           "virt.host_pwc_pde_entries=0", "virt.host_pwc_pdpt_entries=0", "virt.host_pwc_pml4_entries=0",
+                           NULL };
+    Machine *m = fixture_machine("skylake", sets);
+    Thread *t = fixture_thread(m, 1);
+    unsigned shift = 12 + 9 * (cases[i].guest_level - 1);
+    map_leaf(t, VA & ~((1ULL << shift) - 1), cases[i].guest_level, cases[i].guest_level == 3 ? 0 : DATA_PFN, PTE_RW);
+    unsigned size;
+    ck_assert_uint_eq(nested_refs(m, t, VA, &size), cases[i].refs);
+    ck_assert_uint_eq(size, cases[i].size);
+    ck_assert_uint_eq(m->cpus[0]->ctr.c[CTR_WALK_HOST_REFS], (cases[i].refs - 4) / 5 * 4 + 4);
+    machine_free(m);
+  }
+}
+END_TEST
+
 static Suite *x86_suite(void)
 {
   Suite *s = suite_create("x86_64");
@@ -716,6 +823,9 @@ static Suite *x86_suite(void)
   tcase_add_test(tc, test_nested_caches);
   tcase_add_test(tc, test_nested_splinter);
   tcase_add_test(tc, test_nested_huge_fraction);
+  tcase_add_test(tc, test_shadow_walk);
+  tcase_add_test(tc, test_shadow_direct_pages);
+  tcase_add_test(tc, test_shadow_nested_cold_walk);
   suite_add_tcase(s, tc);
   return s;
 }
