@@ -17,6 +17,11 @@
  *     (/sys/kernel/mm/transparent_hugepage), /sys/hypervisor/type; the base
  *     page size (sysconf, or KernelPageSize in ROOT/proc/self/smaps under
  *     a --root).
+ *   the kernel log (/dev/kmsg): the hypervisor the kernel detected
+ *     (arch/x86/kernel/cpu/hypervisor.c logs "Hypervisor detected: NAME"),
+ *     which under PVM is not CPUID's: PVM shadows the guest's page tables
+ *     (virt.shadow), and CPUID, which it does not trap, names the
+ *     hypervisor below it.
  *   ppc64 (/proc/cpuinfo and the device tree, under the root too): the
  *     POWER generation (the preset), the MMU the kernel runs (hash or
  *     radix, which is not modelled) and whether it runs in a logical
@@ -30,6 +35,8 @@
 #include "config.h"
 #include "host_detect.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -68,6 +75,7 @@ void host_info_free(HostInfo *h)
   g_free(h->arch);
   g_free(h->vendor);
   g_free(h->brand);
+  g_free(h->kernel_hypervisor);
   g_free(h->hypervisor);
   g_free(h->preset);
   g_free(h->preset_why);
@@ -509,6 +517,62 @@ static char *read_line(const char *root, const char *rel)
   return g_strdup(g_strstrip(text));
 }
 
+/* Hypervisors whose guests' page tables are always shadowed (the hardware
+ * walks the hypervisor's copy, virt.shadow), by the name the guest kernel
+ * logs: PVM (arch/x86/kernel/pvm.c of its patches: x86_hyper_pvm, "PVM"). */
+static const char *const shadow_hypervisors[] = { "PVM" };
+
+/* At most this much of the kernel log is read: the line sought is among the
+ * first of a boot. */
+#define KMSG_MAX_BYTES (4u << 20)
+
+/* The kernel log's "Hypervisor detected: NAME" (root/dev/kmsg: the kernel's
+ * records, read without waiting for new ones, or a file of such lines under
+ * a --root).  Without permission (CAP_SYSLOG with dmesg_restrict), or once
+ * the boot's lines have been overwritten, nothing is learnt, and the note
+ * says so. */
+static void kernel_log(HostInfo *h, const char *root)
+{
+  g_autofree char *path = g_build_filename(root, "dev/kmsg", NULL);
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    note(h, "/dev/kmsg: %s: the hypervisor the kernel detected is not known (a PVM guest needs virt.shadow = true by "
+            "hand, doc/host.md)", g_strerror(errno));
+    return;
+  }
+  GString *log = g_string_new(NULL);
+  char buf[8192]; /* /dev/kmsg hands one record per read, and refuses a buffer too small for it */
+  for (;;) {
+    ssize_t got = read(fd, buf, sizeof buf);
+    if (got < 0 && errno == EPIPE)
+      continue; /* a record was overwritten while reading: the next one follows */
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got <= 0 || log->len + (gsize)got > KMSG_MAX_BYTES)
+      break;
+    g_string_append_len(log, buf, got);
+    if (buf[got - 1] != '\n')
+      g_string_append_c(log, '\n');
+  }
+  close(fd);
+  const char *key = "Hypervisor detected: ";
+  const char *at = strstr(log->str, key);
+  if (at) {
+    at += strlen(key);
+    h->kernel_hypervisor = g_strndup(at, strcspn(at, "\r\n"));
+    g_strstrip(h->kernel_hypervisor);
+    for (unsigned i = 0; i < G_N_ELEMENTS(shadow_hypervisors); i++)
+      if (strcmp(h->kernel_hypervisor, shadow_hypervisors[i]) == 0)
+        h->shadow = TRUE;
+    h->guest = TRUE;
+    note(h, "the kernel log: \"Hypervisor detected: %s\"%s", h->kernel_hypervisor,
+         h->shadow ? ", a hypervisor that keeps shadow page tables of the guest's" : "");
+  } else {
+    note(h, "/dev/kmsg holds no \"Hypervisor detected\" line (bare metal, or the boot's lines are gone)");
+  }
+  g_string_free(log, TRUE);
+}
+
 /* The number after "key" in root/rel ("Node 0 MemTotal:   32768 kB"); FALSE if none. */
 static gboolean read_field(const char *root, const char *rel, const char *key, guint64 *out)
 {
@@ -908,6 +972,8 @@ gboolean host_detect_sysfs(HostInfo *h, const char *root, GError **error)
     if (!h->hypervisor)
       h->hypervisor = g_strdup(hv);
   }
+  if (h->arch && strcmp(h->arch, "x86_64") == 0)
+    kernel_log(h, root);
   /* The base page size: the kernel's, as this process sees it. */
   if (strcmp(root, "/") == 0) {
     host_fact(h, "mm.base_page_size", "sysconf(_SC_PAGESIZE)", "%ld", sysconf(_SC_PAGESIZE));
@@ -1128,14 +1194,29 @@ char *host_detect_render(HostInfo *h, GError **error)
   if (h->guest)
     note(h, "a guest: cache.llc_size is the size of a cache the host's other guests and the host itself share with "
             "this one (or the preset's); how much of it this guest holds, nothing a guest reads tells (doc/host.md)");
-  /* A guest's memory is translated by the host's EPT/NPT tables. */
-  if (h->guest && h->arch && strcmp(h->arch, "x86_64") == 0) {
+  /* A guest's memory is translated by the host's EPT/NPT tables; under a
+   * shadowing hypervisor the hardware walks its shadow table instead of
+   * the guest's, and CPUID's hypervisor, when there is one, is the one
+   * below it (PVM does not trap CPUID), whose EPT/NPT translate that. */
+  gboolean x86 = h->arch && strcmp(h->arch, "x86_64") == 0;
+  if (x86 && h->shadow) {
     Section *sec = section_get(sections, "virt");
     g_string_append_printf(sec->text,
-                           "# a guest (%s%s): its guest-physical memory is translated by the host's EPT/NPT tables\n"
+                           "# the kernel log: \"Hypervisor detected: %s\": the hardware walks that hypervisor's shadow "
+                           "page tables\nshadow = true\n"
+                           "# virt.shadow_page_size is left out: a guest is not told how its hypervisor backs its memory\n",
+                           h->kernel_hypervisor);
+  }
+  gboolean below = h->shadow ? h->hypervisor && (!h->kernel_hypervisor || strcmp(h->hypervisor, h->kernel_hypervisor) != 0)
+                             : h->guest;
+  if (x86 && below) {
+    Section *sec = section_get(sections, "virt");
+    g_string_append_printf(sec->text,
+                           "# a guest (%s%s): its %s is translated by the host's EPT/NPT tables\n"
                            "nested = true\n"
                            "# virt.host_page_size is left out: a guest is not told how the host backs its memory\n",
-                           h->hypervisor ? "hypervisor " : "CPUID 1 ECX[31]", h->hypervisor ? h->hypervisor : "");
+                           h->hypervisor ? "hypervisor " : "CPUID 1 ECX[31]", h->hypervisor ? h->hypervisor : "",
+                           h->shadow ? "hypervisor's memory, the shadow tables with it," : "guest-physical memory");
   }
 
   GString *out = g_string_new(NULL);
@@ -1154,8 +1235,12 @@ char *host_detect_render(HostInfo *h, GError **error)
     const Section *s = g_ptr_array_index(sections, i);
     g_string_append_printf(out, "\n[%s]\n", s->name);
     if (strcmp(s->name, "machine") == 0) {
-      g_autofree char *desc = g_strdup_printf("%s%s%s", h->brand && *h->brand ? h->brand : "this host",
-                                              h->guest ? ", a guest of " : "", h->guest ? (h->hypervisor ? h->hypervisor : "a hypervisor") : "");
+      /* CPUID's name (the kernel's otherwise), or under a shadowing one both: it in a guest of CPUID's. */
+      const char *hv = h->shadow || !h->hypervisor ? h->kernel_hypervisor : h->hypervisor;
+      gboolean two = h->shadow && h->hypervisor && strcmp(h->kernel_hypervisor, h->hypervisor) != 0;
+      g_autofree char *desc = g_strdup_printf("%s%s%s%s%s", h->brand && *h->brand ? h->brand : "this host",
+                                              h->guest ? ", a guest of " : "", h->guest ? (hv ? hv : "a hypervisor") : "",
+                                              two ? " in a guest of " : "", two ? h->hypervisor : "");
       /* GKeyFile values are one line: no newline can reach here (regs_text and read_line stop at one). */
       g_string_append_printf(out, "name = host\ndescription = %s (detected; nearest preset %s)\n", desc, h->preset);
     }

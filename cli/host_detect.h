@@ -28,6 +28,8 @@ typedef struct {
   gboolean guest;        /* a hypervisor is present */
   gboolean radix;        /* ppc64: the kernel runs the radix MMU (/proc/cpuinfo MMU: Radix) */
   char *hypervisor;      /* its name: the CPUID 0x40000000 signature or /sys/hypervisor/type */
+  char *kernel_hypervisor; /* the kernel log's "Hypervisor detected: NAME", NULL if not read */
+  gboolean shadow;       /* the kernel runs under a hypervisor that shadows its page tables (PVM) */
   char *preset;          /* the nearest preset (host_detect_choose_preset) */
   char *preset_why;
 } HostInfo;

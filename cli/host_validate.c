@@ -105,6 +105,7 @@ typedef struct {
   uint64_t accesses, warmup;
   double latency_ns;      /* < 0: the machine's own */
   const char *host_page_size; /* virt.host_page_size; NULL: the machine's own */
+  const char *shadow_page_size; /* virt.shadow_page_size; NULL: the machine's own */
 } ModelSpec;
 
 /* The model's ns per access of the chase at (span, pages). */
@@ -115,9 +116,17 @@ static gboolean model_point(const ModelSpec *ms, uint64_t span, HostBenchPages p
                     (guint64)span, HOST_BENCH_SLOT_BYTES, (guint64)(ms->accesses + ms->warmup));
   g_autofree char *latency = ms->latency_ns >= 0 ? g_strdup_printf("dram.latency_ns=%.3f", ms->latency_ns) : NULL;
   g_autofree char *host_pages = ms->host_page_size ? g_strdup_printf("virt.host_page_size=%s", ms->host_page_size) : NULL;
-  const char *set[] = { pages == HOST_BENCH_THP ? "thp.enabled=always" : "thp.enabled=never",
-                        latency ? latency : host_pages, latency ? host_pages : NULL, NULL };
-  const char *origin[] = { "host validate", "host validate --fit", "host validate --fit", NULL };
+  g_autofree char *shadow_pages =
+    ms->shadow_page_size ? g_strdup_printf("virt.shadow_page_size=%s", ms->shadow_page_size) : NULL;
+  const char *set[5] = { pages == HOST_BENCH_THP ? "thp.enabled=always" : "thp.enabled=never" };
+  const char *origin[5] = { "host validate" };
+  unsigned n_set = 1;
+  const char *fitted[] = { latency, host_pages, shadow_pages };
+  for (unsigned i = 0; i < G_N_ELEMENTS(fitted); i++)
+    if (fitted[i]) {
+      origin[n_set] = "host validate --fit";
+      set[n_set++] = fitted[i];
+    }
   RunSpec spec = {
     .machine = ms->machine, .set = set, .set_origin = origin, .workload = workload, .repeat = 1,
     .seed_given = TRUE, .seed = HOST_BENCH_SEED, .warmup = ms->warmup,
@@ -170,6 +179,7 @@ typedef struct {
   guint n_fit;            /* 4K points */
   guint n_eval;           /* all fitted-on points */
   const char *host_page_size; /* chosen with nested paging (NULL: not fitted, the machine's own) */
+  const char *shadow_page_size; /* chosen with shadow paging (NULL: not fitted, the machine's own) */
   double sse;             /* sum of squared relative errors at the fitted-on points */
 } FitResult;
 
@@ -218,7 +228,9 @@ static gboolean fit_latency(const ModelSpec *ms, ValidateRow *rows, FitResult *f
 /* The fit: dram.latency_ns on the 4K chase at the smallest and the largest
  * span; with nested paging also the host's page size, which a guest cannot
  * read (virt.host_page_size: 4K, 2M or 1G, the one whose fitted model is
- * nearest the native figures at the same spans, 4K and THP). */
+ * nearest the native figures at the same spans, 4K and THP), and with
+ * shadow paging the shadowing hypervisor's (virt.shadow_page_size), which
+ * it cannot read either: with both, the pair nearest. */
 static gboolean fit(const char *machine, const ModelSpec *ms, ValidateRow *rows, guint n, FitResult *f,
                     GError **error)
 {
@@ -245,8 +257,8 @@ static gboolean fit(const char *machine, const ModelSpec *ms, ValidateRow *rows,
   if (!s)
     return FALSE;
   f->base_latency_ns = settings_double(s, SET_DRAM_LATENCY_NS);
-  gboolean nested = settings_bool(s, SET_VIRT_NESTED);
-  if (nested) /* the THP chase at the same spans tells the host's pages apart */
+  gboolean nested = settings_bool(s, SET_VIRT_NESTED), shadow = settings_bool(s, SET_VIRT_SHADOW);
+  if (nested || shadow) /* the THP chase at the same spans tells the page sizes apart */
     for (guint k = 0; k < f->n_fit; k++) {
       const ValidateRow *p = partner(rows, n, &rows[f->fit_rows[k]]);
       if (p)
@@ -254,18 +266,24 @@ static gboolean fit(const char *machine, const ModelSpec *ms, ValidateRow *rows,
     }
   for (guint k = 0; k < f->n_eval; k++)
     rows[f->fit_rows[k]].fitted_on = TRUE;
-  if (!nested)
+  if (!nested && !shadow)
     return (f->done = fit_latency(ms, rows, f, error));
+  /* Every pair of the sizes not read (one of them alone when only one is). */
   static const char *const sizes[] = { "4K", "2M", "1G" };
   FitResult best = { 0 };
-  for (unsigned i = 0; i < G_N_ELEMENTS(sizes); i++) {
-    FitResult c = *f;
-    ModelSpec m = *ms;
-    m.host_page_size = c.host_page_size = sizes[i];
-    if (!fit_latency(&m, rows, &c, error))
-      return FALSE;
-    if (i == 0 || c.sse < best.sse)
-      best = c;
+  gboolean first = TRUE;
+  for (unsigned i = 0; i < (nested ? G_N_ELEMENTS(sizes) : 1); i++) {
+    for (unsigned j = 0; j < (shadow ? G_N_ELEMENTS(sizes) : 1); j++) {
+      FitResult c = *f;
+      ModelSpec m = *ms;
+      m.host_page_size = c.host_page_size = nested ? sizes[i] : NULL;
+      m.shadow_page_size = c.shadow_page_size = shadow ? sizes[j] : NULL;
+      if (!fit_latency(&m, rows, &c, error))
+        return FALSE;
+      if (first || c.sse < best.sse)
+        best = c;
+      first = FALSE;
+    }
   }
   *f = best;
   f->done = TRUE;
@@ -299,6 +317,10 @@ static const char *nested_note(const char *machine)
   g_autoptr(Settings) s = runner_settings(&rs, NULL);
   const SettingDef *def = settings_lookup("virt.nested");
   gboolean on = s && def && settings_bool(s, def->id);
+  gboolean shadow = s && settings_bool(s, SET_VIRT_SHADOW);
+  if (shadow)
+    return on ? "nested paging: on (virt.nested = true), over shadow paging (virt.shadow = true)"
+              : "nested paging: off (virt.nested = false); shadow paging: on (virt.shadow = true)";
   return on ? "nested paging: on (virt.nested = true)" : "nested paging: off (virt.nested = false)";
 }
 
@@ -368,6 +390,9 @@ static void print_table(const HostBenchResult *bench, const char *machine, const
     if (f->host_page_size)
       g_string_append_printf(out, "# fitted: virt.host_page_size = %s (a guest cannot read it: of 4K, 2M and 1G, the one "
                                   "nearest the native 4K and THP chase at those spans)\n", f->host_page_size);
+    if (f->shadow_page_size)
+      g_string_append_printf(out, "# fitted: virt.shadow_page_size = %s (a guest cannot read it either: chosen the same "
+                                  "way%s)\n", f->shadow_page_size, f->host_page_size ? ", with the host's, as a pair" : "");
     error_summary(rows, n, TRUE, &mean, &max, &count);
     g_string_append_printf(out, "# fitted on: %u points, mean |error| %.1f%%, max %.1f%%\n", count, 100 * mean,
                            100 * max);
@@ -448,6 +473,10 @@ static char *print_json(const HostBenchResult *bench, const char *machine, const
       json_builder_set_member_name(jb, "host_page_size");
       json_builder_add_string_value(jb, f->host_page_size);
     }
+    if (f->shadow_page_size) {
+      json_builder_set_member_name(jb, "shadow_page_size");
+      json_builder_add_string_value(jb, f->shadow_page_size);
+    }
     json_builder_end_object(jb);
   }
   json_builder_end_object(jb);
@@ -522,17 +551,23 @@ static char *fitted_ini(const HostBenchResult *bench, const char *machine, const
                       "# one whose model, with the latency above, is nearest the native 4K and THP chase at the\n"
                       "# points above.\nhost_page_size = %s", f->host_page_size)
     : NULL;
+  g_autofree char *shadow_pages = f->shadow_page_size
+    ? g_strdup_printf("# FITTED, not read: a guest cannot see how its shadowing hypervisor backs its memory;\n"
+                      "# chosen the same way.\nshadow_page_size = %s", f->shadow_page_size)
+    : NULL;
   if (detected_text) {
     g_autofree char *t1 = replace_key(detected_text, "dram", "latency_ns", lat->str);
     g_autofree char *t2 = pages ? replace_key(t1, "virt", "host_page_size", pages) : g_strdup(t1);
-    g_string_append(s, t2);
+    g_autofree char *t3 = shadow_pages ? replace_key(t2, "virt", "shadow_page_size", shadow_pages) : g_strdup(t2);
+    g_string_append(s, t3);
     g_string_append_c(s, '\n');
   } else {
     g_string_append_printf(s, "[machine]\ninherit = %s\ndescription = %s with dram.latency_ns fitted to this host\n\n",
                            parent, machine);
     g_string_append_printf(s, "[dram]\n%s\n", lat->str);
-    if (pages)
-      g_string_append_printf(s, "\n[virt]\n%s\n", pages);
+    if (pages || shadow_pages)
+      g_string_append_printf(s, "\n[virt]\n%s%s%s\n", pages ? pages : "", pages && shadow_pages ? "\n" : "",
+                             shadow_pages ? shadow_pages : "");
   }
   g_string_free(lat, TRUE);
   return g_string_free(s, FALSE);
@@ -634,6 +669,7 @@ static int host_validate_run(HostBenchOptions *op, const char *machine, const ch
     ModelSpec fitted = ms;
     fitted.latency_ns = f.latency_ns;
     fitted.host_page_size = f.host_page_size;
+    fitted.shadow_page_size = f.shadow_page_size;
     ok = model_all(&fitted, rows, n, TRUE, progress, &err);
   }
   g_autofree char *text = NULL, *ini = NULL;

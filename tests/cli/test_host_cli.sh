@@ -67,6 +67,22 @@ count "$tmp/gval.txt" '^ +(1M|64M) +(4K|THP) .* fitted *$' 4
 has "$tmp/gfit.ini" '^host_page_size = (4K|2M|1G)$'
 if "$MMUSIM" run -q -m "$tmp/gfit.ini" -w seq:size=1M > /dev/null 2>&1; then ok; else bad "the fitted guest file does not run"; fi
 
+# validate --fit on a guest of a shadowing hypervisor inside a guest (shadow
+# and nested paging): both page sizes, which it cannot read, are fitted, as a
+# pair, and written to the machine file.
+printf '[machine]\ninherit = zen3\n[virt]\nnested = true\nshadow = true\n' > "$tmp/pvm.ini"
+if "$MMUSIM" host validate -m "$tmp/pvm.ini" --spans 1M,64M --repeats 1 --seconds 0.02 -q --fit -o "$tmp/pfit.ini" > "$tmp/pval.txt" 2> "$tmp/err"; then
+  ok
+else
+  bad "host validate --fit on a shadowed guest failed"; cat "$tmp/err"
+fi
+has "$tmp/pval.txt" '^# nested paging: on \(virt.nested = true\), over shadow paging'
+has "$tmp/pval.txt" '^# fitted: virt.host_page_size = (4K|2M|1G) '
+has "$tmp/pval.txt" '^# fitted: virt.shadow_page_size = (4K|2M|1G) .*as a pair'
+has "$tmp/pfit.ini" '^host_page_size = (4K|2M|1G)$'
+has "$tmp/pfit.ini" '^shadow_page_size = (4K|2M|1G)$'
+if "$MMUSIM" run -q -m "$tmp/pfit.ini" -w seq:size=1M > /dev/null 2>&1; then ok; else bad "the fitted shadowed guest file does not run"; fi
+
 # validate --json.
 if "$MMUSIM" host validate -m zen3 --spans 1M --repeats 1 --seconds 0.02 -q --json > "$tmp/val.json"; then ok; else bad "host validate --json failed"; fi
 count "$tmp/val.json" '"model_ns" : ' 2

@@ -5,7 +5,8 @@
 # the hidden --cpuid and --root): the file is the expected one
 # (expected.ini; HOST_UPDATE=1 rewrites them), `mmusim list settings -m`
 # and `mmusim run -m` on a tiny generated workload take it as a machine; a
-# guest says virt.nested = true and leaves virt.host_page_size out, bare
+# guest says virt.nested = true and leaves virt.host_page_size out, a PVM
+# guest (its kernel log, root/dev/kmsg) says virt.shadow = true too, bare
 # metal has no virt lines, a CPUID without TLB data leaves every tlb.* line
 # to the preset and says so, a host without CPUID is described from sysfs
 # alone; bad input is exit status 2 with a message; and the host the test
@@ -29,7 +30,7 @@ loads() {
 has() { if grep -qF -- "$3" "$2"; then ok; else bad "$1: no '$3'"; fi; }
 hasnt() { if grep -qF -- "$3" "$2"; then bad "$1: '$3' should not be there"; else ok; fi; }
 
-for host in zen3-kvm skylake-2s notlb-vmware zen5-bhyve icelake-snc2 power8-lpar power9-powernv power10-lpar; do
+for host in zen3-kvm skylake-2s notlb-vmware zen5-bhyve zen5-pvm icelake-snc2 power8-lpar power9-powernv power10-lpar; do
   cpuid="$fixtures/$host/cpuid.txt"
   [ -f "$cpuid" ] || cpuid=none # ppc64: no CPUID
   out="$tmp/$host.ini"
@@ -51,6 +52,16 @@ done
 has zen3-kvm "$tmp/zen3-kvm.ini" 'hypervisor KVMKVMKVM'
 has zen3-kvm "$tmp/zen3-kvm.ini" '# CPUID 0x8000001d subleaf 3'
 has zen3-kvm "$tmp/zen3-kvm.ini" 'Nearest preset: zen3'
+# A PVM guest (its kernel log says so) in a bhyve guest: the shadow table
+# is walked, translated by bhyve's NPT; neither page size is written.
+has zen5-pvm "$tmp/zen5-pvm.ini" "shadow = true"
+has zen5-pvm "$tmp/zen5-pvm.ini" "nested = true"
+has zen5-pvm "$tmp/zen5-pvm.ini" "virt.shadow_page_size is left out"
+has zen5-pvm "$tmp/zen5-pvm.ini" "a guest of PVM in a guest of bhyve bhyve"
+# A KVM guest's kernel log names KVM: no shadow table; no kernel log: none either.
+hasnt zen3-kvm "$tmp/zen3-kvm.ini" "shadow page tables"
+has zen3-kvm "$tmp/zen3-kvm.ini" 'the kernel log: "Hypervisor detected: KVM"'
+hasnt zen5-bhyve "$tmp/zen5-bhyve.ini" "shadow page tables"
 # Bare metal: no virt line at all.
 hasnt skylake-2s "$tmp/skylake-2s.ini" '[virt]'
 hasnt skylake-2s "$tmp/skylake-2s.ini" 'nested'
