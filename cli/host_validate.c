@@ -9,8 +9,10 @@
  * model is deterministic (one run, seed 1, as the bench's chain).
  *
  * Left out: the random-load kernel (bench reports it; the model's `random`
- * generator is a different stream), and fitting any constant but
- * dram.latency_ns.
+ * generator is a different stream).  --fit fits dram.latency_ns and, for a
+ * guest, chooses what a guest cannot read (its host's and shadowing
+ * hypervisor's page sizes, its share of the LLC) among a few values; no
+ * other constant.
  */
 #include "config.h"
 #include "host_validate.h"
@@ -106,6 +108,7 @@ typedef struct {
   double latency_ns;      /* < 0: the machine's own */
   const char *host_page_size; /* virt.host_page_size; NULL: the machine's own */
   const char *shadow_page_size; /* virt.shadow_page_size; NULL: the machine's own */
+  uint64_t llc_size;      /* cache.llc_size; 0: the machine's own */
 } ModelSpec;
 
 /* The model's ns per access of the chase at (span, pages). */
@@ -118,10 +121,11 @@ static gboolean model_point(const ModelSpec *ms, uint64_t span, HostBenchPages p
   g_autofree char *host_pages = ms->host_page_size ? g_strdup_printf("virt.host_page_size=%s", ms->host_page_size) : NULL;
   g_autofree char *shadow_pages =
     ms->shadow_page_size ? g_strdup_printf("virt.shadow_page_size=%s", ms->shadow_page_size) : NULL;
-  const char *set[5] = { pages == HOST_BENCH_THP ? "thp.enabled=always" : "thp.enabled=never" };
-  const char *origin[5] = { "host validate" };
+  g_autofree char *llc = ms->llc_size ? g_strdup_printf("cache.llc_size=%" G_GUINT64_FORMAT, (guint64)ms->llc_size) : NULL;
+  const char *set[6] = { pages == HOST_BENCH_THP ? "thp.enabled=always" : "thp.enabled=never" };
+  const char *origin[6] = { "host validate" };
   unsigned n_set = 1;
-  const char *fitted[] = { latency, host_pages, shadow_pages };
+  const char *fitted[] = { latency, host_pages, shadow_pages, llc };
   for (unsigned i = 0; i < G_N_ELEMENTS(fitted); i++)
     if (fitted[i]) {
       origin[n_set] = "host validate --fit";
@@ -180,6 +184,8 @@ typedef struct {
   guint n_eval;           /* all fitted-on points */
   const char *host_page_size; /* chosen with nested paging (NULL: not fitted, the machine's own) */
   const char *shadow_page_size; /* chosen with shadow paging (NULL: not fitted, the machine's own) */
+  uint64_t llc_size, base_llc_size; /* chosen for a guest (0: not fitted), and the machine's */
+  unsigned n_llc;         /* the sizes tried */
   double sse;             /* sum of squared relative errors at the fitted-on points */
 } FitResult;
 
@@ -230,7 +236,8 @@ static gboolean fit_latency(const ModelSpec *ms, ValidateRow *rows, FitResult *f
  * read (virt.host_page_size: 4K, 2M or 1G, the one whose fitted model is
  * nearest the native figures at the same spans, 4K and THP), and with
  * shadow paging the shadowing hypervisor's (virt.shadow_page_size), which
- * it cannot read either: with both, the pair nearest. */
+ * it cannot read either: with both, the pair nearest; then, for any guest,
+ * its share of the LLC with those sizes. */
 static gboolean fit(const char *machine, const ModelSpec *ms, ValidateRow *rows, guint n, FitResult *f,
                     GError **error)
 {
@@ -285,6 +292,29 @@ static gboolean fit(const char *machine, const ModelSpec *ms, ValidateRow *rows,
       first = FALSE;
     }
   }
+  /* Then, with those sizes, the guest's share of the last-level cache
+   * (cache.llc_size: the machine's, halved down to the L2's size): the
+   * others on the host use the rest of it, and a guest cannot tell how
+   * much (doc/host.md, "The last-level cache"). */
+  uint64_t l2 = (uint64_t)settings_int(s, SET_CACHE_L2_SIZE);
+  best.base_llc_size = (uint64_t)settings_int(s, SET_CACHE_LLC_SIZE);
+  FitResult with = best;
+  for (uint64_t llc = best.base_llc_size / 2; llc >= l2 && llc > 0; llc /= 2) {
+    FitResult c = with;
+    ModelSpec m = *ms;
+    m.host_page_size = c.host_page_size;
+    m.shadow_page_size = c.shadow_page_size;
+    m.llc_size = c.llc_size = llc;
+    if (!fit_latency(&m, rows, &c, error))
+      return FALSE;
+    best.n_llc++;
+    if (c.sse < best.sse) {
+      c.n_llc = best.n_llc;
+      best = c;
+    }
+  }
+  if (best.n_llc && !best.llc_size)
+    best.llc_size = best.base_llc_size; /* the machine's own was nearest */
   *f = best;
   f->done = TRUE;
   return TRUE;
@@ -393,6 +423,12 @@ static void print_table(const HostBenchResult *bench, const char *machine, const
     if (f->shadow_page_size)
       g_string_append_printf(out, "# fitted: virt.shadow_page_size = %s (a guest cannot read it either: chosen the same "
                                   "way%s)\n", f->shadow_page_size, f->host_page_size ? ", with the host's, as a pair" : "");
+    if (f->n_llc) {
+      g_autofree char *llc = settings_format_size(f->llc_size), *base = settings_format_size(f->base_llc_size);
+      g_string_append_printf(out, "# fitted: cache.llc_size = %s (the machine's %s: a guest's share of the host's "
+                                  "last-level cache, which it cannot read; of the machine's and %u halvings, the one "
+                                  "nearest at those spans)\n", llc, base, f->n_llc);
+    }
     error_summary(rows, n, TRUE, &mean, &max, &count);
     g_string_append_printf(out, "# fitted on: %u points, mean |error| %.1f%%, max %.1f%%\n", count, 100 * mean,
                            100 * max);
@@ -472,6 +508,12 @@ static char *print_json(const HostBenchResult *bench, const char *machine, const
     if (f->host_page_size) {
       json_builder_set_member_name(jb, "host_page_size");
       json_builder_add_string_value(jb, f->host_page_size);
+    }
+    if (f->n_llc) {
+      json_builder_set_member_name(jb, "llc_size");
+      json_builder_add_int_value(jb, (gint64)f->llc_size);
+      json_builder_set_member_name(jb, "machine_llc_size");
+      json_builder_add_int_value(jb, (gint64)f->base_llc_size);
     }
     if (f->shadow_page_size) {
       json_builder_set_member_name(jb, "shadow_page_size");
@@ -555,16 +597,25 @@ static char *fitted_ini(const HostBenchResult *bench, const char *machine, const
     ? g_strdup_printf("# FITTED, not read: a guest cannot see how its shadowing hypervisor backs its memory;\n"
                       "# chosen the same way.\nshadow_page_size = %s", f->shadow_page_size)
     : NULL;
+  g_autofree char *llc_size = f->n_llc ? settings_format_size(f->llc_size) : NULL;
+  g_autofree char *llc = llc_size
+    ? g_strdup_printf("# FITTED, not read: a guest's share of the host's last-level cache, which it cannot\n"
+                      "# see; of the machine's size and its halvings, the one nearest at the points above.\n"
+                      "llc_size = %s", llc_size)
+    : NULL;
   if (detected_text) {
     g_autofree char *t1 = replace_key(detected_text, "dram", "latency_ns", lat->str);
     g_autofree char *t2 = pages ? replace_key(t1, "virt", "host_page_size", pages) : g_strdup(t1);
     g_autofree char *t3 = shadow_pages ? replace_key(t2, "virt", "shadow_page_size", shadow_pages) : g_strdup(t2);
-    g_string_append(s, t3);
+    g_autofree char *t4 = llc ? replace_key(t3, "cache", "llc_size", llc) : g_strdup(t3);
+    g_string_append(s, t4);
     g_string_append_c(s, '\n');
   } else {
     g_string_append_printf(s, "[machine]\ninherit = %s\ndescription = %s with dram.latency_ns fitted to this host\n\n",
                            parent, machine);
     g_string_append_printf(s, "[dram]\n%s\n", lat->str);
+    if (llc)
+      g_string_append_printf(s, "\n[cache]\n%s\n", llc);
     if (pages || shadow_pages)
       g_string_append_printf(s, "\n[virt]\n%s%s%s\n", pages ? pages : "", pages && shadow_pages ? "\n" : "",
                              shadow_pages ? shadow_pages : "");
@@ -595,7 +646,8 @@ int host_validate_main(int argc, char **argv)
     { "machine", 'm', 0, G_OPTION_ARG_STRING, &machine_opt,
       "machine preset or .ini file (default: this host, as `mmusim host detect` writes it)", "MACHINE" },
     { "fit", 0, 0, G_OPTION_ARG_NONE, &do_fit,
-      "fit dram.latency_ns on the 4K chase at the smallest and largest span; report the rest as held out", NULL },
+      "fit dram.latency_ns on the 4K chase at the smallest and largest span (and, in a guest, choose the host's page "
+      "sizes and the LLC share on those spans); report the rest as held out", NULL },
     { "output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "with --fit: write the fitted machine file to FILE.ini",
       "FILE.ini" },
     { NULL },
@@ -670,6 +722,7 @@ static int host_validate_run(HostBenchOptions *op, const char *machine, const ch
     fitted.latency_ns = f.latency_ns;
     fitted.host_page_size = f.host_page_size;
     fitted.shadow_page_size = f.shadow_page_size;
+    fitted.llc_size = f.llc_size;
     ok = model_all(&fitted, rows, n, TRUE, progress, &err);
   }
   g_autofree char *text = NULL, *ini = NULL;

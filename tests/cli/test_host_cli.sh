@@ -50,10 +50,12 @@ has "$tmp/val.txt" '^# nested paging: '
 has "$tmp/fit.ini" '^inherit = zen3$'
 has "$tmp/fit.ini" '^# FITTED'
 has "$tmp/fit.ini" '^latency_ns = [0-9.]+$'
+count "$tmp/val.txt" '^# fitted: cache.llc_size' 0
 if "$MMUSIM" run -q -m "$tmp/fit.ini" -w seq:size=1M > /dev/null 2>&1; then ok; else bad "the fitted machine file does not run"; fi
 
 # validate --fit on a guest (nested paging): the host's page size, which a
-# guest cannot read, is fitted too, and all four points at the fitted spans
+# guest cannot read, is fitted too (bare metal above fits neither it nor
+# the LLC share), and all four points at the fitted spans
 # (4K and THP) are marked fitted.
 printf '[machine]\ninherit = zen3\n[virt]\nnested = true\n' > "$tmp/guest.ini"
 if "$MMUSIM" host validate -m "$tmp/guest.ini" --spans 1M,64M --repeats 1 --seconds 0.02 -q --fit -o "$tmp/gfit.ini" > "$tmp/gval.txt" 2> "$tmp/err"; then
@@ -65,6 +67,9 @@ has "$tmp/gval.txt" '^# nested paging: on'
 has "$tmp/gval.txt" '^# fitted: virt.host_page_size = (4K|2M|1G) '
 count "$tmp/gval.txt" '^ +(1M|64M) +(4K|THP) .* fitted *$' 4
 has "$tmp/gfit.ini" '^host_page_size = (4K|2M|1G)$'
+# and its share of the LLC: zen3's 32M or a halving down to its 512K L2.
+has "$tmp/gval.txt" '^# fitted: cache.llc_size = (32M|16M|8M|4M|2M|1M|512K) \(the machine.s 32M: .* 6 halvings'
+has "$tmp/gfit.ini" '^llc_size = (32M|16M|8M|4M|2M|1M|512K)$'
 if "$MMUSIM" run -q -m "$tmp/gfit.ini" -w seq:size=1M > /dev/null 2>&1; then ok; else bad "the fitted guest file does not run"; fi
 
 # validate --fit on a guest of a shadowing hypervisor inside a guest (shadow
