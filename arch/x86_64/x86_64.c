@@ -320,6 +320,20 @@ static inline uint64_t pwc_tag(unsigned level, uint64_t akey, uint64_t va)
   return akey | (va >> x86_level_shift(level));
 }
 
+/* One page-table line a walk reads, through the data caches: its cycles,
+ * where it was found, and the counters of the walk's references (`dim`:
+ * the dimension's own counter under virtualisation, CTR_WALK_REFS alone
+ * natively, counted once). */
+static inline G_ALWAYS_INLINE uint32_t walk_read(Cpu *cpu, uint64_t pa, CounterId dim, MemLevel *where)
+{
+  uint32_t c = memsys_access(cpu->mem, pa, MREQ_WALK, where);
+  cpu->ctr.c[CTR_WALK_REFS]++;
+  if (dim != CTR_WALK_REFS)
+    cpu->ctr.c[dim]++;
+  cpu->ctr.c[CTR_WALK_REFS_L1 + *where]++;
+  return c;
+}
+
 /* ---- the host dimension of nested paging ----------------------------------- */
 
 static const char *host_level_name(unsigned l)
@@ -414,11 +428,8 @@ static uint32_t x86_host_walk(Cpu *cpu, X86Host *h, uint64_t gpa, const char *wh
   for (; level >= leaf; level--) {
     uint64_t pa = host_entry_pa(h, level, gpa);
     MemLevel where;
-    uint32_t c = memsys_access(cpu->mem, pa, MREQ_WALK, &where);
+    uint32_t c = walk_read(cpu, pa, CTR_WALK_HOST_REFS, &where);
     cycles += c;
-    cpu->ctr.c[CTR_WALK_REFS]++;
-    cpu->ctr.c[CTR_WALK_HOST_REFS]++;
-    cpu->ctr.c[CTR_WALK_REFS_L1 + where]++;
     if (ex)
       g_string_append_printf(ex, "      %-6s index %3u  read 0x%012" G_GINT64_MODIFIER "x  %-4s %3u cycles%s\n",
                              host_level_name(level), x86_index(level, gpa), pa, memsys_level_name(where), c,
@@ -825,13 +836,10 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
       if (host && !table_hpa)
         walk += x86_host_walk(cpu, host, pa, what[level], ex, &hs);
       table_hpa = FALSE;
-      cpu->ctr.c[CTR_WALK_GUEST_REFS]++;
     }
     MemLevel where;
-    uint32_t c = memsys_access(cpu->mem, pa, MREQ_WALK, &where);
+    uint32_t c = walk_read(cpu, pa, virt ? CTR_WALK_GUEST_REFS : CTR_WALK_REFS, &where);
     walk += c;
-    cpu->ctr.c[CTR_WALK_REFS]++;
-    cpu->ctr.c[CTR_WALK_REFS_L1 + where]++;
     uint64_t e = node->e[idx];
     if (ex)
       explain_entry(ex, level, idx, pa, e, where, c);
@@ -871,11 +879,8 @@ static inline G_ALWAYS_INLINE XlatStatus x86_translate_body(Cpu *cpu, Mm *mm, ui
             if (host)
               walk += x86_host_walk(cpu, host, dpa, what[dl], ex, &hs);
             MemLevel dwhere;
-            uint32_t dc = memsys_access(cpu->mem, dpa, MREQ_WALK, &dwhere);
+            uint32_t dc = walk_read(cpu, dpa, CTR_WALK_GUEST_REFS, &dwhere);
             walk += dc;
-            cpu->ctr.c[CTR_WALK_REFS]++;
-            cpu->ctr.c[CTR_WALK_GUEST_REFS]++;
-            cpu->ctr.c[CTR_WALK_REFS_L1 + dwhere]++;
             if (ex)
               g_string_append_printf(ex, "  %-6s index %3u  read 0x%012" G_GINT64_MODIFIER "x  %-4s %3u cycles  "
                                          "(a direct shadow page: the hypervisor backs this %s guest page with %s pages)\n",
