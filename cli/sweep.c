@@ -267,19 +267,27 @@ static void run_one(gpointer data, gpointer user)
 }
 
 /* Of a result check_result passed. */
-static gboolean result_oom(JsonNode *res)
-{
-  return json_object_get_boolean_member(json_node_get_object(res), "oom");
-}
+/* What the table, results.csv and the plot read of a result: each
+ * counter's mean and relative standard deviation (NaN: the result has
+ * none), the least and the most of the metric's repeats, and whether the
+ * machine ran out of memory.  The comparison keeps this of every
+ * configuration, not its parsed JSON, some fifty times larger: a sweep of
+ * thousands of configurations compares in a few megabytes. */
+typedef struct {
+  gboolean oom;
+  gboolean has_range;   /* the metric's repeats: lo and hi */
+  double lo, hi;
+  double mean[N_COUNTERS], rsd[N_COUNTERS];
+} Summary;
 
-/* Names on stderr the configurations of res[0..n) whose machine ran out of
+/* Names on stderr the configurations of sum[0..n) whose machine ran out of
  * memory; the exit status: 1 when there are any, else 0. */
-static int report_oom(const ExpConfig *const *c, JsonNode *const *res, guint n)
+static int report_oom(const ExpConfig *const *c, const Summary *sum, guint n)
 {
   GString *names = g_string_new(NULL);
   guint failed = 0;
   for (guint i = 0; i < n; i++)
-    if (result_oom(res[i])) {
+    if (sum[i].oom) {
       g_string_append_printf(names, "%s%s (%s)", failed ? "; " : "", c[i]->label, c[i]->id);
       failed++;
     }
@@ -301,7 +309,7 @@ static double member_double(JsonObject *o, const char *group, const char *name)
   return json_object_get_double_member(g, name);
 }
 
-static void print_table(const Experiment *e, JsonNode *const *res, FILE *f)
+static void print_table(const Experiment *e, const Summary *sum, FILE *f)
 {
   const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
   gboolean derived = counter_def((CounterId)e->metric_id)->flags & CF_DERIVED;
@@ -321,10 +329,9 @@ static void print_table(const Experiment *e, JsonNode *const *res, FILE *f)
   double first = NAN;
   for (guint i = 0; i < e->configs->len; i++) {
     const ExpConfig *c = g_ptr_array_index(e->configs, i);
-    JsonObject *o = json_node_get_object(res[i]);
-    double v = member_double(o, "counters", e->metric);
-    double rsd = member_double(o, "stddev", e->metric);
-    gboolean oom = result_oom(res[i]);
+    double v = sum[i].mean[e->metric_id];
+    double rsd = sum[i].rsd[e->metric_id];
+    gboolean oom = sum[i].oom;
     if (oom)
       v = NAN; /* it counted nothing worth reading, as in results.csv */
     if (i == 0)
@@ -351,7 +358,7 @@ static void print_table(const Experiment *e, JsonNode *const *res, FILE *f)
   fputc('\n', f);
 }
 
-static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
+static gboolean write_csv(const Sweep *sw, const Summary *sum, GError **error)
 {
   const Experiment *e = sw->e;
   GString *out = g_string_new("id,label");
@@ -366,7 +373,7 @@ static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
   for (int i = 0; i < N_COUNTERS; i++) {
     column[i] = report_counter_gate((CounterId)i) == NULL;
     for (guint k = 0; !column[i] && k < e->configs->len; k++)
-      column[i] = !isnan(member_double(json_node_get_object(res[k]), "counters", counter_def((CounterId)i)->name));
+      column[i] = !isnan(sum[k].mean[i]);
     if (column[i])
       g_string_append_printf(out, ",%s", counter_def((CounterId)i)->name);
   }
@@ -380,7 +387,7 @@ static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
   g_string_append_c(out, '\n');
   for (guint k = 0; k < e->configs->len; k++) {
     const ExpConfig *c = g_ptr_array_index(e->configs, k);
-    JsonObject *o = json_node_get_object(res[k]);
+    const Summary *r = &sum[k];
     g_autofree char *label = report_csv_quote(c->label);
     g_string_append_printf(out, "%s,%s", c->id, label);
     for (guint a = 0; c->vary_values[a]; a++) {
@@ -389,12 +396,12 @@ static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
     }
     /* A run that ran out of memory counted nothing worth reading: empty
      * cells (NaN to pandas and spreadsheets), not zeros. */
-    gboolean oom = result_oom(res[k]);
+    gboolean oom = r->oom;
     g_string_append_printf(out, ",%d", oom ? 1 : 0);
     for (int i = 0; i < N_COUNTERS; i++) {
       if (!column[i])
         continue;
-      double v = member_double(o, "counters", counter_def((CounterId)i)->name);
+      double v = r->mean[i];
       if (isnan(v) || oom)
         g_string_append(out, ",");
       else
@@ -404,8 +411,7 @@ static gboolean write_csv(const Sweep *sw, JsonNode *const *res, GError **error)
       for (int i = 0; i < N_COUNTERS; i++) {
         if (!column[i])
           continue;
-        const char *name = counter_def((CounterId)i)->name;
-        double v = member_double(o, "counters", name), rsd = member_double(o, "stddev", name);
+        double v = r->mean[i], rsd = r->rsd[i];
         if (isnan(v) || isnan(rsd) || oom)
           g_string_append(out, ",");
         else
@@ -523,18 +529,54 @@ static gboolean repeat_range(JsonObject *o, const char *metric, double *lo, doub
   return TRUE;
 }
 
+/* The Summary of a result check_result passed. */
+static void summarize(const Experiment *e, JsonNode *res, Summary *r)
+{
+  JsonObject *o = json_node_get_object(res);
+  r->oom = json_object_get_boolean_member(o, "oom");
+  for (int i = 0; i < N_COUNTERS; i++) {
+    const char *name = counter_def((CounterId)i)->name;
+    r->mean[i] = member_double(o, "counters", name);
+    r->rsd[i] = member_double(o, "stddev", name);
+  }
+  r->has_range = repeat_range(o, e->metric, &r->lo, &r->hi);
+}
+
+/* Appends result `res` to results.json, the array of all of them, as the
+ * k-th element: the text json-glib gives the array as a whole (its
+ * elements indented by two spaces), written one element at a time so that
+ * no more than one result's text is in memory. */
+static gboolean append_result(OutFile *f, JsonNode *res, guint k, GError **error)
+{
+  g_autoptr(JsonGenerator) gen = json_generator_new();
+  json_generator_set_pretty(gen, TRUE);
+  json_generator_set_root(gen, res);
+  g_autofree char *text = json_generator_to_data(gen, NULL);
+  GString *out = g_string_new(k ? ",\n  " : "[\n  ");
+  for (const char *p = text; *p; p++) {
+    g_string_append_c(out, *p);
+    if (*p == '\n')
+      g_string_append(out, "  ");
+  }
+  gboolean ok = out_file_write(f, out->str, out->len, error);
+  g_string_free(out, TRUE);
+  return ok;
+}
+
 /* A configuration's mean of the metric and its error bar: from the least
  * to the most of the repeats when spread (mean +- stddev for a result
  * without them), else the mean itself.  FALSE: no point (out of memory). */
-static gboolean config_point(const Experiment *e, JsonNode *res, gboolean spread, double *v, double *lo, double *hi)
+static gboolean config_point(const Experiment *e, const Summary *r, gboolean spread, double *v, double *lo, double *hi)
 {
-  JsonObject *o = json_node_get_object(res);
-  *v = member_double(o, "counters", e->metric);
-  if (result_oom(res) || isnan(*v))
+  *v = r->mean[e->metric_id];
+  if (r->oom || isnan(*v))
     return FALSE;
   *lo = *hi = *v;
-  if (spread && !repeat_range(o, e->metric, lo, hi)) {
-    double rsd = member_double(o, "stddev", e->metric);
+  if (spread && r->has_range) {
+    *lo = r->lo;
+    *hi = r->hi;
+  } else if (spread) {
+    double rsd = r->rsd[e->metric_id];
     double sd = isnan(rsd) ? 0 : fabs(*v * rsd);
     *lo = *v - sd;
     *hi = *v + sd;
@@ -571,7 +613,7 @@ static GPtrArray *series_of_configs(const Experiment *e, guint **series_of)
  * given, a bar per value of the other axes; error bars from the smallest
  * to the largest of the repeats (mean +- stddev for a result without
  * them). */
-static gboolean draw_plot(const Sweep *sw, JsonNode *const *res, const char *file, GError **error)
+static gboolean draw_plot(const Sweep *sw, const Summary *sum, const char *file, GError **error)
 {
   const Experiment *e = sw->e;
   guint n = e->configs->len;
@@ -594,7 +636,7 @@ static gboolean draw_plot(const Sweep *sw, JsonNode *const *res, const char *fil
     se->hi = spread ? his + used : NULL;
     for (guint k = 0; k < n; k++) {
       double v, lo, hi;
-      if (series_of[k] != s || !config_point(e, res[k], spread, &v, &lo, &hi))
+      if (series_of[k] != s || !config_point(e, &sum[k], spread, &v, &lo, &hi))
         continue; /* no point for a configuration out of memory */
       xs[used] = x[k];
       ys[used] = v;
@@ -637,7 +679,7 @@ static gboolean draw_plot(const Sweep *sw, JsonNode *const *res, const char *fil
  * out of memory or is not in the experiment).  plot.gp draws it as
  * plot.svg does: gnuplot's clustered histogram, with error bars
  * (histogram errorbars: y, ylow, yhigh columns) when there are repeats. */
-static gboolean write_plot_groups(const Experiment *e, JsonNode *const *res, const char *dir, GString *gp,
+static gboolean write_plot_groups(const Experiment *e, const Summary *sum, const char *dir, GString *gp,
                                   char **plot_cmd, GError **error)
 {
   int kind;
@@ -652,7 +694,7 @@ static gboolean write_plot_groups(const Experiment *e, JsonNode *const *res, con
     cell[i] = NAN;
   for (guint k = 0; k < n; k++) {
     double *c = cell + ((gsize)x[k] * ns + series_of[k]) * 3;
-    if (!config_point(e, res[k], spread, &c[0], &c[1], &c[2]))
+    if (!config_point(e, &sum[k], spread, &c[0], &c[1], &c[2]))
       c[0] = c[1] = c[2] = NAN;
   }
   const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
@@ -715,7 +757,7 @@ static gboolean write_plot_groups(const Experiment *e, JsonNode *const *res, con
  * the axis when there is one numeric axis.  plot.gp draws it with error
  * bars, or for a first axis of words grouped bars from plot-groups.dat;
  * gnuplot, when installed, renders plot.svg and plot.png. */
-static gboolean write_plot(const Sweep *sw, JsonNode *const *res, GError **error)
+static gboolean write_plot(const Sweep *sw, const Summary *sum, GError **error)
 {
   const Experiment *e = sw->e;
   gboolean numeric = e->n_axes == 1;
@@ -729,13 +771,12 @@ static gboolean write_plot(const Sweep *sw, JsonNode *const *res, GError **error
   g_string_append_printf(dat, "# index label %s stddev\n", e->metric);
   for (guint k = 0; k < e->configs->len; k++) {
     const ExpConfig *c = g_ptr_array_index(e->configs, k);
-    JsonObject *o = json_node_get_object(res[k]);
-    double v = member_double(o, "counters", e->metric);
-    double rsd = member_double(o, "stddev", e->metric);
+    double v = sum[k].mean[e->metric_id];
+    double rsd = sum[k].rsd[e->metric_id];
     g_autofree char *x = numeric ? g_strdup(c->vary_values[0]) : g_strdup_printf("%u", k);
     g_string_append_printf(dat, "%s ", x);
     dat_string(dat, c->label);
-    if (result_oom(res[k]) || isnan(v)) /* gnuplot leaves out a point whose value is NaN */
+    if (sum[k].oom || isnan(v)) /* gnuplot leaves out a point whose value is NaN */
       g_string_append(dat, " NaN NaN\n");
     else
       g_string_append_printf(dat, " %.17g %.17g\n", v, isnan(rsd) ? 0.0 : fabs(v * rsd));
@@ -758,7 +799,7 @@ static gboolean write_plot(const Sweep *sw, JsonNode *const *res, GError **error
   g_string_append(gp, "\nset grid ytics\nset key off\nset yrange [0:*]\n");
   g_autofree char *groups_cmd = NULL;
   if (words) {
-    if (!write_plot_groups(e, res, sw->dir, gp, &groups_cmd, error)) {
+    if (!write_plot_groups(e, sum, sw->dir, gp, &groups_cmd, error)) {
       g_string_free(gp, TRUE);
       return FALSE;
     }
@@ -785,7 +826,7 @@ static gboolean write_plot(const Sweep *sw, JsonNode *const *res, GError **error
   g_string_free(gp, TRUE);
   if (!ok)
     return FALSE;
-  return draw_plot(sw, res, "plot.svg", error) && draw_plot(sw, res, "plot.png", error);
+  return draw_plot(sw, sum, "plot.svg", error) && draw_plot(sw, sum, "plot.png", error);
 }
 
 static char *shell_join(const char *const *argv)
@@ -818,7 +859,8 @@ int sweep_main(int argc, char **argv, const char *self)
   int rc = 0;
   Sweep sw = { 0 };
   g_mutex_init(&sw.lock);
-  JsonNode **res = NULL;
+  Summary *sum = NULL;
+  OutFile *all = NULL; /* results.json, while it is written */
   char *results_dir = NULL, *all_path = NULL;
   g_autoptr(Experiment) e = NULL;
   if (!g_option_context_parse(ctx, &argc, &argv, &err))
@@ -943,19 +985,26 @@ int sweep_main(int argc, char **argv, const char *self)
         goto fail;
       }
       if (node) {
-        rc = report_oom(&c, &node, 1);
+        Summary one;
+        summarize(e, node, &one);
+        rc = report_oom(&c, &one, 1);
         json_node_unref(node);
       }
     }
     goto out;
   }
 
-  /* Compare. */
-  res = g_new0(JsonNode *, e->configs->len);
+  /* Compare: each result read once, appended to results.json, and kept as
+   * its Summary. */
+  sum = g_new0(Summary, e->configs->len);
+  all_path = g_build_filename(sw.dir, "results.json", NULL);
+  all = out_file_open(all_path, &err);
+  if (!all)
+    goto fail;
   GString *missing = g_string_new(NULL);
   for (guint i = 0; i < e->configs->len; i++) {
     ExpConfig *c = g_ptr_array_index(e->configs, i);
-    res[i] = load_result(&sw, c, &err);
+    JsonNode *node = load_result(&sw, c, &err);
     if (err) { /* the table would read a default for it: refused */
       g_string_free(missing, TRUE);
       fprintf(stderr, "mmusim: sweep: %s; it is not the result of configuration %s: delete it and run that "
@@ -964,8 +1013,17 @@ int sweep_main(int argc, char **argv, const char *self)
       rc = 2;
       goto out;
     }
-    if (!res[i])
+    if (!node) {
       g_string_append_printf(missing, "\n  %s (%s)", c->id, c->label);
+      continue;
+    }
+    gboolean ok = missing->len || append_result(all, node, i, &err); /* none written once one is missing */
+    summarize(e, node, &sum[i]);
+    json_node_unref(node);
+    if (!ok) {
+      g_string_free(missing, TRUE);
+      goto fail;
+    }
   }
   if (missing->len) {
     fprintf(stderr, "mmusim: sweep: %s lacks the results of:%s\nrun them (mmusim sweep %s -o %s, or the commands of --emit-jobs) first\n",
@@ -976,19 +1034,15 @@ int sweep_main(int argc, char **argv, const char *self)
   }
   g_string_free(missing, TRUE);
   OutText table;
-  print_table(e, res, out_text_begin(&table));
+  print_table(e, sum, out_text_begin(&table));
   out_text_to_stdout(&table);
-  JsonNode *all = json_node_new(JSON_NODE_ARRAY);
-  JsonArray *arr = json_array_new();
-  for (guint i = 0; i < e->configs->len; i++)
-    json_array_add_element(arr, json_node_copy(res[i]));
-  json_node_take_array(all, arr);
-  all_path = g_build_filename(sw.dir, "results.json", NULL);
-  gboolean ok = write_json(all_path, all, &err);
-  json_node_unref(all);
-  if (!ok || !write_csv(&sw, res, &err) || (plot && !write_plot(&sw, res, &err)))
+  const char *close = e->configs->len ? "\n]" : "[]";
+  gboolean ok = out_file_write(all, close, strlen(close), &err);
+  ok = ok ? out_file_commit(all, &err) : (out_file_abort(all), FALSE);
+  all = NULL; /* committed or removed */
+  if (!ok || !write_csv(&sw, sum, &err) || (plot && !write_plot(&sw, sum, &err)))
     goto fail;
-  rc = report_oom((const ExpConfig *const *)e->configs->pdata, res, e->configs->len);
+  rc = report_oom((const ExpConfig *const *)e->configs->pdata, sum, e->configs->len);
   goto out;
 
 fail:
@@ -996,11 +1050,9 @@ fail:
   rc = out_file_exit_status(err); /* 1: an output could not be written */
   g_error_free(err);
 out:
-  if (res && e)
-    for (guint i = 0; i < e->configs->len; i++)
-      if (res[i])
-        json_node_unref(res[i]);
-  g_free(res);
+  if (all)
+    out_file_abort(all);
+  g_free(sum);
   g_free(results_dir);
   g_free(all_path);
   g_clear_error(&sw.first_error);

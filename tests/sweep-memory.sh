@@ -5,7 +5,8 @@
 # and each machine built and checked within 400 MB of address space (ulimit
 # -v), where they once took 1.8 GB (each configuration's strings were placed
 # between the pieces of the freed machine before it).  Counts, not times:
-# every configuration's command is printed.
+# every configuration's command is printed.  Then a trace sweep in groups,
+# and the comparison of many results, each within an address-space limit.
 set -eu
 : "${MMUSIM:=./mmusim}"
 case "$MMUSIM" in /*) ;; *) MMUSIM="$(pwd)/$MMUSIM" ;; esac
@@ -43,6 +44,27 @@ n=$(find tsw.out/results -name '*.json' | wc -l)
 if [ "$status" -ne 0 ] || [ "$n" -ne 200 ]; then
   echo "FAIL: a trace sweep of 200 configurations under ulimit -v 1000000: exit $status, $n results (want 0 and 200):"
   tail -5 tsw.err
+  exit 1
+fi
+# The comparison reads each result once and keeps a few kilobytes of it:
+# 2,000 results compare (--collect: the table, results.json, results.csv)
+# within 150 MB of address space, where holding every parsed result and a
+# copy of them all for results.json took 263 MB of memory.  One result is
+# run; the others are its copies under the other configurations' ids.
+printf '[experiment]\nname = col\nworkload = seq:accesses=100\n[vary]\ncpu.freq_mhz = %s\n' "$(seq -s, 1000 2999)" > col.ini
+"$MMUSIM" sweep col.ini --emit-jobs -o col.out | awk '{ gsub("\047", "", $NF); print $NF }' > ids.txt
+first=$(head -n 1 ids.txt)
+"$MMUSIM" sweep col.ini -o col.out --only "$first" > /dev/null 2>&1
+awk -v first="$first" -v dir=col.out/results '
+  NR == FNR { text = text $0 "\n"; next }
+  $1 != first { t = text; sub("\"id\" : \"" first "\"", "\"id\" : \"" $1 "\"", t); printf "%s", t > (dir "/" $1 ".json"); close(dir "/" $1 ".json") }
+' "col.out/results/$first.json" ids.txt
+status=0
+(ulimit -v 150000 && exec "$MMUSIM" sweep col.ini --collect col.out) > col.txt 2> col.err || status=$?
+rows=$(grep -c '^  cpu.freq_mhz=' col.txt || true)
+if [ "$status" -ne 0 ] || [ "$rows" -ne 2000 ] || [ "$(grep -c '"id" : ' col.out/results.json)" -ne 2000 ]; then
+  echo "FAIL: comparing 2,000 results under ulimit -v 150000: exit $status, $rows table rows (want 0 and 2000):"
+  tail -3 col.err
   exit 1
 fi
 echo "sweep-memory: passed"
