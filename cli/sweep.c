@@ -11,8 +11,9 @@
  *   results.csv       one row per configuration: id, label, the varied values,
  *                     oom (1 when the machine ran out of memory), then every
  *                     counter's mean (empty cells when it did)
- *   plot.svg, plot.png with --plot (drawn with cairo; plot.dat and plot.gp too,
- *                     the data and a gnuplot script for those who restyle it)
+ *   plot.svg, plot.png with --plot (drawn with cairo; plot.dat, plot.gp and
+ *                     plot-groups.dat or plot-series.dat too, the data and a
+ *                     gnuplot script for those who restyle it)
  *
  * A configuration whose result file exists (with its id) is not run again,
  * so an interrupted sweep resumes where it stopped.  --emit-jobs prints one
@@ -753,10 +754,70 @@ static gboolean write_plot_groups(const Experiment *e, const Summary *sum, const
   return ok;
 }
 
+/* plot-series.dat, for a first axis of numbers or sizes that plot.dat
+ * cannot draw as plot.svg does (several series, or sizes): a block per
+ * series (the other axes' values, as plot.svg's legend), a row per
+ * configuration in it with the axis's value (bytes for a size), the mean,
+ * the least and the most.  plot.gp draws each block as a line, with error
+ * bars when there are repeats, on a log2 axis for sizes. */
+static gboolean write_plot_series(const Experiment *e, const Summary *sum, const char *dir, GString *gp,
+                                  char **plot_cmd, GError **error)
+{
+  int kind;
+  GPtrArray *cats;
+  g_autofree double *x = axis_x(e, &kind, &cats); /* numbers or sizes: no categories */
+  guint *series_of;
+  GPtrArray *keys = series_of_configs(e, &series_of);
+  guint n = e->configs->len, ns = keys->len;
+  gboolean spread = e->repeat > 1;
+  const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
+  GString *dat = g_string_new(NULL);
+  GString *cmd = g_string_new("plot ");
+  for (guint s = 0; s < ns; s++) {
+    const char *name = *(char *)keys->pdata[s] ? keys->pdata[s] : e->metric;
+    gsize at = dat->len;
+    g_string_append_printf(dat, "# %s | %s: mean least most\n", c0->vary_keys[0], name);
+    for (char *p = dat->str + at; *p && *p != '\n'; p++) /* a line break (a value's \n) would end the comment */
+      if ((unsigned char)*p < 0x20 || *p == 0x7f)
+        *p = ' ';
+    for (guint k = 0; k < n; k++) {
+      double v, lo, hi;
+      if (series_of[k] != s)
+        continue;
+      if (config_point(e, &sum[k], spread, &v, &lo, &hi))
+        g_string_append_printf(dat, "%.17g %.17g %.17g %.17g\n", x[k], v, lo, hi);
+      else /* out of memory: gnuplot leaves out a point whose value is NaN */
+        g_string_append_printf(dat, "%.17g NaN NaN NaN\n", x[k]);
+    }
+    g_string_append(dat, "\n\n"); /* the end of a block: gnuplot's index */
+    g_string_append_printf(cmd, "%s'%s' index %u using %s title ", s ? ", " : "", s ? "" : "plot-series.dat", s,
+                           spread ? "1:2:3:4 with yerrorlines lw 2 pt 7" : "1:2 with linespoints lw 2 pt 7");
+    gp_string(cmd, name);
+  }
+  g_string_append_c(cmd, '\n');
+  g_autofree char *path = g_build_filename(dir, "plot-series.dat", NULL);
+  gboolean ok = out_file_set_contents(path, dat->str, dat->len, error);
+  g_string_free(dat, TRUE);
+  g_string_append(gp, "set xlabel ");
+  g_autofree char *xlabel = g_strdup_printf("%s%s", c0->vary_keys[0], kind == 2 ? " (bytes, log2 scale)" : "");
+  gp_string(gp, xlabel);
+  g_string_append_c(gp, '\n');
+  if (kind == 2)
+    g_string_append(gp, "set logscale x 2\n");
+  if (ns > 1)
+    g_string_append(gp, "set key on outside right top\n");
+  *plot_cmd = g_string_free(cmd, FALSE);
+  g_ptr_array_unref(keys);
+  g_free(series_of);
+  return ok;
+}
+
 /* plot.dat: one row per configuration (index, label, mean, stddev); against
  * the axis when there is one numeric axis.  plot.gp draws it with error
- * bars, or for a first axis of words grouped bars from plot-groups.dat;
- * gnuplot, when installed, renders plot.svg and plot.png. */
+ * bars; for a first axis of words grouped bars from plot-groups.dat, for
+ * one of sizes or of numbers with other axes a line per series from
+ * plot-series.dat, as plot.svg draws them; gnuplot, when installed,
+ * renders plot.svg and plot.png. */
 static gboolean write_plot(const Sweep *sw, const Summary *sum, GError **error)
 {
   const Experiment *e = sw->e;
@@ -803,23 +864,24 @@ static gboolean write_plot(const Sweep *sw, const Summary *sum, GError **error)
       g_string_free(gp, TRUE);
       return FALSE;
     }
-  } else if (numeric) {
+  } else if (!numeric) { /* several series, or a size axis: lines from plot-series.dat */
+    if (!write_plot_series(e, sum, sw->dir, gp, &groups_cmd, error)) {
+      g_string_free(gp, TRUE);
+      return FALSE;
+    }
+  } else {
     const ExpConfig *c0 = g_ptr_array_index(e->configs, 0);
     g_string_append(gp, "set xlabel ");
     gp_string(gp, c0->vary_keys[0]);
     g_string_append_c(gp, '\n');
-  } else {
-    g_string_append(gp, "set style fill solid 0.5\nset boxwidth 0.6\nset xtics rotate by -30\n");
   }
   for (int t = 0; t < 2; t++) {
     g_string_append_printf(gp, "set terminal %s noenhanced\nset output 'plot.%s'\n",
                            t == 0 ? "svg size 800,500 dynamic" : "pngcairo size 800,500", t == 0 ? "svg" : "png");
-    if (words)
+    if (groups_cmd)
       g_string_append(gp, groups_cmd);
-    else if (numeric)
-      g_string_append(gp, "plot 'plot.dat' using 1:3:4 with yerrorlines lw 2 pt 7\n");
     else
-      g_string_append(gp, "plot 'plot.dat' using 1:3:xtic(2) with boxes, '' using 1:3:4 with yerrorbars lw 2 pt 0\n");
+      g_string_append(gp, "plot 'plot.dat' using 1:3:4 with yerrorlines lw 2 pt 7\n");
   }
   g_autofree char *gp_path = g_build_filename(sw->dir, "plot.gp", NULL);
   ok = out_file_set_contents(gp_path, gp->str, gp->len, error);

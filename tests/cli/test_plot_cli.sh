@@ -106,5 +106,25 @@ if command -v gnuplot > /dev/null; then
   then ok; else bad "gnuplot plot.gp: $(cat "$tmp/gp/out")"; fi
 fi
 
+# plot.gp draws a size axis with several series as plot.svg does: a line
+# with error bars per series from plot-series.dat (a block each, the axis
+# in bytes, the mean between its least and most), on a log2 x axis, a
+# legend entry per series; no boxes by configuration index.
+gp=$tmp/llc/plot.gp
+if [ "$(grep -c "^plot 'plot-series.dat' index 0 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'thp.enabled=never', '' index 1 using 1:2:3:4 with yerrorlines lw 2 pt 7 title 'thp.enabled=always'\$" "$gp")" -eq 2 ]
+then ok; else bad "plot.gp of a size axis plots no line per series"; cat "$gp"; fi
+if grep -qx 'set logscale x 2' "$gp" && grep -qx "set xlabel 'cache.llc_size (bytes, log2 scale)'" "$gp"; then ok
+else bad "plot.gp of a size axis has no log2 x axis"; fi
+if grep -q 'boxes' "$gp"; then bad "plot.gp of a size axis draws boxes"; else ok; fi
+rows=$(awk '!/^#/ && NF == 4 { print $1 }' "$tmp/llc/plot-series.dat" | tr '\n' ' ')
+if [ "$rows" = '2097152 8388608 33554432 2097152 8388608 33554432 ' ]; then ok; else bad "plot-series.dat rows: $rows"; fi
+if awk '!/^#/ && NF == 4 && !($3 <= $2 && $2 <= $4) { exit 1 }' "$tmp/llc/plot-series.dat"; then ok
+else bad "plot-series.dat: a mean outside its least and most"; fi
+if command -v gnuplot > /dev/null; then
+  mkdir "$tmp/gs" && cp "$gp" "$tmp/llc/plot-series.dat" "$tmp/gs/"
+  if (cd "$tmp/gs" && gnuplot plot.gp > out 2>&1) && [ ! -s "$tmp/gs/out" ] && grep -q 'thp.enabled=always' "$tmp/gs/plot.svg"
+  then ok; else bad "gnuplot plot.gp of a size axis: $(cat "$tmp/gs/out")"; fi
+fi
+
 echo "plot: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
