@@ -7,14 +7,16 @@
  * cplus_demangle, as perf's cxx_demangle_sym (tools/perf/util/
  * demangle-cxx.cpp, 6.12) and c++filt do.
  *
- * Left out: addr2line names no offset into the function (SymInfo.offset 0),
- * and ELF files of the other byte order than the host's are unresolved on
- * that path (the recordings are the host's programs).
+ * Left out: addr2line names no offset into the function (SymInfo.offset 0).
+ * The addr2line path reads the PT_LOAD segments with base/elfload.c, of
+ * either class and byte order; addr2line itself reads a file of the other
+ * byte order than the host's through binutils' generic elf32-big,
+ * elf64-little ... targets, or answers "??".
  */
 #include "config.h"
 #include "symbols.h"
+#include "elfload.h"
 
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -96,14 +98,10 @@ typedef struct {
   Dwfl *dwfl;
   Dwfl_Module *mod;
 #endif
-  GPid pid;      /* addr2line, 0: none (or ended) */
-  FILE *answers; /* its standard input and output: one socket, written with send() */
-  GArray *loads; /* LoadSeg */
+  GPid pid;       /* addr2line, 0: none (or ended) */
+  FILE *answers;  /* its standard input and output: one socket, written with send() */
+  ElfLoad *loads; /* its PT_LOAD segments (addr2line's files only) */
 } SymFile;
-
-typedef struct {
-  uint64_t offset, filesz, vaddr;
-} LoadSeg;
 
 static void addr2line_stop(SymFile *f)
 {
@@ -130,8 +128,7 @@ static void file_free(gpointer p)
     dwfl_end(f->dwfl);
 #endif
   addr2line_stop(f);
-  if (f->loads)
-    g_array_free(f->loads, TRUE);
+  elfload_free(f->loads);
   g_free(f);
 }
 
@@ -304,54 +301,6 @@ static void resolve_libdw(Symbolizer *s, const char *path, uint64_t file_offset,
 
 /* ---- addr2line ---------------------------------------------------------- */
 
-/* The PT_LOAD segments of the ELF file open as fd, 64- or 32-bit, of the
- * host's byte order; NULL when it is none of these. */
-static GArray *elf_loads(int fd)
-{
-  unsigned char ident[EI_NIDENT];
-  if (pread(fd, ident, sizeof ident, 0) != (ssize_t)sizeof ident || memcmp(ident, ELFMAG, SELFMAG) != 0 ||
-      ident[EI_DATA] != (G_BYTE_ORDER == G_LITTLE_ENDIAN ? ELFDATA2LSB : ELFDATA2MSB))
-    return NULL;
-  gboolean is64 = ident[EI_CLASS] == ELFCLASS64;
-  if (!is64 && ident[EI_CLASS] != ELFCLASS32)
-    return NULL;
-  uint64_t phoff;
-  unsigned phnum, phentsize;
-  if (is64) {
-    Elf64_Ehdr eh;
-    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh)
-      return NULL;
-    phoff = eh.e_phoff, phnum = eh.e_phnum, phentsize = eh.e_phentsize;
-  } else {
-    Elf32_Ehdr eh;
-    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh)
-      return NULL;
-    phoff = eh.e_phoff, phnum = eh.e_phnum, phentsize = eh.e_phentsize;
-  }
-  if (phentsize != (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
-    return NULL;
-  GArray *loads = g_array_new(FALSE, FALSE, sizeof(LoadSeg));
-  for (unsigned i = 0; i < phnum; i++) {
-    off_t at = (off_t)(phoff + (uint64_t)i * phentsize);
-    LoadSeg l;
-    uint32_t type;
-    if (is64) {
-      Elf64_Phdr ph;
-      if (pread(fd, &ph, sizeof ph, at) != (ssize_t)sizeof ph)
-        break;
-      type = ph.p_type, l.offset = ph.p_offset, l.filesz = ph.p_filesz, l.vaddr = ph.p_vaddr;
-    } else {
-      Elf32_Phdr ph;
-      if (pread(fd, &ph, sizeof ph, at) != (ssize_t)sizeof ph)
-        break;
-      type = ph.p_type, l.offset = ph.p_offset, l.filesz = ph.p_filesz, l.vaddr = ph.p_vaddr;
-    }
-    if (type == PT_LOAD)
-      g_array_append_val(loads, l);
-  }
-  return loads;
-}
-
 /* `addr2line -f [-C] -e file` with one socket for its standard input and
  * output: send() with MSG_NOSIGNAL, so that an addr2line that died is a
  * failed write, not a SIGPIPE. */
@@ -389,10 +338,7 @@ static SymFile *addr2line_file_of(Symbolizer *s, const char *path)
     if (!where[r])
       continue;
     g_autofree char *file = g_strconcat(where[r], path, NULL);
-    int fd = open(file, O_RDONLY | O_CLOEXEC);
-    GArray *loads = fd >= 0 ? elf_loads(fd) : NULL;
-    if (fd >= 0)
-      close(fd);
+    ElfLoad *loads = elfload_read(file, NULL);
     if (!loads)
       continue;
     f = g_new0(SymFile, 1);
@@ -425,9 +371,9 @@ static void resolve_addr2line(Symbolizer *s, const char *path, uint64_t file_off
   SymFile *f = addr2line_file_of(s, path);
   if (!f || !f->answers)
     return;
-  const LoadSeg *seg = NULL;
-  for (guint i = 0; i < f->loads->len && !seg; i++) {
-    const LoadSeg *l = &g_array_index(f->loads, LoadSeg, i);
+  const ElfSegment *seg = NULL;
+  for (guint i = 0; i < f->loads->segs->len && !seg; i++) {
+    const ElfSegment *l = &g_array_index(f->loads->segs, ElfSegment, i);
     if (file_offset >= l->offset && file_offset < l->offset + l->filesz)
       seg = l;
   }
