@@ -132,6 +132,31 @@ static void file_free(gpointer p)
   g_free(f);
 }
 
+/* A file recorded as `path` made ready at `file`, the place it is
+ * tried at; NULL when it is not there or cannot be used. */
+typedef SymFile *(*SymFileOpen)(Symbolizer *s, const char *path, const char *file);
+
+/* The file recorded as path, made ready by open_at on first use and kept,
+ * or NULL (kept too) when it is not at hand: tried under --symfs first
+ * (the recording machine's files, when they differ from this one's), then
+ * where it was recorded. */
+static SymFile *file_of(Symbolizer *s, const char *path, SymFileOpen open_at)
+{
+  gpointer got;
+  if (g_hash_table_lookup_extended(s->files, path, NULL, &got))
+    return got;
+  SymFile *f = NULL;
+  const char *where[] = { s->symfs, "" };
+  for (unsigned r = 0; r < G_N_ELEMENTS(where) && !f; r++) {
+    if (!where[r])
+      continue;
+    g_autofree char *file = g_strconcat(where[r], path, NULL);
+    f = open_at(s, path, file);
+  }
+  g_hash_table_insert(s->files, g_strdup(path), f);
+  return f;
+}
+
 static SymSource source_now(void)
 {
 #ifdef HAVE_LIBDW
@@ -219,37 +244,34 @@ static const Dwfl_Callbacks callbacks = {
   .section_address = dwfl_offline_section_address,
 };
 
+/* The libdwfl module of file (recorded as path); NULL when it is not
+ * there or not ELF. */
+static SymFile *module_open(Symbolizer *s, const char *path, const char *file)
+{
+  Dwfl *dwfl = dwfl_begin(&callbacks);
+  if (!dwfl)
+    return NULL;
+  Dwfl_Module *mod = dwfl_report_offline(dwfl, path, file, -1);
+  dwfl_report_end(dwfl, NULL, NULL);
+  if (!mod) {
+    dwfl_end(dwfl);
+    return NULL;
+  }
+  void **user = NULL;
+  dwfl_module_info(mod, &user, NULL, NULL, NULL, NULL, NULL, NULL);
+  if (user)
+    *user = s->symfs; /* find_debuginfo's first root */
+  SymFile *f = g_new0(SymFile, 1);
+  f->dwfl = dwfl;
+  f->mod = mod;
+  return f;
+}
+
 /* The module of the file recorded as path, opened on first use; NULL when
  * the file is not at hand or not ELF. */
 static Dwfl_Module *module_of(Symbolizer *s, const char *path)
 {
-  gpointer got;
-  if (g_hash_table_lookup_extended(s->files, path, NULL, &got))
-    return got ? ((SymFile *)got)->mod : NULL;
-  SymFile *f = NULL;
-  const char *where[] = { s->symfs, "" };
-  for (unsigned r = 0; r < G_N_ELEMENTS(where) && !f; r++) {
-    if (!where[r])
-      continue;
-    g_autofree char *file = g_strconcat(where[r], path, NULL);
-    Dwfl *dwfl = dwfl_begin(&callbacks);
-    if (!dwfl)
-      break;
-    Dwfl_Module *mod = dwfl_report_offline(dwfl, path, file, -1);
-    dwfl_report_end(dwfl, NULL, NULL);
-    if (!mod) {
-      dwfl_end(dwfl);
-      continue;
-    }
-    void **user = NULL;
-    dwfl_module_info(mod, &user, NULL, NULL, NULL, NULL, NULL, NULL);
-    if (user)
-      *user = s->symfs; /* find_debuginfo's first root */
-    f = g_new0(SymFile, 1);
-    f->dwfl = dwfl;
-    f->mod = mod;
-  }
-  g_hash_table_insert(s->files, g_strdup(path), f);
+  SymFile *f = file_of(s, path, module_open);
   return f ? f->mod : NULL;
 }
 
@@ -325,29 +347,26 @@ static gboolean addr2line_start(SymFile *f, const char *file, gboolean demangle)
   return TRUE;
 }
 
+/* file (recorded as path) with its PT_LOAD segments and its addr2line;
+ * NULL when it is not there, not ELF, or addr2line does not start. */
+static SymFile *addr2line_open(Symbolizer *s, const char *path, const char *file)
+{
+  (void)path;
+  ElfLoad *loads = elfload_read(file, NULL);
+  if (!loads)
+    return NULL;
+  SymFile *f = g_new0(SymFile, 1);
+  f->loads = loads;
+  if (!addr2line_start(f, file, s->demangle))
+    g_clear_pointer(&f, file_free);
+  return f;
+}
+
 /* The file recorded as path with its addr2line, started on first use;
  * NULL when the file is not at hand or not ELF. */
 static SymFile *addr2line_file_of(Symbolizer *s, const char *path)
 {
-  gpointer got;
-  if (g_hash_table_lookup_extended(s->files, path, NULL, &got))
-    return got;
-  SymFile *f = NULL;
-  const char *where[] = { s->symfs, "" };
-  for (unsigned r = 0; r < G_N_ELEMENTS(where) && !f; r++) {
-    if (!where[r])
-      continue;
-    g_autofree char *file = g_strconcat(where[r], path, NULL);
-    ElfLoad *loads = elfload_read(file, NULL);
-    if (!loads)
-      continue;
-    f = g_new0(SymFile, 1);
-    f->loads = loads;
-    if (!addr2line_start(f, file, s->demangle))
-      g_clear_pointer(&f, file_free);
-  }
-  g_hash_table_insert(s->files, g_strdup(path), f);
-  return f;
+  return file_of(s, path, addr2line_open);
 }
 
 static char *read_answer_line(FILE *in)
