@@ -132,7 +132,9 @@ static gboolean read_file(ElfLoad *e, int fd, uint64_t size, const char *path, G
 
 ElfLoad *elfload_read(const char *path, GError **error)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  /* O_NONBLOCK: a FIFO a trace names would hold open() until a writer
+   * came; it changes nothing for the regular file read after fstat. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) {
     int err = errno;
     g_set_error(error, G_FILE_ERROR, g_file_error_from_errno(err), "%s: %s", path, g_strerror(err));

@@ -2,16 +2,17 @@
 /*
  * test_elfload.c - the PT_LOAD reader: 64- and 32-bit files of both byte
  * orders built by hand (tests/elf_testutil.h) and this program itself read
- * right; a file cut anywhere, a file that is not ELF, a program header
- * table past the end or over the kernel's 64 KiB, a bad e_phentsize and a
- * segment that wraps are refused with SIM_ERROR_ELF, never read past the
- * end (valgrind and ASan would see it).
+ * right; a file cut anywhere, a file that is not ELF (a FIFO not waited
+ * on), a program header table past the end or over the kernel's 64 KiB, a
+ * bad e_phentsize and a segment that wraps are refused with SIM_ERROR_ELF,
+ * never read past the end (valgrind and ASan would see it).
  */
 #include "config.h"
 #include "testutil.h"
 #include "elf_testutil.h"
 
 #include <stddef.h>
+#include <sys/stat.h>
 #include <glib/gstdio.h>
 
 #include "elfload.h"
@@ -137,6 +138,16 @@ START_TEST(test_not_elf)
   ck_assert_ptr_null(elfload_read("/", &err));
   ck_assert(g_error_matches(err, MMUSIM_SIM_ERROR, SIM_ERROR_ELF));
   g_clear_error(&err);
+  /* A FIFO with no writer: refused at once, not waited on. */
+  g_autofree char *dir = g_dir_make_tmp("mmusim-elf-XXXXXX", NULL);
+  ck_assert_ptr_nonnull(dir);
+  g_autofree char *fifo = g_build_filename(dir, "fifo", NULL);
+  ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+  ck_assert_ptr_null(elfload_read(fifo, &err));
+  ck_assert(g_error_matches(err, MMUSIM_SIM_ERROR, SIM_ERROR_ELF));
+  g_clear_error(&err);
+  g_unlink(fifo);
+  g_rmdir(dir);
 }
 END_TEST
 
