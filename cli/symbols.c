@@ -7,14 +7,16 @@
  * cplus_demangle, as perf's cxx_demangle_sym (tools/perf/util/
  * demangle-cxx.cpp, 6.12) and c++filt do.
  *
- * Left out: addr2line names no offset into the function (SymInfo.offset 0),
- * and ELF files of the other byte order than the host's are unresolved on
- * that path (the recordings are the host's programs).
+ * Left out: addr2line names no offset into the function (SymInfo.offset 0).
+ * The addr2line path reads the PT_LOAD segments with base/elfload.c, of
+ * either class and byte order; addr2line itself reads a file of the other
+ * byte order than the host's through binutils' generic elf32-big,
+ * elf64-little ... targets, or answers "??".
  */
 #include "config.h"
 #include "symbols.h"
+#include "elfload.h"
 
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -96,14 +98,10 @@ typedef struct {
   Dwfl *dwfl;
   Dwfl_Module *mod;
 #endif
-  GPid pid;      /* addr2line, 0: none (or ended) */
-  FILE *answers; /* its standard input and output: one socket, written with send() */
-  GArray *loads; /* LoadSeg */
+  GPid pid;       /* addr2line, 0: none (or ended) */
+  FILE *answers;  /* its standard input and output: one socket, written with send() */
+  ElfLoad *loads; /* its PT_LOAD segments (addr2line's files only) */
 } SymFile;
-
-typedef struct {
-  uint64_t offset, filesz, vaddr;
-} LoadSeg;
 
 static void addr2line_stop(SymFile *f)
 {
@@ -130,9 +128,33 @@ static void file_free(gpointer p)
     dwfl_end(f->dwfl);
 #endif
   addr2line_stop(f);
-  if (f->loads)
-    g_array_free(f->loads, TRUE);
+  elfload_free(f->loads);
   g_free(f);
+}
+
+/* A file recorded as `path` made ready at `file`, the place it is
+ * tried at; NULL when it is not there or cannot be used. */
+typedef SymFile *(*SymFileOpen)(Symbolizer *s, const char *path, const char *file);
+
+/* The file recorded as path, made ready by open_at on first use and kept,
+ * or NULL (kept too) when it is not at hand: tried under --symfs first
+ * (the recording machine's files, when they differ from this one's), then
+ * where it was recorded. */
+static SymFile *file_of(Symbolizer *s, const char *path, SymFileOpen open_at)
+{
+  gpointer got;
+  if (g_hash_table_lookup_extended(s->files, path, NULL, &got))
+    return got;
+  SymFile *f = NULL;
+  const char *where[] = { s->symfs, "" };
+  for (unsigned r = 0; r < G_N_ELEMENTS(where) && !f; r++) {
+    if (!where[r])
+      continue;
+    g_autofree char *file = g_strconcat(where[r], path, NULL);
+    f = open_at(s, path, file);
+  }
+  g_hash_table_insert(s->files, g_strdup(path), f);
+  return f;
 }
 
 static SymSource source_now(void)
@@ -222,37 +244,34 @@ static const Dwfl_Callbacks callbacks = {
   .section_address = dwfl_offline_section_address,
 };
 
+/* The libdwfl module of file (recorded as path); NULL when it is not
+ * there or not ELF. */
+static SymFile *module_open(Symbolizer *s, const char *path, const char *file)
+{
+  Dwfl *dwfl = dwfl_begin(&callbacks);
+  if (!dwfl)
+    return NULL;
+  Dwfl_Module *mod = dwfl_report_offline(dwfl, path, file, -1);
+  dwfl_report_end(dwfl, NULL, NULL);
+  if (!mod) {
+    dwfl_end(dwfl);
+    return NULL;
+  }
+  void **user = NULL;
+  dwfl_module_info(mod, &user, NULL, NULL, NULL, NULL, NULL, NULL);
+  if (user)
+    *user = s->symfs; /* find_debuginfo's first root */
+  SymFile *f = g_new0(SymFile, 1);
+  f->dwfl = dwfl;
+  f->mod = mod;
+  return f;
+}
+
 /* The module of the file recorded as path, opened on first use; NULL when
  * the file is not at hand or not ELF. */
 static Dwfl_Module *module_of(Symbolizer *s, const char *path)
 {
-  gpointer got;
-  if (g_hash_table_lookup_extended(s->files, path, NULL, &got))
-    return got ? ((SymFile *)got)->mod : NULL;
-  SymFile *f = NULL;
-  const char *where[] = { s->symfs, "" };
-  for (unsigned r = 0; r < G_N_ELEMENTS(where) && !f; r++) {
-    if (!where[r])
-      continue;
-    g_autofree char *file = g_strconcat(where[r], path, NULL);
-    Dwfl *dwfl = dwfl_begin(&callbacks);
-    if (!dwfl)
-      break;
-    Dwfl_Module *mod = dwfl_report_offline(dwfl, path, file, -1);
-    dwfl_report_end(dwfl, NULL, NULL);
-    if (!mod) {
-      dwfl_end(dwfl);
-      continue;
-    }
-    void **user = NULL;
-    dwfl_module_info(mod, &user, NULL, NULL, NULL, NULL, NULL, NULL);
-    if (user)
-      *user = s->symfs; /* find_debuginfo's first root */
-    f = g_new0(SymFile, 1);
-    f->dwfl = dwfl;
-    f->mod = mod;
-  }
-  g_hash_table_insert(s->files, g_strdup(path), f);
+  SymFile *f = file_of(s, path, module_open);
   return f ? f->mod : NULL;
 }
 
@@ -304,54 +323,6 @@ static void resolve_libdw(Symbolizer *s, const char *path, uint64_t file_offset,
 
 /* ---- addr2line ---------------------------------------------------------- */
 
-/* The PT_LOAD segments of the ELF file open as fd, 64- or 32-bit, of the
- * host's byte order; NULL when it is none of these. */
-static GArray *elf_loads(int fd)
-{
-  unsigned char ident[EI_NIDENT];
-  if (pread(fd, ident, sizeof ident, 0) != (ssize_t)sizeof ident || memcmp(ident, ELFMAG, SELFMAG) != 0 ||
-      ident[EI_DATA] != (G_BYTE_ORDER == G_LITTLE_ENDIAN ? ELFDATA2LSB : ELFDATA2MSB))
-    return NULL;
-  gboolean is64 = ident[EI_CLASS] == ELFCLASS64;
-  if (!is64 && ident[EI_CLASS] != ELFCLASS32)
-    return NULL;
-  uint64_t phoff;
-  unsigned phnum, phentsize;
-  if (is64) {
-    Elf64_Ehdr eh;
-    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh)
-      return NULL;
-    phoff = eh.e_phoff, phnum = eh.e_phnum, phentsize = eh.e_phentsize;
-  } else {
-    Elf32_Ehdr eh;
-    if (pread(fd, &eh, sizeof eh, 0) != (ssize_t)sizeof eh)
-      return NULL;
-    phoff = eh.e_phoff, phnum = eh.e_phnum, phentsize = eh.e_phentsize;
-  }
-  if (phentsize != (is64 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
-    return NULL;
-  GArray *loads = g_array_new(FALSE, FALSE, sizeof(LoadSeg));
-  for (unsigned i = 0; i < phnum; i++) {
-    off_t at = (off_t)(phoff + (uint64_t)i * phentsize);
-    LoadSeg l;
-    uint32_t type;
-    if (is64) {
-      Elf64_Phdr ph;
-      if (pread(fd, &ph, sizeof ph, at) != (ssize_t)sizeof ph)
-        break;
-      type = ph.p_type, l.offset = ph.p_offset, l.filesz = ph.p_filesz, l.vaddr = ph.p_vaddr;
-    } else {
-      Elf32_Phdr ph;
-      if (pread(fd, &ph, sizeof ph, at) != (ssize_t)sizeof ph)
-        break;
-      type = ph.p_type, l.offset = ph.p_offset, l.filesz = ph.p_filesz, l.vaddr = ph.p_vaddr;
-    }
-    if (type == PT_LOAD)
-      g_array_append_val(loads, l);
-  }
-  return loads;
-}
-
 /* `addr2line -f [-C] -e file` with one socket for its standard input and
  * output: send() with MSG_NOSIGNAL, so that an addr2line that died is a
  * failed write, not a SIGPIPE. */
@@ -376,32 +347,26 @@ static gboolean addr2line_start(SymFile *f, const char *file, gboolean demangle)
   return TRUE;
 }
 
+/* file (recorded as path) with its PT_LOAD segments and its addr2line;
+ * NULL when it is not there, not ELF, or addr2line does not start. */
+static SymFile *addr2line_open(Symbolizer *s, const char *path, const char *file)
+{
+  (void)path;
+  ElfLoad *loads = elfload_read(file, NULL);
+  if (!loads)
+    return NULL;
+  SymFile *f = g_new0(SymFile, 1);
+  f->loads = loads;
+  if (!addr2line_start(f, file, s->demangle))
+    g_clear_pointer(&f, file_free);
+  return f;
+}
+
 /* The file recorded as path with its addr2line, started on first use;
  * NULL when the file is not at hand or not ELF. */
 static SymFile *addr2line_file_of(Symbolizer *s, const char *path)
 {
-  gpointer got;
-  if (g_hash_table_lookup_extended(s->files, path, NULL, &got))
-    return got;
-  SymFile *f = NULL;
-  const char *where[] = { s->symfs, "" };
-  for (unsigned r = 0; r < G_N_ELEMENTS(where) && !f; r++) {
-    if (!where[r])
-      continue;
-    g_autofree char *file = g_strconcat(where[r], path, NULL);
-    int fd = open(file, O_RDONLY | O_CLOEXEC);
-    GArray *loads = fd >= 0 ? elf_loads(fd) : NULL;
-    if (fd >= 0)
-      close(fd);
-    if (!loads)
-      continue;
-    f = g_new0(SymFile, 1);
-    f->loads = loads;
-    if (!addr2line_start(f, file, s->demangle))
-      g_clear_pointer(&f, file_free);
-  }
-  g_hash_table_insert(s->files, g_strdup(path), f);
-  return f;
+  return file_of(s, path, addr2line_open);
 }
 
 static char *read_answer_line(FILE *in)
@@ -425,9 +390,9 @@ static void resolve_addr2line(Symbolizer *s, const char *path, uint64_t file_off
   SymFile *f = addr2line_file_of(s, path);
   if (!f || !f->answers)
     return;
-  const LoadSeg *seg = NULL;
-  for (guint i = 0; i < f->loads->len && !seg; i++) {
-    const LoadSeg *l = &g_array_index(f->loads, LoadSeg, i);
+  const ElfSegment *seg = NULL;
+  for (guint i = 0; i < f->loads->segs->len && !seg; i++) {
+    const ElfSegment *l = &g_array_index(f->loads->segs, ElfSegment, i);
     if (file_offset >= l->offset && file_offset < l->offset + l->filesz)
       seg = l;
   }

@@ -32,6 +32,7 @@ done > "$map"
 # Generated in the build folder: sim/cache-ways.sh writes cache-ways.h.
 echo "cache-ways.h 5" >> "$map"
 echo "testutil.h 1" >> "$map"
+echo "elf_testutil.h 1" >> "$map"
 echo "kernel_fixture.h 3" >> "$map"
 echo "machine_fixture.h 5" >> "$map"
 echo "trace_testutil.h 4" >> "$map"
@@ -45,6 +46,7 @@ for f in $(find base mmu kernel traces sim arch cli tests -name '*.c' -o -name '
     tests/kernel_fixture.h) me=3 ;;
     tests/machine_fixture.h) me=5 ;;
     tests/testutil.h) me=1 ;;
+    tests/elf_testutil.h) me=1 ;;
   esac
   [ "$me" = 0 ] && continue
   checked=$((checked + 1))

@@ -6,17 +6,15 @@
 #include "config.h"
 #include "vgsyscall.h"
 #include "reader.h"
+#include "elfload.h"
 
 #include <elf.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define VG_PAGE 4096ULL
 #define VG_VA_LIMIT (1ULL << 57)
 #define VG_MAX_ARGS 6
-#define VG_ELF_MAX_PHDRS 64 /* program headers read; a file with more gives no mappings */
 
 /* Linux x86-64 system call numbers (arch/x86/entry/syscalls/syscall_64.tbl). */
 enum {
@@ -284,40 +282,37 @@ static unsigned make(VgSyscalls *s, unsigned nr, const VgArgs *va, unsigned na, 
  * load_elf_binary and valgrind's own loader, coregrind/m_ume/elf.c, map:
  * each segment from its page, at its file offset's page, with its
  * protection); a segment's first page already mapped by the one before is
- * left to it.  0 when the file cannot be read or is not a 64-bit ELF file. */
+ * left to it.  0 when the file cannot be read or is not a 64-bit
+ * little-endian ELF file: the system calls read are x86-64's, so the
+ * program and what it loads are too, and a 32-bit program's calls are
+ * i386's (arch/x86/entry/syscalls/syscall_32.tbl), which these records
+ * would misread. */
 static unsigned elf_loads(const char *path, uint64_t bias, TraceRecord *out, unsigned max)
 {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
+  g_autoptr(ElfLoad) elf = elfload_read(path, NULL);
+  if (!elf || elf->elf_class != ELFCLASS64 || elf->data != ELFDATA2LSB)
     return 0;
-  Elf64_Ehdr eh;
   unsigned n = 0;
-  if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh && memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0 &&
-      eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr) && eh.e_phnum <= VG_ELF_MAX_PHDRS) {
-    Elf64_Phdr ph[VG_ELF_MAX_PHDRS];
-    size_t bytes = sizeof ph[0] * eh.e_phnum;
-    uint64_t mapped = 0;
-    if (pread(fd, ph, bytes, (off_t)eh.e_phoff) == (ssize_t)bytes)
-      for (unsigned i = 0; i < eh.e_phnum && n < max; i++) {
-        if (ph[i].p_type != PT_LOAD || !ph[i].p_memsz || ph[i].p_vaddr > VG_VA_LIMIT || ph[i].p_memsz > VG_VA_LIMIT)
-          continue;
-        uint64_t start = (ph[i].p_vaddr + bias) & ~(VG_PAGE - 1), off = ph[i].p_offset & ~(VG_PAGE - 1);
-        uint64_t end = page_up(ph[i].p_vaddr + bias + ph[i].p_memsz);
-        if (start < mapped) { /* its first page is the last of the one before */
-          off += mapped - start;
-          start = mapped;
-        }
-        if (end <= start || !range(&out[n], REC_MMAP, start, end - start))
-          continue;
-        out[n].prot = (uint8_t)((ph[i].p_flags & PF_R ? PROT_R : 0) | (ph[i].p_flags & PF_W ? PROT_W : 0) |
-                                (ph[i].p_flags & PF_X ? PROT_X : 0));
-        out[n].flags = MAP_F_FILE;
-        out[n].arg2 = off;
-        n++;
-        mapped = end;
-      }
+  uint64_t mapped = 0;
+  for (guint i = 0; i < elf->segs->len && n < max; i++) {
+    const ElfSegment *ph = &g_array_index(elf->segs, ElfSegment, i);
+    if (!ph->memsz || ph->vaddr > VG_VA_LIMIT || ph->memsz > VG_VA_LIMIT)
+      continue;
+    uint64_t start = (ph->vaddr + bias) & ~(VG_PAGE - 1), off = ph->offset & ~(VG_PAGE - 1);
+    uint64_t end = page_up(ph->vaddr + bias + ph->memsz);
+    if (start < mapped) { /* its first page is the last of the one before */
+      off += mapped - start;
+      start = mapped;
+    }
+    if (end <= start || !range(&out[n], REC_MMAP, start, end - start))
+      continue;
+    out[n].prot = (uint8_t)((ph->flags & PF_R ? PROT_R : 0) | (ph->flags & PF_W ? PROT_W : 0) |
+                            (ph->flags & PF_X ? PROT_X : 0));
+    out[n].flags = MAP_F_FILE;
+    out[n].arg2 = off;
+    n++;
+    mapped = end;
   }
-  close(fd);
   return n;
 }
 

@@ -56,7 +56,8 @@
  * Before the first SYSCALL line, each such object but valgrind's own tool
  * (under the "Valgrind library directory" line's folder) becomes the
  * mappings of its ELF PT_LOAD segments moved by avma - svma, read from the
- * file itself: `mmap START LEN PROT file offset=O path=NAME`, at most
+ * file itself (base/elfload.c; a 64-bit little-endian file, as the x86-64
+ * calls read imply): `mmap START LEN PROT file offset=O path=NAME`, at most
  * VG_SYSCALL_MAX_RECORDS segments.  The file must be at hand when the log is
  * read (always so for `mmusim record`; a lackey log read elsewhere may name
  * files that are not, whose mappings are then left out).  Still unknown:

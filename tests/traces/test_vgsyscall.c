@@ -7,6 +7,7 @@
  */
 #include "config.h"
 #include <glib/gstdio.h>
+#include "elf_testutil.h"
 #include "lackey.h"
 #include "mtr.h"
 #include "text.h"
@@ -232,6 +233,61 @@ START_TEST(test_loaded_objects)
 }
 END_TEST
 
+/* The mappings of an object built by hand, loaded 0x108000 above its
+ * addresses: each segment from its page at its offset's page, the data
+ * segment's first page left to the text that maps it already, an empty
+ * segment left out.  A 32-bit or big-endian file gives none: the calls
+ * read are x86-64's. */
+static unsigned loaded(const GByteArray *b, TraceRecord *r)
+{
+  g_autofree char *path = test_elf_write(b->data, b->len);
+  VgSyscalls s;
+  vg_syscalls_init(&s);
+  unsigned n = 99;
+  g_autofree char *reading = g_strdup_printf("--9-- Reading syms from %s", path);
+  ck_assert(!vg_syscall_line(&s, reading, strlen(reading), r, &n));
+  const char *moved = "--9--    svma 0x0000001000, avma 0x0000109000";
+  ck_assert(vg_syscall_line(&s, moved, strlen(moved), r, &n) == (n > 0));
+  for (unsigned i = 0; i < n; i++)
+    ck_assert_str_eq(r[i].path, path);
+  vg_syscalls_clear(&s);
+  g_unlink(path);
+  return n;
+}
+
+START_TEST(test_loaded_object_rules)
+{
+  static const TestPhdr ph[] = {
+    { .type = PT_PHDR, .flags = PF_R, .offset = 64, .vaddr = 64, .filesz = 0xe0, .memsz = 0xe0 },
+    { .type = PT_LOAD, .flags = PF_R | PF_X, .offset = 0, .vaddr = 0, .filesz = 0x1234, .memsz = 0x1234 },
+    { .type = PT_LOAD, .flags = PF_R | PF_W, .offset = 0x1e10, .vaddr = 0x1e10, .filesz = 0x250, .memsz = 0x2468 },
+    { .type = PT_LOAD, .flags = PF_R, .offset = 0x5000, .vaddr = 0x8000 },
+  };
+  TraceRecord r[VG_SYSCALL_MAX_RECORDS];
+  GByteArray *b = test_elf_image(ELFCLASS64, ELFDATA2LSB, ph, G_N_ELEMENTS(ph));
+  ck_assert_uint_eq(loaded(b, r), 2);
+  g_byte_array_unref(b);
+  ck_assert_uint_eq(r[0].addr, 0x108000);
+  ck_assert_uint_eq(r[0].len, 0x2000);
+  ck_assert_uint_eq(r[0].prot, PROT_R | PROT_X);
+  ck_assert_uint_eq(r[0].arg2, 0);
+  ck_assert_uint_eq(r[1].addr, 0x10a000); /* 0x109000 is the text's last page */
+  ck_assert_uint_eq(r[1].len, 0x3000);    /* up to the page of 0x108000 + 0x1e10 + 0x2468 */
+  ck_assert_uint_eq(r[1].prot, PROT_R | PROT_W);
+  ck_assert_uint_eq(r[1].arg2, 0x2000); /* 0x1000 and the page left to the text */
+  for (unsigned i = 0; i < 2; i++) {
+    ck_assert_uint_eq(r[i].type, REC_MMAP);
+    ck_assert_uint_eq(r[i].flags, MAP_F_FILE);
+  }
+  b = test_elf_image(ELFCLASS32, ELFDATA2LSB, ph, G_N_ELEMENTS(ph));
+  ck_assert_uint_eq(loaded(b, r), 0);
+  g_byte_array_unref(b);
+  b = test_elf_image(ELFCLASS64, ELFDATA2MSB, ph, G_N_ELEMENTS(ph));
+  ck_assert_uint_eq(loaded(b, r), 0);
+  g_byte_array_unref(b);
+}
+END_TEST
+
 /* Names and offsets in the text format and .mtr, round trip: spaces, `#`,
  * a backslash, a newline, a last blank, bytes that are not UTF-8. */
 START_TEST(test_names_round_trip)
@@ -343,6 +399,7 @@ static Suite *suite(void)
   tcase_add_test(tc, test_text_file_flag);
   tcase_add_test(tc, test_file_names);
   tcase_add_test(tc, test_loaded_objects);
+  tcase_add_test(tc, test_loaded_object_rules);
   tcase_add_test(tc, test_names_round_trip);
   tcase_add_test(tc, test_names_refused);
   suite_add_tcase(s, tc);
