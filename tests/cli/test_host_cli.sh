@@ -93,6 +93,13 @@ if "$MMUSIM" host validate -m zen3 --spans 1M --repeats 1 --seconds 0.02 -q --js
 count "$tmp/val.json" '"model_ns" : ' 2
 count "$tmp/val.json" '"native_4k_thp_ratio" : ' 1
 count "$tmp/val.json" '"native_4k_thp_ratio_(min|max)" : ' 2
+# validate --fit --json of a shadowed guest: the fit's choices by name.
+if "$MMUSIM" host validate -m "$tmp/pvm.ini" --spans 1M,64M --repeats 1 --buffers 1 --seconds 0.02 -q --fit --json > "$tmp/pval.json"
+then ok; else bad "host validate --fit --json on a shadowed guest failed"; fi
+has "$tmp/pval.json" '"host_page_size" : "(4K|2M|1G)"'
+has "$tmp/pval.json" '"shadow_page_size" : "(4K|2M|1G)"'
+has "$tmp/pval.json" '"llc_size" : [0-9]+'
+has "$tmp/pval.json" '"machine_llc_size" : 33554432'
 
 # Bad input: exit status 2, the option named.
 expect2() {
