@@ -48,22 +48,20 @@ Machine *machine_new(const char *name, const Settings *s, EventLog *ev, GError *
                 at, arch_name, names);
     return NULL;
   }
-  if (settings_bool(s, SET_VIRT_NESTED) && strcmp(arch->name, "x86_64") != 0) {
-    /* Nested paging (EPT/NPT) is x86-64's two-dimensional radix walk
-     * (arch/x86_64); no other architecture models it. */
-    g_autofree char *where = settings_blame(s, SET_VIRT_NESTED);
-    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "%s, but machine.arch is %s: nested paging (EPT/NPT) is modelled for x86_64 only; "
-                "set virt.nested=false (a ppc64 guest partition is virt.lpar's)", where, arch->name);
-    return NULL;
-  }
-  if (settings_bool(s, SET_VIRT_SHADOW) && strcmp(arch->name, "x86_64") != 0) {
-    /* Shadow paging is modelled on x86-64's radix walk only (arch/x86_64). */
-    g_autofree char *where = settings_blame(s, SET_VIRT_SHADOW);
-    g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
-                "%s, but machine.arch is %s: shadow paging is modelled for x86_64 only; "
-                "set virt.shadow=false (a ppc64 guest partition is virt.lpar's)", where, arch->name);
-    return NULL;
+  /* Nested paging (EPT/NPT) and shadow paging are x86-64's radix walk
+   * (arch/x86_64); no other architecture models them. */
+  static const struct { SettingId id; const char *what, *off; } x86_only[] = {
+    { SET_VIRT_NESTED, "nested paging (EPT/NPT)", "virt.nested=false" },
+    { SET_VIRT_SHADOW, "shadow paging", "virt.shadow=false" },
+  };
+  for (unsigned i = 0; i < G_N_ELEMENTS(x86_only); i++) {
+    if (settings_bool(s, x86_only[i].id) && strcmp(arch->name, "x86_64") != 0) {
+      g_autofree char *where = settings_blame(s, x86_only[i].id);
+      g_set_error(error, MMUSIM_SIM_ERROR, SIM_ERROR_MACHINE,
+                  "%s, but machine.arch is %s: %s is modelled for x86_64 only; "
+                  "set %s (a ppc64 guest partition is virt.lpar's)", where, arch->name, x86_only[i].what, x86_only[i].off);
+      return NULL;
+    }
   }
   if (arch->check && !arch->check(s, error))
     return NULL;
